@@ -1,0 +1,1 @@
+//! ctxkeep: keep an agent's working state in `project-state.md`.
