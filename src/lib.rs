@@ -1,1 +1,2 @@
 //! ctxkeep: keep an agent's working state in `project-state.md`.
+pub mod error;

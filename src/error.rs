@@ -1,0 +1,151 @@
+//! Typed errors that pick an exit code. Everything else travels as `anyhow`
+//! with path-bearing context; `exit_code_of` finds the first typed error in
+//! the chain.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The exit codes are a documented contract (README, `--help`).
+pub mod exit {
+    pub const OK: u8 = 0;
+    /// A check says no (verify found errors, `--fail-at` reached, a wrong nonce).
+    pub const CHECK_FAILED: u8 = 1;
+    pub const USAGE: u8 = 2;
+    /// EX_DATAERR: a malformed state file or input.
+    pub const DATA: u8 = 65;
+    /// EX_NOINPUT: not initialized, or an input file is missing.
+    pub const NO_INPUT: u8 = 66;
+    /// EX_IOERR: disk full, read-only filesystem, other I/O failures.
+    pub const IO: u8 = 74;
+    /// EX_TEMPFAIL: lock timeout or a concurrent edit; retry.
+    pub const TEMPFAIL: u8 = 75;
+    /// EX_NOPERM: permission denied.
+    pub const NO_PERM: u8 = 77;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad command-line usage that clap cannot catch (e.g. conflicting sources).
+    #[error("{0}")]
+    Usage(String),
+    /// The file exists but its content is unusable.
+    #[error("{}: {msg}", path.display())]
+    Data { path: PathBuf, msg: String },
+    /// Not initialized, or a named input does not exist.
+    #[error("{}: {msg}", path.display())]
+    NoInput { path: PathBuf, msg: String },
+    /// An I/O failure on a named file; the exit code follows the error kind.
+    #[error("{}: {what}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        what: &'static str,
+        #[source]
+        source: io::Error,
+    },
+    /// Another ctxkeep process held the lock past the timeout.
+    #[error("{}: lock held by {holder} for longer than {waited_ms} ms; retry, or remove the holder", path.display())]
+    LockTimeout {
+        path: PathBuf,
+        holder: String,
+        waited_ms: u64,
+    },
+    /// A check said no; the message explains why.
+    #[error("{0}")]
+    Check(String),
+}
+
+impl Error {
+    pub fn data(path: impl AsRef<Path>, msg: impl Into<String>) -> Self {
+        Error::Data {
+            path: path.as_ref().to_path_buf(),
+            msg: msg.into(),
+        }
+    }
+
+    pub fn no_input(path: impl AsRef<Path>, msg: impl Into<String>) -> Self {
+        Error::NoInput {
+            path: path.as_ref().to_path_buf(),
+            msg: msg.into(),
+        }
+    }
+
+    pub fn io(path: impl AsRef<Path>, what: &'static str, source: io::Error) -> Self {
+        Error::Io {
+            path: path.as_ref().to_path_buf(),
+            what,
+            source,
+        }
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Usage(_) => exit::USAGE,
+            Error::Data { .. } => exit::DATA,
+            Error::NoInput { .. } => exit::NO_INPUT,
+            Error::Io { source, .. } => io_exit_code(source),
+            Error::LockTimeout { .. } => exit::TEMPFAIL,
+            Error::Check(_) => exit::CHECK_FAILED,
+        }
+    }
+
+    /// A stable machine name for `--json` error documents.
+    pub fn code_name(&self) -> &'static str {
+        match self {
+            Error::Usage(_) => "usage",
+            Error::Data { .. } => "bad_data",
+            Error::NoInput { .. } => "no_input",
+            Error::Io { source, .. } => match io_exit_code(source) {
+                exit::NO_PERM => "permission_denied",
+                exit::NO_INPUT => "no_input",
+                _ => "io_error",
+            },
+            Error::LockTimeout { .. } => "lock_timeout",
+            Error::Check(_) => "check_failed",
+        }
+    }
+}
+
+pub fn io_exit_code(e: &io::Error) -> u8 {
+    match e.kind() {
+        io::ErrorKind::PermissionDenied => exit::NO_PERM,
+        io::ErrorKind::NotFound => exit::NO_INPUT,
+        _ => exit::IO,
+    }
+}
+
+/// The exit code for any error: the first typed error in the chain decides;
+/// a bare `io::Error` maps by kind; anything else is an I/O-class failure.
+pub fn exit_code_of(err: &anyhow::Error) -> u8 {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<Error>() {
+            return e.exit_code();
+        }
+    }
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<io::Error>() {
+            return io_exit_code(e);
+        }
+    }
+    exit::IO
+}
+
+pub fn code_name_of(err: &anyhow::Error) -> &'static str {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<Error>() {
+            return e.code_name();
+        }
+    }
+    match exit_code_of(err) {
+        exit::NO_PERM => "permission_denied",
+        exit::NO_INPUT => "no_input",
+        _ => "io_error",
+    }
+}
+
+/// True when the error is a closed stdout (`| head`), which is not a failure.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
