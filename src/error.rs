@@ -49,6 +49,9 @@ pub enum Error {
         holder: String,
         waited_ms: u64,
     },
+    /// Someone else changed the file while we worked; nothing was written.
+    #[error("{}: {msg}", path.display())]
+    Conflict { path: PathBuf, msg: String },
     /// A check said no; the message explains why.
     #[error("{0}")]
     Check(String),
@@ -83,7 +86,7 @@ impl Error {
             Error::Data { .. } => exit::DATA,
             Error::NoInput { .. } => exit::NO_INPUT,
             Error::Io { source, .. } => io_exit_code(source),
-            Error::LockTimeout { .. } => exit::TEMPFAIL,
+            Error::LockTimeout { .. } | Error::Conflict { .. } => exit::TEMPFAIL,
             Error::Check(_) => exit::CHECK_FAILED,
         }
     }
@@ -100,6 +103,7 @@ impl Error {
                 _ => "io_error",
             },
             Error::LockTimeout { .. } => "lock_timeout",
+            Error::Conflict { .. } => "conflict",
             Error::Check(_) => "check_failed",
         }
     }

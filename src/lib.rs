@@ -1,2 +1,59 @@
-//! ctxkeep: keep an agent's working state in `project-state.md`.
+//! ctxkeep: keep an LLM coding agent's working state in `project-state.md`,
+//! so that a fresh session can continue cold.
+
+pub mod checkpoint;
+pub mod checks;
+pub mod cli;
+pub mod clock;
+pub mod commands;
+pub mod config;
 pub mod error;
+pub mod events;
+pub mod fsutil;
+pub mod git;
+pub mod models;
+pub mod output;
+pub mod redact;
+pub mod state;
+pub mod templates;
+pub mod tokens;
+pub mod workspace;
+
+use cli::Cli;
+use commands::Ctx;
+use output::Output;
+
+/// Runs the parsed command line; the one place errors are printed and exit
+/// codes chosen.
+pub fn run(cli: Cli) -> u8 {
+    let out = Output {
+        json: cli.global.json,
+        quiet: cli.global.quiet,
+    };
+    let ctx = Ctx {
+        global: cli.global,
+        out,
+    };
+    match commands::dispatch(cli.command, &ctx) {
+        Ok(code) => code,
+        Err(err) if error::is_broken_pipe(&err) => 0,
+        Err(err) => {
+            let code = error::exit_code_of(&err);
+            // One line: the context chain joined, secrets redacted.
+            let msg = format!("{err:#}");
+            let msg = redact::redact(&msg).replace('\n', " ");
+            if out.json {
+                let doc = serde_json::json!({
+                    "ok": false,
+                    "error": { "code": error::code_name_of(&err), "message": msg, "exit_code": code },
+                });
+                let _ = out.json(&doc);
+            }
+            eprintln!(
+                "{}",
+                output::paint_stderr(output::Style::Error, &format!("ctxkeep: error: {msg}"))
+            );
+            code
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! The checkpoint record, its digest, and the JSON archive in
+//! `.ctxkeep/checkpoints/`.
+
+use std::fs;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+
+/// One checkpoint: everything a cold reader needs to continue the work.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// `ckpt-0001`, `ckpt-0002`, ... (monotonic).
+    pub id: String,
+    /// UTC, RFC 3339.
+    pub created_at: String,
+    /// `manual`, a stage name, `pre-compact`, `session-end`.
+    pub trigger: String,
+    #[serde(default)]
+    pub phase: String,
+    #[serde(default)]
+    pub active_task: String,
+    #[serde(default)]
+    pub controlling_agent: String,
+    #[serde(default)]
+    pub next_action: String,
+    /// Decisions made since the last commit.
+    #[serde(default)]
+    pub decisions: Vec<String>,
+    #[serde(default)]
+    pub open_questions: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub notes: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    /// `sha256:<hex>` over the canonical record without this field.
+    #[serde(default)]
+    pub digest: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GitState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    #[serde(default)]
+    pub dirty: Vec<DirtyFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirtyFile {
+    pub path: String,
+    /// modified, added, deleted, renamed, copied, typechange, untracked, conflicted.
+    pub status: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    pub tokens: u64,
+    pub window: u64,
+    pub percent: f64,
+}
+
+/// A checkpoint in brief, as kept in `history`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub id: String,
+    pub created_at: String,
+    #[serde(default)]
+    pub phase: String,
+    #[serde(default)]
+    pub next_action: String,
+}
+
+/// The fields a person or agent supplies (flags or `--from`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fields {
+    pub phase: Option<String>,
+    #[serde(alias = "task")]
+    pub active_task: Option<String>,
+    #[serde(alias = "agent")]
+    pub controlling_agent: Option<String>,
+    #[serde(alias = "next")]
+    pub next_action: Option<String>,
+    pub decisions: Option<Vec<String>>,
+    pub open_questions: Option<Vec<String>>,
+    pub notes: Option<String>,
+}
+
+impl Fields {
+    /// Layers `over` on top of `self` (flags win over `--from`).
+    pub fn merge(mut self, over: Fields) -> Fields {
+        macro_rules! take {
+            ($($f:ident),*) => { $( if over.$f.is_some() { self.$f = over.$f; } )* };
+        }
+        take!(
+            phase,
+            active_task,
+            controlling_agent,
+            next_action,
+            decisions,
+            open_questions,
+            notes
+        );
+        self
+    }
+}
+
+impl Checkpoint {
+    pub fn brief(&self) -> HistoryEntry {
+        HistoryEntry {
+            id: self.id.clone(),
+            created_at: self.created_at.clone(),
+            phase: self.phase.clone(),
+            next_action: self.next_action.clone(),
+        }
+    }
+
+    /// The record as JSON without its digest: what the digest covers.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("checkpoint serializes")
+    }
+
+    pub fn seal(&mut self) {
+        self.digest = digest_of(&self.to_json());
+    }
+
+    pub fn number(&self) -> Option<u64> {
+        id_number(&self.id)
+    }
+}
+
+pub fn id_number(id: &str) -> Option<u64> {
+    id.strip_prefix("ckpt-")?.parse().ok()
+}
+
+pub fn format_id(n: u64) -> String {
+    format!("ckpt-{n:04}")
+}
+
+/// `sha256:<hex>` over canonical JSON (sorted keys, no spaces) of `record`
+/// with any `digest` key removed. Hashing the parsed value, not the text,
+/// ignores formatting but catches every change of content, added keys included.
+pub fn digest_of(record: &serde_json::Value) -> String {
+    let mut v = record.clone();
+    if let serde_json::Value::Object(m) = &mut v {
+        m.remove("digest");
+    }
+    let mut canon = String::new();
+    canonical_json(&v, &mut canon);
+    let hash = Sha256::digest(canon.as_bytes());
+    format!("sha256:{hash:x}")
+}
+
+fn canonical_json(v: &serde_json::Value, out: &mut String) {
+    use serde_json::Value as J;
+    match v {
+        J::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&J::String((*k).clone()).to_string());
+                out.push(':');
+                canonical_json(&m[*k], out);
+            }
+            out.push('}');
+        }
+        J::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical_json(x, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Converts the checkpoint as found in the YAML front matter to JSON, so its
+/// digest can be recomputed from what is actually in the file.
+pub fn yaml_to_json(v: &serde_yaml::Value) -> serde_json::Value {
+    use serde_yaml::Value as Y;
+    match v {
+        Y::Null => serde_json::Value::Null,
+        Y::Bool(b) => (*b).into(),
+        Y::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                u.into()
+            } else if let Some(i) = n.as_i64() {
+                i.into()
+            } else {
+                n.as_f64()
+                    .and_then(serde_json::Number::from_f64)
+                    .map(serde_json::Value::Number)
+                    .unwrap_or(serde_json::Value::Null)
+            }
+        }
+        Y::String(s) => s.clone().into(),
+        Y::Sequence(s) => s.iter().map(yaml_to_json).collect(),
+        Y::Mapping(m) => m
+            .iter()
+            .map(|(k, v)| {
+                let key = match k {
+                    Y::String(s) => s.clone(),
+                    other => serde_yaml::to_string(other)
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string(),
+                };
+                (key, yaml_to_json(v))
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        Y::Tagged(t) => yaml_to_json(&t.value),
+    }
+}
+
+/// The archive of full records, `.ctxkeep/checkpoints/<id>.json`.
+pub struct Archive<'a> {
+    pub dir: &'a Path,
+}
+
+impl Archive<'_> {
+    /// Highest archived checkpoint number (0 when none).
+    pub fn max_number(&self) -> u64 {
+        self.ids()
+            .into_iter()
+            .filter_map(|id| id_number(&id))
+            .max()
+            .unwrap_or(0)
+    }
+
+    pub fn ids(&self) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(self.dir) else {
+            return Vec::new();
+        };
+        let mut ids: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let id = name.strip_suffix(".json")?;
+                id_number(id).map(|_| id.to_string())
+            })
+            .collect();
+        ids.sort_by_key(|id| id_number(id));
+        ids
+    }
+
+    pub fn store(&self, record: &Checkpoint) -> Result<(), Error> {
+        crate::fsutil::ensure_dir(self.dir)?;
+        let mut json = serde_json::to_string_pretty(record).expect("checkpoint serializes");
+        json.push('\n');
+        let path = self.dir.join(format!("{}.json", record.id));
+        if !crate::fsutil::create_new(&path, json.as_bytes())? {
+            return Err(Error::Conflict {
+                path,
+                msg: "a checkpoint with this id is already archived; run the command again".into(),
+            });
+        }
+        Ok(())
+    }
+
+    pub fn load(&self, id: &str) -> Result<Checkpoint, Error> {
+        let path = self.dir.join(format!("{id}.json"));
+        let text = crate::fsutil::read_text(&path, crate::state::MAX_FILE_BYTES)?;
+        serde_json::from_str(&text)
+            .map_err(|e| Error::data(&path, format!("not a checkpoint record: {e}")))
+    }
+
+    /// Keeps the newest `keep` records (and, with `max_age_days`, only those
+    /// younger). Returns the ids removed.
+    pub fn prune(
+        &self,
+        keep: usize,
+        max_age_days: Option<u64>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Vec<String> {
+        let ids = self.ids();
+        let mut removed = Vec::new();
+        let excess = ids.len().saturating_sub(keep);
+        for (i, id) in ids.iter().enumerate() {
+            let path = self.dir.join(format!("{id}.json"));
+            let too_old = max_age_days.is_some_and(|days| {
+                // Never remove the newest record, whatever its age.
+                i + 1 < ids.len()
+                    && fs::metadata(&path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .map(chrono::DateTime::<chrono::Utc>::from)
+                        .is_some_and(|t| (now - t).num_days() >= days as i64)
+            });
+            if (i < excess || too_old) && fs::remove_file(&path).is_ok() {
+                removed.push(id.clone());
+            }
+        }
+        removed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample() -> Checkpoint {
+        Checkpoint {
+            id: "ckpt-0001".into(),
+            created_at: "2026-01-02T03:04:05Z".into(),
+            trigger: "manual".into(),
+            phase: "build".into(),
+            active_task: "parser".into(),
+            controlling_agent: "alice".into(),
+            next_action: "write the tests".into(),
+            decisions: vec!["use serde".into()],
+            budget: Some(Budget {
+                tokens: 1000,
+                window: 200000,
+                percent: 0.5,
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn digest_detects_changes_and_ignores_key_order() {
+        let mut c = sample();
+        c.seal();
+        assert!(c.digest.starts_with("sha256:") && c.digest.len() == 71);
+        assert_eq!(digest_of(&c.to_json()), c.digest);
+        let mut changed = c.to_json();
+        changed["phase"] = json!("other");
+        assert_ne!(digest_of(&changed), c.digest);
+        let mut added = c.to_json();
+        added["extra"] = json!(1);
+        assert_ne!(digest_of(&added), c.digest);
+    }
+
+    #[test]
+    fn digest_survives_the_yaml_round_trip() {
+        let mut c = sample();
+        c.notes = "no\n1.10 \"quoted\"".into();
+        c.seal();
+        let yaml = crate::state::emit_key("checkpoint", &c.to_json(), "\n");
+        let v: serde_yaml::Mapping = serde_yaml::from_str(&yaml).unwrap();
+        let back = yaml_to_json(&v[&serde_yaml::Value::from("checkpoint")]);
+        assert_eq!(digest_of(&back), c.digest);
+    }
+
+    #[test]
+    fn archive_ids_prune() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Archive { dir: dir.path() };
+        for n in 1..=5 {
+            let mut c = sample();
+            c.id = format_id(n);
+            a.store(&c).unwrap();
+        }
+        assert!(a.store(&sample()).is_err(), "ids are never overwritten");
+        assert_eq!(a.max_number(), 5);
+        let removed = a.prune(2, None, chrono::Utc::now());
+        assert_eq!(removed, vec!["ckpt-0001", "ckpt-0002", "ckpt-0003"]);
+        assert_eq!(a.ids(), vec!["ckpt-0004", "ckpt-0005"]);
+        assert_eq!(a.load("ckpt-0005").unwrap().id, "ckpt-0005");
+    }
+}

@@ -1,0 +1,257 @@
+//! `ctxkeep checkpoint`: write a new checkpoint. Fields not given carry over;
+//! git state is captured; the write is atomic and under the lock.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::json;
+
+use super::Ctx;
+use crate::checkpoint::{format_id, id_number, Archive, Budget, Checkpoint, Fields};
+use crate::cli::CheckpointArgs;
+use crate::config::Config;
+use crate::error::Error;
+use crate::fsutil::Lock;
+use crate::output::Output;
+use crate::state::StateFile;
+use crate::templates::Templates;
+use crate::workspace::Workspace;
+
+pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+    let ws = Workspace::resolve(&ctx.global, false)?;
+    let from = match &args.from {
+        Some(src) => read_fields(src)?,
+        None => Fields::default(),
+    };
+    let flags = Fields {
+        phase: args.phase,
+        active_task: args.task,
+        controlling_agent: args.agent,
+        next_action: args.next,
+        decisions: (!args.decisions.is_empty()).then_some(args.decisions),
+        open_questions: (!args.questions.is_empty()).then_some(args.questions),
+        notes: args.note,
+    };
+    let fields = from.merge(flags);
+    let trigger = args.trigger.trim();
+    if trigger.is_empty() || trigger.contains(char::is_whitespace) {
+        return Err(
+            Error::Usage("--trigger takes one word, e.g. manual or pre-compact".into()).into(),
+        );
+    }
+    let lock = ws.lock()?;
+    let record = write(&ws, &lock, fields, trigger, None, &ctx.out)?;
+    drop(lock);
+
+    ctx.out.json(&record)?;
+    ctx.out.data(&record.id)?;
+    let empty = missing_fields(&record);
+    if !empty.is_empty() {
+        ctx.out.warn(&format!(
+            "{} has no {}; `ctxkeep verify` will fail until they are set (e.g. --phase, --task, --agent, --next)",
+            record.id,
+            empty.join(", ")
+        ));
+    }
+    Ok(0)
+}
+
+/// The required fields left empty.
+pub fn missing_fields(c: &Checkpoint) -> Vec<&'static str> {
+    [
+        ("phase", &c.phase),
+        ("active_task", &c.active_task),
+        ("controlling_agent", &c.controlling_agent),
+        ("next_action", &c.next_action),
+    ]
+    .into_iter()
+    .filter(|(_, v)| v.trim().is_empty())
+    .map(|(k, _)| k)
+    .collect()
+}
+
+/// Reads checkpoint fields as YAML or JSON from a file or `-` (stdin).
+fn read_fields(src: &str) -> anyhow::Result<Fields> {
+    let (path, text) = if src == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .take(crate::state::MAX_FRONT_MATTER_BYTES as u64 * 4 + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io("<stdin>", "cannot read", e))?;
+        let text = String::from_utf8(buf).map_err(|e| {
+            Error::data(
+                "<stdin>",
+                format!(
+                    "not valid UTF-8 (at byte offset {})",
+                    e.utf8_error().valid_up_to()
+                ),
+            )
+        })?;
+        (Path::new("<stdin>").to_path_buf(), text)
+    } else {
+        let p = Path::new(src).to_path_buf();
+        let text = crate::fsutil::read_text(&p, crate::state::MAX_FRONT_MATTER_BYTES as u64 * 4)?;
+        (p, text)
+    };
+    if text.contains('\0') {
+        return Err(Error::data(&path, "not a text file").into());
+    }
+    if text.trim().is_empty() {
+        return Ok(Fields::default());
+    }
+    Ok(crate::state::parse_user_yaml(&path, &text)?)
+}
+
+/// Writes a checkpoint (the caller holds the lock): carries over what is not
+/// given, captures git, seals the digest, updates front matter, the marked
+/// block, the archive and the event log. Used by `checkpoint`, `track` and hooks.
+pub fn write(
+    ws: &Workspace,
+    lock: &Lock,
+    fields: Fields,
+    trigger: &str,
+    budget: Option<Budget>,
+    out: &Output,
+) -> anyhow::Result<Checkpoint> {
+    let mut sf = StateFile::load(&ws.state_path)?;
+    sf.require_initialized()?;
+    let config = Config::from_front(&sf.fm);
+    let prev = sf.fm.checkpoint.clone();
+    let archive = Archive {
+        dir: &ws.checkpoints_dir(),
+    };
+
+    let git = match crate::git::state(
+        &ws.root,
+        std::slice::from_ref(&crate::fsutil::resolve_target(&ws.state_path)),
+    ) {
+        Ok(g) => Some(g),
+        Err(why) => {
+            out.warn(&format!("git state left out of the checkpoint: {why}"));
+            None
+        }
+    };
+
+    let prev_head = prev
+        .as_ref()
+        .and_then(|p| p.git.as_ref())
+        .and_then(|g| g.head.clone());
+    let head = git.as_ref().and_then(|g| g.head.clone());
+    let head_moved = prev_head.is_some() && head.is_some() && prev_head != head;
+    let carried = |get: fn(&Checkpoint) -> String| prev.as_ref().map(get).unwrap_or_default();
+    let decisions = match fields.decisions {
+        Some(d) => d,
+        None if head_moved => {
+            if prev.as_ref().is_some_and(|p| !p.decisions.is_empty()) {
+                out.info("HEAD moved since the last checkpoint: its decisions belong to that commit now and were not carried over");
+            }
+            Vec::new()
+        }
+        None => prev
+            .as_ref()
+            .map(|p| p.decisions.clone())
+            .unwrap_or_default(),
+    };
+
+    let last_number = [
+        prev.as_ref().and_then(Checkpoint::number),
+        sf.fm
+            .history
+            .iter()
+            .flatten()
+            .filter_map(|h| id_number(&h.id))
+            .max(),
+        Some(archive.max_number()),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(0);
+
+    let mut record = Checkpoint {
+        id: format_id(last_number + 1),
+        created_at: crate::clock::now_rfc3339(),
+        trigger: trigger.to_string(),
+        phase: fields.phase.unwrap_or_else(|| carried(|p| p.phase.clone())),
+        active_task: fields
+            .active_task
+            .unwrap_or_else(|| carried(|p| p.active_task.clone())),
+        controlling_agent: fields
+            .controlling_agent
+            .unwrap_or_else(|| carried(|p| p.controlling_agent.clone())),
+        next_action: fields
+            .next_action
+            .unwrap_or_else(|| carried(|p| p.next_action.clone())),
+        decisions,
+        open_questions: fields.open_questions.unwrap_or_else(|| {
+            prev.as_ref()
+                .map(|p| p.open_questions.clone())
+                .unwrap_or_default()
+        }),
+        notes: fields.notes.unwrap_or_else(|| carried(|p| p.notes.clone())),
+        git,
+        budget,
+        digest: String::new(),
+    };
+    redact_record(&mut record);
+    record.seal();
+
+    let mut history: Vec<_> = prev.iter().map(Checkpoint::brief).collect();
+    history.extend(sf.fm.history.clone().unwrap_or_default());
+    history.truncate(3);
+
+    sf.set_keys(&[
+        ("checkpoint", Some(record.to_json())),
+        ("history", Some(serde_json::to_value(&history)?)),
+    ])?;
+    let templates = Templates::load(&ws.root, config.templates.as_deref())?;
+    let block = templates.render(
+        "state.md",
+        json!({ "checkpoint": record, "history": history }),
+    )?;
+    sf.set_managed_block(&block)?;
+
+    // The archive first: its no-clobber create reserves the id.
+    archive.store(&record)?;
+    if let Err(e) = sf.save() {
+        let _ = std::fs::remove_file(ws.checkpoints_dir().join(format!("{}.json", record.id)));
+        return Err(e.into());
+    }
+    archive.prune(config.retention, config.retention_days, crate::clock::now());
+    if let Err(e) = crate::events::append(
+        ws,
+        lock,
+        "checkpoint",
+        json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget }),
+    ) {
+        out.warn(&format!(
+            "checkpoint written, but the event log could not be updated: {e}"
+        ));
+    }
+    Ok(record)
+}
+
+fn redact_record(r: &mut Checkpoint) {
+    let fix = |s: &mut String| {
+        if let std::borrow::Cow::Owned(clean) = crate::redact::redact(s) {
+            *s = clean;
+        }
+    };
+    for s in [
+        &mut r.phase,
+        &mut r.active_task,
+        &mut r.controlling_agent,
+        &mut r.next_action,
+        &mut r.notes,
+    ] {
+        fix(s);
+    }
+    r.decisions.iter_mut().for_each(fix);
+    r.open_questions.iter_mut().for_each(fix);
+    if let Some(g) = &mut r.git {
+        g.dirty.iter_mut().for_each(|d| fix(&mut d.path));
+        if let Some(b) = &mut g.branch {
+            fix(b);
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! `ctxkeep init`: create project-state.md and .ctxkeep/, or update the
+//! settings given as flags. Running it again changes nothing.
+
+use std::path::Path;
+use std::str::FromStr;
+
+use anyhow::Context;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::Ctx;
+use crate::cli::InitArgs;
+use crate::config::DEFAULT_WINDOW;
+use crate::error::Error;
+use crate::state::{self, StateFile, FORMAT_VERSION};
+use crate::templates::{self, Templates};
+use crate::tokens::Encoding;
+use crate::workspace::Workspace;
+
+#[derive(Debug, Serialize)]
+struct InitReport {
+    path: String,
+    created: bool,
+    /// The settings this run changed.
+    changed: Vec<String>,
+    model: Option<String>,
+    window: u64,
+    encoding: String,
+    stages: Vec<state::Stage>,
+    gitignore_updated: bool,
+    templates_dir: Option<String>,
+    templates_written: Vec<String>,
+}
+
+pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+    let ws = Workspace::resolve(&ctx.global, true)?;
+    // Validate every flag before touching anything.
+    let stages = args
+        .stages
+        .as_deref()
+        .map(state::parse_stages)
+        .transpose()?;
+    let encoding = args
+        .encoding
+        .as_deref()
+        .map(|e| Encoding::from_str(e).map_err(|err| Error::Usage(format!("--encoding: {err}"))))
+        .transpose()?;
+    if args.window == Some(0) {
+        return Err(Error::Usage("--window must be a positive number of tokens".into()).into());
+    }
+    let model_info = args.model.as_deref().and_then(crate::models::lookup);
+
+    let lock = ws.lock()?;
+    let existing = match StateFile::load(&ws.state_path) {
+        Ok(s) => Some(s),
+        Err(Error::NoInput { .. }) if std::fs::symlink_metadata(&ws.state_path).is_err() => None,
+        Err(e) => return Err(e.into()),
+    };
+    let created = existing.is_none();
+    let mut changed = Vec::new();
+    let mut sf = match existing {
+        Some(s) => s,
+        None => StateFile::parse(&ws.state_path, String::new())?,
+    };
+    let fresh = !sf.is_initialized();
+    if !fresh {
+        sf.require_initialized()?;
+    }
+
+    let mut updates: Vec<(&str, Option<Value>)> = Vec::new();
+    let fm = sf.fm.clone();
+    if fresh {
+        updates.push(("ctxkeep", Some(json!(FORMAT_VERSION))));
+    }
+    if let Some(m) = &args.model {
+        if fm.model.as_deref() != Some(m) {
+            updates.push(("model", Some(json!(m))));
+        }
+    }
+    let window = args
+        .window
+        .or(if fresh {
+            model_info.as_ref().map(|m| m.window)
+        } else {
+            None
+        })
+        .or(if fresh { Some(DEFAULT_WINDOW) } else { None });
+    if let Some(w) = window {
+        if fm.window != Some(w) {
+            updates.push(("window", Some(json!(w))));
+        }
+    }
+    let encoding = encoding
+        .or(if fresh {
+            model_info.as_ref().map(|m| m.encoding)
+        } else {
+            None
+        })
+        .or(if fresh {
+            Some(Encoding::O200kBase)
+        } else {
+            None
+        });
+    if let Some(e) = encoding {
+        if fm.encoding.as_deref() != Some(&e.to_string()) {
+            updates.push(("encoding", Some(json!(e.to_string()))));
+        }
+    }
+    let stages = stages.or(if fresh {
+        Some(state::parse_stages(state::DEFAULT_STAGES)?)
+    } else {
+        None
+    });
+    if let Some(st) = &stages {
+        if fm.stages.as_ref() != Some(st) {
+            updates.push(("stages", Some(serde_json::to_value(st)?)));
+        }
+    }
+    let mut templates_written = Vec::new();
+    if args.eject_templates {
+        let dir = fm
+            .templates
+            .clone()
+            .unwrap_or_else(|| templates::DEFAULT_DIR.to_string());
+        templates_written = templates::eject(&ws.root, &dir)?
+            .into_iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        if fm.templates.is_none() {
+            updates.push(("templates", Some(json!(dir))));
+        }
+    }
+    changed.extend(
+        updates
+            .iter()
+            .map(|(k, _)| k.to_string())
+            .filter(|k| k != "ctxkeep"),
+    );
+    sf.set_keys(&updates)?;
+
+    if fresh {
+        let tpl = Templates::load(&ws.root, sf.fm.templates.as_deref())?;
+        let managed = tpl.render("state.md", json!({ "checkpoint": null, "history": [] }))?;
+        if created {
+            sf.body = tpl.render("project-state.md", json!({ "managed": managed }))?;
+            if sf.managed_block().is_none() {
+                sf.set_managed_block(&managed)?;
+            }
+        } else if sf.managed_block().is_none() {
+            sf.set_managed_block(&managed)?;
+        }
+    }
+    let wrote = if created {
+        let text = sf.render();
+        if !crate::fsutil::create_new(&ws.state_path, text.as_bytes())? {
+            // Another init won the race; its file stands.
+            false
+        } else {
+            true
+        }
+    } else {
+        sf.save()?
+    };
+    let gitignore_updated = ignore_data_dir(&ws.root).unwrap_or(false);
+    drop(lock);
+
+    let config = crate::config::Config::from_front(&sf.fm);
+    let report = InitReport {
+        path: ws.display_state(),
+        created: created && wrote,
+        changed: if fresh { Vec::new() } else { changed },
+        model: config.model.clone(),
+        window: config.window,
+        encoding: config.encoding.to_string(),
+        stages: config.stages.clone(),
+        gitignore_updated,
+        templates_dir: sf.fm.templates.clone(),
+        templates_written,
+    };
+    ctx.out.json(&report)?;
+    let out = &ctx.out;
+    if report.created {
+        out.info(&format!(
+            "created {} (window {} tokens, {}, stages {})",
+            report.path,
+            crate::output::thousands(report.window),
+            report.encoding,
+            stage_list(&report.stages)
+        ));
+    } else if fresh && wrote {
+        out.info(&format!(
+            "added ctxkeep front matter to {}; your text is unchanged",
+            report.path
+        ));
+    } else if !report.changed.is_empty() {
+        out.info(&format!(
+            "updated {} in {}",
+            report.changed.join(", "),
+            report.path
+        ));
+    } else {
+        out.info(&format!(
+            "{} is already initialized; nothing changed",
+            report.path
+        ));
+    }
+    for p in &report.templates_written {
+        out.info(&format!("wrote template {p}"));
+    }
+    if report.gitignore_updated {
+        out.info("added .ctxkeep/ to .gitignore");
+    }
+    Ok(0)
+}
+
+fn stage_list(stages: &[state::Stage]) -> String {
+    stages
+        .iter()
+        .map(|s| format!("{}%:{}", crate::output::fmt_num(s.at), s.action))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Inside a git repository, makes sure `.ctxkeep/` is ignored.
+fn ignore_data_dir(root: &Path) -> anyhow::Result<bool> {
+    if crate::git::toplevel(root).is_err() {
+        return Ok(false);
+    }
+    let path = root.join(".gitignore");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(Error::io(&path, "cannot read", e).into()),
+    };
+    let already = text
+        .lines()
+        .map(str::trim)
+        .any(|l| matches!(l, ".ctxkeep" | ".ctxkeep/" | "/.ctxkeep" | "/.ctxkeep/"));
+    if already {
+        return Ok(false);
+    }
+    let mut new = text.clone();
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
+    }
+    new.push_str("# ctxkeep's local data (live budgets, archive, events)\n.ctxkeep/\n");
+    crate::fsutil::atomic_write(&path, new.as_bytes(), Some(text.as_bytes()))
+        .with_context(|| "could not add .ctxkeep/ to .gitignore")?;
+    Ok(true)
+}

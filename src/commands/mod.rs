@@ -1,0 +1,26 @@
+//! One file per subcommand behind one dispatch.
+
+pub mod checkpoint;
+pub mod init;
+pub mod resume;
+pub mod verify;
+
+use crate::cli::{Command, GlobalArgs};
+use crate::output::Output;
+
+/// What every command gets: the global flags and where to print.
+pub struct Ctx {
+    pub global: GlobalArgs,
+    pub out: Output,
+}
+
+/// Runs a command; `Ok(code)` is the exit code of a command that ran to its
+/// end (0, or 1 when its check said no).
+pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<u8> {
+    match command {
+        Command::Init(args) => init::run(args, ctx),
+        Command::Checkpoint(args) => checkpoint::run(args, ctx),
+        Command::Resume(args) => resume::run(args, ctx),
+        Command::Verify(args) => verify::run(args, ctx),
+    }
+}

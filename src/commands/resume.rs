@@ -1,0 +1,180 @@
+//! `ctxkeep resume`: check the checkpoint, then print the continuation
+//! prompt a fresh session starts from, within a token budget.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::Ctx;
+use crate::checkpoint::{Checkpoint, DirtyFile};
+use crate::checks::{self, Seal};
+use crate::cli::ResumeArgs;
+use crate::config::Config;
+use crate::error::Error;
+use crate::state::StateFile;
+use crate::templates::Templates;
+use crate::workspace::Workspace;
+
+/// Sections in the order they are dropped to fit the budget; the five
+/// recovered fields are never dropped.
+const DROP_ORDER: [&str; 6] = [
+    "history",
+    "notes",
+    "tree",
+    "changes",
+    "questions",
+    "decisions",
+];
+
+#[derive(Debug, Serialize)]
+pub struct ResumeReport {
+    pub checkpoint: Checkpoint,
+    pub prompt: String,
+    pub tokens: usize,
+    /// Sections left out to fit the budget.
+    pub omitted: Vec<String>,
+}
+
+pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+    let ws = Workspace::resolve(&ctx.global, false)?;
+    let sf = StateFile::load(&ws.state_path)?;
+    sf.require_initialized()?;
+    let config = Config::from_front(&sf.fm);
+    let checkpoint = sf.fm.checkpoint.clone().ok_or_else(|| {
+        Error::no_input(
+            &ws.state_path,
+            "no checkpoint yet; write one with `ctxkeep checkpoint`",
+        )
+    })?;
+    match checks::seal(&sf) {
+        Some(Seal::Intact) => {}
+        Some(state) if !args.force => {
+            let what = if state == Seal::Missing {
+                "has no digest"
+            } else {
+                "was changed by hand since ctxkeep wrote it (digest mismatch)"
+            };
+            return Err(Error::data(
+                &ws.state_path,
+                format!("checkpoint {} {what}; re-seal it with `ctxkeep checkpoint`, or print it anyway with `ctxkeep resume --force`", checkpoint.id),
+            )
+            .into());
+        }
+        _ => ctx.out.warn(&format!(
+            "{} is not intact; printing it because of --force",
+            checkpoint.id
+        )),
+    }
+
+    let changes = changes_since(&ws, &checkpoint);
+    let templates = Templates::load(&ws.root, config.templates.as_deref())?;
+    let render = |omitted: &[&str]| -> Result<String, Error> {
+        let include: serde_json::Map<String, Value> = DROP_ORDER
+            .iter()
+            .map(|s| (s.to_string(), Value::Bool(!omitted.contains(s))))
+            .collect();
+        templates.render(
+            "resume.md",
+            json!({
+                "checkpoint": checkpoint,
+                "history": sf.fm.history.clone().unwrap_or_default(),
+                "changes": changes,
+                "include": include,
+                "stuck": Value::Null,
+                "nonce": Value::Null,
+            }),
+        )
+    };
+    let budget = args.max_tokens.unwrap_or(config.resume_max_tokens);
+    let mut omitted: Vec<&str> = Vec::new();
+    let mut prompt = render(&omitted)?;
+    let mut tokens = crate::tokens::count(&prompt, config.encoding)?;
+    for section in DROP_ORDER {
+        if tokens <= budget {
+            break;
+        }
+        omitted.push(section);
+        prompt = render(&omitted)?;
+        tokens = crate::tokens::count(&prompt, config.encoding)?;
+    }
+    if tokens > budget {
+        let msg = format!(
+            "the recovered fields of {} alone take {tokens} tokens, more than the budget of {budget}; shorten them with `ctxkeep checkpoint`",
+            checkpoint.id
+        );
+        if args.max_tokens.is_some() {
+            return Err(Error::Check(msg).into());
+        }
+        ctx.out.warn(&msg);
+    }
+    if !omitted.is_empty() {
+        ctx.out.info(&format!(
+            "left out to fit {budget} tokens: {}",
+            omitted.join(", ")
+        ));
+    }
+    let prompt = crate::redact::redact(&prompt).into_owned();
+
+    match ws.lock() {
+        Ok(lock) => {
+            if let Err(e) = crate::events::append(
+                &ws,
+                &lock,
+                "resume",
+                json!({ "checkpoint": checkpoint.id, "tokens": tokens }),
+            ) {
+                ctx.out
+                    .warn(&format!("could not log the resume event: {e}"));
+            }
+        }
+        Err(e) => ctx
+            .out
+            .warn(&format!("could not log the resume event: {e}")),
+    }
+
+    let report = ResumeReport {
+        checkpoint,
+        prompt,
+        tokens,
+        omitted: omitted.iter().map(|s| s.to_string()).collect(),
+    };
+    ctx.out.json(&report)?;
+    ctx.out.data(&report.prompt)?;
+    Ok(0)
+}
+
+/// What changed in the repository since the checkpoint was written.
+fn changes_since(ws: &Workspace, c: &Checkpoint) -> Value {
+    let Some(then) = &c.git else {
+        return Value::Null;
+    };
+    let exclude = [crate::fsutil::resolve_target(&ws.state_path)];
+    let now = match crate::git::state(&ws.root, &exclude) {
+        Ok(s) => s,
+        Err(why) => return json!({ "note": format!("the repository cannot be read now ({why})") }),
+    };
+    let commits_since = match (&then.head, &now.head) {
+        (Some(a), Some(b)) if a != b => match crate::git::commits_since(&ws.root, a) {
+            Ok(n) => Some(n),
+            Err(_) => {
+                return json!({ "note": format!("HEAD {a} of the checkpoint is unknown to this repository; it is now {b}") })
+            }
+        },
+        _ => Some(0),
+    };
+    let was: std::collections::BTreeSet<&str> =
+        then.dirty.iter().map(|d| d.path.as_str()).collect();
+    let is: std::collections::BTreeSet<&str> = now.dirty.iter().map(|d| d.path.as_str()).collect();
+    let newly_dirty: Vec<&DirtyFile> = now
+        .dirty
+        .iter()
+        .filter(|d| !was.contains(d.path.as_str()))
+        .collect();
+    let now_clean: Vec<&str> = was.difference(&is).copied().collect();
+    json!({
+        "note": Value::Null,
+        "commits_since": commits_since,
+        "head_now": now.head,
+        "newly_dirty": newly_dirty,
+        "now_clean": now_clean,
+    })
+}

@@ -1,0 +1,89 @@
+//! `ctxkeep verify`: the CI gate. Exit 0 when the checkpoint is intact and
+//! complete, 1 with the findings otherwise.
+
+use serde::Serialize;
+
+use super::Ctx;
+use crate::checks::{self, Finding, Severity};
+use crate::cli::VerifyArgs;
+use crate::output::{paint_stdout, Style};
+use crate::state::StateFile;
+use crate::workspace::Workspace;
+
+#[derive(Debug, Serialize)]
+pub struct VerifyReport {
+    pub ok: bool,
+    pub checkpoint: Option<CheckpointRef>,
+    pub errors: Vec<Finding>,
+    pub warnings: Vec<Finding>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CheckpointRef {
+    pub id: String,
+    pub created_at: String,
+}
+
+pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+    let ws = Workspace::resolve(&ctx.global, false)?;
+    let sf = StateFile::load(&ws.state_path)?;
+    let findings = checks::structural(&sf, args.strict);
+    let (errors, warnings): (Vec<_>, Vec<_>) = findings
+        .into_iter()
+        .partition(|f| f.severity == Severity::Error);
+    let report = VerifyReport {
+        ok: errors.is_empty(),
+        checkpoint: sf.fm.checkpoint.as_ref().map(|c| CheckpointRef {
+            id: c.id.clone(),
+            created_at: c.created_at.clone(),
+        }),
+        errors,
+        warnings,
+    };
+    ctx.out.json(&report)?;
+    if !ctx.out.quiet || !report.ok {
+        ctx.out.data(&human(&report, &ws.display_state()))?;
+    }
+    Ok(if report.ok { 0 } else { 1 })
+}
+
+fn human(r: &VerifyReport, path: &str) -> String {
+    let mut s = String::new();
+    for (title, list, style) in [
+        ("errors", &r.errors, Style::Error),
+        ("warnings", &r.warnings, Style::Warn),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        s.push_str(&paint_stdout(style, &format!("{} {title}:", list.len())));
+        s.push('\n');
+        for f in list.iter() {
+            let at = f
+                .line
+                .map(|l| format!("{path}:{l}"))
+                .unwrap_or_else(|| path.to_string());
+            let field = f
+                .field
+                .as_deref()
+                .map(|x| format!(" [{x}]"))
+                .unwrap_or_default();
+            s.push_str(&format!("  {} {at}{field}: {}\n", f.code, f.message));
+        }
+    }
+    let id = r
+        .checkpoint
+        .as_ref()
+        .map(|c| c.id.as_str())
+        .unwrap_or("no checkpoint");
+    let verdict = if r.ok {
+        paint_stdout(Style::Ok, &format!("ok: {id} can be read cold"))
+    } else {
+        paint_stdout(
+            Style::Error,
+            &format!("failed: {id} has {} error(s)", r.errors.len()),
+        )
+    };
+    s.push_str(&verdict);
+    s
+}

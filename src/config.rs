@@ -1,0 +1,54 @@
+//! Settings resolved from the front matter, the model table and defaults.
+
+use std::str::FromStr;
+
+use crate::state::{FrontMatter, Stage};
+use crate::tokens::Encoding;
+
+pub const DEFAULT_WINDOW: u64 = 200_000;
+pub const DEFAULT_RESUME_TOKENS: usize = 2_000;
+pub const DEFAULT_RETENTION: usize = 50;
+
+/// The project's settings with every default applied.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub model: Option<String>,
+    pub window: u64,
+    pub encoding: Encoding,
+    pub stages: Vec<Stage>,
+    pub resume_max_tokens: usize,
+    pub retention: usize,
+    pub retention_days: Option<u64>,
+    pub templates: Option<String>,
+}
+
+impl Config {
+    pub fn from_front(fm: &FrontMatter) -> Config {
+        let model_info = fm.model.as_deref().and_then(crate::models::lookup);
+        Config {
+            model: fm.model.clone(),
+            window: fm
+                .window
+                .or(model_info.as_ref().map(|m| m.window))
+                .unwrap_or(DEFAULT_WINDOW),
+            encoding: fm
+                .encoding
+                .as_deref()
+                .and_then(|e| Encoding::from_str(e).ok())
+                .or(model_info.as_ref().map(|m| m.encoding))
+                .unwrap_or(Encoding::O200kBase),
+            stages: fm.stages.clone().unwrap_or_else(|| {
+                crate::state::parse_stages(crate::state::DEFAULT_STAGES)
+                    .expect("default stages parse")
+            }),
+            resume_max_tokens: fm.resume_max_tokens.unwrap_or(DEFAULT_RESUME_TOKENS),
+            retention: fm
+                .retention
+                .as_ref()
+                .and_then(|r| r.checkpoints)
+                .unwrap_or(DEFAULT_RETENTION),
+            retention_days: fm.retention.as_ref().and_then(|r| r.days),
+            templates: fm.templates.clone(),
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! `.ctxkeep/events.jsonl`: one JSON object per line, appended under the lock.
+
+use serde_json::{json, Value};
+
+use crate::error::Error;
+use crate::fsutil::{self, Lock};
+use crate::workspace::Workspace;
+
+/// Appends `{ts, event, ...fields}`; secrets in any string are redacted.
+pub fn append(ws: &Workspace, _held: &Lock, event: &str, fields: Value) -> Result<(), Error> {
+    let mut record = json!({ "ts": crate::clock::now_rfc3339(), "event": event });
+    if let (Value::Object(r), Value::Object(f)) = (&mut record, fields) {
+        r.extend(f);
+    }
+    crate::redact::redact_json(&mut record);
+    fsutil::append_line(&ws.events_path(), &record.to_string())
+}
+
+/// Reads the log, skipping torn or garbage lines; returns the records and
+/// how many lines were skipped.
+pub fn read_all(ws: &Workspace) -> (Vec<Value>, usize) {
+    let Ok(text) = std::fs::read(ws.events_path()) else {
+        return (Vec::new(), 0);
+    };
+    let mut records = Vec::new();
+    let mut skipped = 0;
+    let complete = match text.iter().rposition(|&b| b == b'\n') {
+        Some(i) => &text[..=i],
+        None => &text[..0],
+    };
+    for line in complete.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        match serde_json::from_slice::<Value>(line) {
+            Ok(v) if v.is_object() => records.push(v),
+            _ => skipped += 1,
+        }
+    }
+    (records, skipped)
+}

@@ -1,0 +1,374 @@
+//! File-system primitives: bounded reads, atomic replacement, the lock, and
+//! appending JSON lines. Every error names the file.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+
+/// Reads a text file that ctxkeep owns or parses, refusing what it must not
+/// touch: non-regular files (without blocking on a FIFO), files over `limit`,
+/// binary content and invalid UTF-8.
+pub fn read_text(path: &Path, limit: u64) -> Result<String, Error> {
+    let meta = fs::metadata(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => Error::no_input(path, "no such file"),
+        _ => Error::io(path, "cannot read", e),
+    })?;
+    if !meta.is_file() {
+        return Err(Error::no_input(path, "not a regular file"));
+    }
+    if meta.len() > limit {
+        return Err(Error::data(
+            path,
+            format!("too large ({} bytes, limit {limit})", meta.len()),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(|e| Error::io(path, "cannot read", e))?;
+    if bytes.len() as u64 > limit {
+        return Err(Error::data(
+            path,
+            format!("too large (over {limit} bytes, limit {limit})"),
+        ));
+    }
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        return Err(Error::data(
+            path,
+            format!("not a text file (NUL byte at offset {at})"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Error::data(
+            path,
+            format!(
+                "not valid UTF-8 (at byte offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+/// Resolves a symlink so that writes replace its target and keep the link.
+pub fn resolve_target(path: &Path) -> PathBuf {
+    fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Replaces `path` atomically: a temp file in the same directory, fsync, rename,
+/// fsync the directory. Readers see the old or the new file, never a mix.
+/// `expect_unchanged`: the content read at the start; if the file no longer
+/// holds it (an editor saved meanwhile), nothing is written (exit 75).
+pub fn atomic_write(
+    path: &Path,
+    content: &[u8],
+    expect_unchanged: Option<&[u8]>,
+) -> Result<(), Error> {
+    let target = resolve_target(path);
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file_name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "state".into());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{file_name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| write_error(dir, e))?;
+    if let Ok(meta) = fs::metadata(&target) {
+        // Keep the user's mode; tempfile creates 0600.
+        let _ = fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.write_all(content)
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| write_error(&target, e))?;
+    test_pause("CTXKEEP_TEST_PAUSE_BEFORE_RENAME");
+    if let Some(expected) = expect_unchanged {
+        let now = fs::read(&target).unwrap_or_default();
+        if now != expected {
+            return Err(Error::Conflict {
+                path: target.clone(),
+                msg: "changed by another program during the write; nothing was written, run the command again".into(),
+            });
+        }
+    }
+    tmp.persist(&target)
+        .map_err(|e| write_error(&target, e.error))?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Creates `path` with `content` only if it does not exist yet (atomic, no clobber).
+/// Returns false when it already existed.
+pub fn create_new(path: &Path, content: &[u8]) -> Result<bool, Error> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".ctxkeep-new.")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| write_error(dir, e))?;
+    tmp.write_all(content)
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| write_error(path, e))?;
+    match tmp.persist_noclobber(path) {
+        Ok(_) => {
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+            Ok(true)
+        }
+        Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(write_error(path, e.error)),
+    }
+}
+
+fn write_error(path: &Path, e: io::Error) -> Error {
+    let what = match e.kind() {
+        io::ErrorKind::PermissionDenied => "need write access",
+        io::ErrorKind::StorageFull => "disk full",
+        io::ErrorKind::ReadOnlyFilesystem => "read-only file system",
+        _ => "cannot write",
+    };
+    Error::io(path, what, e)
+}
+
+/// Creates a directory (and parents), mapping failures to typed errors.
+pub fn ensure_dir(dir: &Path) -> Result<(), Error> {
+    fs::create_dir_all(dir).map_err(|e| write_error(dir, e))
+}
+
+/// A test-only pause (milliseconds from an environment variable) that lets the
+/// crash tests kill a process mid-write. Unset in normal use.
+pub fn test_pause(var: &str) {
+    if let Some(ms) = std::env::var(var).ok().and_then(|v| v.parse::<u64>().ok()) {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+}
+
+/// An exclusive advisory lock on `.ctxkeep/lock`, a file that never moves.
+/// The kernel releases it when the holder dies, so a crash never leaves it stuck.
+pub struct Lock {
+    file: File,
+}
+
+impl Lock {
+    pub fn acquire(path: &Path, timeout: Duration) -> Result<Lock, Error> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| write_error(path, e))?;
+        let start = Instant::now();
+        let mut delay = Duration::from_millis(1);
+        let mut warned = false;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(fs::TryLockError::WouldBlock) => {}
+                Err(fs::TryLockError::Error(e)) => {
+                    // Unsupported (e.g. some network file systems): carry on
+                    // unlocked; the atomic write's change check still guards prose.
+                    if matches!(e.kind(), io::ErrorKind::Unsupported) {
+                        eprintln!("ctxkeep: warning: {}: locking unsupported here; continuing without a lock", path.display());
+                        return Ok(Lock { file });
+                    }
+                    return Err(Error::io(path, "cannot lock", e));
+                }
+            }
+            let waited = start.elapsed();
+            if waited >= timeout {
+                let mut holder = String::new();
+                let _ = File::open(path).and_then(|mut f| f.read_to_string(&mut holder));
+                let holder = holder.trim();
+                return Err(Error::LockTimeout {
+                    path: path.to_path_buf(),
+                    holder: if holder.is_empty() {
+                        "another process".into()
+                    } else {
+                        holder.to_string()
+                    },
+                    waited_ms: waited.as_millis() as u64,
+                });
+            }
+            if !warned && waited > Duration::from_secs(1) {
+                warned = true;
+                eprintln!("ctxkeep: waiting for lock {}", path.display());
+            }
+            // Backoff with jitter so many hooks do not retry in step.
+            let jitter = Duration::from_micros(u64::from(std::process::id() % 1000));
+            std::thread::sleep((delay + jitter).min(timeout.saturating_sub(waited)));
+            delay = (delay * 2).min(Duration::from_millis(50));
+        }
+        let mut lock = Lock { file };
+        lock.record_holder();
+        Ok(lock)
+    }
+
+    /// Writes who holds the lock, so a timed-out waiter can name it.
+    fn record_holder(&mut self) {
+        let cmd: Vec<String> = std::env::args().take(3).collect();
+        let info = format!(
+            "pid {} ({}) since {}",
+            std::process::id(),
+            cmd.join(" "),
+            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
+        let _ = self.file.set_len(0);
+        let _ = (&self.file).write_all(info.as_bytes());
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Appends one line (a JSON record) to a log in one write call. If a torn
+/// line was left by a crash or a full disk, it is sealed with a newline first
+/// so the new record starts on its own line. Call under the lock.
+pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(path)
+        .map_err(|e| write_error(path, e))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut buf = String::with_capacity(line.len() + 2);
+    if len > 0 {
+        use std::io::{Seek, SeekFrom};
+        let mut last = [0u8; 1];
+        if file
+            .seek(SeekFrom::Start(len - 1))
+            .and_then(|_| file.read_exact(&mut last))
+            .is_ok()
+            && last[0] != b'\n'
+        {
+            buf.push('\n');
+        }
+    }
+    buf.push_str(line);
+    buf.push('\n');
+    file.write_all(buf.as_bytes())
+        .map_err(|e| write_error(path, e))
+}
+
+/// Removes temp files a killed process left behind (older than an hour).
+pub fn sweep_temp_files(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && name.ends_with(".tmp") {
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > Duration::from_secs(3600));
+            if old {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_text_refuses_binary_and_bad_utf8() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        fs::write(&bin, b"abc\0def").unwrap();
+        let err = read_text(&bin, 1000).unwrap_err().to_string();
+        assert!(err.contains("not a text file"), "{err}");
+        let bad = dir.path().join("bad");
+        fs::write(&bad, b"ok\xff").unwrap();
+        let err = read_text(&bad, 1000).unwrap_err().to_string();
+        assert!(err.contains("byte offset 2"), "{err}");
+        let big = dir.path().join("big");
+        fs::write(&big, vec![b'a'; 20]).unwrap();
+        assert_eq!(read_text(&big, 10).unwrap_err().exit_code(), 65);
+        assert_eq!(read_text(dir.path(), 10).unwrap_err().exit_code(), 66);
+    }
+
+    #[test]
+    fn atomic_write_keeps_mode_and_symlink() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.md");
+        fs::write(&real, "old").unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        atomic_write(&link, b"new", Some(b"old")).unwrap();
+        assert_eq!(fs::read_to_string(&real).unwrap(), "new");
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+    }
+
+    #[test]
+    fn atomic_write_refuses_when_file_changed_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("s.md");
+        fs::write(&f, "edited by a person").unwrap();
+        let err = atomic_write(&f, b"ours", Some(b"what we read")).unwrap_err();
+        assert_eq!(err.exit_code(), 75);
+        assert_eq!(fs::read_to_string(&f).unwrap(), "edited by a person");
+        let leftovers = fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "temp file left behind");
+    }
+
+    #[test]
+    fn append_line_seals_a_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("events.jsonl");
+        fs::write(&f, "{\"a\":1}\n{\"torn\"").unwrap();
+        append_line(&f, "{\"b\":2}").unwrap();
+        assert_eq!(
+            fs::read_to_string(&f).unwrap(),
+            "{\"a\":1}\n{\"torn\"\n{\"b\":2}\n"
+        );
+    }
+
+    #[test]
+    fn lock_times_out_naming_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let _held = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
+        // A second handle in the same process contends like another process would.
+        let err = Lock::acquire(&path, Duration::from_millis(30))
+            .err()
+            .unwrap();
+        assert_eq!(err.exit_code(), 75);
+        assert!(
+            err.to_string()
+                .contains(&format!("pid {}", std::process::id())),
+            "{err}"
+        );
+    }
+}

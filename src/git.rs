@@ -1,0 +1,186 @@
+//! The only place that runs git. Read-only, never prompts, never takes
+//! git's optional locks (so a held `index.lock` does not stop us).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::checkpoint::{DirtyFile, GitState};
+
+/// Why git state could not be read; the caller warns and carries on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable(pub String);
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn git(dir: &Path) -> Command {
+    let program = std::env::var_os("CTXKEEP_GIT").unwrap_or_else(|| "git".into());
+    let mut cmd = Command::new(program);
+    cmd.arg("-C")
+        .arg(dir)
+        .arg("--no-pager")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        // An inherited GIT_DIR (e.g. from a git hook) would point elsewhere.
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, Unavailable> {
+    let out = git(dir).args(args).output().map_err(|e| {
+        Unavailable(match e.kind() {
+            std::io::ErrorKind::NotFound => "git is not installed".into(),
+            _ => format!("cannot run git: {e}"),
+        })
+    })?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
+        let reason = if first.contains("not a git repository") {
+            "not a git repository".to_string()
+        } else if first.contains("dubious ownership") {
+            format!("git refuses this repository ({first}); see `git config --global --add safe.directory`")
+        } else {
+            format!("git {} failed: {first}", args.first().unwrap_or(&""))
+        };
+        return Err(Unavailable(crate::redact::redact(&reason).into_owned()));
+    }
+    Ok(out.stdout)
+}
+
+/// Branch, HEAD and uncommitted files, from one `git status` call.
+/// `exclude` (relative to the top level) leaves ctxkeep's own file out.
+pub fn state(dir: &Path, exclude: &[PathBuf]) -> Result<GitState, Unavailable> {
+    let top = toplevel(dir)?;
+    let out = run(
+        &top,
+        &[
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "-z",
+            "--untracked-files=all",
+        ],
+    )?;
+    let mut state = GitState::default();
+    let excluded: Vec<String> = exclude
+        .iter()
+        .filter_map(|p| p.strip_prefix(&top).ok().or(Some(p.as_path())))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let mut records = out.split(|&b| b == 0).peekable();
+    while let Some(rec) = records.next() {
+        if rec.is_empty() {
+            continue;
+        }
+        let line = String::from_utf8_lossy(rec);
+        if let Some(oid) = line.strip_prefix("# branch.oid ") {
+            if oid != "(initial)" {
+                state.head = Some(oid.to_string());
+            }
+        } else if let Some(head) = line.strip_prefix("# branch.head ") {
+            if head != "(detached)" {
+                state.branch = Some(head.to_string());
+            }
+        } else if line.starts_with('#') {
+        } else {
+            let (status, path) = match line.as_bytes()[0] {
+                b'1' => {
+                    let f: Vec<&str> = line.splitn(9, ' ').collect();
+                    (
+                        xy_status(f.get(1).copied().unwrap_or("..")),
+                        f.get(8).copied().unwrap_or(""),
+                    )
+                }
+                b'2' => {
+                    records.next(); // the original path of a rename/copy
+                    let f: Vec<&str> = line.splitn(10, ' ').collect();
+                    (
+                        xy_status(f.get(1).copied().unwrap_or("..")),
+                        f.get(9).copied().unwrap_or(""),
+                    )
+                }
+                b'u' => {
+                    let f: Vec<&str> = line.splitn(11, ' ').collect();
+                    ("conflicted", f.get(10).copied().unwrap_or(""))
+                }
+                b'?' => ("untracked", line.get(2..).unwrap_or("")),
+                _ => continue,
+            };
+            if path.is_empty() || excluded.iter().any(|e| e == path) {
+                continue;
+            }
+            state.dirty.push(DirtyFile {
+                path: path.to_string(),
+                status: status.to_string(),
+            });
+        }
+    }
+    state.dirty.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(state)
+}
+
+fn xy_status(xy: &str) -> &'static str {
+    let b = xy.as_bytes();
+    let (x, y) = (
+        b.first().copied().unwrap_or(b'.'),
+        b.get(1).copied().unwrap_or(b'.'),
+    );
+    let pick = |c: u8| match c {
+        b'M' => Some("modified"),
+        b'A' => Some("added"),
+        b'D' => Some("deleted"),
+        b'R' => Some("renamed"),
+        b'C' => Some("copied"),
+        b'T' => Some("typechange"),
+        _ => None,
+    };
+    // The work tree's state is what a reader sees; the index's otherwise.
+    pick(y).or(pick(x)).unwrap_or("modified")
+}
+
+pub fn toplevel(dir: &Path) -> Result<PathBuf, Unavailable> {
+    let out = run(dir, &["rev-parse", "--show-toplevel"])?;
+    Ok(PathBuf::from(
+        String::from_utf8_lossy(&out).trim_end_matches('\n'),
+    ))
+}
+
+/// Whether `commit` names a commit this repository has.
+pub fn commit_exists(dir: &Path, commit: &str) -> Result<bool, Unavailable> {
+    let spec = format!("{commit}^{{commit}}");
+    match git(dir)
+        .args(["cat-file", "-e", &spec])
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(s) => Ok(s.success()),
+        Err(e) => Err(Unavailable(format!("cannot run git: {e}"))),
+    }
+}
+
+/// Commits reachable from HEAD but not from `since`.
+pub fn commits_since(dir: &Path, since: &str) -> Result<u64, Unavailable> {
+    let out = run(dir, &["rev-list", "--count", &format!("{since}..HEAD")])?;
+    Ok(String::from_utf8_lossy(&out).trim().parse().unwrap_or(0))
+}
+
+/// Files git tracks (for checking that named paths exist).
+pub fn tracked_files(dir: &Path) -> Result<Vec<String>, Unavailable> {
+    let out = run(dir, &["ls-files", "-z"])?;
+    Ok(out
+        .split(|&b| b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .collect())
+}

@@ -1,0 +1,115 @@
+//! Where things are printed: data on stdout, messages on stderr, exactly one
+//! JSON document with `--json`, nothing but errors with `--quiet`.
+
+use std::io::{self, IsTerminal, Write};
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Output {
+    pub json: bool,
+    pub quiet: bool,
+}
+
+impl Output {
+    /// Data for people (a prompt, an id, a report); skipped in JSON mode.
+    pub fn data(&self, text: &str) -> io::Result<()> {
+        if self.json {
+            return Ok(());
+        }
+        let mut out = io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        if !text.ends_with('\n') && !text.is_empty() {
+            out.write_all(b"\n")?;
+        }
+        out.flush()
+    }
+
+    /// The one JSON document (only in JSON mode).
+    pub fn json<T: Serialize>(&self, value: &T) -> io::Result<()> {
+        if !self.json {
+            return Ok(());
+        }
+        let mut out = io::stdout().lock();
+        serde_json::to_writer(&mut out, value).map_err(io::Error::other)?;
+        out.write_all(b"\n")?;
+        out.flush()
+    }
+
+    /// A progress or result message for people, on stderr.
+    pub fn info(&self, msg: &str) {
+        if !self.quiet {
+            eprintln!("{msg}");
+        }
+    }
+
+    pub fn warn(&self, msg: &str) {
+        if !self.quiet {
+            eprintln!("{}", paint_stderr(Style::Warn, &format!("warning: {msg}")));
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Style {
+    Error,
+    Warn,
+    Ok,
+    Dim,
+}
+
+/// Colour only on a terminal, with NO_COLOR unset and TERM not dumb.
+pub fn color_enabled(stream_is_tty: bool) -> bool {
+    stream_is_tty
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var("TERM").map(|t| t != "dumb").unwrap_or(true)
+}
+
+pub fn paint(style: Style, text: &str, enabled: bool) -> String {
+    if !enabled {
+        return text.to_string();
+    }
+    let code = match style {
+        Style::Error => "1;31",
+        Style::Warn => "33",
+        Style::Ok => "32",
+        Style::Dim => "2",
+    };
+    format!("\x1b[{code}m{text}\x1b[0m")
+}
+
+pub fn paint_stdout(style: Style, text: &str) -> String {
+    paint(style, text, color_enabled(io::stdout().is_terminal()))
+}
+
+pub fn paint_stderr(style: Style, text: &str) -> String {
+    paint(style, text, color_enabled(io::stderr().is_terminal()))
+}
+
+/// 80 -> "80", 82.5 -> "82.5".
+pub fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{}", (x * 10.0).round() / 10.0)
+    }
+}
+
+/// 12345 -> "12,345".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A text gauge: `[########------------]`.
+pub fn gauge(percent: f64, width: usize) -> String {
+    let filled = ((percent.clamp(0.0, 100.0) / 100.0) * width as f64).round() as usize;
+    format!("[{}{}]", "#".repeat(filled), "-".repeat(width - filled))
+}

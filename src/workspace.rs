@@ -1,0 +1,99 @@
+//! Finds the state file and owns every path derived from it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::cli::GlobalArgs;
+use crate::error::Error;
+use crate::fsutil::{self, Lock};
+
+pub const STATE_FILE: &str = "project-state.md";
+pub const DATA_DIR: &str = ".ctxkeep";
+
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The state file, as named by the user or found.
+    pub state_path: PathBuf,
+    /// The folder holding the state file (the project root for ctxkeep).
+    pub root: PathBuf,
+    /// `.ctxkeep/` beside the state file: local, never committed.
+    pub data_dir: PathBuf,
+    pub lock_timeout: Duration,
+}
+
+impl Workspace {
+    /// The state file from `--state`/`CTXKEEP_STATE`, else the nearest
+    /// `project-state.md` from the current directory upward. With `create`,
+    /// a missing file resolves to `./project-state.md` (for `init`).
+    pub fn resolve(global: &GlobalArgs, create: bool) -> Result<Workspace, Error> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::io(".", "cannot read the current directory", e))?;
+        let state_path =
+            match &global.state {
+                Some(p) if p.is_dir() => p.join(STATE_FILE),
+                Some(p) => cwd.join(p),
+                None => match find_upward(&cwd) {
+                    Some(p) => p,
+                    None if create => cwd.join(STATE_FILE),
+                    None => return Err(Error::no_input(
+                        cwd.join(STATE_FILE),
+                        "not initialized (no project-state.md here or above); run `ctxkeep init`",
+                    )),
+                },
+            };
+        let root = state_path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| cwd.clone());
+        let timeout = if global.lock_timeout.is_finite() && global.lock_timeout >= 0.0 {
+            Duration::from_secs_f64(global.lock_timeout)
+        } else {
+            return Err(Error::Usage(
+                "--lock-timeout must be a number of seconds >= 0".into(),
+            ));
+        };
+        Ok(Workspace {
+            data_dir: root.join(DATA_DIR),
+            state_path,
+            root,
+            lock_timeout: timeout,
+        })
+    }
+
+    /// Takes the project lock, creating `.ctxkeep/` when needed.
+    pub fn lock(&self) -> Result<Lock, Error> {
+        fsutil::ensure_dir(&self.data_dir)?;
+        let lock = Lock::acquire(&self.data_dir.join("lock"), self.lock_timeout)?;
+        fsutil::sweep_temp_files(&self.data_dir);
+        Ok(lock)
+    }
+
+    pub fn checkpoints_dir(&self) -> PathBuf {
+        self.data_dir.join("checkpoints")
+    }
+
+    pub fn events_path(&self) -> PathBuf {
+        self.data_dir.join("events.jsonl")
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.data_dir.join("sessions")
+    }
+
+    /// The state file's path relative to the root, for messages.
+    pub fn display_state(&self) -> String {
+        self.state_path.display().to_string()
+    }
+}
+
+fn find_upward(start: &Path) -> Option<PathBuf> {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        let candidate = d.join(STATE_FILE);
+        if std::fs::symlink_metadata(&candidate).is_ok() {
+            return Some(candidate);
+        }
+        dir = d.parent();
+    }
+    None
+}
