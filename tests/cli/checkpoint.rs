@@ -1,0 +1,185 @@
+use predicates::prelude::*;
+
+use crate::support::Project;
+
+#[test]
+fn checkpoint_prints_the_id_and_numbers_monotonically() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success().stdout("ckpt-0001\n");
+    p.ctxkeep(&["checkpoint"])
+        .assert()
+        .success()
+        .stdout("ckpt-0002\n");
+    let s = p.state();
+    assert!(s.contains("  id: ckpt-0002\n"));
+    assert!(s.contains("history:\n  - id: ckpt-0001\n"));
+    assert!(p.path(".ctxkeep/checkpoints/ckpt-0001.json").is_file());
+    assert!(p.path(".ctxkeep/checkpoints/ckpt-0002.json").is_file());
+}
+
+#[test]
+fn fields_carry_over_and_flags_replace() {
+    let p = Project::initialized();
+    p.checkpoint(&["--question", "q1"]).success();
+    let (v, code) = p.json(&["checkpoint", "--next", "write the README section on stages"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["phase"], "implementing the parser");
+    assert_eq!(v["next_action"], "write the README section on stages");
+    assert_eq!(v["open_questions"], serde_json::json!(["q1"]));
+    assert_eq!(v["trigger"], "manual");
+    assert_eq!(v["created_at"], crate::support::NOW);
+}
+
+#[test]
+fn decisions_reset_when_head_moves_unless_given() {
+    let p = Project::initialized();
+    p.checkpoint(&["--decision", "d1"]).success();
+    let (v, _) = p.json(&["checkpoint"]);
+    assert_eq!(
+        v["decisions"],
+        serde_json::json!(["d1"]),
+        "carried while HEAD is the same"
+    );
+    p.write("a.txt", "x");
+    p.commit_all("commit a");
+    let (v, _) = p.json(&["checkpoint"]);
+    assert_eq!(
+        v["decisions"],
+        serde_json::json!([]),
+        "reset after a commit"
+    );
+    let (v, _) = p.json(&["checkpoint", "--decision", "d2"]);
+    assert_eq!(v["decisions"], serde_json::json!(["d2"]));
+}
+
+#[test]
+fn git_state_is_captured() {
+    let p = Project::initialized();
+    p.write("src/new.rs", "fn x() {}\n");
+    p.write("README.md", "# changed\n");
+    let (v, _) = p.json(&["checkpoint"]);
+    assert_eq!(v["git"]["branch"], "main");
+    assert_eq!(v["git"]["head"], p.head());
+    assert_eq!(
+        v["git"]["dirty"],
+        serde_json::json!([
+            {"path": "README.md", "status": "modified"},
+            {"path": "src/new.rs", "status": "untracked"}
+        ])
+    );
+}
+
+#[test]
+fn from_yaml_and_json_on_stdin_or_file() {
+    let p = Project::initialized();
+    p.ctxkeep(&["checkpoint", "--from", "-"])
+        .write_stdin("phase: review\nactive_task: read the diff\ncontrolling_agent: bob\nnext_action: approve the PR\ndecisions: [keep it]\n")
+        .assert()
+        .success();
+    assert!(p.state().contains("  phase: review\n"));
+    p.write(
+        "fields.json",
+        r#"{"next_action": "merge the PR", "open_questions": ["who deploys?"]}"#,
+    );
+    let (v, _) = p.json(&["checkpoint", "--from", "fields.json", "--phase", "merge"]);
+    assert_eq!(v["phase"], "merge", "flags win over --from");
+    assert_eq!(v["next_action"], "merge the PR");
+    assert_eq!(v["controlling_agent"], "bob");
+}
+
+#[test]
+fn from_with_unknown_or_malformed_fields_is_rejected() {
+    let p = Project::initialized();
+    let before = p.state();
+    p.ctxkeep(&["checkpoint", "--from", "-"])
+        .write_stdin("phaze: typo\n")
+        .assert()
+        .code(65)
+        .stderr(predicate::str::contains("<stdin>").and(predicate::str::contains("phaze")));
+    p.ctxkeep(&["checkpoint", "--from", "-"])
+        .write_stdin("phase: [unclosed\n")
+        .assert()
+        .code(65)
+        .stderr(predicate::str::contains("line"));
+    p.ctxkeep(&["checkpoint", "--from", "missing.yaml"])
+        .assert()
+        .code(66);
+    assert_eq!(p.state(), before);
+}
+
+#[test]
+fn outside_git_the_checkpoint_still_succeeds_with_a_warning() {
+    let p = Project::bare();
+    p.ctxkeep(&["init"]).assert().success();
+    p.checkpoint(&[]).success().stderr(
+        predicate::str::contains("git state left out")
+            .and(predicate::str::contains("not a git repository")),
+    );
+    assert!(!p.state().contains("  git:"));
+}
+
+#[test]
+fn without_git_installed_the_checkpoint_still_succeeds() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    p.ctxkeep(&["checkpoint"])
+        .env("CTXKEEP_GIT", "/nonexistent/git")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("git is not installed"));
+}
+
+#[test]
+fn empty_required_fields_warn() {
+    let p = Project::initialized();
+    p.ctxkeep(&["checkpoint", "--phase", "x"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "no active_task, controlling_agent, next_action",
+        ));
+}
+
+#[test]
+fn not_initialized_is_66() {
+    let p = Project::new();
+    p.ctxkeep(&["checkpoint"]).assert().code(66).stderr(
+        predicate::str::contains("not initialized").and(predicate::str::contains("ctxkeep init")),
+    );
+}
+
+#[test]
+fn retention_prunes_the_archive() {
+    let p = Project::initialized();
+    let s = p
+        .state()
+        .replace("ctxkeep: 1\n", "ctxkeep: 1\nretention: {checkpoints: 2}\n");
+    p.write("project-state.md", s);
+    for _ in 0..4 {
+        p.checkpoint(&[]).success();
+    }
+    let mut names: Vec<String> = std::fs::read_dir(p.path(".ctxkeep/checkpoints"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["ckpt-0003.json", "ckpt-0004.json"]);
+}
+
+#[test]
+fn history_keeps_the_last_three() {
+    let p = Project::initialized();
+    for _ in 0..5 {
+        p.checkpoint(&[]).success();
+    }
+    let s = p.state();
+    assert!(s.contains("  id: ckpt-0005\n"));
+    for (id, present) in [
+        ("ckpt-0004", true),
+        ("ckpt-0003", true),
+        ("ckpt-0002", true),
+        ("ckpt-0001", false),
+    ] {
+        assert_eq!(s.contains(&format!("  - id: {id}\n")), present, "{id}");
+    }
+}

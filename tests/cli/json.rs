@@ -1,0 +1,177 @@
+//! `--json` outputs are a contract: parsed into strict mirrors that reject
+//! unknown or missing keys.
+
+use serde::Deserialize;
+
+use crate::support::Project;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Checkpoint {
+    id: String,
+    created_at: String,
+    trigger: String,
+    phase: String,
+    active_task: String,
+    controlling_agent: String,
+    next_action: String,
+    decisions: Vec<String>,
+    open_questions: Vec<String>,
+    #[serde(default)]
+    notes: Option<String>,
+    #[serde(default)]
+    git: Option<Git>,
+    #[serde(default)]
+    budget: Option<Budget>,
+    digest: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Git {
+    branch: Option<String>,
+    head: Option<String>,
+    dirty: Vec<Dirty>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Dirty {
+    path: String,
+    status: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Budget {
+    tokens: u64,
+    window: u64,
+    percent: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Resume {
+    checkpoint: Checkpoint,
+    prompt: String,
+    tokens: usize,
+    omitted: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Verify {
+    ok: bool,
+    checkpoint: Option<CheckpointRef>,
+    errors: Vec<Finding>,
+    warnings: Vec<Finding>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct CheckpointRef {
+    id: String,
+    created_at: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Finding {
+    code: String,
+    severity: String,
+    field: Option<String>,
+    line: Option<usize>,
+    message: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Init {
+    path: String,
+    created: bool,
+    changed: Vec<String>,
+    model: Option<String>,
+    window: u64,
+    encoding: String,
+    stages: Vec<Stage>,
+    gitignore_updated: bool,
+    templates_dir: Option<String>,
+    templates_written: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Stage {
+    at: f64,
+    action: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ErrorDoc {
+    ok: bool,
+    error: ErrorBody,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ErrorBody {
+    code: String,
+    message: String,
+    exit_code: u8,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
+    serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}: {v}"))
+}
+
+#[test]
+fn json_outputs_match_their_mirrors() {
+    let p = Project::new();
+    let (v, _) = p.json(&["init"]);
+    let init: Init = parse(v);
+    assert!(init.created && init.gitignore_updated);
+    p.commit_all("init");
+    let (v, _) = p.json(&[
+        "checkpoint",
+        "--phase",
+        "p",
+        "--task",
+        "t",
+        "--agent",
+        "a",
+        "--next",
+        "write the docs",
+    ]);
+    let c: Checkpoint = parse(v);
+    assert_eq!(c.id, "ckpt-0001");
+    let (v, _) = p.json(&["resume"]);
+    let r: Resume = parse(v);
+    assert!(r.tokens > 0 && r.prompt.contains("write the docs"));
+    let (v, _) = p.json(&["verify"]);
+    let ver: Verify = parse(v);
+    assert!(ver.ok && ver.errors.is_empty());
+}
+
+#[test]
+fn errors_in_json_mode_are_one_document() {
+    let p = Project::new();
+    let (v, code) = p.json(&["verify"]);
+    assert_eq!(code, 66);
+    let e: ErrorDoc = parse(v);
+    assert!(!e.ok);
+    assert_eq!(e.error.code, "no_input");
+    assert_eq!(e.error.exit_code, 66);
+}

@@ -1,0 +1,10 @@
+//! One integration-test binary, a file per subcommand.
+
+mod support;
+
+mod checkpoint;
+mod init;
+mod json;
+mod resume;
+mod verify;
+mod walkthrough;

@@ -1,0 +1,110 @@
+use predicates::prelude::*;
+
+use crate::support::Project;
+
+#[test]
+fn resume_states_what_changed_since() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    p.write("later.rs", "x");
+    p.write("README.md", "changed");
+    p.git(&["add", "README.md"]);
+    p.git(&["commit", "-qm", "later"]);
+    let out = p
+        .ctxkeep(&["resume"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let prompt = String::from_utf8(out).unwrap();
+    assert!(prompt.contains("HEAD moved by 1 commit(s)"), "{prompt}");
+    assert!(prompt.contains("later.rs is now untracked"), "{prompt}");
+}
+
+#[test]
+fn resume_refuses_a_hand_edited_checkpoint_unless_forced() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let s = p.state().replace(
+        "  phase: \"implementing the parser\"",
+        "  phase: \"something else\"",
+    );
+    p.write("project-state.md", &s);
+    p.ctxkeep(&["resume"]).assert().code(65).stderr(
+        predicate::str::contains("changed by hand").and(predicate::str::contains("--force")),
+    );
+    p.ctxkeep(&["resume", "--force"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("something else"));
+}
+
+#[test]
+fn max_tokens_drops_low_priority_sections_but_never_the_fields() {
+    let p = Project::initialized();
+    let long_note = "background ".repeat(400);
+    p.checkpoint(&["--note", &long_note, "--decision", "short decision"])
+        .success();
+    let (full, _) = p.json(&["resume", "--max-tokens", "100000"]);
+    let (small, code) = p.json(&["resume", "--max-tokens", "200"]);
+    assert_eq!(code, 0);
+    assert!(full["tokens"].as_u64().unwrap() > 200);
+    assert!(small["tokens"].as_u64().unwrap() <= 200, "{small}");
+    let prompt = small["prompt"].as_str().unwrap();
+    assert!(prompt.contains("run cargo test and fix the failing split test"));
+    assert!(!prompt.contains("background background"));
+    assert!(small["omitted"]
+        .as_array()
+        .unwrap()
+        .contains(&"notes".into()));
+    p.ctxkeep(&["resume", "--max-tokens", "20"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("alone take"));
+}
+
+#[test]
+fn resume_works_without_dot_ctxkeep_and_logs_an_event() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    std::fs::remove_dir_all(p.path(".ctxkeep")).unwrap();
+    p.ctxkeep(&["resume"]).assert().success();
+    let events = p.read(".ctxkeep/events.jsonl");
+    assert!(
+        events.lines().any(|l| l.contains("\"event\":\"resume\"")),
+        "{events}"
+    );
+}
+
+#[test]
+fn resume_without_checkpoint_is_66() {
+    let p = Project::initialized();
+    p.ctxkeep(&["resume"])
+        .assert()
+        .code(66)
+        .stderr(predicate::str::contains("no checkpoint yet"));
+}
+
+#[test]
+fn resume_closed_stdout_is_not_an_error() {
+    let p = Project::initialized();
+    p.checkpoint(&["--note", &"n ".repeat(20_000)]).success();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("ctxkeep"))
+        .args(["resume", "--max-tokens", "1000000"])
+        .current_dir(p.root())
+        .env("CTXKEEP_NOW", crate::support::NOW)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // like `| head -0`
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}

@@ -1,0 +1,150 @@
+//! A hermetic project builder: a temp dir, its own git config and HOME, a
+//! fixed clock, no colour. Every integration test starts here.
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+pub const NOW: &str = "2026-01-15T10:00:00Z";
+
+pub struct Project {
+    pub dir: TempDir,
+    home: TempDir,
+    now: String,
+}
+
+impl Project {
+    /// A git repository with one commit.
+    pub fn new() -> Project {
+        let p = Project::bare();
+        p.git(&["init", "-q", "-b", "main"]);
+        p.write("README.md", "# demo\n");
+        p.commit_all("initial");
+        p
+    }
+
+    /// A plain folder, no git.
+    pub fn bare() -> Project {
+        Project {
+            dir: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+            now: NOW.to_string(),
+        }
+    }
+
+    /// An initialized ctxkeep project in a git repository.
+    pub fn initialized() -> Project {
+        let p = Project::new();
+        p.ctxkeep(&["init"]).assert().success();
+        p.commit_all("ctxkeep init");
+        p
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
+        let p = self.path(rel);
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).unwrap();
+        }
+        fs::write(p, content).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.path(rel)).unwrap()
+    }
+
+    pub fn state(&self) -> String {
+        self.read("project-state.md")
+    }
+
+    pub fn set_now(&mut self, now: &str) {
+        self.now = now.to_string();
+    }
+
+    fn env(&self, cmd: &mut StdCommand) {
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.com")
+            .env("GIT_COMMITTER_NAME", "Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.com")
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+            .env("NO_COLOR", "1")
+            .env("CTXKEEP_NOW", &self.now)
+            .current_dir(self.dir.path());
+    }
+
+    /// `ctxkeep ARGS` in the project, hermetic.
+    pub fn ctxkeep(&self, args: &[&str]) -> Command {
+        let mut std = StdCommand::new(assert_cmd::cargo::cargo_bin!("ctxkeep"));
+        self.env(&mut std);
+        std.args(args);
+        Command::from_std(std)
+    }
+
+    /// Runs git and returns its stdout; panics when it fails.
+    pub fn git(&self, args: &[&str]) -> String {
+        let mut cmd = StdCommand::new("git");
+        self.env(&mut cmd);
+        let out = cmd.args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    pub fn commit_all(&self, msg: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", msg]);
+    }
+
+    pub fn head(&self) -> String {
+        self.git(&["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    /// Writes a complete checkpoint by flags.
+    pub fn checkpoint(&self, extra: &[&str]) -> assert_cmd::assert::Assert {
+        let mut args = vec![
+            "checkpoint",
+            "--phase",
+            "implementing the parser",
+            "--task",
+            "parse front matter in src/state.rs",
+            "--agent",
+            "claude-code",
+            "--next",
+            "run cargo test and fix the failing split test",
+        ];
+        args.extend_from_slice(extra);
+        self.ctxkeep(&args).assert()
+    }
+
+    /// Runs with `--json` and parses stdout as one JSON document.
+    pub fn json(&self, args: &[&str]) -> (serde_json::Value, i32) {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = self.ctxkeep(&all).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let v = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("not one JSON document ({e}): {text:?}"));
+        (v, out.status.code().unwrap_or(-1))
+    }
+}
