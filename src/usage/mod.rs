@@ -1,0 +1,3 @@
+//! Context usage from agent transcripts.
+
+pub mod tail;
