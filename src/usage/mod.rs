@@ -7,6 +7,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod gemini;
+pub mod statusline;
 pub mod tail;
 
 use std::fmt;
@@ -19,6 +20,8 @@ use serde_json::{Map, Value};
 
 use crate::error::Error;
 use tail::{TailLine, TailReader};
+
+pub use statusline::{parse_statusline, read_statusline, StatusLine};
 
 /// The agent that wrote a transcript.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
