@@ -289,6 +289,47 @@ mod tests {
         );
     }
 
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A line's bytes: anything but a newline.
+        fn line_bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
+            proptest::collection::vec(
+                any::<u8>().prop_map(|b| if b == b'\n' { b'x' } else { b }),
+                0..max,
+            )
+        }
+
+        proptest! {
+            /// Backwards reading agrees with a plain forward split, whatever the chunk size,
+            /// line cap, content and torn tail.
+            #[test]
+            fn agrees_with_a_forward_split(
+                content in proptest::collection::vec(line_bytes(40), 0..12),
+                torn in line_bytes(30),
+                chunk in 1usize..50,
+                cap in 0usize..45,
+            ) {
+                let mut data = Vec::new();
+                let mut expected = Vec::new();
+                for l in &content {
+                    let offset = data.len() as u64;
+                    data.extend_from_slice(l);
+                    data.push(b'\n');
+                    expected.push(if l.len() > cap {
+                        TailLine::TooLong { offset, len: l.len() as u64 }
+                    } else {
+                        TailLine::Line { offset, bytes: l.to_vec() }
+                    });
+                }
+                data.extend_from_slice(&torn);
+                expected.reverse();
+                prop_assert_eq!(lines(&data, chunk, cap), expected);
+            }
+        }
+    }
+
     #[test]
     fn reads_only_the_tail_of_a_large_file() {
         use std::io::Write;
