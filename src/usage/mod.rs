@@ -359,8 +359,19 @@ fn detect_open(path: &Path, mut file: File, len: u64) -> anyhow::Result<Option<A
             None => break,
         }
     }
-    if head.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Some(agent_from_name(path).unwrap_or(Agent::ClaudeCode)));
+    // No complete line yet (blank, or the first line is still being written): like an empty
+    // file, unless the unterminated line already shows its shape.
+    let complete = head.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
+    if head.len() as u64 == len && head[..complete].iter().all(u8::is_ascii_whitespace) {
+        if let Parsed::Object(map) = parse_line(&head[complete..]) {
+            if let Some(agent) = classify(&map) {
+                return Ok(Some(agent));
+            }
+        }
+        let rest = head[complete..].trim_ascii_start();
+        if rest.is_empty() || rest.starts_with(b"{") {
+            return Ok(Some(agent_from_name(path).unwrap_or(Agent::ClaudeCode)));
+        }
     }
     Ok(None)
 }
@@ -534,6 +545,28 @@ mod tests {
     }
 
     #[test]
+    fn a_first_line_still_being_written_is_like_an_empty_file() {
+        let (_d, path) = write_temp("s.jsonl", b"{\"parentUuid\":null,\"isSidechain\":fal");
+        assert_eq!(detect_agent(&path).unwrap(), Agent::ClaudeCode);
+        assert_eq!(read_transcript(&path, None).unwrap().tokens, None);
+        let (_d, path) = write_temp("rollout-2026-x.jsonl", b"\n{\"timestamp\":\"2026");
+        assert_eq!(detect_agent(&path).unwrap(), Agent::Codex);
+        // Complete but unterminated: its shape is used for detection only.
+        let (_d, path) = write_temp(
+            "s.jsonl",
+            b"{\"timestamp\":\"t\",\"type\":\"session_meta\",\"payload\":{}}",
+        );
+        assert_eq!(detect_agent(&path).unwrap(), Agent::Codex);
+        assert_eq!(
+            read_transcript(&path, None).unwrap(),
+            Usage::empty(Agent::Codex)
+        );
+        // Text that is not JSON at all is still unknown.
+        let (_d, path) = write_temp("s.jsonl", b"hello");
+        assert_eq!(exit_code_of(&detect_agent(&path).unwrap_err()), exit::DATA);
+    }
+
+    #[test]
     fn detects_each_format_from_its_lines() {
         let cases: [(&str, &str, Agent); 6] = [
             (
@@ -575,9 +608,9 @@ mod tests {
 
     #[test]
     fn detects_from_the_tail_when_the_first_line_is_huge() {
-        // A first line longer than the sniff window, then a recognizable line.
+        // A Codex session_meta carrying instructions longer than the sniff window.
         let mut content = format!(
-            "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"{}\"}}}}\n",
+            "{{\"timestamp\":\"t\",\"type\":\"session_meta\",\"payload\":{{\"id\":\"x\",\"instructions\":\"{}\"}}}}\n",
             "x".repeat(SNIFF_HEAD as usize + 10)
         );
         content.push_str(
