@@ -17,6 +17,7 @@ pub mod redact;
 pub mod state;
 pub mod templates;
 pub mod tokens;
+pub mod usage;
 pub mod workspace;
 
 use cli::Cli;
