@@ -67,6 +67,17 @@ pub enum Command {
     /// Check that the checkpoint is intact and can be read cold (the CI gate).
     #[command(after_long_help = EXIT_CODES)]
     Verify(VerifyArgs),
+    /// Print a shell completion script (generated from these definitions).
+    Completions(CompletionsArgs),
+    /// Print the man page in roff (generated from these definitions).
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: Shell,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
 //! One file per subcommand behind one dispatch.
 
 pub mod checkpoint;
+pub mod completions;
 pub mod init;
 pub mod resume;
 pub mod verify;
@@ -22,5 +23,7 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Checkpoint(args) => checkpoint::run(args, ctx),
         Command::Resume(args) => resume::run(args, ctx),
         Command::Verify(args) => verify::run(args, ctx),
+        Command::Completions(args) => completions::run(args),
+        Command::Man => completions::man(),
     }
 }
