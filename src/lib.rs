@@ -1,3 +1,4 @@
 //! ctxkeep: keep an agent's working state in `project-state.md`.
 pub mod error;
+pub mod models;
 pub mod tokens;
