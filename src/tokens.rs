@@ -371,6 +371,9 @@ fn split_at_safe_cuts(text: &str, enc: Encoding, target: usize) -> Vec<&str> {
 /// bytes or more around the regex (module docs).
 fn count_segment(bpe: &CoreBPE, text: &str, enc: Encoding, long_run: usize) -> Result<usize> {
     let long_run = long_run.max(1);
+    if text.len() < long_run {
+        return tiktoken_count(bpe, text);
+    }
     let b = text.as_bytes();
     let mut total = 0;
     let mut start = 0; // first byte not yet counted
