@@ -24,7 +24,11 @@ pub struct Config {
 
 impl Config {
     pub fn from_front(fm: &FrontMatter) -> Config {
-        let model_info = fm.model.as_deref().and_then(crate::models::lookup);
+        let overrides = fm.models.clone().unwrap_or_default();
+        let model_info = fm
+            .model
+            .as_deref()
+            .and_then(|m| crate::models::lookup_with(m, &overrides));
         Config {
             model: fm.model.clone(),
             window: fm
