@@ -367,3 +367,253 @@ impl<'a> Locator<'a> {
             .map(|i| i + 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::checkpoint::{DirtyFile, GitState};
+
+    pub(super) fn clean() -> Checkpoint {
+        Checkpoint {
+            id: "ckpt-0003".into(),
+            created_at: "2026-01-15T10:00:00Z".into(),
+            trigger: "manual".into(),
+            phase: "implementing the parser".into(),
+            active_task: "split front matter in src/state.rs".into(),
+            controlling_agent: "claude-code".into(),
+            next_action: "run cargo test and fix the CRLF case".into(),
+            ..Default::default()
+        }
+    }
+
+    /// The file ctxkeep would write for `c`, sealed.
+    pub(super) fn file_for(c: &Checkpoint) -> String {
+        let mut c = c.clone();
+        c.seal();
+        format!(
+            "---\nctxkeep: 1\n{}---\n# Notes\n\n<!-- ctxkeep:begin -->\nblock\n<!-- ctxkeep:end -->\n",
+            crate::state::emit_key("checkpoint", &c.to_json(), "\n")
+        )
+    }
+
+    pub(super) fn parse(text: &str) -> StateFile {
+        StateFile::parse(Path::new("project-state.md"), text.to_string()).unwrap()
+    }
+
+    /// A folder with the files the corpus refers to, as a repository without git.
+    fn repo() -> (tempfile::TempDir, Repo) {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in [
+            ("src/state.rs", "// state\n"),
+            ("src/lexer.rs", "// lexer\n"),
+            ("README.md", "# demo\n"),
+            ("docs/adr/0007-use-sqlite.md", "# Use SQLite\n"),
+            ("DECISIONS.md", "## DEC-0021: one lexer for both formats\n"),
+            ("CHANGELOG.md", "- fixed CRLF loss (#42)\n"),
+        ] {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let repo = Repo {
+            top: dir.path().to_path_buf(),
+            state_rel: PathBuf::from("project-state.md"),
+            no_git: Some("not a git repository".into()),
+            files: walk(dir.path()),
+        };
+        (dir, repo)
+    }
+
+    /// The checks that read only the file and the folder (no git, no tokens).
+    fn text_codes(c: &Checkpoint, repo: &Repo) -> Vec<Finding> {
+        let text = file_for(c);
+        let sf = parse(&text);
+        let loc = Locator::new(&sf);
+        let cp = sf.fm.checkpoint.clone().unwrap();
+        let mut f = structural(&sf, false);
+        f.extend(wording::check(&cp, &loc));
+        f.extend(references::check(&cp, &sf, repo, &loc));
+        f
+    }
+
+    #[derive(Deserialize)]
+    struct Case {
+        name: String,
+        expect: Option<String>,
+        fields: crate::checkpoint::Fields,
+    }
+
+    #[test]
+    fn corpus_each_bad_checkpoint_raises_its_one_code_and_good_ones_none() {
+        let cases: Vec<Case> =
+            serde_yaml::from_str(include_str!("../../tests/corpus/checkpoints.yaml")).unwrap();
+        assert!(cases.len() >= 30, "the corpus keeps at least 30 cases");
+        let (_dir, repo) = repo();
+        let mut failures = Vec::new();
+        for case in &cases {
+            let mut c = clean();
+            let f = case.fields.clone();
+            macro_rules! set { ($($x:ident),*) => { $( if let Some(v) = f.$x { c.$x = v; } )* } }
+            set!(
+                phase,
+                active_task,
+                controlling_agent,
+                next_action,
+                decisions,
+                open_questions,
+                notes
+            );
+            let found = text_codes(&c, &repo);
+            let codes: BTreeSet<&str> = found.iter().map(|x| x.code).collect();
+            let want: BTreeSet<&str> = case.expect.iter().map(String::as_str).collect();
+            if codes != want {
+                failures.push(format!("{}: want {want:?}, got {found:#?}", case.name));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn findings_point_at_the_item_and_the_block_scalar_line() {
+        let (_dir, repo) = repo();
+        let mut c = clean();
+        c.decisions = vec!["keep serde_yaml".into(), "use TBD for now".into()];
+        let text = file_for(&c);
+        let f = text_codes(&c, &repo);
+        let lines: Vec<&str> = text.lines().collect();
+        let line = f[0].line.unwrap();
+        assert_eq!(f[0].code, "CK202");
+        assert!(
+            lines[line - 1].contains("use TBD for now"),
+            "{line}: {text}"
+        );
+
+        // A hand-written block scalar: the finding names the line inside it.
+        let text = file_for(&clean()).replace(
+            "  digest:",
+            "  notes: |\n    lexer done\n    same as before for the parser\n  digest:",
+        );
+        let sf = parse(&text);
+        let loc = Locator::new(&sf);
+        let f = wording::check(sf.fm.checkpoint.as_ref().unwrap(), &loc);
+        assert_eq!(f.len(), 1, "{f:?}");
+        let line = f[0].line.unwrap();
+        assert!(
+            text.lines()
+                .nth(line - 1)
+                .unwrap()
+                .contains("same as before"),
+            "{line}: {text}"
+        );
+        assert_eq!(f[0].field.as_deref(), Some("notes"));
+    }
+
+    #[test]
+    fn a_record_cut_mid_way_is_one_error_not_a_list_of_empty_fields() {
+        let text = file_for(&clean());
+        let cut: String = text
+            .lines()
+            .take_while(|l| !l.contains("controlling_agent"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            + "---\n<!-- ctxkeep:begin -->\n<!-- ctxkeep:end -->\n";
+        let f = structural(&parse(&cut), false);
+        let codes: Vec<&str> = f.iter().map(|x| x.code).collect();
+        assert_eq!(codes, ["CK121"], "{f:?}");
+        assert!(
+            f[0].message.contains("stops after `active_task`"),
+            "{}",
+            f[0].message
+        );
+        assert!(f[0].message.contains("`next_action`"));
+        // Only the digest missing: hand-written, not cut.
+        let no_digest = text
+            .lines()
+            .filter(|l| !l.contains("digest"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>();
+        let codes: Vec<&str> = structural(&parse(&no_digest), false)
+            .iter()
+            .map(|x| x.code)
+            .collect();
+        assert_eq!(codes, ["CK111"]);
+    }
+
+    #[test]
+    fn body_cut_short_missing_block_and_conflicts() {
+        let text = file_for(&clean());
+        let codes = |t: &str| -> Vec<&'static str> {
+            structural(&parse(t), false)
+                .iter()
+                .map(|x| x.code)
+                .collect()
+        };
+        assert!(codes(&text).is_empty());
+        let cut = &text[..text.find("<!-- ctxkeep:end -->").unwrap() - 3];
+        assert_eq!(codes(cut), ["CK120"]);
+        let f = structural(&parse(cut), false);
+        let line = f[0].line.unwrap();
+        assert_eq!(cut.lines().nth(line - 1), Some("<!-- ctxkeep:begin -->"));
+        let gone = &text[..text.find("<!-- ctxkeep:begin -->").unwrap()];
+        assert_eq!(codes(gone), ["CK122"]);
+        let conflict = text.replace("block\n", "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> other\n");
+        assert_eq!(codes(&conflict), ["CK123"]);
+        // A setext heading underline is not a conflict.
+        let heading = text.replace("# Notes\n", "Notes\n=======\n");
+        assert!(codes(&heading).is_empty());
+    }
+
+    #[test]
+    fn dirty_paths_gone_from_disk_unless_recorded_as_deleted() {
+        let (_dir, repo) = repo();
+        let mut c = clean();
+        c.git = Some(GitState {
+            branch: Some("main".into()),
+            head: None,
+            dirty: vec![
+                DirtyFile {
+                    path: "src/lexer.rs".into(),
+                    status: "modified".into(),
+                },
+                DirtyFile {
+                    path: "src/old.rs".into(),
+                    status: "deleted".into(),
+                },
+                DirtyFile {
+                    path: "src/scratch.rs".into(),
+                    status: "untracked".into(),
+                },
+            ],
+        });
+        let f = text_codes(&c, &repo);
+        let codes: Vec<&str> = f.iter().map(|x| x.code).collect();
+        assert_eq!(codes, ["CK410"], "{f:?}");
+        assert!(f[0].message.contains("src/scratch.rs"));
+        let text = file_for(&c);
+        assert!(text
+            .lines()
+            .nth(f[0].line.unwrap() - 1)
+            .unwrap()
+            .contains("src/scratch.rs"));
+    }
+
+    #[test]
+    fn field_at_names_checkpoint_fields_other_keys_and_the_body() {
+        let mut c = clean();
+        c.notes = "n".into();
+        let text = file_for(&c).replace("ctxkeep: 1\n", "ctxkeep: 1\nowner: alice\n");
+        let sf = parse(&text);
+        let loc = Locator::new(&sf);
+        let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+        assert_eq!(loc.field_at(line_of("owner")).as_deref(), Some("owner"));
+        assert_eq!(loc.field_at(line_of("notes:")).as_deref(), Some("notes"));
+        assert_eq!(loc.field_at(line_of("# Notes")).as_deref(), Some("body"));
+        let off = text.find("# Notes").unwrap();
+        assert_eq!(loc.line_of_offset(off), line_of("# Notes"));
+    }
+}

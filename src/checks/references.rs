@@ -134,7 +134,7 @@ pub fn check(c: &Checkpoint, sf: &StateFile, repo: &Repo, loc: &Locator) -> Vec<
                     false,
                 ));
                 e.1.insert(ti);
-                e.2 |= lead.starts_with(m);
+                e.2 |= defines(lead, m);
             }
             for m in refs_in(&ISSUE, line, "_&#/") {
                 let e = issues.entry(m.to_string()).or_insert((
@@ -143,7 +143,7 @@ pub fn check(c: &Checkpoint, sf: &StateFile, repo: &Repo, loc: &Locator) -> Vec<
                     false,
                 ));
                 e.1.insert(ti);
-                e.2 |= lead.starts_with(m);
+                e.2 |= defines(lead, m);
             }
             for p in path_candidates(line, repo) {
                 paths.entry(p).or_insert(Seen { text: ti, line: li });
@@ -289,6 +289,14 @@ fn search_repository(
             strike(log.as_bytes(), ids, issues);
         }
     }
+}
+
+/// "DEC-0021: use serde" defines DEC-0021; "DEC-0021 is done" only names it.
+fn defines(lead: &str, id: &str) -> bool {
+    lead.strip_prefix(id).is_some_and(|rest| {
+        let rest = rest.trim_start();
+        rest.starts_with([':', '-', '—', '–', '(', '='])
+    })
 }
 
 /// An id's number without its zero padding: DEC-0021 and DEC-21 are one.
