@@ -280,7 +280,16 @@ impl<'a> Locator<'a> {
         let key = self.field_line(t.field)?;
         let key_text = self.lines.get(key - 1)?;
         let indent = key_text.len() - key_text.trim_start().len();
-        let value = key_text.trim_start()[t.field.len() + 1..].trim();
+        // The key may be missing (a flow mapping written by hand): then the
+        // line found is the record's, and there is no value to look into.
+        let Some(value) = key_text
+            .trim_start()
+            .strip_prefix(t.field)
+            .and_then(|r| r.strip_prefix(':'))
+            .map(str::trim)
+        else {
+            return Some(key);
+        };
         match t.item {
             Some(i) if value.is_empty() => {
                 // Block sequence: count `- ` items indented under the key.
@@ -615,5 +624,29 @@ mod tests {
         assert_eq!(loc.field_at(line_of("# Notes")).as_deref(), Some("body"));
         let off = text.find("# Notes").unwrap();
         assert_eq!(loc.line_of_offset(off), line_of("# Notes"));
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+            #[test]
+            fn text_checks_never_panic(
+                next in "(\\PC|\n|`|\"|<|>|\\{|\\}|#|-|/|\\.|:)*",
+                notes in "(\\PC|\n|- |\\?)*",
+                item in "\\PC*",
+                head in "\\PC{0,20}",
+            ) {
+                let (_dir, repo) = repo();
+                let mut c = clean();
+                c.next_action = next;
+                c.notes = notes;
+                c.decisions = vec![item];
+                c.git = Some(GitState { branch: None, head: Some(head), dirty: vec![] });
+                let _ = text_codes(&c, &repo);
+            }
+        }
     }
 }

@@ -269,7 +269,8 @@ fn search_repository(
             continue;
         }
         let path = repo.top.join(f);
-        let Ok(meta) = std::fs::metadata(&path) else {
+        // Not followed: a tracked symlink may point outside the repository.
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
             continue;
         };
         if !meta.is_file() || meta.len() > MAX_FILE {

@@ -37,7 +37,7 @@ pub fn check(c: &Checkpoint, s: &Subject, repo: &Repo, loc: &Locator, out: &mut 
     let head_line = loc.find_in_front("head:").or_else(|| loc.field_line("git"));
 
     if let Some(head) = &then.head {
-        let short = &head[..head.len().min(12)];
+        let short: String = head.chars().take(12).collect();
         let is_id = (4..=64).contains(&head.len()) && head.chars().all(|c| c.is_ascii_hexdigit());
         if !is_id || !git::commit_exists(&repo.top, head).unwrap_or(false) {
             if is_id && git::is_shallow(&repo.top).unwrap_or(false) {
@@ -101,7 +101,7 @@ fn stale(
     line: Option<usize>,
     out: &mut Outcome,
 ) {
-    let short = |h: &str| h[..h.len().min(12)].to_string();
+    let short = |h: &str| h.chars().take(12).collect::<String>();
     let now_short = now
         .as_deref()
         .map(short)
