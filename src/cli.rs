@@ -160,6 +160,10 @@ pub struct VerifyArgs {
     /// Treat warnings that matter (hand edits, undescribed changes) as errors.
     #[arg(long)]
     pub strict: bool,
+
+    /// The resume prompt must fit N tokens (configured encoding) [default: resume_max_tokens, 2000].
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

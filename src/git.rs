@@ -184,3 +184,46 @@ pub fn tracked_files(dir: &Path) -> Result<Vec<String>, Unavailable> {
         .map(|s| String::from_utf8_lossy(s).into_owned())
         .collect())
 }
+
+/// Whether the repository is a shallow clone (CI checkouts often are), in
+/// which an older recorded HEAD may simply not have been fetched.
+pub fn is_shallow(dir: &Path) -> Result<bool, Unavailable> {
+    let out = run(dir, &["rev-parse", "--is-shallow-repository"])?;
+    Ok(String::from_utf8_lossy(&out).trim() == "true")
+}
+
+/// Whether `ancestor` is `descendant` or one of its ancestors.
+pub fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> Result<bool, Unavailable> {
+    match git(dir)
+        .args(["merge-base", "--is-ancestor", ancestor, descendant])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(s) => Ok(s.success()),
+        Err(e) => Err(Unavailable(format!("cannot run git: {e}"))),
+    }
+}
+
+/// The newest commit that changed `path` (relative to `dir`), if any.
+pub fn last_commit_touching(dir: &Path, path: &Path) -> Result<Option<String>, Unavailable> {
+    let out = git(dir)
+        .args(["log", "-1", "--format=%H", "--"])
+        .arg(path)
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Ok((out.status.success() && !id.is_empty()).then_some(id))
+}
+
+/// The messages of the newest `limit` commits, for finding issue numbers.
+pub fn commit_messages(dir: &Path, limit: usize) -> Result<String, Unavailable> {
+    let out = git(dir)
+        .args(["log", &format!("-n{limit}"), "--format=%B"])
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
+    // An unborn branch has no log; that is no messages, not an error.
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}

@@ -16,7 +16,7 @@ use crate::workspace::Workspace;
 
 /// Sections in the order they are dropped to fit the budget; the five
 /// recovered fields are never dropped.
-const DROP_ORDER: [&str; 6] = [
+pub const DROP_ORDER: [&str; 6] = [
     "history",
     "notes",
     "tree",
@@ -65,37 +65,12 @@ pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         )),
     }
 
-    let changes = changes_since(&ws, &checkpoint);
-    let templates = Templates::load(&ws.root, config.templates.as_deref())?;
-    let render = |omitted: &[&str]| -> Result<String, Error> {
-        let include: serde_json::Map<String, Value> = DROP_ORDER
-            .iter()
-            .map(|s| (s.to_string(), Value::Bool(!omitted.contains(s))))
-            .collect();
-        templates.render(
-            "resume.md",
-            json!({
-                "checkpoint": checkpoint,
-                "history": sf.fm.history.clone().unwrap_or_default(),
-                "changes": changes,
-                "include": include,
-                "stuck": Value::Null,
-                "nonce": Value::Null,
-            }),
-        )
-    };
     let budget = args.max_tokens.unwrap_or(config.resume_max_tokens);
-    let mut omitted: Vec<&str> = Vec::new();
-    let mut prompt = render(&omitted)?;
-    let mut tokens = crate::tokens::count(&prompt, config.encoding)?;
-    for section in DROP_ORDER {
-        if tokens <= budget {
-            break;
-        }
-        omitted.push(section);
-        prompt = render(&omitted)?;
-        tokens = crate::tokens::count(&prompt, config.encoding)?;
-    }
+    let Rendered {
+        prompt,
+        tokens,
+        omitted,
+    } = render_prompt(&ws, &sf, &checkpoint, &config, budget)?;
     if tokens > budget {
         let msg = format!(
             "the recovered fields of {} alone take {tokens} tokens, more than the budget of {budget}; shorten them with `ctxkeep checkpoint`",
@@ -140,6 +115,62 @@ pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     ctx.out.json(&report)?;
     ctx.out.data(&report.prompt)?;
     Ok(0)
+}
+
+/// The resume prompt as `resume` prints it (before redaction), and what it
+/// left out to fit.
+pub struct Rendered {
+    pub prompt: String,
+    pub tokens: usize,
+    /// Sections dropped to fit, in `DROP_ORDER`.
+    pub omitted: Vec<&'static str>,
+}
+
+/// Renders the continuation prompt for `checkpoint`, dropping sections in
+/// `DROP_ORDER` until it fits `budget` tokens (or nothing more can go).
+/// Shared with `verify`, whose size check must count exactly this text.
+pub fn render_prompt(
+    ws: &Workspace,
+    sf: &StateFile,
+    checkpoint: &Checkpoint,
+    config: &Config,
+    budget: usize,
+) -> anyhow::Result<Rendered> {
+    let changes = changes_since(ws, checkpoint);
+    let templates = Templates::load(&ws.root, config.templates.as_deref())?;
+    let render = |omitted: &[&str]| -> Result<String, Error> {
+        let include: serde_json::Map<String, Value> = DROP_ORDER
+            .iter()
+            .map(|s| (s.to_string(), Value::Bool(!omitted.contains(s))))
+            .collect();
+        templates.render(
+            "resume.md",
+            json!({
+                "checkpoint": checkpoint,
+                "history": sf.fm.history.clone().unwrap_or_default(),
+                "changes": changes,
+                "include": include,
+                "stuck": Value::Null,
+                "nonce": Value::Null,
+            }),
+        )
+    };
+    let mut omitted: Vec<&'static str> = Vec::new();
+    let mut prompt = render(&omitted)?;
+    let mut tokens = crate::tokens::count(&prompt, config.encoding)?;
+    for section in DROP_ORDER {
+        if tokens <= budget {
+            break;
+        }
+        omitted.push(section);
+        prompt = render(&omitted)?;
+        tokens = crate::tokens::count(&prompt, config.encoding)?;
+    }
+    Ok(Rendered {
+        prompt,
+        tokens,
+        omitted,
+    })
 }
 
 /// What changed in the repository since the checkpoint was written.

@@ -1,10 +1,11 @@
-//! `ctxkeep verify`: the CI gate. Exit 0 when the checkpoint is intact and
-//! complete, 1 with the findings otherwise.
+//! `ctxkeep verify`: the CI gate. Exit 0 when the checkpoint can be read
+//! cold, 1 with the findings otherwise. Reads only the repository: works in
+//! a fresh clone and never creates `.ctxkeep/`.
 
 use serde::Serialize;
 
 use super::Ctx;
-use crate::checks::{self, Finding, Severity};
+use crate::checks::{self, Finding, Severity, Subject};
 use crate::cli::VerifyArgs;
 use crate::output::{paint_stdout, Style};
 use crate::state::StateFile;
@@ -16,6 +17,8 @@ pub struct VerifyReport {
     pub checkpoint: Option<CheckpointRef>,
     pub errors: Vec<Finding>,
     pub warnings: Vec<Finding>,
+    /// Checks that could not run, and why (no git, shallow clone).
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -27,8 +30,14 @@ pub struct CheckpointRef {
 pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let ws = Workspace::resolve(&ctx.global, false)?;
     let sf = StateFile::load(&ws.state_path)?;
-    let findings = checks::structural(&sf, args.strict);
-    let (errors, warnings): (Vec<_>, Vec<_>) = findings
+    let outcome = checks::all(&Subject {
+        sf: &sf,
+        ws: &ws,
+        strict: args.strict,
+        max_tokens: args.max_tokens,
+    })?;
+    let (errors, warnings): (Vec<_>, Vec<_>) = outcome
+        .findings
         .into_iter()
         .partition(|f| f.severity == Severity::Error);
     let report = VerifyReport {
@@ -39,6 +48,7 @@ pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         }),
         errors,
         warnings,
+        notes: outcome.notes,
     };
     ctx.out.json(&report)?;
     if !ctx.out.quiet || !report.ok {
@@ -50,13 +60,17 @@ pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 fn human(r: &VerifyReport, path: &str) -> String {
     let mut s = String::new();
     for (title, list, style) in [
-        ("errors", &r.errors, Style::Error),
-        ("warnings", &r.warnings, Style::Warn),
+        ("error", &r.errors, Style::Error),
+        ("warning", &r.warnings, Style::Warn),
     ] {
         if list.is_empty() {
             continue;
         }
-        s.push_str(&paint_stdout(style, &format!("{} {title}:", list.len())));
+        let plural = if list.len() == 1 { "" } else { "s" };
+        s.push_str(&paint_stdout(
+            style,
+            &format!("{} {title}{plural}:", list.len()),
+        ));
         s.push('\n');
         for f in list.iter() {
             let at = f
@@ -68,8 +82,16 @@ fn human(r: &VerifyReport, path: &str) -> String {
                 .as_deref()
                 .map(|x| format!(" [{x}]"))
                 .unwrap_or_default();
-            s.push_str(&format!("  {} {at}{field}: {}\n", f.code, f.message));
+            s.push_str(&format!(
+                "  {} {at}{field}: {}\n",
+                paint_stdout(style, f.code),
+                f.message
+            ));
         }
+    }
+    for n in &r.notes {
+        s.push_str(&paint_stdout(Style::Dim, &format!("note: {n}")));
+        s.push('\n');
     }
     let id = r
         .checkpoint
@@ -77,7 +99,11 @@ fn human(r: &VerifyReport, path: &str) -> String {
         .map(|c| c.id.as_str())
         .unwrap_or("no checkpoint");
     let verdict = if r.ok {
-        paint_stdout(Style::Ok, &format!("ok: {id} can be read cold"))
+        let extra = match r.warnings.len() {
+            0 => String::new(),
+            n => format!(" ({n} warning{})", if n == 1 { "" } else { "s" }),
+        };
+        paint_stdout(Style::Ok, &format!("ok: {id} can be read cold{extra}"))
     } else {
         paint_stdout(
             Style::Error,

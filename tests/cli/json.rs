@@ -71,6 +71,7 @@ struct Verify {
     checkpoint: Option<CheckpointRef>,
     errors: Vec<Finding>,
     warnings: Vec<Finding>,
+    notes: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
