@@ -1,2 +1,3 @@
 //! ctxkeep: keep an agent's working state in `project-state.md`.
 pub mod error;
+pub mod redact;
