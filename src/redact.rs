@@ -1,19 +1,937 @@
-//! Placeholder until the redaction module lands.
+//! Secret redaction for everything agent-readable that ctxkeep writes or prints
+//! (state, events, checkpoints, git output such as remote URLs, error text).
+//!
+//! Design (RELIABILITY.md §4, after gitleaks): a cheap keyword prefilter picks
+//! the rules worth running, then one linear-time `regex` per rule. The
+//! `generic` key=value rule also needs entropy >= 3.5 and no placeholder
+//! stopword. Over-redaction is acceptable; a leak is not.
+//!
+//! A secret is replaced by `[REDACTED:<rule>]`. The marker itself never
+//! matches a rule, so redaction is idempotent.
+
 use std::borrow::Cow;
-pub fn redact(text: &str) -> Cow<'_, str> {
-    Cow::Borrowed(text)
-}
-pub fn redact_json(_value: &mut serde_json::Value) {}
-/// One match of a redaction rule: the rule's name and the byte range.
-#[derive(Debug, Clone, PartialEq, Eq)]
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex};
+
+/// One secret found in a text: the rule that matched and the byte range of
+/// the secret (only the password of a URL, only the value of a key=value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Finding {
     pub rule: &'static str,
     pub start: usize,
     pub end: usize,
 }
-pub fn find(_text: &str) -> Vec<Finding> {
-    Vec::new()
+
+/// Stable rule names, in priority order: when findings of several rules
+/// overlap, they are merged and the earliest rule in this list names them.
+pub const RULES: [&str; 12] = [
+    "private-key",
+    "aws",
+    "github",
+    "gitlab",
+    "anthropic",
+    "openai",
+    "slack",
+    "google",
+    "stripe",
+    "jwt",
+    "url-credentials",
+    "generic",
+];
+
+const PRIVATE_KEY: usize = 0;
+const AWS: usize = 1;
+const GITHUB: usize = 2;
+const GITLAB: usize = 3;
+const ANTHROPIC: usize = 4;
+const OPENAI: usize = 5;
+const SLACK: usize = 6;
+const GOOGLE: usize = 7;
+const STRIPE: usize = 8;
+const JWT: usize = 9;
+const URL_CREDENTIALS: usize = 10;
+const GENERIC: usize = 11;
+
+/// Literal keywords (case-sensitive) whose presence makes a provider rule
+/// worth running. Every match of a rule's regex contains one of its keywords.
+const KEYWORDS: &[(&str, usize)] = &[
+    ("PRIVATE KEY", PRIVATE_KEY),
+    ("AKIA", AWS),
+    ("ASIA", AWS),
+    ("ABIA", AWS),
+    ("ACCA", AWS),
+    ("A3T", AWS),
+    ("ghp_", GITHUB),
+    ("gho_", GITHUB),
+    ("ghu_", GITHUB),
+    ("ghs_", GITHUB),
+    ("ghr_", GITHUB),
+    ("github_pat_", GITHUB),
+    ("glpat-", GITLAB),
+    ("gldt-", GITLAB),
+    ("glrt-", GITLAB),
+    ("glptt-", GITLAB),
+    ("glsoat-", GITLAB),
+    ("glcbt-", GITLAB),
+    ("glft-", GITLAB),
+    ("glimt-", GITLAB),
+    ("glagent-", GITLAB),
+    ("glffct-", GITLAB),
+    ("GR1348941", GITLAB),
+    ("sk-ant-", ANTHROPIC),
+    ("T3BlbkFJ", OPENAI),
+    ("sk-proj-", OPENAI),
+    ("sk-svcacct-", OPENAI),
+    ("sk-admin-", OPENAI),
+    ("xox", SLACK),
+    ("hooks.slack.com", SLACK),
+    ("AIza", GOOGLE),
+    ("k_live_", STRIPE),
+    ("k_test_", STRIPE),
+    ("eyJ", JWT),
+    ("://", URL_CREDENTIALS),
+];
+
+/// Per provider rule, one literal alternation of its keywords. `is_match`
+/// stops at the first hit and the regex crate scans literals with SIMD, so a
+/// keyword-dense input costs no more than ordinary text.
+static KEYWORD_RES: LazyLock<Vec<(usize, Regex)>> = LazyLock::new(|| {
+    (0..GENERIC)
+        .map(|rule| {
+            let alts: Vec<String> = KEYWORDS
+                .iter()
+                .filter(|(_, r)| *r == rule)
+                .map(|(k, _)| regex::escape(k))
+                .collect();
+            (rule, Regex::new(&alts.join("|")).expect("keyword regex"))
+        })
+        .collect()
+});
+
+/// The generic rule's keywords, case-insensitive. Ordinary prose often has
+/// one ("key", "access"), so the generic regex also gates on the operator.
+const GENERIC_KEYWORDS: &str = r"key|api|token|secret|pass|pwd|auth|credential|access";
+
+static GENERIC_KEYWORD_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!("(?i){GENERIC_KEYWORDS}")).expect("generic keywords"));
+
+// Patterns use ASCII classes and `(?-u:\b)` so the lazy DFA never has to give
+// up on non-ASCII text (a Unicode `\b` forces the slow engines).
+static PATTERNS: LazyLock<[Regex; 12]> = LazyLock::new(|| {
+    let b = r"(?-u:\b)";
+    let pats: [String; 12] = [
+        // private-key: only the BEGIN line here; `private_keys` finds the end.
+        r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----".to_string(),
+        // aws access key id
+        format!(r"{b}(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{{16}}{b}"),
+        // github classic tokens and fine-grained PATs
+        format!(r"{b}(?:gh[pousr]_[0-9A-Za-z]{{36,255}}|github_pat_[0-9A-Za-z_]{{82}}){b}"),
+        // gitlab personal, deploy, runner, trigger ... tokens, runner registration
+        format!(
+            r"{b}(?:gl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|agent|ffct)-[0-9A-Za-z_-]{{20,}}|GR1348941[0-9A-Za-z_-]{{20,}})"
+        ),
+        // anthropic: api03, admin01, oat01, ort01 ...
+        format!(r"{b}sk-ant-[a-z]{{2,6}}[0-9]{{2}}-[0-9A-Za-z_-]{{40,}}"),
+        // openai: legacy and project/service-account/admin keys
+        format!(
+            r"{b}sk-(?:proj-|svcacct-|admin-)?[0-9A-Za-z_-]{{20,}}T3BlbkFJ[0-9A-Za-z_-]{{20,}}|{b}sk-(?:proj|svcacct|admin)-[0-9A-Za-z_-]{{40,}}"
+        ),
+        // slack tokens; for webhooks only the secret path is redacted
+        format!(
+            r"{b}xox[baprse]-[0-9A-Za-z-]{{10,}}|hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/]{{43,56}})"
+        ),
+        // google api key
+        format!(r"{b}AIza[0-9A-Za-z_-]{{35}}"),
+        // stripe secret and restricted keys
+        format!(r"{b}[sr]k_(?:live|test)_[0-9A-Za-z]{{24,}}"),
+        // jwt
+        format!(r"{b}eyJ[0-9A-Za-z_-]{{10,}}\.eyJ[0-9A-Za-z_-]{{10,}}\.[0-9A-Za-z_-]{{10,}}"),
+        // url credentials: only the password (group 1); the user may be empty
+        // (`redis://:pw@host`)
+        format!(r"{b}[a-zA-Z][a-zA-Z0-9+.-]{{1,20}}://[^\s/:@]{{0,100}}:([^\s/@]{{3,200}})@"),
+        // generic key=value: keyword, identifier rest, optional closing quote,
+        // operator, then a quoted value of printable ASCII without spaces
+        // (groups 1, 2) or a bare token-like value (group 3). ASCII classes
+        // keep the bounded repetitions small enough for the fast engines.
+        format!(
+            r#"(?i)(?:{GENERIC_KEYWORDS})[0-9a-z_.-]{{0,20}}(?:\\?['"])?[ \t]{{0,5}}(?:=|:=|:|=>)[ \t\r\n]{{0,5}}(?:\\?"([\x21\x23-\x5b\x5d-\x7e]{{10,150}})\\?"|\\?'([\x21-\x26\x28-\x5b\x5d-\x7e]{{10,150}})\\?'|(?:\\?['"`])?([0-9a-z_.=+/-]{{10,150}}))"#
+        ),
+    ];
+    pats.map(|p| Regex::new(&p).expect("redaction regex"))
+});
+
+static PK_END: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----").expect("pem end")
+});
+
+/// The base64 lines after a BEGIN with no END (a truncated paste), also
+/// with JSON-escaped `\n`. Anchored: applied to the text after the header.
+static PK_TAIL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\A(?:(?:\s|\\n)*[A-Za-z0-9+/=]{16,})*").expect("pem tail"));
+
+/// Private key blocks: from BEGIN through the first END after it or, when
+/// there is no END, through the base64 lines that follow. One regex with a
+/// lazy `.*?END` would rescan to the end of the text for every BEGIN without
+/// an END (quadratic); here the next END is searched once and remembered.
+fn private_keys(text: &str, out: &mut Vec<(usize, usize, usize)>, stop_at_first: bool) {
+    // `Some(None)`: no END at or after the last searched position.
+    let mut next_end: Option<Option<(usize, usize)>> = None;
+    let mut searched_from = 0;
+    let mut pos = 0;
+    while let Some(begin) = PATTERNS[PRIVATE_KEY].find_at(text, pos) {
+        let after = begin.end();
+        let end = match next_end {
+            Some(Some((s, _))) if s >= after => next_end.flatten(),
+            Some(None) if searched_from <= after => None,
+            _ => {
+                searched_from = after;
+                let found = PK_END.find_at(text, after).map(|m| (m.start(), m.end()));
+                next_end = Some(found);
+                found
+            }
+        };
+        let stop = match end {
+            Some((_, e)) => e,
+            None => after + PK_TAIL.find(&text[after..]).map_or(0, |m| m.end()),
+        };
+        out.push((PRIVATE_KEY, begin.start(), stop));
+        if stop_at_first {
+            return;
+        }
+        pos = stop;
+    }
 }
+
+/// Substrings (lower-case) that mark a generic value as a placeholder or a
+/// reference rather than a secret. `changeme_placeholder` has entropy 3.52,
+/// so entropy alone does not reject it.
+const STOPWORDS: &[&str] = &[
+    "example",
+    "changeme",
+    "change_me",
+    "change-me",
+    "placeholder",
+    "dummy",
+    "sample",
+    "redacted",
+    "xxxxx",
+    "*****",
+    "your_",
+    "your-",
+    "yourkey",
+    "yoursecret",
+    "yourtoken",
+    "yourpass",
+    "insert",
+    "replace",
+    "todo",
+    "fixme",
+    "foobar",
+    "lorem",
+    "notasecret",
+    "not_a_secret",
+    "process.env",
+    "os.environ",
+    "getenv",
+];
+
+const MARKER_PREFIX: &str = "[REDACTED:";
+
+fn marker(rule: &str) -> String {
+    format!("{MARKER_PREFIX}{rule}]")
+}
+
+/// Shannon entropy in bits per byte.
+fn entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for &b in s.as_bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Whether a value found next to a generic keyword looks like a real secret.
+/// `context` is the keyword/identifier text before the operator.
+fn generic_value_is_secret(context: &str, value: &str) -> bool {
+    if value.len() < 10 || value.len() > 150 || value.contains(MARKER_PREFIX) {
+        return false;
+    }
+    if entropy(value) < 3.5 {
+        return false;
+    }
+    let lower = value.to_ascii_lowercase();
+    if STOPWORDS.iter().any(|w| lower.contains(w)) {
+        return false;
+    }
+    // Identifiers and dotted names (`config.settings.api_base_url`) are not
+    // secrets, except after a password-like keyword, where a letters-only
+    // passphrase is still a secret.
+    let ctx = context.to_ascii_lowercase();
+    let password_like = ["pass", "pwd", "secret"].iter().any(|k| ctx.contains(k));
+    let letters_only = value
+        .bytes()
+        .all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.' | b'-'));
+    !letters_only || password_like
+}
+
+/// Post-filter for a raw match. Returns the secret's byte range, or `None`
+/// when the candidate is rejected.
+fn accept(rule: usize, text: &str, caps: &Captures<'_>) -> Option<(usize, usize)> {
+    let whole = caps.get(0)?;
+    let secret = (1..caps.len()).find_map(|i| caps.get(i)).unwrap_or(whole);
+    match rule {
+        URL_CREDENTIALS => {
+            let pw = secret.as_str();
+            // Already redacted: `scheme://user:[REDACTED:x]@host`.
+            if pw.starts_with(MARKER_PREFIX) && pw.ends_with(']') && pw.matches('[').count() == 1 {
+                return None;
+            }
+        }
+        GENERIC => {
+            let context = &text[whole.start()..secret.start()];
+            if !generic_value_is_secret(context, secret.as_str()) {
+                return None;
+            }
+            // `api.example.com:8443/v1/users` is a host, a port and a path.
+            let value = secret.as_str();
+            let port_len = value.bytes().take_while(u8::is_ascii_digit).count();
+            if text[..secret.start()].ends_with(':')
+                && (1..=5).contains(&port_len)
+                && matches!(value.as_bytes().get(port_len), None | Some(b'/'))
+            {
+                return None;
+            }
+        }
+        _ => {}
+    }
+    Some((secret.start(), secret.end()))
+}
+
+/// Which rules can match at all, from the keyword prefilter.
+fn candidate_rules(text: &str) -> [bool; 12] {
+    let mut on = [false; 12];
+    for (rule, re) in KEYWORD_RES.iter() {
+        on[*rule] = re.is_match(text);
+    }
+    on[GENERIC] = GENERIC_KEYWORD_RE.is_match(text);
+    on
+}
+
+/// Raw findings of all rules, possibly overlapping, as (rule index, start, end).
+/// With `stop_at_first`, returns after the first accepted finding.
+fn scan(text: &str, stop_at_first: bool) -> Vec<(usize, usize, usize)> {
+    let mut raw = Vec::new();
+    if text.len() < 10 {
+        return raw;
+    }
+    let on = candidate_rules(text);
+    for (rule, re) in PATTERNS.iter().enumerate() {
+        if !on[rule] {
+            continue;
+        }
+        if rule == PRIVATE_KEY {
+            private_keys(text, &mut raw, stop_at_first);
+            if stop_at_first && !raw.is_empty() {
+                return raw;
+            }
+            continue;
+        }
+        for caps in re.captures_iter(text) {
+            if let Some((s, e)) = accept(rule, text, &caps) {
+                raw.push((rule, s, e));
+                if stop_at_first {
+                    return raw;
+                }
+            }
+        }
+    }
+    raw
+}
+
+/// Every secret in `text`, sorted by position and non-overlapping.
+/// Overlapping matches (an AWS key that is also a generic value, a token that
+/// is a URL password) are merged; the most specific rule names the result.
+pub fn find(text: &str) -> Vec<Finding> {
+    let mut raw = scan(text, false);
+    raw.sort_unstable_by_key(|&(rule, s, e)| (s, std::cmp::Reverse(e), rule));
+    let mut out: Vec<(usize, usize, usize)> = Vec::with_capacity(raw.len());
+    for (rule, s, e) in raw {
+        match out.last_mut() {
+            Some(last) if s < last.2 => {
+                last.2 = last.2.max(e);
+                last.0 = last.0.min(rule);
+            }
+            _ => out.push((rule, s, e)),
+        }
+    }
+    out.into_iter()
+        .map(|(rule, start, end)| Finding {
+            rule: RULES[rule],
+            start,
+            end,
+        })
+        .collect()
+}
+
+/// Whether `text` holds any secret. Cheaper than `find` on a hit.
 pub fn contains_secret(text: &str) -> bool {
-    !find(text).is_empty()
+    !scan(text, true).is_empty()
+}
+
+fn apply(text: &str, findings: &[Finding]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pos = 0;
+    for f in findings {
+        out.push_str(&text[pos..f.start]);
+        out.push_str(&marker(f.rule));
+        pos = f.end;
+    }
+    out.push_str(&text[pos..]);
+    out
+}
+
+/// `text` with every secret replaced by `[REDACTED:<rule>]`; borrowed when
+/// nothing matched. Redaction is repeated until nothing matches, so the
+/// result is a fixed point: `redact(redact(x)) == redact(x)`.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    let findings = find(text);
+    if findings.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = apply(text, &findings);
+    // A secret hidden inside a rejected or overlapping candidate can surface
+    // once its neighbour is replaced; each round removes secret bytes, and
+    // in practice one extra round is the most ever needed.
+    for _ in 0..8 {
+        let again = find(&out);
+        if again.is_empty() {
+            break;
+        }
+        out = apply(&out, &again);
+    }
+    Cow::Owned(out)
+}
+
+/// Redact every string in a JSON document in place (object keys are kept).
+/// A string under a secret-looking key (`"password"`, `"api_key"`) is also
+/// redacted as a whole when it looks like a secret on its own.
+pub fn redact_json(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => redact_string(s, None),
+        Value::Array(items) => items.iter_mut().for_each(redact_json),
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                match v {
+                    Value::String(s) => redact_string(s, Some(k)),
+                    other => redact_json(other),
+                }
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+fn redact_string(s: &mut String, key: Option<&str>) {
+    if let Cow::Owned(new) = redact(s) {
+        *s = new;
+        return;
+    }
+    if let Some(key) = key {
+        if GENERIC_KEYWORD_RE.is_match(key)
+            && !s.chars().any(char::is_whitespace)
+            && generic_value_is_secret(key, s)
+        {
+            *s = marker(RULES[GENERIC]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+    /// Deterministic pseudo-random text, so fake keys are real-shaped without
+    /// any key appearing literally in this file.
+    fn fake(n: usize, alphabet: &[u8], seed: u64) -> String {
+        let mut x = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                alphabet[((x >> 33) % alphabet.len() as u64) as usize] as char
+            })
+            .collect()
+    }
+
+    fn pem() -> String {
+        let body: Vec<String> = (0..4)
+            .map(|i| {
+                fake(
+                    64,
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+                    i,
+                )
+            })
+            .collect();
+        format!(
+            "-----BEGIN RSA {}-----\n{}\n-----END RSA {}-----",
+            "PRIVATE KEY",
+            body.join("\n"),
+            "PRIVATE KEY"
+        )
+    }
+
+    /// (rule, secret) pairs: each secret must be found, exactly, by that rule.
+    fn corpus() -> Vec<(&'static str, String)> {
+        vec![
+            ("aws", format!("AKIA{}", "IOSFODNN7EXAMPLE")),
+            (
+                "aws",
+                format!("ASIA{}", fake(16, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 1)),
+            ),
+            ("github", format!("ghp_{}", fake(36, ALNUM, 2))),
+            ("github", format!("ghs_{}", fake(36, ALNUM, 3))),
+            (
+                "github",
+                format!("github_pat_{}_{}", fake(22, ALNUM, 4), fake(59, ALNUM, 5)),
+            ),
+            ("gitlab", format!("glpat-{}", fake(20, ALNUM, 6))),
+            (
+                "anthropic",
+                format!("sk-ant-api03-{}AA", fake(93, ALNUM, 7)),
+            ),
+            (
+                "anthropic",
+                format!("sk-ant-admin01-{}", fake(60, ALNUM, 8)),
+            ),
+            ("openai", format!("sk-proj-{}", fake(74, ALNUM, 9))),
+            (
+                "openai",
+                format!(
+                    "sk-{}{}FJ{}",
+                    fake(20, ALNUM, 10),
+                    "T3Blbk",
+                    fake(20, ALNUM, 11)
+                ),
+            ),
+            (
+                "slack",
+                format!(
+                    "xoxb-{}-{}-{}",
+                    fake(11, b"0123456789", 12),
+                    fake(13, b"0123456789", 13),
+                    fake(24, ALNUM, 14)
+                ),
+            ),
+            ("google", format!("AIza{}", fake(35, ALNUM, 15))),
+            ("stripe", format!("sk_live_{}", fake(24, ALNUM, 16))),
+            ("stripe", format!("rk_test_{}", fake(30, ALNUM, 17))),
+            (
+                "jwt",
+                format!(
+                    "eyJhbGciOiJIUzI1NiJ9.eyJ{}.{}",
+                    fake(30, ALNUM, 18),
+                    fake(43, ALNUM, 19)
+                ),
+            ),
+            ("private-key", pem()),
+        ]
+    }
+
+    fn only(text: &str) -> Finding {
+        let f = find(text);
+        assert_eq!(f.len(), 1, "expected one finding in {text:?}, got {f:?}");
+        f[0]
+    }
+
+    #[test]
+    fn provider_keys_are_caught_in_every_context() {
+        for (rule, key) in corpus() {
+            let contexts = [
+                format!("Deploy with {key} then restart."),
+                format!("api_key: {key}\nother: 1\n"),
+                format!("{{\"token\": \"{key}\", \"n\": 1}}"),
+                format!("{{\"note\": \"{key}\"}}"),
+                format!("curl 'https://api.example.com/v1?x=1&auth={key}&y=2'"),
+                key.clone(),
+                format!("{key} is the key"),
+                format!("the key is {key}"),
+            ];
+            for text in &contexts {
+                let f = only(text);
+                assert_eq!(f.rule, rule, "{text:?}");
+                assert_eq!(&text[f.start..f.end], key, "{text:?}");
+                let red = redact(text);
+                assert!(!red.contains(&key[key.len() - 8..]), "{red}");
+                assert!(red.contains(&format!("[REDACTED:{rule}]")), "{red}");
+                assert!(contains_secret(text));
+            }
+        }
+    }
+
+    #[test]
+    fn slack_webhook_keeps_the_host() {
+        let path = format!(
+            "T{}/B{}/{}",
+            fake(8, ALNUM, 20),
+            fake(8, ALNUM, 21),
+            fake(24, ALNUM, 22)
+        );
+        let text = format!("notify https://hooks.slack.com/services/{path} on failure");
+        let f = only(&text);
+        assert_eq!((f.rule, &text[f.start..f.end]), ("slack", path.as_str()));
+        assert_eq!(
+            redact(&text),
+            "notify https://hooks.slack.com/services/[REDACTED:slack] on failure"
+        );
+    }
+
+    #[test]
+    fn url_credentials_redact_only_the_password() {
+        let pw = fake(16, ALNUM, 23);
+        let text = format!("remote: postgres://app:{pw}@db.internal:5432/app?sslmode=require");
+        assert_eq!(
+            redact(&text),
+            "remote: postgres://app:[REDACTED:url-credentials]@db.internal:5432/app?sslmode=require"
+        );
+        let redis = format!("redis://:{pw}@cache:6379");
+        assert_eq!(
+            redact(&redis),
+            "redis://:[REDACTED:url-credentials]@cache:6379"
+        );
+        // A token used as the password is named by its provider.
+        let gh = format!("ghs_{}", fake(36, ALNUM, 24));
+        let remote = format!("origin\thttps://x-access-token:{gh}@github.com/o/r.git (fetch)");
+        assert_eq!(
+            redact(&remote),
+            "origin\thttps://x-access-token:[REDACTED:github]@github.com/o/r.git (fetch)"
+        );
+        // Case 37: a remote URL, a commit message, prose.
+        for text in [
+            format!("git push https://oauth2:{pw}@gitlab.example.com/g/p.git"),
+            format!("commit 1a2b3c4\n\n    fix: rotate creds (old one was {gh})"),
+        ] {
+            assert!(contains_secret(&text), "{text}");
+        }
+    }
+
+    #[test]
+    fn generic_redacts_only_the_value() {
+        let v = fake(32, ALNUM, 25);
+        let cases = [
+            (
+                format!("api_key: {v}"),
+                "api_key: [REDACTED:generic]".to_string(),
+            ),
+            (
+                format!("export DB_PASSWORD={v}"),
+                "export DB_PASSWORD=[REDACTED:generic]".to_string(),
+            ),
+            (
+                format!(r#"{{"client_secret": "{v}"}}"#),
+                r#"{"client_secret": "[REDACTED:generic]"}"#.to_string(),
+            ),
+            (
+                format!("auth_token := \"{v}\""),
+                "auth_token := \"[REDACTED:generic]\"".to_string(),
+            ),
+            (
+                format!("'access_key' => '{v}',"),
+                "'access_key' => '[REDACTED:generic]',".to_string(),
+            ),
+            (
+                format!(r#"{{\"token\": \"{v}\"}}"#),
+                r#"{\"token\": \"[REDACTED:generic]\"}"#.to_string(),
+            ),
+            (
+                format!("https://example.com/cb?code=1&api_key={v}&x=1"),
+                "https://example.com/cb?code=1&api_key=[REDACTED:generic]&x=1".to_string(),
+            ),
+            (
+                format!("password: \"p@ss-{v}!\""),
+                "password: \"[REDACTED:generic]\"".to_string(),
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(redact(&text), want, "{text}");
+            assert_eq!(only(&text).rule, "generic");
+        }
+    }
+
+    #[test]
+    fn ordinary_text_passes_untouched() {
+        let b64 = "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==";
+        let clean = [
+            "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+            "HEAD is now at 3f78685 fix the splitter",
+            "id: 123e4567-e89b-12d3-a456-426614174000",
+            b64,
+            "the password field is validated before submit",
+            "rotate the API key monthly; tokens expire after 90 days",
+            "Access is granted per team. Authentication uses OAuth.",
+            "pip install scikit-learn  # imported as sklearn, not sk-learn",
+            "edit src/redact.rs and /home/dev/.config/ctxkeep/config.toml",
+            "version: 1.10.0-rc.1+build.5, released 2024-05-01T12:30:00Z",
+            "api_key: changeme_placeholder",
+            "password: your_password_here",
+            "token: ${GITHUB_TOKEN}",
+            "api_key: process.env.OPENAI_API_KEY",
+            "key: value",
+            "auth_url: https://auth.example.com:8443/oauth/authorize",
+            "API base: api.internal.example.com:8443/v1/users",
+            "primary_key: user_account_settings.identifier",
+            "use crate::auth::token::Verifier;",
+            "see https://docs.rs/regex/latest/regex/#syntax and http://localhost:3000/login",
+            "ssh://git@github.com:22/org/repo.git",
+            "[REDACTED:generic] [REDACTED:url-credentials] [REDACTED:private-key]",
+            "api_key: [REDACTED:generic]",
+            "https://user:[REDACTED:url-credentials]@host/x",
+            "The file starts with -----BEGIN and ends with -----END.",
+        ];
+        for text in clean {
+            assert_eq!(find(text), vec![], "{text}");
+            assert!(matches!(redact(text), Cow::Borrowed(_)), "{text}");
+            assert!(!contains_secret(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn markdown_document_passes_untouched() {
+        let doc = "---\nversion: 1\nstatus: in-progress\nbranch: wip-redact\nhead: 8567dcd\n---\n\
+# Project state\n\n## Goal\nAdd secret redaction so the state file never leaks a token, key or password.\n\n\
+## Done\n- [x] Rules table from RELIABILITY.md section 4 (AWS, GitHub, Slack, JWT, ...)\n\
+- [x] `cargo test --lib redact` passes (commit 3f786850e387550fdab836ed7e6dc881de23001b)\n\n\
+## Next\n1. Wire `redact()` into the writer; keys: `api_key`, `token` are redacted by value.\n\
+2. Document the `[REDACTED:<rule>]` marker.\n\n```rust\nlet key = cache.get(&path)?;\nlet token_count = 42;\n```\n\n\
+| Key | Meaning |\n|---|---|\n| `auth` | how the CLI authenticates |\n\n\
+See [the docs](https://github.com/example/ctxkeep/blob/main/README.md#secrets).\n";
+        assert_eq!(find(doc), vec![]);
+        assert!(matches!(redact(doc), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn private_key_without_end_is_still_redacted() {
+        let text = format!("{}\n\nnext line", &pem()[..150]);
+        let red = redact(&text);
+        assert!(red.starts_with("[REDACTED:private-key]"), "{red}");
+        assert!(red.ends_with("next line"), "{red}");
+    }
+
+    #[test]
+    fn findings_are_sorted_and_disjoint() {
+        let c = corpus();
+        let text = c
+            .iter()
+            .map(|(_, k)| format!("k{}: {k}", 0))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let f = find(&text);
+        assert_eq!(f.len(), c.len());
+        for (w, (rule, _)) in f.iter().zip(&c) {
+            assert_eq!(w.rule, *rule);
+        }
+        assert!(f.windows(2).all(|w| w[0].end <= w[1].start));
+    }
+
+    #[test]
+    fn json_strings_are_redacted_in_place() {
+        let gh = format!("ghp_{}", fake(36, ALNUM, 26));
+        let pw = format!("Zq!{}", fake(14, ALNUM, 27));
+        let mut v = serde_json::json!({
+            "cmd": format!("git push https://u:{gh}@github.com/o/r"),
+            "password": pw,
+            "nested": [{"note": format!("token {gh}")}, 1, null, true],
+            format!("key-{gh}"): "kept",
+            "access": "public-read",
+        });
+        redact_json(&mut v);
+        assert_eq!(
+            v["cmd"],
+            "git push https://u:[REDACTED:github]@github.com/o/r"
+        );
+        assert_eq!(v["password"], "[REDACTED:generic]");
+        assert_eq!(v["nested"][0]["note"], "token [REDACTED:github]");
+        assert_eq!(v[format!("key-{gh}")], "kept");
+        assert_eq!(v["access"], "public-read");
+    }
+
+    #[test]
+    fn redaction_is_idempotent_on_the_corpus() {
+        for (_, key) in corpus() {
+            for text in [
+                format!("token={key}"),
+                format!("x://u:{key}@h"),
+                key.clone(),
+            ] {
+                let once = redact(&text).into_owned();
+                assert_eq!(redact(&once), once);
+                assert!(find(&once).is_empty(), "{once}");
+            }
+        }
+    }
+
+    #[test]
+    fn adversarial_inputs_complete() {
+        let n = 200_000;
+        for unit in [
+            "key=",
+            "a://a:",
+            "-----BEGIN PRIVATE KEY-----",
+            "eyJ",
+            "AKIA",
+            "sk-",
+            "token: \"",
+            "ghp_",
+        ] {
+            let text = unit.repeat(n / unit.len());
+            let _ = redact(&text);
+        }
+    }
+
+    /// Text built from fragments that tend to form secrets and near-misses.
+    fn fragments() -> impl Strategy<Value = String> {
+        let parts = prop::sample::select(vec![
+            "key",
+            "token",
+            "pass",
+            "=",
+            ":",
+            " ",
+            "\"",
+            "'",
+            "@",
+            "://",
+            "/",
+            "\n",
+            "[",
+            "]",
+            "REDACTED",
+            "ghp_",
+            "AKIA",
+            "sk-",
+            "eyJ",
+            ".",
+            "-",
+            "_",
+            "xoxb-",
+            "-----BEGIN PRIVATE KEY-----",
+            "Zq8Xv3Lm9Tr2Wp5K",
+            "0123456789abcdef",
+            "ABCDEFGHIJKLMNOP",
+            "é",
+        ]);
+        prop::collection::vec(parts, 0..40).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_strings_never_panic(s in "\\PC*") {
+            let f = find(&s);
+            prop_assert!(f.windows(2).all(|w| w[0].end <= w[1].start));
+            for x in &f {
+                prop_assert!(s.is_char_boundary(x.start) && s.is_char_boundary(x.end));
+            }
+            let mut v = serde_json::json!({"k": s.clone(), "token": [s.clone()]});
+            redact_json(&mut v);
+        }
+
+        #[test]
+        fn redaction_is_idempotent(s in fragments()) {
+            let once = redact(&s).into_owned();
+            prop_assert_eq!(redact(&once).into_owned(), once.clone());
+            prop_assert!(find(&once).is_empty());
+            prop_assert_eq!(contains_secret(&s), !find(&s).is_empty());
+        }
+
+        #[test]
+        fn nothing_found_means_unchanged(s in "(\\PC|key=|token: |://|@)*") {
+            if find(&s).is_empty() {
+                prop_assert!(matches!(redact(&s), Cow::Borrowed(_)));
+                prop_assert_eq!(redact(&s), s.as_str());
+            }
+        }
+    }
+}
+
+/// Manual throughput check (no timed assertions):
+/// `cargo test --release --lib redact::bench -- --ignored --nocapture`
+#[cfg(test)]
+mod bench {
+    use super::*;
+    use std::time::Instant;
+
+    /// Bytes per input; `REDACT_BENCH_BYTES` overrides the 6 MiB default.
+    fn size() -> usize {
+        std::env::var("REDACT_BENCH_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(6 << 20)
+    }
+
+    fn fill(unit: &str) -> String {
+        let size = size();
+        let mut s = unit.repeat(size / unit.len() + 1);
+        s.truncate(s.floor_char_boundary(size));
+        s
+    }
+
+    fn time(name: &str, text: &str) -> f64 {
+        let t = Instant::now();
+        let mut n = 0;
+        for _ in 0..3 {
+            n = find(text).len();
+        }
+        let ms = t.elapsed().as_secs_f64() * 1000.0 / 3.0;
+        println!(
+            "{name:<28} {:>5} KiB  {ms:>8.1} ms  findings={n}",
+            text.len() >> 10
+        );
+        ms
+    }
+
+    #[test]
+    #[ignore]
+    fn measure() {
+        let prose = fill(
+            "The agent rotated the API key and checked that the password field is validated. \
+             Next it reviewed src/redact.rs at commit 3f786850e387550fdab836ed7e6dc881de23001b; \
+             access to the token store needs auth, see https://example.com/docs.\n",
+        );
+        let base = time("plain prose", &prose);
+        let hostile = [
+            "key=",
+            "key=aZ3",
+            "api_key: Zq8Xv3Lm9Tr2Wp5K ",
+            "a://a:",
+            "-----BEGIN PRIVATE KEY-----",
+            "eyJ",
+            "AKIA",
+            "sk-",
+            "token: \"",
+            "ghp_",
+            "x",
+            "é",
+        ];
+        let mut worst = 0.0f64;
+        for unit in hostile {
+            worst = worst.max(time(&format!("{unit:?}"), &fill(unit)));
+        }
+        println!("worst/prose ratio: {:.1}", worst / base);
+    }
 }

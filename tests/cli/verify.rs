@@ -324,7 +324,6 @@ fn the_resume_prompt_must_fit_the_token_budget() {
 }
 
 #[test]
-#[ignore = "needs the redaction rules from wip-redact (main still has the placeholder)"]
 fn a_secret_anywhere_in_the_file_is_an_error_that_does_not_echo_it() {
     let p = project();
     p.checkpoint(&[]).success();
