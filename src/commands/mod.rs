@@ -1,8 +1,11 @@
 //! One file per subcommand behind one dispatch.
 
 pub mod checkpoint;
+pub mod count;
 pub mod init;
 pub mod resume;
+pub mod status;
+pub mod track;
 pub mod verify;
 
 use crate::cli::{Command, GlobalArgs};
@@ -22,5 +25,8 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Checkpoint(args) => checkpoint::run(args, ctx),
         Command::Resume(args) => resume::run(args, ctx),
         Command::Verify(args) => verify::run(args, ctx),
+        Command::Track(args) => track::run(args, ctx),
+        Command::Count(args) => count::run(args, ctx),
+        Command::Status(args) => status::run(args, ctx),
     }
 }
