@@ -3,8 +3,12 @@
 mod support;
 
 mod checkpoint;
+mod count;
 mod init;
 mod json;
 mod resume;
+mod status;
+mod track;
+mod transcripts;
 mod verify;
 mod walkthrough;
