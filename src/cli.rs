@@ -76,6 +76,17 @@ pub enum Command {
     /// Show a session's context gauge, stage and last checkpoint.
     #[command(after_long_help = EXIT_CODES)]
     Status(StatusArgs),
+    /// Print a shell completion script (generated from these definitions).
+    Completions(CompletionsArgs),
+    /// Print the man page in roff (generated from these definitions).
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: Shell,
 }
 
 #[derive(Debug, Args)]

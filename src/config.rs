@@ -21,12 +21,16 @@ pub struct Config {
     pub retention_days: Option<u64>,
     pub templates: Option<String>,
     /// The config's `models:` overrides of the model table.
-    pub model_overrides: std::collections::BTreeMap<String, serde_yaml::Value>,
+    pub model_overrides: std::collections::BTreeMap<String, crate::models::ModelOverride>,
 }
 
 impl Config {
     pub fn from_front(fm: &FrontMatter) -> Config {
-        let model_info = fm.model.as_deref().and_then(crate::models::lookup);
+        let overrides = fm.models.clone().unwrap_or_default();
+        let model_info = fm
+            .model
+            .as_deref()
+            .and_then(|m| crate::models::lookup_with(m, &overrides));
         Config {
             model: fm.model.clone(),
             window: fm
@@ -57,6 +61,6 @@ impl Config {
 
     /// The model table's entry for `name`, with the config's overrides.
     pub fn model_info(&self, name: &str) -> Option<crate::models::ModelInfo> {
-        crate::models::lookup(name)
+        crate::models::lookup_with(name, &self.model_overrides)
     }
 }

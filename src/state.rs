@@ -36,7 +36,7 @@ pub struct FrontMatter {
     /// Token budget for `resume` and the size check of `verify`.
     pub resume_max_tokens: Option<usize>,
     /// Per-model overrides of the model table: name -> {window, encoding}.
-    pub models: Option<BTreeMap<String, serde_yaml::Value>>,
+    pub models: Option<BTreeMap<String, crate::models::ModelOverride>>,
     pub checkpoint: Option<Checkpoint>,
     pub history: Option<Vec<HistoryEntry>>,
 }

@@ -1,6 +1,7 @@
 //! One file per subcommand behind one dispatch.
 
 pub mod checkpoint;
+pub mod completions;
 pub mod count;
 pub mod init;
 pub mod resume;
@@ -28,5 +29,7 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Track(args) => track::run(args, ctx),
         Command::Count(args) => count::run(args, ctx),
         Command::Status(args) => status::run(args, ctx),
+        Command::Completions(args) => completions::run(args),
+        Command::Man => completions::man(),
     }
 }

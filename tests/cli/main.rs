@@ -3,6 +3,7 @@
 mod support;
 
 mod checkpoint;
+mod completions;
 mod count;
 mod init;
 mod json;
