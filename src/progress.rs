@@ -3,7 +3,7 @@
 //! nothing drawn unless stderr is a terminal, so a crate would add more than
 //! it saves.
 
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use crate::output::{gauge, Output};
@@ -38,6 +38,11 @@ impl Progress {
             done: 0,
             label: String::new(),
         }
+    }
+
+    /// Whether the bar can be drawn at all.
+    pub fn enabled(&self) -> bool {
+        self.enabled
     }
 
     pub fn set_label(&mut self, label: &str) {
@@ -84,19 +89,5 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
-    }
-}
-
-/// A reader that advances a bar by the bytes it passes on.
-pub struct ProgressReader<'a, R> {
-    pub inner: R,
-    pub progress: &'a mut Progress,
-}
-
-impl<R: Read> Read for ProgressReader<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.progress.advance(n as u64);
-        Ok(n)
     }
 }

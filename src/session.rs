@@ -53,11 +53,9 @@ pub struct FiredStage {
 /// after it grew costs only what was appended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CountState {
+    /// The file counted, absolute.
     pub path: String,
-    pub encoding: String,
-    /// The counter's resume point (opaque to the session store).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<serde_json::Value>,
+    pub cursor: crate::tokens::CountCursor,
 }
 
 /// One session's live budget.

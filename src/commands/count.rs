@@ -5,13 +5,15 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::str::FromStr;
 
+use anyhow::Context;
+
 use serde::Serialize;
 
 use super::Ctx;
 use crate::cli::CountArgs;
 use crate::config::Config;
 use crate::error::Error;
-use crate::progress::{Progress, ProgressReader};
+use crate::progress::Progress;
 use crate::session::CountState;
 use crate::state::StateFile;
 use crate::tokens::Encoding;
@@ -118,24 +120,22 @@ fn check_file(path: &Path) -> Result<u64, Error> {
 }
 
 fn count_file_with(path: &Path, enc: Encoding, progress: &mut Progress) -> anyhow::Result<usize> {
-    let file = File::open(path).map_err(|e| Error::io(path, "cannot read", e))?;
-    let mut reader = ProgressReader {
-        inner: file,
-        progress,
-    };
-    count_read(&mut reader, path, enc)
+    let mut file = File::open(path).map_err(|e| Error::io(path, "cannot read", e))?;
+    let text = read_utf8(&mut file, path)?;
+    count_with_progress(&text, enc, progress)
+        .with_context(|| format!("{}: counting tokens", path.display()))
 }
 
 fn count_stdin(enc: Encoding) -> anyhow::Result<usize> {
-    count_read(&mut io::stdin().lock(), Path::new("<stdin>"), enc)
+    crate::tokens::count_reader(io::stdin().lock(), "-", enc)
 }
 
-fn count_read(reader: &mut dyn Read, path: &Path, enc: Encoding) -> anyhow::Result<usize> {
+fn read_utf8(reader: &mut dyn Read, path: &Path) -> Result<String, Error> {
     let mut bytes = Vec::new();
     reader
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, "cannot read", e))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         Error::data(
             path,
             format!(
@@ -143,29 +143,91 @@ fn count_read(reader: &mut dyn Read, path: &Path, enc: Encoding) -> anyhow::Resu
                 e.utf8_error().valid_up_to()
             ),
         )
-    })?;
-    crate::tokens::count(&text, enc)
+    })
 }
 
-/// `track --count SRC`: the token count and what to remember for next time.
+/// Bytes counted between two redraws of the bar. Each piece is still
+/// counted on every core by `tokens::count`.
+const PROGRESS_CHUNK: usize = 4 * 1024 * 1024;
+
+/// `tokens::count`, in pieces cut where the counts add up exactly
+/// (`tokens::is_safe_cut`), so the bar can move. With no bar: one piece.
+fn count_with_progress(
+    text: &str,
+    enc: Encoding,
+    progress: &mut Progress,
+) -> anyhow::Result<usize> {
+    if !progress.enabled() || text.len() <= PROGRESS_CHUNK {
+        let n = crate::tokens::count(text, enc)?;
+        progress.advance(text.len() as u64);
+        return Ok(n);
+    }
+    let mut total = 0;
+    let mut start = 0;
+    while start < text.len() {
+        let end = next_safe_cut(text, start + PROGRESS_CHUNK, enc);
+        total += crate::tokens::count(&text[start..end], enc)?;
+        progress.advance((end - start) as u64);
+        start = end;
+    }
+    Ok(total)
+}
+
+/// The first safe cut at or after `from` (the end of the text if none).
+fn next_safe_cut(text: &str, from: usize, enc: Encoding) -> usize {
+    if from >= text.len() {
+        return text.len();
+    }
+    let bytes = text.as_bytes();
+    let mut i = from;
+    while let Some(off) = bytes[i..].iter().position(|&b| b == b'\n') {
+        let cut = i + off + 1;
+        if cut >= text.len() {
+            break;
+        }
+        if crate::tokens::is_safe_cut(text, cut, enc) {
+            return cut;
+        }
+        i = cut;
+    }
+    text.len()
+}
+
+/// `track --count SRC`: the token count, and for a file the cursor that
+/// makes the next count of the same (grown) file cost only the new text.
 pub fn count_tracked(
     src: &str,
     enc: Encoding,
-    _prev: Option<&CountState>,
+    prev: Option<&CountState>,
 ) -> anyhow::Result<(usize, Option<CountState>)> {
     if src == "-" {
         return Ok((count_stdin(enc)?, None));
     }
     let path = Path::new(src);
     check_file(path)?;
-    let mut file = File::open(path).map_err(|e| Error::io(path, "cannot read", e))?;
-    let tokens = count_read(&mut file, path, enc)?;
-    Ok((
-        tokens,
-        Some(CountState {
-            path: src.to_string(),
-            encoding: enc.to_string(),
-            cursor: None,
-        }),
-    ))
+    let abs = crate::fsutil::resolve_target(path).display().to_string();
+    let cursor = prev.filter(|p| p.path == abs).map(|p| &p.cursor);
+    let (tokens, cursor) = crate::tokens::count_file_incremental(path, enc, cursor)?;
+    Ok((tokens, Some(CountState { path: abs, cursor })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counting_in_pieces_gives_the_whole_count() {
+        let text = "fn main() {\n    let x = 1;\n}\n\n  indented\n/path\nword\n".repeat(200);
+        for at in [0, 1, 17, 500, 3000, text.len()] {
+            let cut = next_safe_cut(&text, at, Encoding::O200kBase);
+            assert!(cut >= at.min(text.len()));
+            let sum = crate::tokens::count(&text[..cut], Encoding::O200kBase).unwrap()
+                + crate::tokens::count(&text[cut..], Encoding::O200kBase).unwrap();
+            assert_eq!(
+                sum,
+                crate::tokens::count(&text, Encoding::O200kBase).unwrap(),
+                "cut at {cut}"
+            );
+        }
+    }
 }
