@@ -550,3 +550,70 @@ fn concurrent_updates_are_never_lost() {
         .collect();
     assert!(leftovers.is_empty());
 }
+
+#[test]
+fn counting_a_grown_file_again_gives_the_whole_count() {
+    let p = init_with("99", "1000000");
+    let first = "fn main() {\n    println!(\"hi\");\n}\n".repeat(300);
+    p.write("log.txt", &first);
+    let whole =
+        |t: &str| ctxkeep::tokens::count(t, ctxkeep::tokens::Encoding::O200kBase).unwrap() as u64;
+    assert_eq!(
+        track(&p, &["--count", "log.txt"]).0.tokens,
+        Some(whole(&first))
+    );
+    let grown = first.clone() + "// appended later\nlet y = 2;\n";
+    p.write("log.txt", &grown);
+    assert_eq!(
+        track(&p, &["--count", "log.txt"]).0.tokens,
+        Some(whole(&grown))
+    );
+    // Rewritten rather than appended: the remembered cursor must not be trusted.
+    let rewritten = "something else entirely\n".repeat(10);
+    p.write("log.txt", &rewritten);
+    assert_eq!(
+        track(&p, &["--count", "log.txt"]).0.tokens,
+        Some(whole(&rewritten))
+    );
+    let session: Value = serde_json::from_str(&p.read(".ctxkeep/sessions/default.json")).unwrap();
+    assert_eq!(session["count"]["cursor"]["len"], rewritten.len());
+}
+
+#[test]
+fn the_model_table_gives_the_window_when_the_config_has_none() {
+    let p = init_with("99", "200000");
+    // A config without `window:`, with an override for an unknown model.
+    let state = p.state().replace("window: 200000\n", "");
+    let state = state.replacen(
+        "ctxkeep: 1\n",
+        "ctxkeep: 1\nmodels:\n  aide-gpt-5:\n    window: 300000\n",
+        1,
+    );
+    p.write("project-state.md", &state);
+    let rollout = |model: &str| {
+        jsonl(&[
+            codex_meta(),
+            codex_turn_context(model),
+            codex_token_count((20_000, 24_000), 50_000, None),
+        ])
+    };
+    p.write("a.jsonl", rollout("gpt-4o"));
+    let (t, _) = track(&p, &["--transcript", "a.jsonl"]);
+    assert_eq!(
+        (t.window, t.percent),
+        (128_000, Some(18.8)),
+        "gpt-4o from the table"
+    );
+    p.write("b.jsonl", rollout("aide-gpt-5"));
+    assert_eq!(
+        track(&p, &["--transcript", "b.jsonl"]).0.window,
+        300_000,
+        "config override"
+    );
+    p.write("c.jsonl", rollout("home-made-model"));
+    assert_eq!(
+        track(&p, &["--transcript", "c.jsonl"]).0.window,
+        200_000,
+        "unknown: default"
+    );
+}
