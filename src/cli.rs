@@ -178,7 +178,7 @@ pub struct TrackArgs {
     pub add: Option<i64>,
 
     /// Count the BPE tokens of FILE, or - for stdin (estimate). Counting the same
-    /// file again after it grew reads only what was appended.
+    /// file again after it grew tokenizes only what was appended.
     #[arg(long, value_name = "FILE|-", group = "source")]
     pub count: Option<String>,
 
