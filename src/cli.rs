@@ -67,6 +67,15 @@ pub enum Command {
     /// Check that the checkpoint is intact and can be read cold (the CI gate).
     #[command(after_long_help = EXIT_CODES)]
     Verify(VerifyArgs),
+    /// Record how full a session's context window is; fire the stages it crossed.
+    #[command(after_long_help = EXIT_CODES)]
+    Track(TrackArgs),
+    /// Count the BPE tokens of files, like wc.
+    #[command(after_long_help = EXIT_CODES)]
+    Count(CountArgs),
+    /// Show a session's context gauge, stage and last checkpoint.
+    #[command(after_long_help = EXIT_CODES)]
+    Status(StatusArgs),
     /// Print a shell completion script (generated from these definitions).
     Completions(CompletionsArgs),
     /// Print the man page in roff (generated from these definitions).
@@ -142,6 +151,108 @@ pub struct CheckpointArgs {
     /// Why this checkpoint is written: manual, a stage name, pre-compact, session-end.
     #[arg(long, value_name = "NAME", default_value = "manual")]
     pub trigger: String,
+
+    /// The session whose tracked budget is recorded in the checkpoint.
+    #[arg(
+        long,
+        value_name = "ID",
+        env = "CTXKEEP_SESSION",
+        default_value = "default"
+    )]
+    pub session: String,
+}
+
+#[derive(Debug, Args)]
+pub struct TrackArgs {
+    /// The context size now, in tokens (manual).
+    #[arg(long, value_name = "N", group = "source")]
+    pub tokens: Option<u64>,
+
+    /// Add N tokens to the session's last figure (negative to subtract; manual).
+    #[arg(
+        long,
+        value_name = "N",
+        group = "source",
+        allow_negative_numbers = true
+    )]
+    pub add: Option<i64>,
+
+    /// Count the BPE tokens of FILE, or - for stdin (estimate). Counting the same
+    /// file again after it grew tokenizes only what was appended.
+    #[arg(long, value_name = "FILE|-", group = "source")]
+    pub count: Option<String>,
+
+    /// Read the provider's exact usage from the agent's transcript (usage).
+    #[arg(long, value_name = "PATH", group = "source")]
+    pub transcript: Option<PathBuf>,
+
+    /// Which agent wrote the transcript [default: auto, from its content].
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentArg>,
+
+    /// BPE encoding for --count [default: the config's, else the model's, else o200k_base].
+    #[arg(long, value_name = "NAME")]
+    pub encoding: Option<String>,
+
+    /// Context window in tokens [default: the transcript's, else the config's, else the model table's].
+    #[arg(long, value_name = "TOKENS")]
+    pub window: Option<u64>,
+
+    /// The session to update.
+    #[arg(
+        long,
+        value_name = "ID",
+        env = "CTXKEEP_SESSION",
+        default_value = "default"
+    )]
+    pub session: String,
+
+    /// The session's message count now; a count lower than the last one suggests truncation.
+    #[arg(long, value_name = "N")]
+    pub messages: Option<u64>,
+
+    /// Exit 1 when the context is at or above PCT percent of the window.
+    #[arg(long, value_name = "PCT")]
+    pub fail_at: Option<f64>,
+}
+
+/// `--agent` values (aliases as the transcript readers accept them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentArg {
+    Auto,
+    #[value(alias = "claude")]
+    ClaudeCode,
+    #[value(alias = "codex-cli")]
+    Codex,
+    #[value(alias = "gemini-cli")]
+    Gemini,
+}
+
+#[derive(Debug, Args)]
+pub struct CountArgs {
+    /// Files to count; - (or none) reads stdin.
+    #[arg(value_name = "FILE|-")]
+    pub files: Vec<String>,
+
+    /// BPE encoding [default: the config's when in a project, else o200k_base].
+    #[arg(long, value_name = "NAME", conflicts_with = "model")]
+    pub encoding: Option<String>,
+
+    /// Use the encoding of this model from the model table.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The session to show.
+    #[arg(
+        long,
+        value_name = "ID",
+        env = "CTXKEEP_SESSION",
+        default_value = "default"
+    )]
+    pub session: String,
 }
 
 #[derive(Debug, Args)]

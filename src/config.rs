@@ -20,6 +20,8 @@ pub struct Config {
     pub retention: usize,
     pub retention_days: Option<u64>,
     pub templates: Option<String>,
+    /// The config's `models:` overrides of the model table.
+    pub model_overrides: std::collections::BTreeMap<String, crate::models::ModelOverride>,
 }
 
 impl Config {
@@ -53,6 +55,12 @@ impl Config {
                 .unwrap_or(DEFAULT_RETENTION),
             retention_days: fm.retention.as_ref().and_then(|r| r.days),
             templates: fm.templates.clone(),
+            model_overrides: fm.models.clone().unwrap_or_default(),
         }
+    }
+
+    /// The model table's entry for `name`, with the config's overrides.
+    pub fn model_info(&self, name: &str) -> Option<crate::models::ModelInfo> {
+        crate::models::lookup_with(name, &self.model_overrides)
     }
 }

@@ -81,7 +81,7 @@ pub struct Stage {
 }
 
 /// Writes 80.0 as `80`, so the config reads as the user wrote it.
-fn whole_as_integer<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn whole_as_integer<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         s.serialize_i64(*x as i64)
     } else {

@@ -39,8 +39,11 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             Error::Usage("--trigger takes one word, e.g. manual or pre-compact".into()).into(),
         );
     }
+    let session = crate::session::validate_id(&args.session)?;
     let lock = ws.lock()?;
-    let record = write(&ws, &lock, fields, trigger, None, &ctx.out)?;
+    // The current session's live budget, when it is tracked.
+    let budget = crate::session::load(&ws, &session)?.and_then(|s| s.budget());
+    let record = write(&ws, &lock, fields, trigger, budget, &ctx.out)?;
     drop(lock);
 
     ctx.out.json(&record)?;

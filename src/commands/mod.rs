@@ -2,8 +2,11 @@
 
 pub mod checkpoint;
 pub mod completions;
+pub mod count;
 pub mod init;
 pub mod resume;
+pub mod status;
+pub mod track;
 pub mod verify;
 
 use crate::cli::{Command, GlobalArgs};
@@ -23,6 +26,9 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Checkpoint(args) => checkpoint::run(args, ctx),
         Command::Resume(args) => resume::run(args, ctx),
         Command::Verify(args) => verify::run(args, ctx),
+        Command::Track(args) => track::run(args, ctx),
+        Command::Count(args) => count::run(args, ctx),
+        Command::Status(args) => status::run(args, ctx),
         Command::Completions(args) => completions::run(args),
         Command::Man => completions::man(),
     }

@@ -4,8 +4,12 @@ mod support;
 
 mod checkpoint;
 mod completions;
+mod count;
 mod init;
 mod json;
 mod resume;
+mod status;
+mod track;
+mod transcripts;
 mod verify;
 mod walkthrough;

@@ -1,0 +1,251 @@
+//! Live budgets, one JSON file per session under `.ctxkeep/sessions/`.
+//! Read, changed and written back under the project lock, so concurrent
+//! sessions and hooks never lose an update; `project-state.md` is not touched.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::fsutil::{self, Lock};
+use crate::workspace::Workspace;
+
+/// The session used when neither `--session` nor `CTXKEEP_SESSION` names one.
+pub const DEFAULT_SESSION: &str = "default";
+/// Session ids longer than this are refused (they become file names).
+const MAX_ID_BYTES: usize = 128;
+/// A session record is small; anything bigger is not ours.
+const MAX_RECORD_BYTES: u64 = 1024 * 1024;
+
+/// Where the session's token figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Exact, from the provider's usage in the agent's transcript.
+    Usage,
+    /// Counted with a BPE tokenizer.
+    Estimate,
+    /// Given by hand (`--tokens`, `--add`).
+    Manual,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Source::Usage => "usage",
+            Source::Estimate => "estimate",
+            Source::Manual => "manual",
+        })
+    }
+}
+
+/// A stage that has fired and stays fired until usage falls below it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FiredStage {
+    pub at: f64,
+    pub name: String,
+    pub action: crate::state::StageAction,
+    /// The checkpoint written for it, if any.
+    pub checkpoint: Option<String>,
+}
+
+/// What `track --count FILE` remembers, so counting the same file again
+/// after it grew costs only what was appended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountState {
+    /// The file counted, absolute.
+    pub path: String,
+    pub cursor: crate::tokens::CountCursor,
+}
+
+/// One session's live budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub id: String,
+    /// None when unknown (e.g. just compacted, no figure since).
+    pub tokens: Option<u64>,
+    pub window: u64,
+    /// Percent of the window, rounded to one decimal; None with `tokens`.
+    pub percent: Option<f64>,
+    pub source: Source,
+    /// Stages fired and not re-armed yet, lowest first.
+    #[serde(default)]
+    pub fired: Vec<FiredStage>,
+    /// The last message count recorded with `--messages`.
+    #[serde(default)]
+    pub messages: Option<u64>,
+    /// A handoff stage fired: the session should hand off and stop.
+    #[serde(default)]
+    pub handoff_due: bool,
+    pub updated_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<CountState>,
+}
+
+impl Session {
+    pub fn new(id: &str, window: u64) -> Session {
+        Session {
+            id: id.to_string(),
+            tokens: None,
+            window,
+            percent: None,
+            source: Source::Manual,
+            fired: Vec::new(),
+            messages: None,
+            handoff_due: false,
+            updated_at: crate::clock::now_rfc3339(),
+            agent: None,
+            transcript: None,
+            model: None,
+            count: None,
+        }
+    }
+
+    /// Sets the figure and recomputes the percent.
+    pub fn set_tokens(&mut self, tokens: Option<u64>, window: u64) {
+        self.tokens = tokens;
+        self.window = window;
+        self.percent = tokens.map(|t| percent(t, window));
+    }
+
+    pub fn budget(&self) -> Option<crate::checkpoint::Budget> {
+        Some(crate::checkpoint::Budget {
+            tokens: self.tokens?,
+            window: self.window,
+            percent: self.percent?,
+        })
+    }
+}
+
+/// `tokens` as a percent of `window`, rounded to one decimal. The rounded
+/// value is the one shown, compared with stages and with `--fail-at`, so what
+/// a user reads and what fires always agree.
+pub fn percent(tokens: u64, window: u64) -> f64 {
+    if window == 0 {
+        return 0.0;
+    }
+    (tokens as f64 * 1000.0 / window as f64).round() / 10.0
+}
+
+/// Checks a session id given by a user or a hook.
+pub fn validate_id(id: &str) -> Result<String, Error> {
+    let id = id.trim();
+    if id.is_empty() {
+        return Err(Error::Usage(
+            "--session: the session id is empty (unset CTXKEEP_SESSION or give an id)".into(),
+        ));
+    }
+    if id.len() > MAX_ID_BYTES {
+        return Err(Error::Usage(format!(
+            "--session: the session id is {} bytes long (limit {MAX_ID_BYTES})",
+            id.len()
+        )));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(Error::Usage(
+            "--session: the session id contains control characters".into(),
+        ));
+    }
+    Ok(id.to_string())
+}
+
+/// A file name for a session id: letters, digits, `-`, `_` and inner dots
+/// stay; every other byte becomes `%XX`, so distinct ids never share a file
+/// and no id can climb out of the folder.
+pub fn file_name(id: &str) -> String {
+    let mut name = String::with_capacity(id.len() + 5);
+    for (i, b) in id.bytes().enumerate() {
+        let keep = b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || (b == b'.' && i > 0);
+        if keep {
+            name.push(b as char);
+        } else {
+            name.push_str(&format!("%{b:02X}"));
+        }
+    }
+    name.push_str(".json");
+    name
+}
+
+pub fn path(ws: &Workspace, id: &str) -> PathBuf {
+    ws.sessions_dir().join(file_name(id))
+}
+
+/// The session's record, or None when it was never tracked.
+pub fn load(ws: &Workspace, id: &str) -> Result<Option<Session>, Error> {
+    let path = path(ws, id);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    parse(&path, &fsutil::read_text(&path, MAX_RECORD_BYTES)?).map(Some)
+}
+
+fn parse(path: &Path, text: &str) -> Result<Session, Error> {
+    serde_json::from_str(text).map_err(|e| {
+        Error::data(
+            path,
+            format!("not a session record ({e}); delete it to start the session afresh"),
+        )
+    })
+}
+
+/// Writes the record atomically (the caller holds the lock).
+pub fn save(ws: &Workspace, _held: &Lock, session: &Session) -> Result<(), Error> {
+    let dir = ws.sessions_dir();
+    fsutil::ensure_dir(&dir)?;
+    let mut json = serde_json::to_string_pretty(session).expect("session serializes");
+    json.push('\n');
+    fsutil::atomic_write(&path(ws, &session.id), json.as_bytes(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_safe_and_distinct() {
+        assert_eq!(file_name("default"), "default.json");
+        assert_eq!(
+            file_name("3f2a-b_c.d"),
+            "3f2a-b_c.d.json",
+            "uuids and dotted ids stay readable"
+        );
+        assert_eq!(file_name("../x"), "%2E.%2Fx.json");
+        assert_eq!(file_name(".hidden"), "%2Ehidden.json");
+        assert_ne!(file_name("a/b"), file_name("a_b"));
+        assert_ne!(file_name("a%2Fb"), file_name("a/b"));
+        assert!(!file_name("ü/..").contains('/'));
+    }
+
+    #[test]
+    fn ids_are_validated() {
+        assert!(validate_id("  ").is_err());
+        assert!(validate_id(&"x".repeat(200)).is_err());
+        assert!(validate_id("a\nb").is_err());
+        assert_eq!(validate_id(" s1 ").unwrap(), "s1");
+    }
+
+    #[test]
+    fn percent_is_rounded_to_one_decimal() {
+        assert_eq!(percent(170_000, 200_000), 85.0);
+        assert_eq!(percent(159_999, 200_000), 80.0);
+        assert_eq!(percent(1, 3), 33.3);
+        assert_eq!(percent(5, 0), 0.0);
+    }
+
+    #[test]
+    fn a_record_round_trips_and_garbage_names_the_file() {
+        let mut s = Session::new("s", 200_000);
+        s.set_tokens(Some(1_000), 200_000);
+        let text = serde_json::to_string(&s).unwrap();
+        assert_eq!(parse(Path::new("x.json"), &text).unwrap(), s);
+        let err = parse(Path::new("x.json"), "[1]").unwrap_err();
+        assert_eq!(err.exit_code(), 65);
+        assert!(err.to_string().starts_with("x.json: not a session record"));
+    }
+}

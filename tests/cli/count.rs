@@ -1,0 +1,113 @@
+//! `ctxkeep count`: tokens per file and in total, like wc.
+
+use serde::Deserialize;
+
+use ctxkeep::tokens::{count, Encoding};
+
+use crate::support::Project;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Count {
+    encoding: String,
+    files: Vec<FileCount>,
+    total: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileCount {
+    path: String,
+    tokens: u64,
+}
+
+const A: &str = "The quick brown fox jumps over the lazy dog.\n";
+const B: &str = "fn main() {\n    println!(\"héllo, wörld\");\n}\n";
+
+fn stdout(p: &Project, args: &[&str]) -> String {
+    let out = p.ctxkeep(args).assert().success().get_output().clone();
+    assert!(out.stderr.is_empty(), "no progress bar off a terminal");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn counts_each_file_and_the_total_like_wc() {
+    let p = Project::bare();
+    p.write("a.txt", A);
+    p.write("b.rs", B);
+    let (a, b) = (
+        count(A, Encoding::O200kBase).unwrap(),
+        count(B, Encoding::O200kBase).unwrap(),
+    );
+    let text = stdout(&p, &["count", "a.txt", "b.rs"]);
+    assert_eq!(
+        text,
+        format!("{a:>7} a.txt\n{b:>7} b.rs\n{:>7} total\n", a + b)
+    );
+    let (v, code) = p.json(&["count", "a.txt", "b.rs"]);
+    assert_eq!(code, 0);
+    let c: Count = serde_json::from_value(v).unwrap();
+    assert_eq!(c.encoding, "o200k_base");
+    assert_eq!(c.total, (a + b) as u64);
+    assert_eq!(
+        (c.files[1].path.as_str(), c.files[1].tokens),
+        ("b.rs", b as u64)
+    );
+    // One file: no total line.
+    assert_eq!(stdout(&p, &["count", "a.txt"]), format!("{a:>7} a.txt\n"));
+}
+
+#[test]
+fn hello_world_is_two_tokens_from_stdin() {
+    let p = Project::bare();
+    let out = p
+        .ctxkeep(&["count"])
+        .write_stdin("hello world")
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8(out.get_output().stdout.clone()).unwrap(),
+        "      2 -\n"
+    );
+}
+
+#[test]
+fn encoding_comes_from_the_flag_or_the_project() {
+    let p = Project::new();
+    p.write("a.txt", B);
+    p.ctxkeep(&["init", "--encoding", "cl100k_base"])
+        .assert()
+        .success();
+    let (v, _) = p.json(&["count", "a.txt"]);
+    assert_eq!(v["encoding"], "cl100k_base");
+    assert_eq!(v["total"], count(B, Encoding::Cl100kBase).unwrap());
+    let (v, _) = p.json(&["count", "--encoding", "o200k_base", "a.txt"]);
+    assert_eq!(v["encoding"], "o200k_base");
+    assert_eq!(v["total"], count(B, Encoding::O200kBase).unwrap());
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_file() {
+    let p = Project::bare();
+    p.write("ok.txt", A);
+    p.write("bad.bin", b"ok\xff\xfe");
+    std::fs::create_dir(p.path("dir")).unwrap();
+    for (args, code, name) in [
+        (vec!["count", "ok.txt", "missing.txt"], 66, "missing.txt"),
+        (vec!["count", "dir"], 66, "dir"),
+        (vec!["count", "bad.bin"], 65, "bad.bin"),
+    ] {
+        let out = p.ctxkeep(&args).assert().code(code).get_output().clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(name), "{err}");
+        assert!(out.stdout.is_empty(), "no partial counts");
+    }
+    p.ctxkeep(&["count", "--encoding", "nope", "ok.txt"])
+        .assert()
+        .code(2);
+    p.ctxkeep(&["count", "--model", "no-such-model", "ok.txt"])
+        .assert()
+        .code(2);
+    p.ctxkeep(&["count", "-", "-"]).assert().code(2);
+}

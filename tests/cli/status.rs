@@ -1,0 +1,127 @@
+//! `ctxkeep status`: the gauge of a session.
+
+use serde::Deserialize;
+
+use crate::support::Project;
+use crate::track::{track, Fired};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Status {
+    session: String,
+    tokens: Option<u64>,
+    window: u64,
+    percent: Option<f64>,
+    source: Option<String>,
+    stage: Option<String>,
+    fired: Vec<Fired>,
+    handoff_due: bool,
+    messages: Option<u64>,
+    tracked: bool,
+    updated_at: Option<String>,
+    last_checkpoint: Option<CheckpointRef>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckpointRef {
+    id: String,
+    created_at: String,
+}
+
+fn status(p: &Project, args: &[&str]) -> Status {
+    let mut all = vec!["status"];
+    all.extend_from_slice(args);
+    let (v, code) = p.json(&all);
+    assert_eq!(code, 0, "{v}");
+    serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}: {v}"))
+}
+
+#[test]
+fn nothing_tracked_yet_is_said_plainly() {
+    let p = Project::initialized();
+    let out = p
+        .ctxkeep(&["status"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("session default: nothing tracked yet"),
+        "{text}"
+    );
+    assert!(text.contains("last checkpoint: none yet"), "{text}");
+    let s = status(&p, &[]);
+    assert!(!s.tracked);
+    assert_eq!((s.tokens, s.percent, s.window), (None, None, 200_000));
+    assert!(s.last_checkpoint.is_none());
+}
+
+#[test]
+fn shows_gauge_stage_and_last_checkpoint_with_its_age() {
+    let mut p = Project::new();
+    p.ctxkeep(&["init", "--stages", "50:warn,90:checkpoint"])
+        .assert()
+        .success();
+    p.commit_all("init");
+    p.checkpoint(&[]).success();
+    track(&p, &["--tokens", "130000", "--session", "s1"]);
+    p.set_now("2026-01-15T12:00:00Z");
+    let out = p
+        .ctxkeep(&["status", "--session", "s1"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains(
+            "session s1: [####################----------] 65 %  130,000 / 200,000 tokens (manual)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("stage: stage-50 (warn)"), "{text}");
+    assert!(
+        text.contains("last checkpoint: ckpt-0001 (2 h ago)"),
+        "{text}"
+    );
+
+    let s = status(&p, &["--session", "s1"]);
+    assert!(s.tracked);
+    assert_eq!((s.tokens, s.percent), (Some(130_000), Some(65.0)));
+    assert_eq!(s.stage.as_deref(), Some("stage-50"));
+    assert_eq!(s.fired.len(), 1);
+    let last = s.last_checkpoint.unwrap();
+    assert_eq!(
+        (last.id.as_str(), last.created_at.as_str()),
+        ("ckpt-0001", "2026-01-15T10:00:00Z")
+    );
+    // Another session is untouched by s1.
+    assert!(!status(&p, &[]).tracked);
+}
+
+#[test]
+fn a_due_handoff_is_shown() {
+    let p = Project::initialized();
+    track(&p, &["--tokens", "199000"]);
+    let out = p
+        .ctxkeep(&["status"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("handoff due"), "{text}");
+    assert!(status(&p, &[]).handoff_due);
+}
+
+#[test]
+fn status_needs_an_initialized_project() {
+    let p = Project::new();
+    p.ctxkeep(&["status"]).assert().code(66);
+}
