@@ -148,7 +148,38 @@ pub fn structural(sf: &StateFile, strict: bool) -> Vec<Finding> {
         }
         _ => {}
     }
+    if strict {
+        f.extend(unknown_keys(sf));
+    }
     f
+}
+
+/// Keys ctxkeep does not read are kept as written; `--strict` points them
+/// out, because a typo (`widnow:`) silently falls back to the default.
+fn unknown_keys(sf: &StateFile) -> Vec<Finding> {
+    sf.mapping
+        .keys()
+        .map(|k| match k.as_str() {
+            Some(s) => s.to_string(),
+            None => serde_yaml::to_string(k)
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        })
+        .filter(|k| !crate::state::KNOWN_KEYS.contains(&k.as_str()))
+        .map(|k| {
+            let mut x = Finding::new(
+                "CK120",
+                Severity::Warning,
+                Some(&k),
+                format!(
+                    "`{k}` is not a key ctxkeep reads; it is kept as written (check for a typo)"
+                ),
+            );
+            x.line = sf.key_line(&k);
+            x
+        })
+        .collect()
 }
 
 fn required(c: &Checkpoint) -> [(&'static str, &'static str, &String, &'static str); 4] {

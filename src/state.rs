@@ -21,6 +21,21 @@ pub const MAX_DEPTH: usize = 64;
 pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
+/// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
+pub const KNOWN_KEYS: [&str; 11] = [
+    "ctxkeep",
+    "model",
+    "window",
+    "encoding",
+    "stages",
+    "templates",
+    "retention",
+    "resume_max_tokens",
+    "models",
+    "checkpoint",
+    "history",
+];
+
 /// The keys ctxkeep reads; everything else in the front matter is the user's.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct FrontMatter {
@@ -327,6 +342,13 @@ impl StateFile {
                 ))
             }
         }
+        // A closer at the very end of the file has no newline; the body now
+        // following it must start on its own line or the closer is lost.
+        if let Some(f) = &mut self.front {
+            if !self.body.is_empty() && !f.close.ends_with('\n') {
+                f.close.push_str(nl);
+            }
+        }
         Ok(())
     }
 
@@ -486,8 +508,10 @@ fn parse_front(
     if text.trim().is_empty() {
         return Ok((Mapping::new(), FrontMatter::default()));
     }
-    let value: Value =
-        serde_yaml::from_str(text).map_err(|e| yaml_error(path, &e, first_line, "front matter"))?;
+    let value: Value = serde_yaml::from_str(text).map_err(|e| {
+        duplicate_key_error(path, text, first_line, &e)
+            .unwrap_or_else(|| yaml_error(path, &e, first_line, "front matter"))
+    })?;
     let mapping = match value {
         Value::Mapping(m) => m,
         Value::Null => Mapping::new(),
@@ -503,8 +527,66 @@ fn parse_front(
     Ok((mapping, fm))
 }
 
+/// serde_yaml places a duplicate key at the start of its mapping; name the
+/// line of the repeat instead, found by scanning block-style keys.
+fn duplicate_key_error(
+    path: &Path,
+    text: &str,
+    first_line: usize,
+    e: &serde_yaml::Error,
+) -> Option<Error> {
+    let msg = e.to_string();
+    let at = msg.find("duplicate entry with key ")?;
+    let key = msg[at + "duplicate entry with key ".len()..]
+        .split(" at line ")
+        .next()?
+        .trim_matches('"')
+        .to_string();
+    // One set of keys per open mapping, keyed by its indentation.
+    let mut open: Vec<(usize, Vec<String>)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start_matches(' ');
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let mut indent = line.len() - trimmed.len();
+        let mut rest = trimmed;
+        if let Some(r) = rest.strip_prefix("- ") {
+            // A sequence item opens a fresh mapping one level in.
+            let r2 = r.trim_start_matches(' ');
+            indent += 2 + (r.len() - r2.len());
+            rest = r2;
+            open.retain(|(l, _)| *l < indent);
+            open.push((indent, Vec::new()));
+        }
+        let Some((k, _)) = rest.split_once(':') else {
+            continue;
+        };
+        let k = k.trim().trim_matches(['"', '\'']).to_string();
+        open.retain(|(l, _)| *l <= indent);
+        if open.last().is_none_or(|(l, _)| *l != indent) {
+            open.push((indent, Vec::new()));
+        }
+        let keys = &mut open.last_mut()?.1;
+        if keys.contains(&k) && k == key {
+            return Some(Error::data(
+                path,
+                format!(
+                    "front matter: duplicate key {key:?} at line {} (each key may appear once)",
+                    first_line + i
+                ),
+            ));
+        }
+        keys.push(k);
+    }
+    None
+}
+
 fn yaml_error(path: &Path, e: &serde_yaml::Error, first_line: usize, what: &str) -> Error {
     let mut msg = e.to_string();
+    if msg.contains("repetition limit exceeded") {
+        msg = "too many alias expansions (an alias bomb?); remove the `*` aliases".into();
+    }
     // serde_yaml counts lines from the start of the front matter; name the file's.
     if let Some(i) = msg.find(" at line ") {
         msg.truncate(i);
