@@ -3,6 +3,7 @@
 mod support;
 
 mod checkpoint;
+mod hostile;
 mod init;
 mod json;
 mod resume;
