@@ -3,6 +3,7 @@
 mod support;
 
 mod checkpoint;
+mod faults;
 mod hostile;
 mod init;
 mod json;
