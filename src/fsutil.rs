@@ -432,6 +432,38 @@ mod tests {
     }
 
     #[test]
+    fn sweep_removes_only_old_temp_files_with_our_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let old_time = std::time::SystemTime::now() - Duration::from_secs(7200);
+        let names = [
+            ".project-state.md.a1.tmp",
+            ".project-state.md.fresh.tmp",
+            ".ctxkeep-new.b2.tmp",
+            ".users-own.tmp",
+        ];
+        for n in names {
+            fs::write(dir.path().join(n), "x").unwrap();
+            if n != ".project-state.md.fresh.tmp" {
+                let f = File::options()
+                    .write(true)
+                    .open(dir.path().join(n))
+                    .unwrap();
+                f.set_modified(old_time).unwrap();
+            }
+        }
+        sweep_temp_files(
+            dir.path(),
+            &temp_prefixes_for(Path::new("project-state.md")),
+        );
+        let mut left: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [".project-state.md.fresh.tmp", ".users-own.tmp"]);
+    }
+
+    #[test]
     fn lock_times_out_naming_the_holder() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lock");

@@ -875,6 +875,25 @@ mod tests {
     }
 
     #[test]
+    fn duplicate_keys_name_the_repeat_at_any_depth() {
+        let e = parse("---\nctxkeep: 1\nteam:\n  - id: a\n    id: b\n---\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("duplicate key \"id\" at line 5"), "{e}");
+        // The same key in two list items is no duplicate.
+        parse("---\nctxkeep: 1\nteam:\n  - id: a\n  - id: b\n---\n").unwrap();
+    }
+
+    #[test]
+    fn closer_without_newline_gets_one_when_a_block_follows() {
+        let mut s = parse("---\r\nctxkeep: 1\r\n---").unwrap();
+        s.set_managed_block("x").unwrap();
+        let out = s.render();
+        assert!(out.starts_with("---\r\nctxkeep: 1\r\n---\r\n<!-- ctxkeep:begin -->\r\n"));
+        assert_eq!(parse(&out).unwrap().managed_block(), Some("x\r\n"));
+    }
+
+    #[test]
     fn ambiguous_scalars_read_as_strings() {
         let s = parse("---\nctxkeep: 1\nmodel: 1.10\nencoding: no\n---\n").unwrap();
         assert_eq!(s.fm.model.as_deref(), Some("1.10"));
@@ -1021,6 +1040,75 @@ mod tests {
             #[test]
             fn arbitrary_text_never_panics(text in "(\\PC|\r|\n|---|\t|:|\\[|\\{|&|\\*)*") {
                 let _ = parse(&text);
+            }
+
+            /// Bytes as `load` sees them: refused unless strict UTF-8
+            /// without NUL, then parsed; never a panic.
+            #[test]
+            fn arbitrary_bytes_never_panic(
+                chunks in proptest::collection::vec(
+                    prop_oneof![
+                        proptest::collection::vec(any::<u8>(), 0..16),
+                        Just(b"---\n".to_vec()),
+                        Just(b"---\r\n".to_vec()),
+                        Just(b"\xef\xbb\xbf".to_vec()),
+                        Just(b"ctxkeep: 1\n".to_vec()),
+                        Just(b"checkpoint:\n  id: x\n".to_vec()),
+                        Just(b"- ".to_vec()),
+                        Just(b"&a [*a]\n".to_vec()),
+                        Just(b"\t".to_vec()),
+                        Just(b"{[".to_vec()),
+                    ],
+                    0..40,
+                )
+            ) {
+                let bytes: Vec<u8> = chunks.concat();
+                if !bytes.contains(&0) {
+                    if let Ok(text) = String::from_utf8(bytes) {
+                        let _ = parse(&text);
+                    }
+                }
+            }
+
+            /// Prose around the markers survives any number of checkpoints
+            /// (keys set, block replaced, rendered, parsed again).
+            #[test]
+            fn body_survives_many_checkpoints(
+                before in "(\\PC|\r|\n|---|\u{feff}|\t)*",
+                after in "(\\PC|\r|\n|---|\u{feff}|\t)*",
+                blocks in proptest::collection::vec("(\\PC|\r|\n|---)*", 1..6),
+            ) {
+                let marker = |t: &str| t.lines().any(|l| {
+                    let l = l.trim();
+                    l == BEGIN_MARKER || l == END_MARKER
+                });
+                prop_assume!(!marker(&before) && !marker(&after));
+                let before = if before.is_empty() || before.ends_with('\n') {
+                    before
+                } else {
+                    format!("{before}\n")
+                };
+                let mut text = format!(
+                    "---\nctxkeep: 1\nowner: me # mine\n---\n{before}{BEGIN_MARKER}\nold\n{END_MARKER}\n{after}"
+                );
+                for (i, block) in blocks.iter().enumerate() {
+                    let mut s = parse(&text).unwrap();
+                    s.set_keys(&[
+                        ("checkpoint", Some(json!({
+                            "id": format!("ckpt-{i:04}"), "created_at": "t", "trigger": "manual", "phase": block,
+                        }))),
+                        ("history", Some(json!([{"id": "ckpt-0000", "created_at": "t", "phase": "no"}]))),
+                    ])
+                    .unwrap();
+                    s.set_managed_block(block).unwrap();
+                    text = s.render();
+                }
+                let s = parse(&text).unwrap();
+                let begin = s.body.find(BEGIN_MARKER).unwrap();
+                prop_assert_eq!(&s.body[..begin], before.as_str());
+                let end = s.body.find(END_MARKER).unwrap() + END_MARKER.len() + 1;
+                prop_assert_eq!(&s.body[end..], after.as_str());
+                prop_assert!(text.starts_with("---\nctxkeep: 1\nowner: me # mine\n"));
             }
 
             #[test]
