@@ -313,6 +313,21 @@ impl Archive<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_corrupt_archive_record_is_65_and_skipped_by_numbering() {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = Archive { dir: dir.path() };
+        std::fs::write(dir.path().join("ckpt-0003.json"), "{not json").unwrap();
+        std::fs::write(dir.path().join("ckpt-0004.json"), b"\xff\xfe").unwrap();
+        assert_eq!(archive.load("ckpt-0003").unwrap_err().exit_code(), 65);
+        assert_eq!(archive.load("ckpt-0004").unwrap_err().exit_code(), 65);
+        assert_eq!(
+            archive.max_number(),
+            4,
+            "a damaged record still reserves its id"
+        );
+    }
     use serde_json::json;
 
     fn sample() -> Checkpoint {

@@ -35,15 +35,15 @@ pub enum Error {
     #[error("{}: {msg}", path.display())]
     NoInput { path: PathBuf, msg: String },
     /// An I/O failure on a named file; the exit code follows the error kind.
-    #[error("{}: {what}: {source}", path.display())]
+    #[error("{}", io_message(path, what, source))]
     Io {
         path: PathBuf,
-        what: &'static str,
+        what: String,
         #[source]
         source: io::Error,
     },
     /// Another ctxkeep process held the lock past the timeout.
-    #[error("{}: lock held by {holder} for longer than {waited_ms} ms; retry, or remove the holder", path.display())]
+    #[error("{}: lock held by {holder}; gave up after {waited_ms} ms (--lock-timeout); retry later, or stop that process", path.display())]
     LockTimeout {
         path: PathBuf,
         holder: String,
@@ -72,10 +72,10 @@ impl Error {
         }
     }
 
-    pub fn io(path: impl AsRef<Path>, what: &'static str, source: io::Error) -> Self {
+    pub fn io(path: impl AsRef<Path>, what: impl Into<String>, source: io::Error) -> Self {
         Error::Io {
             path: path.as_ref().to_path_buf(),
-            what,
+            what: what.into(),
             source,
         }
     }
@@ -107,6 +107,42 @@ impl Error {
             Error::Check(_) => "check_failed",
         }
     }
+}
+
+/// An I/O error as a short lower-case phrase, without the temp-file path
+/// tempfile appends (the message already names the real file).
+pub fn describe_io(e: &io::Error) -> String {
+    let text = e.to_string();
+    let text = text.split(" at path ").next().unwrap_or_default();
+    let text = text.split(" (os error ").next().unwrap_or_default();
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => "unknown error".into(),
+    }
+}
+
+/// "path: what (why)", leaving out the why when `what` already says it.
+fn io_message(path: &Path, what: &str, source: &io::Error) -> String {
+    let why = describe_io(source);
+    if what.to_lowercase().contains(&why) {
+        format!("{}: {what}", path.display())
+    } else {
+        format!("{}: {what} ({why})", path.display())
+    }
+}
+
+/// The message for the user: the context chain down to the first typed
+/// error, whose text already says everything its sources would repeat.
+pub fn one_line_message(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        parts.push(cause.to_string());
+        if cause.downcast_ref::<Error>().is_some() {
+            break;
+        }
+    }
+    parts.join(": ").replace(['\n', '\r'], " ")
 }
 
 pub fn io_exit_code(e: &io::Error) -> u8 {

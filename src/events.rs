@@ -36,3 +36,31 @@ pub fn read_all(ws: &Workspace) -> (Vec<Value>, usize) {
     }
     (records, skipped)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torn_and_garbage_lines_are_skipped_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace {
+            state_path: dir.path().join("project-state.md"),
+            root: dir.path().to_path_buf(),
+            data_dir: dir.path().to_path_buf(),
+            lock_timeout: std::time::Duration::from_secs(1),
+        };
+        std::fs::write(
+            ws.events_path(),
+            "{\"event\":\"a\"}\n{\"torn\nnot json\n[1]\n{\"event\":\"b\"}\n{\"event\":\"half",
+        )
+        .unwrap();
+        let (records, skipped) = read_all(&ws);
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[1]["event"], "b");
+        assert_eq!(
+            skipped, 3,
+            "torn, garbage and non-object lines; the unfinished tail is not counted"
+        );
+    }
+}

@@ -13,7 +13,14 @@ use crate::error::Error;
 /// binary content and invalid UTF-8.
 pub fn read_text(path: &Path, limit: u64) -> Result<String, Error> {
     let meta = fs::metadata(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => Error::no_input(path, "no such file"),
+        io::ErrorKind::NotFound => match fs::read_link(path) {
+            Ok(to) => Error::no_input(
+                path,
+                format!("a symlink to {}, which does not exist", to.display()),
+            ),
+            Err(_) => Error::no_input(path, "no such file"),
+        },
+        io::ErrorKind::PermissionDenied => Error::io(path, "need read access", e),
         _ => Error::io(path, "cannot read", e),
     })?;
     if !meta.is_file() {
@@ -28,7 +35,10 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, Error> {
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     File::open(path)
         .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-        .map_err(|e| Error::io(path, "cannot read", e))?;
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::PermissionDenied => Error::io(path, "need read access", e),
+            _ => Error::io(path, "cannot read", e),
+        })?;
     if bytes.len() as u64 > limit {
         return Err(Error::data(
             path,
@@ -75,13 +85,9 @@ pub fn atomic_write(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "state".into());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{file_name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| write_error(dir, e))?;
+    let mut tmp = new_temp(&target, dir, &format!(".{file_name}."))?;
     if let Ok(meta) = fs::metadata(&target) {
-        // Keep the user's mode; tempfile creates 0600.
+        // Keep the user's mode exactly (the umask does not apply here).
         let _ = fs::set_permissions(tmp.path(), meta.permissions());
     }
     tmp.write_all(content)
@@ -112,11 +118,7 @@ pub fn create_new(path: &Path, content: &[u8]) -> Result<bool, Error> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".ctxkeep-new.")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| write_error(dir, e))?;
+    let mut tmp = new_temp(path, dir, NEW_FILE_TEMP_PREFIX)?;
     tmp.write_all(content)
         .and_then(|_| tmp.as_file().sync_all())
         .map_err(|e| write_error(path, e))?;
@@ -132,6 +134,27 @@ pub fn create_new(path: &Path, content: &[u8]) -> Result<bool, Error> {
     }
 }
 
+/// The prefix of the temp files `create_new` makes.
+const NEW_FILE_TEMP_PREFIX: &str = ".ctxkeep-new.";
+
+/// A temp file beside `target`, created 0666 minus the umask like any new
+/// file (tempfile's default 0600 would surprise a user on a shared checkout).
+fn new_temp(target: &Path, dir: &Path, prefix: &str) -> Result<tempfile::NamedTempFile, Error> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir).map_err(|e| match e.kind() {
+        io::ErrorKind::PermissionDenied => {
+            Error::io(target, format!("need write access to {}", dir.display()), e)
+        }
+        _ => write_error(target, e),
+    })
+}
+
 fn write_error(path: &Path, e: io::Error) -> Error {
     let what = match e.kind() {
         io::ErrorKind::PermissionDenied => "need write access",
@@ -144,7 +167,17 @@ fn write_error(path: &Path, e: io::Error) -> Error {
 
 /// Creates a directory (and parents), mapping failures to typed errors.
 pub fn ensure_dir(dir: &Path) -> Result<(), Error> {
-    fs::create_dir_all(dir).map_err(|e| write_error(dir, e))
+    fs::create_dir_all(dir).map_err(|e| match (e.kind(), dir.parent()) {
+        (io::ErrorKind::PermissionDenied, Some(parent)) => Error::io(
+            dir,
+            format!(
+                "cannot create it; need write access to {}",
+                parent.display()
+            ),
+            e,
+        ),
+        _ => write_error(dir, e),
+    })
 }
 
 /// A test-only pause (milliseconds from an environment variable) that lets the
@@ -191,14 +224,9 @@ impl Lock {
             if waited >= timeout {
                 let mut holder = String::new();
                 let _ = File::open(path).and_then(|mut f| f.read_to_string(&mut holder));
-                let holder = holder.trim();
                 return Err(Error::LockTimeout {
                     path: path.to_path_buf(),
-                    holder: if holder.is_empty() {
-                        "another process".into()
-                    } else {
-                        holder.to_string()
-                    },
+                    holder: describe_holder(holder.trim()),
                     waited_ms: waited.as_millis() as u64,
                 });
             }
@@ -218,15 +246,47 @@ impl Lock {
 
     /// Writes who holds the lock, so a timed-out waiter can name it.
     fn record_holder(&mut self) {
-        let cmd: Vec<String> = std::env::args().take(3).collect();
+        // The program's name and the subcommand: enough to recognise it,
+        // and no flag values (they may hold secrets).
+        let mut args = std::env::args();
+        let program = args
+            .next()
+            .map(|a| {
+                Path::new(&a)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or(a)
+            })
+            .unwrap_or_default();
+        let sub = args.find(|a| !a.starts_with('-')).unwrap_or_default();
         let info = format!(
-            "pid {} ({}) since {}",
+            "pid {} ({} {}) since {}",
             std::process::id(),
-            cmd.join(" "),
-            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            program,
+            sub,
+            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         );
         let _ = self.file.set_len(0);
         let _ = (&self.file).write_all(info.as_bytes());
+    }
+}
+
+/// "pid 12 (ctxkeep checkpoint) since T" becomes "pid 12 (ctxkeep
+/// checkpoint), taken 3.2 s ago": the age tells a stuck holder from a busy one.
+fn describe_holder(recorded: &str) -> String {
+    if recorded.is_empty() {
+        return "another process".into();
+    }
+    let Some((who, since)) = recorded.rsplit_once(" since ") else {
+        return recorded.to_string();
+    };
+    match chrono::DateTime::parse_from_rfc3339(since) {
+        Ok(t) => {
+            let age = chrono::Utc::now().signed_duration_since(t);
+            let secs = age.num_milliseconds().max(0) as f64 / 1000.0;
+            format!("{who}, taken {secs:.1} s ago")
+        }
+        Err(_) => recorded.to_string(),
     }
 }
 
@@ -267,21 +327,37 @@ pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
         .map_err(|e| write_error(path, e))
 }
 
-/// Removes temp files a killed process left behind (older than an hour).
-pub fn sweep_temp_files(dir: &Path) {
+/// A temp file older than this was left by a killed process: no write takes
+/// that long.
+pub const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
+
+/// The temp-file prefixes ctxkeep uses beside a file it writes, so a sweep
+/// of a user's folder touches only its own leftovers.
+pub fn temp_prefixes_for(file: &Path) -> Vec<String> {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "state".into());
+    vec![format!(".{name}."), NEW_FILE_TEMP_PREFIX.to_string()]
+}
+
+/// Removes temp files a killed process left behind (older than an hour)
+/// whose names start with one of `prefixes` and end in `.tmp`.
+/// Call under the lock.
+pub fn sweep_temp_files(dir: &Path, prefixes: &[String]) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with('.') && name.ends_with(".tmp") {
+        if prefixes.iter().any(|p| name.starts_with(p.as_str())) && name.ends_with(".tmp") {
             let old = entry
                 .metadata()
                 .and_then(|m| m.modified())
                 .ok()
                 .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > Duration::from_secs(3600));
+                .is_some_and(|age| age > STALE_TEMP_AGE);
             if old {
                 let _ = fs::remove_file(entry.path());
             }
@@ -353,6 +429,38 @@ mod tests {
             fs::read_to_string(&f).unwrap(),
             "{\"a\":1}\n{\"torn\"\n{\"b\":2}\n"
         );
+    }
+
+    #[test]
+    fn sweep_removes_only_old_temp_files_with_our_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let old_time = std::time::SystemTime::now() - Duration::from_secs(7200);
+        let names = [
+            ".project-state.md.a1.tmp",
+            ".project-state.md.fresh.tmp",
+            ".ctxkeep-new.b2.tmp",
+            ".users-own.tmp",
+        ];
+        for n in names {
+            fs::write(dir.path().join(n), "x").unwrap();
+            if n != ".project-state.md.fresh.tmp" {
+                let f = File::options()
+                    .write(true)
+                    .open(dir.path().join(n))
+                    .unwrap();
+                f.set_modified(old_time).unwrap();
+            }
+        }
+        sweep_temp_files(
+            dir.path(),
+            &temp_prefixes_for(Path::new("project-state.md")),
+        );
+        let mut left: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [".project-state.md.fresh.tmp", ".users-own.tmp"]);
     }
 
     #[test]

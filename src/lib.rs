@@ -44,8 +44,8 @@ pub fn run(cli: Cli) -> u8 {
         Err(err) => {
             let code = error::exit_code_of(&err);
             // One line: the context chain joined, secrets redacted.
-            let msg = format!("{err:#}");
-            let msg = redact::redact(&msg).replace('\n', " ");
+            let msg = error::one_line_message(&err);
+            let msg = redact::redact(&msg).into_owned();
             if out.json {
                 let doc = serde_json::json!({
                     "ok": false,

@@ -21,6 +21,21 @@ pub const MAX_DEPTH: usize = 64;
 pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
+/// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
+pub const KNOWN_KEYS: [&str; 11] = [
+    "ctxkeep",
+    "model",
+    "window",
+    "encoding",
+    "stages",
+    "templates",
+    "retention",
+    "resume_max_tokens",
+    "models",
+    "checkpoint",
+    "history",
+];
+
 /// The keys ctxkeep reads; everything else in the front matter is the user's.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct FrontMatter {
@@ -327,6 +342,13 @@ impl StateFile {
                 ))
             }
         }
+        // A closer at the very end of the file has no newline; the body now
+        // following it must start on its own line or the closer is lost.
+        if let Some(f) = &mut self.front {
+            if !self.body.is_empty() && !f.close.ends_with('\n') {
+                f.close.push_str(nl);
+            }
+        }
         Ok(())
     }
 
@@ -486,8 +508,10 @@ fn parse_front(
     if text.trim().is_empty() {
         return Ok((Mapping::new(), FrontMatter::default()));
     }
-    let value: Value =
-        serde_yaml::from_str(text).map_err(|e| yaml_error(path, &e, first_line, "front matter"))?;
+    let value: Value = serde_yaml::from_str(text).map_err(|e| {
+        duplicate_key_error(path, text, first_line, &e)
+            .unwrap_or_else(|| yaml_error(path, &e, first_line, "front matter"))
+    })?;
     let mapping = match value {
         Value::Mapping(m) => m,
         Value::Null => Mapping::new(),
@@ -503,8 +527,66 @@ fn parse_front(
     Ok((mapping, fm))
 }
 
+/// serde_yaml places a duplicate key at the start of its mapping; name the
+/// line of the repeat instead, found by scanning block-style keys.
+fn duplicate_key_error(
+    path: &Path,
+    text: &str,
+    first_line: usize,
+    e: &serde_yaml::Error,
+) -> Option<Error> {
+    let msg = e.to_string();
+    let at = msg.find("duplicate entry with key ")?;
+    let key = msg[at + "duplicate entry with key ".len()..]
+        .split(" at line ")
+        .next()?
+        .trim_matches('"')
+        .to_string();
+    // One set of keys per open mapping, keyed by its indentation.
+    let mut open: Vec<(usize, Vec<String>)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start_matches(' ');
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let mut indent = line.len() - trimmed.len();
+        let mut rest = trimmed;
+        if let Some(r) = rest.strip_prefix("- ") {
+            // A sequence item opens a fresh mapping one level in.
+            let r2 = r.trim_start_matches(' ');
+            indent += 2 + (r.len() - r2.len());
+            rest = r2;
+            open.retain(|(l, _)| *l < indent);
+            open.push((indent, Vec::new()));
+        }
+        let Some((k, _)) = rest.split_once(':') else {
+            continue;
+        };
+        let k = k.trim().trim_matches(['"', '\'']).to_string();
+        open.retain(|(l, _)| *l <= indent);
+        if open.last().is_none_or(|(l, _)| *l != indent) {
+            open.push((indent, Vec::new()));
+        }
+        let keys = &mut open.last_mut()?.1;
+        if keys.contains(&k) && k == key {
+            return Some(Error::data(
+                path,
+                format!(
+                    "front matter: duplicate key {key:?} at line {} (each key may appear once)",
+                    first_line + i
+                ),
+            ));
+        }
+        keys.push(k);
+    }
+    None
+}
+
 fn yaml_error(path: &Path, e: &serde_yaml::Error, first_line: usize, what: &str) -> Error {
     let mut msg = e.to_string();
+    if msg.contains("repetition limit exceeded") {
+        msg = "too many alias expansions (an alias bomb?); remove the `*` aliases".into();
+    }
     // serde_yaml counts lines from the start of the front matter; name the file's.
     if let Some(i) = msg.find(" at line ") {
         msg.truncate(i);
@@ -793,6 +875,25 @@ mod tests {
     }
 
     #[test]
+    fn duplicate_keys_name_the_repeat_at_any_depth() {
+        let e = parse("---\nctxkeep: 1\nteam:\n  - id: a\n    id: b\n---\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("duplicate key \"id\" at line 5"), "{e}");
+        // The same key in two list items is no duplicate.
+        parse("---\nctxkeep: 1\nteam:\n  - id: a\n  - id: b\n---\n").unwrap();
+    }
+
+    #[test]
+    fn closer_without_newline_gets_one_when_a_block_follows() {
+        let mut s = parse("---\r\nctxkeep: 1\r\n---").unwrap();
+        s.set_managed_block("x").unwrap();
+        let out = s.render();
+        assert!(out.starts_with("---\r\nctxkeep: 1\r\n---\r\n<!-- ctxkeep:begin -->\r\n"));
+        assert_eq!(parse(&out).unwrap().managed_block(), Some("x\r\n"));
+    }
+
+    #[test]
     fn ambiguous_scalars_read_as_strings() {
         let s = parse("---\nctxkeep: 1\nmodel: 1.10\nencoding: no\n---\n").unwrap();
         assert_eq!(s.fm.model.as_deref(), Some("1.10"));
@@ -939,6 +1040,75 @@ mod tests {
             #[test]
             fn arbitrary_text_never_panics(text in "(\\PC|\r|\n|---|\t|:|\\[|\\{|&|\\*)*") {
                 let _ = parse(&text);
+            }
+
+            /// Bytes as `load` sees them: refused unless strict UTF-8
+            /// without NUL, then parsed; never a panic.
+            #[test]
+            fn arbitrary_bytes_never_panic(
+                chunks in proptest::collection::vec(
+                    prop_oneof![
+                        proptest::collection::vec(any::<u8>(), 0..16),
+                        Just(b"---\n".to_vec()),
+                        Just(b"---\r\n".to_vec()),
+                        Just(b"\xef\xbb\xbf".to_vec()),
+                        Just(b"ctxkeep: 1\n".to_vec()),
+                        Just(b"checkpoint:\n  id: x\n".to_vec()),
+                        Just(b"- ".to_vec()),
+                        Just(b"&a [*a]\n".to_vec()),
+                        Just(b"\t".to_vec()),
+                        Just(b"{[".to_vec()),
+                    ],
+                    0..40,
+                )
+            ) {
+                let bytes: Vec<u8> = chunks.concat();
+                if !bytes.contains(&0) {
+                    if let Ok(text) = String::from_utf8(bytes) {
+                        let _ = parse(&text);
+                    }
+                }
+            }
+
+            /// Prose around the markers survives any number of checkpoints
+            /// (keys set, block replaced, rendered, parsed again).
+            #[test]
+            fn body_survives_many_checkpoints(
+                before in "(\\PC|\r|\n|---|\u{feff}|\t)*",
+                after in "(\\PC|\r|\n|---|\u{feff}|\t)*",
+                blocks in proptest::collection::vec("(\\PC|\r|\n|---)*", 1..6),
+            ) {
+                let marker = |t: &str| t.lines().any(|l| {
+                    let l = l.trim();
+                    l == BEGIN_MARKER || l == END_MARKER
+                });
+                prop_assume!(!marker(&before) && !marker(&after));
+                let before = if before.is_empty() || before.ends_with('\n') {
+                    before
+                } else {
+                    format!("{before}\n")
+                };
+                let mut text = format!(
+                    "---\nctxkeep: 1\nowner: me # mine\n---\n{before}{BEGIN_MARKER}\nold\n{END_MARKER}\n{after}"
+                );
+                for (i, block) in blocks.iter().enumerate() {
+                    let mut s = parse(&text).unwrap();
+                    s.set_keys(&[
+                        ("checkpoint", Some(json!({
+                            "id": format!("ckpt-{i:04}"), "created_at": "t", "trigger": "manual", "phase": block,
+                        }))),
+                        ("history", Some(json!([{"id": "ckpt-0000", "created_at": "t", "phase": "no"}]))),
+                    ])
+                    .unwrap();
+                    s.set_managed_block(block).unwrap();
+                    text = s.render();
+                }
+                let s = parse(&text).unwrap();
+                let begin = s.body.find(BEGIN_MARKER).unwrap();
+                prop_assert_eq!(&s.body[..begin], before.as_str());
+                let end = s.body.find(END_MARKER).unwrap() + END_MARKER.len() + 1;
+                prop_assert_eq!(&s.body[end..], after.as_str());
+                prop_assert!(text.starts_with("---\nctxkeep: 1\nowner: me # mine\n"));
             }
 
             #[test]

@@ -64,7 +64,17 @@ impl Workspace {
     pub fn lock(&self) -> Result<Lock, Error> {
         fsutil::ensure_dir(&self.data_dir)?;
         let lock = Lock::acquire(&self.data_dir.join("lock"), self.lock_timeout)?;
-        fsutil::sweep_temp_files(&self.data_dir);
+        // Leftovers of a killed writer: ours in .ctxkeep/, and only our own
+        // names beside the state file (the user's folder).
+        let everything = vec![".".to_string()];
+        fsutil::sweep_temp_files(&self.data_dir, &everything);
+        fsutil::sweep_temp_files(&self.checkpoints_dir(), &everything);
+        let target = fsutil::resolve_target(&self.state_path);
+        if let Some(dir) = target.parent() {
+            let mut prefixes = fsutil::temp_prefixes_for(&target);
+            prefixes.push(".gitignore.".into());
+            fsutil::sweep_temp_files(dir, &prefixes);
+        }
         Ok(lock)
     }
 

@@ -406,6 +406,9 @@ fn gone_dirty_paths(c: &Checkpoint, repo: &Repo, loc: &Locator) -> Vec<Finding> 
     git.dirty
         .iter()
         .filter(|d| d.status != "deleted" && !d.path.is_empty())
+        // A name that was not UTF-8 is recorded lossily (U+FFFD) and cannot
+        // be looked up on disk; no finding beats a false "lost work".
+        .filter(|d| !d.path.contains('\u{fffd}'))
         .filter(|d| repo.top.join(&d.path).symlink_metadata().is_err())
         .map(|d| {
             Finding::new(

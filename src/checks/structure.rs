@@ -22,6 +22,9 @@ pub fn structural(sf: &StateFile, strict: bool) -> Vec<Finding> {
             return f;
         }
     }
+    if strict {
+        f.extend(unknown_keys(sf));
+    }
     let Some(c) = &sf.fm.checkpoint else {
         f.push(Finding::new(
             "CK002",
@@ -218,4 +221,32 @@ fn required(c: &Checkpoint) -> [(&'static str, &'static str, &String, &'static s
         ),
         ("CK104", "next_action", &c.next_action, "--next"),
     ]
+}
+
+/// Keys ctxkeep does not read are kept as written; `--strict` points them
+/// out, because a typo (`widnow:`) silently falls back to the default.
+fn unknown_keys(sf: &StateFile) -> Vec<Finding> {
+    sf.mapping
+        .keys()
+        .map(|k| match k.as_str() {
+            Some(s) => s.to_string(),
+            None => serde_yaml::to_string(k)
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        })
+        .filter(|k| !crate::state::KNOWN_KEYS.contains(&k.as_str()))
+        .map(|k| {
+            let mut x = Finding::new(
+                "CK130",
+                Severity::Warning,
+                Some(&k),
+                format!(
+                    "`{k}` is not a key ctxkeep reads; it is kept as written (check for a typo)"
+                ),
+            );
+            x.line = sf.key_line(&k);
+            x
+        })
+        .collect()
 }

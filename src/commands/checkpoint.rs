@@ -40,6 +40,9 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         );
     }
     let session = crate::session::validate_id(&args.session)?;
+    // Refuse a bad or missing file before taking the lock, so that bad input
+    // creates nothing (not even .ctxkeep/). `write` checks again under the lock.
+    StateFile::load(&ws.state_path)?.require_initialized()?;
     let lock = ws.lock()?;
     // The current session's live budget, when it is tracked.
     let budget = crate::session::load(&ws, &session)?.and_then(|s| s.budget());
@@ -214,6 +217,7 @@ pub fn write(
     )?;
     sf.set_managed_block(&block)?;
 
+    warn_about_hard_links(&ws.state_path, out);
     // The archive first: its no-clobber create reserves the id.
     archive.store(&record)?;
     if let Err(e) = sf.save() {
@@ -221,17 +225,36 @@ pub fn write(
         return Err(e.into());
     }
     archive.prune(config.retention, config.retention_days, crate::clock::now());
-    if let Err(e) = crate::events::append(
+    // A full disk here must not pass silently; the checkpoint itself stands,
+    // and the next writer seals any torn line the failed append left.
+    crate::events::append(
         ws,
         lock,
         "checkpoint",
         json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget }),
-    ) {
-        out.warn(&format!(
-            "checkpoint written, but the event log could not be updated: {e}"
-        ));
-    }
+    )
+    .map_err(|e| {
+        anyhow::Error::new(e).context(format!(
+            "checkpoint {} was written, but its event could not be logged",
+            record.id
+        ))
+    })?;
     Ok(record)
+}
+
+/// A write replaces the file, so other hard links keep the old content.
+pub fn warn_about_hard_links(path: &Path, out: &Output) {
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > 1 {
+            out.warn(&format!(
+                "{} has {} hard links; a write replaces the file, so the other links keep the old text (use a symlink instead)",
+                path.display(),
+                meta.nlink()
+            ));
+        }
+    }
 }
 
 fn redact_record(r: &mut Checkpoint) {

@@ -49,6 +49,12 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         return Err(Error::Usage("--window must be a positive number of tokens".into()).into());
     }
     let model_info = args.model.as_deref().and_then(crate::models::lookup);
+    // A damaged file is refused before the lock, so nothing is created.
+    match StateFile::load(&ws.state_path) {
+        Err(Error::NoInput { .. }) if std::fs::symlink_metadata(&ws.state_path).is_err() => {}
+        Err(e) => return Err(e.into()),
+        Ok(_) => {}
+    }
 
     let lock = ws.lock()?;
     let existing = match StateFile::load(&ws.state_path) {
@@ -159,6 +165,9 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             true
         }
     } else {
+        if sf.render() != sf.original {
+            super::checkpoint::warn_about_hard_links(&ws.state_path, &ctx.out);
+        }
         sf.save()?
     };
     let gitignore_updated = ignore_data_dir(&ws.root).unwrap_or(false);

@@ -5,6 +5,8 @@ mod support;
 mod checkpoint;
 mod completions;
 mod count;
+mod faults;
+mod hostile;
 mod init;
 mod json;
 mod resume;

@@ -3,7 +3,9 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
@@ -35,6 +37,32 @@ impl Project {
             home: tempfile::tempdir().unwrap(),
             now: NOW.to_string(),
         }
+    }
+
+    /// A git repository with one commit, inside `parent` (e.g. a small tmpfs).
+    pub fn new_in(parent: &Path) -> Project {
+        let p = Project {
+            dir: tempfile::tempdir_in(parent).unwrap(),
+            home: tempfile::tempdir().unwrap(),
+            now: NOW.to_string(),
+        };
+        p.git(&["init", "-q", "-b", "main"]);
+        p.write("README.md", "# demo\n");
+        p.commit_all("initial");
+        p
+    }
+
+    /// The folder holding the test's HOME (to hand it to another user).
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// Every entry under the project, `.git` included: files as bytes and
+    /// mode, symlinks as their target. Equal snapshots mean nothing changed.
+    pub fn snapshot(&self) -> BTreeMap<PathBuf, Entry> {
+        let mut all = BTreeMap::new();
+        snapshot_into(self.root(), self.root(), &mut all);
+        all
     }
 
     /// An initialized ctxkeep project in a git repository.
@@ -92,9 +120,26 @@ impl Project {
 
     /// `ctxkeep ARGS` in the project, hermetic.
     pub fn ctxkeep(&self, args: &[&str]) -> Command {
+        Command::from_std(self.ctxkeep_std(args))
+    }
+
+    /// The same as a plain std Command (to spawn and kill, or add env).
+    pub fn ctxkeep_std(&self, args: &[&str]) -> StdCommand {
         let mut std = StdCommand::new(assert_cmd::cargo::cargo_bin!("ctxkeep"));
         self.env(&mut std);
         std.args(args);
+        std
+    }
+
+    /// `ctxkeep ARGS` run as the user `uid` (through setpriv), hermetic.
+    pub fn ctxkeep_as(&self, uid: u32, args: &[&str]) -> Command {
+        let mut std = StdCommand::new("setpriv");
+        self.env(&mut std);
+        std.arg(format!("--reuid={uid}"))
+            .arg(format!("--regid={uid}"))
+            .arg("--clear-groups")
+            .arg(assert_cmd::cargo::cargo_bin!("ctxkeep"))
+            .args(args);
         Command::from_std(std)
     }
 
@@ -147,4 +192,61 @@ impl Project {
             .unwrap_or_else(|e| panic!("not one JSON document ({e}): {text:?}"));
         (v, out.status.code().unwrap_or(-1))
     }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    File { bytes: Vec<u8>, mode: u32 },
+    Dir { mode: u32 },
+    Link(PathBuf),
+    Other,
+}
+
+fn snapshot_into(root: &Path, dir: &Path, all: &mut BTreeMap<PathBuf, Entry>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let rel = path.strip_prefix(root).unwrap().to_path_buf();
+        let meta = fs::symlink_metadata(&path).unwrap();
+        let mode = meta.permissions().mode() & 0o7777;
+        let entry = if meta.file_type().is_symlink() {
+            Entry::Link(fs::read_link(&path).unwrap())
+        } else if meta.is_dir() {
+            snapshot_into(root, &path, all);
+            Entry::Dir { mode }
+        } else if meta.is_file() {
+            Entry::File {
+                bytes: fs::read(&path).unwrap(),
+                mode,
+            }
+        } else {
+            Entry::Other
+        };
+        all.insert(rel, entry);
+    }
+}
+
+/// Lists what differs between two snapshots, for assertion messages.
+pub fn diff(a: &BTreeMap<PathBuf, Entry>, b: &BTreeMap<PathBuf, Entry>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, v) in a {
+        match b.get(k) {
+            None => out.push(format!("removed {}", k.display())),
+            Some(w) if w != v => out.push(format!("changed {}", k.display())),
+            _ => {}
+        }
+    }
+    for k in b.keys().filter(|k| !a.contains_key(*k)) {
+        out.push(format!("added {}", k.display()));
+    }
+    out
+}
+
+/// The effective uid of this test process (the owner of a file it creates).
+pub fn euid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    let f = tempfile::NamedTempFile::new().unwrap();
+    f.as_file().metadata().unwrap().uid()
 }

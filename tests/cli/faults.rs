@@ -1,0 +1,352 @@
+//! Concurrency, crashes and an editor saving mid-write (RELIABILITY.md §7
+//! cases 26, 28–31). CTXKEEP_TEST_PAUSE_BEFORE_RENAME (test-only) makes a
+//! checkpoint wait, holding the lock, after its temp file is written.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, SystemTime};
+
+use ctxkeep::checks::{seal, Seal};
+use ctxkeep::state::StateFile;
+
+use crate::support::Project;
+
+const STATE: &str = "project-state.md";
+const PAUSE: &str = "CTXKEEP_TEST_PAUSE_BEFORE_RENAME";
+
+fn parse(p: &Project) -> StateFile {
+    let text = fs::read_to_string(p.path(STATE)).unwrap();
+    StateFile::parse(&p.path(STATE), text).unwrap_or_else(|e| panic!("does not parse: {e}"))
+}
+
+/// The body outside ctxkeep's markers.
+fn prose(sf: &StateFile) -> String {
+    let b = &sf.body;
+    let begin = b.find("<!-- ctxkeep:begin -->").unwrap();
+    let end = b.find("<!-- ctxkeep:end -->").unwrap();
+    format!("{}{}", &b[..begin], &b[end..])
+}
+
+fn temp_files(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in fs::read_dir(dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".tmp") {
+            found.push(e.path().display().to_string());
+        }
+        if e.file_type().unwrap().is_dir() && name != ".git" {
+            found.extend(temp_files(&e.path()));
+        }
+    }
+    found
+}
+
+fn with_prose() -> Project {
+    let p = Project::initialized();
+    p.write(
+        STATE,
+        format!(
+            "{}\n## My notes\n\nKeep *this* — exactly.\r\n\ttabbed\n",
+            p.state()
+        ),
+    );
+    p
+}
+
+fn checkpoint_args(i: usize) -> Vec<String> {
+    [
+        "checkpoint",
+        "--phase",
+        &format!("phase of writer {i}"),
+        "--task",
+        "t",
+        "--agent",
+        "a",
+        "--next",
+        &format!("next of writer {i}"),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn spawn(p: &Project, args: &[String], env: &[(&str, String)]) -> Child {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut cmd = p.ctxkeep_std(&args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (without a deadline: it is a sync point, not a timing check) until
+/// `ready` holds.
+fn wait_until(mut ready: impl FnMut() -> bool) {
+    while !ready() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn sixteen_checkpoints_at_once_are_serialized_and_nothing_is_lost() {
+    let p = with_prose();
+    let prose_before = prose(&parse(&p));
+    let children: Vec<Child> = (0..16)
+        .map(|i| spawn(&p, &checkpoint_args(i), &[]))
+        .collect();
+    let mut ids = BTreeSet::new();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ids.insert(String::from_utf8(out.stdout).unwrap().trim().to_string());
+    }
+    let expected: BTreeSet<String> = (1..=16).map(|n| format!("ckpt-{n:04}")).collect();
+    assert_eq!(ids, expected, "16 distinct, gapless ids");
+
+    let archived: BTreeSet<String> = fs::read_dir(p.path(".ctxkeep/checkpoints"))
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let v: serde_json::Value =
+                serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+            v["id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(archived, expected);
+
+    let log = p.read(".ctxkeep/events.jsonl");
+    let events: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(events.len(), 16);
+    let logged: BTreeSet<String> = events
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(logged, expected);
+
+    let sf = parse(&p);
+    assert_eq!(sf.fm.checkpoint.as_ref().unwrap().id, "ckpt-0016");
+    assert_eq!(seal(&sf), Some(Seal::Intact));
+    assert_eq!(prose(&sf), prose_before);
+    assert_eq!(sf.fm.history.as_ref().unwrap().len(), 3);
+    assert_eq!(temp_files(p.root()), Vec::<String>::new());
+    p.ctxkeep(&["verify"]).assert().success();
+}
+
+#[test]
+fn a_lock_held_past_the_timeout_is_75_naming_the_holder() {
+    let p = with_prose();
+    let before = p.snapshot();
+    let mut holder = spawn(&p, &checkpoint_args(0), &[(PAUSE, "600000".into())]);
+    let lock = p.path(".ctxkeep/lock");
+    wait_until(|| fs::read_to_string(&lock).is_ok_and(|s| !s.is_empty()));
+    let out = p
+        .ctxkeep(&["--lock-timeout", "0.2", "checkpoint", "--note", "late"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(75), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(".ctxkeep/lock")
+            && err.contains(&format!("pid {} (ctxkeep checkpoint)", holder.id()))
+            && err.contains("s ago")
+            && err.contains("gave up after"),
+        "{err}"
+    );
+    // The environment variable sets the same timeout.
+    let out = p
+        .ctxkeep(&["checkpoint", "--note", "late"])
+        .env("CTXKEEP_LOCK_TIMEOUT", "0.1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(75));
+
+    // The holder dies: the kernel frees the lock (case 30), and the killed
+    // write left the old file and at most a temp file.
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(fs::read(p.path(STATE)).unwrap(), {
+        match &before[Path::new(STATE)] {
+            crate::support::Entry::File { bytes, .. } => bytes.clone(),
+            other => panic!("{other:?}"),
+        }
+    });
+    p.ctxkeep(&["--lock-timeout", "0", "checkpoint", "--note", "now"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn an_editor_saving_during_a_write_wins_and_the_write_is_75() {
+    let p = with_prose();
+    p.checkpoint(&[]).success();
+    let writer = spawn(&p, &checkpoint_args(1), &[(PAUSE, "4000".into())]);
+    // The temp file exists: the new text is written, the rename is pending.
+    wait_until(|| {
+        fs::read_dir(p.root()).unwrap().flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".project-state.md.")
+        })
+    });
+    let edited = format!("{}\nA line the user saved meanwhile.\n", p.state());
+    fs::write(p.path(STATE), &edited).unwrap();
+    let out = writer.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(75), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(STATE) && err.contains("changed by another program"),
+        "{err}"
+    );
+    assert_eq!(p.state(), edited, "the editor's text survives");
+    assert_eq!(temp_files(p.root()), Vec::<String>::new());
+    assert!(
+        !p.path(".ctxkeep/checkpoints/ckpt-0002.json").exists(),
+        "the refused checkpoint's record is taken back"
+    );
+    p.checkpoint(&["--note", "retry"]).success();
+    assert!(p.state().contains("A line the user saved meanwhile.\n"));
+}
+
+/// xorshift64*: reproducible randomness without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
+    }
+}
+
+fn kill_during_writes(iterations: usize) {
+    let seed = std::env::var("CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        });
+    eprintln!("kill -9 test: {iterations} iterations, CRASH_SEED={seed}");
+    let mut rng = Rng(seed);
+    let p = with_prose();
+    p.checkpoint(&[]).success();
+    let prose_before = prose(&parse(&p));
+    let mut last = parse(&p).fm.checkpoint.unwrap().number().unwrap();
+    let (mut old, mut new) = (0, 0);
+    for i in 0..iterations {
+        let pause = rng.below(40).to_string();
+        let mut child = spawn(&p, &checkpoint_args(i), &[(PAUSE, pause)]);
+        std::thread::sleep(Duration::from_millis(rng.below(70)));
+        let _ = child.kill(); // SIGKILL; it may have finished already
+        child.wait().unwrap();
+
+        let sf = parse(&p);
+        let c = sf.fm.checkpoint.clone().unwrap();
+        let n = c.number().unwrap();
+        assert!(n >= last, "iteration {i}: went back from {last} to {n}");
+        if n == last {
+            old += 1;
+        } else {
+            new += 1;
+            assert_eq!(c.phase, format!("phase of writer {i}"), "iteration {i}");
+        }
+        last = n;
+        assert_eq!(seal(&sf), Some(Seal::Intact), "iteration {i}");
+        assert_eq!(prose(&sf), prose_before, "iteration {i}: prose changed");
+        // The current checkpoint is archived, identical.
+        let rec = p.read(&format!(".ctxkeep/checkpoints/{}.json", c.id));
+        let rec: serde_json::Value = serde_json::from_str(&rec).unwrap();
+        assert_eq!(
+            rec["digest"].as_str(),
+            Some(c.digest.as_str()),
+            "iteration {i}"
+        );
+        // The lock dies with its holder. A git child caught between fork and
+        // exec holds a copy of the descriptor for that instant, so poll
+        // (a bound against a stuck lock, not a timing check).
+        let lock = fs::File::open(p.path(".ctxkeep/lock")).unwrap();
+        let start = std::time::Instant::now();
+        while lock.try_lock().is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "iteration {i}: lock still held 10 s after its holder died"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        lock.unlock().unwrap();
+    }
+    eprintln!("kill -9 test: {old} runs left the old file, {new} the new one");
+    // Every archived record is whole JSON (each is written by rename).
+    for e in fs::read_dir(p.path(".ctxkeep/checkpoints"))
+        .unwrap()
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".json") {
+            serde_json::from_str::<serde_json::Value>(&fs::read_to_string(e.path()).unwrap())
+                .unwrap_or_else(|err| panic!("{name}: {err}"));
+        }
+    }
+
+    // Killed writers leave temp files; a sweep (any later locked run)
+    // removes those older than an hour and leaves a fresh one alone.
+    let fresh = p.path(".project-state.md.fresh.tmp");
+    fs::write(&fresh, "a write in progress").unwrap();
+    let users_own = p.path(".notes.tmp");
+    fs::write(&users_own, "not ctxkeep's").unwrap();
+    let two_hours_ago = SystemTime::now() - Duration::from_secs(7200);
+    let mut stale = temp_files(p.root());
+    stale.retain(|t| !t.ends_with(".project-state.md.fresh.tmp"));
+    let old_one = p.path(".project-state.md.old123.tmp");
+    fs::write(&old_one, "left by a crash").unwrap();
+    stale.push(old_one.display().to_string());
+    for t in &stale {
+        let f = fs::File::options().write(true).open(t).unwrap();
+        f.set_modified(two_hours_ago).unwrap();
+    }
+    p.checkpoint(&["--note", "after the crashes"]).success();
+    for t in &stale {
+        if !t.ends_with(".notes.tmp") {
+            assert!(!Path::new(t).exists(), "stale {t} not swept");
+        }
+    }
+    assert!(
+        fresh.exists(),
+        "a fresh temp file may belong to a running write"
+    );
+    assert!(
+        users_own.exists(),
+        "only ctxkeep's own temp names are swept"
+    );
+    let log = p.read(".ctxkeep/events.jsonl");
+    let last_line = log.lines().last().unwrap();
+    let v: serde_json::Value = serde_json::from_str(last_line).unwrap();
+    assert_eq!(v["event"], "checkpoint");
+    p.ctxkeep(&["verify"]).assert().success();
+}
+
+/// 200 kills take about 8 s in a debug build, so the full run is in the
+/// normal suite; CRASH_SEED=N replays a failing run.
+#[test]
+fn kill_9_during_checkpoint_writes_200_times() {
+    kill_during_writes(200);
+}
