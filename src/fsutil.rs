@@ -269,24 +269,38 @@ pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
 
 /// Removes temp files a killed process left behind (older than an hour).
 pub fn sweep_temp_files(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') && name.ends_with(".tmp") {
-            let old = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > Duration::from_secs(3600));
-            if old {
-                let _ = fs::remove_file(entry.path());
-            }
-        }
+    for path in stale_temp_files(dir, None) {
+        let _ = fs::remove_file(path);
     }
+}
+
+/// Temp files (`.NAME.tmp`, and with `prefix` only those starting with it)
+/// in `dir` older than an hour: what a killed process left behind. Younger
+/// ones may belong to a write in progress.
+pub fn stale_temp_files(dir: &Path, prefix: Option<&str>) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(prefix.unwrap_or("."))
+                && name.starts_with('.')
+                && name.ends_with(".tmp")
+                && entry.file_type().is_ok_and(|t| t.is_file())
+                && entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > Duration::from_secs(3600))
+        })
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
 }
 
 #[cfg(test)]

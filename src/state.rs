@@ -37,6 +37,9 @@ pub struct FrontMatter {
     pub resume_max_tokens: Option<usize>,
     /// Per-model overrides of the model table: name -> {window, encoding}.
     pub models: Option<BTreeMap<String, crate::models::ModelOverride>>,
+    /// `resume` refuses (exit 1) once more handoffs than this in a row
+    /// resumed the same next action with no new commit (unset: never).
+    pub max_handoffs_without_progress: Option<u32>,
     pub checkpoint: Option<Checkpoint>,
     pub history: Option<Vec<HistoryEntry>>,
 }
@@ -49,6 +52,12 @@ pub struct Retention {
     /// Archived records older than this many days are removed (default: no limit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub days: Option<u64>,
+    /// `.ctxkeep/events.jsonl` is rotated to `events.jsonl.1` past this size (default 1 MiB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events_max_bytes: Option<u64>,
+    /// Session records kept in `.ctxkeep/chain.jsonl` (default 500).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]

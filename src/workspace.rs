@@ -80,6 +80,19 @@ impl Workspace {
         self.data_dir.join("sessions")
     }
 
+    /// The session chain: one record per session opened from a checkpoint
+    /// (not the live budgets in `sessions/`).
+    pub fn chain_path(&self) -> PathBuf {
+        self.data_dir.join("chain.jsonl")
+    }
+
+    /// Takes the project lock without sweeping temp files first, for `gc`,
+    /// which sweeps them itself and reports what it removed.
+    pub fn lock_only(&self) -> Result<Lock, Error> {
+        fsutil::ensure_dir(&self.data_dir)?;
+        Lock::acquire(&self.data_dir.join("lock"), self.lock_timeout)
+    }
+
     /// The state file's path relative to the root, for messages.
     pub fn display_state(&self) -> String {
         self.state_path.display().to_string()

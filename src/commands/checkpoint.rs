@@ -221,6 +221,9 @@ pub fn write(
         return Err(e.into());
     }
     archive.prune(config.retention, config.retention_days, crate::clock::now());
+    if let Err(e) = crate::events::rotate_if_over(ws, lock, config.events_max_bytes) {
+        out.warn(&format!("the event log could not be rotated: {e}"));
+    }
     if let Err(e) = crate::events::append(
         ws,
         lock,

@@ -2,11 +2,15 @@
 
 mod support;
 
+mod ack;
 mod checkpoint;
 mod completions;
 mod count;
+mod gc;
 mod init;
 mod json;
+mod lifecycle;
+mod log;
 mod resume;
 mod status;
 mod track;
