@@ -288,25 +288,37 @@ impl Archive<'_> {
         max_age_days: Option<u64>,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Vec<String> {
+        self.expired(keep, max_age_days, now)
+            .into_iter()
+            .filter(|id| fs::remove_file(self.dir.join(format!("{id}.json"))).is_ok())
+            .collect()
+    }
+
+    /// The ids `prune` would remove, oldest first. Age is the file's
+    /// modification time; the newest record is never too old.
+    pub fn expired(
+        &self,
+        keep: usize,
+        max_age_days: Option<u64>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Vec<String> {
         let ids = self.ids();
-        let mut removed = Vec::new();
         let excess = ids.len().saturating_sub(keep);
-        for (i, id) in ids.iter().enumerate() {
-            let path = self.dir.join(format!("{id}.json"));
-            let too_old = max_age_days.is_some_and(|days| {
-                // Never remove the newest record, whatever its age.
-                i + 1 < ids.len()
-                    && fs::metadata(&path)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .map(chrono::DateTime::<chrono::Utc>::from)
-                        .is_some_and(|t| (now - t).num_days() >= days as i64)
-            });
-            if (i < excess || too_old) && fs::remove_file(&path).is_ok() {
-                removed.push(id.clone());
-            }
-        }
-        removed
+        ids.iter()
+            .enumerate()
+            .filter(|(i, id)| {
+                let too_old = max_age_days.is_some_and(|days| {
+                    i + 1 < ids.len()
+                        && fs::metadata(self.dir.join(format!("{id}.json")))
+                            .and_then(|m| m.modified())
+                            .ok()
+                            .map(chrono::DateTime::<chrono::Utc>::from)
+                            .is_some_and(|t| (now - t).num_days() >= days as i64)
+                });
+                *i < excess || too_old
+            })
+            .map(|(_, id)| id.clone())
+            .collect()
     }
 }
 

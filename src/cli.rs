@@ -76,6 +76,15 @@ pub enum Command {
     /// Show a session's context gauge, stage and last checkpoint.
     #[command(after_long_help = EXIT_CODES)]
     Status(StatusArgs),
+    /// Confirm that the resume prompt was read, with the nonce it printed.
+    #[command(after_long_help = EXIT_CODES)]
+    Ack(AckArgs),
+    /// Apply the retention by hand: prune the archive, rotate the event log, sweep temp files.
+    #[command(after_long_help = EXIT_CODES)]
+    Gc(GcArgs),
+    /// List checkpoints and sessions, newest first, one line each.
+    #[command(after_long_help = EXIT_CODES)]
+    Log(LogArgs),
     /// Print a shell completion script (generated from these definitions).
     Completions(CompletionsArgs),
     /// Print the man page in roff (generated from these definitions).
@@ -264,6 +273,37 @@ pub struct ResumeArgs {
     /// Print the prompt even when the checkpoint is damaged or was edited by hand.
     #[arg(long)]
     pub force: bool,
+
+    /// The agent taking over (recorded as a handoff when another agent controlled the work)
+    /// [default: the checkpoint's controlling agent].
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AckArgs {
+    /// The nonce the resume prompt printed.
+    #[arg(value_name = "NONCE", required_unless_present = "transcript")]
+    pub nonce: Option<String>,
+
+    /// Instead of a nonce, look for the agent echoing the latest one in the end of this
+    /// transcript (for hooks; exits 0 whether found or not).
+    #[arg(long, value_name = "PATH", conflicts_with = "nonce")]
+    pub transcript: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Say what would be removed or rotated, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Show at most N entries (the newest).
+    #[arg(long, short = 'n', value_name = "N")]
+    pub limit: Option<usize>,
 }
 
 #[derive(Debug, Args)]

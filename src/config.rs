@@ -8,6 +8,8 @@ use crate::tokens::Encoding;
 pub const DEFAULT_WINDOW: u64 = 200_000;
 pub const DEFAULT_RESUME_TOKENS: usize = 2_000;
 pub const DEFAULT_RETENTION: usize = 50;
+pub const DEFAULT_EVENTS_MAX_BYTES: u64 = 1024 * 1024;
+pub const DEFAULT_SESSIONS_KEPT: usize = 500;
 
 /// The project's settings with every default applied.
 #[derive(Debug, Clone)]
@@ -19,6 +21,12 @@ pub struct Config {
     pub resume_max_tokens: usize,
     pub retention: usize,
     pub retention_days: Option<u64>,
+    /// Size past which the event log is rotated.
+    pub events_max_bytes: u64,
+    /// Session records kept in the chain.
+    pub sessions_kept: usize,
+    /// `resume` exits 1 past this many handoffs without progress.
+    pub max_handoffs_without_progress: Option<u32>,
     pub templates: Option<String>,
     /// The config's `models:` overrides of the model table.
     pub model_overrides: std::collections::BTreeMap<String, crate::models::ModelOverride>,
@@ -54,6 +62,17 @@ impl Config {
                 .and_then(|r| r.checkpoints)
                 .unwrap_or(DEFAULT_RETENTION),
             retention_days: fm.retention.as_ref().and_then(|r| r.days),
+            events_max_bytes: fm
+                .retention
+                .as_ref()
+                .and_then(|r| r.events_max_bytes)
+                .unwrap_or(DEFAULT_EVENTS_MAX_BYTES),
+            sessions_kept: fm
+                .retention
+                .as_ref()
+                .and_then(|r| r.sessions)
+                .unwrap_or(DEFAULT_SESSIONS_KEPT),
+            max_handoffs_without_progress: fm.max_handoffs_without_progress,
             templates: fm.templates.clone(),
             model_overrides: fm.models.clone().unwrap_or_default(),
         }

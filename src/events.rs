@@ -16,6 +16,31 @@ pub fn append(ws: &Workspace, _held: &Lock, event: &str, fields: Value) -> Resul
     fsutil::append_line(&ws.events_path(), &record.to_string())
 }
 
+/// Moves the log to `events.jsonl.1` (replacing an older one) once it has
+/// reached `max_bytes`, so it never grows without bound. Returns the size
+/// rotated away, if it was. Call under the lock.
+pub fn rotate_if_over(ws: &Workspace, _held: &Lock, max_bytes: u64) -> Result<Option<u64>, Error> {
+    let Some(size) = over_limit(ws, max_bytes) else {
+        return Ok(None);
+    };
+    let from = ws.events_path();
+    let to = rotated_path(ws);
+    std::fs::rename(&from, &to).map_err(|e| Error::io(&from, "cannot rotate", e))?;
+    Ok(Some(size))
+}
+
+/// The log's size when it has reached `max_bytes` (what `rotate_if_over`
+/// would rotate).
+pub fn over_limit(ws: &Workspace, max_bytes: u64) -> Option<u64> {
+    let size = std::fs::metadata(ws.events_path()).ok()?.len();
+    (size > 0 && size >= max_bytes).then_some(size)
+}
+
+/// Where the previous log goes when it is rotated.
+pub fn rotated_path(ws: &Workspace) -> std::path::PathBuf {
+    ws.data_dir.join("events.jsonl.1")
+}
+
 /// Reads the log, skipping torn or garbage lines; returns the records and
 /// how many lines were skipped.
 pub fn read_all(ws: &Workspace) -> (Vec<Value>, usize) {

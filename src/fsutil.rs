@@ -341,28 +341,40 @@ pub fn temp_prefixes_for(file: &Path) -> Vec<String> {
     vec![format!(".{name}."), NEW_FILE_TEMP_PREFIX.to_string()]
 }
 
-/// Removes temp files a killed process left behind (older than an hour)
-/// whose names start with one of `prefixes` and end in `.tmp`.
+/// Removes temp files a killed process left behind (see `stale_temp_files`).
 /// Call under the lock.
 pub fn sweep_temp_files(dir: &Path, prefixes: &[String]) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if prefixes.iter().any(|p| name.starts_with(p.as_str())) && name.ends_with(".tmp") {
-            let old = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > STALE_TEMP_AGE);
-            if old {
-                let _ = fs::remove_file(entry.path());
-            }
-        }
+    for path in stale_temp_files(dir, prefixes) {
+        let _ = fs::remove_file(path);
     }
+}
+
+/// Temp files in `dir` older than STALE_TEMP_AGE whose names start with one
+/// of `prefixes` and end in `.tmp`: what a killed process left behind.
+/// Younger ones may belong to a write in progress.
+pub fn stale_temp_files(dir: &Path, prefixes: &[String]) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            prefixes.iter().any(|p| name.starts_with(p.as_str()))
+                && name.ends_with(".tmp")
+                && entry.file_type().is_ok_and(|t| t.is_file())
+                && entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > STALE_TEMP_AGE)
+        })
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
 }
 
 #[cfg(test)]

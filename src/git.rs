@@ -169,6 +169,18 @@ pub fn commit_exists(dir: &Path, commit: &str) -> Result<bool, Unavailable> {
     }
 }
 
+/// The commit HEAD names, or None on an unborn branch.
+pub fn head(dir: &Path) -> Result<Option<String>, Unavailable> {
+    toplevel(dir)?;
+    let out = git(dir)
+        .args(["rev-parse", "--verify", "--quiet", "HEAD"])
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Ok((out.status.success() && !id.is_empty()).then_some(id))
+}
+
 /// Commits reachable from HEAD but not from `since`.
 pub fn commits_since(dir: &Path, since: &str) -> Result<u64, Unavailable> {
     let out = run(dir, &["rev-list", "--count", &format!("{since}..HEAD")])?;

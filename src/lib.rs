@@ -1,6 +1,7 @@
 //! ctxkeep: keep an LLM coding agent's working state in `project-state.md`,
 //! so that a fresh session can continue cold.
 
+pub mod chain;
 pub mod checkpoint;
 pub mod checks;
 pub mod cli;
@@ -15,6 +16,7 @@ pub mod models;
 pub mod output;
 pub mod progress;
 pub mod redact;
+pub mod retention;
 pub mod session;
 pub mod stages;
 pub mod state;

@@ -113,3 +113,12 @@ pub fn gauge(percent: f64, width: usize) -> String {
     let filled = ((percent.clamp(0.0, 100.0) / 100.0) * width as f64).round() as usize;
     format!("[{}{}]", "#".repeat(filled), "-".repeat(width - filled))
 }
+
+/// At most `max` characters of `text`, with `…` when cut (for echoing input
+/// back in a one-line message).
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}

@@ -22,7 +22,7 @@ pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
 /// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
-pub const KNOWN_KEYS: [&str; 11] = [
+pub const KNOWN_KEYS: [&str; 12] = [
     "ctxkeep",
     "model",
     "window",
@@ -32,6 +32,7 @@ pub const KNOWN_KEYS: [&str; 11] = [
     "retention",
     "resume_max_tokens",
     "models",
+    "max_handoffs_without_progress",
     "checkpoint",
     "history",
 ];
@@ -52,6 +53,9 @@ pub struct FrontMatter {
     pub resume_max_tokens: Option<usize>,
     /// Per-model overrides of the model table: name -> {window, encoding}.
     pub models: Option<BTreeMap<String, crate::models::ModelOverride>>,
+    /// `resume` refuses (exit 1) once more handoffs than this in a row
+    /// resumed the same next action with no new commit (unset: never).
+    pub max_handoffs_without_progress: Option<u32>,
     pub checkpoint: Option<Checkpoint>,
     pub history: Option<Vec<HistoryEntry>>,
 }
@@ -64,6 +68,12 @@ pub struct Retention {
     /// Archived records older than this many days are removed (default: no limit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub days: Option<u64>,
+    /// `.ctxkeep/events.jsonl` is rotated to `events.jsonl.1` past this size (default 1 MiB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events_max_bytes: Option<u64>,
+    /// Session records kept in `.ctxkeep/chain.jsonl` (default 500).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]

@@ -69,6 +69,7 @@ impl Workspace {
         let everything = vec![".".to_string()];
         fsutil::sweep_temp_files(&self.data_dir, &everything);
         fsutil::sweep_temp_files(&self.checkpoints_dir(), &everything);
+        fsutil::sweep_temp_files(&self.sessions_dir(), &everything);
         let target = fsutil::resolve_target(&self.state_path);
         if let Some(dir) = target.parent() {
             let mut prefixes = fsutil::temp_prefixes_for(&target);
@@ -88,6 +89,19 @@ impl Workspace {
 
     pub fn sessions_dir(&self) -> PathBuf {
         self.data_dir.join("sessions")
+    }
+
+    /// The session chain: one record per session opened from a checkpoint
+    /// (not the live budgets in `sessions/`).
+    pub fn chain_path(&self) -> PathBuf {
+        self.data_dir.join("chain.jsonl")
+    }
+
+    /// Takes the project lock without sweeping temp files first, for `gc`,
+    /// which sweeps them itself and reports what it removed.
+    pub fn lock_only(&self) -> Result<Lock, Error> {
+        fsutil::ensure_dir(&self.data_dir)?;
+        Lock::acquire(&self.data_dir.join("lock"), self.lock_timeout)
     }
 
     /// The state file's path relative to the root, for messages.

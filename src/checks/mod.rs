@@ -3,8 +3,9 @@
 //!
 //! One module per concern, numbered by hundreds: CK0xx/CK1xx structure,
 //! CK2xx placeholders, CK3xx cold-read, CK4xx references, CK5xx git,
-//! CK6xx size, CK7xx secrets. Codes are a contract: never renumber.
+//! CK6xx size, CK7xx secrets, CK8xx the session chain. Codes are a contract: never renumber.
 
+mod handoff;
 mod references;
 mod repository;
 mod secrets;
@@ -125,6 +126,7 @@ pub fn all(s: &Subject) -> anyhow::Result<Outcome> {
     repository::check(c, s, &repo, &loc, &mut out);
     out.findings.extend(size::check(c, s, &loc)?);
     out.findings.extend(secrets::check(s.sf, &loc));
+    out.findings.extend(handoff::check(s));
     // Grouped by check, then in file order: a stable, readable report.
     out.findings.sort_by_key(|f| (f.code, f.line));
     Ok(out)

@@ -2,8 +2,9 @@
 //! fit the token budget, counted with the configured encoding.
 
 use super::{Finding, Locator, Severity, Subject};
+use crate::chain::SessionRecord;
 use crate::checkpoint::Checkpoint;
-use crate::commands::resume::{render_prompt, Rendered};
+use crate::commands::resume::{render_prompt_for, Rendered};
 use crate::config::Config;
 
 pub fn check(c: &Checkpoint, s: &Subject, loc: &Locator) -> anyhow::Result<Vec<Finding>> {
@@ -16,7 +17,15 @@ pub fn check(c: &Checkpoint, s: &Subject, loc: &Locator) -> anyhow::Result<Vec<F
     };
     let Rendered {
         tokens, omitted, ..
-    } = render_prompt(s.ws, s.sf, c, &config, budget)?;
+    } = render_prompt_for(
+        s.ws,
+        s.sf,
+        c,
+        &config,
+        budget,
+        // resume's prompt carries a nonce line; count one.
+        Some(&SessionRecord::placeholder(c)),
+    )?;
     let line = loc.field_line("id");
     let mut out = Vec::new();
     if tokens > budget {

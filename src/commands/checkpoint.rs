@@ -225,6 +225,9 @@ pub fn write(
         return Err(e.into());
     }
     archive.prune(config.retention, config.retention_days, crate::clock::now());
+    if let Err(e) = crate::events::rotate_if_over(ws, lock, config.events_max_bytes) {
+        out.warn(&format!("the event log could not be rotated: {e}"));
+    }
     // A full disk here must not pass silently; the checkpoint itself stands,
     // and the next writer seals any torn line the failed append left.
     crate::events::append(

@@ -1,9 +1,12 @@
 //! One file per subcommand behind one dispatch.
 
+pub mod ack;
 pub mod checkpoint;
 pub mod completions;
 pub mod count;
+pub mod gc;
 pub mod init;
+pub mod log;
 pub mod resume;
 pub mod status;
 pub mod track;
@@ -29,6 +32,9 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Track(args) => track::run(args, ctx),
         Command::Count(args) => count::run(args, ctx),
         Command::Status(args) => status::run(args, ctx),
+        Command::Ack(args) => ack::run(args, ctx),
+        Command::Gc(args) => gc::run(args, ctx),
+        Command::Log(args) => log::run(args, ctx),
         Command::Completions(args) => completions::run(args),
         Command::Man => completions::man(),
     }

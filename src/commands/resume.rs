@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::Ctx;
+use crate::chain::SessionRecord;
 use crate::checkpoint::{Checkpoint, DirtyFile};
 use crate::checks::{self, Seal};
 use crate::cli::ResumeArgs;
@@ -32,6 +33,11 @@ pub struct ResumeReport {
     pub tokens: usize,
     /// Sections left out to fit the budget.
     pub omitted: Vec<String>,
+    /// What the agent gives `ctxkeep ack` to confirm the restore (null when
+    /// no session could be recorded).
+    pub nonce: Option<String>,
+    /// The session this resume opened in the chain.
+    pub session: Option<SessionRecord>,
 }
 
 pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<u8> {
@@ -66,11 +72,31 @@ pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
 
     let budget = args.max_tokens.unwrap_or(config.resume_max_tokens);
+    let agent = args
+        .agent
+        .as_deref()
+        .map(crate::chain::validate_agent)
+        .transpose()?;
+    // The session is planned, the prompt rendered with its nonce, and the
+    // session recorded only once the prompt is known to be printed.
+    let lock = match ws.lock() {
+        Ok(lock) => Some(lock),
+        Err(e) => {
+            ctx.out.warn(&format!(
+                "no session recorded and no restore nonce in the prompt: {e}"
+            ));
+            None
+        }
+    };
+    let session = match &lock {
+        Some(lock) => plan_session(&ws, lock, &checkpoint, agent.as_deref(), &config, ctx)?,
+        None => None,
+    };
     let Rendered {
         prompt,
         tokens,
         omitted,
-    } = render_prompt(&ws, &sf, &checkpoint, &config, budget)?;
+    } = render_prompt_for(&ws, &sf, &checkpoint, &config, budget, session.as_ref())?;
     if tokens > budget {
         let msg = format!(
             "the recovered fields of {} alone take {tokens} tokens, more than the budget of {budget}; shorten them with `ctxkeep checkpoint`",
@@ -89,32 +115,65 @@ pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
     let prompt = crate::redact::redact(&prompt).into_owned();
 
-    match ws.lock() {
-        Ok(lock) => {
-            if let Err(e) = crate::events::append(
-                &ws,
-                &lock,
-                "resume",
-                json!({ "checkpoint": checkpoint.id, "tokens": tokens }),
-            ) {
-                ctx.out
-                    .warn(&format!("could not log the resume event: {e}"));
-            }
+    if let (Some(lock), Some(record)) = (&lock, &session) {
+        if let Err(e) = crate::chain::record_session(&ws, lock, record, &config) {
+            ctx.out.warn(&format!("could not record the session: {e}"));
         }
-        Err(e) => ctx
-            .out
-            .warn(&format!("could not log the resume event: {e}")),
+        if let Some(stuck) = record.stuck_message() {
+            ctx.out.warn(&stuck);
+        }
     }
+    if let Some(lock) = &lock {
+        if let Err(e) = crate::events::append(
+            &ws,
+            lock,
+            "resume",
+            json!({
+                "checkpoint": checkpoint.id,
+                "tokens": tokens,
+                "session": session.as_ref().map(|s| s.number),
+            }),
+        ) {
+            ctx.out
+                .warn(&format!("could not log the resume event: {e}"));
+        }
+    }
+    drop(lock);
 
     let report = ResumeReport {
         checkpoint,
         prompt,
         tokens,
         omitted: omitted.iter().map(|s| s.to_string()).collect(),
+        nonce: session.as_ref().map(|s| s.nonce.clone()),
+        session,
     };
     ctx.out.json(&report)?;
     ctx.out.data(&report.prompt)?;
     Ok(0)
+}
+
+/// Plans the session this resume opens (see `chain::plan_session`). A
+/// refusal (`max_handoffs_without_progress`) is an error; a chain that
+/// cannot be read only costs the nonce, with a warning.
+fn plan_session(
+    ws: &Workspace,
+    lock: &crate::fsutil::Lock,
+    checkpoint: &Checkpoint,
+    agent: Option<&str>,
+    config: &Config,
+    ctx: &Ctx,
+) -> anyhow::Result<Option<SessionRecord>> {
+    match crate::chain::plan_session(ws, lock, checkpoint, agent, "resume", config) {
+        Ok(record) => Ok(Some(record)),
+        Err(e) if crate::error::exit_code_of(&e) == crate::error::exit::CHECK_FAILED => Err(e),
+        Err(e) => {
+            ctx.out.warn(&format!(
+                "no session recorded and no restore nonce in the prompt: {e:#}"
+            ));
+            Ok(None)
+        }
+    }
 }
 
 /// The resume prompt as `resume` prints it (before redaction), and what it
@@ -136,6 +195,19 @@ pub fn render_prompt(
     config: &Config,
     budget: usize,
 ) -> anyhow::Result<Rendered> {
+    render_prompt_for(ws, sf, checkpoint, config, budget, None)
+}
+
+/// As `render_prompt`, for the session `session` opens: its nonce, the
+/// handoff, and the stuck warning at the top.
+pub fn render_prompt_for(
+    ws: &Workspace,
+    sf: &StateFile,
+    checkpoint: &Checkpoint,
+    config: &Config,
+    budget: usize,
+    session: Option<&SessionRecord>,
+) -> anyhow::Result<Rendered> {
     let changes = changes_since(ws, checkpoint);
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
     let render = |omitted: &[&str]| -> Result<String, Error> {
@@ -150,8 +222,9 @@ pub fn render_prompt(
                 "history": sf.fm.history.clone().unwrap_or_default(),
                 "changes": changes,
                 "include": include,
-                "stuck": Value::Null,
-                "nonce": Value::Null,
+                "stuck": session.and_then(SessionRecord::stuck_message),
+                "nonce": session.map(|s| s.nonce.as_str()),
+                "session": session,
             }),
         )
     };

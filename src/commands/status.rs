@@ -20,6 +20,30 @@ struct StatusReport {
     tracked: bool,
     updated_at: Option<String>,
     last_checkpoint: Option<CheckpointRef>,
+    /// The last resume's restore was acknowledged (false when there was none).
+    acknowledged: bool,
+    /// The last session opened from a checkpoint (null before the first resume).
+    last_session: Option<SessionRef>,
+    /// Set while the chain is stuck: the last handoffs resumed the same next
+    /// action with no new commit, and neither has changed since.
+    stuck: Option<Stuck>,
+}
+
+#[derive(Debug, Serialize)]
+struct SessionRef {
+    number: u64,
+    started_at: String,
+    checkpoint: String,
+    agent: Option<String>,
+    from_agent: Option<String>,
+    acknowledged: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Stuck {
+    session: u64,
+    handoffs_without_progress: u32,
+    next_action: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -53,15 +77,48 @@ pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             messages: None,
         },
     };
+    let chain = crate::chain::read(&ws).unwrap_or_else(|e| {
+        ctx.out
+            .warn(&format!("the session chain cannot be read: {e}"));
+        Default::default()
+    });
+    let last = chain.last();
+    let stuck = last.filter(|l| still_stuck(&ws, &sf, l)).map(|l| Stuck {
+        session: l.record.number,
+        handoffs_without_progress: l.record.handoffs_without_progress,
+        next_action: l.record.next_action.clone(),
+    });
     let status = StatusReport {
         report,
         tracked: s.is_some(),
         updated_at: s.as_ref().map(|s| s.updated_at.clone()),
         last_checkpoint,
+        acknowledged: last.is_some_and(|l| l.ack.is_some()),
+        last_session: last.map(|l| SessionRef {
+            number: l.record.number,
+            started_at: l.record.started_at.clone(),
+            checkpoint: l.record.checkpoint.clone(),
+            agent: l.record.agent.clone(),
+            from_agent: l.record.from_agent.clone(),
+            acknowledged: l.ack.is_some(),
+        }),
+        stuck,
     };
     ctx.out.json(&status)?;
     ctx.out.data(&human(&status))?;
     Ok(0)
+}
+
+/// The last session was stuck and nothing has moved since: the checkpoint
+/// still names the same next action and HEAD is where it was.
+fn still_stuck(ws: &Workspace, sf: &StateFile, last: &crate::chain::Session) -> bool {
+    last.record.stuck
+        && sf
+            .fm
+            .checkpoint
+            .as_ref()
+            .is_some_and(|c| c.next_action.trim() == last.record.next_action)
+        && crate::git::head(&ws.root).ok().flatten() == last.record.head
 }
 
 fn human(st: &StatusReport) -> String {
@@ -117,6 +174,26 @@ fn human(st: &StatusReport) -> String {
             text.push_str(&format!("last checkpoint: {} ({age})\n", c.id));
         }
         None => text.push_str("last checkpoint: none yet (`ctxkeep checkpoint`)\n"),
+    }
+    if let Some(l) = &st.last_session {
+        let age = crate::clock::age(&l.started_at)
+            .map(|a| format!("{a} ago"))
+            .unwrap_or_else(|| l.started_at.clone());
+        let ack = if l.acknowledged {
+            "acknowledged".to_string()
+        } else {
+            "not acknowledged (the agent has not run `ctxkeep ack NONCE`)".to_string()
+        };
+        text.push_str(&format!(
+            "last resume: session {} from {} ({age}), {ack}\n",
+            l.number, l.checkpoint
+        ));
+    }
+    if let Some(s) = &st.stuck {
+        text.push_str(&format!(
+            "stuck: {} handoffs in a row resumed the same next action with no new commit; a new commit or a new next action clears this\n",
+            s.handoffs_without_progress
+        ));
     }
     if r.handoff_due {
         text.push_str("handoff due: update the checkpoint with the exact next action, then stop; a fresh session starts from `ctxkeep resume`\n");

@@ -61,6 +61,8 @@ struct Resume {
     prompt: String,
     tokens: usize,
     omitted: Vec<String>,
+    nonce: Option<String>,
+    session: Option<crate::lifecycle::SessionRecord>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -161,6 +163,8 @@ fn json_outputs_match_their_mirrors() {
     let (v, _) = p.json(&["resume"]);
     let r: Resume = parse(v);
     assert!(r.tokens > 0 && r.prompt.contains("write the docs"));
+    let nonce = r.nonce.expect("resume --json has the nonce");
+    assert_eq!(r.session.map(|s| s.nonce), Some(nonce));
     let (v, _) = p.json(&["verify"]);
     let ver: Verify = parse(v);
     assert!(ver.ok && ver.errors.is_empty());

@@ -2,13 +2,17 @@
 
 mod support;
 
+mod ack;
 mod checkpoint;
 mod completions;
 mod count;
 mod faults;
+mod gc;
 mod hostile;
 mod init;
 mod json;
+mod lifecycle;
+mod log;
 mod resume;
 mod status;
 mod track;

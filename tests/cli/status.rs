@@ -21,6 +21,30 @@ struct Status {
     tracked: bool,
     updated_at: Option<String>,
     last_checkpoint: Option<CheckpointRef>,
+    acknowledged: bool,
+    last_session: Option<SessionRef>,
+    stuck: Option<Stuck>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct SessionRef {
+    number: u64,
+    started_at: String,
+    checkpoint: String,
+    agent: Option<String>,
+    from_agent: Option<String>,
+    acknowledged: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Stuck {
+    session: u64,
+    handoffs_without_progress: u32,
+    next_action: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -124,4 +148,27 @@ fn a_due_handoff_is_shown() {
 fn status_needs_an_initialized_project() {
     let p = Project::new();
     p.ctxkeep(&["status"]).assert().code(66);
+}
+
+#[test]
+fn the_last_resume_and_its_acknowledgement_are_shown() {
+    let p = Project::initialized();
+    let s = status(&p, &[]);
+    assert!(!s.acknowledged && s.last_session.is_none() && s.stuck.is_none());
+    p.checkpoint(&[]).success();
+    let (v, _) = p.json(&["resume", "--agent", "codex"]);
+    let s = status(&p, &[]);
+    let last = s.last_session.expect("a session after resume");
+    assert_eq!((last.number, last.checkpoint.as_str()), (1, "ckpt-0001"));
+    assert_eq!(last.from_agent.as_deref(), Some("claude-code"));
+    assert!(!s.acknowledged && !last.acknowledged);
+    p.ctxkeep(&["status"])
+        .assert()
+        .stdout(predicates::str::contains(
+            "last resume: session 1 from ckpt-0001 (0 s ago), not acknowledged",
+        ));
+    p.ctxkeep(&["ack", v["nonce"].as_str().unwrap()])
+        .assert()
+        .success();
+    assert!(status(&p, &[]).acknowledged);
 }

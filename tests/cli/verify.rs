@@ -295,6 +295,10 @@ fn the_resume_prompt_must_fit_the_token_budget() {
     p.checkpoint(&["--note", &long]).success();
     let (v, _) = p.json(&["resume", "--max-tokens", "100000"]);
     let full = v["tokens"].as_u64().unwrap();
+    // Acknowledged, so the only findings are about size.
+    p.ctxkeep(&["ack", v["nonce"].as_str().unwrap()])
+        .assert()
+        .success();
     let (v, code) = p.json(&["verify", "--max-tokens", &(full + 10).to_string()]);
     assert_eq!((code, codes(&v, "warnings")), (0, Vec::<String>::new()));
     // Fits only without the notes: a warning naming them.

@@ -1,0 +1,732 @@
+//! The session chain, `.ctxkeep/chain.jsonl`: one numbered record per
+//! session opened from a checkpoint (by `resume` or a SessionStart hook), and
+//! the acknowledgements of their restore nonces. Appended under the lock,
+//! read without it (a torn last line is skipped).
+//!
+//! Not to be confused with `.ctxkeep/sessions/<id>.json`: those are the live
+//! token budgets `track` keeps per agent session id. A chain record is a
+//! handoff: who took the work over, from which checkpoint, and whether the
+//! new session confirmed that it read the restored state.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::checkpoint::Checkpoint;
+use crate::config::Config;
+use crate::error::Error;
+use crate::fsutil::{self, Lock};
+use crate::workspace::Workspace;
+
+/// Handoffs in a row that resume the same next action with no new commit
+/// before the chain is called stuck.
+pub const STUCK_AFTER: u32 = 3;
+/// The chain is trimmed by `gc` and on append; anything bigger is not ours.
+const MAX_CHAIN_BYTES: u64 = 16 * 1024 * 1024;
+/// How far back from its end a transcript is searched for the nonce.
+const TRANSCRIPT_SCAN_BYTES: u64 = 8 * 1024 * 1024;
+/// Agent names longer than this are refused.
+const MAX_AGENT_BYTES: usize = 128;
+/// Nonces are 8 decimal digits: easy to echo, and tokenized the same way
+/// whatever they are (digits go in groups of three), so `verify` counts
+/// exactly the prompt size `resume` prints.
+const NONCE_LEN: usize = 8;
+
+/// One session opened from a checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// 1, 2, 3, ... in the order sessions were opened.
+    pub number: u64,
+    pub started_at: String,
+    /// The checkpoint the session resumed from.
+    pub checkpoint: String,
+    /// That checkpoint's next action (what stuck detection compares).
+    pub next_action: String,
+    /// HEAD when the session started; None without git or before the first commit.
+    pub head: Option<String>,
+    /// The controlling agent of this session.
+    pub agent: Option<String>,
+    /// The agent it took over from, when `--agent` named another one.
+    pub from_agent: Option<String>,
+    /// `resume`, or what a hook says (e.g. `hook:startup`).
+    pub source: String,
+    /// What the new session echoes (`ctxkeep ack NONCE`) to prove it read the prompt.
+    pub nonce: String,
+    /// Sessions in a row, this one included, that resumed the same next
+    /// action with no new commit (1 when there was progress).
+    pub handoffs_without_progress: u32,
+    /// `handoffs_without_progress` reached `STUCK_AFTER`.
+    pub stuck: bool,
+}
+
+impl SessionRecord {
+    /// `session-0004`, as `log` shows it.
+    pub fn id(&self) -> String {
+        format!("session-{:04}", self.number)
+    }
+
+    /// A stand-in with a nonce of the real length and no handoff, so that
+    /// `verify` counts the prompt `resume` prints.
+    pub fn placeholder(checkpoint: &Checkpoint) -> SessionRecord {
+        SessionRecord {
+            number: 1,
+            started_at: checkpoint.created_at.clone(),
+            checkpoint: checkpoint.id.clone(),
+            next_action: checkpoint.next_action.clone(),
+            head: None,
+            agent: None,
+            from_agent: None,
+            source: "resume".into(),
+            nonce: "0".repeat(NONCE_LEN),
+            handoffs_without_progress: 1,
+            stuck: false,
+        }
+    }
+
+    /// The line put at the top of the resume prompt when the chain is stuck.
+    pub fn stuck_message(&self) -> Option<String> {
+        self.stuck.then(|| {
+            format!(
+                "this is handoff {} in a row to resume the same next action with no new commit, so the work looks stuck. Do not repeat what failed: find out why it keeps failing and try another approach, or record the blocker with `ctxkeep checkpoint --question ...` and stop for help.",
+                self.handoffs_without_progress
+            )
+        })
+    }
+}
+
+/// The acknowledgement of a session's nonce.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AckRecord {
+    pub number: u64,
+    pub at: String,
+    /// `command` (`ctxkeep ack`) or `transcript` (found echoed by a hook).
+    pub via: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum Line {
+    Session(SessionRecord),
+    Ack(AckRecord),
+}
+
+/// A session and, once given, its acknowledgement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub record: SessionRecord,
+    pub ack: Option<AckRecord>,
+}
+
+/// The chain as read: sessions oldest first.
+#[derive(Debug, Default)]
+pub struct Chain {
+    pub sessions: Vec<Session>,
+    /// Torn or foreign lines skipped.
+    pub skipped: usize,
+}
+
+impl Chain {
+    pub fn last(&self) -> Option<&Session> {
+        self.sessions.last()
+    }
+}
+
+/// Reads the chain; a missing file is an empty chain. Takes no lock and
+/// creates nothing, so `status` and `verify` can use it anywhere.
+pub fn read(ws: &Workspace) -> Result<Chain, Error> {
+    let path = ws.chain_path();
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Chain::default()),
+        Err(e) => return Err(Error::io(&path, "cannot read", e)),
+    };
+    if !meta.is_file() {
+        return Err(Error::data(&path, "not a regular file; delete it"));
+    }
+    if meta.len() > MAX_CHAIN_BYTES {
+        return Err(Error::data(
+            &path,
+            format!(
+                "too large ({} bytes, limit {MAX_CHAIN_BYTES}); run `ctxkeep gc`",
+                meta.len()
+            ),
+        ));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, "cannot read", e))?;
+    Ok(parse(&bytes))
+}
+
+fn parse(bytes: &[u8]) -> Chain {
+    let mut chain = Chain::default();
+    // A last line without its newline is still being written, or was torn.
+    let complete = match bytes.iter().rposition(|&b| b == b'\n') {
+        Some(i) => &bytes[..=i],
+        None => &bytes[..0],
+    };
+    for line in complete.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        match serde_json::from_slice::<Line>(line) {
+            Ok(Line::Session(record)) => chain.sessions.push(Session { record, ack: None }),
+            Ok(Line::Ack(ack)) => match chain
+                .sessions
+                .iter_mut()
+                .rev()
+                .find(|s| s.record.number == ack.number)
+            {
+                Some(s) if s.ack.is_none() => s.ack = Some(ack),
+                Some(_) => {}
+                None => chain.skipped += 1,
+            },
+            Err(_) => chain.skipped += 1,
+        }
+    }
+    chain
+}
+
+/// Checks an agent name given with `--agent`.
+pub fn validate_agent(name: &str) -> Result<String, Error> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(Error::Usage("--agent: the agent name is empty".into()));
+    }
+    if name.len() > MAX_AGENT_BYTES || name.chars().any(char::is_control) {
+        return Err(Error::Usage(format!(
+            "--agent: give a name of at most {MAX_AGENT_BYTES} bytes without control characters"
+        )));
+    }
+    Ok(name.to_string())
+}
+
+/// Works out the next session record without writing it: its number, the
+/// handoff, the nonce and whether the chain is stuck. With
+/// `max_handoffs_without_progress` set and exceeded, appends a `stuck` event
+/// and refuses (exit 1). The caller holds the lock until `record_session`.
+pub fn plan_session(
+    ws: &Workspace,
+    lock: &Lock,
+    checkpoint: &Checkpoint,
+    agent: Option<&str>,
+    source: &str,
+    config: &Config,
+) -> anyhow::Result<SessionRecord> {
+    let chain = read(ws)?;
+    let prev = chain.last().map(|s| &s.record);
+    let head = crate::git::head(&ws.root).ok().flatten();
+    let next_action = checkpoint.next_action.trim().to_string();
+    let handoffs_without_progress = match prev {
+        Some(p) if p.next_action == next_action && p.head == head => {
+            p.handoffs_without_progress.saturating_add(1)
+        }
+        _ => 1,
+    };
+    let number = chain
+        .sessions
+        .iter()
+        .map(|s| s.record.number)
+        .max()
+        .unwrap_or(0)
+        + 1;
+    if let Some(max) = config.max_handoffs_without_progress {
+        if handoffs_without_progress > max {
+            let _ = crate::events::append(
+                ws,
+                lock,
+                "stuck",
+                json!({
+                    "session": number,
+                    "checkpoint": checkpoint.id,
+                    "next_action": next_action,
+                    "handoffs_without_progress": handoffs_without_progress,
+                    "refused": true,
+                }),
+            );
+            return Err(Error::Check(format!(
+                "refusing to resume: this would be handoff {handoffs_without_progress} in a row to resume {}'s next action {:?} with no new commit, more than max_handoffs_without_progress ({max}) in {}; a person should look at why it keeps failing (a new commit or a new next action starts the count again)",
+                checkpoint.id,
+                crate::output::clip(&next_action, 80),
+                ws.display_state()
+            ))
+            .into());
+        }
+    }
+    // The previous controller: the last session's agent when it resumed
+    // this same checkpoint, else the agent that wrote the checkpoint.
+    let controlling = match prev {
+        Some(p) if p.checkpoint == checkpoint.id && p.agent.is_some() => p.agent.clone(),
+        _ => Some(checkpoint.controlling_agent.trim().to_string()).filter(|a| !a.is_empty()),
+    };
+    let (agent, from_agent) = match agent {
+        Some(a) => {
+            let a = validate_agent(a)?;
+            let from = controlling.filter(|c| *c != a);
+            (Some(a), from)
+        }
+        None => (controlling, None),
+    };
+    Ok(SessionRecord {
+        number,
+        started_at: crate::clock::now_rfc3339(),
+        checkpoint: checkpoint.id.clone(),
+        next_action,
+        head,
+        agent,
+        from_agent,
+        source: source.to_string(),
+        nonce: new_nonce(number, &checkpoint.digest),
+        handoffs_without_progress,
+        stuck: handoffs_without_progress >= STUCK_AFTER,
+    })
+}
+
+/// Appends a planned record (the caller holds the lock), logs a `stuck`
+/// event when it is stuck, and keeps the chain and the event log within
+/// the retention.
+pub fn record_session(
+    ws: &Workspace,
+    lock: &Lock,
+    record: &SessionRecord,
+    config: &Config,
+) -> Result<(), Error> {
+    fsutil::ensure_dir(&ws.data_dir)?;
+    let line = serde_json::to_string(&Line::Session(record.clone())).expect("record serializes");
+    fsutil::append_line(&ws.chain_path(), &crate::redact::redact(&line))?;
+    if record.stuck {
+        crate::events::append(
+            ws,
+            lock,
+            "stuck",
+            json!({
+                "session": record.number,
+                "checkpoint": record.checkpoint,
+                "next_action": record.next_action,
+                "handoffs_without_progress": record.handoffs_without_progress,
+                "refused": false,
+            }),
+        )?;
+    }
+    // Trim with some slack so that not every append rewrites the file.
+    let chain = read(ws)?;
+    if chain.sessions.len() > config.sessions_kept + config.sessions_kept / 10 + 1 {
+        trim(ws, lock, &chain, config.sessions_kept)?;
+    }
+    crate::events::rotate_if_over(ws, lock, config.events_max_bytes)?;
+    Ok(())
+}
+
+/// Opens a new session from `checkpoint`: `plan_session` then
+/// `record_session`. For callers that render the prompt afterwards (the
+/// SessionStart hook); `resume` plans, renders, then records.
+pub fn open_session(
+    ws: &Workspace,
+    lock: &Lock,
+    checkpoint: &Checkpoint,
+    agent: Option<&str>,
+    source: &str,
+    config: &Config,
+) -> anyhow::Result<SessionRecord> {
+    let record = plan_session(ws, lock, checkpoint, agent, source, config)?;
+    record_session(ws, lock, &record, config)?;
+    Ok(record)
+}
+
+/// Keeps the newest `keep` sessions and their acknowledgements. Returns how
+/// many sessions were removed.
+pub fn trim(ws: &Workspace, _held: &Lock, chain: &Chain, keep: usize) -> Result<usize, Error> {
+    let excess = chain.sessions.len().saturating_sub(keep);
+    if excess == 0 {
+        return Ok(0);
+    }
+    let mut text = String::new();
+    for s in &chain.sessions[excess..] {
+        text.push_str(
+            &serde_json::to_string(&Line::Session(s.record.clone())).expect("serializes"),
+        );
+        text.push('\n');
+        if let Some(a) = &s.ack {
+            text.push_str(&serde_json::to_string(&Line::Ack(a.clone())).expect("serializes"));
+            text.push('\n');
+        }
+    }
+    fsutil::atomic_write(&ws.chain_path(), text.as_bytes(), None)?;
+    Ok(excess)
+}
+
+/// What `ack` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Acked {
+    /// The acknowledgement was recorded now.
+    Recorded(Session),
+    /// The session was acknowledged before; nothing written.
+    Already(Session),
+}
+
+/// Records that the latest session's agent read its prompt, given the nonce
+/// it printed. A nonce of an older session, or none at all, says no (exit 1).
+pub fn acknowledge(ws: &Workspace, lock: &Lock, nonce: &str, via: &str) -> Result<Acked, Error> {
+    let chain = read(ws)?;
+    let Some(last) = chain.last() else {
+        return Err(Error::no_input(
+            ws.chain_path(),
+            "no resume to acknowledge yet; run `ctxkeep resume` first",
+        ));
+    };
+    let given = nonce.trim().to_ascii_lowercase();
+    if given == last.record.nonce {
+        if last.ack.is_some() {
+            return Ok(Acked::Already(last.clone()));
+        }
+        let ack = AckRecord {
+            number: last.record.number,
+            at: crate::clock::now_rfc3339(),
+            via: via.to_string(),
+        };
+        append_ack(ws, lock, &ack)?;
+        return Ok(Acked::Recorded(Session {
+            record: last.record.clone(),
+            ack: Some(ack),
+        }));
+    }
+    let shown = crate::output::clip(nonce.trim(), 40);
+    if let Some(old) = chain.sessions.iter().find(|s| s.record.nonce == given) {
+        return Err(Error::Check(format!(
+            "nonce {shown:?} belongs to {}, which {} has replaced; acknowledge the nonce of the latest resume",
+            old.record.id(),
+            last.record.id()
+        )));
+    }
+    Err(Error::Check(format!(
+        "wrong nonce {shown:?}: it is not the one {} printed; run `ctxkeep resume` and acknowledge the nonce it prints",
+        last.record.id()
+    )))
+}
+
+fn append_ack(ws: &Workspace, _held: &Lock, ack: &AckRecord) -> Result<(), Error> {
+    let line = serde_json::to_string(&Line::Ack(ack.clone())).expect("ack serializes");
+    fsutil::append_line(&ws.chain_path(), &line)?;
+    crate::events::append(
+        ws,
+        _held,
+        "ack",
+        json!({ "session": ack.number, "via": ack.via }),
+    )
+}
+
+/// For the Claude Code hooks (UserPromptSubmit, PostToolUse): when the
+/// latest session is not acknowledged yet and the agent has echoed its nonce
+/// in the transcript, records the acknowledgement (`via: transcript`) and
+/// returns the session. Reads only the transcript's last 8 MiB, and only
+/// what the agent wrote (assistant text and tool calls), never the prompt
+/// injected into it or tool output, which carry the nonce themselves.
+pub fn ack_from_transcript(
+    ws: &Workspace,
+    lock: &Lock,
+    transcript: &Path,
+) -> Result<Option<Session>, Error> {
+    // A transcript that is not there is a misconfigured hook: say so even
+    // when there is nothing to acknowledge.
+    if std::fs::metadata(transcript).is_err() {
+        return Err(Error::no_input(transcript, "no such transcript"));
+    }
+    let chain = read(ws)?;
+    let Some(last) = chain.last() else {
+        return Ok(None);
+    };
+    if last.ack.is_some() {
+        return Ok(None);
+    }
+    if !transcript_echoes(transcript, &last.record.nonce)? {
+        return Ok(None);
+    }
+    let ack = AckRecord {
+        number: last.record.number,
+        at: crate::clock::now_rfc3339(),
+        via: "transcript".into(),
+    };
+    append_ack(ws, lock, &ack)?;
+    Ok(Some(Session {
+        record: last.record.clone(),
+        ack: Some(ack),
+    }))
+}
+
+/// Whether an agent-authored line in the transcript's tail contains `nonce`.
+fn transcript_echoes(path: &Path, nonce: &str) -> Result<bool, Error> {
+    let mut file = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::no_input(path, "no such transcript"),
+        _ => Error::io(path, "cannot read", e),
+    })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(path, "cannot read", e))?;
+    if !meta.is_file() {
+        return Err(Error::no_input(path, "not a regular file"));
+    }
+    // Only the tail: an ack is echoed soon after the resume, near the end.
+    let len = meta.len();
+    let start = len.saturating_sub(TRANSCRIPT_SCAN_BYTES);
+    let mut tail = Vec::with_capacity((len - start) as usize);
+    file.seek(SeekFrom::Start(start))
+        .and_then(|_| file.take(len - start).read_to_end(&mut tail))
+        .map_err(|e| Error::io(path, "cannot read", e))?;
+    let nonce = nonce.to_ascii_lowercase();
+    for line in tail.split(|&b| b == b'\n').rev() {
+        // Cheap test first: most lines do not contain the nonce at all.
+        if line.len() < nonce.len() || !contains_ignore_case(line, nonce.as_bytes()) {
+            continue;
+        }
+        let Ok(Value::Object(v)) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if agent_authored(&v).iter().any(|text| has_word(text, &nonce)) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether `word` occurs in `text` on its own, not inside a longer number
+/// or identifier.
+fn has_word(text: &str, word: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    let bytes = text.as_bytes();
+    text.match_indices(word).any(|(at, _)| {
+        let end = at + word.len();
+        (at == 0 || !bytes[at - 1].is_ascii_alphanumeric())
+            && (end == bytes.len() || !bytes[end].is_ascii_alphanumeric())
+    })
+}
+
+fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// The text a transcript line holds that the agent itself wrote: Claude Code
+/// assistant content (text and tool calls), Codex assistant messages and
+/// tool calls, Gemini replies and tool arguments. Prompts, injected
+/// context and tool results are never included.
+fn agent_authored(line: &Map<String, Value>) -> Vec<String> {
+    let kind = line.get("type").and_then(Value::as_str);
+    match kind {
+        // Claude Code: main-chain assistant lines.
+        Some("assistant") if line.get("isSidechain") != Some(&Value::Bool(true)) => line
+            .get("message")
+            .and_then(|m| m.get("content"))
+            .map(|c| vec![c.to_string()])
+            .unwrap_or_default(),
+        // Codex rollout: what the model said or asked to run.
+        Some("response_item") => {
+            let Some(p) = line.get("payload") else {
+                return Vec::new();
+            };
+            let ptype = p.get("type").and_then(Value::as_str);
+            let role = p.get("role").and_then(Value::as_str);
+            match (ptype, role) {
+                (Some("message"), Some("assistant")) => p
+                    .get("content")
+                    .map(|c| vec![c.to_string()])
+                    .unwrap_or_default(),
+                (Some("function_call"), _) => p
+                    .get("arguments")
+                    .map(|c| vec![c.to_string()])
+                    .unwrap_or_default(),
+                (Some("custom_tool_call"), _) => p
+                    .get("input")
+                    .map(|c| vec![c.to_string()])
+                    .unwrap_or_default(),
+                (Some("local_shell_call"), _) => p
+                    .get("action")
+                    .map(|c| vec![c.to_string()])
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            }
+        }
+        // Gemini CLI: the model's reply and its tool arguments.
+        Some("gemini") => {
+            let mut out: Vec<String> = line
+                .get("content")
+                .map(|c| vec![c.to_string()])
+                .unwrap_or_default();
+            if let Some(Value::Array(calls)) = line.get("toolCalls") {
+                out.extend(
+                    calls
+                        .iter()
+                        .filter_map(|c| c.get("args"))
+                        .map(Value::to_string),
+                );
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A short nonce, unpredictable enough that only a session that read the
+/// prompt can give it. Not a secret: the clock, the process and the record
+/// are hashed, no random-number crate needed.
+fn new_nonce(number: u64, digest: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut h = Sha256::new();
+    h.update(nanos.to_le_bytes());
+    h.update(std::process::id().to_le_bytes());
+    h.update(number.to_le_bytes());
+    h.update(digest.as_bytes());
+    // A heap address varies between runs too (ASLR).
+    let probe = Box::new(0u8);
+    h.update((&*probe as *const u8 as usize).to_le_bytes());
+    let hash = h.finalize();
+    let n = u64::from_le_bytes(hash[..8].try_into().expect("8 bytes")) % 100_000_000;
+    format!("{n:0width$}", width = NONCE_LEN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(number: u64, nonce: &str) -> SessionRecord {
+        SessionRecord {
+            number,
+            started_at: "2026-01-15T10:00:00Z".into(),
+            checkpoint: "ckpt-0001".into(),
+            next_action: "run the tests".into(),
+            head: None,
+            agent: Some("claude-code".into()),
+            from_agent: None,
+            source: "resume".into(),
+            nonce: nonce.into(),
+            handoffs_without_progress: 1,
+            stuck: false,
+        }
+    }
+
+    #[test]
+    fn parse_folds_acks_and_skips_torn_and_foreign_lines() {
+        let mut text = String::new();
+        for n in 1..=2 {
+            text.push_str(&serde_json::to_string(&Line::Session(record(n, "abc"))).unwrap());
+            text.push('\n');
+        }
+        text.push_str("{\"kind\":\"ack\",\"number\":2,\"at\":\"t\",\"via\":\"command\"}\n");
+        text.push_str("{\"kind\":\"ack\",\"number\":9,\"at\":\"t\",\"via\":\"command\"}\n");
+        text.push_str("garbage\n{\"kind\":\"session\",\"num");
+        let chain = parse(text.as_bytes());
+        assert_eq!(chain.sessions.len(), 2);
+        assert!(chain.sessions[0].ack.is_none());
+        assert_eq!(chain.sessions[1].ack.as_ref().unwrap().via, "command");
+        assert_eq!(chain.skipped, 2, "the orphan ack and the garbage line");
+    }
+
+    #[test]
+    fn nonces_are_short_distinct_and_unambiguous() {
+        let a = new_nonce(1, "sha256:x");
+        let b = new_nonce(1, "sha256:x");
+        assert_eq!(a.len(), NONCE_LEN);
+        assert_ne!(a, b);
+        assert!(a.bytes().all(|c| c.is_ascii_digit()));
+    }
+
+    #[test]
+    fn only_what_the_agent_wrote_counts_as_an_echo() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t.jsonl");
+        let injected = r#"{"type":"user","message":{"role":"user","content":"run `ctxkeep ack 48213907` to confirm"}}"#;
+        std::fs::write(&t, format!("{injected}\n")).unwrap();
+        assert!(!transcript_echoes(&t, "48213907").unwrap());
+        let side = r#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"48213907"}]}}"#;
+        let tool = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"ctxkeep ack 48213907"}}]}}"#;
+        std::fs::write(&t, format!("{injected}\n{side}\n")).unwrap();
+        assert!(!transcript_echoes(&t, "48213907").unwrap());
+        std::fs::write(&t, format!("{injected}\n{tool}\n")).unwrap();
+        assert!(transcript_echoes(&t, "48213907").unwrap());
+        let codex = r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ctxkeep\",\"ack\",\"48213907\"]}"}}"#;
+        let output = r#"{"type":"response_item","payload":{"type":"function_call_output","output":"ctxkeep ack 48213907"}}"#;
+        std::fs::write(&t, format!("{output}\n")).unwrap();
+        assert!(!transcript_echoes(&t, "48213907").unwrap());
+        std::fs::write(&t, format!("{codex}\n")).unwrap();
+        assert!(transcript_echoes(&t, "48213907").unwrap());
+        let inside = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"build 1482139070 and v48213907a"}]}}"#;
+        std::fs::write(&t, format!("{inside}\n")).unwrap();
+        assert!(
+            !transcript_echoes(&t, "48213907").unwrap(),
+            "inside a longer number or word"
+        );
+        let gemini = r#"{"id":"m1","type":"gemini","content":"Restored; acknowledging 48213907."}"#;
+        std::fs::write(&t, format!("{gemini}\n")).unwrap();
+        assert!(transcript_echoes(&t, "48213907").unwrap());
+    }
+
+    fn workspace(dir: &Path) -> Workspace {
+        Workspace {
+            state_path: dir.join("project-state.md"),
+            root: dir.to_path_buf(),
+            data_dir: dir.join(".ctxkeep"),
+            lock_timeout: std::time::Duration::from_secs(5),
+        }
+    }
+
+    #[test]
+    fn ack_from_transcript_reads_only_the_tail_and_acknowledges_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path());
+        let lock = ws.lock().unwrap();
+        let config = Config::from_front(&crate::state::FrontMatter::default());
+        let checkpoint = Checkpoint {
+            id: "ckpt-0001".into(),
+            next_action: "run the tests".into(),
+            controlling_agent: "claude-code".into(),
+            ..Default::default()
+        };
+        let t = dir.path().join("t.jsonl");
+        assert!(
+            ack_from_transcript(&ws, &lock, &t).is_err(),
+            "missing transcript"
+        );
+        std::fs::write(&t, "").unwrap();
+        assert_eq!(
+            ack_from_transcript(&ws, &lock, &t).unwrap(),
+            None,
+            "no session yet"
+        );
+
+        let s = open_session(&ws, &lock, &checkpoint, None, "hook:startup", &config).unwrap();
+        let echo = format!(
+            "{{\"type\":\"assistant\",\"message\":{{\"content\":[{{\"type\":\"text\",\"text\":\"ack {}\"}}]}}}}\n",
+            s.nonce
+        );
+        // The echo, then more than the scanned tail of other lines: too far back.
+        let filler = "{\"type\":\"user\",\"message\":{\"content\":\"x\"}}\n";
+        let mut text = echo.clone();
+        while (text.len() as u64) < TRANSCRIPT_SCAN_BYTES + 1024 {
+            text.push_str(filler);
+        }
+        std::fs::write(&t, &text).unwrap();
+        assert_eq!(ack_from_transcript(&ws, &lock, &t).unwrap(), None);
+
+        text.push_str(&echo);
+        std::fs::write(&t, &text).unwrap();
+        let acked = ack_from_transcript(&ws, &lock, &t).unwrap().expect("found");
+        assert_eq!(acked.record.number, 1);
+        assert_eq!(acked.ack.unwrap().via, "transcript");
+        assert_eq!(
+            ack_from_transcript(&ws, &lock, &t).unwrap(),
+            None,
+            "only once"
+        );
+        let chain = read(&ws).unwrap();
+        assert!(chain.last().unwrap().ack.is_some());
+        assert_eq!(chain.last().unwrap().record.source, "hook:startup");
+    }
+
+    #[test]
+    fn agent_names_are_validated() {
+        assert!(validate_agent(" ").is_err());
+        assert!(validate_agent("a\u{7}b").is_err());
+        assert!(validate_agent(&"x".repeat(200)).is_err());
+        assert_eq!(validate_agent(" codex ").unwrap(), "codex");
+    }
+}

@@ -1,0 +1,101 @@
+//! Keeping `.ctxkeep/` bounded: the checkpoint archive to N records and D
+//! days, the event log rotated at a size, the session chain to N sessions,
+//! and temp files a killed process left behind. `checkpoint` and `resume`
+//! apply the limits as they go; `gc` applies them all by hand.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::checkpoint::Archive;
+use crate::config::Config;
+use crate::error::Error;
+use crate::fsutil::{self, Lock};
+use crate::workspace::Workspace;
+
+/// What was (or, in a dry run, would be) collected.
+#[derive(Debug, Default, Serialize)]
+pub struct Collected {
+    pub dry_run: bool,
+    /// Archived checkpoint records removed, oldest first.
+    pub checkpoints_removed: Vec<String>,
+    /// The size of the event log moved to `events.jsonl.1`, when rotated.
+    pub events_rotated_bytes: Option<u64>,
+    /// Session records dropped from the chain (the oldest).
+    pub sessions_removed: usize,
+    /// Stale temp files removed, relative to the project root.
+    pub temp_files_removed: Vec<String>,
+}
+
+impl Collected {
+    pub fn is_empty(&self) -> bool {
+        self.checkpoints_removed.is_empty()
+            && self.events_rotated_bytes.is_none()
+            && self.sessions_removed == 0
+            && self.temp_files_removed.is_empty()
+    }
+}
+
+/// How `collect` runs: a dry run reads only (no lock needed), the real one
+/// needs the lock.
+pub enum Mode<'a> {
+    DryRun,
+    Apply(&'a Lock),
+}
+
+/// Applies every retention limit of `config`.
+pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected, Error> {
+    let mut out = Collected {
+        dry_run: matches!(mode, Mode::DryRun),
+        ..Default::default()
+    };
+    let dir = ws.checkpoints_dir();
+    let archive = Archive { dir: &dir };
+    let now = crate::clock::now();
+    let chain = crate::chain::read(ws)?;
+    let temps = stale_temp_files(ws);
+    match mode {
+        Mode::DryRun => {
+            out.checkpoints_removed = archive.expired(config.retention, config.retention_days, now);
+            out.events_rotated_bytes = crate::events::over_limit(ws, config.events_max_bytes);
+            out.sessions_removed = chain.sessions.len().saturating_sub(config.sessions_kept);
+            out.temp_files_removed = temps.iter().map(|p| rel(ws, p)).collect();
+        }
+        Mode::Apply(lock) => {
+            out.checkpoints_removed = archive.prune(config.retention, config.retention_days, now);
+            out.events_rotated_bytes =
+                crate::events::rotate_if_over(ws, lock, config.events_max_bytes)?;
+            out.sessions_removed = crate::chain::trim(ws, lock, &chain, config.sessions_kept)?;
+            out.temp_files_removed = temps
+                .iter()
+                .filter(|p| std::fs::remove_file(p).is_ok())
+                .map(|p| rel(ws, p))
+                .collect();
+        }
+    }
+    Ok(out)
+}
+
+/// Temp files older than an hour where ctxkeep writes: `.ctxkeep/` and its
+/// folders, and beside the state file only those named after it.
+fn stale_temp_files(ws: &Workspace) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let everything = vec![".".to_string()];
+    for dir in [ws.data_dir.clone(), ws.checkpoints_dir(), ws.sessions_dir()] {
+        out.extend(fsutil::stale_temp_files(&dir, &everything));
+    }
+    let target = fsutil::resolve_target(&ws.state_path);
+    if let Some(dir) = target.parent() {
+        let mut prefixes = fsutil::temp_prefixes_for(&target);
+        prefixes.push(".gitignore.".into());
+        out.extend(fsutil::stale_temp_files(dir, &prefixes));
+    }
+    out
+}
+
+fn rel(ws: &Workspace, p: &std::path::Path) -> String {
+    p.strip_prefix(&ws.root)
+        .unwrap_or(p)
+        .to_string_lossy()
+        .into_owned()
+}
