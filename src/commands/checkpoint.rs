@@ -116,6 +116,20 @@ pub fn write(
     budget: Option<Budget>,
     out: &Output,
 ) -> anyhow::Result<Checkpoint> {
+    write_noting(ws, lock, fields, trigger, budget, out, json!({}))
+}
+
+/// [`write`], with `extra` fields (an object) added to the `checkpoint`
+/// event: what a hook knows about why it wrote (e.g. `compaction: auto`).
+pub fn write_noting(
+    ws: &Workspace,
+    lock: &Lock,
+    fields: Fields,
+    trigger: &str,
+    budget: Option<Budget>,
+    out: &Output,
+    extra: serde_json::Value,
+) -> anyhow::Result<Checkpoint> {
     let mut sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
@@ -221,12 +235,11 @@ pub fn write(
         return Err(e.into());
     }
     archive.prune(config.retention, config.retention_days, crate::clock::now());
-    if let Err(e) = crate::events::append(
-        ws,
-        lock,
-        "checkpoint",
-        json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget }),
-    ) {
+    let mut event = json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget });
+    if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
+        e.extend(extra);
+    }
+    if let Err(e) = crate::events::append(ws, lock, "checkpoint", event) {
         out.warn(&format!(
             "checkpoint written, but the event log could not be updated: {e}"
         ));
