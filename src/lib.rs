@@ -3,6 +3,7 @@
 
 pub mod checkpoint;
 pub mod checks;
+pub mod claude_settings;
 pub mod cli;
 pub mod clock;
 pub mod commands;
@@ -11,6 +12,7 @@ pub mod error;
 pub mod events;
 pub mod fsutil;
 pub mod git;
+pub mod hook_payload;
 pub mod models;
 pub mod output;
 pub mod progress;

@@ -3,9 +3,12 @@
 pub mod checkpoint;
 pub mod completions;
 pub mod count;
+pub mod hook;
+pub mod hooks;
 pub mod init;
 pub mod resume;
 pub mod status;
+pub mod statusline;
 pub mod track;
 pub mod verify;
 
@@ -29,6 +32,9 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Track(args) => track::run(args, ctx),
         Command::Count(args) => count::run(args, ctx),
         Command::Status(args) => status::run(args, ctx),
+        Command::Hook(args) => hook::run(args, ctx),
+        Command::Statusline => statusline::run(ctx),
+        Command::Hooks(args) => hooks::run(args, ctx),
         Command::Completions(args) => completions::run(args),
         Command::Man => completions::man(),
     }
