@@ -36,6 +36,8 @@ pub struct Payload {
     pub event: String,
     pub session: Option<String>,
     pub transcript: Option<PathBuf>,
+    /// The agent's working directory, where the project is looked for first.
+    pub cwd: Option<PathBuf>,
     pub action: Action,
 }
 
@@ -75,6 +77,7 @@ pub fn parse(agent: Agent, text: &str) -> Result<Payload, Error> {
     };
     let session = text_of("session_id");
     let transcript = text_of("transcript_path").map(PathBuf::from);
+    let cwd = text_of("cwd").map(PathBuf::from);
     // Codex's `notify` program gets `{"type": "agent-turn-complete", "thread-id": …}`.
     if agent == Agent::Codex && root.get("hook_event_name").is_none() {
         return match text_of("type").as_deref() {
@@ -82,6 +85,7 @@ pub fn parse(agent: Agent, text: &str) -> Result<Payload, Error> {
                 event: kind.to_string(),
                 session: text_of("thread-id"),
                 transcript: None,
+                cwd,
                 action: Action::Track { reply: false },
             }),
             _ => Err(Error::data(
@@ -97,6 +101,7 @@ pub fn parse(agent: Agent, text: &str) -> Result<Payload, Error> {
         event,
         session,
         transcript,
+        cwd,
         action,
     })
 }
@@ -145,6 +150,7 @@ mod tests {
         .unwrap();
         assert_eq!(p.session.as_deref(), Some("abc123"));
         assert_eq!(p.transcript.as_deref(), Some(Path::new("/t.jsonl")));
+        assert_eq!(p.cwd.as_deref(), Some(Path::new("/w")));
         assert_eq!(
             p.action,
             Action::PreCompact {

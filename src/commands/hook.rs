@@ -97,7 +97,7 @@ fn handle(
     if payload.action == Action::Ignore {
         return Ok(None);
     }
-    let ws = Workspace::resolve(&ctx.global, false)?;
+    let ws = workspace(ctx, Some(&payload))?;
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
@@ -281,6 +281,22 @@ fn newer_than_last_session(ws: &Workspace, c: &Checkpoint) -> bool {
         .is_none_or(|last| written > last)
 }
 
+/// `--state`/`CTXKEEP_STATE`, else the project around the agent's working
+/// directory (Codex may run `notify` from elsewhere), else around ours.
+fn workspace(ctx: &Ctx, payload: Option<&Payload>) -> Result<Workspace, Error> {
+    if ctx.global.state.is_none() {
+        if let Some(found) = payload
+            .and_then(|p| p.cwd.as_deref())
+            .and_then(crate::workspace::find_upward)
+        {
+            let mut global = ctx.global.clone();
+            global.state = Some(found);
+            return Workspace::resolve(&global, false);
+        }
+    }
+    Workspace::resolve(&ctx.global, false)
+}
+
 /// `$CODEX_HOME`, else `~/.codex`.
 fn codex_home() -> Option<PathBuf> {
     match std::env::var_os("CODEX_HOME") {
@@ -294,7 +310,7 @@ fn codex_home() -> Option<PathBuf> {
 fn fail_open(err: &anyhow::Error, agent: Agent, payload: Option<&Payload>, ctx: &Ctx) {
     let msg = crate::redact::redact(&format!("{err:#}")).replace('\n', " ");
     eprintln!("ctxkeep: hook error: {msg}");
-    let Ok(mut ws) = Workspace::resolve(&ctx.global, false) else {
+    let Ok(mut ws) = workspace(ctx, payload) else {
         return;
     };
     // Never create `.ctxkeep/` in a folder that is not a project.

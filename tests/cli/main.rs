@@ -5,6 +5,7 @@ mod support;
 mod checkpoint;
 mod completions;
 mod count;
+mod hooks;
 mod init;
 mod json;
 mod resume;
