@@ -236,6 +236,7 @@ impl Hook {
             json!({
                 "session": self.session, "agent": self.agent, "source": source,
                 "resumed_from": resumed_from,
+                "omitted": prompt.as_ref().map(|p| &p.omitted),
                 "cut": prompt.as_ref().map(|p| p.cut),
             }),
         ) {

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use super::status::CheckpointRef;
 use super::track::{self, Options, Reading};
 use super::Ctx;
 use crate::config::Config;
@@ -27,12 +28,6 @@ struct View {
     last_checkpoint: Option<CheckpointRef>,
     /// The line printed without `--json`.
     line: String,
-}
-
-#[derive(Debug, Serialize)]
-struct CheckpointRef {
-    id: String,
-    created_at: String,
 }
 
 pub fn run(ctx: &Ctx) -> anyhow::Result<u8> {

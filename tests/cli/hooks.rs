@@ -366,6 +366,48 @@ fn startup_injects_only_a_checkpoint_newer_than_the_last_session() {
 }
 
 #[test]
+fn the_injected_prompt_fits_claudes_limit_and_warns_of_hand_edits() {
+    let p = Project::initialized();
+    let long_next = "check every parser branch ".repeat(600);
+    p.ctxkeep(&[
+        "checkpoint",
+        "--phase",
+        "p",
+        "--task",
+        "t",
+        "--agent",
+        "a",
+        "--next",
+        &long_next,
+    ])
+    .assert()
+    .success();
+    let compact = claude(&p, "SessionStart", "s", json!({ "source": "compact" }));
+    let prompt = reply(&hook(&p, "claude-code", &compact, &[])).additional_context;
+    assert_eq!(prompt.chars().count(), 10_000);
+    assert!(prompt.contains("Recovered from ckpt-0001"));
+    assert!(
+        prompt.ends_with("run `ctxkeep resume` for the rest]\n"),
+        "{}",
+        &prompt[9_900..]
+    );
+    assert_eq!(events(&p, "session_start")[0]["cut"], true);
+
+    p.checkpoint(&[]).success();
+    let edited = p.state().replace(
+        "run cargo test and fix the failing split test",
+        "fix the CRLF case first",
+    );
+    p.write("project-state.md", edited);
+    let prompt = reply(&hook(&p, "claude-code", &compact, &[])).additional_context;
+    assert!(
+        prompt.starts_with("WARNING: checkpoint ckpt-0002 was changed by hand"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("- Next action: fix the CRLF case first"));
+}
+
+#[test]
 fn garbage_fails_open_with_an_error_event_and_strict_blocks() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
