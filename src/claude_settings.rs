@@ -138,16 +138,13 @@ pub fn install(doc: &mut Value, force: bool) -> Result<Plan, String> {
         if our_hook(root, event).is_some() {
             continue;
         }
-        let hooks = root
+        let groups = root
             .entry("hooks")
             .or_insert_with(|| Value::Object(Map::new()))
             .as_object_mut()
-            .expect("checked");
-        let groups = hooks
-            .entry(*event)
-            .or_insert_with(|| Value::Array(Vec::new()))
-            .as_array_mut()
-            .expect("checked");
+            .map(|hooks| hooks.entry(*event).or_insert_with(|| json!([])))
+            .and_then(Value::as_array_mut)
+            .ok_or("`hooks` changed shape")?;
         let mut group = Map::new();
         if let Some(m) = matcher {
             group.insert("matcher".into(), json!(m));
@@ -225,7 +222,10 @@ pub fn uninstall(doc: &mut Value) -> Result<Vec<Change>, String> {
         if !changes.is_empty() {
             // Only what ctxkeep emptied goes: a removed entry's group, then
             // its event, then `hooks`.
-            let touched: Vec<String> = changes.iter().map(|c| c.key[6..].to_string()).collect();
+            let touched: Vec<String> = changes
+                .iter()
+                .filter_map(|c| c.key.strip_prefix("hooks.").map(str::to_string))
+                .collect();
             for event in &touched {
                 if let Some(groups) = hooks.get_mut(event).and_then(Value::as_array_mut) {
                     groups.retain(|g| {
