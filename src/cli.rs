@@ -152,9 +152,10 @@ pub enum SettingsAgent {
     ClaudeCode,
 }
 
+/// The settings file `hooks install` and `hooks uninstall` edit.
 #[derive(Debug, Args)]
-pub struct HooksInstallArgs {
-    /// The agent to install for.
+pub struct SettingsEdit {
+    /// The agent whose settings to edit.
     #[arg(value_enum)]
     pub agent: SettingsAgent,
 
@@ -165,6 +166,12 @@ pub struct HooksInstallArgs {
     /// The settings file [default: .claude/settings.json beside project-state.md].
     #[arg(long, value_name = "PATH")]
     pub settings: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HooksInstallArgs {
+    #[command(flatten)]
+    pub edit: SettingsEdit,
 
     /// Replace a status line you already have (without it, yours is kept).
     #[arg(long)]
@@ -173,17 +180,8 @@ pub struct HooksInstallArgs {
 
 #[derive(Debug, Args)]
 pub struct HooksUninstallArgs {
-    /// The agent to uninstall from.
-    #[arg(value_enum)]
-    pub agent: SettingsAgent,
-
-    /// Print the change and write nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-
-    /// The settings file [default: .claude/settings.json beside project-state.md].
-    #[arg(long, value_name = "PATH")]
-    pub settings: Option<PathBuf>,
+    #[command(flatten)]
+    pub edit: SettingsEdit,
 }
 
 #[derive(Debug, Args)]

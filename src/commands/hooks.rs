@@ -81,7 +81,7 @@ fn save(path: &Path, doc: &Value, original: Option<&str>) -> anyhow::Result<()> 
 }
 
 fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let path = settings_path(args.settings, ctx)?;
+    let path = settings_path(args.edit.settings, ctx)?;
     let (mut doc, original) = load(&path)?;
     let plan = settings::install(&mut doc, args.force).map_err(|why| Error::data(&path, why))?;
     if let Some(cmd) = &plan.kept_status_line {
@@ -103,16 +103,16 @@ fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         original,
         plan.changes,
         plan.kept_status_line,
-        args.dry_run,
+        args.edit.dry_run,
         ctx,
     )
 }
 
 fn uninstall(args: HooksUninstallArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let path = settings_path(args.settings, ctx)?;
+    let path = settings_path(args.edit.settings, ctx)?;
     let (mut doc, original) = load(&path)?;
     let changes = settings::uninstall(&mut doc).map_err(|why| Error::data(&path, why))?;
-    finish_edit(&path, &doc, original, changes, None, args.dry_run, ctx)
+    finish_edit(&path, &doc, original, changes, None, args.edit.dry_run, ctx)
 }
 
 fn finish_edit(
