@@ -85,10 +85,123 @@ pub enum Command {
     /// List checkpoints and sessions, newest first, one line each.
     #[command(after_long_help = EXIT_CODES)]
     Log(LogArgs),
+    /// Run as an agent's hook: read the event's JSON on stdin, then track usage,
+    /// checkpoint or inject the resume prompt. Fails open (exit 0) unless --strict.
+    Hook(HookArgs),
+    /// Print a one-line context gauge for Claude Code's status line (reads its JSON on stdin).
+    #[command(after_long_help = EXIT_CODES)]
+    Statusline,
+    /// Install, remove or check ctxkeep's hooks in an agent's settings.
+    #[command(after_long_help = EXIT_CODES)]
+    Hooks(HooksArgs),
     /// Print a shell completion script (generated from these definitions).
     Completions(CompletionsArgs),
     /// Print the man page in roff (generated from these definitions).
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The agent whose hook runs this command.
+    #[arg(value_enum)]
+    pub agent: HookAgent,
+
+    /// The event's JSON as an argument instead of stdin (Codex's `notify` passes it this way).
+    #[arg(value_name = "JSON")]
+    pub payload: Option<String>,
+
+    /// On an internal error exit 2, which blocks the agent's action (e.g. a compaction
+    /// without its checkpoint), instead of failing open with exit 0.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// Agents whose hooks `ctxkeep hook` understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HookAgent {
+    #[value(alias = "claude")]
+    ClaudeCode,
+    #[value(alias = "codex-cli")]
+    Codex,
+    #[value(alias = "gemini-cli")]
+    Gemini,
+}
+
+impl From<HookAgent> for crate::usage::Agent {
+    fn from(a: HookAgent) -> Self {
+        match a {
+            HookAgent::ClaudeCode => crate::usage::Agent::ClaudeCode,
+            HookAgent::Codex => crate::usage::Agent::Codex,
+            HookAgent::Gemini => crate::usage::Agent::Gemini,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    #[command(subcommand)]
+    pub command: HooksCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Add ctxkeep's hooks and status line to the project's .claude/settings.json,
+    /// keeping every other setting; running it again changes nothing.
+    Install(HooksInstallArgs),
+    /// Remove ctxkeep's hooks and status line, and nothing else.
+    Uninstall(HooksUninstallArgs),
+    /// Check that the hooks are installed and that each command runs (exit 1 if not).
+    Doctor(HooksDoctorArgs),
+}
+
+/// Agents whose settings `ctxkeep hooks` can edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SettingsAgent {
+    #[value(alias = "claude")]
+    ClaudeCode,
+}
+
+/// The settings file `hooks install` and `hooks uninstall` edit.
+#[derive(Debug, Args)]
+pub struct SettingsEdit {
+    /// The agent whose settings to edit.
+    #[arg(value_enum)]
+    pub agent: SettingsAgent,
+
+    /// Print the change and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// The settings file [default: .claude/settings.json beside project-state.md].
+    #[arg(long, value_name = "PATH")]
+    pub settings: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HooksInstallArgs {
+    #[command(flatten)]
+    pub edit: SettingsEdit,
+
+    /// Replace a status line you already have (without it, yours is kept).
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HooksUninstallArgs {
+    #[command(flatten)]
+    pub edit: SettingsEdit,
+}
+
+#[derive(Debug, Args)]
+pub struct HooksDoctorArgs {
+    /// The settings file [default: .claude/settings.json beside project-state.md].
+    #[arg(long, value_name = "PATH")]
+    pub settings: Option<PathBuf>,
+
+    /// How long each command may run, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub timeout: f64,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 pub mod chain;
 pub mod checkpoint;
 pub mod checks;
+pub mod claude_settings;
 pub mod cli;
 pub mod clock;
 pub mod commands;
@@ -12,6 +13,7 @@ pub mod error;
 pub mod events;
 pub mod fsutil;
 pub mod git;
+pub mod hook_payload;
 pub mod models;
 pub mod output;
 pub mod progress;

@@ -122,3 +122,33 @@ pub fn clip(text: &str, max: usize) -> String {
         None => text.to_string(),
     }
 }
+
+/// Cuts `text` to at most `max` characters, saying so at its end (an agent's
+/// limit on injected text); true when it was cut.
+pub fn cut_to_chars(text: &mut String, max: usize) -> bool {
+    const MORE: &str = "\n[cut to fit; run `ctxkeep resume` for the rest]\n";
+    if text.chars().count() <= max {
+        return false;
+    }
+    let keep = max.saturating_sub(MORE.chars().count());
+    let at = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
+    text.truncate(at);
+    text.push_str(MORE);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cutting_keeps_the_limit_and_says_so() {
+        let mut short = "abc".to_string();
+        assert!(!cut_to_chars(&mut short, 10));
+        assert_eq!(short, "abc");
+        let mut long = "é".repeat(200);
+        assert!(cut_to_chars(&mut long, 100));
+        assert_eq!(long.chars().count(), 100);
+        assert!(long.ends_with("for the rest]\n"));
+    }
+}

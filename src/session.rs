@@ -86,6 +86,14 @@ pub struct Session {
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<CountState>,
+    /// The window Claude Code's status line reported for this session: exact,
+    /// so later hooks use it ahead of the config and the model table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statusline_window: Option<u64>,
+    /// When an agent's hook last started this session (startup, resume,
+    /// clear or compact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
 }
 
 impl Session {
@@ -104,6 +112,8 @@ impl Session {
             transcript: None,
             model: None,
             count: None,
+            statusline_window: None,
+            started_at: None,
         }
     }
 
@@ -192,6 +202,22 @@ fn parse(path: &Path, text: &str) -> Result<Session, Error> {
             format!("not a session record ({e}); delete it to start the session afresh"),
         )
     })
+}
+
+/// Every readable session record; damaged ones are skipped (a listing must
+/// not fail because of one bad file).
+pub fn all(ws: &Workspace) -> Vec<Session> {
+    let Ok(entries) = std::fs::read_dir(ws.sessions_dir()) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| {
+            let path = e.path();
+            parse(&path, &fsutil::read_text(&path, MAX_RECORD_BYTES).ok()?).ok()
+        })
+        .collect()
 }
 
 /// Writes the record atomically (the caller holds the lock).

@@ -110,7 +110,8 @@ impl Workspace {
     }
 }
 
-fn find_upward(start: &Path) -> Option<PathBuf> {
+/// The nearest `project-state.md` from `start` upward.
+pub fn find_upward(start: &Path) -> Option<PathBuf> {
     let mut dir = Some(start);
     while let Some(d) = dir {
         let candidate = d.join(STATE_FILE);

@@ -119,6 +119,20 @@ pub fn write(
     budget: Option<Budget>,
     out: &Output,
 ) -> anyhow::Result<Checkpoint> {
+    write_noting(ws, lock, fields, trigger, budget, out, json!({}))
+}
+
+/// [`write`], with `extra` fields (an object) added to the `checkpoint`
+/// event: what a hook knows about why it wrote (e.g. `compaction: auto`).
+pub fn write_noting(
+    ws: &Workspace,
+    lock: &Lock,
+    fields: Fields,
+    trigger: &str,
+    budget: Option<Budget>,
+    out: &Output,
+    extra: serde_json::Value,
+) -> anyhow::Result<Checkpoint> {
     let mut sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
@@ -228,15 +242,13 @@ pub fn write(
     if let Err(e) = crate::events::rotate_if_over(ws, lock, config.events_max_bytes) {
         out.warn(&format!("the event log could not be rotated: {e}"));
     }
+    let mut event = json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget });
+    if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
+        e.extend(extra);
+    }
     // A full disk here must not pass silently; the checkpoint itself stands,
     // and the next writer seals any torn line the failed append left.
-    crate::events::append(
-        ws,
-        lock,
-        "checkpoint",
-        json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget }),
-    )
-    .map_err(|e| {
+    crate::events::append(ws, lock, "checkpoint", event).map_err(|e| {
         anyhow::Error::new(e).context(format!(
             "checkpoint {} was written, but its event could not be logged",
             record.id

@@ -5,10 +5,13 @@ pub mod checkpoint;
 pub mod completions;
 pub mod count;
 pub mod gc;
+pub mod hook;
+pub mod hooks;
 pub mod init;
 pub mod log;
 pub mod resume;
 pub mod status;
+pub mod statusline;
 pub mod track;
 pub mod verify;
 
@@ -35,6 +38,9 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Ack(args) => ack::run(args, ctx),
         Command::Gc(args) => gc::run(args, ctx),
         Command::Log(args) => log::run(args, ctx),
+        Command::Hook(args) => hook::run(args, ctx),
+        Command::Statusline => statusline::run(ctx),
+        Command::Hooks(args) => hooks::run(args, ctx),
         Command::Completions(args) => completions::run(args),
         Command::Man => completions::man(),
     }

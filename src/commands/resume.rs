@@ -282,3 +282,52 @@ fn changes_since(ws: &Workspace, c: &Checkpoint) -> Value {
         "now_clean": now_clean,
     })
 }
+
+/// The resume prompt an agent's session-start hook injects.
+pub struct HookPrompt {
+    pub checkpoint: String,
+    pub prompt: String,
+    /// Sections dropped to fit the configured token budget.
+    pub omitted: Vec<&'static str>,
+    /// The text was cut at `max_chars` after every section had gone.
+    pub cut: bool,
+}
+
+/// The resume prompt for a hook, or None before the first checkpoint: the
+/// same rendering as `resume` within the configured token budget, redacted,
+/// and at most `max_chars` characters (the agent's limit on injected text).
+/// A checkpoint edited by hand is still given, with a warning on top: a
+/// hook cannot ask for `--force`, and the edited fields are the user's.
+pub fn prompt_for_hook(
+    ws: &Workspace,
+    sf: &StateFile,
+    max_chars: usize,
+    session: Option<&SessionRecord>,
+) -> anyhow::Result<Option<HookPrompt>> {
+    let Some(checkpoint) = &sf.fm.checkpoint else {
+        return Ok(None);
+    };
+    let config = Config::from_front(&sf.fm);
+    let rendered = render_prompt_for(
+        ws,
+        sf,
+        checkpoint,
+        &config,
+        config.resume_max_tokens,
+        session,
+    )?;
+    let mut prompt = crate::redact::redact(&rendered.prompt).into_owned();
+    if checks::seal(sf) != Some(Seal::Intact) {
+        prompt = format!(
+            "WARNING: checkpoint {} was changed by hand since ctxkeep wrote it (or has no digest); check it with `ctxkeep verify`.\n\n{prompt}",
+            checkpoint.id
+        );
+    }
+    let cut = crate::output::cut_to_chars(&mut prompt, max_chars);
+    Ok(Some(HookPrompt {
+        checkpoint: checkpoint.id.clone(),
+        prompt,
+        omitted: rendered.omitted,
+        cut,
+    }))
+}

@@ -46,10 +46,11 @@ struct Stuck {
     next_action: String,
 }
 
+/// The last checkpoint, as `status` and `statusline` show it.
 #[derive(Debug, Serialize)]
-struct CheckpointRef {
-    id: String,
-    created_at: String,
+pub struct CheckpointRef {
+    pub id: String,
+    pub created_at: String,
 }
 
 pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<u8> {

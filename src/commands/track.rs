@@ -12,7 +12,7 @@ use crate::checkpoint::Fields;
 use crate::cli::{AgentArg, TrackArgs};
 use crate::config::Config;
 use crate::error::Error;
-use crate::output::{fmt_num, gauge, thousands};
+use crate::output::{fmt_num, gauge, thousands, Output};
 use crate::session::{self, CountState, FiredStage, Session, Source};
 use crate::state::{Stage, StageAction, StateFile};
 use crate::templates::Templates;
@@ -97,7 +97,7 @@ struct TranscriptInfo {
 }
 
 /// The new figure, read before taking the lock (reading can be slow).
-enum Reading {
+pub enum Reading {
     Absolute {
         tokens: u64,
         source: Source,
@@ -105,6 +105,14 @@ enum Reading {
     },
     Relative(i64),
     Transcript(Box<Usage>, String),
+    /// Claude Code's status line: its exact window is remembered for the
+    /// session's later hooks.
+    StatusLine {
+        tokens: Option<u64>,
+        window: Option<u64>,
+        model: Option<String>,
+        transcript: Option<String>,
+    },
     /// Only `--messages`: the figure stays.
     Unchanged,
 }
@@ -118,12 +126,93 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let config = Config::from_front(&sf.fm);
 
     let reading = read_source(&args, &ws, &id, &config)?;
+    let applied = apply(
+        &ws,
+        &sf,
+        &config,
+        &id,
+        reading,
+        Options {
+            window: args.window,
+            messages: args.messages,
+            record_only: false,
+        },
+        &ctx.out,
+    )?;
+    let instructions = instructions(&ws, &config, &applied)?;
+    let s = &applied.session;
 
+    let output = TrackOutput {
+        report: Report::of(
+            s,
+            &config.stages,
+            applied.fired.iter().map(Fired::from).collect(),
+        ),
+        rearmed: applied.rearmed.clone(),
+        truncation_suspected: applied.truncated,
+        transcript: applied.transcript,
+        instructions,
+    };
+    ctx.out.json(&output)?;
+    print_human(&output, ctx, applied.previous_messages);
+    for text in &output.instructions {
+        ctx.out.data(text)?;
+    }
+
+    match args.fail_at {
+        Some(limit) if s.percent.is_some_and(|p| p >= limit) => {
+            ctx.out.info(&format!(
+                "ctxkeep: {} % is at or above --fail-at {}",
+                fmt_num(s.percent.unwrap_or(0.0)),
+                fmt_num(limit)
+            ));
+            Ok(crate::error::exit::CHECK_FAILED)
+        }
+        _ => Ok(0),
+    }
+}
+
+/// What a caller of [`apply`] may set besides the reading.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Options {
+    /// An explicit window (`--window`), ahead of every other source.
+    pub window: Option<u64>,
+    /// The session's message count now (`--messages`).
+    pub messages: Option<u64>,
+    /// Record the figure only: no stage fires or re-arms (the status line,
+    /// whose output never reaches the agent; the next hook fires instead).
+    pub record_only: bool,
+}
+
+/// The outcome of [`apply`]: the session as saved and what happened on the way.
+pub struct Applied {
+    pub session: Session,
+    /// Stages fired by this update, lowest first.
+    pub fired: Vec<FiredStage>,
+    pub rearmed: Vec<String>,
+    pub truncated: bool,
+    pub previous_messages: Option<u64>,
+    transcript: Option<TranscriptInfo>,
+}
+
+/// Moves session `id` to `reading` under the lock: fires the stages crossed
+/// (writing one checkpoint when a stage asks), re-arms those left behind,
+/// saves the session and logs the events. Shared by `track` and the agent
+/// hooks; never builds a tokenizer unless the reading itself needs one.
+pub fn apply(
+    ws: &Workspace,
+    sf: &StateFile,
+    config: &Config,
+    id: &str,
+    reading: Reading,
+    opts: Options,
+    out: &Output,
+) -> anyhow::Result<Applied> {
     let lock = ws.lock()?;
-    let prev = session::load(&ws, &id)?;
+    let prev = session::load(ws, id)?;
     let mut s = prev
         .clone()
-        .unwrap_or_else(|| Session::new(&id, config.window));
+        .unwrap_or_else(|| Session::new(id, config.window));
     let mut compacted = false;
     let mut info = None;
     match reading {
@@ -132,7 +221,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             source,
             count,
         } => {
-            s.set_tokens(Some(tokens), args.window.unwrap_or(config.window));
+            s.set_tokens(Some(tokens), opts.window.unwrap_or(config.window));
             s.source = source;
             if count.is_some() {
                 s.count = count;
@@ -141,7 +230,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         Reading::Relative(delta) => {
             let base = s.tokens.unwrap_or(0);
             let tokens = base.saturating_add_signed(delta);
-            let window = args
+            let window = opts
                 .window
                 .or(prev.as_ref().map(|p| p.window))
                 .unwrap_or(config.window);
@@ -149,8 +238,11 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             s.source = Source::Manual;
         }
         Reading::Transcript(usage, path) => {
-            let window = args
+            // The status line's window is exact (it knows a 1M session from
+            // a 200k one; the transcript does not).
+            let window = opts
                 .window
+                .or(s.statusline_window)
                 .or(usage.window)
                 .or(sf.fm.window)
                 .or(usage
@@ -175,8 +267,32 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 malformed_lines: usage.malformed_lines,
             });
         }
+        Reading::StatusLine {
+            tokens,
+            window,
+            model,
+            transcript,
+        } => {
+            if window.is_some() {
+                s.statusline_window = window;
+            }
+            let window = opts
+                .window
+                .or(s.statusline_window)
+                .or(sf.fm.window)
+                .or(model
+                    .as_deref()
+                    .and_then(|m| config.model_info(m))
+                    .map(|m| m.window))
+                .unwrap_or(config.window);
+            s.set_tokens(tokens, window);
+            s.source = Source::Usage;
+            s.agent = Some(Agent::ClaudeCode.to_string());
+            s.transcript = transcript.or(s.transcript.take());
+            s.model = model.or(s.model.take());
+        }
         Reading::Unchanged => {
-            if let Some(w) = args.window {
+            if let Some(w) = opts.window {
                 s.set_tokens(s.tokens, w);
             }
         }
@@ -184,21 +300,29 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // Truncation: the message count can only grow within a session.
     let previous_messages = s.messages;
     let truncated =
-        matches!((previous_messages, args.messages), (Some(before), Some(now)) if now < before);
-    if args.messages.is_some() {
-        s.messages = args.messages;
+        matches!((previous_messages, opts.messages), (Some(before), Some(now)) if now < before);
+    if opts.messages.is_some() {
+        s.messages = opts.messages;
     }
 
-    let step = crate::stages::step(&config.stages, &s.fired, s.percent, compacted);
+    let step = if opts.record_only {
+        crate::stages::Step {
+            fire: Vec::new(),
+            rearmed: Vec::new(),
+            kept: s.fired.clone(),
+        }
+    } else {
+        crate::stages::step(&config.stages, &s.fired, s.percent, compacted)
+    };
     let checkpoint_id = match step.checkpoint_stage() {
         Some(stage) => {
             let record = super::checkpoint::write(
-                &ws,
+                ws,
                 &lock,
                 Fields::default(),
                 &stage.name(),
                 s.budget(),
-                &ctx.out,
+                out,
             )?;
             Some(record.id)
         }
@@ -224,12 +348,11 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         s.handoff_due = false;
     }
     s.updated_at = crate::clock::now_rfc3339();
-    session::save(&ws, &lock, &s)?;
+    session::save(ws, &lock, &s)?;
 
     let log = |event: &str, fields: serde_json::Value| {
-        if let Err(e) = crate::events::append(&ws, &lock, event, fields) {
-            ctx.out
-                .warn(&format!("the event log could not be updated: {e}"));
+        if let Err(e) = crate::events::append(ws, &lock, event, fields) {
+            out.warn(&format!("the event log could not be updated: {e}"));
         }
     };
     for f in &fired_now {
@@ -249,9 +372,31 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         );
     }
     drop(lock);
+    Ok(Applied {
+        session: s,
+        fired: fired_now,
+        rearmed: step.rearmed,
+        truncated,
+        previous_messages,
+        transcript: info,
+    })
+}
 
+/// What each stage fired by `applied` tells the agent (templates/stage.md).
+/// The templates are loaded only when a stage fired: hooks call this on
+/// every turn.
+pub fn instructions(
+    ws: &Workspace,
+    config: &Config,
+    applied: &Applied,
+) -> anyhow::Result<Vec<String>> {
+    if applied.fired.is_empty() {
+        return Ok(Vec::new());
+    }
+    let s = &applied.session;
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
-    let instructions = fired_now
+    let texts = applied
+        .fired
         .iter()
         .map(|f| {
             templates.render(
@@ -264,35 +409,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
-
-    let output = TrackOutput {
-        report: Report::of(
-            &s,
-            &config.stages,
-            fired_now.iter().map(Fired::from).collect(),
-        ),
-        rearmed: step.rearmed.clone(),
-        truncation_suspected: truncated,
-        transcript: info,
-        instructions,
-    };
-    ctx.out.json(&output)?;
-    print_human(&output, ctx, previous_messages);
-    for text in &output.instructions {
-        ctx.out.data(text)?;
-    }
-
-    match args.fail_at {
-        Some(limit) if s.percent.is_some_and(|p| p >= limit) => {
-            ctx.out.info(&format!(
-                "ctxkeep: {} % is at or above --fail-at {}",
-                fmt_num(s.percent.unwrap_or(0.0)),
-                fmt_num(limit)
-            ));
-            Ok(crate::error::exit::CHECK_FAILED)
-        }
-        _ => Ok(0),
-    }
+    Ok(texts)
 }
 
 fn check_args(args: &TrackArgs) -> Result<(), Error> {

@@ -26,6 +26,36 @@ pub fn read(path: &Path) -> anyhow::Result<Usage> {
     Ok(usage)
 }
 
+/// The rollout of thread `thread_id` under `codex_home`
+/// (`sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`, FORMATS.md §2.1),
+/// newest day first; None when there is none. Codex's `notify` payload names
+/// only the thread.
+pub fn find_rollout(codex_home: &Path, thread_id: &str) -> Option<std::path::PathBuf> {
+    let suffix = format!("-{thread_id}.jsonl");
+    let newest_first = |dir: &Path| -> Vec<std::path::PathBuf> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        entries.sort_by(|a, b| b.cmp(a));
+        entries
+    };
+    for year in newest_first(&codex_home.join("sessions")) {
+        for month in newest_first(&year) {
+            for day in newest_first(&month) {
+                let found = newest_first(&day).into_iter().find(|f| {
+                    f.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(&suffix))
+                });
+                if found.is_some() {
+                    return found;
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The context of a `token_count` info, or None if it is bogus.
 fn valid_total(info: &Map<String, Value>, window: Option<u64>) -> Option<u64> {
     let last = get_obj(info, "last_token_usage")?;
@@ -101,6 +131,22 @@ mod tests {
     use super::*;
     use crate::usage::testutil::write_temp;
     use crate::usage::{read_transcript, tail::CHUNK_SIZE};
+
+    #[test]
+    fn the_rollout_of_a_thread_is_found_newest_day_first() {
+        let home = tempfile::tempdir().unwrap();
+        let old = home.path().join("sessions/2026/01/31");
+        let new = home.path().join("sessions/2026/02/01");
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::create_dir_all(&new).unwrap();
+        std::fs::write(old.join("rollout-2026-01-31T10-00-00-aaa.jsonl"), "").unwrap();
+        std::fs::write(new.join("rollout-2026-02-01T09-00-00-bbb.jsonl"), "").unwrap();
+        std::fs::write(new.join("notes-aaa.jsonl"), "").unwrap();
+        let found = find_rollout(home.path(), "aaa").unwrap();
+        assert!(found.ends_with("2026/01/31/rollout-2026-01-31T10-00-00-aaa.jsonl"));
+        assert!(find_rollout(home.path(), "ccc").is_none());
+        assert!(find_rollout(&home.path().join("missing"), "aaa").is_none());
+    }
 
     fn session_meta() -> String {
         r#"{"timestamp":"2026-02-23T12:19:38.123Z","type":"session_meta","payload":{"id":"019c8a70-dda7-7f33-98ea-f30553347322","timestamp":"2026-02-23T12:19:38.100Z","cwd":"/home/u/proj","originator":"codex_cli_rs","cli_version":"0.104.0","source":"cli","model_provider":"openai"}}"#.to_string()

@@ -8,6 +8,7 @@ mod completions;
 mod count;
 mod faults;
 mod gc;
+mod hooks;
 mod hostile;
 mod init;
 mod json;

@@ -1,0 +1,153 @@
+//! `ctxkeep statusline`: Claude Code's status line. Reads its JSON on stdin,
+//! records the session's figure and its exact window (later hooks use it),
+//! and prints one line. It records only: stages fire from the next hook,
+//! whose output reaches the model (the status line's reaches only people).
+
+use serde::Serialize;
+
+use super::status::CheckpointRef;
+use super::track::{self, Options, Reading};
+use super::Ctx;
+use crate::config::Config;
+use crate::output::{fmt_num, gauge, Output};
+use crate::session::{self, DEFAULT_SESSION};
+use crate::state::{Stage, StateFile};
+use crate::usage::Agent;
+use crate::workspace::Workspace;
+
+/// What `statusline --json` prints.
+#[derive(Debug, Serialize)]
+struct View {
+    session: String,
+    tokens: Option<u64>,
+    window: u64,
+    percent: Option<f64>,
+    /// The highest stage reached, by name.
+    stage: Option<String>,
+    handoff_due: bool,
+    last_checkpoint: Option<CheckpointRef>,
+    /// The line printed without `--json`.
+    line: String,
+}
+
+pub fn run(ctx: &Ctx) -> anyhow::Result<u8> {
+    match view(ctx) {
+        Ok(v) => {
+            ctx.out.json(&v)?;
+            ctx.out.data(&v.line)?;
+            Ok(0)
+        }
+        Err(err) if ctx.out.json => Err(err),
+        Err(err) => {
+            // A status line is read by people: show the problem there
+            // rather than an empty bar or a failed command.
+            let msg = crate::redact::redact(&format!("{err:#}")).replace('\n', " ");
+            ctx.out.data(&format!("ctxkeep: {msg}"))?;
+            Ok(0)
+        }
+    }
+}
+
+fn view(ctx: &Ctx) -> anyhow::Result<View> {
+    let sl = crate::usage::read_statusline(std::io::stdin().lock())?;
+    let ws = Workspace::resolve(&ctx.global, false)?;
+    let sf = StateFile::load(&ws.state_path)?;
+    sf.require_initialized()?;
+    let config = Config::from_front(&sf.fm);
+    let id = session::validate_id(sl.session_id.as_deref().unwrap_or(DEFAULT_SESSION))?;
+
+    // Old payloads (no `current_usage`) and the moments it is null: the
+    // transcript says what it can. A transcript that cannot be read leaves
+    // the figure unknown; the bar must still be drawn.
+    let tokens = sl.tokens.or_else(|| {
+        let path = sl.transcript_path.as_deref().filter(|p| p.is_file())?;
+        crate::usage::read_transcript(path, Some(Agent::ClaudeCode))
+            .ok()?
+            .tokens
+    });
+    let applied = track::apply(
+        &ws,
+        &sf,
+        &config,
+        &id,
+        Reading::StatusLine {
+            tokens,
+            window: sl.window,
+            model: sl.model.clone(),
+            transcript: sl.transcript_path.map(|p| p.display().to_string()),
+        },
+        Options {
+            record_only: true,
+            ..Options::default()
+        },
+        &Output {
+            json: false,
+            quiet: true,
+        },
+    )?;
+    let s = applied.session;
+    let stage = crate::stages::reached(&config.stages, s.percent).map(Stage::name);
+    let last_checkpoint = sf.fm.checkpoint.as_ref().map(|c| CheckpointRef {
+        id: c.id.clone(),
+        created_at: c.created_at.clone(),
+    });
+
+    let mut parts = vec![
+        format!(
+            "ctxkeep {} {} %",
+            gauge(s.percent.unwrap_or(0.0), 10),
+            s.percent.map(fmt_num).unwrap_or_else(|| "?".into())
+        ),
+        format!(
+            "{}/{}",
+            s.tokens.map(short).unwrap_or_else(|| "?".into()),
+            short(s.window)
+        ),
+    ];
+    if let Some(name) = &stage {
+        parts.push(name.clone());
+    }
+    if s.handoff_due {
+        parts.push("handoff due".into());
+    }
+    parts.push(match &last_checkpoint {
+        Some(c) => match crate::clock::age(&c.created_at) {
+            Some(age) => format!("{} {age} ago", c.id),
+            None => c.id.clone(),
+        },
+        None => "no checkpoint".into(),
+    });
+    Ok(View {
+        session: s.id.clone(),
+        tokens: s.tokens,
+        window: s.window,
+        percent: s.percent,
+        stage,
+        handoff_due: s.handoff_due,
+        last_checkpoint,
+        line: parts.join(" · "),
+    })
+}
+
+/// 84500 -> "84.5k", 1000000 -> "1M": a status line is narrow.
+fn short(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000 => format!("{}M", fmt_num(n as f64 / 1_000_000.0)),
+        n if n >= 1_000 => format!("{}k", fmt_num(n as f64 / 1_000.0)),
+        n => n.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short;
+
+    #[test]
+    fn figures_are_short() {
+        assert_eq!(short(999), "999");
+        assert_eq!(short(15_500), "15.5k");
+        assert_eq!(short(200_000), "200k");
+        assert_eq!(short(1_000_000), "1M");
+        assert_eq!(short(1_048_576), "1M");
+    }
+}

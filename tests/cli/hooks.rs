@@ -1,0 +1,1002 @@
+//! `ctxkeep hook`, `statusline` and `hooks install|uninstall|doctor`: agents'
+//! payloads in their real shapes, a transcript the test grows, settings files
+//! with the user's own entries.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::support::Project;
+use crate::transcripts::*;
+
+/// What a hook prints when it has something for the model.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Reply {
+    hook_specific_output: SpecificOutput,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SpecificOutput {
+    hook_event_name: String,
+    additional_context: String,
+}
+
+/// `statusline --json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StatusLineView {
+    session: String,
+    tokens: Option<u64>,
+    window: u64,
+    percent: Option<f64>,
+    stage: Option<String>,
+    handoff_due: bool,
+    last_checkpoint: Option<CheckpointRef>,
+    line: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct CheckpointRef {
+    id: String,
+    created_at: String,
+}
+
+/// `hooks install|uninstall --json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Edit {
+    settings: String,
+    dry_run: bool,
+    changed: bool,
+    changes: Vec<EditChange>,
+    kept_status_line: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditChange {
+    op: String,
+    key: String,
+    command: String,
+}
+
+/// `hooks doctor --json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Doctor {
+    settings: String,
+    ok: bool,
+    checks: Vec<DoctorCheck>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DoctorCheck {
+    name: String,
+    ok: bool,
+    detail: String,
+}
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn hook(p: &Project, agent: &str, payload: &str, extra: &[&str]) -> Ran {
+    let mut args = vec!["hook", agent];
+    args.extend_from_slice(extra);
+    let out = p.ctxkeep(&args).write_stdin(payload).output().unwrap();
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+/// A Claude Code hook payload for `event` in `session`, with `extra` fields.
+fn claude(p: &Project, event: &str, session: &str, extra: Value) -> String {
+    let mut v = json!({
+        "session_id": session,
+        "transcript_path": p.path("transcript.jsonl"),
+        "cwd": p.root(),
+        "permission_mode": "default",
+        "hook_event_name": event,
+    });
+    v.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    v.to_string()
+}
+
+fn reply(ran: &Ran) -> SpecificOutput {
+    assert_eq!(ran.code, 0, "stderr: {}", ran.stderr);
+    serde_json::from_str::<Reply>(&ran.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {:?}", ran.stdout))
+        .hook_specific_output
+}
+
+fn events(p: &Project, kind: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(p.path(".ctxkeep/events.jsonl")).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event"] == kind)
+        .collect()
+}
+
+fn archived(p: &Project, id: &str) -> Value {
+    serde_json::from_str(&p.read(&format!(".ctxkeep/checkpoints/{id}.json"))).unwrap()
+}
+
+fn session(p: &Project, id: &str) -> Value {
+    serde_json::from_str(&p.read(&format!(".ctxkeep/sessions/{id}.json"))).unwrap()
+}
+
+/// Appends an assistant reply with `context` tokens to the transcript.
+fn grow(p: &Project, n: u32, context: u64) {
+    let mut text = std::fs::read_to_string(p.path("transcript.jsonl")).unwrap_or_default();
+    text.push_str(&jsonl(&[
+        claude_user(&format!("prompt{n}")),
+        claude_assistant(&format!("msg_{n}"), 6, 1_000, context - 1_006),
+    ]));
+    p.write("transcript.jsonl", text);
+}
+
+#[test]
+fn a_whole_claude_code_session_closes_the_compaction_loop() {
+    let mut p = Project::initialized();
+    p.checkpoint(&["--decision", "keep serde_yaml behind a cap"])
+        .success();
+
+    // A new session: the checkpoint is newer than any session, so it is injected.
+    p.set_now("2026-01-15T10:01:00Z");
+    let start = reply(&hook(
+        &p,
+        "claude-code",
+        &claude(
+            &p,
+            "SessionStart",
+            "sess-1",
+            json!({ "source": "startup", "model": "claude-opus-4-6" }),
+        ),
+        &[],
+    ));
+    assert_eq!(start.hook_event_name, "SessionStart");
+    assert!(start
+        .additional_context
+        .contains("Recovered from ckpt-0001"));
+
+    // Usage climbs; nothing is said until a stage is crossed.
+    for (n, context) in [(1, 40_000), (2, 100_000), (3, 150_000)] {
+        grow(&p, n, context);
+        let ran = hook(
+            &p,
+            "claude-code",
+            &claude(
+                &p,
+                "UserPromptSubmit",
+                "sess-1",
+                json!({ "prompt": "go on" }),
+            ),
+            &[],
+        );
+        assert_eq!((ran.code, ran.stdout.as_str()), (0, ""), "{}", ran.stderr);
+    }
+    assert_eq!(session(&p, "sess-1")["tokens"], 150_000);
+
+    grow(&p, 4, 170_000);
+    let warn = reply(&hook(
+        &p,
+        "claude-code",
+        &claude(
+            &p,
+            "UserPromptSubmit",
+            "sess-1",
+            json!({ "prompt": "go on" }),
+        ),
+        &[],
+    ));
+    assert_eq!(warn.hook_event_name, "UserPromptSubmit");
+    assert!(
+        warn.additional_context.contains("stage-80 (warn)"),
+        "{}",
+        warn.additional_context
+    );
+    assert!(warn.additional_context.contains("ctxkeep checkpoint"));
+
+    p.set_now("2026-01-15T10:20:00Z");
+    grow(&p, 5, 182_000);
+    let stage = reply(&hook(
+        &p,
+        "claude-code",
+        &claude(
+            &p,
+            "PostToolUse",
+            "sess-1",
+            json!({ "tool_name": "Bash", "tool_input": {}, "tool_response": {} }),
+        ),
+        &[],
+    ));
+    assert_eq!(stage.hook_event_name, "PostToolUse");
+    assert!(stage.additional_context.contains("stage-90 (checkpoint)"));
+    assert!(stage
+        .additional_context
+        .contains("Checkpoint ckpt-0002 was written"));
+    assert_eq!(archived(&p, "ckpt-0002")["trigger"], "stage-90");
+
+    // Claude compacts on its own: the checkpoint records the budget before.
+    p.set_now("2026-01-15T10:30:00Z");
+    let ran = hook(
+        &p,
+        "claude-code",
+        &claude(
+            &p,
+            "PreCompact",
+            "sess-1",
+            json!({ "trigger": "auto", "custom_instructions": null }),
+        ),
+        &[],
+    );
+    assert_eq!((ran.code, ran.stdout.as_str()), (0, ""), "{}", ran.stderr);
+    let pre = archived(&p, "ckpt-0003");
+    assert_eq!(pre["trigger"], "pre-compact");
+    assert_eq!(pre["budget"]["tokens"], 182_000);
+    assert_eq!(pre["budget"]["percent"], 91.0);
+    assert_eq!(
+        pre["next_action"],
+        "run cargo test and fix the failing split test"
+    );
+    let logged = events(&p, "checkpoint");
+    let last = logged.last().unwrap();
+    assert_eq!(
+        (last["id"].as_str(), last["compaction"].as_str()),
+        (Some("ckpt-0003"), Some("auto"))
+    );
+    assert!(p.state().contains("trigger: pre-compact"));
+
+    // After the compaction the session continues from the checkpoint.
+    let mut text = p.read("transcript.jsonl");
+    text.push_str(&jsonl(&[claude_compact_boundary(Some(30_000))]));
+    p.write("transcript.jsonl", text);
+    p.set_now("2026-01-15T10:31:00Z");
+    let resumed = reply(&hook(
+        &p,
+        "claude-code",
+        &claude(&p, "SessionStart", "sess-1", json!({ "source": "compact" })),
+        &[],
+    ));
+    let prompt = &resumed.additional_context;
+    assert!(prompt.chars().count() <= 10_000);
+    for recovered in [
+        "Recovered from ckpt-0003",
+        "(pre-compact)",
+        "- Phase: implementing the parser",
+        "- Active task: parse front matter in src/state.rs",
+        "- Controlling agent: claude-code",
+        "- Next action: run cargo test and fix the failing split test",
+    ] {
+        assert!(
+            prompt.contains(recovered),
+            "{recovered:?} missing from {prompt}"
+        );
+    }
+    let started = events(&p, "session_start");
+    assert_eq!(started.last().unwrap()["resumed_from"], "ckpt-0003");
+    assert_eq!(
+        session(&p, "sess-1")["fired"],
+        json!([]),
+        "every stage re-armed"
+    );
+
+    // The prompt asks for an acknowledgement; echoing the nonce is one.
+    let nonce = prompt
+        .split("ctxkeep ack ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .expect("a nonce in the injected prompt")
+        .to_string();
+    let (status, _) = p.json(&["status", "--session", "sess-1"]);
+    assert_eq!(status["acknowledged"], false);
+    let echo = json!({
+        "type": "assistant", "isSidechain": false, "uuid": "ack-1",
+        "message": {"id": "msg_ack", "model": "claude-opus-4-6", "role": "assistant",
+            "content": [{"type": "text", "text": format!("Context restored; ctxkeep ack {nonce}")}],
+            "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 29_990, "output_tokens": 5}}
+    });
+    let mut text = p.read("transcript.jsonl");
+    text.push_str(&format!("{echo}\n"));
+    p.write("transcript.jsonl", text);
+
+    // The gauge starts again from the compacted size; a new climb fires again.
+    let ran = hook(
+        &p,
+        "claude-code",
+        &claude(
+            &p,
+            "UserPromptSubmit",
+            "sess-1",
+            json!({ "prompt": "next" }),
+        ),
+        &[],
+    );
+    assert_eq!((ran.code, ran.stdout.as_str()), (0, ""));
+    assert_eq!(session(&p, "sess-1")["tokens"], 30_000);
+    let (status, _) = p.json(&["status", "--session", "sess-1"]);
+    assert_eq!(
+        status["acknowledged"], true,
+        "the echoed nonce acknowledges the restore"
+    );
+    grow(&p, 6, 165_000);
+    let again = reply(&hook(
+        &p,
+        "claude-code",
+        &claude(
+            &p,
+            "UserPromptSubmit",
+            "sess-1",
+            json!({ "prompt": "more" }),
+        ),
+        &[],
+    ));
+    assert!(again.additional_context.contains("stage-80"));
+    assert!(events(&p, "error").is_empty());
+}
+
+#[test]
+fn startup_injects_only_a_checkpoint_newer_than_the_last_session() {
+    let mut p = Project::initialized();
+    let start = |p: &Project, id: &str| {
+        hook(
+            p,
+            "claude-code",
+            &claude(p, "SessionStart", id, json!({ "source": "startup" })),
+            &[],
+        )
+    };
+    // No checkpoint yet: nothing to inject.
+    let ran = start(&p, "a");
+    assert_eq!((ran.code, ran.stdout.as_str()), (0, ""));
+
+    p.set_now("2026-01-15T11:00:00Z");
+    p.checkpoint(&[]).success();
+    p.set_now("2026-01-15T11:05:00Z");
+    assert!(reply(&start(&p, "b"))
+        .additional_context
+        .contains("ckpt-0001"));
+
+    // The last session started after that checkpoint: a plain new session.
+    p.set_now("2026-01-15T12:00:00Z");
+    let ran = start(&p, "c");
+    assert_eq!((ran.code, ran.stdout.as_str()), (0, ""));
+
+    // resume and clear always get it.
+    for source in ["resume", "clear"] {
+        let ran = hook(
+            &p,
+            "claude-code",
+            &claude(&p, "SessionStart", "d", json!({ "source": source })),
+            &[],
+        );
+        assert!(
+            reply(&ran).additional_context.contains("ckpt-0001"),
+            "{source}"
+        );
+    }
+}
+
+#[test]
+fn the_injected_prompt_fits_claudes_limit_and_warns_of_hand_edits() {
+    let p = Project::initialized();
+    let long_next = "check every parser branch ".repeat(600);
+    p.ctxkeep(&[
+        "checkpoint",
+        "--phase",
+        "p",
+        "--task",
+        "t",
+        "--agent",
+        "a",
+        "--next",
+        &long_next,
+    ])
+    .assert()
+    .success();
+    let compact = claude(&p, "SessionStart", "s", json!({ "source": "compact" }));
+    let prompt = reply(&hook(&p, "claude-code", &compact, &[])).additional_context;
+    assert_eq!(prompt.chars().count(), 10_000);
+    assert!(prompt.contains("Recovered from ckpt-0001"));
+    assert!(
+        prompt.ends_with("run `ctxkeep resume` for the rest]\n"),
+        "{}",
+        &prompt[9_900..]
+    );
+    assert_eq!(events(&p, "session_start")[0]["cut"], true);
+
+    p.checkpoint(&[]).success();
+    let edited = p.state().replace(
+        "run cargo test and fix the failing split test",
+        "fix the CRLF case first",
+    );
+    p.write("project-state.md", edited);
+    let prompt = reply(&hook(&p, "claude-code", &compact, &[])).additional_context;
+    assert!(
+        prompt.starts_with("WARNING: checkpoint ckpt-0002 was changed by hand"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("- Next action: fix the CRLF case first"));
+}
+
+#[test]
+fn garbage_fails_open_with_an_error_event_and_strict_blocks() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let state = p.state();
+    for garbage in ["not json at all", "[1,2]", "{\"session_id\":\"s\"}", ""] {
+        let ran = hook(&p, "claude-code", garbage, &[]);
+        assert_eq!(ran.code, 0, "{garbage:?}");
+        assert_eq!(ran.stdout, "");
+        assert_eq!(ran.stderr.lines().count(), 1, "{:?}", ran.stderr);
+        assert!(ran
+            .stderr
+            .starts_with("ctxkeep: hook error: <stdin>: hook input"));
+    }
+    let errors = events(&p, "error");
+    assert_eq!(errors.len(), 4);
+    assert_eq!(errors[0]["command"], "hook");
+    assert_eq!(errors[0]["code"], "bad_data");
+    assert_eq!(p.state(), state, "nothing else changed");
+
+    let ran = hook(&p, "claude-code", "nope", &["--strict"]);
+    assert_eq!(ran.code, 2);
+    assert_eq!(ran.stderr.lines().count(), 1);
+
+    // A payload without a session id fails open too, naming the problem.
+    let ran = hook(
+        &p,
+        "claude-code",
+        r#"{"hook_event_name":"UserPromptSubmit","prompt":"x"}"#,
+        &[],
+    );
+    assert_eq!(ran.code, 0);
+    assert!(ran.stderr.contains("no session_id"), "{}", ran.stderr);
+    assert_eq!(
+        events(&p, "error").last().unwrap()["hook_event"],
+        "UserPromptSubmit"
+    );
+}
+
+#[test]
+fn a_broken_state_file_fails_open_and_strict_says_so() {
+    let p = Project::initialized();
+    p.write("project-state.md", "---\ncheckpoint: [unclosed\n---\n");
+    let payload = claude(&p, "PreCompact", "s", json!({ "trigger": "manual" }));
+    let ran = hook(&p, "claude-code", &payload, &[]);
+    assert_eq!(ran.code, 0);
+    assert!(ran.stderr.contains("project-state.md"), "{}", ran.stderr);
+    assert_eq!(events(&p, "error").len(), 1);
+    assert_eq!(hook(&p, "claude-code", &payload, &["--strict"]).code, 2);
+}
+
+#[test]
+fn stop_unknown_events_and_a_missing_transcript_do_nothing() {
+    let p = Project::initialized();
+    for event in ["Stop", "Notification", "SubagentStop"] {
+        let ran = hook(&p, "claude-code", &claude(&p, event, "s", json!({})), &[]);
+        assert_eq!(
+            (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
+            (0, "", "")
+        );
+    }
+    // The first prompt of a session comes before its transcript exists.
+    let ran = hook(
+        &p,
+        "claude-code",
+        &claude(&p, "UserPromptSubmit", "s", json!({ "prompt": "hi" })),
+        &[],
+    );
+    assert_eq!(
+        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
+        (0, "", "")
+    );
+    assert!(!p.path(".ctxkeep/events.jsonl").exists() || events(&p, "error").is_empty());
+    assert!(!p.path(".ctxkeep/sessions/s.json").exists());
+}
+
+#[test]
+fn session_end_writes_a_cheap_checkpoint_once_there_is_one() {
+    let p = Project::initialized();
+    let end = claude(
+        &p,
+        "SessionEnd",
+        "s",
+        json!({ "reason": "prompt_input_exit" }),
+    );
+    let ran = hook(&p, "claude-code", &end, &[]);
+    assert_eq!((ran.code, ran.stderr.as_str()), (0, ""));
+    assert!(
+        !p.state().contains("ckpt-"),
+        "no checkpoint before the first one"
+    );
+
+    p.checkpoint(&[]).success();
+    p.ctxkeep(&["track", "--session", "s", "--tokens", "50000"])
+        .assert()
+        .success();
+    let ran = hook(&p, "claude-code", &end, &[]);
+    assert_eq!(
+        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
+        (0, "", "")
+    );
+    let c = archived(&p, "ckpt-0002");
+    assert_eq!(c["trigger"], "session-end");
+    assert_eq!(c["budget"]["tokens"], 50_000);
+    assert_eq!(c["phase"], "implementing the parser");
+    assert_eq!(
+        events(&p, "checkpoint").last().unwrap()["reason"],
+        "prompt_input_exit"
+    );
+}
+
+fn statusline(p: &Project, payload: &str) -> StatusLineView {
+    let out = p
+        .ctxkeep(&["--json", "statusline"])
+        .write_stdin(payload)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_status_line_prefers_current_usage_and_remembers_the_window() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    // `total_input_tokens` is a cumulative figure here: never the context.
+    let payload = json!({
+        "session_id": "sl-1", "transcript_path": p.path("transcript.jsonl"), "cwd": p.root(),
+        "model": { "id": "claude-opus-4-6[1m]", "display_name": "Opus" }, "version": "2.1.90",
+        "context_window": { "total_input_tokens": 915_500, "context_window_size": 1_000_000,
+            "used_percentage": 17, "current_usage": { "input_tokens": 8_500, "output_tokens": 1_200,
+            "cache_creation_input_tokens": 5_000, "cache_read_input_tokens": 156_500 } },
+    });
+    let v = statusline(&p, &payload.to_string());
+    assert_eq!(
+        (v.session.as_str(), v.tokens, v.window),
+        ("sl-1", Some(170_000), 1_000_000)
+    );
+    assert_eq!(v.percent, Some(17.0));
+    assert_eq!(v.stage, None);
+    assert!(!v.handoff_due);
+    assert_eq!(v.last_checkpoint.unwrap().id, "ckpt-0001");
+    assert!(
+        v.line
+            .starts_with("ctxkeep [##--------] 17 % · 170k/1M · ckpt-0001"),
+        "{}",
+        v.line
+    );
+
+    let plain = p
+        .ctxkeep(&["statusline"])
+        .write_stdin(payload.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(plain.stdout).unwrap(),
+        format!("{}\n", v.line)
+    );
+    assert!(
+        events(&p, "stage").is_empty(),
+        "the status line fires no stage"
+    );
+
+    // A later hook reads 170k from the transcript: 17 % of the remembered
+    // 1M window, not 85 % of the model table's 200k, so nothing fires.
+    grow(&p, 1, 170_000);
+    let ran = hook(
+        &p,
+        "claude-code",
+        &claude(&p, "UserPromptSubmit", "sl-1", json!({ "prompt": "x" })),
+        &[],
+    );
+    assert_eq!((ran.code, ran.stdout.as_str()), (0, ""), "{}", ran.stderr);
+    let s = session(&p, "sl-1");
+    assert_eq!(
+        (s["window"].as_u64(), s["percent"].as_f64()),
+        (Some(1_000_000), Some(17.0))
+    );
+}
+
+#[test]
+fn an_old_status_line_payload_falls_back_to_the_transcript() {
+    let p = Project::initialized();
+    grow(&p, 1, 90_000);
+    let old = json!({
+        "session_id": "old", "transcript_path": p.path("transcript.jsonl"), "cwd": p.root(),
+        "model": { "id": "claude-sonnet-4-20250514", "display_name": "Sonnet 4" }, "version": "1.0.88",
+        "context_window": { "total_input_tokens": 420_000, "total_output_tokens": 3_200, "context_window_size": 200_000 },
+    });
+    let v = statusline(&p, &old.to_string());
+    assert_eq!(
+        (v.tokens, v.window, v.percent),
+        (Some(90_000), 200_000, Some(45.0))
+    );
+    assert!(v.line.contains("90k/200k · no checkpoint"), "{}", v.line);
+
+    // No context window at all, no transcript: drawn as unknown.
+    let bare = json!({ "session_id": "bare", "exceeds_200k_tokens": false });
+    let v = statusline(&p, &bare.to_string());
+    assert_eq!(v.tokens, None);
+    assert!(
+        v.line.starts_with("ctxkeep [----------] ? % · ?/200k"),
+        "{}",
+        v.line
+    );
+
+    // Garbage still draws a line (saying what is wrong), and exits 0.
+    let out = p
+        .ctxkeep(&["statusline"])
+        .write_stdin("{oops")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        line.starts_with("ctxkeep: <stdin>: status-line input is not valid JSON"),
+        "{line}"
+    );
+}
+
+const USER_SETTINGS: &str = r#"{
+  "model": "opus",
+  "permissions": { "allow": ["Bash(cargo test:*)"] },
+  "hooks": {
+    "PostToolUse": [
+      { "matcher": "Write|Edit", "hooks": [{ "type": "command", "command": "cargo fmt" }] }
+    ],
+    "Stop": [{ "hooks": [{ "type": "command", "command": "notify-send done" }] }]
+  },
+  "env": { "FOO": "1" }
+}
+"#;
+
+fn edit(p: &Project, args: &[&str]) -> Edit {
+    let mut all = vec!["hooks"];
+    all.extend_from_slice(args);
+    let (v, code) = p.json(&all);
+    assert_eq!(code, 0, "{v}");
+    serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}: {v}"))
+}
+
+fn settings(p: &Project) -> Value {
+    serde_json::from_str(&p.read(".claude/settings.json")).unwrap()
+}
+
+#[test]
+fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
+    let p = Project::initialized();
+    p.write(".claude/settings.json", USER_SETTINGS);
+    let original: Value = serde_json::from_str(USER_SETTINGS).unwrap();
+
+    let dry = edit(&p, &["install", "claude-code", "--dry-run"]);
+    assert!(dry.dry_run && dry.changed);
+    assert_eq!(dry.changes.len(), 6);
+    assert_eq!(
+        p.read(".claude/settings.json"),
+        USER_SETTINGS,
+        "dry run writes nothing"
+    );
+    let text = p
+        .ctxkeep(&["hooks", "install", "claude-code", "--dry-run"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("+ hooks.PreCompact: ctxkeep hook claude-code"),
+        "{text}"
+    );
+    assert!(text.contains("+ statusLine: ctxkeep statusline"));
+
+    let done = edit(&p, &["install", "claude-code"]);
+    assert!(done.changed && !done.dry_run);
+    assert!(done.settings.ends_with(".claude/settings.json"));
+    assert_eq!(done.kept_status_line, None);
+    let keys: Vec<(String, String)> = done
+        .changes
+        .iter()
+        .map(|c| (c.op.clone(), c.key.clone()))
+        .collect();
+    assert!(keys.contains(&("added".into(), "hooks.SessionStart".into())));
+    assert!(done
+        .changes
+        .iter()
+        .all(|c| c.op == "added" && c.command.starts_with("ctxkeep ")));
+
+    let s = settings(&p);
+    let top: Vec<&String> = s.as_object().unwrap().keys().collect();
+    assert_eq!(
+        top,
+        ["model", "permissions", "hooks", "env", "statusLine"],
+        "order kept"
+    );
+    assert_eq!(s["permissions"], original["permissions"]);
+    assert_eq!(s["env"], original["env"]);
+    assert_eq!(s["hooks"]["Stop"], original["hooks"]["Stop"]);
+    let post = s["hooks"]["PostToolUse"].as_array().unwrap();
+    assert_eq!(
+        post[0], original["hooks"]["PostToolUse"][0],
+        "the user's entry first, untouched"
+    );
+    assert_eq!(post[1]["hooks"][0]["command"], "ctxkeep hook claude-code");
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreCompact",
+        "SessionEnd",
+    ] {
+        assert_eq!(
+            s["hooks"][event][0]["hooks"][0]["command"], "ctxkeep hook claude-code",
+            "{event}"
+        );
+    }
+    assert_eq!(
+        s["statusLine"],
+        json!({ "type": "command", "command": "ctxkeep statusline" })
+    );
+
+    // Twice changes nothing, not even a byte.
+    let written = p.read(".claude/settings.json");
+    let again = edit(&p, &["install", "claude-code"]);
+    assert!(!again.changed && again.changes.is_empty());
+    assert_eq!(p.read(".claude/settings.json"), written);
+
+    let dry = edit(&p, &["uninstall", "claude-code", "--dry-run"]);
+    assert!(dry.changed && dry.changes.iter().all(|c| c.op == "removed"));
+    assert_eq!(p.read(".claude/settings.json"), written);
+    let gone = edit(&p, &["uninstall", "claude-code"]);
+    assert_eq!(gone.changes.len(), 6);
+    assert_eq!(settings(&p), original, "exactly the user's settings again");
+    assert!(!edit(&p, &["uninstall", "claude-code"]).changed);
+}
+
+#[test]
+fn a_users_status_line_is_kept_unless_forced() {
+    let p = Project::initialized();
+    p.write(
+        ".claude/settings.json",
+        r#"{"statusLine":{"type":"command","command":"~/bin/my-line.sh","padding":0}}"#,
+    );
+    let kept = edit(&p, &["install", "claude-code"]);
+    assert_eq!(kept.kept_status_line.as_deref(), Some("~/bin/my-line.sh"));
+    assert_eq!(settings(&p)["statusLine"]["command"], "~/bin/my-line.sh");
+    let out = p
+        .ctxkeep(&["hooks", "install", "claude-code"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("kept your statusLine"));
+
+    let forced = edit(&p, &["install", "claude-code", "--force"]);
+    assert!(forced
+        .changes
+        .iter()
+        .any(|c| c.op == "removed" && c.key == "statusLine" && c.command == "~/bin/my-line.sh"));
+    assert_eq!(settings(&p)["statusLine"]["command"], "ctxkeep statusline");
+}
+
+#[test]
+fn install_refuses_settings_it_cannot_read_and_changes_nothing() {
+    let p = Project::initialized();
+    for bad in ["{ \"model\": ", "[1, 2]", "{\"hooks\": []}"] {
+        p.write(".claude/settings.json", bad);
+        let out = p
+            .ctxkeep(&["hooks", "install", "claude-code"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(65), "{bad}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(".claude/settings.json"), "{err}");
+        assert_eq!(p.read(".claude/settings.json"), bad);
+    }
+    // --settings names another file; a missing one is created.
+    let other = p.path("elsewhere/settings.local.json");
+    let e = edit(
+        &p,
+        &[
+            "install",
+            "claude-code",
+            "--settings",
+            other.to_str().unwrap(),
+        ],
+    );
+    assert!(e.changed);
+    assert!(other.is_file());
+}
+
+/// The built binary's folder first on the PATH, as after `cargo install`.
+fn path_with_ctxkeep() -> String {
+    let bin = PathBuf::from(assert_cmd::cargo::cargo_bin!("ctxkeep"));
+    format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+fn doctor(p: &Project) -> (Doctor, i32) {
+    let out = p
+        .ctxkeep(&["--json", "hooks", "doctor"])
+        .env("PATH", path_with_ctxkeep())
+        .output()
+        .unwrap();
+    let v: Doctor = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (v, out.status.code().unwrap())
+}
+
+#[test]
+fn doctor_runs_each_installed_command_without_touching_the_project() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let (report, code) = doctor(&p);
+    assert_eq!(code, 1, "nothing installed yet");
+    assert!(!report.ok);
+    assert!(report
+        .checks
+        .iter()
+        .any(|c| c.name == "settings" && c.detail.contains("does not exist")));
+
+    edit(&p, &["install", "claude-code"]);
+    let state = p.state();
+    let events_before = p.read(".ctxkeep/events.jsonl");
+    let (report, code) = doctor(&p);
+    assert_eq!(code, 0, "{report:?}");
+    assert!(report.ok && report.settings.ends_with("settings.json"));
+    let names: Vec<&str> = report.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "hooks.SessionStart",
+            "hooks.UserPromptSubmit",
+            "hooks.PostToolUse",
+            "hooks.PreCompact",
+            "hooks.SessionEnd",
+            "statusLine"
+        ]
+    );
+    assert!(report.checks.iter().all(|c| c.ok), "{report:?}");
+    assert!(
+        report.checks[5]
+            .detail
+            .contains("ctxkeep [#---------] 10 %"),
+        "{:?}",
+        report.checks[5]
+    );
+    assert_eq!(p.state(), state, "the checks ran against a copy");
+    assert_eq!(p.read(".ctxkeep/events.jsonl"), events_before);
+    assert!(!p.path(".ctxkeep/sessions/ctxkeep-doctor.json").exists());
+
+    // A hook command that fails is reported, and doctor exits 1.
+    let mut s = settings(&p);
+    s["hooks"]["PreCompact"][0]["hooks"][0]["command"] =
+        json!("ctxkeep hook claude-code --no-such-flag");
+    p.write(".claude/settings.json", s.to_string());
+    let (report, code) = doctor(&p);
+    assert_eq!(code, 1);
+    let bad = report
+        .checks
+        .iter()
+        .find(|c| c.name == "hooks.PreCompact")
+        .unwrap();
+    assert!(!bad.ok && bad.detail.contains("exit 2"), "{bad:?}");
+}
+
+#[test]
+fn codex_notify_tracks_the_rollout_it_finds_by_thread_id() {
+    let p = Project::initialized();
+    let home = tempfile::tempdir().unwrap();
+    let day = home.path().join("sessions/2026/02/23");
+    std::fs::create_dir_all(&day).unwrap();
+    std::fs::write(
+        day.join("rollout-2026-02-23T12-19-38-019c8a70-dda7.jsonl"),
+        jsonl(&[
+            codex_meta(),
+            codex_turn_context("gpt-5.3-codex"),
+            codex_token_count((30_000, 51_680), 900_000, Some(258_400)),
+        ]),
+    )
+    .unwrap();
+    let notify = json!({
+        "type": "agent-turn-complete", "thread-id": "019c8a70-dda7", "turn-id": "t1",
+        "cwd": p.path("src"), "input-messages": ["fix it"], "last-assistant-message": "done",
+        "client": "codex-tui",
+    });
+    // Run from elsewhere: the project is found from the payload's cwd.
+    let out = p
+        .ctxkeep(&["hook", "codex", &notify.to_string()])
+        .env("CODEX_HOME", home.path())
+        .current_dir(home.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!((out.stdout.len(), out.stderr.len()), (0, 0));
+    let s = session(&p, "019c8a70-dda7");
+    assert_eq!(
+        (s["tokens"].as_u64(), s["window"].as_u64()),
+        (Some(51_680), Some(258_400))
+    );
+    assert_eq!(s["agent"], "codex");
+}
+
+#[test]
+fn codex_and_gemini_hooks_track_and_reply_in_their_shapes() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    p.write(
+        "rollout.jsonl",
+        jsonl(&[
+            codex_meta(),
+            codex_token_count((200_000, 210_000), 900_000, Some(258_400)),
+        ]),
+    );
+    let codex = json!({
+        "session_id": "cx", "transcript_path": p.path("rollout.jsonl"), "cwd": p.root(),
+        "hook_event_name": "UserPromptSubmit", "model": "gpt-5.3-codex", "turn_id": "t", "prompt": "go",
+    });
+    let r = reply(&hook(&p, "codex", &codex.to_string(), &[]));
+    assert_eq!(r.hook_event_name, "UserPromptSubmit");
+    assert!(
+        r.additional_context.contains("stage-80"),
+        "81 %: {}",
+        r.additional_context
+    );
+
+    p.write(
+        "gemini.jsonl",
+        jsonl(&[
+            gemini_meta(),
+            gemini_user("u1"),
+            gemini_reply("g1", 120_000),
+        ]),
+    );
+    let gemini = |event: &str, extra: Value| {
+        let mut v = json!({
+            "session_id": "gm", "transcript_path": p.path("gemini.jsonl"), "cwd": p.root(),
+            "hook_event_name": event, "timestamp": "2026-04-23T12:53:10.000Z",
+        });
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        hook(&p, "gemini", &v.to_string(), &[])
+    };
+    let ran = gemini("BeforeAgent", json!({ "prompt": "go" }));
+    assert_eq!(
+        (ran.code, ran.stdout.trim()),
+        (0, "{}"),
+        "Gemini wants JSON even when empty"
+    );
+    let s = session(&p, "gm");
+    assert_eq!(
+        (s["tokens"].as_u64(), s["agent"].as_str()),
+        (Some(120_000), Some("gemini"))
+    );
+
+    let ran = gemini("PreCompress", json!({ "trigger": "auto" }));
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let c = archived(&p, "ckpt-0002");
+    assert_eq!(
+        (c["trigger"].as_str(), c["budget"]["tokens"].as_u64()),
+        (Some("pre-compact"), Some(120_000))
+    );
+
+    let started = gemini("SessionStart", json!({ "source": "clear" }));
+    assert!(reply(&started)
+        .additional_context
+        .contains("Recovered from ckpt-0002"));
+}
