@@ -10,6 +10,7 @@ mod hostile;
 mod init;
 mod json;
 mod resume;
+mod secrets;
 mod status;
 mod track;
 mod transcripts;
