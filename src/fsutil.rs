@@ -4,6 +4,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
@@ -203,51 +204,75 @@ impl Lock {
             .truncate(false)
             .open(path)
             .map_err(|e| write_error(path, e))?;
-        let start = Instant::now();
-        let mut delay = Duration::from_millis(1);
-        let mut warned = false;
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(fs::TryLockError::WouldBlock) => {}
-                Err(fs::TryLockError::Error(e)) => {
-                    // Unsupported (e.g. some network file systems): carry on
-                    // unlocked; the atomic write's change check still guards prose.
-                    if matches!(e.kind(), io::ErrorKind::Unsupported) {
-                        eprintln!("ctxkeep: warning: {}: locking unsupported here; continuing without a lock", path.display());
-                        return Ok(Lock { file });
-                    }
-                    return Err(Error::io(path, "cannot lock", e));
-                }
+        match file.try_lock() {
+            Ok(()) => return Ok(Lock::held(file)),
+            Err(fs::TryLockError::WouldBlock) => {}
+            Err(fs::TryLockError::Error(e)) => return Lock::unsupported_or(path, file, e),
+        }
+        // Contended: wait in the kernel, so the lock passes to a waiter the
+        // moment it is freed. (Polling with backoff left it idle between
+        // holders and let an unlucky hook starve past the timeout when 64
+        // hooks ran at once.) The blocking call runs on a thread, on a second
+        // handle of the same open file, so that the wait can time out.
+        let waiter = file
+            .try_clone()
+            .map_err(|e| Error::io(path, "cannot lock", e))?;
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let got = waiter.lock();
+            // Nobody waits any more (timed out): let the lock go at once.
+            if tx.send(got).is_err() {
+                let _ = waiter.unlock();
             }
-            let waited = start.elapsed();
-            if waited >= timeout {
+        });
+        let start = Instant::now();
+        let mut got = rx.recv_timeout(timeout.min(Duration::from_secs(1)));
+        if matches!(got, Err(mpsc::RecvTimeoutError::Timeout)) && start.elapsed() < timeout {
+            eprintln!("ctxkeep: waiting for lock {}", path.display());
+            got = rx.recv_timeout(timeout.saturating_sub(start.elapsed()));
+        }
+        match got {
+            Ok(Ok(())) => Ok(Lock::held(file)),
+            Ok(Err(e)) => Lock::unsupported_or(path, file, e),
+            Err(_) => {
                 let mut holder = String::new();
                 let _ = File::open(path).and_then(|mut f| f.read_to_string(&mut holder));
-                return Err(Error::LockTimeout {
+                Err(Error::LockTimeout {
                     path: path.to_path_buf(),
                     holder: describe_holder(holder.trim()),
-                    waited_ms: waited.as_millis() as u64,
-                });
+                    waited_ms: start.elapsed().as_millis() as u64,
+                })
             }
-            if !warned && waited > Duration::from_secs(1) {
-                warned = true;
-                eprintln!("ctxkeep: waiting for lock {}", path.display());
-            }
-            // Backoff with jitter so many hooks do not retry in step.
-            let jitter = Duration::from_micros(u64::from(std::process::id() % 1000));
-            std::thread::sleep((delay + jitter).min(timeout.saturating_sub(waited)));
-            delay = (delay * 2).min(Duration::from_millis(50));
         }
+    }
+
+    fn held(file: File) -> Lock {
         let mut lock = Lock { file };
         lock.record_holder();
-        Ok(lock)
+        lock
+    }
+
+    /// Locking unsupported (e.g. some network file systems): carry on
+    /// unlocked; the atomic write's change check still guards prose.
+    fn unsupported_or(path: &Path, file: File, e: io::Error) -> Result<Lock, Error> {
+        if matches!(e.kind(), io::ErrorKind::Unsupported) {
+            eprintln!(
+                "ctxkeep: warning: {}: locking unsupported here; continuing without a lock",
+                path.display()
+            );
+            return Ok(Lock { file });
+        }
+        Err(Error::io(path, "cannot lock", e))
     }
 
     /// Writes who holds the lock, so a timed-out waiter can name it.
     fn record_holder(&mut self) {
         // The program's name and the subcommand: enough to recognise it,
-        // and no flag values (they may hold secrets).
+        // and no flag values (they may hold secrets). Only subcommand-shaped
+        // words (lower-case letters and `-`), which no redaction rule can
+        // match: the first bare argument may be a global flag's value.
+        let word =
+            |a: &String| !a.is_empty() && a.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
         let mut args = std::env::args();
         let program = args
             .next()
@@ -257,8 +282,12 @@ impl Lock {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or(a)
             })
+            .filter(word)
+            .unwrap_or_else(|| "ctxkeep".into());
+        let sub = args
+            .find(|a| !a.starts_with('-'))
+            .filter(word)
             .unwrap_or_default();
-        let sub = args.find(|a| !a.starts_with('-')).unwrap_or_default();
         let info = format!(
             "pid {} ({} {}) since {}",
             std::process::id(),

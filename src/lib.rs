@@ -65,3 +65,24 @@ pub fn run(cli: Cli) -> u8 {
         }
     }
 }
+
+/// Prints a command-line parse error (or `--help`/`--version`) the way clap
+/// would, but redacted: clap quotes the offending argument, which may be a
+/// key pasted into the wrong place. Returns clap's exit code (2, or 0).
+pub fn usage_error(err: &clap::Error) -> u8 {
+    use std::io::{IsTerminal, Write};
+    let rendered = err.render();
+    let code = err.exit_code().clamp(0, 255) as u8;
+    if !err.use_stderr() {
+        // Help and version: our own text, printed as clap prints it.
+        let _ = err.print();
+        return code;
+    }
+    let text = if output::color_enabled(std::io::stderr().is_terminal()) {
+        rendered.ansi().to_string()
+    } else {
+        rendered.to_string()
+    };
+    let _ = std::io::stderr().write_all(redact::redact(&text).as_bytes());
+    code
+}

@@ -3,6 +3,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = ctxkeep::cli::Cli::parse();
-    ExitCode::from(ctxkeep::run(cli))
+    match ctxkeep::cli::Cli::try_parse() {
+        Ok(cli) => ExitCode::from(ctxkeep::run(cli)),
+        Err(err) => ExitCode::from(ctxkeep::usage_error(&err)),
+    }
 }

@@ -1,9 +1,13 @@
 //! Where things are printed: data on stdout, messages on stderr, exactly one
-//! JSON document with `--json`, nothing but errors with `--quiet`.
+//! JSON document with `--json`, nothing but errors with `--quiet`. Everything
+//! printed here is redacted (RELIABILITY.md §4): an agent reads it all, and
+//! it echoes user input, git data and file text.
 
 use std::io::{self, IsTerminal, Write};
 
 use serde::Serialize;
+
+use crate::redact::redact;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Output {
@@ -17,6 +21,7 @@ impl Output {
         if self.json {
             return Ok(());
         }
+        let text = redact(text);
         let mut out = io::stdout().lock();
         out.write_all(text.as_bytes())?;
         if !text.ends_with('\n') && !text.is_empty() {
@@ -30,8 +35,10 @@ impl Output {
         if !self.json {
             return Ok(());
         }
+        let mut doc = serde_json::to_value(value).map_err(io::Error::other)?;
+        crate::redact::redact_json(&mut doc);
         let mut out = io::stdout().lock();
-        serde_json::to_writer(&mut out, value).map_err(io::Error::other)?;
+        serde_json::to_writer(&mut out, &doc).map_err(io::Error::other)?;
         out.write_all(b"\n")?;
         out.flush()
     }
@@ -39,12 +46,13 @@ impl Output {
     /// A progress or result message for people, on stderr.
     pub fn info(&self, msg: &str) {
         if !self.quiet {
-            eprintln!("{msg}");
+            eprintln!("{}", redact(msg));
         }
     }
 
     pub fn warn(&self, msg: &str) {
         if !self.quiet {
+            let msg = redact(msg);
             eprintln!("{}", paint_stderr(Style::Warn, &format!("warning: {msg}")));
         }
     }

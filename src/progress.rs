@@ -45,8 +45,9 @@ impl Progress {
         self.enabled
     }
 
+    /// A file name, redacted like everything else printed.
     pub fn set_label(&mut self, label: &str) {
-        self.label = label.to_string();
+        self.label = crate::redact::redact(label).into_owned();
     }
 
     pub fn advance(&mut self, bytes: u64) {

@@ -162,6 +162,13 @@ pub fn validate_id(id: &str) -> Result<String, Error> {
             "--session: the session id contains control characters".into(),
         ));
     }
+    // The id names a file and is printed and logged as is, so it must not
+    // be something the redaction rules would hide.
+    if crate::redact::contains_secret(id) {
+        return Err(Error::Usage(
+            "--session: the session id looks like a secret (a key or token); use another id".into(),
+        ));
+    }
     Ok(id.to_string())
 }
 
@@ -254,6 +261,10 @@ mod tests {
         assert!(validate_id(&"x".repeat(200)).is_err());
         assert!(validate_id("a\nb").is_err());
         assert_eq!(validate_id(" s1 ").unwrap(), "s1");
+        let uuid = "3f2a9c1e-8b4d-4e6f-9a1b-2c3d4e5f6a7b";
+        assert_eq!(validate_id(uuid).unwrap(), uuid);
+        let token = format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1eF2hJ4");
+        assert_eq!(validate_id(&token).unwrap_err().exit_code(), 2);
     }
 
     #[test]

@@ -213,23 +213,27 @@ pub fn write_noting(
         budget,
         digest: String::new(),
     };
-    redact_record(&mut record);
+    redact_record(&mut record)?;
     record.seal();
 
     let mut history: Vec<_> = prev.iter().map(Checkpoint::brief).collect();
     history.extend(sf.fm.history.clone().unwrap_or_default());
     history.truncate(3);
+    // The previous entries come from the file, which may have been edited by hand.
+    let mut history_json = serde_json::to_value(&history)?;
+    crate::redact::redact_json(&mut history_json);
 
     sf.set_keys(&[
         ("checkpoint", Some(record.to_json())),
-        ("history", Some(serde_json::to_value(&history)?)),
+        ("history", Some(history_json.clone())),
     ])?;
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
     let block = templates.render(
         "state.md",
-        json!({ "checkpoint": record, "history": history }),
+        json!({ "checkpoint": record, "history": history_json }),
     )?;
-    sf.set_managed_block(&block)?;
+    // A project's own template may add text of its own.
+    sf.set_managed_block(&crate::redact::redact(&block))?;
 
     warn_about_hard_links(&ws.state_path, out);
     // The archive first: its no-clobber create reserves the id.
@@ -272,27 +276,12 @@ pub fn warn_about_hard_links(path: &Path, out: &Output) {
     }
 }
 
-fn redact_record(r: &mut Checkpoint) {
-    let fix = |s: &mut String| {
-        if let std::borrow::Cow::Owned(clean) = crate::redact::redact(s) {
-            *s = clean;
-        }
-    };
-    for s in [
-        &mut r.phase,
-        &mut r.active_task,
-        &mut r.controlling_agent,
-        &mut r.next_action,
-        &mut r.notes,
-    ] {
-        fix(s);
-    }
-    r.decisions.iter_mut().for_each(fix);
-    r.open_questions.iter_mut().for_each(fix);
-    if let Some(g) = &mut r.git {
-        g.dirty.iter_mut().for_each(|d| fix(&mut d.path));
-        if let Some(b) = &mut g.branch {
-            fix(b);
-        }
-    }
+/// Redacts every string of the record (fields, trigger, git branch and
+/// paths) before it is sealed, so the front matter, the marked block, the
+/// archive and the event log all get the redacted text.
+fn redact_record(r: &mut Checkpoint) -> anyhow::Result<()> {
+    let mut v = r.to_json();
+    crate::redact::redact_json(&mut v);
+    *r = serde_json::from_value(v)?;
+    Ok(())
 }

@@ -205,7 +205,10 @@ pub fn count_tracked(
     }
     let path = Path::new(src);
     check_file(path)?;
+    // Kept in the session record, so redacted; a redacted path that matches
+    // another file's is harmless, the cursor's prefix hash is checked anyway.
     let abs = crate::fsutil::resolve_target(path).display().to_string();
+    let abs = crate::redact::redact(&abs).into_owned();
     let cursor = prev.filter(|p| p.path == abs).map(|p| &p.cursor);
     let (tokens, cursor) = crate::tokens::count_file_incremental(path, enc, cursor)?;
     Ok((tokens, Some(CountState { path: abs, cursor })))

@@ -56,7 +56,10 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 }
 
 /// The reply that adds `context` to the model's context.
-fn reply_json(event: &str, mut context: String) -> String {
+fn reply_json(event: &str, context: String) -> String {
+    // Everything ctxkeep prints for an agent is redacted (the prompt is
+    // already; stage text quotes the user's config).
+    let mut context = crate::redact::redact(&context).into_owned();
     crate::output::cut_to_chars(&mut context, MAX_CONTEXT_CHARS);
     json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": context } })
         .to_string()

@@ -79,7 +79,9 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         updates.push(("ctxkeep", Some(json!(FORMAT_VERSION))));
     }
     if let Some(m) = &args.model {
-        if fm.model.as_deref() != Some(m) {
+        // Written into the front matter that agents read.
+        let m = crate::redact::redact(m);
+        if fm.model.as_deref() != Some(m.as_ref()) {
             updates.push(("model", Some(json!(m))));
         }
     }

@@ -13,6 +13,7 @@ use crate::cli::{AgentArg, TrackArgs};
 use crate::config::Config;
 use crate::error::Error;
 use crate::output::{fmt_num, gauge, thousands, Output};
+use crate::redact::redact;
 use crate::session::{self, CountState, FiredStage, Session, Source};
 use crate::state::{Stage, StageAction, StateFile};
 use crate::templates::Templates;
@@ -480,14 +481,16 @@ fn read_source(
             Some(AgentArg::Codex) => Some(Agent::Codex),
             Some(AgentArg::Gemini) => Some(Agent::Gemini),
         };
-        let usage = crate::usage::read_transcript(path, agent)?;
+        let mut usage = crate::usage::read_transcript(path, agent)?;
+        // Both are kept in the session record: redact them here, before the lock.
+        usage.model = usage.model.map(|m| redact(&m).into_owned());
         return Ok(Reading::Transcript(Box::new(usage), display_path(path)));
     }
     Ok(Reading::Unchanged)
 }
 
 fn display_path(p: &Path) -> String {
-    p.display().to_string()
+    redact(&p.display().to_string()).into_owned()
 }
 
 fn print_human(o: &TrackOutput, ctx: &Ctx, previous_messages: Option<u64>) {

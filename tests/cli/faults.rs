@@ -145,6 +145,138 @@ fn sixteen_checkpoints_at_once_are_serialized_and_nothing_is_lost() {
     p.ctxkeep(&["verify"]).assert().success();
 }
 
+/// The session's figure as last written (0 before the first track); the
+/// record is replaced atomically, so it always parses.
+fn tracked_tokens(p: &Project) -> u64 {
+    fs::read_to_string(p.path(".ctxkeep/sessions/default.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["tokens"].as_u64())
+        .unwrap_or(0)
+}
+
+const TRACKERS: usize = 64;
+const ADDS_EACH: usize = 50;
+const WRITERS: usize = 16;
+
+/// Issue 6's concurrency figure: 64 processes doing 50 `track --add 1` each
+/// on one session while 16 processes write checkpoints.
+#[test]
+fn sixty_four_trackers_and_sixteen_checkpoints_at_once_lose_nothing() {
+    let p = with_prose();
+    // A warn stage at 1 % (a warn writes no checkpoint): exactly one tracker
+    // crosses it, and the stage fires once, so the log gets one stage event.
+    p.ctxkeep(&["init", "--stages", "1:warn,90:checkpoint,98:handoff"])
+        .assert()
+        .success();
+    let state_before = parse(&p);
+    let prose_before = prose(&state_before);
+    // The test is about serialization, not the timeout (tested above): a
+    // loaded CI machine may hold fsyncs for seconds, so no process gives up.
+    let patient = [("CTXKEEP_LOCK_TIMEOUT", "600".to_string())];
+    let script = format!(
+        r#"i=0; while [ $i -lt {ADDS_EACH} ]; do "$CTXKEEP_BIN" track --add 1 >/dev/null || exit 1; i=$((i+1)); done"#
+    );
+    let started = std::time::Instant::now();
+    // Started together; each child is one shell running its 50 adds in turn.
+    let mut trackers: Vec<Child> = (0..TRACKERS)
+        .map(|_| {
+            let mut cmd = p.sh(&script);
+            cmd.envs(patient.iter().map(|(k, v)| (k, v)));
+            cmd.stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Checkpoint writers start one by one while the adds run, each once the
+    // count passed its share, so every write races the trackers.
+    let total = (TRACKERS * ADDS_EACH) as u64;
+    let mut writers = Vec::new();
+    for i in 0..WRITERS {
+        let due = total * i as u64 / (WRITERS as u64 + 1);
+        wait_until(|| {
+            tracked_tokens(&p) >= due
+                || trackers.iter_mut().all(|c| c.try_wait().unwrap().is_some())
+        });
+        writers.push(spawn(&p, &checkpoint_args(i), &patient));
+    }
+    for t in trackers {
+        let out = t.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "a tracker failed: {err}");
+        assert!(!err.contains("error"), "{err}");
+    }
+    let mut ids = BTreeSet::new();
+    for w in writers {
+        let out = w.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "a checkpoint failed: {err}");
+        ids.insert(String::from_utf8(out.stdout).unwrap().trim().to_string());
+    }
+    let elapsed = started.elapsed();
+    // A figure for the README, not an assertion.
+    eprintln!(
+        "{TRACKERS} x {ADDS_EACH} `track --add 1` with {WRITERS} checkpoints: {:.1} s",
+        elapsed.as_secs_f64()
+    );
+
+    // Not one add lost.
+    let (status, code) = p.json(&["status"]);
+    assert_eq!(code, 0);
+    assert_eq!(status["tokens"], total);
+    assert_eq!(total, 3_200);
+
+    // 16 checkpoints, distinct gapless ids, each archived.
+    let expected: BTreeSet<String> = (1..=WRITERS).map(|n| format!("ckpt-{n:04}")).collect();
+    assert_eq!(ids, expected);
+    let archive = p.path(".ctxkeep/checkpoints");
+    let mut budgets = Vec::new();
+    for id in &expected {
+        let v: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(archive.join(format!("{id}.json"))).unwrap())
+                .unwrap();
+        assert_eq!(v["id"], id.as_str());
+        budgets.push(v["budget"]["tokens"].as_u64().unwrap_or(0));
+    }
+    assert_eq!(fs::read_dir(&archive).unwrap().count(), WRITERS);
+    // Serialized: each checkpoint saw the live count at its moment, and the
+    // count only grows, so the budgets never go down from one id to the next.
+    assert!(
+        budgets.windows(2).all(|w| w[0] <= w[1]),
+        "budgets by id: {budgets:?}"
+    );
+
+    // The log: `track --add` logs only the stages it fires, `checkpoint` one
+    // event each, so 16 checkpoint events plus the one 1 % stage event.
+    let log = p.read(".ctxkeep/events.jsonl");
+    let events: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(events.len(), WRITERS + 1, "{log}");
+    let logged: BTreeSet<String> = events
+        .iter()
+        .filter(|e| e["event"] == "checkpoint")
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(logged, expected);
+    let stages: Vec<&serde_json::Value> = events.iter().filter(|e| e["event"] == "stage").collect();
+    assert_eq!(stages.len(), 1, "{log}");
+    // 1,900 tokens is the first figure shown as 1.0 % of 200,000.
+    assert_eq!(stages[0]["tokens"], 1_900);
+    assert_eq!(stages[0]["percent"], 1.0);
+
+    // project-state.md: parses, sealed, the prose byte for byte, settings kept.
+    let sf = parse(&p);
+    assert_eq!(seal(&sf), Some(Seal::Intact));
+    assert_eq!(prose(&sf), prose_before);
+    assert_eq!(sf.fm.stages, state_before.fm.stages);
+    assert_eq!(sf.fm.checkpoint.as_ref().unwrap().id, "ckpt-0016");
+    assert_eq!(temp_files(p.root()), Vec::<String>::new());
+    p.ctxkeep(&["verify"]).assert().success();
+}
+
 #[test]
 fn a_lock_held_past_the_timeout_is_75_naming_the_holder() {
     let p = with_prose();

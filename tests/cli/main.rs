@@ -15,6 +15,7 @@ mod json;
 mod lifecycle;
 mod log;
 mod resume;
+mod secrets;
 mod status;
 mod track;
 mod transcripts;

@@ -131,6 +131,17 @@ impl Project {
         std
     }
 
+    /// `sh -c SCRIPT` in the project, hermetic, with `$CTXKEEP_BIN` naming
+    /// the binary (for loops of many runs in one child).
+    pub fn sh(&self, script: &str) -> StdCommand {
+        let mut std = StdCommand::new("sh");
+        self.env(&mut std);
+        std.env("CTXKEEP_BIN", assert_cmd::cargo::cargo_bin!("ctxkeep"))
+            .arg("-c")
+            .arg(script);
+        std
+    }
+
     /// `ctxkeep ARGS` run as the user `uid` (through setpriv), hermetic.
     pub fn ctxkeep_as(&self, uid: u32, args: &[&str]) -> Command {
         let mut std = StdCommand::new("setpriv");
