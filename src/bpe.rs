@@ -116,7 +116,7 @@ impl Counter<'_> {
             total += self
                 .tok
                 .vocab
-                .count_piece(&text.as_bytes()[pos..end], &mut self.parts);
+                .count_piece(&text.as_bytes()[pos..end], &mut self.parts)?;
             pos = end;
         }
         Ok(total)
@@ -214,12 +214,12 @@ impl Vocab {
     }
 
     /// Tokens in one pre-tokenized piece.
-    fn count_piece(&self, piece: &[u8], parts: &mut Vec<(usize, u32)>) -> usize {
+    fn count_piece(&self, piece: &[u8], parts: &mut Vec<(usize, u32)>) -> Result<usize, String> {
         if piece.len() <= 1 || self.rank(piece) != NONE {
-            return piece.len().min(1);
+            return Ok(piece.len().min(1));
         }
         if piece.len() < 100 {
-            self.merge_small(piece, parts)
+            Ok(self.merge_small(piece, parts))
         } else {
             self.merge_large(piece)
         }
@@ -264,48 +264,35 @@ impl Vocab {
     }
 
     /// tiktoken's `_byte_pair_merge_large`: the same merges in
-    /// O(n log n) with a heap and a linked list of parts.
-    fn merge_large(&self, piece: &[u8]) -> usize {
+    /// O(n log n) with a heap and a linked list of parts. Positions are
+    /// `u32` and heap entries one `u64` (rank, then start): half the memory
+    /// of the original, which is what long run-on pieces are bound by.
+    fn merge_large(&self, piece: &[u8]) -> Result<usize, String> {
+        use std::cmp::Reverse;
         struct Part {
-            prev: usize,
-            end: usize,
-            next_end: usize,
+            prev: u32,
+            end: u32,
+            next_end: u32,
             next_rank: u32,
         }
-        #[derive(PartialEq, Eq)]
-        struct Merge {
-            start: usize,
-            rank: u32,
-        }
-        impl Ord for Merge {
-            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-                // BinaryHeap pops the greatest: make that the lowest rank, then leftmost.
-                other
-                    .rank
-                    .cmp(&self.rank)
-                    .then_with(|| other.start.cmp(&self.start))
-            }
-        }
-        impl PartialOrd for Merge {
-            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-                Some(self.cmp(other))
-            }
-        }
-
-        let n = piece.len();
-        let mut parts: Vec<Part> = Vec::with_capacity(n);
-        let mut heap = BinaryHeap::with_capacity(n);
+        let n = u32::try_from(piece.len())
+            .ok()
+            .filter(|&n| n < u32::MAX)
+            .ok_or("a single piece of 4 GiB or more")?;
+        let key = |rank: u32, start: u32| Reverse((u64::from(rank) << 32) | u64::from(start));
+        let mut parts: Vec<Part> = Vec::with_capacity(n as usize);
+        let mut initial = Vec::with_capacity(n as usize);
         parts.push(Part {
-            prev: usize::MAX,
+            prev: u32::MAX,
             end: 1,
             next_end: 2,
             next_rank: NONE,
         });
         for i in 0..n - 1 {
-            let rank = self.rank(&piece[i..i + 2]);
+            let rank = self.rank(&piece[i as usize..i as usize + 2]);
             if rank != NONE {
-                heap.push(Merge { start: i, rank });
-                parts[i].next_rank = rank;
+                initial.push(key(rank, i));
+                parts[i as usize].next_rank = rank;
             }
             parts.push(Part {
                 prev: i,
@@ -314,42 +301,44 @@ impl Vocab {
                 next_rank: NONE,
             });
         }
-        let potential_merge =
-            |parts: &mut Vec<Part>, heap: &mut BinaryHeap<Merge>, start: usize, next_end: usize| {
-                parts[start].next_end = next_end;
-                parts[start].next_rank = NONE;
-                if next_end <= n {
-                    let rank = self.rank(&piece[start..next_end]);
-                    if rank != NONE {
-                        heap.push(Merge { start, rank });
-                        parts[start].next_rank = rank;
-                    }
+        // Heapify in O(n) rather than n pushes.
+        let mut heap = BinaryHeap::from(initial);
+        let potential_merge = |parts: &mut Vec<Part>,
+                               heap: &mut BinaryHeap<Reverse<u64>>,
+                               start: u32,
+                               next_end: u32| {
+            let p = &mut parts[start as usize];
+            p.next_end = next_end;
+            p.next_rank = NONE;
+            if next_end <= n {
+                let rank = self.rank(&piece[start as usize..next_end as usize]);
+                if rank != NONE {
+                    heap.push(key(rank, start));
+                    p.next_rank = rank;
                 }
-            };
-        let mut count = n;
-        while let Some(left) = heap.pop() {
-            if left.rank == NONE {
-                break;
             }
-            if left.rank != parts[left.start].next_rank {
+        };
+        let mut count = n as usize;
+        while let Some(Reverse(k)) = heap.pop() {
+            let (rank, left_start) = ((k >> 32) as u32, k as u32);
+            if rank != parts[left_start as usize].next_rank {
                 continue; // invalidated by an earlier merge
             }
-            let left_start = left.start;
-            let right_start = parts[left_start].end;
-            let right_end = parts[left_start].next_end;
-            let right_next_end = parts[right_start].next_end;
-            parts[left_start].end = right_end;
+            let right_start = parts[left_start as usize].end;
+            let right_end = parts[left_start as usize].next_end;
+            let right_next_end = parts[right_start as usize].next_end;
+            parts[left_start as usize].end = right_end;
             count -= 1;
             potential_merge(&mut parts, &mut heap, left_start, right_next_end);
-            if right_end < parts.len() {
-                parts[right_end].prev = left_start;
+            if (right_end as usize) < parts.len() {
+                parts[right_end as usize].prev = left_start;
             }
             if left_start > 0 {
-                let prev_start = parts[left_start].prev;
+                let prev_start = parts[left_start as usize].prev;
                 potential_merge(&mut parts, &mut heap, prev_start, right_end);
             }
-            parts[right_start].next_rank = NONE;
+            parts[right_start as usize].next_rank = NONE;
         }
-        count
+        Ok(count)
     }
 }

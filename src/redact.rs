@@ -10,7 +10,7 @@
 //! matches a rule, so redaction is idempotent.
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::{Captures, Regex};
 
@@ -118,7 +118,7 @@ static GENERIC_KEYWORD_RE: LazyLock<Regex> =
 
 // Patterns use ASCII classes and `(?-u:\b)` so the lazy DFA never has to give
 // up on non-ASCII text (a Unicode `\b` forces the slow engines).
-static PATTERNS: LazyLock<[Regex; 12]> = LazyLock::new(|| {
+fn pattern_sources() -> [String; 12] {
     let b = r"(?-u:\b)";
     let pats: [String; 12] = [
         // private-key: only the BEGIN line here; `private_keys` finds the end.
@@ -158,8 +158,17 @@ static PATTERNS: LazyLock<[Regex; 12]> = LazyLock::new(|| {
             r#"(?i)(?:{GENERIC_KEYWORDS})[0-9a-z_.-]{{0,20}}(?:\\?['"])?[ \t]{{0,5}}(?:=|:=|:|=>)[ \t\r\n]{{0,5}}(?:\\?"([\x21\x23-\x5b\x5d-\x7e]{{10,150}})\\?"|\\?'([\x21-\x26\x28-\x5b\x5d-\x7e]{{10,150}})\\?'|(?:\\?['"`])?([0-9a-z_.=+/-]{{10,150}}))"#
         ),
     ];
-    pats.map(|p| Regex::new(&p).expect("redaction regex"))
-});
+    pats
+}
+
+/// Rule `rule`'s regex, compiled on first use: only rules whose keywords
+/// occur are ever built, and compiling all of them costs ~15 ms (the URL
+/// rule's bounded Unicode classes alone ~12 ms), which a hook or a
+/// checkpoint on text without `://` need not pay.
+fn pattern(rule: usize) -> &'static Regex {
+    static PATTERNS: [OnceLock<Regex>; 12] = [const { OnceLock::new() }; 12];
+    PATTERNS[rule].get_or_init(|| Regex::new(&pattern_sources()[rule]).expect("redaction regex"))
+}
 
 static PK_END: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----").expect("pem end")
@@ -179,7 +188,7 @@ fn private_keys(text: &str, out: &mut Vec<(usize, usize, usize)>, stop_at_first:
     let mut next_end: Option<Option<(usize, usize)>> = None;
     let mut searched_from = 0;
     let mut pos = 0;
-    while let Some(begin) = PATTERNS[PRIVATE_KEY].find_at(text, pos) {
+    while let Some(begin) = pattern(PRIVATE_KEY).find_at(text, pos) {
         let after = begin.end();
         let end = match next_end {
             Some(Some((s, _))) if s >= after => next_end.flatten(),
@@ -334,10 +343,7 @@ fn scan(text: &str, stop_at_first: bool) -> Vec<(usize, usize, usize)> {
         return raw;
     }
     let on = candidate_rules(text);
-    for (rule, re) in PATTERNS.iter().enumerate() {
-        if !on[rule] {
-            continue;
-        }
+    for rule in (0..on.len()).filter(|&rule| on[rule]) {
         if rule == PRIVATE_KEY {
             private_keys(text, &mut raw, stop_at_first);
             if stop_at_first && !raw.is_empty() {
@@ -345,7 +351,7 @@ fn scan(text: &str, stop_at_first: bool) -> Vec<(usize, usize, usize)> {
             }
             continue;
         }
-        for caps in re.captures_iter(text) {
+        for caps in pattern(rule).captures_iter(text) {
             if let Some((s, e)) = accept(rule, text, &caps) {
                 raw.push((rule, s, e));
                 if stop_at_first {
