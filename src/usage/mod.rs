@@ -109,8 +109,9 @@ impl Usage {
 }
 
 /// Malformed lines are counted over at least this many bytes at the end of the file, so that the
-/// count does not depend on how close to the end the usage record happened to be.
-pub const DIAG_WINDOW: u64 = 1024 * 1024;
+/// count does not depend on how close to the end the usage record happened to be. Every hook call
+/// reads and parses this much, so it is kept small (at 1 MiB it was most of the hook's time).
+pub const DIAG_WINDOW: u64 = 256 * 1024;
 /// How far beyond the usage record a scan may go to find secondary facts (window, model).
 pub const SIDE_SEARCH_BUDGET: u64 = 4 * 1024 * 1024;
 

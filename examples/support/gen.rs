@@ -1,0 +1,169 @@
+//! Deterministic generated inputs for the benchmarks (`count_bench`,
+//! `bench_gen`): prose, code, JSONL and Claude Code transcripts.
+#![allow(dead_code)] // each example uses a part
+
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 as usize
+    }
+    pub fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.next() % xs.len()]
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "context",
+    "window",
+    "agent",
+    "keeps",
+    "state",
+    "of",
+    "a",
+    "project",
+    "and",
+    "resumes",
+    "work",
+    "after",
+    "compaction",
+    "tokens",
+    "count",
+    "model",
+    "file",
+    "session",
+    "because",
+    "we",
+    "never",
+    "lose",
+    "decisions",
+    "tests",
+    "passed",
+    "Rust",
+    "café",
+    "naïve",
+    "über",
+    "2025",
+];
+const IDENTS: &[&str] = &[
+    "state", "count", "tokens", "path", "cursor", "enc", "buf", "len", "i",
+];
+
+pub fn prose(rng: &mut Rng, size: usize) -> String {
+    let mut s = String::with_capacity(size + 1024);
+    while s.len() < size {
+        // Paragraphs are single long lines separated by blank lines.
+        for _ in 0..(3 + rng.next() % 6) {
+            let n = 6 + rng.next() % 18;
+            for i in 0..n {
+                let w = rng.pick(WORDS);
+                if i == 0 {
+                    let mut c = w.chars();
+                    s.extend(c.next().map(|f| f.to_ascii_uppercase()));
+                    s.push_str(c.as_str());
+                } else {
+                    s.push(' ');
+                    s.push_str(w);
+                }
+            }
+            s.push_str(rng.pick(&[". ", ", then ", "; ", "! "]));
+        }
+        s.push_str("\n\n");
+    }
+    s
+}
+
+pub fn code(rng: &mut Rng, size: usize) -> String {
+    let mut s = String::with_capacity(size + 1024);
+    while s.len() < size {
+        let f = rng.pick(IDENTS);
+        s.push_str(&format!(
+            "/// Returns the {f}.\npub fn get_{f}_{}(x: &str) -> Result<usize> {{\n",
+            rng.next() % 1000
+        ));
+        for _ in 0..(2 + rng.next() % 8) {
+            let (a, b) = (rng.pick(IDENTS), rng.pick(IDENTS));
+            s.push_str(&format!(
+                "    let {a} = {b}.len() + {};\n",
+                rng.next() % 100
+            ));
+            if rng.next().is_multiple_of(3) {
+                s.push_str(&format!(
+                    "    if {a} > 0 {{\n        return Ok({a} * 2);\n    }}\n"
+                ));
+            }
+        }
+        s.push_str("    Ok(0)\n}\n\n");
+    }
+    s
+}
+
+pub fn jsonl(rng: &mut Rng, size: usize) -> String {
+    let mut s = String::with_capacity(size + 1024);
+    while s.len() < size {
+        s.push_str(&format!(
+            "{{\"type\":\"{}\",\"ts\":\"2025-11-0{}T12:{:02}:00Z\",\"message\":{{\"role\":\"assistant\",\"content\":\"{} {} {}\",\"usage\":{{\"input_tokens\":{}}}}}}}\n",
+            rng.pick(&["user", "assistant", "tool_result"]),
+            1 + rng.next() % 9,
+            rng.next() % 60,
+            rng.pick(WORDS),
+            rng.pick(WORDS),
+            rng.pick(WORDS),
+            rng.next() % 100_000
+        ));
+    }
+    s
+}
+
+/// A Claude Code transcript of about `size` bytes: user prompts, assistant
+/// text and tool calls with usage, tool results; it ends on an assistant
+/// line whose context is `final_tokens`.
+pub fn transcript(rng: &mut Rng, size: usize, final_tokens: u64) -> String {
+    let session = "0b9f5c2e-7c1a-4e0f-9d55-3f2a6c1b8e47";
+    let mut s = String::with_capacity(size + 4096);
+    let mut n = 0u64;
+    let envelope = |n: u64, kind: &str| {
+        format!(
+            "\"parentUuid\":\"{:08x}-0000-4000-8000-000000000000\",\"isSidechain\":false,\"userType\":\"external\",\"cwd\":\"/home/dev/project\",\"sessionId\":\"{session}\",\"version\":\"2.1.39\",\"gitBranch\":\"main\",\"type\":\"{kind}\",\"uuid\":\"{:08x}-0000-4000-8000-000000000000\",\"timestamp\":\"2026-02-11T21:{:02}:{:02}.000Z\"",
+            n.saturating_sub(1),
+            n,
+            (n / 60) % 60,
+            n % 60
+        )
+    };
+    let assistant = |n: u64, context: u64, text: &str| {
+        format!(
+            "{{{},\"message\":{{\"model\":\"claude-opus-4-6\",\"id\":\"msg_{n:016x}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"stop_reason\":null,\"usage\":{{\"input_tokens\":1,\"cache_creation_input_tokens\":500,\"cache_read_input_tokens\":{},\"output_tokens\":120}}}},\"requestId\":\"req_{n:016x}\"}}\n",
+            envelope(n, "assistant"),
+            serde_json::to_string(text).unwrap(),
+            context.saturating_sub(501)
+        )
+    };
+    while s.len() < size {
+        n += 1;
+        let len = 200 + rng.next() % 400;
+        let prompt = prose(rng, len);
+        s.push_str(&format!(
+            "{{{},\"message\":{{\"role\":\"user\",\"content\":{}}}}}\n",
+            envelope(n, "user"),
+            serde_json::to_string(prompt.trim()).unwrap()
+        ));
+        n += 1;
+        let context = 20_000 + (n * 37) % 100_000;
+        s.push_str(&assistant(n, context, prose(rng, 300).trim()));
+        n += 1;
+        let len = 1000 + rng.next() % 3000;
+        let output = code(rng, len);
+        s.push_str(&format!(
+            "{{{},\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_{n:016x}\",\"content\":{}}}]}}}}\n",
+            envelope(n, "user"),
+            serde_json::to_string(&output).unwrap()
+        ));
+    }
+    n += 1;
+    s.push_str(&assistant(n, final_tokens, "Done."));
+    s
+}
