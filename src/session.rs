@@ -199,7 +199,12 @@ pub fn load(ws: &Workspace, id: &str) -> Result<Option<Session>, Error> {
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }
-    parse(&path, &fsutil::read_text(&path, MAX_RECORD_BYTES)?).map(Some)
+    let text = fsutil::read_text(&path, MAX_RECORD_BYTES)?;
+    if text.trim().is_empty() {
+        // What a power cut can leave of a cache written without fsync.
+        return Ok(None);
+    }
+    parse(&path, &text).map(Some)
 }
 
 fn parse(path: &Path, text: &str) -> Result<Session, Error> {
@@ -233,7 +238,9 @@ pub fn save(ws: &Workspace, _held: &Lock, session: &Session) -> Result<(), Error
     fsutil::ensure_dir(&dir)?;
     let mut json = serde_json::to_string_pretty(session).expect("session serializes");
     json.push('\n');
-    fsutil::atomic_write(&path(ws, &session.id), json.as_bytes(), None)
+    // A live budget is a cache the next reading rebuilds: no fsync on the
+    // path every agent turn takes.
+    fsutil::replace_cache(&path(ws, &session.id), json.as_bytes())
 }
 
 #[cfg(test)]

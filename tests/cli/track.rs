@@ -530,6 +530,16 @@ fn a_corrupt_session_file_is_reported_and_kept() {
 }
 
 #[test]
+fn an_empty_session_file_left_by_a_power_cut_starts_the_session_afresh() {
+    // Live budgets are written without fsync (they are rebuilt from the next
+    // reading); an empty file is what a power cut can leave.
+    let p = init_with("80", "1000");
+    p.write(".ctxkeep/sessions/default.json", "");
+    assert_eq!(track(&p, &["--add", "7"]).0.tokens, Some(7));
+    assert_eq!(track(&p, &["--add", "3"]).0.tokens, Some(10));
+}
+
+#[test]
 fn concurrent_updates_are_never_lost() {
     let p = init_with("99", "100000");
     std::thread::scope(|s| {
