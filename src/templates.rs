@@ -94,3 +94,116 @@ pub fn eject(root: &Path, dir: &str) -> Result<Vec<PathBuf>, Error> {
     }
     Ok(written)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn full_context() -> serde_json::Value {
+        let checkpoint = json!({
+            "id": "ckpt-0007", "created_at": "2026-01-15T10:00:00Z", "trigger": "stage-90",
+            "phase": "PHASE", "active_task": "TASK", "controlling_agent": "AGENT",
+            "next_action": "NEXT", "decisions": ["DECISION"], "open_questions": ["QUESTION"],
+            "notes": "NOTES",
+            "git": {"branch": "main", "head": "abc123", "dirty": [{"path": "DIRTY.rs", "status": "modified"}]},
+            "budget": {"tokens": 180000, "window": 200000, "percent": 90.0},
+            "digest": "sha256:00"
+        });
+        json!({
+            "checkpoint": checkpoint,
+            "history": [{"id": "ckpt-0006", "created_at": "t", "phase": "OLDPHASE", "next_action": "OLDNEXT"}],
+            "changes": {"note": null, "commits_since": 2, "head_now": "def456",
+                        "newly_dirty": [{"path": "NEW.rs", "status": "untracked"}], "now_clean": ["GONE.rs"]},
+            "include": {"history": true, "notes": true, "tree": true, "changes": true, "questions": true, "decisions": true},
+            "stuck": "STUCK", "nonce": "12345678", "handoff": null,
+            "managed": "MANAGED",
+            "percent": 90.0, "tokens": 180000, "window": 200000,
+            "stage": {"name": "stage-90", "action": "checkpoint", "at": 90},
+        })
+    }
+
+    #[test]
+    fn every_default_template_renders_every_field() {
+        let t = Templates::load(Path::new("."), None).unwrap();
+        let ctx = full_context();
+        let expect: &[(&str, &[&str])] = &[
+            (
+                "project-state.md",
+                &["MANAGED", "<!-- ctxkeep:begin -->", "<!-- ctxkeep:end -->"],
+            ),
+            (
+                "state.md",
+                &[
+                    "ckpt-0007",
+                    "PHASE",
+                    "TASK",
+                    "AGENT",
+                    "NEXT",
+                    "DECISION",
+                    "QUESTION",
+                    "NOTES",
+                    "DIRTY.rs",
+                    "OLDPHASE",
+                ],
+            ),
+            (
+                "resume.md",
+                &[
+                    "ckpt-0007",
+                    "PHASE",
+                    "TASK",
+                    "AGENT",
+                    "NEXT",
+                    "DECISION",
+                    "QUESTION",
+                    "NOTES",
+                    "DIRTY.rs",
+                    "NEW.rs",
+                    "GONE.rs",
+                    "STUCK",
+                    "12345678",
+                    "OLDNEXT",
+                ],
+            ),
+            ("stage.md", &["90", "stage-90"]),
+        ];
+        assert_eq!(expect.len(), DEFAULTS.len(), "a template without a test");
+        for (name, needles) in expect {
+            let out = t
+                .render(name, &ctx)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            for n in *needles {
+                assert!(out.contains(n), "{name} lacks {n}:\n{out}");
+            }
+        }
+        for action in ["warn", "handoff"] {
+            let mut c = ctx.clone();
+            c["stage"]["action"] = json!(action);
+            assert!(t.render("stage.md", &c).unwrap().contains(action));
+        }
+        // Before the first checkpoint.
+        let empty = json!({"checkpoint": null, "history": []});
+        assert!(t
+            .render("state.md", &empty)
+            .unwrap()
+            .contains("No checkpoint yet"));
+    }
+
+    #[test]
+    fn a_broken_override_names_the_template_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("tpl")).unwrap();
+        std::fs::write(dir.path().join("tpl/state.md"), "ok\nfine\n{% if %}\n").unwrap();
+        let err = match Templates::load(dir.path(), Some("tpl")) {
+            Err(e) => e,
+            Ok(t) => t.render("state.md", json!({})).unwrap_err(),
+        };
+        let msg = err.to_string();
+        assert_eq!(err.exit_code(), 65);
+        assert!(
+            msg.contains("tpl/state.md") && msg.contains("line 3"),
+            "{msg}"
+        );
+    }
+}

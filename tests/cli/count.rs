@@ -111,3 +111,36 @@ fn bad_input_is_one_line_naming_the_file() {
         .code(2);
     p.ctxkeep(&["count", "-", "-"]).assert().code(2);
 }
+
+/// tiktoken-rs 0.12 panics (a regex backtracking limit, unwrapped) on about a
+/// million spaces followed by text; ctxkeep must count it, and exactly.
+#[test]
+fn a_million_spaces_then_text_counts_like_tiktoken_and_never_panics() {
+    let p = Project::bare();
+    // Just under tiktoken's limit, so tiktoken-rs itself gives the reference.
+    let near = format!("x{}hello world\n", " ".repeat(999_000));
+    let want = tiktoken_rs::o200k_base()
+        .unwrap()
+        .encode_ordinary(&near)
+        .len();
+    p.write("near.txt", &near);
+    let (v, code) = p.json(&["count", "--encoding", "o200k_base", "near.txt"]);
+    assert_eq!((code, v["total"].as_u64()), (0, Some(want as u64)));
+    // Past it: a clean exact count, no panic. Spaces merge into long tokens,
+    // so one more space never costs more than one more token.
+    let past = format!("x{}hello world\n", " ".repeat(1_200_000));
+    p.write("past.txt", &past);
+    let out = p
+        .ctxkeep(&["--json", "count", "past.txt"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got = v["total"].as_u64().unwrap();
+    assert!(
+        got > want as u64 && got <= want as u64 + 201_000,
+        "{got} vs {want}"
+    );
+}
