@@ -325,7 +325,7 @@ impl StateFile {
     /// marked block when there is none). Nothing outside the markers changes.
     pub fn set_managed_block(&mut self, content: &str) -> Result<(), Error> {
         let nl = self.newline;
-        let content = normalize_newlines(content, nl);
+        let content = escape_marker_lines(&normalize_newlines(content, nl));
         let content = if content.is_empty() || content.ends_with(nl) {
             content
         } else {
@@ -336,6 +336,11 @@ impl StateFile {
                 self.body.replace_range(start..end, &content);
             }
             Ok(None) => {
+                // A closer at the end of the file may lack its newline; the
+                // block must not be glued to it (`---<!-- ...`).
+                if let Some(front) = self.front.as_mut().filter(|f| !f.close.ends_with('\n')) {
+                    front.close.push_str(nl);
+                }
                 if !self.body.is_empty() && !self.body.ends_with('\n') {
                     self.body.push_str(nl);
                 }
@@ -703,6 +708,23 @@ fn managed_block_range(body: &str) -> Result<Option<(usize, usize)>, usize> {
     }
 }
 
+/// A marker line inside the content would end (or restart) the block early on
+/// the next read, leaking the rest into the user's prose. Such lines are kept
+/// visible as text: `&lt;!--` renders as `<!--` but is not a marker.
+fn escape_marker_lines(content: &str) -> String {
+    content
+        .split_inclusive('\n')
+        .map(|line| {
+            let bare = line.trim();
+            if bare == BEGIN_MARKER || bare == END_MARKER {
+                line.replacen("<!--", "&lt;!--", 1)
+            } else {
+                line.to_string()
+            }
+        })
+        .collect()
+}
+
 fn normalize_newlines(s: &str, nl: &str) -> String {
     let lf = s.replace("\r\n", "\n");
     if nl == "\n" {
@@ -1007,6 +1029,54 @@ mod tests {
             .starts_with("no markers\n\n<!-- ctxkeep:begin -->\nx\n"));
         let mut s = parse("---\nctxkeep: 1\n---\n<!-- ctxkeep:begin -->\nx\n").unwrap();
         assert_eq!(s.set_managed_block("y").unwrap_err().exit_code(), 65);
+    }
+
+    #[test]
+    fn managed_block_after_a_closer_without_newline_keeps_the_file_valid() {
+        // Found by fuzzing (state_edit): the block was glued to the closer,
+        // `---<!-- ctxkeep:begin -->`, and the file no longer parsed.
+        let mut s = parse("---\nctxkeep: 1\n---").unwrap();
+        s.set_managed_block("x").unwrap();
+        let out = s.render();
+        assert_eq!(
+            out,
+            "---\nctxkeep: 1\n---\n<!-- ctxkeep:begin -->\nx\n<!-- ctxkeep:end -->\n"
+        );
+        let again = parse(&out).unwrap();
+        assert_eq!(again.fm.ctxkeep, Some(1));
+        assert_eq!(again.managed_block(), Some("x\n"));
+        let mut s = parse("---\r\nctxkeep: 1\r\n---").unwrap();
+        s.set_managed_block("x").unwrap();
+        assert!(s
+            .render()
+            .starts_with("---\r\nctxkeep: 1\r\n---\r\n<!-- ctxkeep:begin -->\r\n"));
+    }
+
+    #[test]
+    fn marker_lines_inside_the_content_do_not_leak_into_the_prose() {
+        // Found by fuzzing (state_edit): a checkpoint note holding an end
+        // marker line closed the block early; the rest of the block then
+        // read as user prose and was repeated after every checkpoint.
+        let text = "---\nctxkeep: 1\n---\n# Mine\n<!-- ctxkeep:begin -->\nold\n<!-- ctxkeep:end -->\nafter\n";
+        let note = "notes:\n  <!-- ctxkeep:end -->\ntail\n<!-- ctxkeep:begin -->\n";
+        let mut s = parse(text).unwrap();
+        s.set_managed_block(note).unwrap();
+        let mut again = parse(&s.render()).unwrap();
+        assert_eq!(
+            again.managed_block(),
+            Some("notes:\n  &lt;!-- ctxkeep:end -->\ntail\n&lt;!-- ctxkeep:begin -->\n")
+        );
+        assert!(again.body.starts_with("# Mine\n<!-- ctxkeep:begin -->\n"));
+        assert!(again.body.ends_with("\n<!-- ctxkeep:end -->\nafter\n"));
+        // A second checkpoint leaves the same file: nothing accumulates.
+        let before = again.render();
+        again.set_managed_block(note).unwrap();
+        assert_eq!(again.render(), before);
+        // A marker mentioned inside a line is ordinary text and kept as is.
+        let mut s = parse(text).unwrap();
+        s.set_managed_block("see <!-- ctxkeep:end --> here")
+            .unwrap();
+        assert_eq!(s.managed_block(), Some("see <!-- ctxkeep:end --> here\n"));
     }
 
     #[test]

@@ -12,11 +12,14 @@
 //! Everything else is ignored: `progress` lines (whose `agent_progress` embeds a subagent's usage
 //! under `data.message.message.usage`), sidechain lines, summaries, snapshots, user lines.
 
+use std::io::{Read, Seek};
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{get_obj, get_str, get_u64, Agent, Scanner, Usage, SIDE_SEARCH_BUDGET};
+use super::{
+    get_obj, get_str, get_u64, open_transcript, Agent, Scanner, Usage, SIDE_SEARCH_BUDGET,
+};
 
 /// A usage record found on a qualifying assistant line.
 struct AssistantUsage {
@@ -78,13 +81,19 @@ fn compact_boundary(
 }
 
 pub fn read(path: &Path) -> anyhow::Result<Usage> {
-    let mut scanner = Scanner::open(path)?;
+    let (file, len) = open_transcript(path)?;
+    read_from(path, file, len)
+}
+
+/// As [`read`], over the first `len` bytes of `src`; `path` names it in errors.
+pub fn read_from<R: Read + Seek>(path: &Path, src: R, len: u64) -> anyhow::Result<Usage> {
+    let mut scanner = Scanner::new(path, src, len)?;
     let mut usage = scan(&mut scanner)?;
     usage.malformed_lines = scanner.finish()?;
     Ok(usage)
 }
 
-pub(crate) fn scan(scanner: &mut Scanner) -> anyhow::Result<Usage> {
+pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
     let mut usage = Usage::empty(Agent::ClaudeCode);
     while let Some((offset, line)) = scanner.next_object()? {
         if let Some(found) = assistant_usage(&line) {

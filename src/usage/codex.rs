@@ -13,14 +13,23 @@
 //!   model table decides). Model = the latest `turn_context.model`. Both are searched backwards
 //!   at most [`SIDE_SEARCH_BUDGET`] bytes beyond the usage record, so the cost stays flat.
 
+use std::io::{Read, Seek};
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{get_obj, get_str, get_u64, Agent, Scanner, Usage, SIDE_SEARCH_BUDGET};
+use super::{
+    get_obj, get_str, get_u64, open_transcript, Agent, Scanner, Usage, SIDE_SEARCH_BUDGET,
+};
 
 pub fn read(path: &Path) -> anyhow::Result<Usage> {
-    let mut scanner = Scanner::open(path)?;
+    let (file, len) = open_transcript(path)?;
+    read_from(path, file, len)
+}
+
+/// As [`read`], over the first `len` bytes of `src`; `path` names it in errors.
+pub fn read_from<R: Read + Seek>(path: &Path, src: R, len: u64) -> anyhow::Result<Usage> {
+    let mut scanner = Scanner::new(path, src, len)?;
     let mut usage = scan(&mut scanner)?;
     usage.malformed_lines = scanner.finish()?;
     Ok(usage)
@@ -71,7 +80,7 @@ fn valid_total(info: &Map<String, Value>, window: Option<u64>) -> Option<u64> {
     Some(total)
 }
 
-pub(crate) fn scan(scanner: &mut Scanner) -> anyhow::Result<Usage> {
+pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
     let mut usage = Usage::empty(Agent::Codex);
     // Offset of the line that settled the tokens (a usage record or a compaction marker).
     let mut settled_at: Option<u64> = None;

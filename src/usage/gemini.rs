@@ -42,11 +42,18 @@ const FIRST_LINE_MAX: u64 = 64 * 1024;
 
 pub fn read(path: &Path) -> anyhow::Result<Usage> {
     let (file, len) = open_transcript(path)?;
+    read_from(path, file, len)
+}
+
+/// As [`read`], over the first `len` bytes of `src`; `path` names it in errors.
+pub fn read_from<R: Read + Seek>(path: &Path, mut src: R, len: u64) -> anyhow::Result<Usage> {
     if len == 0 {
         return Ok(empty());
     }
     let mut head = Vec::new();
-    (&file)
+    src.seek(SeekFrom::Start(0))
+        .map_err(|e| Error::io(path, "cannot read transcript", e))?;
+    (&mut src)
         .take(FIRST_LINE_MAX.min(len))
         .read_to_end(&mut head)
         .map_err(|e| Error::io(path, "cannot read transcript", e))?;
@@ -60,12 +67,12 @@ pub fn read(path: &Path) -> anyhow::Result<Usage> {
         None => !starts_with_brace(&head),
     };
     if jsonl {
-        let mut scanner = Scanner::from_file(path, file, len)?;
+        let mut scanner = Scanner::new(path, src, len)?;
         let mut usage = scan(&mut scanner)?;
         usage.malformed_lines = scanner.finish()?;
         Ok(usage)
     } else {
-        read_legacy(path, file, len)
+        read_legacy(path, src, len)
     }
 }
 
@@ -120,7 +127,7 @@ fn last_in_list(
     })
 }
 
-pub(crate) fn scan(scanner: &mut Scanner) -> anyhow::Result<Usage> {
+pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
     let mut seen: HashSet<String> = HashSet::new();
     // While Some, records are being undone by a later `$rewindTo` until its target is passed.
     let mut rewind: Option<String> = None;
@@ -160,7 +167,7 @@ pub(crate) fn scan(scanner: &mut Scanner) -> anyhow::Result<Usage> {
     Ok(empty())
 }
 
-fn read_legacy(path: &Path, mut file: std::fs::File, len: u64) -> anyhow::Result<Usage> {
+fn read_legacy<R: Read + Seek>(path: &Path, mut src: R, len: u64) -> anyhow::Result<Usage> {
     if len > LEGACY_MAX_BYTES {
         return Err(Error::data(
             path,
@@ -173,9 +180,9 @@ fn read_legacy(path: &Path, mut file: std::fs::File, len: u64) -> anyhow::Result
         .into());
     }
     let mut bytes = Vec::with_capacity(len as usize);
-    file.seek(SeekFrom::Start(0))
+    src.seek(SeekFrom::Start(0))
         .map_err(|e| Error::io(path, "cannot read transcript", e))?;
-    file.take(len)
+    src.take(len)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, "cannot read transcript", e))?;
     let doc: Value = serde_json::from_slice(&bytes)

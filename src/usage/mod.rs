@@ -12,7 +12,7 @@ pub mod tail;
 
 use std::fmt;
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::str::FromStr;
 
@@ -119,15 +119,16 @@ pub const SIDE_SEARCH_BUDGET: u64 = 4 * 1024 * 1024;
 /// else from its name when it is empty.
 pub fn detect_agent(path: &Path) -> anyhow::Result<Agent> {
     let (file, len) = open_transcript(path)?;
-    detect_open(path, file, len)?
-        .ok_or_else(|| {
-            Error::data(
-                path,
-                "not a recognized transcript (expected Claude Code, Codex or Gemini CLI \
-                 JSONL, or a Gemini session JSON); name the agent explicitly",
-            )
-        })
-        .map_err(Into::into)
+    detect_from(path, file, len)?.ok_or_else(|| not_recognized(path))
+}
+
+fn not_recognized(path: &Path) -> anyhow::Error {
+    Error::data(
+        path,
+        "not a recognized transcript (expected Claude Code, Codex or Gemini CLI \
+         JSONL, or a Gemini session JSON); name the agent explicitly",
+    )
+    .into()
 }
 
 /// Reads the context usage at the end of the transcript at `path`. `agent: None` auto-detects.
@@ -140,6 +141,26 @@ pub fn read_transcript(path: &Path, agent: Option<Agent>) -> anyhow::Result<Usag
         Agent::ClaudeCode => claude_code::read(path),
         Agent::Codex => codex::read(path),
         Agent::Gemini => gemini::read(path),
+    }
+}
+
+/// As [`read_transcript`], over the first `len` bytes of an open source instead of a file (the
+/// fuzz targets feed bytes through a `Cursor`). `path` names the transcript in errors and is the
+/// name detection falls back on.
+pub fn read_transcript_from<R: Read + Seek>(
+    path: &Path,
+    mut src: R,
+    len: u64,
+    agent: Option<Agent>,
+) -> anyhow::Result<Usage> {
+    let agent = match agent {
+        Some(a) => a,
+        None => detect_from(path, &mut src, len)?.ok_or_else(|| not_recognized(path))?,
+    };
+    match agent {
+        Agent::ClaudeCode => claude_code::read_from(path, src, len),
+        Agent::Codex => codex::read_from(path, src, len),
+        Agent::Gemini => gemini::read_from(path, src, len),
     }
 }
 
@@ -210,21 +231,24 @@ fn line_is_malformed(bytes: &[u8]) -> bool {
 
 /// Drives a [`TailReader`] over a transcript: yields parsed JSON objects last first, counting
 /// malformed lines on the way.
-pub(crate) struct Scanner {
-    reader: TailReader<File>,
+pub(crate) struct Scanner<R = File> {
+    reader: TailReader<R>,
     path: std::path::PathBuf,
     malformed: u64,
 }
 
-impl Scanner {
+impl Scanner<File> {
+    #[cfg(test)]
     pub(crate) fn open(path: &Path) -> anyhow::Result<Self> {
         let (file, len) = open_transcript(path)?;
-        Self::from_file(path, file, len)
+        Self::new(path, file, len)
     }
+}
 
-    pub(crate) fn from_file(path: &Path, file: File, len: u64) -> anyhow::Result<Self> {
+impl<R: Read + Seek> Scanner<R> {
+    pub(crate) fn new(path: &Path, src: R, len: u64) -> anyhow::Result<Self> {
         let reader =
-            TailReader::new(file, len).map_err(|e| Error::io(path, "cannot read transcript", e))?;
+            TailReader::new(src, len).map_err(|e| Error::io(path, "cannot read transcript", e))?;
         Ok(Scanner {
             reader,
             path: path.to_path_buf(),
@@ -320,12 +344,14 @@ const SNIFF_HEAD: u64 = 256 * 1024;
 /// Lines examined at each end when sniffing.
 const SNIFF_LINES: usize = 32;
 
-fn detect_open(path: &Path, mut file: File, len: u64) -> anyhow::Result<Option<Agent>> {
+fn detect_from<R: Read + Seek>(path: &Path, mut src: R, len: u64) -> anyhow::Result<Option<Agent>> {
     if len == 0 {
         return Ok(Some(agent_from_name(path).unwrap_or(Agent::ClaudeCode)));
     }
     let mut head = Vec::new();
-    (&mut file)
+    src.seek(SeekFrom::Start(0))
+        .map_err(|e| Error::io(path, "cannot read transcript", e))?;
+    (&mut src)
         .take(SNIFF_HEAD.min(len))
         .read_to_end(&mut head)
         .map_err(|e| Error::io(path, "cannot read transcript", e))?;
@@ -349,7 +375,7 @@ fn detect_open(path: &Path, mut file: File, len: u64) -> anyhow::Result<Option<A
     }
 
     // Then the last lines (the head may be one huge first line).
-    let mut scanner = Scanner::from_file(path, file, len)?;
+    let mut scanner = Scanner::new(path, src, len)?;
     for _ in 0..SNIFF_LINES {
         match scanner.next_object()? {
             Some((_, map)) => {
@@ -605,6 +631,60 @@ mod tests {
             let (_d, path) = write_temp(name, content.as_bytes());
             assert_eq!(detect_agent(&path).unwrap(), agent, "{name}");
         }
+    }
+
+    #[test]
+    fn reading_from_memory_agrees_with_reading_the_file() {
+        let cases: [(&str, &str); 5] = [
+            (
+                "a.jsonl",
+                "{\"type\":\"assistant\",\"uuid\":\"u\",\"message\":{\"model\":\"m\",\"usage\":{\"input_tokens\":5,\"cache_read_input_tokens\":7}}}\nnot json\n",
+            ),
+            (
+                "b.jsonl",
+                "{\"timestamp\":\"t\",\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{\"last_token_usage\":{\"input_tokens\":9,\"total_tokens\":11},\"model_context_window\":100}}}\n",
+            ),
+            (
+                "c.jsonl",
+                "{\"sessionId\":\"s\",\"projectHash\":\"h\"}\n{\"id\":\"m1\",\"type\":\"gemini\",\"tokens\":{\"input\":42}}\n",
+            ),
+            (
+                "session-x.json",
+                "{\n  \"sessionId\": \"s\",\n  \"projectHash\": \"h\",\n  \"messages\": [{\"id\":\"m\",\"type\":\"gemini\",\"tokens\":{\"input\":3}}]\n}\n",
+            ),
+            ("rollout-x.jsonl", ""),
+        ];
+        for (name, content) in cases {
+            let (_d, path) = write_temp(name, content.as_bytes());
+            let cursor = std::io::Cursor::new(content.as_bytes());
+            let len = content.len() as u64;
+            for agent in [
+                None,
+                Some(Agent::ClaudeCode),
+                Some(Agent::Codex),
+                Some(Agent::Gemini),
+            ] {
+                let from_file = read_transcript(&path, agent).map_err(|e| e.to_string());
+                let from_memory = read_transcript_from(&path, cursor.clone(), len, agent)
+                    .map_err(|e| e.to_string());
+                assert_eq!(from_memory, from_file, "{name} {agent:?}");
+            }
+            assert!(read_transcript(&path, None).unwrap().tokens.is_some() || content.is_empty());
+        }
+        // Unrecognized content is the same one-line error.
+        let e = read_transcript_from(
+            Path::new("notes.jsonl"),
+            std::io::Cursor::new(b"hello\n"),
+            6,
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(exit_code_of(&e), exit::DATA);
+        assert!(
+            e.to_string()
+                .contains("notes.jsonl: not a recognized transcript"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -183,3 +183,37 @@ fn history_keeps_the_last_three() {
         assert_eq!(s.contains(&format!("  - id: {id}\n")), present, "{id}");
     }
 }
+
+#[test]
+fn a_closer_without_newline_still_parses_after_a_checkpoint() {
+    // Found by fuzzing: the block used to be glued to the closer (`---<!--`).
+    let p = Project::new();
+    p.write("project-state.md", "---\nctxkeep: 1\n---");
+    p.checkpoint(&[]).success().stdout("ckpt-0001\n");
+    assert!(p.state().contains("\n---\n<!-- ctxkeep:begin -->\n"));
+    p.checkpoint(&[]).success().stdout("ckpt-0002\n");
+    p.ctxkeep(&["verify"]).assert().success();
+}
+
+#[test]
+fn a_note_holding_a_marker_line_stays_inside_the_block() {
+    // Found by fuzzing: the note's end marker closed the block early and the
+    // rest of the block piled up in the prose at every checkpoint.
+    let p = Project::initialized();
+    let prose_of = |s: &str| {
+        let s = &s[s.find("\n---\n").unwrap() + 5..]; // the body
+        let end = "<!-- ctxkeep:end -->\n";
+        let after = s.rfind(end).map(|i| &s[i + end.len()..]).unwrap_or("");
+        let before = &s[..s.find("<!-- ctxkeep:begin -->").unwrap()];
+        format!("{before}|{after}")
+    };
+    let prose = prose_of(&p.state());
+    let note = "quoting the file:\n<!-- ctxkeep:end -->\nstill the note";
+    p.checkpoint(&["--note", note]).success();
+    p.checkpoint(&[]).success();
+    let s = p.state();
+    assert_eq!(prose_of(&s), prose, "prose changed:\n{s}");
+    assert_eq!(s.matches("<!-- ctxkeep:end -->\n").count(), 1, "{s}");
+    assert!(s.contains("&lt;!-- ctxkeep:end -->\nstill the note"), "{s}");
+    p.ctxkeep(&["verify"]).assert().success();
+}
