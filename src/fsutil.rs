@@ -52,14 +52,15 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, Error> {
             format!("not a text file (NUL byte at offset {at})"),
         ));
     }
+    text_from_bytes(bytes, path, 0)
+}
+
+/// `bytes`, which start at byte `offset` of `path`, as text; the error names
+/// the offending byte's offset in the file. Never converted lossily.
+pub fn text_from_bytes(bytes: Vec<u8>, path: &Path, offset: u64) -> Result<String, Error> {
     String::from_utf8(bytes).map_err(|e| {
-        Error::data(
-            path,
-            format!(
-                "not valid UTF-8 (at byte offset {})",
-                e.utf8_error().valid_up_to()
-            ),
-        )
+        let at = offset + e.utf8_error().valid_up_to() as u64;
+        Error::data(path, format!("not valid UTF-8 (at byte offset {at})"))
     })
 }
 

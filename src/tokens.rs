@@ -315,14 +315,7 @@ fn read_utf8(bytes: Vec<u8>, path: &Path) -> Result<String> {
 
 /// `bytes` (which start at byte `offset` of `path`) as text.
 fn utf8_at(bytes: Vec<u8>, offset: u64, path: &Path) -> Result<String> {
-    String::from_utf8(bytes).map_err(|e| {
-        let at = offset + e.utf8_error().valid_up_to() as u64;
-        Error::data(
-            path,
-            format!("not UTF-8 text (invalid byte at offset {at})"),
-        )
-        .into()
-    })
+    Ok(crate::fsutil::text_from_bytes(bytes, path, offset)?)
 }
 
 fn open_file(path: &Path) -> Result<File> {

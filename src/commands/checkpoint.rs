@@ -84,15 +84,7 @@ fn read_fields(src: &str) -> anyhow::Result<Fields> {
             .take(crate::state::MAX_FRONT_MATTER_BYTES as u64 * 4 + 1)
             .read_to_end(&mut buf)
             .map_err(|e| Error::io("<stdin>", "cannot read", e))?;
-        let text = String::from_utf8(buf).map_err(|e| {
-            Error::data(
-                "<stdin>",
-                format!(
-                    "not valid UTF-8 (at byte offset {})",
-                    e.utf8_error().valid_up_to()
-                ),
-            )
-        })?;
+        let text = crate::fsutil::text_from_bytes(buf, Path::new("<stdin>"), 0)?;
         (Path::new("<stdin>").to_path_buf(), text)
     } else {
         let p = Path::new(src).to_path_buf();

@@ -135,15 +135,7 @@ fn read_utf8(reader: &mut dyn Read, path: &Path) -> Result<String, Error> {
     reader
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, "cannot read", e))?;
-    String::from_utf8(bytes).map_err(|e| {
-        Error::data(
-            path,
-            format!(
-                "not valid UTF-8 (at byte offset {})",
-                e.utf8_error().valid_up_to()
-            ),
-        )
-    })
+    crate::fsutil::text_from_bytes(bytes, path, 0)
 }
 
 /// Bytes counted between two redraws of the bar. Each piece is still
