@@ -239,19 +239,8 @@ pub fn apply(
             s.source = Source::Manual;
         }
         Reading::Transcript(usage, path) => {
-            // The status line's window is exact (it knows a 1M session from
-            // a 200k one; the transcript does not).
-            let window = opts
-                .window
-                .or(s.statusline_window)
-                .or(usage.window)
-                .or(sf.fm.window)
-                .or(usage
-                    .model
-                    .as_deref()
-                    .and_then(|m| config.model_info(m))
-                    .map(|m| m.window))
-                .unwrap_or(config.window);
+            let window =
+                reading_window(&opts, &s, usage.window, usage.model.as_deref(), sf, config);
             compacted = usage.compacted;
             // No figure (a new transcript, or compacted without `postTokens`)
             // is recorded as unknown rather than guessed.
@@ -277,15 +266,7 @@ pub fn apply(
             if window.is_some() {
                 s.statusline_window = window;
             }
-            let window = opts
-                .window
-                .or(s.statusline_window)
-                .or(sf.fm.window)
-                .or(model
-                    .as_deref()
-                    .and_then(|m| config.model_info(m))
-                    .map(|m| m.window))
-                .unwrap_or(config.window);
+            let window = reading_window(&opts, &s, None, model.as_deref(), sf, config);
             s.set_tokens(tokens, window);
             s.source = Source::Usage;
             s.agent = Some(Agent::ClaudeCode.to_string());
@@ -381,6 +362,26 @@ pub fn apply(
         previous_messages,
         transcript: info,
     })
+}
+
+/// The window for a reading from an agent: `--window`, else the status
+/// line's (exact: it tells a 1M session from a 200k one, the transcript
+/// does not), else the reading's own, else the config's, else the model
+/// table's for the reading's model, else the configured default.
+fn reading_window(
+    opts: &Options,
+    s: &Session,
+    stated: Option<u64>,
+    model: Option<&str>,
+    sf: &StateFile,
+    config: &Config,
+) -> u64 {
+    opts.window
+        .or(s.statusline_window)
+        .or(stated)
+        .or(sf.fm.window)
+        .or(model.and_then(|m| config.model_info(m)).map(|m| m.window))
+        .unwrap_or(config.window)
 }
 
 /// What each stage fired by `applied` tells the agent (templates/stage.md).
