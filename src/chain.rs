@@ -584,6 +584,36 @@ fn new_nonce(number: u64, digest: &str) -> String {
     format!("{n:0width$}", width = NONCE_LEN)
 }
 
+/// Whether the latest session still waits for its acknowledgement. Asked
+/// by the hooks on every agent turn, so it reads only the chain's tail: a
+/// session's line and its ack are the last lines written. Falls back to the
+/// whole chain when the tail holds no session line.
+pub fn latest_is_pending(ws: &Workspace) -> bool {
+    const TAIL: u64 = 16 * 1024;
+    let Ok(mut file) = std::fs::File::open(ws.chain_path()) else {
+        return false;
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut tail = Vec::new();
+    if file
+        .seek(SeekFrom::Start(len.saturating_sub(TAIL)))
+        .and_then(|_| file.read_to_end(&mut tail))
+        .is_err()
+    {
+        return false;
+    }
+    // A cut first line parses as nothing and is skipped.
+    let chain = parse(&tail);
+    match chain.last() {
+        Some(last) => last.ack.is_none(),
+        None if len > TAIL => read(ws)
+            .ok()
+            .and_then(|c| c.last().map(|s| s.ack.is_none()))
+            .unwrap_or(false),
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -619,6 +649,40 @@ mod tests {
         assert!(chain.sessions[0].ack.is_none());
         assert_eq!(chain.sessions[1].ack.as_ref().unwrap().via, "command");
         assert_eq!(chain.skipped, 2, "the orphan ack and the garbage line");
+    }
+
+    #[test]
+    fn latest_is_pending_reads_the_tail_and_falls_back_to_the_whole_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace {
+            state_path: dir.path().join("project-state.md"),
+            root: dir.path().to_path_buf(),
+            data_dir: dir.path().join(".ctxkeep"),
+            lock_timeout: std::time::Duration::from_secs(1),
+        };
+        assert!(!latest_is_pending(&ws), "no chain yet");
+        std::fs::create_dir(&ws.data_dir).unwrap();
+        let session = |n: u64, pad: usize| {
+            let mut r = record(n, "12345678");
+            r.next_action = "x".repeat(pad);
+            format!("{}\n", serde_json::to_string(&Line::Session(r)).unwrap())
+        };
+        let ack = |n: u64| {
+            format!("{{\"kind\":\"ack\",\"number\":{n},\"at\":\"t\",\"via\":\"command\"}}\n")
+        };
+        let mut text: String = (1..=100).map(|n| session(n, 300)).collect();
+        std::fs::write(ws.chain_path(), &text).unwrap();
+        assert!(latest_is_pending(&ws));
+        text.push_str(&ack(100));
+        std::fs::write(ws.chain_path(), &text).unwrap();
+        assert!(!latest_is_pending(&ws));
+        // A last session line longer than the tail: the whole chain decides.
+        text.push_str(&session(101, 40_000));
+        std::fs::write(ws.chain_path(), &text).unwrap();
+        assert!(latest_is_pending(&ws));
+        text.push_str(&ack(101));
+        std::fs::write(ws.chain_path(), &text).unwrap();
+        assert!(!latest_is_pending(&ws));
     }
 
     #[test]

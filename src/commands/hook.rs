@@ -181,13 +181,12 @@ impl Hook {
 
     /// The agent may confirm a restore by echoing the nonce instead of
     /// running `ctxkeep ack`. Looked for only while the latest session is
-    /// unacknowledged, so the usual hook reads one small file more.
+    /// unacknowledged, so the usual hook reads one small file's tail more.
     fn ack_from_transcript(&self) {
-        let pending = crate::chain::read(&self.ws)
-            .ok()
-            .and_then(|c| c.last().map(|s| s.ack.is_none()))
-            .unwrap_or(false);
-        let Some(path) = self.transcript().filter(|_| pending) else {
+        if !crate::chain::latest_is_pending(&self.ws) {
+            return;
+        }
+        let Some(path) = self.transcript() else {
             return;
         };
         if let Ok(lock) = self.ws.lock() {
