@@ -36,6 +36,7 @@ use sha2::{Digest, Sha256};
 
 use crate::bpe::Tokenizer;
 use crate::error::Error;
+use crate::fsutil::text_from_bytes;
 
 /// A tiktoken encoding. `o200k_base` is the default.
 #[derive(
@@ -309,15 +310,6 @@ fn split_at_safe_cuts(text: &str, enc: Encoding, target: usize) -> Vec<&str> {
     out
 }
 
-fn read_utf8(bytes: Vec<u8>, path: &Path) -> Result<String> {
-    utf8_at(bytes, 0, path)
-}
-
-/// `bytes` (which start at byte `offset` of `path`) as text.
-fn utf8_at(bytes: Vec<u8>, offset: u64, path: &Path) -> Result<String> {
-    Ok(crate::fsutil::text_from_bytes(bytes, path, offset)?)
-}
-
 fn open_file(path: &Path) -> Result<File> {
     if path.is_dir() {
         return Err(Error::no_input(path, "is a directory, not a file").into());
@@ -336,7 +328,7 @@ fn read_file(path: &Path) -> Result<String> {
     open_file(path)?
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, "cannot read", e))?;
-    read_utf8(bytes, path)
+    Ok(text_from_bytes(bytes, path, 0)?)
 }
 
 /// Counts a UTF-8 file. A missing path or a directory is `Error::NoInput`;
@@ -352,7 +344,7 @@ pub fn count_reader(mut reader: impl Read, name: &str, enc: Encoding) -> Result<
     reader
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(name, "cannot read", e))?;
-    let text = read_utf8(bytes, Path::new(name))?;
+    let text = text_from_bytes(bytes, Path::new(name), 0)?;
     count(&text, enc)
 }
 
@@ -536,13 +528,13 @@ pub fn count_file_incremental(
         let checked = (p.prefix_len - p.check_from) as usize;
         let cut = (p.boundary - p.check_from) as usize;
         if bytes.len() >= checked && sha256_hex(&[&bytes[..checked]]) == p.check_sha256 {
-            let tail = utf8_at(bytes.split_off(cut), p.boundary, path)?;
+            let tail = text_from_bytes(bytes.split_off(cut), path, p.boundary)?;
             let base = p.tokens_before_boundary as usize;
             return count_tail(&bytes, p.check_from, &tail, p.boundary, base, enc, id)
                 .with_context(context);
         }
     }
-    let text = utf8_at(read_from(&mut file, 0)?, 0, path)?;
+    let text = text_from_bytes(read_from(&mut file, 0)?, path, 0)?;
     count_tail(&[], 0, &text, 0, 0, enc, id).with_context(context)
 }
 

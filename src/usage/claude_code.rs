@@ -18,7 +18,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{
-    get_obj, get_str, get_u64, open_transcript, Agent, Scanner, Usage, SIDE_SEARCH_BUDGET,
+    get_obj, get_str, get_u64, input_context_tokens, open_transcript, read_jsonl, Agent, Scanner,
+    Usage, SIDE_SEARCH_BUDGET,
 };
 
 /// A usage record found on a qualifying assistant line.
@@ -43,11 +44,7 @@ fn assistant_usage(line: &Map<String, Value>) -> Option<AssistantUsage> {
     if model == Some("<synthetic>") {
         return None;
     }
-    let usage = get_obj(message, "usage")?;
-    let input = get_u64(usage, "input_tokens")?;
-    let tokens = input
-        .saturating_add(get_u64(usage, "cache_creation_input_tokens").unwrap_or(0))
-        .saturating_add(get_u64(usage, "cache_read_input_tokens").unwrap_or(0));
+    let tokens = input_context_tokens(get_obj(message, "usage")?)?;
     // An all-zero usage is an error placeholder (§1.6), never a real context: a request always
     // carries at least the system prompt.
     if tokens == 0 {
@@ -87,10 +84,7 @@ pub fn read(path: &Path) -> anyhow::Result<Usage> {
 
 /// As [`read`], over the first `len` bytes of `src`; `path` names it in errors.
 pub fn read_from<R: Read + Seek>(path: &Path, src: R, len: u64) -> anyhow::Result<Usage> {
-    let mut scanner = Scanner::new(path, src, len)?;
-    let mut usage = scan(&mut scanner)?;
-    usage.malformed_lines = scanner.finish()?;
-    Ok(usage)
+    read_jsonl(path, src, len, scan)
 }
 
 pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
@@ -127,7 +121,7 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::usage::testutil::write_temp;
+    use crate::usage::testutil::{jsonl, write_temp};
     use crate::usage::{read_transcript, DIAG_WINDOW};
 
     /// A real-shaped main-chain assistant line (Claude Code 2.1.x envelope).
@@ -173,14 +167,8 @@ mod tests {
         r#"{"parentUuid":"x","isSidechain":false,"type":"assistant","isApiErrorMessage":true,"error":"rate_limit","apiErrorStatus":429,"message":{"id":"e1","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"You've hit your session limit"}],"usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}},"uuid":"err-1","timestamp":"2026-02-11T21:20:00.000Z"}"#.to_string()
     }
 
-    fn file(lines: &[String]) -> Vec<u8> {
-        let mut s = lines.join("\n");
-        s.push('\n');
-        s.into_bytes()
-    }
-
     fn read_lines(lines: &[String]) -> Usage {
-        let (_d, path) = write_temp("session.jsonl", &file(lines));
+        let (_d, path) = write_temp("session.jsonl", &jsonl(lines));
         read(&path).unwrap()
     }
 
@@ -294,7 +282,7 @@ mod tests {
 
     #[test]
     fn malformed_non_object_and_torn_lines() {
-        let mut content = file(&[
+        let mut content = jsonl(&[
             user("first"),
             "\"massive error\"".to_string(),
             "42".to_string(),
@@ -321,7 +309,7 @@ mod tests {
 
     #[test]
     fn a_complete_but_unterminated_last_line_is_treated_as_torn() {
-        let mut content = file(&[assistant("msg_1", "claude-opus-4-6", 10, 0, 0, 1)]);
+        let mut content = jsonl(&[assistant("msg_1", "claude-opus-4-6", 10, 0, 0, 1)]);
         content.extend_from_slice(assistant("msg_2", "claude-opus-4-6", 20, 0, 0, 1).as_bytes());
         let (_d, path) = write_temp("s.jsonl", &content);
         let u = read(&path).unwrap();
@@ -353,7 +341,7 @@ mod tests {
     fn auto_detected_and_explicit_agree() {
         let (_d, path) = write_temp(
             "s.jsonl",
-            &file(&[user("a"), assistant("m", "claude-opus-4-6", 7, 8, 9, 1)]),
+            &jsonl(&[user("a"), assistant("m", "claude-opus-4-6", 7, 8, 9, 1)]),
         );
         let auto = read_transcript(&path, None).unwrap();
         assert_eq!(

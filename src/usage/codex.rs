@@ -19,7 +19,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{
-    get_obj, get_str, get_u64, open_transcript, Agent, Scanner, Usage, SIDE_SEARCH_BUDGET,
+    get_obj, get_str, get_u64, open_transcript, read_jsonl, Agent, Scanner, Usage,
+    SIDE_SEARCH_BUDGET,
 };
 
 pub fn read(path: &Path) -> anyhow::Result<Usage> {
@@ -29,10 +30,7 @@ pub fn read(path: &Path) -> anyhow::Result<Usage> {
 
 /// As [`read`], over the first `len` bytes of `src`; `path` names it in errors.
 pub fn read_from<R: Read + Seek>(path: &Path, src: R, len: u64) -> anyhow::Result<Usage> {
-    let mut scanner = Scanner::new(path, src, len)?;
-    let mut usage = scan(&mut scanner)?;
-    usage.malformed_lines = scanner.finish()?;
-    Ok(usage)
+    read_jsonl(path, src, len, scan)
 }
 
 /// The rollout of thread `thread_id` under `codex_home`
@@ -138,8 +136,8 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::usage::testutil::write_temp;
-    use crate::usage::{read_transcript, tail::CHUNK_SIZE};
+    use crate::usage::tail::CHUNK_SIZE;
+    use crate::usage::testutil::{read_lines_detected, write_temp};
 
     #[test]
     fn the_rollout_of_a_thread_is_found_newest_day_first() {
@@ -202,16 +200,7 @@ mod tests {
     }
 
     fn read_lines(lines: &[String]) -> Usage {
-        let mut s = lines.join("\n");
-        s.push('\n');
-        let (_d, path) = write_temp("rollout-2026-02-23T13-19-38-x.jsonl", s.as_bytes());
-        let u = read(&path).unwrap();
-        assert_eq!(
-            u,
-            read_transcript(&path, None).unwrap(),
-            "auto-detect agrees"
-        );
-        u
+        read_lines_detected("rollout-2026-02-23T13-19-38-x.jsonl", lines, read)
     }
 
     const W: Option<u64> = Some(258_400);

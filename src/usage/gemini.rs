@@ -28,7 +28,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{
-    get_obj, get_str, get_u64, open_transcript, parse_line, Agent, Parsed, Scanner, Usage,
+    get_obj, get_str, get_u64, open_transcript, parse_line, read_jsonl, Agent, Parsed, Scanner,
+    Usage,
 };
 use crate::error::Error;
 
@@ -67,10 +68,7 @@ pub fn read_from<R: Read + Seek>(path: &Path, mut src: R, len: u64) -> anyhow::R
         None => !starts_with_brace(&head),
     };
     if jsonl {
-        let mut scanner = Scanner::new(path, src, len)?;
-        let mut usage = scan(&mut scanner)?;
-        usage.malformed_lines = scanner.finish()?;
-        Ok(usage)
+        read_jsonl(path, src, len, scan)
     } else {
         read_legacy(path, src, len)
     }
@@ -200,7 +198,7 @@ mod tests {
     use super::*;
     use crate::error::{exit, exit_code_of};
     use crate::usage::read_transcript;
-    use crate::usage::testutil::write_temp;
+    use crate::usage::testutil::{read_lines_detected, write_temp};
 
     fn meta() -> String {
         r#"{"sessionId":"0ab84937-9fe7-4284-986a-33c832af0b6a","projectHash":"9da8b3df","startTime":"2026-04-23T12:52:52.759Z","lastUpdated":"2026-04-23T12:52:52.759Z","kind":"main"}"#.to_string()
@@ -235,16 +233,7 @@ mod tests {
     }
 
     fn read_lines(lines: &[String]) -> Usage {
-        let mut s = lines.join("\n");
-        s.push('\n');
-        let (_d, path) = write_temp("session-2026-04-23T12-52-0ab84937.jsonl", s.as_bytes());
-        let u = read(&path).unwrap();
-        assert_eq!(
-            u,
-            read_transcript(&path, None).unwrap(),
-            "auto-detect agrees"
-        );
-        u
+        read_lines_detected("session-2026-04-23T12-52-0ab84937.jsonl", lines, read)
     }
 
     #[test]

@@ -256,14 +256,17 @@ impl<R: Read + Seek> Scanner<R> {
         })
     }
 
+    fn next_line(&mut self) -> anyhow::Result<Option<TailLine>> {
+        Ok(self
+            .reader
+            .next_line()
+            .map_err(|e| Error::io(&self.path, "cannot read transcript", e))?)
+    }
+
     /// The next JSON object backwards with its byte offset, or None at the start of the file.
     pub(crate) fn next_object(&mut self) -> anyhow::Result<Option<(u64, Map<String, Value>)>> {
         loop {
-            let line = self
-                .reader
-                .next_line()
-                .map_err(|e| Error::io(&self.path, "cannot read transcript", e))?;
-            match line {
+            match self.next_line()? {
                 None => return Ok(None),
                 Some(TailLine::TooLong { .. }) => self.malformed += 1,
                 Some(TailLine::Line { offset, bytes }) => match parse_line(&bytes) {
@@ -291,11 +294,7 @@ impl<R: Read + Seek> Scanner<R> {
     pub(crate) fn finish(&mut self) -> anyhow::Result<u64> {
         let floor = self.reader.len().saturating_sub(DIAG_WINDOW);
         loop {
-            let line = self
-                .reader
-                .next_line()
-                .map_err(|e| Error::io(&self.path, "cannot read transcript", e))?;
-            match line {
+            match self.next_line()? {
                 None => break,
                 Some(l) if l.offset() < floor => break,
                 Some(TailLine::TooLong { .. }) => self.malformed += 1,
@@ -308,6 +307,20 @@ impl<R: Read + Seek> Scanner<R> {
         }
         Ok(self.malformed)
     }
+}
+
+/// Reads a JSONL transcript backwards with `scan`, then counts the malformed lines of the
+/// diagnostic window.
+pub(crate) fn read_jsonl<R: Read + Seek>(
+    path: &Path,
+    src: R,
+    len: u64,
+    scan: fn(&mut Scanner<R>) -> anyhow::Result<Usage>,
+) -> anyhow::Result<Usage> {
+    let mut scanner = Scanner::new(path, src, len)?;
+    let mut usage = scan(&mut scanner)?;
+    usage.malformed_lines = scanner.finish()?;
+    Ok(usage)
 }
 
 /// Field helpers over `serde_json` maps.
@@ -326,6 +339,16 @@ pub(crate) fn get_obj<'a>(
 /// None).
 pub(crate) fn get_u64(map: &Map<String, Value>, key: &str) -> Option<u64> {
     value_u64(map.get(key)?)
+}
+
+/// Tokens an API usage object puts in the context: input + cache creation + cache read (output
+/// is not context); None without `input_tokens`.
+pub(crate) fn input_context_tokens(usage: &Map<String, Value>) -> Option<u64> {
+    Some(
+        get_u64(usage, "input_tokens")?
+            .saturating_add(get_u64(usage, "cache_creation_input_tokens").unwrap_or(0))
+            .saturating_add(get_u64(usage, "cache_read_input_tokens").unwrap_or(0)),
+    )
 }
 
 pub(crate) fn value_u64(v: &Value) -> Option<u64> {
@@ -481,6 +504,30 @@ pub(crate) mod testutil {
         let path = dir.path().join(name);
         std::fs::write(&path, content).unwrap();
         (dir, path)
+    }
+
+    /// The lines as a JSONL file's content (each terminated by a newline).
+    pub fn jsonl(lines: &[String]) -> Vec<u8> {
+        let mut s = lines.join("\n");
+        s.push('\n');
+        s.into_bytes()
+    }
+
+    /// Writes `lines` as the JSONL file `name` and reads it with `read`, checking that
+    /// auto-detection reads the same.
+    pub fn read_lines_detected(
+        name: &str,
+        lines: &[String],
+        read: fn(&std::path::Path) -> anyhow::Result<super::Usage>,
+    ) -> super::Usage {
+        let (_d, path) = write_temp(name, &jsonl(lines));
+        let u = read(&path).unwrap();
+        assert_eq!(
+            u,
+            super::read_transcript(&path, None).unwrap(),
+            "auto-detect agrees"
+        );
+        u
     }
 }
 

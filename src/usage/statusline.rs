@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{get_obj, get_str, get_u64};
+use super::{get_obj, get_str, get_u64, input_context_tokens};
 use crate::error::Error;
 
 /// Largest status-line payload accepted (real ones are a few KiB).
@@ -100,12 +100,7 @@ pub fn parse_statusline(text: &str) -> anyhow::Result<StatusLine> {
 
 fn context_tokens(cw: &Map<String, Value>, version: Option<&str>) -> Option<u64> {
     match cw.get("current_usage") {
-        Some(Value::Object(cu)) => {
-            let sum = get_u64(cu, "input_tokens")?
-                .saturating_add(get_u64(cu, "cache_creation_input_tokens").unwrap_or(0))
-                .saturating_add(get_u64(cu, "cache_read_input_tokens").unwrap_or(0));
-            Some(sum)
-        }
+        Some(Value::Object(cu)) => input_context_tokens(cu),
         // Present but null (or odd): unknown right now.
         Some(_) => None,
         None => {
