@@ -229,17 +229,14 @@ pub fn plan_session(
         + 1;
     if let Some(max) = config.max_handoffs_without_progress {
         if handoffs_without_progress > max {
-            let _ = crate::events::append(
+            let _ = log_stuck(
                 ws,
                 lock,
-                "stuck",
-                json!({
-                    "session": number,
-                    "checkpoint": checkpoint.id,
-                    "next_action": next_action,
-                    "handoffs_without_progress": handoffs_without_progress,
-                    "refused": true,
-                }),
+                number,
+                &checkpoint.id,
+                &next_action,
+                handoffs_without_progress,
+                true,
             );
             return Err(Error::Check(format!(
                 "refusing to resume: this would be handoff {handoffs_without_progress} in a row to resume {}'s next action {:?} with no new commit, more than max_handoffs_without_progress ({max}) in {}; a person should look at why it keeps failing (a new commit or a new next action starts the count again)",
@@ -292,17 +289,14 @@ pub fn record_session(
     let line = serde_json::to_string(&Line::Session(record.clone())).expect("record serializes");
     fsutil::append_line(&ws.chain_path(), &crate::redact::redact(&line))?;
     if record.stuck {
-        crate::events::append(
+        log_stuck(
             ws,
             lock,
-            "stuck",
-            json!({
-                "session": record.number,
-                "checkpoint": record.checkpoint,
-                "next_action": record.next_action,
-                "handoffs_without_progress": record.handoffs_without_progress,
-                "refused": false,
-            }),
+            record.number,
+            &record.checkpoint,
+            &record.next_action,
+            record.handoffs_without_progress,
+            false,
         )?;
     }
     // Trim with some slack so that not every append rewrites the file.
@@ -312,6 +306,31 @@ pub fn record_session(
     }
     crate::events::rotate_if_over(ws, lock, config.events_max_bytes)?;
     Ok(())
+}
+
+/// Appends a `stuck` event: `refused` when `plan_session` turned the
+/// handoff down, else the session was recorded stuck.
+fn log_stuck(
+    ws: &Workspace,
+    lock: &Lock,
+    session: u64,
+    checkpoint: &str,
+    next_action: &str,
+    handoffs_without_progress: u32,
+    refused: bool,
+) -> Result<(), Error> {
+    crate::events::append(
+        ws,
+        lock,
+        "stuck",
+        json!({
+            "session": session,
+            "checkpoint": checkpoint,
+            "next_action": next_action,
+            "handoffs_without_progress": handoffs_without_progress,
+            "refused": refused,
+        }),
+    )
 }
 
 /// Opens a new session from `checkpoint`: `plan_session` then
@@ -376,16 +395,7 @@ pub fn acknowledge(ws: &Workspace, lock: &Lock, nonce: &str, via: &str) -> Resul
         if last.ack.is_some() {
             return Ok(Acked::Already(last.clone()));
         }
-        let ack = AckRecord {
-            number: last.record.number,
-            at: crate::clock::now_rfc3339(),
-            via: via.to_string(),
-        };
-        append_ack(ws, lock, &ack)?;
-        return Ok(Acked::Recorded(Session {
-            record: last.record.clone(),
-            ack: Some(ack),
-        }));
+        return Ok(Acked::Recorded(append_ack(ws, lock, last, via)?));
     }
     let shown = crate::output::clip(nonce.trim(), 40);
     if let Some(old) = chain.sessions.iter().find(|s| s.record.nonce == given) {
@@ -401,15 +411,26 @@ pub fn acknowledge(ws: &Workspace, lock: &Lock, nonce: &str, via: &str) -> Resul
     )))
 }
 
-fn append_ack(ws: &Workspace, _held: &Lock, ack: &AckRecord) -> Result<(), Error> {
+/// Records the acknowledgement of `session` (the caller holds the lock) and
+/// returns the session with it.
+fn append_ack(ws: &Workspace, held: &Lock, session: &Session, via: &str) -> Result<Session, Error> {
+    let ack = AckRecord {
+        number: session.record.number,
+        at: crate::clock::now_rfc3339(),
+        via: via.to_string(),
+    };
     let line = serde_json::to_string(&Line::Ack(ack.clone())).expect("ack serializes");
     fsutil::append_line(&ws.chain_path(), &line)?;
     crate::events::append(
         ws,
-        _held,
+        held,
         "ack",
         json!({ "session": ack.number, "via": ack.via }),
-    )
+    )?;
+    Ok(Session {
+        record: session.record.clone(),
+        ack: Some(ack),
+    })
 }
 
 /// For the Claude Code hooks (UserPromptSubmit, PostToolUse): when the
@@ -438,16 +459,7 @@ pub fn ack_from_transcript(
     if !transcript_echoes(transcript, &last.record.nonce)? {
         return Ok(None);
     }
-    let ack = AckRecord {
-        number: last.record.number,
-        at: crate::clock::now_rfc3339(),
-        via: "transcript".into(),
-    };
-    append_ack(ws, lock, &ack)?;
-    Ok(Some(Session {
-        record: last.record.clone(),
-        ack: Some(ack),
-    }))
+    append_ack(ws, lock, last, "transcript").map(Some)
 }
 
 /// Whether an agent-authored line in the transcript's tail contains `nonce`.

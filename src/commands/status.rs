@@ -53,6 +53,15 @@ pub struct CheckpointRef {
     pub created_at: String,
 }
 
+impl CheckpointRef {
+    pub fn of(c: &crate::checkpoint::Checkpoint) -> CheckpointRef {
+        CheckpointRef {
+            id: c.id.clone(),
+            created_at: c.created_at.clone(),
+        }
+    }
+}
+
 pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let ws = Workspace::resolve(&ctx.global, false)?;
     let id = session::validate_id(&args.session)?;
@@ -60,10 +69,7 @@ pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
     let s = session::load(&ws, &id)?;
-    let last_checkpoint = sf.fm.checkpoint.as_ref().map(|c| CheckpointRef {
-        id: c.id.clone(),
-        created_at: c.created_at.clone(),
-    });
+    let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
     let report = match &s {
         Some(s) => Report::of(s, &config.stages, s.fired.iter().map(Fired::from).collect()),
         None => Report {

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::status::CheckpointRef;
 use super::Ctx;
 use crate::checks::{self, Finding, Severity, Subject};
 use crate::cli::VerifyArgs;
@@ -21,12 +22,6 @@ pub struct VerifyReport {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
-pub struct CheckpointRef {
-    pub id: String,
-    pub created_at: String,
-}
-
 pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let ws = Workspace::resolve(&ctx.global, false)?;
     let sf = StateFile::load(&ws.state_path)?;
@@ -42,10 +37,7 @@ pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         .partition(|f| f.severity == Severity::Error);
     let report = VerifyReport {
         ok: errors.is_empty(),
-        checkpoint: sf.fm.checkpoint.as_ref().map(|c| CheckpointRef {
-            id: c.id.clone(),
-            created_at: c.created_at.clone(),
-        }),
+        checkpoint: sf.fm.checkpoint.as_ref().map(CheckpointRef::of),
         errors,
         warnings,
         notes: outcome.notes,
