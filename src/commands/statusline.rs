@@ -87,10 +87,7 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
     )?;
     let s = applied.session;
     let stage = crate::stages::reached(&config.stages, s.percent).map(Stage::name);
-    let last_checkpoint = sf.fm.checkpoint.as_ref().map(|c| CheckpointRef {
-        id: c.id.clone(),
-        created_at: c.created_at.clone(),
-    });
+    let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
 
     let mut parts = vec![
         format!(
