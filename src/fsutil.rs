@@ -397,14 +397,6 @@ pub fn temp_prefixes_for(file: &Path) -> Vec<String> {
     vec![format!(".{name}."), NEW_FILE_TEMP_PREFIX.to_string()]
 }
 
-/// Removes temp files a killed process left behind (see `stale_temp_files`).
-/// Call under the lock.
-pub fn sweep_temp_files(dir: &Path, prefixes: &[String]) {
-    for path in stale_temp_files(dir, prefixes) {
-        let _ = fs::remove_file(path);
-    }
-}
-
 /// Temp files in `dir` older than STALE_TEMP_AGE whose names start with one
 /// of `prefixes` and end in `.tmp`: what a killed process left behind.
 /// Younger ones may belong to a write in progress.
@@ -519,10 +511,12 @@ mod tests {
                 f.set_modified(old_time).unwrap();
             }
         }
-        sweep_temp_files(
+        for stale in stale_temp_files(
             dir.path(),
             &temp_prefixes_for(Path::new("project-state.md")),
-        );
+        ) {
+            fs::remove_file(stale).unwrap();
+        }
         let mut left: Vec<String> = fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

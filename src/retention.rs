@@ -3,14 +3,12 @@
 //! and temp files a killed process left behind. `checkpoint` and `resume`
 //! apply the limits as they go; `gc` applies them all by hand.
 
-use std::path::PathBuf;
-
 use serde::Serialize;
 
 use crate::checkpoint::Archive;
 use crate::config::Config;
 use crate::error::Error;
-use crate::fsutil::{self, Lock};
+use crate::fsutil::Lock;
 use crate::workspace::Workspace;
 
 /// What was (or, in a dry run, would be) collected.
@@ -53,7 +51,7 @@ pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected,
     let archive = Archive { dir: &dir };
     let now = crate::clock::now();
     let chain = crate::chain::read(ws)?;
-    let temps = stale_temp_files(ws);
+    let temps = ws.stale_temp_files();
     match mode {
         Mode::DryRun => {
             out.checkpoints_removed = archive.expired(config.retention, config.retention_days, now);
@@ -74,23 +72,6 @@ pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected,
         }
     }
     Ok(out)
-}
-
-/// Temp files older than an hour where ctxkeep writes: `.ctxkeep/` and its
-/// folders, and beside the state file only those named after it.
-fn stale_temp_files(ws: &Workspace) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let everything = vec![".".to_string()];
-    for dir in [ws.data_dir.clone(), ws.checkpoints_dir(), ws.sessions_dir()] {
-        out.extend(fsutil::stale_temp_files(&dir, &everything));
-    }
-    let target = fsutil::resolve_target(&ws.state_path);
-    if let Some(dir) = target.parent() {
-        let mut prefixes = fsutil::temp_prefixes_for(&target);
-        prefixes.push(".gitignore.".into());
-        out.extend(fsutil::stale_temp_files(dir, &prefixes));
-    }
-    out
 }
 
 fn rel(ws: &Workspace, p: &std::path::Path) -> String {

@@ -60,23 +60,36 @@ impl Workspace {
         })
     }
 
-    /// Takes the project lock, creating `.ctxkeep/` when needed.
+    /// Takes the project lock, creating `.ctxkeep/` when needed, and removes
+    /// the temp files a killed writer left (see `stale_temp_files`).
     pub fn lock(&self) -> Result<Lock, Error> {
-        fsutil::ensure_dir(&self.data_dir)?;
-        let lock = Lock::acquire(&self.data_dir.join("lock"), self.lock_timeout)?;
-        // Leftovers of a killed writer: ours in .ctxkeep/, and only our own
-        // names beside the state file (the user's folder).
+        let lock = self.lock_only()?;
+        for path in self.stale_temp_files() {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(lock)
+    }
+
+    /// Temp files older than an hour where ctxkeep writes: anything in
+    /// `.ctxkeep/` and its folders, and beside the state file (the user's
+    /// folder) only those named after ctxkeep's own files.
+    pub fn stale_temp_files(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
         let everything = vec![".".to_string()];
-        fsutil::sweep_temp_files(&self.data_dir, &everything);
-        fsutil::sweep_temp_files(&self.checkpoints_dir(), &everything);
-        fsutil::sweep_temp_files(&self.sessions_dir(), &everything);
+        for dir in [
+            self.data_dir.clone(),
+            self.checkpoints_dir(),
+            self.sessions_dir(),
+        ] {
+            out.extend(fsutil::stale_temp_files(&dir, &everything));
+        }
         let target = fsutil::resolve_target(&self.state_path);
         if let Some(dir) = target.parent() {
             let mut prefixes = fsutil::temp_prefixes_for(&target);
             prefixes.push(".gitignore.".into());
-            fsutil::sweep_temp_files(dir, &prefixes);
+            out.extend(fsutil::stale_temp_files(dir, &prefixes));
         }
-        Ok(lock)
+        out
     }
 
     pub fn checkpoints_dir(&self) -> PathBuf {
