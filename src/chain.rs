@@ -160,12 +160,7 @@ pub fn read(ws: &Workspace) -> Result<Chain, Error> {
 
 fn parse(bytes: &[u8]) -> Chain {
     let mut chain = Chain::default();
-    // A last line without its newline is still being written, or was torn.
-    let complete = match bytes.iter().rposition(|&b| b == b'\n') {
-        Some(i) => &bytes[..=i],
-        None => &bytes[..0],
-    };
-    for line in complete.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+    for line in fsutil::complete_lines(bytes) {
         match serde_json::from_slice::<Line>(line) {
             Ok(Line::Session(record)) => chain.sessions.push(Session { record, ack: None }),
             Ok(Line::Ack(ack)) => match chain

@@ -49,11 +49,7 @@ pub fn read_all(ws: &Workspace) -> (Vec<Value>, usize) {
     };
     let mut records = Vec::new();
     let mut skipped = 0;
-    let complete = match text.iter().rposition(|&b| b == b'\n') {
-        Some(i) => &text[..=i],
-        None => &text[..0],
-    };
-    for line in complete.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+    for line in fsutil::complete_lines(&text) {
         match serde_json::from_slice::<Value>(line) {
             Ok(v) if v.is_object() => records.push(v),
             _ => skipped += 1,

@@ -383,6 +383,16 @@ pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
         .map_err(|e| write_error(path, e))
 }
 
+/// The complete lines of a log (JSONL), empty ones left out. A last line
+/// without its newline is still being written, or was torn: not a record.
+pub fn complete_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let complete = match bytes.iter().rposition(|&b| b == b'\n') {
+        Some(i) => &bytes[..=i],
+        None => &bytes[..0],
+    };
+    complete.split(|&b| b == b'\n').filter(|l| !l.is_empty())
+}
+
 /// A temp file older than this was left by a killed process: no write takes
 /// that long.
 pub const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);

@@ -117,7 +117,7 @@ impl Workspace {
         Lock::acquire(&self.data_dir.join("lock"), self.lock_timeout)
     }
 
-    /// The state file's path relative to the root, for messages.
+    /// The state file's path as messages show it.
     pub fn display_state(&self) -> String {
         self.state_path.display().to_string()
     }
