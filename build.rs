@@ -1,13 +1,15 @@
-//! Writes each encoding's rank table, taken from tiktoken-rs, as three flat
-//! files in OUT_DIR that `src/tokens.rs` includes: `<name>.tokens` (every
-//! ordinary token's bytes, in rank order), `<name>.ends` (little-endian u32
-//! end offset of each rank's bytes; an empty range is an unused rank) and
-//! `<name>.index` (little-endian u32 slots of the hash index from bytes to
-//! rank, see src/bpe/index.rs). The binary then neither decodes base64 nor
-//! builds a hash map at run time, which is what made a small count cost
-//! ~150 ms with tiktoken-rs.
+//! Writes each encoding's rank table, taken from tiktoken-rs, as flat files
+//! in OUT_DIR that `src/tokens.rs` includes: `<name>.tokens` (every ordinary
+//! token's bytes, in rank order), `<name>.ends` (little-endian u32 end offset
+//! of each rank's bytes; an empty range is an unused rank), `<name>.index`
+//! (little-endian u32 slots of the hash index from bytes to rank, see
+//! src/bpe/index.rs), and for the linear-time merge of long pieces
+//! `<name>.split`, `<name>.prefix`, `<name>.longest` and `<name>.pairs`
+//! (see [`Shapes`]).
+//! The binary then neither decodes base64 nor builds a hash map at run time,
+//! which is what made a small count cost ~150 ms with tiktoken-rs.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use tiktoken_rs::CoreBPE;
@@ -36,7 +38,15 @@ fn main() {
         let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         std::fs::write(out.join(format!("{name}.index")), le(&index)).expect("write index");
         std::fs::write(out.join(format!("{name}.ends")), le(&ends)).expect("write ends");
-        std::fs::write(out.join(format!("{name}.tokens")), tokens).expect("write tokens");
+        let shapes = Shapes::derive(ends.len(), token);
+        let split: Vec<u32> = shapes.split.iter().flat_map(|&(l, r)| [l, r]).collect();
+        std::fs::write(out.join(format!("{name}.split")), le(&split)).expect("write split");
+        std::fs::write(out.join(format!("{name}.prefix")), le(&shapes.next_prefix))
+            .expect("write prefix");
+        std::fs::write(out.join(format!("{name}.longest")), &shapes.longest)
+            .expect("write longest");
+        std::fs::write(out.join(format!("{name}.pairs")), &shapes.pairs).expect("write pairs");
+        std::fs::write(out.join(format!("{name}.tokens")), &tokens).expect("write tokens");
     }
 }
 
@@ -67,4 +77,98 @@ fn flatten(bpe: &CoreBPE) -> (Vec<u8>, Vec<u32>) {
         ends.push(tokens.len() as u32);
     }
     (tokens, ends)
+}
+
+const NONE: u32 = u32::MAX;
+/// A single byte: nothing merged into it.
+const BASE: u32 = u32::MAX - 1;
+
+/// What the linear-time counter (`bpe::Vocab::count_long`) reads, derived
+/// by running tiktoken's merge on every token's own bytes.
+struct Shapes {
+    /// Per rank: the two ranks whose merge made it (left, right),
+    /// `(BASE, BASE)` for a single byte, `(NONE, NONE)` for an unused rank.
+    split: Vec<(u32, u32)>,
+    /// Per rank: the longest token that is a strict prefix of it, or `NONE`.
+    next_prefix: Vec<u32>,
+    /// Per slot of the first three bytes (`index::head_slot`): the length
+    /// of the longest token starting with them (0: none of three bytes or
+    /// more). Slots are shared, so this is an upper bound.
+    longest: Vec<u8>,
+    /// One bit per two bytes (`b0 << 8 | b1`): whether they are a token.
+    pairs: Vec<u8>,
+}
+
+impl Shapes {
+    /// Panics (failing the build) if the vocabulary breaks what the linear
+    /// counter relies on: every byte is a token, every token is what its
+    /// own bytes merge into, and both its parts have lower ranks.
+    fn derive<'a>(ranks: usize, token: impl Fn(usize) -> &'a [u8]) -> Shapes {
+        let by_bytes: HashMap<&[u8], u32> = (0..ranks)
+            .filter(|&r| !token(r).is_empty())
+            .map(|r| (token(r), r as u32))
+            .collect();
+        let rank = |b: &[u8]| by_bytes.get(b).copied().unwrap_or(NONE);
+        for b in 0..=255u8 {
+            assert!(rank(&[b]) != NONE, "byte {b} is not a token");
+        }
+        let mut split = Vec::with_capacity(ranks);
+        let mut next_prefix = Vec::with_capacity(ranks);
+        let mut longest = vec![0u8; 1 << index::HEAD_BITS];
+        let mut pairs = vec![0u8; 1 << 13];
+        for r in 0..ranks {
+            let t = token(r);
+            split.push(match t.len() {
+                0 => (NONE, NONE),
+                1 => (BASE, BASE),
+                _ => {
+                    let parts = last_merge(t, rank).unwrap_or_else(|| {
+                        panic!("token {r} ({t:?}) is not what its own bytes merge into")
+                    });
+                    assert!(
+                        (parts.0 as usize) < r && (parts.1 as usize) < r,
+                        "token {r} ({t:?}) is made of a later token"
+                    );
+                    parts
+                }
+            });
+            next_prefix.push(
+                (1..t.len())
+                    .rev()
+                    .map(|n| rank(&t[..n]))
+                    .find(|&p| p != NONE)
+                    .unwrap_or(NONE),
+            );
+            if let [b0, b1] = *t {
+                let pair = usize::from(b0) << 8 | usize::from(b1);
+                pairs[pair / 8] |= 1 << (pair % 8);
+            } else if let [b0, b1, b2, ..] = *t {
+                let len = u8::try_from(t.len()).expect("a token of more than 255 bytes");
+                let slot = &mut longest[index::head_slot(b0, b1, b2)];
+                *slot = (*slot).max(len);
+            }
+        }
+        Shapes {
+            split,
+            next_prefix,
+            longest,
+            pairs,
+        }
+    }
+}
+
+/// tiktoken's merge (lowest rank first, leftmost on ties) on `t`: the two
+/// parts it had just before becoming one, or `None` if it never does.
+fn last_merge(t: &[u8], rank: impl Fn(&[u8]) -> u32) -> Option<(u32, u32)> {
+    let mut bounds: Vec<usize> = (0..=t.len()).collect();
+    while bounds.len() > 3 {
+        let (best, i) = (0..bounds.len() - 2)
+            .map(|i| (rank(&t[bounds[i]..bounds[i + 2]]), i))
+            .min()?;
+        if best == NONE {
+            return None;
+        }
+        bounds.remove(i + 1);
+    }
+    Some((rank(&t[..bounds[1]]), rank(&t[bounds[1]..])))
 }

@@ -1,7 +1,8 @@
 //! Writes a generated input for `bench/run`:
 //! `bench_gen KIND BYTES OUT` with KIND one of prose, code, jsonl,
 //! transcript (a Claude Code transcript ending at 50,000 tokens of context,
-//! below every default stage). The same arguments give the same bytes.
+//! below every default stage), word or cjk (run-on text: one piece of random
+//! letters or Han characters). The same arguments give the same bytes.
 #[path = "support/gen.rs"]
 mod gen;
 
@@ -12,7 +13,7 @@ fn main() {
         args.get(1).and_then(|s| s.parse::<usize>().ok()),
         args.get(2),
     ) else {
-        eprintln!("usage: bench_gen prose|code|jsonl|transcript BYTES OUT");
+        eprintln!("usage: bench_gen prose|code|jsonl|transcript|word|cjk BYTES OUT");
         std::process::exit(2);
     };
     let mut rng = gen::Rng(0x9E37_79B9_7F4A_7C15 ^ size as u64);
@@ -24,6 +25,8 @@ fn main() {
         "code" => gen::code(&mut rng, block),
         "jsonl" => gen::jsonl(&mut rng, block),
         "transcript" => gen::transcript(&mut rng, block, 50_000),
+        "word" => gen::word(&mut rng, block),
+        "cjk" => gen::cjk(&mut rng, block),
         _ => {
             eprintln!("unknown kind {kind}");
             std::process::exit(2);

@@ -36,9 +36,10 @@
 //!
 //! [`Vocab::count_piece`] is tiktoken's `byte_pair_encode` (MIT, OpenAI),
 //! ported to count instead of collect: the quadratic scan under 100 bytes,
-//! the heap above, the same tie-break (lowest rank, then leftmost).
-
-use std::collections::BinaryHeap;
+//! the heap above, the same tie-break (lowest rank, then leftmost). Pieces
+//! over 17 KiB (run-on text: a long word, a line of `=`, a run of spaces)
+//! are counted in linear time instead ([`Vocab::count_long`]): the heap is
+//! O(n log n) there and 4 MB of one letter took 5.8 times as long as 1 MB.
 
 mod index;
 
@@ -57,22 +58,16 @@ pub struct Tokenizer {
 }
 
 impl Tokenizer {
-    /// `tokens`, `ends` and `index` as `build.rs` writes them; `pattern` is
-    /// tiktoken's with `\s+(?!\S)` and the alternative after it replaced by
-    /// `\s+` (module docs).
-    pub fn new(
-        tokens: &'static [u8],
-        ends: &'static [u8],
-        index: &'static [u8],
-        pattern: &str,
-        newline_alts: bool,
-    ) -> Result<Tokenizer, String> {
+    /// `tables` as `build.rs` writes them; `pattern` is tiktoken's with
+    /// `\s+(?!\S)` and the alternative after it replaced by `\s+` (module
+    /// docs).
+    pub fn new(tables: Tables, pattern: &str, newline_alts: bool) -> Result<Tokenizer, String> {
         let regex = DFA::builder()
             .thompson(thompson::Config::new().which_captures(thompson::WhichCaptures::None))
             .build(pattern)
             .map_err(|e| format!("bad pre-tokenizer pattern: {e}"))?;
         Ok(Tokenizer {
-            vocab: Vocab::new(tokens, ends, index)?,
+            vocab: Vocab::new(tables)?,
             regex,
             newline_alts,
         })
@@ -83,7 +78,7 @@ impl Tokenizer {
         Counter {
             tok: self,
             cache: self.regex.create_cache(),
-            parts: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -96,7 +91,56 @@ impl Tokenizer {
 pub struct Counter<'a> {
     tok: &'a Tokenizer,
     cache: Cache,
+    scratch: Scratch,
+}
+
+/// Buffers the merges reuse from piece to piece.
+#[derive(Default)]
+struct Scratch {
+    /// `merge_small`: (start, rank of the pair starting there).
     parts: Vec<(usize, u32)>,
+    /// `merge_large`: where each token ends.
+    ends: Vec<u32>,
+    /// `count_backtracking`: the tokens chosen so far, as (rank, start).
+    chosen: Vec<(u32, u32)>,
+    /// `count_backtracking`: one bit per position, set once no encoding can
+    /// continue from there.
+    dead: Vec<u64>,
+    /// How many pieces `count_windowed` handed to `count_backtracking`.
+    #[cfg(test)]
+    fallbacks: usize,
+    /// Recent answers of `is_valid_pair`, which depend on the
+    /// two ranks only (run-on text asks about the same few pairs again and
+    /// again). Direct-mapped: `(left << 32 | right, answer)`.
+    pairs: Vec<(u64, bool)>,
+}
+
+/// Slots of the pair-answer cache (64 KiB).
+const PAIR_CACHE: usize = 4096;
+
+impl Scratch {
+    /// `vocab.is_valid_pair`, remembered.
+    #[inline]
+    fn is_valid_pair(
+        &mut self,
+        vocab: &Vocab,
+        text: &[u8],
+        at: usize,
+        left: u32,
+        right: u32,
+    ) -> bool {
+        if self.pairs.is_empty() {
+            // (NONE, NONE) is no pair of tokens, so it marks an empty slot.
+            self.pairs = vec![(u64::MAX, false); PAIR_CACHE];
+        }
+        let key = u64::from(left) << 32 | u64::from(right);
+        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 52) as usize;
+        let entry = &mut self.pairs[slot];
+        if entry.0 != key {
+            *entry = (key, vocab.is_valid_pair(text, at, left, right));
+        }
+        entry.1
+    }
 }
 
 impl Counter<'_> {
@@ -116,7 +160,7 @@ impl Counter<'_> {
             total += self
                 .tok
                 .vocab
-                .count_piece(&text.as_bytes()[pos..end], &mut self.parts)?;
+                .count_piece(&text.as_bytes()[pos..end], &mut self.scratch)?;
             pos = end;
         }
         Ok(total)
@@ -141,17 +185,47 @@ impl Counter<'_> {
     }
 }
 
-const NONE: u32 = u32::MAX;
+/// Pieces shorter than this get tiktoken's quadratic merge, which is the
+/// fastest there.
+const SMALL_PIECE: usize = 100;
+/// Long pieces are merged this many bytes at a time ([`Vocab::count_windowed`]):
+/// measured, tiktoken's heap merge beats the backtracking search on pieces
+/// of this size on every text tried but runs of one letter or of spaces.
+const WINDOW: usize = 16 * 1024;
+/// How much of each window is merged again with the next one.
+const MARGIN: usize = 1024;
 
-/// The ranks, as compiled in: token bytes in rank order, each rank's end
-/// offset, and the hash index from bytes to rank (all read in place, so
-/// nothing is built at run time).
+const NONE: u32 = u32::MAX;
+/// In the split table: a single byte, made of nothing.
+const BASE: u32 = u32::MAX - 1;
+
+/// One encoding's compiled-in tables, as `build.rs` writes them (all
+/// integers little-endian u32).
+pub struct Tables {
+    /// Every token's bytes, in rank order.
+    pub tokens: &'static [u8],
+    /// Per rank: where its bytes end in `tokens`.
+    pub ends: &'static [u8],
+    /// Per slot of the hash index from bytes to rank: `rank + 1`, or 0.
+    pub index: &'static [u8],
+    /// Per rank: the (left, right) ranks whose merge made it; `BASE` twice
+    /// for a single byte.
+    pub split: &'static [u8],
+    /// Per rank: the longest token that is a strict prefix of it, or `NONE`.
+    pub prefix: &'static [u8],
+    /// Per slot of a token's first three bytes (`index::head_slot`, one
+    /// byte each): the length of the longest token starting with them (an
+    /// upper bound: slots are shared).
+    pub longest: &'static [u8],
+    /// One bit per two bytes (`b0 << 8 | b1`): whether they are a token.
+    pub pairs: &'static [u8],
+}
+
+/// The ranks, read in place from the compiled-in tables (nothing is built
+/// at run time but the 256 single-byte ranks).
 struct Vocab {
-    tokens: &'static [u8],
-    /// Little-endian u32 per rank: where its bytes end in `tokens`.
-    ends: &'static [u8],
-    /// Little-endian u32 per slot: `rank + 1`, or 0 for an empty slot.
-    index: &'static [u8],
+    t: Tables,
+    byte_rank: [u32; 256],
 }
 
 #[inline]
@@ -161,48 +235,54 @@ fn u32_at(table: &[u8], i: usize) -> u32 {
 }
 
 impl Vocab {
-    fn new(
-        tokens: &'static [u8],
-        ends: &'static [u8],
-        index: &'static [u8],
-    ) -> Result<Vocab, String> {
-        let slots = index.len() / 4;
-        let ranks = ends.len() / 4;
-        // Cheap checks that the three tables belong together; probing relies on them.
-        let fits = ends.len().is_multiple_of(4)
-            && index.len().is_multiple_of(4)
+    fn new(t: Tables) -> Result<Vocab, String> {
+        let slots = t.index.len() / 4;
+        let ranks = t.ends.len() / 4;
+        // Cheap checks that the tables belong together; probing relies on them.
+        let fits = t.ends.len().is_multiple_of(4)
+            && t.index.len().is_multiple_of(4)
             && slots.is_power_of_two()
             && slots > ranks
             && ranks > 0
-            && u32_at(ends, ranks - 1) as usize == tokens.len();
+            && u32_at(t.ends, ranks - 1) as usize == t.tokens.len()
+            && t.split.len() == ranks * 8
+            && t.prefix.len() == ranks * 4
+            && t.longest.len() == 1 << index::HEAD_BITS
+            && t.pairs.len() == 1 << 13;
         if !fits {
             return Err("the compiled-in rank table is inconsistent".into());
         }
-        Ok(Vocab {
-            tokens,
-            ends,
-            index,
-        })
+        let mut vocab = Vocab {
+            t,
+            byte_rank: [NONE; 256],
+        };
+        for b in 0..=255u8 {
+            vocab.byte_rank[usize::from(b)] = vocab.rank(&[b]);
+        }
+        if vocab.byte_rank.contains(&NONE) {
+            return Err("the compiled-in rank table lacks a single byte".into());
+        }
+        Ok(vocab)
     }
 
     fn token(&self, rank: usize) -> Option<&'static [u8]> {
-        if rank >= self.ends.len() / 4 {
+        if rank >= self.t.ends.len() / 4 {
             return None;
         }
         let start = if rank == 0 {
             0
         } else {
-            u32_at(self.ends, rank - 1) as usize
+            u32_at(self.t.ends, rank - 1) as usize
         };
-        self.tokens.get(start..u32_at(self.ends, rank) as usize)
+        self.t.tokens.get(start..u32_at(self.t.ends, rank) as usize)
     }
 
     #[inline]
     fn rank(&self, bytes: &[u8]) -> u32 {
-        let slots = self.index.len() / 4;
+        let slots = self.t.index.len() / 4;
         let mut i = index::slot(bytes, slots);
         loop {
-            let e = u32_at(self.index, i);
+            let e = u32_at(self.t.index, i);
             if e == 0 {
                 return NONE;
             }
@@ -214,15 +294,266 @@ impl Vocab {
     }
 
     /// Tokens in one pre-tokenized piece.
-    fn count_piece(&self, piece: &[u8], parts: &mut Vec<(usize, u32)>) -> Result<usize, String> {
+    fn count_piece(&self, piece: &[u8], scratch: &mut Scratch) -> Result<usize, String> {
         if piece.len() <= 1 || self.rank(piece) != NONE {
             return Ok(piece.len().min(1));
         }
-        if piece.len() < 100 {
-            Ok(self.merge_small(piece, parts))
+        if piece.len() < SMALL_PIECE {
+            Ok(self.merge_small(piece, &mut scratch.parts))
+        } else if piece.len() <= WINDOW + MARGIN {
+            self.merge_large(piece, &mut scratch.ends)
         } else {
-            self.merge_large(piece)
+            self.count_long(piece, scratch)
         }
+    }
+
+    /// The length of a used rank's bytes.
+    #[inline]
+    fn len(&self, rank: u32) -> usize {
+        let r = rank as usize;
+        let start = if r == 0 {
+            0
+        } else {
+            u32_at(self.t.ends, r - 1)
+        };
+        (u32_at(self.t.ends, r) - start) as usize
+    }
+
+    /// The two ranks a used rank was merged from, `None` for a single byte.
+    #[inline]
+    fn split(&self, rank: u32) -> Option<(u32, u32)> {
+        let left = u32_at(self.t.split, rank as usize * 2);
+        (left != BASE).then(|| (left, u32_at(self.t.split, rank as usize * 2 + 1)))
+    }
+
+    /// An upper bound on the length of a token that starts with `b0 b1 b2`.
+    #[inline]
+    fn longest_with_head(&self, b0: u8, b1: u8, b2: u8) -> usize {
+        usize::from(self.t.longest[index::head_slot(b0, b1, b2)])
+    }
+
+    #[inline]
+    fn is_pair_token(&self, b0: u8, b1: u8) -> bool {
+        let pair = usize::from(b0) << 8 | usize::from(b1);
+        self.t.pairs[pair / 8] >> (pair % 8) & 1 == 1
+    }
+
+    /// `rank`, skipping the hash probe when the small tables already rule
+    /// `bytes` out (most joins tried by `is_valid_pair` are no token).
+    #[inline]
+    fn rank_filtered(&self, bytes: &[u8]) -> u32 {
+        let possible = match *bytes {
+            [b0, b1] => self.is_pair_token(b0, b1),
+            [b0, b1, b2, ..] => bytes.len() <= self.longest_with_head(b0, b1, b2),
+            _ => true,
+        };
+        if possible {
+            self.rank(bytes)
+        } else {
+            NONE
+        }
+    }
+
+    /// The longest token `text` (not empty) starts with.
+    #[inline]
+    fn longest_prefix(&self, text: &[u8]) -> u32 {
+        if let [b0, b1, b2, ..] = *text {
+            let max = self.longest_with_head(b0, b1, b2).min(text.len());
+            for n in (3..=max).rev() {
+                let rank = self.rank(&text[..n]);
+                if rank != NONE {
+                    return rank;
+                }
+            }
+        }
+        if let [b0, b1, ..] = *text {
+            if self.is_pair_token(b0, b1) {
+                return self.rank(&text[..2]);
+            }
+        }
+        self.byte_rank[usize::from(text[0])]
+    }
+
+    /// Whether merging `left ++ right` (`left` ends at `at` in `text`, `right`
+    /// starts there) gives exactly these two tokens, i.e. no merge across `at`
+    /// happens first. Walks both tokens' merges back in time, the later
+    /// (higher-ranked) first: while `a` and `b` are the parts touching `at`,
+    /// their join would merge if it is a token ranked below the merge that
+    /// ends that moment (`limit`; ties go to the leftmost pair).
+    fn is_valid_pair(&self, text: &[u8], at: usize, left: u32, right: u32) -> bool {
+        let (mut a, mut b) = (left, right);
+        let mut limit = NONE;
+        loop {
+            let join = self.rank_filtered(&text[at - self.len(a)..at + self.len(b)]);
+            if join < limit {
+                return false;
+            }
+            // Undo the later (higher-ranked) of the two merges that made `a`
+            // and `b`, or the other if that one is a single byte.
+            let left_first = a > b;
+            let mut undo = |left: bool| {
+                if left {
+                    limit = a;
+                    self.split(a).map(|(_, r)| a = r).is_some()
+                } else {
+                    // `b` merging with its right neighbour ties with the
+                    // join only when the join is leftmost: the join wins.
+                    limit = b + 1;
+                    self.split(b).map(|(l, _)| b = l).is_some()
+                }
+            };
+            let undone = undo(left_first) || undo(!left_first);
+            if !undone {
+                return true;
+            }
+        }
+    }
+
+    /// Tokens in a long piece, in time linear in its length: by
+    /// [`Self::count_backtracking`] while its guesses are mostly right, else
+    /// by [`Self::count_windowed`] with [`WINDOW`] and [`MARGIN`].
+    fn count_long(&self, piece: &[u8], scratch: &mut Scratch) -> Result<usize, String> {
+        match self.count_backtracking(piece, scratch, true)? {
+            Some(count) => Ok(count),
+            None => self.count_windowed(piece, scratch, WINDOW, MARGIN),
+        }
+    }
+
+    /// Tokens in a piece longer than `window + margin`, merged a window at a
+    /// time so that each merge stays small (tiktoken's heap merge over a
+    /// whole run-on piece is O(n log n), and bound by cache misses).
+    ///
+    /// BPE's encoding of a text is the one sequence of tokens whose every
+    /// neighbouring pair, merged on its own, gives exactly that pair
+    /// ([`Self::is_valid_pair`]). Each window's tokens come from a real
+    /// merge, so their pairs are right; only the pair across each junction
+    /// needs checking. The tokens that end in a window's last `margin`
+    /// bytes are merged again with the next window, so the junction falls
+    /// where the merge has seen enough on both sides. If a junction check
+    /// fails, the piece is counted by [`Self::count_backtracking`], which
+    /// is linear too, and exact by the same argument.
+    fn count_windowed(
+        &self,
+        piece: &[u8],
+        scratch: &mut Scratch,
+        window: usize,
+        margin: usize,
+    ) -> Result<usize, String> {
+        let n = piece.len();
+        let mut ends = std::mem::take(&mut scratch.ends);
+        let mut start = 0;
+        let mut total = 0;
+        // The last token counted; it ends at `start`.
+        let mut last: Option<u32> = None;
+        while start < n {
+            let (end, keep_within) = if n - start <= window + margin {
+                (n, usize::MAX)
+            } else {
+                (start + window, window - margin)
+            };
+            self.merge_large(&piece[start..end], &mut ends)?;
+            let first = self.rank(&piece[start..start + ends[0] as usize]);
+            if let Some(last) = last {
+                if !scratch.is_valid_pair(self, piece, start, last, first) {
+                    scratch.ends = ends;
+                    #[cfg(test)]
+                    {
+                        scratch.fallbacks += 1;
+                    }
+                    return self
+                        .count_backtracking(piece, scratch, false)?
+                        .ok_or_else(|| "the backtracking count gave up".into());
+                }
+            }
+            let keep = ends
+                .iter()
+                .take_while(|&&e| e as usize <= keep_within)
+                .count()
+                .max(1);
+            let from = if keep >= 2 {
+                ends[keep - 2] as usize
+            } else {
+                0
+            };
+            last = Some(self.rank(&piece[start + from..start + ends[keep - 1] as usize]));
+            total += keep;
+            start += ends[keep - 1] as usize;
+        }
+        scratch.ends = ends;
+        Ok(total)
+    }
+
+    /// Tokens in a piece, in time linear in its length whatever the text:
+    /// this searches for the sequence of valid pairs (see
+    /// [`Self::count_windowed`]) depth first, longest token first, and
+    /// never retries a position from which no encoding continues, so each
+    /// position is entered and left at most once. The idea and the pair
+    /// test are those of GitHub's `bpe` crate (rust-gems, MIT); the tables
+    /// they need come from `build.rs`.
+    ///
+    /// With `give_up`, returns `None` as soon as it tries more than one
+    /// candidate token per four bytes (plus a little): the longest-first
+    /// guess is then mostly wrong and the windowed merge is faster. Runs of
+    /// one letter or of spaces never give up (1 MB of either: ~10 ms here
+    /// against ~110 ms windowed).
+    fn count_backtracking(
+        &self,
+        piece: &[u8],
+        scratch: &mut Scratch,
+        give_up: bool,
+    ) -> Result<Option<usize>, String> {
+        let n = piece.len();
+        if u32::try_from(n).is_err() {
+            return Err("a single piece of 4 GiB or more".into());
+        }
+        let mut chosen = std::mem::take(&mut scratch.chosen);
+        let mut dead = std::mem::take(&mut scratch.dead);
+        chosen.clear();
+        dead.clear();
+        dead.resize(n / 64 + 1, 0);
+        let is_dead = |dead: &[u64], at: usize| dead[at / 64] >> (at % 64) & 1 == 1;
+        let mut pos = 0;
+        let mut token = self.longest_prefix(piece);
+        let (mut tries, mut furthest) = (0usize, 0usize);
+        while pos < n {
+            tries += 1;
+            furthest = furthest.max(pos);
+            if give_up && tries > furthest / 4 + 64 {
+                scratch.chosen = chosen;
+                scratch.dead = dead;
+                return Ok(None);
+            }
+            let end = pos + self.len(token);
+            if !is_dead(&dead, end)
+                && chosen
+                    .last()
+                    .is_none_or(|&(last, _)| scratch.is_valid_pair(self, piece, pos, last, token))
+            {
+                chosen.push((token, pos as u32));
+                pos = end;
+                if pos < n {
+                    token = self.longest_prefix(&piece[pos..]);
+                }
+                continue;
+            }
+            let shorter = u32_at(self.t.prefix, token as usize);
+            if shorter != NONE {
+                token = shorter;
+                continue;
+            }
+            // Nothing fits at `pos`: give up the token before it and try
+            // that one's shorter prefixes (its end is now dead).
+            dead[pos / 64] |= 1 << (pos % 64);
+            let Some((last, start)) = chosen.pop() else {
+                return Err("no encoding found (the rank tables disagree)".into());
+            };
+            pos = start as usize;
+            token = last;
+        }
+        let count = chosen.len();
+        scratch.chosen = chosen;
+        scratch.dead = dead;
+        Ok(Some(count))
     }
 
     /// tiktoken's `_byte_pair_merge`: `parts` holds (start, rank of the pair
@@ -267,8 +598,11 @@ impl Vocab {
     /// O(n log n) with a heap and a linked list of parts. Positions are
     /// `u32` and heap entries one `u64` (rank, then start): half the memory
     /// of the original, which is what long run-on pieces are bound by.
-    fn merge_large(&self, piece: &[u8]) -> Result<usize, String> {
+    ///
+    /// `ends` gets where each token ends (its parts' list is walked once).
+    fn merge_large(&self, piece: &[u8], ends: &mut Vec<u32>) -> Result<usize, String> {
         use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
         struct Part {
             prev: u32,
             end: u32,
@@ -339,6 +673,129 @@ impl Vocab {
             }
             parts[right_start as usize].next_rank = NONE;
         }
+        ends.clear();
+        let mut at = 0;
+        while at < n {
+            at = parts[at as usize].end;
+            ends.push(at);
+        }
         Ok(count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::{tokenizer, Encoding};
+    use proptest::prelude::*;
+
+    fn vocab(enc: Encoding) -> &'static Vocab {
+        &tokenizer(enc).unwrap().vocab
+    }
+
+    /// Both linear counts against tiktoken's own heap merge, on one piece;
+    /// the windowed one with tiny windows so that it has many junctions.
+    /// Returns whether the windowed count fell back, and whether the
+    /// backtracking one gave up when allowed to.
+    fn assert_same(enc: Encoding, piece: &[u8], window: usize) -> (bool, bool) {
+        let v = vocab(enc);
+        let heap = v.merge_large(piece, &mut Vec::new()).unwrap();
+        let text = String::from_utf8_lossy(piece);
+        let mut scratch = Scratch::default();
+        let backtracking = v.count_backtracking(piece, &mut scratch, false).unwrap();
+        assert_eq!(backtracking, Some(heap), "backtracking, {enc} on {text:?}");
+        let budgeted = v.count_backtracking(piece, &mut scratch, true).unwrap();
+        if let Some(budgeted) = budgeted {
+            assert_eq!(budgeted, heap, "budgeted backtracking, {enc} on {text:?}");
+        }
+        let windowed = v
+            .count_windowed(piece, &mut scratch, window, window / 4)
+            .unwrap();
+        assert_eq!(windowed, heap, "window {window}, {enc} on {text:?}");
+        (scratch.fallbacks > 0, budgeted.is_none())
+    }
+
+    fn encoding() -> impl Strategy<Value = Encoding> {
+        prop::sample::select(Encoding::ALL.to_vec())
+    }
+
+    /// Pieces where merges across token boundaries are likeliest: runs of
+    /// whole tokens, of a few letters, of one token repeated.
+    fn piece(enc: Encoding) -> impl Strategy<Value = Vec<u8>> {
+        let ranks = (vocab(enc).t.ends.len() / 4) as u32;
+        // Unused ranks have no bytes; a piece is never empty.
+        let token = move |r: u32| match vocab(enc).token(r as usize) {
+            Some(t) if !t.is_empty() => t.to_vec(),
+            _ => b"?".to_vec(),
+        };
+        prop_oneof![
+            prop::collection::vec(0..ranks, 1..40)
+                .prop_map(move |rs| rs.into_iter().flat_map(token).collect()),
+            (
+                prop::collection::vec(any::<u8>(), 1..4),
+                prop::collection::vec(any::<prop::sample::Index>(), 1..300)
+            )
+                .prop_map(|(alphabet, picks)| picks
+                    .into_iter()
+                    .map(|i| *i.get(&alphabet))
+                    .collect()),
+            (0..ranks, 1..60usize).prop_map(move |(r, k)| token(r).repeat(k)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        #[test]
+        fn linear_counts_equal_heap_merge(
+            (enc, piece) in encoding().prop_flat_map(|e| (Just(e), piece(e))),
+            window in 16..64usize,
+        ) {
+            assert_same(enc, &piece, window);
+        }
+    }
+
+    #[test]
+    fn every_token_pair_in_a_window_of_ranks() {
+        // Neighbouring ranks were merged at neighbouring times, where a
+        // wrong pair test would show first.
+        for enc in Encoding::ALL {
+            let v = vocab(enc);
+            let ranks = v.t.ends.len() / 4;
+            for r in (0..ranks - 1).step_by(97) {
+                let (Some(a), Some(b)) = (v.token(r), v.token(r + 1)) else {
+                    continue;
+                };
+                assert_same(enc, &[a, b].concat(), 16);
+                assert_same(enc, &[b, a, b].concat(), 16);
+            }
+        }
+    }
+
+    #[test]
+    fn every_path_is_taken_and_exact() {
+        // Long run-on pieces, windowed small: most junctions hold, and a
+        // window too small to see a token's context makes some fail (the
+        // fallback must then still give tiktoken's count). The budgeted
+        // search finishes runs of one letter and gives up on others.
+        let (mut fell_back, mut held, mut gave_up, mut finished) = (0, 0, 0, 0);
+        for enc in Encoding::ALL {
+            for unit in ["a", "-", "=", " ", "ab", "的一是", "x_y", "aaab"] {
+                for window in [8, 40, 300] {
+                    let piece = unit.repeat(3000 / unit.len());
+                    let (fell, gave) = assert_same(enc, piece.as_bytes(), window);
+                    *(if fell { &mut fell_back } else { &mut held }) += 1;
+                    *(if gave { &mut gave_up } else { &mut finished }) += 1;
+                }
+            }
+        }
+        assert!(
+            fell_back > 0 && held > 0,
+            "{fell_back} fell back, {held} held"
+        );
+        assert!(
+            gave_up > 0 && finished > 0,
+            "{gave_up} gave up, {finished} finished"
+        );
     }
 }

@@ -34,7 +34,7 @@ use anyhow::{anyhow, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::bpe::Tokenizer;
+use crate::bpe::{Tables, Tokenizer};
 use crate::error::Error;
 use crate::fsutil::text_from_bytes;
 
@@ -132,28 +132,32 @@ const P50K_PATTERN: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\
 
 macro_rules! table {
     ($name:literal) => {
-        (
-            include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".tokens")).as_slice(),
-            include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".ends")).as_slice(),
-            include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".index")).as_slice(),
-        )
+        Tables {
+            tokens: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".tokens")),
+            ends: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".ends")),
+            index: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".index")),
+            split: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".split")),
+            prefix: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".prefix")),
+            longest: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".longest")),
+            pairs: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".pairs")),
+        }
     };
 }
 
 /// The encoding's tokenizer, built once per process on first use (a few
 /// milliseconds: the rank table is compiled in; only its regex is built).
-fn tokenizer(enc: Encoding) -> Result<&'static Tokenizer> {
+pub(crate) fn tokenizer(enc: Encoding) -> Result<&'static Tokenizer> {
     static SLOTS: [OnceLock<std::result::Result<Tokenizer, String>>; 4] =
         [const { OnceLock::new() }; 4];
     SLOTS[enc.index()]
         .get_or_init(|| {
-            let ((tokens, ends, index), pattern) = match enc {
+            let (tables, pattern) = match enc {
                 Encoding::O200kBase => (table!("o200k_base"), O200K_PATTERN),
                 Encoding::Cl100kBase => (table!("cl100k_base"), CL100K_PATTERN),
                 Encoding::P50kBase => (table!("p50k_base"), P50K_PATTERN),
                 Encoding::R50kBase => (table!("r50k_base"), P50K_PATTERN),
             };
-            Tokenizer::new(tokens, ends, index, pattern, enc.splits_at_newline())
+            Tokenizer::new(tables, pattern, enc.splits_at_newline())
         })
         .as_ref()
         .map_err(|e| anyhow!("cannot build the {enc} tokenizer: {e}"))
@@ -723,6 +727,10 @@ mod tests {
                     ("b", "ab", "."),
                     ("", "!", "?"),
                     ("", "12", ""),
+                    // Run-on pieces over 17 KiB take the linear count.
+                    ("", "=", ""),
+                    ("", "的一", "。"),
+                    ("", "xyzzy", ""),
                 ] {
                     let text = format!("{pre}{}{post}", unit.repeat(n));
                     let want = reference(&text, enc);

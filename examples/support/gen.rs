@@ -52,6 +52,27 @@ const IDENTS: &[&str] = &[
     "state", "count", "tokens", "path", "cursor", "enc", "buf", "len", "i",
 ];
 
+/// Run-on text: one pre-tokenizer piece of random lowercase letters.
+#[allow(dead_code)] // not every includer uses every generator
+pub fn word(rng: &mut Rng, size: usize) -> String {
+    (0..size)
+        .map(|_| char::from(b'a' + (rng.next() % 26) as u8))
+        .collect()
+}
+
+/// Run-on text: one piece of common Han characters, as Chinese prose
+/// without punctuation.
+#[allow(dead_code)]
+pub fn cjk(rng: &mut Rng, size: usize) -> String {
+    const HAN: &str = "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生自会那后能对着事其里所去行过家十用发天如然作方成者多日都三小军二无同么经法当起与好看学进种将还分此心前面又定见只从现因开些长明样老";
+    let han: Vec<char> = HAN.chars().collect();
+    let mut s = String::with_capacity(size + 4);
+    while s.len() < size {
+        s.push(han[rng.next() % han.len()]);
+    }
+    s
+}
+
 pub fn prose(rng: &mut Rng, size: usize) -> String {
     let mut s = String::with_capacity(size + 1024);
     while s.len() < size {

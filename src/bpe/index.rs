@@ -28,6 +28,17 @@ pub fn slot(bytes: &[u8], len: usize) -> usize {
     (hash(bytes) >> (64 - len.trailing_zeros())) as usize
 }
 
+/// Bits of the table of longest token lengths by a token's first three bytes.
+pub const HEAD_BITS: u32 = 16;
+
+/// The slot of the first three bytes of a token in the table of longest
+/// token lengths (several heads share a slot: it holds their maximum).
+#[inline]
+pub fn head_slot(b0: u8, b1: u8, b2: u8) -> usize {
+    let word = u64::from(b0) | u64::from(b1) << 8 | u64::from(b2) << 16;
+    (word.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - HEAD_BITS)) as usize
+}
+
 /// The index for `ranks` tokens (`token(r)` is rank r's bytes, empty for an
 /// unused rank): `rank + 1` per slot, 0 for an empty one, linear probing,
 /// load factor under 1/2.
