@@ -44,7 +44,11 @@ fn main() {
     use std::io::Write;
     let mut written = 0;
     // A text cut at a char boundary may be a few bytes short: one copy.
-    let size = if size - size.min(text.len()) < 4 { text.len() } else { size };
+    let size = if size - size.min(text.len()) < 4 {
+        text.len()
+    } else {
+        size
+    };
     while written < size {
         out_file.write_all(text.as_bytes()).expect("write output");
         written += text.len();

@@ -33,7 +33,15 @@ fn git(dir: &Path) -> Command {
 }
 
 fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, Unavailable> {
-    let out = git(dir).args(args).output().map_err(|e| {
+    checked(args, git(dir).args(args).output())
+}
+
+/// The stdout of a finished git call, or why it is unavailable.
+fn checked(
+    args: &[&str],
+    out: std::io::Result<std::process::Output>,
+) -> Result<Vec<u8>, Unavailable> {
+    let out = out.map_err(|e| {
         Unavailable(match e.kind() {
             std::io::ErrorKind::NotFound => "git is not installed".into(),
             _ => format!("cannot run git: {e}"),
@@ -61,9 +69,16 @@ fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, Unavailable> {
 /// Branch, HEAD and uncommitted files, from one `git status` call.
 /// `exclude` (relative to the top level) leaves ctxkeep's own file out.
 pub fn state(dir: &Path, exclude: &[PathBuf]) -> Result<GitState, Unavailable> {
-    let top = toplevel(dir)?;
+    // Both calls pay a process start: ask for the top level while `status`
+    // runs (its porcelain paths are relative to the top level from anywhere).
+    let top_args = ["rev-parse", "--show-toplevel"];
+    let top = git(dir)
+        .args(top_args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
     let out = run(
-        &top,
+        dir,
         &[
             "status",
             "--porcelain=v2",
@@ -71,7 +86,10 @@ pub fn state(dir: &Path, exclude: &[PathBuf]) -> Result<GitState, Unavailable> {
             "-z",
             "--untracked-files=all",
         ],
-    )?;
+    );
+    let top = checked(&top_args, top.and_then(|child| child.wait_with_output()))?;
+    let top = PathBuf::from(String::from_utf8_lossy(&top).trim_end_matches('\n'));
+    let out = out?;
     let mut state = GitState::default();
     let excluded: Vec<String> = exclude
         .iter()
