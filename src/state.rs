@@ -527,18 +527,24 @@ fn parse_front(
         duplicate_key_error(path, text, first_line, &e)
             .unwrap_or_else(|| yaml_error(path, &e, first_line, "front matter"))
     })?;
+    if !matches!(value, Value::Mapping(_) | Value::Null) {
+        return Err(Error::data(
+            path,
+            "front matter must be a mapping of keys to values",
+        ));
+    }
+    // From the parsed value rather than the text again: scanning the YAML is
+    // most of a checkpoint's own time. Only a failure re-reads the text, for
+    // an error that names the line.
+    let fm: FrontMatter = match FrontMatter::deserialize(&value) {
+        Ok(fm) => fm,
+        Err(_) => serde_yaml::from_str(text)
+            .map_err(|e| yaml_error(path, &e, first_line, "front matter"))?,
+    };
     let mapping = match value {
         Value::Mapping(m) => m,
-        Value::Null => Mapping::new(),
-        _ => {
-            return Err(Error::data(
-                path,
-                "front matter must be a mapping of keys to values",
-            ))
-        }
+        _ => Mapping::new(),
     };
-    let fm: FrontMatter =
-        serde_yaml::from_str(text).map_err(|e| yaml_error(path, &e, first_line, "front matter"))?;
     Ok((mapping, fm))
 }
 
