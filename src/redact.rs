@@ -327,9 +327,10 @@ fn accept(rule: usize, text: &str, caps: &Captures<'_>) -> Option<(usize, usize)
 /// Which rules can match at all, from the keyword prefilter.
 fn candidate_rules(text: &str) -> [bool; 12] {
     let mut on = [false; 12];
-    // A short text (a hook's message, a session id, a path) is searched
-    // directly: compiling the keyword regexes costs a millisecond, many
-    // times what the search takes, in a process that runs once per hook.
+    // A short text (a hook's message, a path, a state file) is searched
+    // directly: compiling the keyword regexes costs a millisecond, more
+    // than 35 substring searches over 64 KiB, in a process that runs once
+    // per hook.
     if text.len() <= SHORT_TEXT {
         for (keyword, rule) in KEYWORDS {
             on[*rule] = on[*rule] || text.contains(keyword);
@@ -351,7 +352,7 @@ fn candidate_rules(text: &str) -> [bool; 12] {
 }
 
 /// Up to this many bytes, `candidate_rules` uses plain substring search.
-const SHORT_TEXT: usize = 4096;
+const SHORT_TEXT: usize = 64 * 1024;
 
 /// The start of the generic regex done by hand, for short texts: a keyword,
 /// at most 20 identifier bytes, an optional (escaped) quote, at most 5
