@@ -490,15 +490,34 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 /// A string under a secret-looking key (`"password"`, `"api_key"`) is also
 /// redacted as a whole when it looks like a secret on its own.
 pub fn redact_json(value: &mut serde_json::Value) {
+    // One look at the whole document first (a checkpoint record holds
+    // hundreds of strings): a string can only hold a secret, or sit under a
+    // secret-looking key, if the document has one of the rules' keywords.
+    // They have no character JSON escapes, so they show in its text as in
+    // the strings. Past 64 KiB the strings are simply scanned one by one.
+    if let Ok(text) = serde_json::to_string(value) {
+        if text.len() <= SHORT_TEXT && !could_hold_secret(&text) {
+            return;
+        }
+    }
+    redact_json_strings(value);
+}
+
+/// Whether any rule's keyword, or a generic one, occurs in `text`.
+fn could_hold_secret(text: &str) -> bool {
+    KEYWORDS.iter().any(|(keyword, _)| text.contains(keyword)) || has_generic_keyword(text)
+}
+
+fn redact_json_strings(value: &mut serde_json::Value) {
     use serde_json::Value;
     match value {
         Value::String(s) => redact_string(s, None),
-        Value::Array(items) => items.iter_mut().for_each(redact_json),
+        Value::Array(items) => items.iter_mut().for_each(redact_json_strings),
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
                 match v {
                     Value::String(s) => redact_string(s, Some(k)),
-                    other => redact_json(other),
+                    other => redact_json_strings(other),
                 }
             }
         }
@@ -914,6 +933,25 @@ See [the docs](https://github.com/example/ctxkeep/blob/main/README.md#secrets).\
             }
             let mut v = serde_json::json!({"k": s.clone(), "token": [s.clone()]});
             redact_json(&mut v);
+        }
+
+        /// The whole-document prefilter never skips what the string-by-string
+        /// scan would redact.
+        #[test]
+        fn json_prefilter_skips_only_clean_documents(
+            items in proptest::collection::vec((fragments(), fragments()), 0..6)
+        ) {
+            let doc = serde_json::Value::Object(
+                items
+                    .into_iter()
+                    .map(|(k, v)| (k, serde_json::json!([v.clone(), {"note": v}])))
+                    .collect(),
+            );
+            let mut fast = doc.clone();
+            redact_json(&mut fast);
+            let mut each = doc.clone();
+            redact_json_strings(&mut each);
+            prop_assert_eq!(fast, each);
         }
 
         #[test]
