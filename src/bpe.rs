@@ -269,12 +269,18 @@ impl Vocab {
         if rank >= self.t.ends.len() / 4 {
             return None;
         }
+        self.t.tokens.get(self.range(rank))
+    }
+
+    /// Where a used rank's bytes lie in `tokens`.
+    #[inline]
+    fn range(&self, rank: usize) -> std::ops::Range<usize> {
         let start = if rank == 0 {
             0
         } else {
             u32_at(self.t.ends, rank - 1) as usize
         };
-        self.t.tokens.get(start..u32_at(self.t.ends, rank) as usize)
+        start..u32_at(self.t.ends, rank) as usize
     }
 
     #[inline]
@@ -310,13 +316,7 @@ impl Vocab {
     /// The length of a used rank's bytes.
     #[inline]
     fn len(&self, rank: u32) -> usize {
-        let r = rank as usize;
-        let start = if r == 0 {
-            0
-        } else {
-            u32_at(self.t.ends, r - 1)
-        };
-        (u32_at(self.t.ends, r) - start) as usize
+        self.range(rank as usize).len()
     }
 
     /// The two ranks a used rank was merged from, `None` for a single byte.

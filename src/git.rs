@@ -71,9 +71,8 @@ fn checked(
 pub fn state(dir: &Path, exclude: &[PathBuf]) -> Result<GitState, Unavailable> {
     // Both calls pay a process start: ask for the top level while `status`
     // runs (its porcelain paths are relative to the top level from anywhere).
-    let top_args = ["rev-parse", "--show-toplevel"];
     let top = git(dir)
-        .args(top_args)
+        .args(TOPLEVEL)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn();
@@ -87,8 +86,7 @@ pub fn state(dir: &Path, exclude: &[PathBuf]) -> Result<GitState, Unavailable> {
             "--untracked-files=all",
         ],
     );
-    let top = checked(&top_args, top.and_then(|child| child.wait_with_output()))?;
-    let top = PathBuf::from(String::from_utf8_lossy(&top).trim_end_matches('\n'));
+    let top = path_of(checked(&TOPLEVEL, top.and_then(|c| c.wait_with_output()))?);
     let out = out?;
     let mut state = GitState::default();
     let excluded: Vec<String> = exclude
@@ -167,11 +165,15 @@ fn xy_status(xy: &str) -> &'static str {
     pick(y).or(pick(x)).unwrap_or("modified")
 }
 
+const TOPLEVEL: [&str; 2] = ["rev-parse", "--show-toplevel"];
+
 pub fn toplevel(dir: &Path) -> Result<PathBuf, Unavailable> {
-    let out = run(dir, &["rev-parse", "--show-toplevel"])?;
-    Ok(PathBuf::from(
-        String::from_utf8_lossy(&out).trim_end_matches('\n'),
-    ))
+    run(dir, &TOPLEVEL).map(path_of)
+}
+
+/// The path git printed on one line.
+fn path_of(out: Vec<u8>) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(&out).trim_end_matches('\n'))
 }
 
 /// Whether `commit` names a commit this repository has.
