@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
+pub use crate::git::{DirtyFile, GitState};
+
+/// An archived record is one small JSON document; anything larger is not one.
+const MAX_RECORD_BYTES: u64 = 8 * 1024 * 1024;
 
 /// One checkpoint: everything a cold reader needs to continue the work.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -40,23 +44,6 @@ pub struct Checkpoint {
     /// `sha256:<hex>` over the canonical record without this field.
     #[serde(default)]
     pub digest: String,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct GitState {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub head: Option<String>,
-    #[serde(default)]
-    pub dirty: Vec<DirtyFile>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DirtyFile {
-    pub path: String,
-    /// modified, added, deleted, renamed, copied, typechange, untracked, conflicted.
-    pub status: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -275,7 +262,7 @@ impl Archive<'_> {
 
     pub fn load(&self, id: &str) -> Result<Checkpoint, Error> {
         let path = self.dir.join(format!("{id}.json"));
-        let text = crate::fsutil::read_text(&path, crate::state::MAX_FILE_BYTES)?;
+        let text = crate::fsutil::read_text(&path, MAX_RECORD_BYTES)?;
         serde_json::from_str(&text)
             .map_err(|e| Error::data(&path, format!("not a checkpoint record: {e}")))
     }
@@ -380,7 +367,7 @@ mod tests {
         let mut c = sample();
         c.notes = "no\n1.10 \"quoted\"".into();
         c.seal();
-        let yaml = crate::state::emit_key("checkpoint", &c.to_json(), "\n");
+        let yaml = crate::yaml_emit::emit_key("checkpoint", &c.to_json(), "\n");
         let v: serde_yaml::Mapping = serde_yaml::from_str(&yaml).unwrap();
         let back = yaml_to_json(&v[&serde_yaml::Value::from("checkpoint")]);
         assert_eq!(digest_of(&back), c.digest);

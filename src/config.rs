@@ -2,7 +2,8 @@
 
 use std::str::FromStr;
 
-use crate::state::{FrontMatter, Stage};
+use crate::stages::Stage;
+use crate::state::FrontMatter;
 use crate::tokens::Encoding;
 
 pub const DEFAULT_WINDOW: u64 = 200_000;
@@ -52,7 +53,7 @@ impl Config {
                 .or(model_info.as_ref().map(|m| m.encoding))
                 .unwrap_or(Encoding::O200kBase),
             stages: fm.stages.clone().unwrap_or_else(|| {
-                crate::state::parse_stages(crate::state::DEFAULT_STAGES)
+                crate::stages::parse_stages(crate::stages::DEFAULT_STAGES)
                     .expect("default stages parse")
             }),
             resume_max_tokens: fm.resume_max_tokens.unwrap_or(DEFAULT_RESUME_TOKENS),

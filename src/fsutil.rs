@@ -8,6 +8,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
+use crate::output::Output;
 
 /// Reads a text file that ctxkeep owns or parses, refusing what it must not
 /// touch: non-regular files (without blocking on a FIFO), files over `limit`,
@@ -223,7 +224,7 @@ pub struct Lock {
 }
 
 impl Lock {
-    pub fn acquire(path: &Path, timeout: Duration) -> Result<Lock, Error> {
+    pub fn acquire(path: &Path, timeout: Duration, out: &Output) -> Result<Lock, Error> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -234,7 +235,7 @@ impl Lock {
         match file.try_lock() {
             Ok(()) => return Ok(Lock::held(file)),
             Err(fs::TryLockError::WouldBlock) => {}
-            Err(fs::TryLockError::Error(e)) => return Lock::unsupported_or(path, file, e),
+            Err(fs::TryLockError::Error(e)) => return Lock::unsupported_or(path, file, e, out),
         }
         // Contended: wait in the kernel, so the lock passes to a waiter the
         // moment it is freed. (Polling with backoff left it idle between
@@ -255,12 +256,12 @@ impl Lock {
         let start = Instant::now();
         let mut got = rx.recv_timeout(timeout.min(Duration::from_secs(1)));
         if matches!(got, Err(mpsc::RecvTimeoutError::Timeout)) && start.elapsed() < timeout {
-            eprintln!("ctxkeep: waiting for lock {}", path.display());
+            out.info(&format!("ctxkeep: waiting for lock {}", path.display()));
             got = rx.recv_timeout(timeout.saturating_sub(start.elapsed()));
         }
         match got {
             Ok(Ok(())) => Ok(Lock::held(file)),
-            Ok(Err(e)) => Lock::unsupported_or(path, file, e),
+            Ok(Err(e)) => Lock::unsupported_or(path, file, e, out),
             Err(_) => {
                 let mut holder = String::new();
                 let _ = File::open(path).and_then(|mut f| f.read_to_string(&mut holder));
@@ -281,12 +282,12 @@ impl Lock {
 
     /// Locking unsupported (e.g. some network file systems): carry on
     /// unlocked; the atomic write's change check still guards prose.
-    fn unsupported_or(path: &Path, file: File, e: io::Error) -> Result<Lock, Error> {
+    fn unsupported_or(path: &Path, file: File, e: io::Error, out: &Output) -> Result<Lock, Error> {
         if matches!(e.kind(), io::ErrorKind::Unsupported) {
-            eprintln!(
-                "ctxkeep: warning: {}: locking unsupported here; continuing without a lock",
+            out.warn(&format!(
+                "{}: locking unsupported here; continuing without a lock",
                 path.display()
-            );
+            ));
             return Ok(Lock { file });
         }
         Err(Error::io(path, "cannot lock", e))
@@ -439,6 +440,11 @@ pub fn stale_temp_files(dir: &Path, prefixes: &[String]) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
+    const QUIET: Output = Output {
+        json: false,
+        quiet: true,
+    };
+
     #[test]
     fn read_text_refuses_binary_and_bad_utf8() {
         let dir = tempfile::tempdir().unwrap();
@@ -539,9 +545,9 @@ mod tests {
     fn lock_times_out_naming_the_holder() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lock");
-        let _held = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
+        let _held = Lock::acquire(&path, Duration::from_secs(1), &QUIET).unwrap();
         // A second handle in the same process contends like another process would.
-        let err = Lock::acquire(&path, Duration::from_millis(30))
+        let err = Lock::acquire(&path, Duration::from_millis(30), &QUIET)
             .err()
             .unwrap();
         assert_eq!(err.exit_code(), 75);

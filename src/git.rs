@@ -4,7 +4,25 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::checkpoint::{DirtyFile, GitState};
+use serde::{Deserialize, Serialize};
+
+/// The repository as a checkpoint records it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GitState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    #[serde(default)]
+    pub dirty: Vec<DirtyFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirtyFile {
+    pub path: String,
+    /// modified, added, deleted, renamed, copied, typechange, untracked, conflicted.
+    pub status: String,
+}
 
 /// Why git state could not be read; the caller warns and carries on.
 #[derive(Debug, Clone, PartialEq, Eq)]

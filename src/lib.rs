@@ -23,6 +23,7 @@ pub mod retention;
 pub mod session;
 pub mod stages;
 pub mod state;
+pub mod yaml_emit;
 pub mod templates;
 pub mod tokens;
 pub mod usage;

@@ -39,15 +39,6 @@ impl std::fmt::Display for Source {
     }
 }
 
-/// A stage that has fired and stays fired until usage falls below it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FiredStage {
-    pub at: f64,
-    pub name: String,
-    pub action: crate::state::StageAction,
-    /// The checkpoint written for it, if any.
-    pub checkpoint: Option<String>,
-}
 
 /// What `track --count FILE` remembers, so counting the same file again
 /// after it grew costs only what was appended.
@@ -70,7 +61,7 @@ pub struct Session {
     pub source: Source,
     /// Stages fired and not re-armed yet, lowest first.
     #[serde(default)]
-    pub fired: Vec<FiredStage>,
+    pub fired: Vec<crate::stages::FiredStage>,
     /// The last message count recorded with `--messages`.
     #[serde(default)]
     pub messages: Option<u64>,

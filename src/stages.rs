@@ -2,8 +2,111 @@
 //! it, and re-arms when usage falls back below it (after a compaction).
 //! Pure logic; `track` does the writing.
 
-use crate::session::FiredStage;
-use crate::state::{Stage, StageAction};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StageAction {
+    Warn,
+    Checkpoint,
+    Handoff,
+}
+
+impl std::fmt::Display for StageAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StageAction::Warn => "warn",
+            StageAction::Checkpoint => "checkpoint",
+            StageAction::Handoff => "handoff",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct Stage {
+    /// Percent of the window at which the stage fires.
+    #[serde(serialize_with = "whole_as_integer")]
+    pub at: f64,
+    pub action: StageAction,
+    /// Name used as the checkpoint trigger; default `stage-<at>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// Writes 80.0 as `80`, so the config reads as the user wrote it.
+pub(crate) fn whole_as_integer<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        s.serialize_i64(*x as i64)
+    } else {
+        s.serialize_f64(*x)
+    }
+}
+
+impl Stage {
+    pub fn name(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("stage-{}", crate::output::fmt_num(self.at)))
+    }
+}
+
+pub const DEFAULT_STAGES: &str = "80:warn,90:checkpoint,95:checkpoint,98:handoff";
+
+/// Parses `PCT[:ACTION],...` (ACTION defaults to warn), sorted by percent.
+pub fn parse_stages(spec: &str) -> Result<Vec<Stage>, Error> {
+    let mut stages = Vec::new();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (pct, action) = item.split_once(':').unwrap_or((item, "warn"));
+        let at: f64 = pct
+            .trim()
+            .trim_end_matches('%')
+            .parse()
+            .ok()
+            .filter(|p: &f64| *p > 0.0 && *p <= 100.0)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "--stages: '{item}': the percent must be a number in (0, 100]"
+                ))
+            })?;
+        let action = match action.trim() {
+            "warn" => StageAction::Warn,
+            "checkpoint" => StageAction::Checkpoint,
+            "handoff" => StageAction::Handoff,
+            other => {
+                return Err(Error::Usage(format!(
+                    "--stages: '{item}': unknown action '{other}' (use warn, checkpoint or handoff)"
+                )))
+            }
+        };
+        if stages.iter().any(|s: &Stage| s.at == at) {
+            return Err(Error::Usage(format!("--stages: {pct}% is given twice")));
+        }
+        stages.push(Stage {
+            at,
+            action,
+            name: None,
+        });
+    }
+    if stages.is_empty() {
+        return Err(Error::Usage(
+            "--stages: give at least one PCT[:ACTION]".into(),
+        ));
+    }
+    stages.sort_by(|a, b| a.at.total_cmp(&b.at));
+    Ok(stages)
+}
+
+/// A stage that has fired and stays fired until usage falls below it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FiredStage {
+    pub at: f64,
+    pub name: String,
+    pub action: StageAction,
+    /// The checkpoint written for it, if any.
+    pub checkpoint: Option<String>,
+}
 
 /// The outcome of moving a session to a new percent.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +181,20 @@ pub fn reached(stages: &[Stage], percent: Option<f64>) -> Option<&Stage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::parse_stages;
+
+    #[test]
+    fn stages_parse_and_sort() {
+        let st = parse_stages("95:checkpoint, 80 ,98:handoff").unwrap();
+        assert_eq!(
+            st.iter().map(|s| s.at).collect::<Vec<_>>(),
+            vec![80.0, 95.0, 98.0]
+        );
+        assert_eq!(st[0].action, StageAction::Warn);
+        assert_eq!(st[0].name(), "stage-80");
+        assert!(parse_stages("120").is_err());
+        assert!(parse_stages("80:explode").is_err());
+        assert!(parse_stages("80,80").is_err());
+    }
 
     /// Applies a step the way `track` does; returns the names fired.
     fn walk(stages: &[Stage], fired: &mut Vec<FiredStage>, p: f64) -> Vec<String> {

@@ -3,12 +3,23 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::GlobalArgs;
 use crate::error::Error;
 use crate::fsutil::{self, Lock};
+use crate::output::Output;
 
 pub const STATE_FILE: &str = "project-state.md";
 pub const DATA_DIR: &str = ".ctxkeep";
+
+/// Where the user pointed ctxkeep (`--state`, `--lock-timeout`), and where
+/// notices such as "waiting for lock" go: plain values, so that this module
+/// knows nothing of the command line.
+#[derive(Debug, Clone)]
+pub struct Locate {
+    pub state: Option<PathBuf>,
+    /// Seconds; must be finite and >= 0.
+    pub lock_timeout: f64,
+    pub out: Output,
+}
 
 #[derive(Debug, Clone)]
 pub struct Workspace {
@@ -19,13 +30,15 @@ pub struct Workspace {
     /// `.ctxkeep/` beside the state file: local, never committed.
     pub data_dir: PathBuf,
     pub lock_timeout: Duration,
+    /// Where notices of lower layers go (quiet in hooks and with `--quiet`).
+    pub out: Output,
 }
 
 impl Workspace {
     /// The state file from `--state`/`CTXKEEP_STATE`, else the nearest
     /// `project-state.md` from the current directory upward. With `create`,
     /// a missing file resolves to `./project-state.md` (for `init`).
-    pub fn resolve(global: &GlobalArgs, create: bool) -> Result<Workspace, Error> {
+    pub fn resolve(global: &Locate, create: bool) -> Result<Workspace, Error> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::io(".", "cannot read the current directory", e))?;
         let state_path =
@@ -57,6 +70,7 @@ impl Workspace {
             state_path,
             root,
             lock_timeout: timeout,
+            out: global.out,
         })
     }
 
@@ -114,7 +128,7 @@ impl Workspace {
     /// which sweeps them itself and reports what it removed.
     pub fn lock_only(&self) -> Result<Lock, Error> {
         fsutil::ensure_dir(&self.data_dir)?;
-        Lock::acquire(&self.data_dir.join("lock"), self.lock_timeout)
+        Lock::acquire(&self.data_dir.join("lock"), self.lock_timeout, &self.out)
     }
 
     /// The state file's path as messages show it.

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::checkpoint::{digest_of, yaml_to_json, Checkpoint};
+use crate::checkpoint::Checkpoint;
 use crate::state::StateFile;
 use crate::workspace::Workspace;
 
@@ -54,29 +54,6 @@ impl Finding {
             message: message.into(),
         }
     }
-}
-
-/// Whether the checkpoint in the file is the one ctxkeep sealed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Seal {
-    Intact,
-    /// Edited since ctxkeep wrote it.
-    Altered,
-    /// No digest at all (written by hand, or cut).
-    Missing,
-}
-
-pub fn seal(sf: &StateFile) -> Option<Seal> {
-    let c = sf.fm.checkpoint.as_ref()?;
-    if c.digest.trim().is_empty() {
-        return Some(Seal::Missing);
-    }
-    let raw = sf.mapping.get("checkpoint")?;
-    Some(if digest_of(&yaml_to_json(raw)) == c.digest {
-        Seal::Intact
-    } else {
-        Seal::Altered
-    })
 }
 
 impl Finding {
@@ -408,7 +385,7 @@ mod tests {
         c.seal();
         format!(
             "---\nctxkeep: 1\n{}---\n# Notes\n\n<!-- ctxkeep:begin -->\nblock\n<!-- ctxkeep:end -->\n",
-            crate::state::emit_key("checkpoint", &c.to_json(), "\n")
+            crate::yaml_emit::emit_key("checkpoint", &c.to_json(), "\n")
         )
     }
 

@@ -1,7 +1,8 @@
 //! CK0xx/CK1xx: the format version, the record's required fields, its
 //! digest, and signs that the file was cut short.
 
-use super::{seal, Finding, Seal, Severity};
+use super::{Finding, Severity};
+use crate::state::{seal, Seal};
 use crate::checkpoint::Checkpoint;
 use crate::state::{StateFile, FORMAT_VERSION};
 

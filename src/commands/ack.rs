@@ -38,7 +38,7 @@ impl AckReport {
 }
 
 pub fn run(args: AckArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let ws = Workspace::resolve(&ctx.global, false)?;
+    let ws = Workspace::resolve(&ctx.locate(), false)?;
     StateFile::load(&ws.state_path)?.require_initialized()?;
     let lock = ws.lock()?;
     let report = match (&args.nonce, &args.transcript) {

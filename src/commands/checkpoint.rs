@@ -18,7 +18,7 @@ use crate::templates::Templates;
 use crate::workspace::Workspace;
 
 pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let ws = Workspace::resolve(&ctx.global, false)?;
+    let ws = Workspace::resolve(&ctx.locate(), false)?;
     let from = match &args.from {
         Some(src) => read_fields(src)?,
         None => Fields::default(),

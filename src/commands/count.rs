@@ -85,7 +85,7 @@ fn pick_encoding(args: &CountArgs, ctx: &Ctx) -> anyhow::Result<Encoding> {
     if let Some(e) = &args.encoding {
         return Ok(Encoding::from_str(e).map_err(|err| Error::Usage(format!("--encoding: {err}")))?);
     }
-    let project = Workspace::resolve(&ctx.global, false)
+    let project = Workspace::resolve(&ctx.locate(), false)
         .ok()
         .and_then(|ws| StateFile::load(&ws.state_path).ok())
         .filter(StateFile::is_initialized)

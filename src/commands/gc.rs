@@ -9,7 +9,7 @@ use crate::state::StateFile;
 use crate::workspace::Workspace;
 
 pub fn run(args: GcArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let ws = Workspace::resolve(&ctx.global, false)?;
+    let ws = Workspace::resolve(&ctx.locate(), false)?;
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);

@@ -22,6 +22,13 @@ use crate::state::StateFile;
 use crate::usage::Agent;
 use crate::workspace::Workspace;
 
+/// Warnings from the shared code go nowhere: on exit 0 the agent only logs
+/// stderr, and a line there would read as a failure.
+const SILENT: Output = Output {
+    json: false,
+    quiet: true,
+};
+
 /// Claude Code's limit on injected text (longer text is replaced by a preview).
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
 /// The exit code that blocks the agent's action (only with `--strict`).
@@ -116,10 +123,7 @@ fn handle(
         session,
         agent,
         payload,
-        out: Output {
-            json: false,
-            quiet: true,
-        },
+        out: SILENT,
     };
     match hook.payload.action.clone() {
         Action::Track { reply } => hook.track(reply),
@@ -320,18 +324,16 @@ fn newer_than_last_session(ws: &Workspace, c: &Checkpoint) -> bool {
 
 /// `--state`/`CTXKEEP_STATE`, else the project around the agent's working
 /// directory (Codex may run `notify` from elsewhere), else around ours.
+/// Notices of lower layers (a lock wait) stay off the agent's stderr.
 fn workspace(ctx: &Ctx, payload: Option<&Payload>) -> Result<Workspace, Error> {
-    if ctx.global.state.is_none() {
-        if let Some(found) = payload
+    let mut locate = ctx.locate();
+    locate.out = SILENT;
+    if locate.state.is_none() {
+        locate.state = payload
             .and_then(|p| p.cwd.as_deref())
-            .and_then(crate::workspace::find_upward)
-        {
-            let mut global = ctx.global.clone();
-            global.state = Some(found);
-            return Workspace::resolve(&global, false);
-        }
+            .and_then(crate::workspace::find_upward);
     }
-    Workspace::resolve(&ctx.global, false)
+    Workspace::resolve(&locate, false)
 }
 
 /// `$CODEX_HOME`, else `~/.codex`.

@@ -45,7 +45,7 @@ fn settings_path(given: Option<PathBuf>, ctx: &Ctx) -> anyhow::Result<PathBuf> {
     match given {
         Some(p) => Ok(p),
         None => {
-            let ws = Workspace::resolve(&ctx.global, false)?;
+            let ws = Workspace::resolve(&ctx.locate(), false)?;
             Ok(ws.root.join(".claude").join("settings.json"))
         }
     }
@@ -169,7 +169,7 @@ fn doctor(args: HooksDoctorArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         return Err(Error::Usage("--timeout must be a number of seconds > 0".into()).into());
     }
     let timeout = Duration::from_secs_f64(args.timeout);
-    let ws = Workspace::resolve(&ctx.global, false)?;
+    let ws = Workspace::resolve(&ctx.locate(), false)?;
     let path = args
         .settings
         .unwrap_or_else(|| ws.root.join(".claude").join("settings.json"));

@@ -12,7 +12,7 @@ use super::Ctx;
 use crate::cli::InitArgs;
 use crate::config::DEFAULT_WINDOW;
 use crate::error::Error;
-use crate::state::{self, StateFile, FORMAT_VERSION};
+use crate::state::{StateFile, FORMAT_VERSION};
 use crate::templates::{self, Templates};
 use crate::tokens::Encoding;
 use crate::workspace::Workspace;
@@ -26,19 +26,19 @@ struct InitReport {
     model: Option<String>,
     window: u64,
     encoding: String,
-    stages: Vec<state::Stage>,
+    stages: Vec<crate::stages::Stage>,
     gitignore_updated: bool,
     templates_dir: Option<String>,
     templates_written: Vec<String>,
 }
 
 pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let ws = Workspace::resolve(&ctx.global, true)?;
+    let ws = Workspace::resolve(&ctx.locate(), true)?;
     // Validate every flag before touching anything.
     let stages = args
         .stages
         .as_deref()
-        .map(state::parse_stages)
+        .map(crate::stages::parse_stages)
         .transpose()?;
     let encoding = args
         .encoding
@@ -115,7 +115,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         }
     }
     let stages = stages.or(if fresh {
-        Some(state::parse_stages(state::DEFAULT_STAGES)?)
+        Some(crate::stages::parse_stages(crate::stages::DEFAULT_STAGES)?)
     } else {
         None
     });
@@ -224,7 +224,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-fn stage_list(stages: &[state::Stage]) -> String {
+fn stage_list(stages: &[crate::stages::Stage]) -> String {
     stages
         .iter()
         .map(|s| format!("{}%:{}", crate::output::fmt_num(s.at), s.action))

@@ -44,7 +44,7 @@ struct LogReport {
 }
 
 pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let ws = Workspace::resolve(&ctx.global, false)?;
+    let ws = Workspace::resolve(&ctx.locate(), false)?;
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let mut entries = checkpoints(&ws, &sf);

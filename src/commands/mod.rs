@@ -17,11 +17,23 @@ pub mod verify;
 
 use crate::cli::{Command, GlobalArgs};
 use crate::output::Output;
+use crate::workspace::Locate;
 
 /// What every command gets: the global flags and where to print.
 pub struct Ctx {
     pub global: GlobalArgs,
     pub out: Output,
+}
+
+impl Ctx {
+    /// The global flags that find the project, as the workspace takes them.
+    pub fn locate(&self) -> Locate {
+        Locate {
+            state: self.global.state.clone(),
+            lock_timeout: self.global.lock_timeout,
+            out: self.out,
+        }
+    }
 }
 
 /// Runs a command; `Ok(code)` is the exit code of a command that ran to its

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::Ctx;
 use crate::chain::SessionRecord;
 use crate::checkpoint::{Checkpoint, DirtyFile};
-use crate::checks::{self, Seal};
+use crate::state::Seal;
 use crate::cli::ResumeArgs;
 use crate::config::Config;
 use crate::error::Error;
@@ -41,7 +41,7 @@ pub struct ResumeReport {
 }
 
 pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let ws = Workspace::resolve(&ctx.global, false)?;
+    let ws = Workspace::resolve(&ctx.locate(), false)?;
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
@@ -51,7 +51,7 @@ pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             "no checkpoint yet; write one with `ctxkeep checkpoint`",
         )
     })?;
-    match checks::seal(&sf) {
+    match crate::state::seal(&sf) {
         Some(Seal::Intact) => {}
         Some(state) if !args.force => {
             let what = if state == Seal::Missing {
@@ -317,7 +317,7 @@ pub fn prompt_for_hook(
         session,
     )?;
     let mut prompt = crate::redact::redact(&rendered.prompt).into_owned();
-    if checks::seal(sf) != Some(Seal::Intact) {
+    if crate::state::seal(sf) != Some(Seal::Intact) {
         prompt = format!(
             "WARNING: checkpoint {} was changed by hand since ctxkeep wrote it (or has no digest); check it with `ctxkeep verify`.\n\n{prompt}",
             checkpoint.id

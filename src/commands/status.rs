@@ -63,7 +63,7 @@ impl CheckpointRef {
 }
 
 pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let ws = Workspace::resolve(&ctx.global, false)?;
+    let ws = Workspace::resolve(&ctx.locate(), false)?;
     let id = session::validate_id(&args.session)?;
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;

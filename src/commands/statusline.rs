@@ -11,7 +11,8 @@ use super::Ctx;
 use crate::config::Config;
 use crate::output::{fmt_num, gauge, Output};
 use crate::session::{self, DEFAULT_SESSION};
-use crate::state::{Stage, StateFile};
+use crate::stages::Stage;
+use crate::state::StateFile;
 use crate::usage::Agent;
 use crate::workspace::Workspace;
 
@@ -50,7 +51,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<u8> {
 
 fn view(ctx: &Ctx) -> anyhow::Result<View> {
     let sl = crate::usage::read_statusline(std::io::stdin().lock())?;
-    let ws = Workspace::resolve(&ctx.global, false)?;
+    let ws = Workspace::resolve(&ctx.locate(), false)?;
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);

@@ -14,8 +14,10 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::output::{fmt_num, gauge, thousands, Output};
 use crate::redact::redact;
-use crate::session::{self, CountState, FiredStage, Session, Source};
-use crate::state::{Stage, StageAction, StateFile};
+use crate::session::{self, CountState, Session, Source};
+use crate::stages::FiredStage;
+use crate::stages::{Stage, StageAction};
+use crate::state::StateFile;
 use crate::templates::Templates;
 use crate::tokens::Encoding;
 use crate::usage::{Agent, Usage};
@@ -39,7 +41,7 @@ pub struct Report {
 /// A stage in the JSON output.
 #[derive(Debug, Clone, Serialize)]
 pub struct Fired {
-    #[serde(serialize_with = "crate::state::whole_as_integer")]
+    #[serde(serialize_with = "crate::stages::whole_as_integer")]
     pub at: f64,
     pub name: String,
     pub action: StageAction,
@@ -119,7 +121,7 @@ pub enum Reading {
 }
 
 pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let ws = Workspace::resolve(&ctx.global, false)?;
+    let ws = Workspace::resolve(&ctx.locate(), false)?;
     let id = session::validate_id(&args.session)?;
     check_args(&args)?;
     let sf = StateFile::load(&ws.state_path)?;

@@ -23,7 +23,7 @@ pub struct VerifyReport {
 }
 
 pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let ws = Workspace::resolve(&ctx.global, false)?;
+    let ws = Workspace::resolve(&ctx.locate(), false)?;
     let sf = StateFile::load(&ws.state_path)?;
     let outcome = checks::all(&Subject {
         sf: &sf,
