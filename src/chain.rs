@@ -666,6 +666,7 @@ mod tests {
             root: dir.path().to_path_buf(),
             data_dir: dir.path().join(".ctxkeep"),
             lock_timeout: std::time::Duration::from_secs(1),
+            out: crate::output::Output::SILENT,
         };
         assert!(!latest_is_pending(&ws), "no chain yet");
         std::fs::create_dir(&ws.data_dir).unwrap();
@@ -737,6 +738,7 @@ mod tests {
             root: dir.to_path_buf(),
             data_dir: dir.join(".ctxkeep"),
             lock_timeout: std::time::Duration::from_secs(5),
+            out: crate::output::Output::SILENT,
         }
     }
 

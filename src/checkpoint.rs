@@ -123,6 +123,22 @@ impl Checkpoint {
     }
 }
 
+/// The last checkpoint, as `status` and `statusline` show it.
+#[derive(Debug, Serialize)]
+pub struct CheckpointRef {
+    pub id: String,
+    pub created_at: String,
+}
+
+impl CheckpointRef {
+    pub fn of(c: &Checkpoint) -> CheckpointRef {
+        CheckpointRef {
+            id: c.id.clone(),
+            created_at: c.created_at.clone(),
+        }
+    }
+}
+
 pub fn id_number(id: &str) -> Option<u64> {
     id.strip_prefix("ckpt-")?.parse().ok()
 }

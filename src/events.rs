@@ -70,6 +70,7 @@ mod tests {
             root: dir.path().to_path_buf(),
             data_dir: dir.path().to_path_buf(),
             lock_timeout: std::time::Duration::from_secs(1),
+            out: crate::output::Output::SILENT,
         };
         std::fs::write(
             ws.events_path(),

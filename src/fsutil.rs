@@ -440,10 +440,7 @@ pub fn stale_temp_files(dir: &Path, prefixes: &[String]) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
-    const QUIET: Output = Output {
-        json: false,
-        quiet: true,
-    };
+    const QUIET: Output = Output::SILENT;
 
     #[test]
     fn read_text_refuses_binary_and_bad_utf8() {

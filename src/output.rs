@@ -16,6 +16,13 @@ pub struct Output {
 }
 
 impl Output {
+    /// Nothing but errors: what hooks and tests use, so that lower layers'
+    /// notices never reach an agent as if they were failures.
+    pub const SILENT: Output = Output {
+        json: false,
+        quiet: true,
+    };
+
     /// Data for people (a prompt, an id, a report); skipped in JSON mode.
     pub fn data(&self, text: &str) -> io::Result<()> {
         if self.json {

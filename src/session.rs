@@ -39,7 +39,6 @@ impl std::fmt::Display for Source {
     }
 }
 
-
 /// What `track --count FILE` remembers, so counting the same file again
 /// after it grew costs only what was appended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,8 +4,8 @@
 use super::{Finding, Locator, Severity, Subject};
 use crate::chain::SessionRecord;
 use crate::checkpoint::Checkpoint;
-use crate::commands::resume::{render_prompt_for, Rendered};
 use crate::config::Config;
+use crate::prompt::{render_prompt_for, Rendered};
 
 pub fn check(c: &Checkpoint, s: &Subject, loc: &Locator) -> anyhow::Result<Vec<Finding>> {
     let config = Config::from_front(&s.sf.fm);

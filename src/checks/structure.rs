@@ -2,8 +2,8 @@
 //! digest, and signs that the file was cut short.
 
 use super::{Finding, Severity};
-use crate::state::{seal, Seal};
 use crate::checkpoint::Checkpoint;
+use crate::state::{seal, Seal};
 use crate::state::{StateFile, FORMAT_VERSION};
 
 /// The checks of the file's structure: version, presence of a checkpoint,

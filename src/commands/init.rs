@@ -168,7 +168,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         }
     } else {
         if sf.render() != sf.original {
-            super::checkpoint::warn_about_hard_links(&ws.state_path, &ctx.out);
+            crate::services::record::warn_about_hard_links(&ws.state_path, &ctx.out);
         }
         sf.save()?
     };

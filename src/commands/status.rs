@@ -3,11 +3,12 @@
 
 use serde::Serialize;
 
-use super::track::{Fired, Report};
 use super::Ctx;
+use crate::checkpoint::CheckpointRef;
 use crate::cli::StatusArgs;
 use crate::config::Config;
 use crate::output::{fmt_num, gauge, thousands};
+use crate::services::tracking::{Fired, Report};
 use crate::session;
 use crate::state::StateFile;
 use crate::workspace::Workspace;
@@ -44,22 +45,6 @@ struct Stuck {
     session: u64,
     handoffs_without_progress: u32,
     next_action: String,
-}
-
-/// The last checkpoint, as `status` and `statusline` show it.
-#[derive(Debug, Serialize)]
-pub struct CheckpointRef {
-    pub id: String,
-    pub created_at: String,
-}
-
-impl CheckpointRef {
-    pub fn of(c: &crate::checkpoint::Checkpoint) -> CheckpointRef {
-        CheckpointRef {
-            id: c.id.clone(),
-            created_at: c.created_at.clone(),
-        }
-    }
 }
 
 pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<u8> {

@@ -5,11 +5,11 @@
 
 use serde::Serialize;
 
-use super::status::CheckpointRef;
-use super::track::{self, Options, Reading};
 use super::Ctx;
+use crate::checkpoint::CheckpointRef;
 use crate::config::Config;
 use crate::output::{fmt_num, gauge, Output};
+use crate::services::tracking::{self, Options, Reading};
 use crate::session::{self, DEFAULT_SESSION};
 use crate::stages::Stage;
 use crate::state::StateFile;
@@ -66,7 +66,7 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
             .ok()?
             .tokens
     });
-    let applied = track::apply(
+    let applied = tracking::apply(
         &ws,
         &sf,
         &config,

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use super::status::CheckpointRef;
 use super::Ctx;
+use crate::checkpoint::CheckpointRef;
 use crate::checks::{self, Finding, Severity, Subject};
 use crate::cli::VerifyArgs;
 use crate::output::{paint_stdout, Style};

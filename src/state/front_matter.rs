@@ -214,7 +214,12 @@ pub(super) fn duplicate_key_error(
     None
 }
 
-pub(super) fn yaml_error(path: &Path, e: &serde_yaml::Error, first_line: usize, what: &str) -> Error {
+pub(super) fn yaml_error(
+    path: &Path,
+    e: &serde_yaml::Error,
+    first_line: usize,
+    what: &str,
+) -> Error {
     let mut msg = e.to_string();
     if msg.contains("repetition limit exceeded") {
         msg = "too many alias expansions (an alias bomb?); remove the `*` aliases".into();

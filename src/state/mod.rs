@@ -571,7 +571,6 @@ mod tests {
             .starts_with("\u{feff}---\nctxkeep: 1\nmodel: m\n---\nbody"));
     }
 
-
     mod props {
         use super::*;
         use proptest::prelude::*;

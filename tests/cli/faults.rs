@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, SystemTime};
 
-use ctxkeep::checks::{seal, Seal};
 use ctxkeep::state::StateFile;
+use ctxkeep::state::{seal, Seal};
 
 use crate::support::Project;
 

@@ -1,0 +1,181 @@
+//! The continuation prompt: the checkpoint, what changed in the repository
+//! since, and the session's nonce, rendered from templates/resume.md within
+//! a token budget. Shared by `resume`, the agent hooks and `verify`'s size
+//! check, which must count exactly this text.
+
+use serde_json::{json, Value};
+
+use crate::chain::SessionRecord;
+use crate::checkpoint::{Checkpoint, DirtyFile};
+use crate::config::Config;
+use crate::error::Error;
+use crate::state::{Seal, StateFile};
+use crate::templates::Templates;
+use crate::workspace::Workspace;
+
+/// Sections in the order they are dropped to fit the budget; the five
+/// recovered fields are never dropped.
+pub const DROP_ORDER: [&str; 6] = [
+    "history",
+    "notes",
+    "tree",
+    "changes",
+    "questions",
+    "decisions",
+];
+
+/// The resume prompt as `resume` prints it (before redaction), and what it
+/// left out to fit.
+pub struct Rendered {
+    pub prompt: String,
+    pub tokens: usize,
+    /// Sections dropped to fit, in `DROP_ORDER`.
+    pub omitted: Vec<&'static str>,
+}
+
+/// Renders the continuation prompt for `checkpoint`, dropping sections in
+/// `DROP_ORDER` until it fits `budget` tokens (or nothing more can go).
+/// Shared with `verify`, whose size check must count exactly this text.
+pub fn render_prompt(
+    ws: &Workspace,
+    sf: &StateFile,
+    checkpoint: &Checkpoint,
+    config: &Config,
+    budget: usize,
+) -> anyhow::Result<Rendered> {
+    render_prompt_for(ws, sf, checkpoint, config, budget, None)
+}
+
+/// As `render_prompt`, for the session `session` opens: its nonce, the
+/// handoff, and the stuck warning at the top.
+pub fn render_prompt_for(
+    ws: &Workspace,
+    sf: &StateFile,
+    checkpoint: &Checkpoint,
+    config: &Config,
+    budget: usize,
+    session: Option<&SessionRecord>,
+) -> anyhow::Result<Rendered> {
+    let changes = changes_since(ws, checkpoint);
+    let templates = Templates::load(&ws.root, config.templates.as_deref())?;
+    let render = |omitted: &[&str]| -> Result<String, Error> {
+        let include: serde_json::Map<String, Value> = DROP_ORDER
+            .iter()
+            .map(|s| (s.to_string(), Value::Bool(!omitted.contains(s))))
+            .collect();
+        templates.render(
+            "resume.md",
+            json!({
+                "checkpoint": checkpoint,
+                "history": sf.fm.history.clone().unwrap_or_default(),
+                "changes": changes,
+                "include": include,
+                "stuck": session.and_then(SessionRecord::stuck_message),
+                "nonce": session.map(|s| s.nonce.as_str()),
+                "session": session,
+            }),
+        )
+    };
+    let mut omitted: Vec<&'static str> = Vec::new();
+    let mut prompt = render(&omitted)?;
+    let mut tokens = crate::tokens::count(&prompt, config.encoding)?;
+    for section in DROP_ORDER {
+        if tokens <= budget {
+            break;
+        }
+        omitted.push(section);
+        prompt = render(&omitted)?;
+        tokens = crate::tokens::count(&prompt, config.encoding)?;
+    }
+    Ok(Rendered {
+        prompt,
+        tokens,
+        omitted,
+    })
+}
+
+/// What changed in the repository since the checkpoint was written.
+fn changes_since(ws: &Workspace, c: &Checkpoint) -> Value {
+    let Some(then) = &c.git else {
+        return Value::Null;
+    };
+    let exclude = [crate::fsutil::resolve_target(&ws.state_path)];
+    let now = match crate::git::state(&ws.root, &exclude) {
+        Ok(s) => s,
+        Err(why) => return json!({ "note": format!("the repository cannot be read now ({why})") }),
+    };
+    let commits_since = match (&then.head, &now.head) {
+        (Some(a), Some(b)) if a != b => match crate::git::commits_since(&ws.root, a) {
+            Ok(n) => Some(n),
+            Err(_) => {
+                return json!({ "note": format!("HEAD {a} of the checkpoint is unknown to this repository; it is now {b}") })
+            }
+        },
+        _ => Some(0),
+    };
+    let was: std::collections::BTreeSet<&str> =
+        then.dirty.iter().map(|d| d.path.as_str()).collect();
+    let is: std::collections::BTreeSet<&str> = now.dirty.iter().map(|d| d.path.as_str()).collect();
+    let newly_dirty: Vec<&DirtyFile> = now
+        .dirty
+        .iter()
+        .filter(|d| !was.contains(d.path.as_str()))
+        .collect();
+    let now_clean: Vec<&str> = was.difference(&is).copied().collect();
+    json!({
+        "note": Value::Null,
+        "commits_since": commits_since,
+        "head_now": now.head,
+        "newly_dirty": newly_dirty,
+        "now_clean": now_clean,
+    })
+}
+
+/// The resume prompt an agent's session-start hook injects.
+pub struct HookPrompt {
+    pub checkpoint: String,
+    pub prompt: String,
+    /// Sections dropped to fit the configured token budget.
+    pub omitted: Vec<&'static str>,
+    /// The text was cut at `max_chars` after every section had gone.
+    pub cut: bool,
+}
+
+/// The resume prompt for a hook, or None before the first checkpoint: the
+/// same rendering as `resume` within the configured token budget, redacted,
+/// and at most `max_chars` characters (the agent's limit on injected text).
+/// A checkpoint edited by hand is still given, with a warning on top: a
+/// hook cannot ask for `--force`, and the edited fields are the user's.
+pub fn prompt_for_hook(
+    ws: &Workspace,
+    sf: &StateFile,
+    max_chars: usize,
+    session: Option<&SessionRecord>,
+) -> anyhow::Result<Option<HookPrompt>> {
+    let Some(checkpoint) = &sf.fm.checkpoint else {
+        return Ok(None);
+    };
+    let config = Config::from_front(&sf.fm);
+    let rendered = render_prompt_for(
+        ws,
+        sf,
+        checkpoint,
+        &config,
+        config.resume_max_tokens,
+        session,
+    )?;
+    let mut prompt = crate::redact::redact(&rendered.prompt).into_owned();
+    if crate::state::seal(sf) != Some(Seal::Intact) {
+        prompt = format!(
+            "WARNING: checkpoint {} was changed by hand since ctxkeep wrote it (or has no digest); check it with `ctxkeep verify`.\n\n{prompt}",
+            checkpoint.id
+        );
+    }
+    let cut = crate::output::cut_to_chars(&mut prompt, max_chars);
+    Ok(Some(HookPrompt {
+        checkpoint: checkpoint.id.clone(),
+        prompt,
+        omitted: rendered.omitted,
+        cut,
+    }))
+}

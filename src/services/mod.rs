@@ -1,0 +1,8 @@
+//! The services under the commands: each does one job that several
+//! commands (and the agent hooks) share. A command parses its arguments,
+//! calls one service and prints; services never print data or parse flags.
+
+pub mod agent_hook;
+pub mod record;
+pub mod resume;
+pub mod tracking;

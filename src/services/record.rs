@@ -1,0 +1,233 @@
+//! Writing a checkpoint: the fields given, the rest carried over, git state
+//! captured, secrets redacted, the digest sealed; then the front matter, the
+//! marked block, the archive and the event log, all under the lock.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::checkpoint::{format_id, id_number, Archive, Budget, Checkpoint, Fields};
+use crate::config::Config;
+use crate::error::Error;
+use crate::fsutil::Lock;
+use crate::output::Output;
+use crate::state::StateFile;
+use crate::templates::Templates;
+use crate::workspace::Workspace;
+
+/// The required fields left empty.
+pub fn missing_fields(c: &Checkpoint) -> Vec<&'static str> {
+    [
+        ("phase", &c.phase),
+        ("active_task", &c.active_task),
+        ("controlling_agent", &c.controlling_agent),
+        ("next_action", &c.next_action),
+    ]
+    .into_iter()
+    .filter(|(_, v)| v.trim().is_empty())
+    .map(|(k, _)| k)
+    .collect()
+}
+
+/// Reads checkpoint fields as YAML or JSON from a file or `-` (stdin).
+pub fn read_fields(src: &str) -> anyhow::Result<Fields> {
+    let (path, text) = if src == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .take(crate::state::MAX_FRONT_MATTER_BYTES as u64 * 4 + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io("<stdin>", "cannot read", e))?;
+        let text = crate::fsutil::text_from_bytes(buf, Path::new("<stdin>"), 0)?;
+        (Path::new("<stdin>").to_path_buf(), text)
+    } else {
+        let p = Path::new(src).to_path_buf();
+        let text = crate::fsutil::read_text(&p, crate::state::MAX_FRONT_MATTER_BYTES as u64 * 4)?;
+        (p, text)
+    };
+    if text.contains('\0') {
+        return Err(Error::data(&path, "not a text file").into());
+    }
+    if text.trim().is_empty() {
+        return Ok(Fields::default());
+    }
+    Ok(crate::state::parse_user_yaml(&path, &text)?)
+}
+
+/// Writes a checkpoint (the caller holds the lock): carries over what is not
+/// given, captures git, seals the digest, updates front matter, the marked
+/// block, the archive and the event log. Used by `checkpoint`, `track` and hooks.
+pub fn write(
+    ws: &Workspace,
+    lock: &Lock,
+    fields: Fields,
+    trigger: &str,
+    budget: Option<Budget>,
+    out: &Output,
+) -> anyhow::Result<Checkpoint> {
+    write_noting(ws, lock, fields, trigger, budget, out, json!({}))
+}
+
+/// [`write`], with `extra` fields (an object) added to the `checkpoint`
+/// event: what a hook knows about why it wrote (e.g. `compaction: auto`).
+pub fn write_noting(
+    ws: &Workspace,
+    lock: &Lock,
+    fields: Fields,
+    trigger: &str,
+    budget: Option<Budget>,
+    out: &Output,
+    extra: serde_json::Value,
+) -> anyhow::Result<Checkpoint> {
+    let mut sf = StateFile::load(&ws.state_path)?;
+    sf.require_initialized()?;
+    let config = Config::from_front(&sf.fm);
+    let prev = sf.fm.checkpoint.clone();
+    let archive = Archive {
+        dir: &ws.checkpoints_dir(),
+    };
+
+    let git = match crate::git::state(
+        &ws.root,
+        std::slice::from_ref(&crate::fsutil::resolve_target(&ws.state_path)),
+    ) {
+        Ok(g) => Some(g),
+        Err(why) => {
+            out.warn(&format!("git state left out of the checkpoint: {why}"));
+            None
+        }
+    };
+
+    let prev_head = prev
+        .as_ref()
+        .and_then(|p| p.git.as_ref())
+        .and_then(|g| g.head.clone());
+    let head = git.as_ref().and_then(|g| g.head.clone());
+    let head_moved = prev_head.is_some() && head.is_some() && prev_head != head;
+    let carried = |get: fn(&Checkpoint) -> String| prev.as_ref().map(get).unwrap_or_default();
+    let decisions = match fields.decisions {
+        Some(d) => d,
+        None if head_moved => {
+            if prev.as_ref().is_some_and(|p| !p.decisions.is_empty()) {
+                out.info("HEAD moved since the last checkpoint: its decisions belong to that commit now and were not carried over");
+            }
+            Vec::new()
+        }
+        None => prev
+            .as_ref()
+            .map(|p| p.decisions.clone())
+            .unwrap_or_default(),
+    };
+
+    let last_number = [
+        prev.as_ref().and_then(Checkpoint::number),
+        sf.fm
+            .history
+            .iter()
+            .flatten()
+            .filter_map(|h| id_number(&h.id))
+            .max(),
+        Some(archive.max_number()),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(0);
+
+    let mut record = Checkpoint {
+        id: format_id(last_number + 1),
+        created_at: crate::clock::now_rfc3339(),
+        trigger: trigger.to_string(),
+        phase: fields.phase.unwrap_or_else(|| carried(|p| p.phase.clone())),
+        active_task: fields
+            .active_task
+            .unwrap_or_else(|| carried(|p| p.active_task.clone())),
+        controlling_agent: fields
+            .controlling_agent
+            .unwrap_or_else(|| carried(|p| p.controlling_agent.clone())),
+        next_action: fields
+            .next_action
+            .unwrap_or_else(|| carried(|p| p.next_action.clone())),
+        decisions,
+        open_questions: fields.open_questions.unwrap_or_else(|| {
+            prev.as_ref()
+                .map(|p| p.open_questions.clone())
+                .unwrap_or_default()
+        }),
+        notes: fields.notes.unwrap_or_else(|| carried(|p| p.notes.clone())),
+        git,
+        budget,
+        digest: String::new(),
+    };
+    redact_record(&mut record)?;
+    record.seal();
+
+    let mut history: Vec<_> = prev.iter().map(Checkpoint::brief).collect();
+    history.extend(sf.fm.history.clone().unwrap_or_default());
+    history.truncate(3);
+    // The previous entries come from the file, which may have been edited by hand.
+    let mut history_json = serde_json::to_value(&history)?;
+    crate::redact::redact_json(&mut history_json);
+
+    sf.set_keys(&[
+        ("checkpoint", Some(record.to_json())),
+        ("history", Some(history_json.clone())),
+    ])?;
+    let templates = Templates::load(&ws.root, config.templates.as_deref())?;
+    let block = templates.render(
+        "state.md",
+        json!({ "checkpoint": record, "history": history_json }),
+    )?;
+    // A project's own template may add text of its own.
+    sf.set_managed_block(&crate::redact::redact(&block))?;
+
+    warn_about_hard_links(&ws.state_path, out);
+    // The archive first: its no-clobber create reserves the id.
+    archive.store(&record)?;
+    if let Err(e) = sf.save() {
+        let _ = std::fs::remove_file(ws.checkpoints_dir().join(format!("{}.json", record.id)));
+        return Err(e.into());
+    }
+    archive.prune(config.retention, config.retention_days, crate::clock::now());
+    if let Err(e) = crate::events::rotate_if_over(ws, lock, config.events_max_bytes) {
+        out.warn(&format!("the event log could not be rotated: {e}"));
+    }
+    let mut event = json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget });
+    if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
+        e.extend(extra);
+    }
+    // A full disk here must not pass silently; the checkpoint itself stands,
+    // and the next writer seals any torn line the failed append left.
+    crate::events::append(ws, lock, "checkpoint", event).map_err(|e| {
+        anyhow::Error::new(e).context(format!(
+            "checkpoint {} was written, but its event could not be logged",
+            record.id
+        ))
+    })?;
+    Ok(record)
+}
+
+/// A write replaces the file, so other hard links keep the old content.
+pub fn warn_about_hard_links(path: &Path, out: &Output) {
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > 1 {
+            out.warn(&format!(
+                "{} has {} hard links; a write replaces the file, so the other links keep the old text (use a symlink instead)",
+                path.display(),
+                meta.nlink()
+            ));
+        }
+    }
+}
+
+/// Redacts every string of the record (fields, trigger, git branch and
+/// paths) before it is sealed, so the front matter, the marked block, the
+/// archive and the event log all get the redacted text.
+fn redact_record(r: &mut Checkpoint) -> anyhow::Result<()> {
+    let mut v = r.to_json();
+    crate::redact::redact_json(&mut v);
+    *r = serde_json::from_value(v)?;
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! `resume`'s job: check the checkpoint's seal, open a session in the chain
+//! (its number and restore nonce), render the prompt within the budget,
+//! and log it.
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::chain::SessionRecord;
+use crate::checkpoint::Checkpoint;
+use crate::config::Config;
+use crate::error::Error;
+use crate::output::Output;
+use crate::state::{Seal, StateFile};
+use crate::workspace::Workspace;
+
+/// What the caller asks of [`resume`].
+#[derive(Debug, Default)]
+pub struct Options {
+    /// Print a checkpoint that is not intact (edited by hand, no digest).
+    pub force: bool,
+    /// The token budget; an explicit one is a limit the recovered fields must fit.
+    pub max_tokens: Option<usize>,
+    /// The agent that will read the prompt, recorded in the chain.
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ResumeReport {
+    pub checkpoint: Checkpoint,
+    pub prompt: String,
+    pub tokens: usize,
+    /// Sections left out to fit the budget.
+    pub omitted: Vec<String>,
+    /// What the agent gives `ctxkeep ack` to confirm the restore (null when
+    /// no session could be recorded).
+    pub nonce: Option<String>,
+    /// The session this resume opened in the chain.
+    pub session: Option<SessionRecord>,
+}
+
+pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<ResumeReport> {
+    let ws = ws.clone();
+    let sf = StateFile::load(&ws.state_path)?;
+    sf.require_initialized()?;
+    let config = Config::from_front(&sf.fm);
+    let checkpoint = sf.fm.checkpoint.clone().ok_or_else(|| {
+        Error::no_input(
+            &ws.state_path,
+            "no checkpoint yet; write one with `ctxkeep checkpoint`",
+        )
+    })?;
+    match crate::state::seal(&sf) {
+        Some(Seal::Intact) => {}
+        Some(state) if !opts.force => {
+            let what = if state == Seal::Missing {
+                "has no digest"
+            } else {
+                "was changed by hand since ctxkeep wrote it (digest mismatch)"
+            };
+            return Err(Error::data(
+                &ws.state_path,
+                format!("checkpoint {} {what}; re-seal it with `ctxkeep checkpoint`, or print it anyway with `ctxkeep resume --force`", checkpoint.id),
+            )
+            .into());
+        }
+        _ => out.warn(&format!(
+            "{} is not intact; printing it because of --force",
+            checkpoint.id
+        )),
+    }
+
+    let budget = opts.max_tokens.unwrap_or(config.resume_max_tokens);
+    let agent = opts
+        .agent
+        .as_deref()
+        .map(crate::chain::validate_agent)
+        .transpose()?;
+    // The session is planned, the prompt rendered with its nonce, and the
+    // session recorded only once the prompt is known to be printed.
+    let lock = match ws.lock() {
+        Ok(lock) => Some(lock),
+        Err(e) => {
+            out.warn(&format!(
+                "no session recorded and no restore nonce in the prompt: {e}"
+            ));
+            None
+        }
+    };
+    let session = match &lock {
+        Some(lock) => plan_session(&ws, lock, &checkpoint, agent.as_deref(), &config, out)?,
+        None => None,
+    };
+    let crate::prompt::Rendered {
+        prompt,
+        tokens,
+        omitted,
+    } = crate::prompt::render_prompt_for(&ws, &sf, &checkpoint, &config, budget, session.as_ref())?;
+    if tokens > budget {
+        let msg = format!(
+            "the recovered fields of {} alone take {tokens} tokens, more than the budget of {budget}; shorten them with `ctxkeep checkpoint`",
+            checkpoint.id
+        );
+        if opts.max_tokens.is_some() {
+            return Err(Error::Check(msg).into());
+        }
+        out.warn(&msg);
+    }
+    if !omitted.is_empty() {
+        out.info(&format!(
+            "left out to fit {budget} tokens: {}",
+            omitted.join(", ")
+        ));
+    }
+    let prompt = crate::redact::redact(&prompt).into_owned();
+
+    if let (Some(lock), Some(record)) = (&lock, &session) {
+        if let Err(e) = crate::chain::record_session(&ws, lock, record, &config) {
+            out.warn(&format!("could not record the session: {e}"));
+        }
+        if let Some(stuck) = record.stuck_message() {
+            out.warn(&stuck);
+        }
+    }
+    if let Some(lock) = &lock {
+        if let Err(e) = crate::events::append(
+            &ws,
+            lock,
+            "resume",
+            json!({
+                "checkpoint": checkpoint.id,
+                "tokens": tokens,
+                "session": session.as_ref().map(|s| s.number),
+            }),
+        ) {
+            out.warn(&format!("could not log the resume event: {e}"));
+        }
+    }
+    drop(lock);
+
+    let report = ResumeReport {
+        checkpoint,
+        prompt,
+        tokens,
+        omitted: omitted.iter().map(|s| s.to_string()).collect(),
+        nonce: session.as_ref().map(|s| s.nonce.clone()),
+        session,
+    };
+    Ok(report)
+}
+
+/// Plans the session this resume opens (see `chain::plan_session`). A
+/// refusal (`max_handoffs_without_progress`) is an error; a chain that
+/// cannot be read only costs the nonce, with a warning.
+fn plan_session(
+    ws: &Workspace,
+    lock: &crate::fsutil::Lock,
+    checkpoint: &Checkpoint,
+    agent: Option<&str>,
+    config: &Config,
+    out: &Output,
+) -> anyhow::Result<Option<SessionRecord>> {
+    match crate::chain::plan_session(ws, lock, checkpoint, agent, "resume", config) {
+        Ok(record) => Ok(Some(record)),
+        Err(e) if crate::error::exit_code_of(&e) == crate::error::exit::CHECK_FAILED => Err(e),
+        Err(e) => {
+            out.warn(&format!(
+                "no session recorded and no restore nonce in the prompt: {e:#}"
+            ));
+            Ok(None)
+        }
+    }
+}
