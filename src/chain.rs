@@ -12,7 +12,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use crate::checkpoint::Checkpoint;
 use crate::config::Config;
@@ -112,9 +112,10 @@ enum Line {
     Ack(AckRecord),
 }
 
-/// A session and, once given, its acknowledgement.
+/// A link of the chain: a session opened from a checkpoint and, once
+/// given, its acknowledgement. (Not `session::Session`, a tracked budget.)
 #[derive(Debug, Clone, PartialEq)]
-pub struct Session {
+pub struct Link {
     pub record: SessionRecord,
     pub ack: Option<AckRecord>,
 }
@@ -122,13 +123,13 @@ pub struct Session {
 /// The chain as read: sessions oldest first.
 #[derive(Debug, Default)]
 pub struct Chain {
-    pub sessions: Vec<Session>,
+    pub sessions: Vec<Link>,
     /// Torn or foreign lines skipped.
     pub skipped: usize,
 }
 
 impl Chain {
-    pub fn last(&self) -> Option<&Session> {
+    pub fn last(&self) -> Option<&Link> {
         self.sessions.last()
     }
 }
@@ -146,13 +147,13 @@ pub fn read(ws: &Workspace) -> Result<Chain, Error> {
         return Err(Error::data(&path, "not a regular file; delete it"));
     }
     if meta.len() > MAX_CHAIN_BYTES {
-        return Err(Error::data(
-            &path,
-            format!(
-                "too large ({} bytes, limit {MAX_CHAIN_BYTES}); run `ctxkeep gc`",
-                meta.len()
-            ),
-        ));
+        return Err(Error::TooLarge {
+            path,
+            what: "",
+            size: Some(meta.len()),
+            limit: MAX_CHAIN_BYTES,
+            hint: "; run `ctxkeep gc`",
+        });
     }
     let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, "cannot read", e))?;
     Ok(parse(&bytes))
@@ -162,7 +163,7 @@ fn parse(bytes: &[u8]) -> Chain {
     let mut chain = Chain::default();
     for line in fsutil::complete_lines(bytes) {
         match serde_json::from_slice::<Line>(line) {
-            Ok(Line::Session(record)) => chain.sessions.push(Session { record, ack: None }),
+            Ok(Line::Session(record)) => chain.sessions.push(Link { record, ack: None }),
             Ok(Line::Ack(ack)) => match chain
                 .sessions
                 .iter_mut()
@@ -233,7 +234,7 @@ pub fn plan_session(
                 handoffs_without_progress,
                 true,
             );
-            return Err(Error::Check(format!(
+            return Err(Error::Refused(format!(
                 "refusing to resume: this would be handoff {handoffs_without_progress} in a row to resume {}'s next action {:?} with no new commit, more than max_handoffs_without_progress ({max}) in {}; a person should look at why it keeps failing (a new commit or a new next action starts the count again)",
                 checkpoint.id,
                 crate::output::clip(&next_action, 80),
@@ -370,9 +371,9 @@ pub fn trim(ws: &Workspace, _held: &Lock, chain: &Chain, keep: usize) -> Result<
 #[derive(Debug, Clone, PartialEq)]
 pub enum Acked {
     /// The acknowledgement was recorded now.
-    Recorded(Session),
+    Recorded(Link),
     /// The session was acknowledged before; nothing written.
-    Already(Session),
+    Already(Link),
 }
 
 /// Records that the latest session's agent read its prompt, given the nonce
@@ -394,13 +395,13 @@ pub fn acknowledge(ws: &Workspace, lock: &Lock, nonce: &str, via: &str) -> Resul
     }
     let shown = crate::output::clip(nonce.trim(), 40);
     if let Some(old) = chain.sessions.iter().find(|s| s.record.nonce == given) {
-        return Err(Error::Check(format!(
+        return Err(Error::Refused(format!(
             "nonce {shown:?} belongs to {}, which {} has replaced; acknowledge the nonce of the latest resume",
             old.record.id(),
             last.record.id()
         )));
     }
-    Err(Error::Check(format!(
+    Err(Error::Refused(format!(
         "wrong nonce {shown:?}: it is not the one {} printed; run `ctxkeep resume` and acknowledge the nonce it prints",
         last.record.id()
     )))
@@ -408,7 +409,7 @@ pub fn acknowledge(ws: &Workspace, lock: &Lock, nonce: &str, via: &str) -> Resul
 
 /// Records the acknowledgement of `session` (the caller holds the lock) and
 /// returns the session with it.
-fn append_ack(ws: &Workspace, held: &Lock, session: &Session, via: &str) -> Result<Session, Error> {
+fn append_ack(ws: &Workspace, held: &Lock, session: &Link, via: &str) -> Result<Link, Error> {
     let ack = AckRecord {
         number: session.record.number,
         at: crate::clock::now_rfc3339(),
@@ -422,7 +423,7 @@ fn append_ack(ws: &Workspace, held: &Lock, session: &Session, via: &str) -> Resu
         "ack",
         json!({ "session": ack.number, "via": ack.via }),
     )?;
-    Ok(Session {
+    Ok(Link {
         record: session.record.clone(),
         ack: Some(ack),
     })
@@ -438,7 +439,7 @@ pub fn ack_from_transcript(
     ws: &Workspace,
     lock: &Lock,
     transcript: &Path,
-) -> Result<Option<Session>, Error> {
+) -> Result<Option<Link>, Error> {
     // A transcript that is not there is a misconfigured hook: say so even
     // when there is nothing to acknowledge.
     if std::fs::metadata(transcript).is_err() {
@@ -451,122 +452,10 @@ pub fn ack_from_transcript(
     if last.ack.is_some() {
         return Ok(None);
     }
-    if !transcript_echoes(transcript, &last.record.nonce)? {
+    if !crate::usage::echo::echoes(transcript, &last.record.nonce, TRANSCRIPT_SCAN_BYTES)? {
         return Ok(None);
     }
     append_ack(ws, lock, last, "transcript").map(Some)
-}
-
-/// Whether an agent-authored line in the transcript's tail contains `nonce`.
-fn transcript_echoes(path: &Path, nonce: &str) -> Result<bool, Error> {
-    let mut file = std::fs::File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::no_input(path, "no such transcript"),
-        _ => Error::io(path, "cannot read", e),
-    })?;
-    let meta = file
-        .metadata()
-        .map_err(|e| Error::io(path, "cannot read", e))?;
-    if !meta.is_file() {
-        return Err(Error::no_input(path, "not a regular file"));
-    }
-    // Only the tail: an ack is echoed soon after the resume, near the end.
-    let len = meta.len();
-    let start = len.saturating_sub(TRANSCRIPT_SCAN_BYTES);
-    let mut tail = Vec::with_capacity((len - start) as usize);
-    file.seek(SeekFrom::Start(start))
-        .and_then(|_| file.take(len - start).read_to_end(&mut tail))
-        .map_err(|e| Error::io(path, "cannot read", e))?;
-    let nonce = nonce.to_ascii_lowercase();
-    for line in tail.split(|&b| b == b'\n').rev() {
-        // Cheap test first: most lines do not contain the nonce at all.
-        if line.len() < nonce.len() || !contains_ignore_case(line, nonce.as_bytes()) {
-            continue;
-        }
-        let Ok(Value::Object(v)) = serde_json::from_slice::<Value>(line) else {
-            continue;
-        };
-        if agent_authored(&v).iter().any(|text| has_word(text, &nonce)) {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-/// Whether `word` occurs in `text` on its own, not inside a longer number
-/// or identifier.
-fn has_word(text: &str, word: &str) -> bool {
-    let text = text.to_ascii_lowercase();
-    let bytes = text.as_bytes();
-    text.match_indices(word).any(|(at, _)| {
-        let end = at + word.len();
-        (at == 0 || !bytes[at - 1].is_ascii_alphanumeric())
-            && (end == bytes.len() || !bytes[end].is_ascii_alphanumeric())
-    })
-}
-
-fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle))
-}
-
-/// The text a transcript line holds that the agent itself wrote: Claude Code
-/// assistant content (text and tool calls), Codex assistant messages and
-/// tool calls, Gemini replies and tool arguments. Prompts, injected
-/// context and tool results are never included.
-fn agent_authored(line: &Map<String, Value>) -> Vec<String> {
-    let kind = line.get("type").and_then(Value::as_str);
-    match kind {
-        // Claude Code: main-chain assistant lines.
-        Some("assistant") if line.get("isSidechain") != Some(&Value::Bool(true)) => line
-            .get("message")
-            .and_then(|m| m.get("content"))
-            .map(|c| vec![c.to_string()])
-            .unwrap_or_default(),
-        // Codex rollout: what the model said or asked to run.
-        Some("response_item") => {
-            let Some(p) = line.get("payload") else {
-                return Vec::new();
-            };
-            let ptype = p.get("type").and_then(Value::as_str);
-            let role = p.get("role").and_then(Value::as_str);
-            match (ptype, role) {
-                (Some("message"), Some("assistant")) => p
-                    .get("content")
-                    .map(|c| vec![c.to_string()])
-                    .unwrap_or_default(),
-                (Some("function_call"), _) => p
-                    .get("arguments")
-                    .map(|c| vec![c.to_string()])
-                    .unwrap_or_default(),
-                (Some("custom_tool_call"), _) => p
-                    .get("input")
-                    .map(|c| vec![c.to_string()])
-                    .unwrap_or_default(),
-                (Some("local_shell_call"), _) => p
-                    .get("action")
-                    .map(|c| vec![c.to_string()])
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            }
-        }
-        // Gemini CLI: the model's reply and its tool arguments.
-        Some("gemini") => {
-            let mut out: Vec<String> = line
-                .get("content")
-                .map(|c| vec![c.to_string()])
-                .unwrap_or_default();
-            if let Some(Value::Array(calls)) = line.get("toolCalls") {
-                out.extend(
-                    calls
-                        .iter()
-                        .filter_map(|c| c.get("args"))
-                        .map(Value::to_string),
-                );
-            }
-            out
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// A short nonce, unpredictable enough that only a session that read the
@@ -700,36 +589,6 @@ mod tests {
         assert_eq!(a.len(), NONCE_LEN);
         assert_ne!(a, b);
         assert!(a.bytes().all(|c| c.is_ascii_digit()));
-    }
-
-    #[test]
-    fn only_what_the_agent_wrote_counts_as_an_echo() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = dir.path().join("t.jsonl");
-        let injected = r#"{"type":"user","message":{"role":"user","content":"run `ctxkeep ack 48213907` to confirm"}}"#;
-        std::fs::write(&t, format!("{injected}\n")).unwrap();
-        assert!(!transcript_echoes(&t, "48213907").unwrap());
-        let side = r#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"48213907"}]}}"#;
-        let tool = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"ctxkeep ack 48213907"}}]}}"#;
-        std::fs::write(&t, format!("{injected}\n{side}\n")).unwrap();
-        assert!(!transcript_echoes(&t, "48213907").unwrap());
-        std::fs::write(&t, format!("{injected}\n{tool}\n")).unwrap();
-        assert!(transcript_echoes(&t, "48213907").unwrap());
-        let codex = r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ctxkeep\",\"ack\",\"48213907\"]}"}}"#;
-        let output = r#"{"type":"response_item","payload":{"type":"function_call_output","output":"ctxkeep ack 48213907"}}"#;
-        std::fs::write(&t, format!("{output}\n")).unwrap();
-        assert!(!transcript_echoes(&t, "48213907").unwrap());
-        std::fs::write(&t, format!("{codex}\n")).unwrap();
-        assert!(transcript_echoes(&t, "48213907").unwrap());
-        let inside = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"build 1482139070 and v48213907a"}]}}"#;
-        std::fs::write(&t, format!("{inside}\n")).unwrap();
-        assert!(
-            !transcript_echoes(&t, "48213907").unwrap(),
-            "inside a longer number or word"
-        );
-        let gemini = r#"{"id":"m1","type":"gemini","content":"Restored; acknowledging 48213907."}"#;
-        std::fs::write(&t, format!("{gemini}\n")).unwrap();
-        assert!(transcript_echoes(&t, "48213907").unwrap());
     }
 
     fn workspace(dir: &Path) -> Workspace {

@@ -4,21 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-const EXIT_CODES: &str = "\
-Exit codes:
-  0   ok (also when stdout is closed early, e.g. `| head`)
-  1   a check says no (verify found errors, --fail-at reached, wrong nonce)
-  2   usage error
-  65  bad data: malformed project-state.md, transcript or input
-  66  not initialized, or an input file is missing
-  74  I/O error (disk full, read-only filesystem)
-  75  lock timeout or concurrent edit: retry
-  77  permission denied";
-
 /// Keep an LLM coding agent's working state in project-state.md, so that a
 /// fresh session (or a person) can pick the work up cold.
 #[derive(Debug, Parser)]
-#[command(name = "ctxkeep", version, about, long_about = None, after_long_help = EXIT_CODES)]
+#[command(name = "ctxkeep", version, about, long_about = None, after_long_help = crate::codes::exit_help())]
 #[command(propagate_version = true, max_term_width = 100)]
 pub struct Cli {
     #[command(flatten)]
@@ -56,43 +45,43 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create project-state.md and .ctxkeep/ (or update the given settings).
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Init(InitArgs),
     /// Write a new checkpoint: the fields you give, the rest carried over, git state captured.
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Checkpoint(CheckpointArgs),
     /// Print the continuation prompt a fresh session starts from.
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Resume(ResumeArgs),
     /// Check that the checkpoint is intact and can be read cold (the CI gate).
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Verify(VerifyArgs),
     /// Record how full a session's context window is; fire the stages it crossed.
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Track(TrackArgs),
     /// Count the BPE tokens of files, like wc.
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Count(CountArgs),
     /// Show a session's context gauge, stage and last checkpoint.
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Status(StatusArgs),
     /// Confirm that the resume prompt was read, with the nonce it printed.
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Ack(AckArgs),
     /// Apply the retention by hand: prune the archive, rotate the event log, sweep temp files.
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Gc(GcArgs),
     /// List checkpoints and sessions, newest first, one line each.
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Log(LogArgs),
     /// Run as an agent's hook: read the event's JSON on stdin, then track usage,
     /// checkpoint or inject the resume prompt. Fails open (exit 0) unless --strict.
     Hook(HookArgs),
     /// Print a one-line context gauge for Claude Code's status line (reads its JSON on stdin).
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Statusline,
     /// Install, remove or check ctxkeep's hooks in an agent's settings.
-    #[command(after_long_help = EXIT_CODES)]
+    #[command(after_long_help = crate::codes::exit_help())]
     Hooks(HooksArgs),
     /// Print a shell completion script (generated from these definitions).
     Completions(CompletionsArgs),

@@ -5,23 +5,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// The exit codes are a documented contract (README, `--help`).
-pub mod exit {
-    pub const OK: u8 = 0;
-    /// A check says no (verify found errors, `--fail-at` reached, a wrong nonce).
-    pub const CHECK_FAILED: u8 = 1;
-    pub const USAGE: u8 = 2;
-    /// EX_DATAERR: a malformed state file or input.
-    pub const DATA: u8 = 65;
-    /// EX_NOINPUT: not initialized, or an input file is missing.
-    pub const NO_INPUT: u8 = 66;
-    /// EX_IOERR: disk full, read-only filesystem, other I/O failures.
-    pub const IO: u8 = 74;
-    /// EX_TEMPFAIL: lock timeout or a concurrent edit; retry.
-    pub const TEMPFAIL: u8 = 75;
-    /// EX_NOPERM: permission denied.
-    pub const NO_PERM: u8 = 77;
-}
+/// The exit codes live in the registry (`codes`), with their meanings.
+pub use crate::codes::exit;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -34,6 +19,32 @@ pub enum Error {
     /// Not initialized, or a named input does not exist.
     #[error("{}: {msg}", path.display())]
     NoInput { path: PathBuf, msg: String },
+    /// A named input file is not there (or is a symlink to nothing).
+    #[error("{}: {}", path.display(), match dangling_to {
+        Some(to) => format!("a symlink to {}, which does not exist", to.display()),
+        None => "no such file".to_string(),
+    })]
+    NotFound {
+        path: PathBuf,
+        dangling_to: Option<PathBuf>,
+    },
+    /// No project here: no state file, or one without ctxkeep's front matter.
+    #[error("{}: {why}; run `ctxkeep init`", path.display())]
+    NotInitialized { path: PathBuf, why: &'static str },
+    /// A file over the size ctxkeep reads.
+    #[error("{}: {what}too large ({}, limit {limit}){hint}", path.display(), match size {
+        Some(n) => format!("{n} bytes"),
+        None => format!("over {limit} bytes"),
+    })]
+    TooLarge {
+        path: PathBuf,
+        /// What part is too large, with a trailing space ("front matter "), or "".
+        what: &'static str,
+        size: Option<u64>,
+        limit: u64,
+        /// What to do about it, with a leading "; ", or "".
+        hint: &'static str,
+    },
     /// An I/O failure on a named file; the exit code follows the error kind.
     #[error("{}", io_message(path, what, source))]
     Io {
@@ -52,9 +63,11 @@ pub enum Error {
     /// Someone else changed the file while we worked; nothing was written.
     #[error("{}: {msg}", path.display())]
     Conflict { path: PathBuf, msg: String },
-    /// A check said no; the message explains why.
+    /// A refusal to act (exit 1): resuming a chain stuck past its limit, a
+    /// wrong nonce, recovered fields over an explicit budget. Unlike a
+    /// command's "no" (`Outcome::No`), there is no report to print.
     #[error("{0}")]
-    Check(String),
+    Refused(String),
 }
 
 impl Error {
@@ -84,10 +97,13 @@ impl Error {
         match self {
             Error::Usage(_) => exit::USAGE,
             Error::Data { .. } => exit::DATA,
-            Error::NoInput { .. } => exit::NO_INPUT,
+            Error::NoInput { .. } | Error::NotFound { .. } | Error::NotInitialized { .. } => {
+                exit::NO_INPUT
+            }
+            Error::TooLarge { .. } => exit::DATA,
             Error::Io { source, .. } => io_exit_code(source),
             Error::LockTimeout { .. } | Error::Conflict { .. } => exit::TEMPFAIL,
-            Error::Check(_) => exit::CHECK_FAILED,
+            Error::Refused(_) => exit::CHECK_FAILED,
         }
     }
 
@@ -96,7 +112,10 @@ impl Error {
         match self {
             Error::Usage(_) => "usage",
             Error::Data { .. } => "bad_data",
-            Error::NoInput { .. } => "no_input",
+            Error::NoInput { .. } | Error::NotFound { .. } | Error::NotInitialized { .. } => {
+                "no_input"
+            }
+            Error::TooLarge { .. } => "bad_data",
             Error::Io { source, .. } => match io_exit_code(source) {
                 exit::NO_PERM => "permission_denied",
                 exit::NO_INPUT => "no_input",
@@ -104,7 +123,7 @@ impl Error {
             },
             Error::LockTimeout { .. } => "lock_timeout",
             Error::Conflict { .. } => "conflict",
-            Error::Check(_) => "check_failed",
+            Error::Refused(_) => "check_failed",
         }
     }
 }

@@ -10,42 +10,56 @@ use std::time::{Duration, Instant};
 use crate::error::Error;
 use crate::output::Output;
 
-/// Reads a text file that ctxkeep owns or parses, refusing what it must not
-/// touch: non-regular files (without blocking on a FIFO), files over `limit`,
-/// binary content and invalid UTF-8.
-pub fn read_text(path: &Path, limit: u64) -> Result<String, Error> {
+/// Opens an input file the one way every reader does: the metadata is
+/// checked before the open, so a FIFO never blocks and a directory is named
+/// as such; a missing file (or a symlink to one) is `NoInput`. Returns the
+/// file and its length when opened (a writer may be appending).
+pub fn open_input(path: &Path) -> Result<(File, u64), Error> {
     let meta = fs::metadata(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => match fs::read_link(path) {
-            Ok(to) => Error::no_input(
-                path,
-                format!("a symlink to {}, which does not exist", to.display()),
-            ),
-            Err(_) => Error::no_input(path, "no such file"),
+        io::ErrorKind::NotFound => Error::NotFound {
+            path: path.to_path_buf(),
+            dangling_to: fs::read_link(path).ok(),
         },
         io::ErrorKind::PermissionDenied => Error::io(path, "need read access", e),
         _ => Error::io(path, "cannot read", e),
     })?;
     if !meta.is_file() {
-        return Err(Error::no_input(path, "not a regular file"));
+        let what = if meta.is_dir() {
+            "is a directory, not a regular file"
+        } else {
+            "not a regular file (a FIFO, socket or device); not read"
+        };
+        return Err(Error::no_input(path, what));
     }
-    if meta.len() > limit {
-        return Err(Error::data(
-            path,
-            format!("too large ({} bytes, limit {limit})", meta.len()),
-        ));
+    let file = File::open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::PermissionDenied => Error::io(path, "need read access", e),
+        _ => Error::io(path, "cannot read", e),
+    })?;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(path, "cannot read", e))?
+        .len();
+    Ok((file, len))
+}
+
+/// Reads a text file that ctxkeep owns or parses, refusing what it must not
+/// touch: non-regular files (without blocking on a FIFO), files over `limit`,
+/// binary content and invalid UTF-8.
+pub fn read_text(path: &Path, limit: u64) -> Result<String, Error> {
+    let (file, len) = open_input(path)?;
+    let meta_len = len;
+    if meta_len > limit {
+        return Err(too_large(path, Some(meta_len), limit));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    File::open(path)
-        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+    let mut bytes = Vec::with_capacity(meta_len as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| match e.kind() {
             io::ErrorKind::PermissionDenied => Error::io(path, "need read access", e),
             _ => Error::io(path, "cannot read", e),
         })?;
     if bytes.len() as u64 > limit {
-        return Err(Error::data(
-            path,
-            format!("too large (over {limit} bytes, limit {limit})"),
-        ));
+        return Err(too_large(path, None, limit));
     }
     if let Some(at) = bytes.iter().position(|&b| b == 0) {
         return Err(Error::data(
@@ -54,6 +68,16 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, Error> {
         ));
     }
     text_from_bytes(bytes, path, 0)
+}
+
+fn too_large(path: &Path, size: Option<u64>, limit: u64) -> Error {
+    Error::TooLarge {
+        path: path.to_path_buf(),
+        what: "",
+        size,
+        limit,
+        hint: "",
+    }
 }
 
 /// `bytes`, which start at byte `offset` of `path`, as text; the error names

@@ -8,6 +8,7 @@ pub mod checks;
 pub mod claude_settings;
 pub mod cli;
 pub mod clock;
+pub mod codes;
 pub mod commands;
 pub mod config;
 pub mod error;
@@ -47,7 +48,7 @@ pub fn run(cli: Cli) -> u8 {
         out,
     };
     match commands::dispatch(cli.command, &ctx) {
-        Ok(code) => code,
+        Ok(outcome) => outcome.exit_code(),
         Err(err) if error::is_broken_pipe(&err) => 0,
         Err(err) => {
             let code = error::exit_code_of(&err);

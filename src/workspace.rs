@@ -48,10 +48,10 @@ impl Workspace {
                 None => match find_upward(&cwd) {
                     Some(p) => p,
                     None if create => cwd.join(STATE_FILE),
-                    None => return Err(Error::no_input(
-                        cwd.join(STATE_FILE),
-                        "not initialized (no project-state.md here or above); run `ctxkeep init`",
-                    )),
+                    None => return Err(Error::NotInitialized {
+                        path: cwd.join(STATE_FILE),
+                        why: "not initialized (no project-state.md here or above)",
+                    }),
                 },
             };
         let root = state_path

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use super::Ctx;
-use crate::chain::{self, Acked, Session};
+use super::{Ctx, Outcome};
+use crate::chain::{self, Acked, Link};
 use crate::cli::AckArgs;
 use crate::state::StateFile;
 use crate::workspace::Workspace;
@@ -24,7 +24,7 @@ struct AckReport {
 }
 
 impl AckReport {
-    fn of(s: Option<&Session>, already: bool) -> AckReport {
+    fn of(s: Option<&Link>, already: bool) -> AckReport {
         let ack = s.and_then(|s| s.ack.as_ref());
         AckReport {
             acknowledged: ack.is_some(),
@@ -37,7 +37,7 @@ impl AckReport {
     }
 }
 
-pub fn run(args: AckArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: AckArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     StateFile::load(&ws.state_path)?.require_initialized()?;
     let lock = ws.lock()?;
@@ -73,5 +73,5 @@ pub fn run(args: AckArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         (Some(n), false, _) => format!("session {n}: the nonce was not found in the transcript"),
     };
     ctx.out.info(&message);
-    Ok(0)
+    Ok(Outcome::Ok)
 }

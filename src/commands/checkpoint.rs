@@ -1,7 +1,7 @@
 //! `ctxkeep checkpoint`: write a new checkpoint. Fields not given carry over;
 //! git state is captured; the write is atomic and under the lock.
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::checkpoint::Fields;
 use crate::cli::CheckpointArgs;
 use crate::error::Error;
@@ -9,7 +9,7 @@ use crate::services::record;
 use crate::state::StateFile;
 use crate::workspace::Workspace;
 
-pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let from = match &args.from {
         Some(src) => record::read_fields(src)?,
@@ -51,5 +51,5 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             empty.join(", ")
         ));
     }
-    Ok(0)
+    Ok(Outcome::Ok)
 }

@@ -1,6 +1,7 @@
 //! `ctxkeep completions SHELL` and `ctxkeep man`: generated from the clap
 //! definitions, so they never drift from `--help`.
 
+use super::Outcome;
 use std::io::Write;
 
 use clap::CommandFactory;
@@ -8,7 +9,7 @@ use clap_complete::Shell as Target;
 
 use crate::cli::{Cli, CompletionsArgs, Shell};
 
-pub fn run(args: CompletionsArgs) -> anyhow::Result<u8> {
+pub fn run(args: CompletionsArgs) -> anyhow::Result<Outcome> {
     let target = match args.shell {
         Shell::Bash => Target::Bash,
         Shell::Zsh => Target::Zsh,
@@ -21,14 +22,14 @@ pub fn run(args: CompletionsArgs) -> anyhow::Result<u8> {
     let mut out = std::io::stdout().lock();
     out.write_all(&buf)?;
     out.flush()?;
-    Ok(0)
+    Ok(Outcome::Ok)
 }
 
-pub fn man() -> anyhow::Result<u8> {
+pub fn man() -> anyhow::Result<Outcome> {
     let mut buf = Vec::new();
     clap_mangen::Man::new(Cli::command()).render(&mut buf)?;
     let mut out = std::io::stdout().lock();
     out.write_all(&buf)?;
     out.flush()?;
-    Ok(0)
+    Ok(Outcome::Ok)
 }

@@ -9,7 +9,7 @@ use anyhow::Context;
 
 use serde::Serialize;
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::cli::CountArgs;
 use crate::config::Config;
 use crate::error::Error;
@@ -32,7 +32,7 @@ struct FileCount {
     tokens: u64,
 }
 
-pub fn run(args: CountArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: CountArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let encoding = pick_encoding(&args, ctx)?;
     let mut files = args.files.clone();
     if files.is_empty() {
@@ -76,7 +76,7 @@ pub fn run(args: CountArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         text.push_str(&format!("{:>width$} total\n", report.total));
     }
     ctx.out.data(&text)?;
-    Ok(0)
+    Ok(Outcome::Ok)
 }
 
 /// `--encoding`, else `--model`'s from the model table, else the project's

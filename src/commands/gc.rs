@@ -1,6 +1,6 @@
 //! `ctxkeep gc [--dry-run]`: applies the retention by hand.
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::cli::GcArgs;
 use crate::config::Config;
 use crate::output::thousands;
@@ -8,7 +8,7 @@ use crate::retention::{self, Collected, Mode};
 use crate::state::StateFile;
 use crate::workspace::Workspace;
 
-pub fn run(args: GcArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: GcArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
@@ -27,7 +27,7 @@ pub fn run(args: GcArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     };
     ctx.out.json(&collected)?;
     ctx.out.data(&human(&collected, &config))?;
-    Ok(0)
+    Ok(Outcome::Ok)
 }
 
 fn human(c: &Collected, config: &Config) -> String {

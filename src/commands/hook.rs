@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::cli::HookArgs;
 use crate::error::Error;
 use crate::hook_payload::{self, Action, Payload, MAX_PAYLOAD_BYTES};
@@ -21,13 +21,11 @@ use crate::workspace::Workspace;
 /// stderr, and a line there would read as a failure.
 const SILENT: Output = Output::SILENT;
 
-/// The exit code that blocks the agent's action (only with `--strict`).
-const BLOCK: u8 = 2;
 /// How long the error path waits for the lock to log an `error` event: the
 /// error may be a lock timeout already.
 const ERROR_LOG_LOCK_WAIT: Duration = Duration::from_millis(500);
 
-pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let agent = Agent::from(args.agent);
     let mut payload = None;
     match handle(&args, agent, ctx, &mut payload) {
@@ -43,11 +41,11 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 // A closed pipe is the agent's business, not an error of ours.
                 let _ = writeln!(out, "{text}").and_then(|_| out.flush());
             }
-            Ok(0)
+            Ok(Outcome::Ok)
         }
         Err(err) => {
             fail_open(&err, agent, payload.as_ref(), ctx);
-            Ok(if args.strict { BLOCK } else { 0 })
+            Ok(if args.strict { Outcome::Block } else { Outcome::Ok })
         }
     }
 }

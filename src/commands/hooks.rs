@@ -10,17 +10,17 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::claude_settings::{self as settings, Change, StatusLine};
 use crate::cli::{HooksArgs, HooksCommand, HooksDoctorArgs, HooksInstallArgs, HooksUninstallArgs};
-use crate::error::{exit, Error};
+use crate::error::Error;
 use crate::fsutil;
 use crate::workspace::{Workspace, STATE_FILE};
 
 /// A settings file is small; anything bigger is not one.
 const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
 
-pub fn run(args: HooksArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: HooksArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     match args.command {
         HooksCommand::Install(a) => install(a, ctx),
         HooksCommand::Uninstall(a) => uninstall(a, ctx),
@@ -80,7 +80,7 @@ fn save(path: &Path, doc: &Value, original: Option<&str>) -> anyhow::Result<()> 
     Ok(())
 }
 
-fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let path = settings_path(args.edit.settings, ctx)?;
     let (mut doc, original) = load(&path)?;
     let plan = settings::install(&mut doc, args.force).map_err(|why| Error::data(&path, why))?;
@@ -108,7 +108,7 @@ fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     )
 }
 
-fn uninstall(args: HooksUninstallArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+fn uninstall(args: HooksUninstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let path = settings_path(args.edit.settings, ctx)?;
     let (mut doc, original) = load(&path)?;
     let changes = settings::uninstall(&mut doc).map_err(|why| Error::data(&path, why))?;
@@ -123,7 +123,7 @@ fn finish_edit(
     kept_status_line: Option<String>,
     dry_run: bool,
     ctx: &Ctx,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Outcome> {
     let changed = !changes.is_empty();
     if changed && !dry_run {
         save(path, doc, original.as_deref())?;
@@ -145,7 +145,7 @@ fn finish_edit(
         (true, true) => format!("{}: dry run, nothing written", report.settings),
         (true, false) => format!("{}: written", report.settings),
     });
-    Ok(0)
+    Ok(Outcome::Ok)
 }
 
 /// One line of `hooks doctor`.
@@ -164,7 +164,7 @@ struct DoctorReport {
     checks: Vec<Check>,
 }
 
-fn doctor(args: HooksDoctorArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+fn doctor(args: HooksDoctorArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     if !args.timeout.is_finite() || args.timeout <= 0.0 {
         return Err(Error::Usage("--timeout must be a number of seconds > 0".into()).into());
     }
@@ -264,14 +264,14 @@ fn doctor(args: HooksDoctorArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             report.settings,
             report.checks.len()
         ));
-        Ok(0)
+        Ok(Outcome::Ok)
     } else {
         ctx.out.info(&format!(
             "{}: {failed} of {} checks failed",
             report.settings,
             report.checks.len()
         ));
-        Ok(exit::CHECK_FAILED)
+        Ok(Outcome::No)
     }
 }
 

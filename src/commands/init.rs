@@ -8,7 +8,7 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::cli::InitArgs;
 use crate::config::DEFAULT_WINDOW;
 use crate::error::Error;
@@ -32,7 +32,7 @@ struct InitReport {
     templates_written: Vec<String>,
 }
 
-pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), true)?;
     // Validate every flag before touching anything.
     let stages = args
@@ -221,7 +221,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     if report.gitignore_updated {
         out.info("added .ctxkeep/ to .gitignore");
     }
-    Ok(0)
+    Ok(Outcome::Ok)
 }
 
 fn stage_list(stages: &[crate::stages::Stage]) -> String {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::checkpoint::{id_number, Archive};
 use crate::cli::LogArgs;
 use crate::output::{clip, paint_stdout, Style};
@@ -43,7 +43,7 @@ struct LogReport {
     total: usize,
 }
 
-pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
@@ -86,10 +86,10 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     if report.entries.is_empty() {
         ctx.out
             .info("no checkpoints or sessions yet; write one with `ctxkeep checkpoint`");
-        return Ok(0);
+        return Ok(Outcome::Ok);
     }
     ctx.out.data(&human(&report.entries))?;
-    Ok(0)
+    Ok(Outcome::Ok)
 }
 
 /// Checkpoints from the archive, the file's current checkpoint and its

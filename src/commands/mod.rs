@@ -36,9 +36,31 @@ impl Ctx {
     }
 }
 
-/// Runs a command; `Ok(code)` is the exit code of a command that ran to its
-/// end (0, or 1 when its check said no).
-pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<u8> {
+/// How a command that ran to its end came out. A "no" still prints its
+/// report (`--json` included); a refusal to act is an error instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    /// The check said no: `verify` found errors, `--fail-at` was reached,
+    /// `hooks doctor` found a problem. Exit 1.
+    No,
+    /// An agent hook with `--strict` blocks the agent's action. Exit 2, the
+    /// agents' own code for it.
+    Block,
+}
+
+impl Outcome {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Ok => crate::codes::exit::OK,
+            Outcome::No => crate::codes::exit::CHECK_FAILED,
+            Outcome::Block => crate::codes::exit::USAGE,
+        }
+    }
+}
+
+/// Runs a command to its outcome, or to the error that stopped it.
+pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<Outcome> {
     match command {
         Command::Init(args) => init::run(args, ctx),
         Command::Checkpoint(args) => checkpoint::run(args, ctx),

@@ -1,12 +1,12 @@
 //! `ctxkeep resume`: check the checkpoint, then print the continuation
 //! prompt a fresh session starts from, within a token budget.
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::cli::ResumeArgs;
 use crate::services::resume::{self, Options};
 use crate::workspace::Workspace;
 
-pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let opts = Options {
         force: args.force,
@@ -16,5 +16,5 @@ pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let report = resume::resume(&ws, &opts, &ctx.out)?;
     ctx.out.json(&report)?;
     ctx.out.data(&report.prompt)?;
-    Ok(0)
+    Ok(Outcome::Ok)
 }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::checkpoint::CheckpointRef;
 use crate::cli::StatusArgs;
 use crate::config::Config;
@@ -47,7 +47,7 @@ struct Stuck {
     next_action: String,
 }
 
-pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let id = session::validate_id(&args.session)?;
     let sf = StateFile::load(&ws.state_path)?;
@@ -98,12 +98,12 @@ pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     };
     ctx.out.json(&status)?;
     ctx.out.data(&human(&status))?;
-    Ok(0)
+    Ok(Outcome::Ok)
 }
 
 /// The last session was stuck and nothing has moved since: the checkpoint
 /// still names the same next action and HEAD is where it was.
-fn still_stuck(ws: &Workspace, sf: &StateFile, last: &crate::chain::Session) -> bool {
+fn still_stuck(ws: &Workspace, sf: &StateFile, last: &crate::chain::Link) -> bool {
     last.record.stuck
         && sf
             .fm

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::checkpoint::CheckpointRef;
 use crate::config::Config;
 use crate::output::{fmt_num, gauge, Output};
@@ -31,12 +31,12 @@ struct View {
     line: String,
 }
 
-pub fn run(ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx) -> anyhow::Result<Outcome> {
     match view(ctx) {
         Ok(v) => {
             ctx.out.json(&v)?;
             ctx.out.data(&v.line)?;
-            Ok(0)
+            Ok(Outcome::Ok)
         }
         Err(err) if ctx.out.json => Err(err),
         Err(err) => {
@@ -44,7 +44,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<u8> {
             // rather than an empty bar or a failed command.
             let msg = crate::redact::redact(&format!("{err:#}")).replace('\n', " ");
             ctx.out.data(&format!("ctxkeep: {msg}"))?;
-            Ok(0)
+            Ok(Outcome::Ok)
         }
     }
 }

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::cli::{AgentArg, TrackArgs};
 use crate::config::Config;
 use crate::error::Error;
@@ -34,7 +34,7 @@ struct TrackOutput {
     instructions: Vec<String>,
 }
 
-pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let id = session::validate_id(&args.session)?;
     check_args(&args)?;
@@ -83,9 +83,9 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 fmt_num(s.percent.unwrap_or(0.0)),
                 fmt_num(limit)
             ));
-            Ok(crate::error::exit::CHECK_FAILED)
+            Ok(Outcome::No)
         }
-        _ => Ok(0),
+        _ => Ok(Outcome::Ok),
     }
 }
 

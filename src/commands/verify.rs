@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::Ctx;
+use super::{Ctx, Outcome};
 use crate::checkpoint::CheckpointRef;
 use crate::checks::{self, Finding, Severity, Subject};
 use crate::cli::VerifyArgs;
@@ -22,7 +22,7 @@ pub struct VerifyReport {
     pub notes: Vec<String>,
 }
 
-pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let sf = StateFile::load(&ws.state_path)?;
     let outcome = checks::all(&Subject {
@@ -46,7 +46,7 @@ pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     if !ctx.out.quiet || !report.ok {
         ctx.out.data(&human(&report, &ws.display_state()))?;
     }
-    Ok(if report.ok { 0 } else { 1 })
+    Ok(if report.ok { Outcome::Ok } else { Outcome::No })
 }
 
 fn human(r: &VerifyReport, path: &str) -> String {

@@ -101,7 +101,7 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
             checkpoint.id
         );
         if opts.max_tokens.is_some() {
-            return Err(Error::Check(msg).into());
+            return Err(Error::Refused(msg).into());
         }
         out.warn(&msg);
     }

@@ -46,13 +46,13 @@ pub(super) fn split<'a>(path: &Path, text: &'a str) -> Result<(Option<Front>, &'
         if bare == "---" || bare == "..." {
             let front_text = &text[first_end..pos];
             if front_text.len() > MAX_FRONT_MATTER_BYTES {
-                return Err(Error::data(
-                    path,
-                    format!(
-                        "front matter too large ({} bytes, limit {MAX_FRONT_MATTER_BYTES})",
-                        front_text.len()
-                    ),
-                ));
+                return Err(Error::TooLarge {
+                    path: path.to_path_buf(),
+                    what: "front matter ",
+                    size: Some(front_text.len() as u64),
+                    limit: MAX_FRONT_MATTER_BYTES as u64,
+                    hint: "",
+                });
             }
             return Ok((
                 Some(Front {

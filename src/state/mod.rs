@@ -102,9 +102,12 @@ impl StateFile {
     /// Reads and parses the file. Any defect is a one-line error naming it.
     pub fn load(path: &Path) -> Result<StateFile, Error> {
         let text = crate::fsutil::read_text(path, MAX_FILE_BYTES).map_err(|e| match e {
-            Error::NoInput { path, msg } if msg == "no such file" => Error::NoInput {
+            Error::NotFound {
                 path,
-                msg: "not initialized; run `ctxkeep init`".into(),
+                dangling_to: None,
+            } => Error::NotInitialized {
+                path,
+                why: "not initialized",
             },
             other => other,
         })?;
@@ -148,10 +151,10 @@ impl StateFile {
     /// Fails unless the file is a ctxkeep state file of a supported version.
     pub fn require_initialized(&self) -> Result<(), Error> {
         match self.fm.ctxkeep {
-            None => Err(Error::no_input(
-                &self.path,
-                "no ctxkeep front matter; run `ctxkeep init`",
-            )),
+            None => Err(Error::NotInitialized {
+                path: self.path.clone(),
+                why: "no ctxkeep front matter",
+            }),
             Some(FORMAT_VERSION) => Ok(()),
             Some(v) => Err(Error::data(
                 &self.path,

@@ -5,6 +5,7 @@
 //! grow with the file's size; only the legacy single-JSON Gemini file is parsed whole (capped).
 
 pub mod claude_code;
+pub mod echo;
 pub mod codex;
 pub mod gemini;
 pub mod statusline;
@@ -167,28 +168,7 @@ pub fn read_transcript_from<R: Read + Seek>(
 /// Opens a transcript after checking it is a regular file (a FIFO would block, a directory
 /// can't be read): a missing file or a non-file is `NoInput`.
 pub(crate) fn open_transcript(path: &Path) -> anyhow::Result<(File, u64)> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::no_input(path, "transcript not found").into())
-        }
-        Err(e) => return Err(Error::io(path, "cannot read transcript metadata", e).into()),
-    };
-    if !meta.is_file() {
-        let what = if meta.is_dir() {
-            "is a directory, not a transcript file"
-        } else {
-            "is not a regular file (FIFO, socket or device); not read"
-        };
-        return Err(Error::no_input(path, what).into());
-    }
-    let file = File::open(path).map_err(|e| Error::io(path, "cannot open transcript", e))?;
-    // Use the length of the opened file: the agent may be appending right now.
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io(path, "cannot read transcript metadata", e))?
-        .len();
-    Ok((file, len))
+    Ok(crate::fsutil::open_input(path)?)
 }
 
 /// A line's verdict.

@@ -1,0 +1,147 @@
+//! Whether the agent itself wrote a word (a restore nonce) in its
+//! transcript: only assistant text and tool calls count, never the prompt
+//! injected into the session or tool output, which carry the nonce too.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::error::Error;
+
+/// Whether an agent-authored line in the transcript's tail contains `nonce`.
+pub fn echoes(path: &Path, nonce: &str, scan_bytes: u64) -> Result<bool, Error> {
+    let (mut file, len) = crate::fsutil::open_input(path)?;
+    // Only the tail: an ack is echoed soon after the resume, near the end.
+    let start = len.saturating_sub(scan_bytes);
+    let mut tail = Vec::with_capacity((len - start) as usize);
+    file.seek(SeekFrom::Start(start))
+        .and_then(|_| file.take(len - start).read_to_end(&mut tail))
+        .map_err(|e| Error::io(path, "cannot read", e))?;
+    let nonce = nonce.to_ascii_lowercase();
+    for line in tail.split(|&b| b == b'\n').rev() {
+        // Cheap test first: most lines do not contain the nonce at all.
+        if line.len() < nonce.len() || !contains_ignore_case(line, nonce.as_bytes()) {
+            continue;
+        }
+        let Ok(Value::Object(v)) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if agent_authored(&v).iter().any(|text| has_word(text, &nonce)) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether `word` occurs in `text` on its own, not inside a longer number
+/// or identifier.
+fn has_word(text: &str, word: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    let bytes = text.as_bytes();
+    text.match_indices(word).any(|(at, _)| {
+        let end = at + word.len();
+        (at == 0 || !bytes[at - 1].is_ascii_alphanumeric())
+            && (end == bytes.len() || !bytes[end].is_ascii_alphanumeric())
+    })
+}
+
+fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// The text a transcript line holds that the agent itself wrote: Claude Code
+/// assistant content (text and tool calls), Codex assistant messages and
+/// tool calls, Gemini replies and tool arguments. Prompts, injected
+/// context and tool results are never included.
+fn agent_authored(line: &Map<String, Value>) -> Vec<String> {
+    let kind = line.get("type").and_then(Value::as_str);
+    match kind {
+        // Claude Code: main-chain assistant lines.
+        Some("assistant") if line.get("isSidechain") != Some(&Value::Bool(true)) => line
+            .get("message")
+            .and_then(|m| m.get("content"))
+            .map(|c| vec![c.to_string()])
+            .unwrap_or_default(),
+        // Codex rollout: what the model said or asked to run.
+        Some("response_item") => {
+            let Some(p) = line.get("payload") else {
+                return Vec::new();
+            };
+            let ptype = p.get("type").and_then(Value::as_str);
+            let role = p.get("role").and_then(Value::as_str);
+            match (ptype, role) {
+                (Some("message"), Some("assistant")) => p
+                    .get("content")
+                    .map(|c| vec![c.to_string()])
+                    .unwrap_or_default(),
+                (Some("function_call"), _) => p
+                    .get("arguments")
+                    .map(|c| vec![c.to_string()])
+                    .unwrap_or_default(),
+                (Some("custom_tool_call"), _) => p
+                    .get("input")
+                    .map(|c| vec![c.to_string()])
+                    .unwrap_or_default(),
+                (Some("local_shell_call"), _) => p
+                    .get("action")
+                    .map(|c| vec![c.to_string()])
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            }
+        }
+        // Gemini CLI: the model's reply and its tool arguments.
+        Some("gemini") => {
+            let mut out: Vec<String> = line
+                .get("content")
+                .map(|c| vec![c.to_string()])
+                .unwrap_or_default();
+            if let Some(Value::Array(calls)) = line.get("toolCalls") {
+                out.extend(
+                    calls
+                        .iter()
+                        .filter_map(|c| c.get("args"))
+                        .map(Value::to_string),
+                );
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_the_agent_wrote_counts_as_an_echo() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t.jsonl");
+        let injected = r#"{"type":"user","message":{"role":"user","content":"run `ctxkeep ack 48213907` to confirm"}}"#;
+        std::fs::write(&t, format!("{injected}\n")).unwrap();
+        assert!(!echoes(&t, "48213907", 1 << 20).unwrap());
+        let side = r#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"48213907"}]}}"#;
+        let tool = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"ctxkeep ack 48213907"}}]}}"#;
+        std::fs::write(&t, format!("{injected}\n{side}\n")).unwrap();
+        assert!(!echoes(&t, "48213907", 1 << 20).unwrap());
+        std::fs::write(&t, format!("{injected}\n{tool}\n")).unwrap();
+        assert!(echoes(&t, "48213907", 1 << 20).unwrap());
+        let codex = r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ctxkeep\",\"ack\",\"48213907\"]}"}}"#;
+        let output = r#"{"type":"response_item","payload":{"type":"function_call_output","output":"ctxkeep ack 48213907"}}"#;
+        std::fs::write(&t, format!("{output}\n")).unwrap();
+        assert!(!echoes(&t, "48213907", 1 << 20).unwrap());
+        std::fs::write(&t, format!("{codex}\n")).unwrap();
+        assert!(echoes(&t, "48213907", 1 << 20).unwrap());
+        let inside = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"build 1482139070 and v48213907a"}]}}"#;
+        std::fs::write(&t, format!("{inside}\n")).unwrap();
+        assert!(
+            !echoes(&t, "48213907", 1 << 20).unwrap(),
+            "inside a longer number or word"
+        );
+        let gemini = r#"{"id":"m1","type":"gemini","content":"Restored; acknowledging 48213907."}"#;
+        std::fs::write(&t, format!("{gemini}\n")).unwrap();
+        assert!(echoes(&t, "48213907", 1 << 20).unwrap());
+    }
+}
