@@ -279,6 +279,25 @@ mod tests {
         assert!(seen > 30, "the scan found only {seen} codes");
     }
 
+    /// The table under `heading` in docs/codes.md, header row included.
+    fn docs_table(heading: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/codes.md");
+        let text = std::fs::read_to_string(path).unwrap();
+        let section = text.split(heading).nth(1).expect("heading in docs/codes.md");
+        section
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
+    #[test]
+    fn the_reference_tables_are_the_registry() {
+        assert_eq!(docs_table("## Exit codes"), exit_table());
+        assert_eq!(docs_table("## Finding codes"), finding_table());
+    }
+
     #[test]
     fn ranges_and_single_codes_are_found() {
         assert!(is_finding_code("CK103"));
