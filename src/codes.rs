@@ -234,7 +234,10 @@ pub fn exit_table() -> String {
 pub fn finding_table() -> String {
     let mut t = String::from("| Code | Severity | Meaning |\n|---|---|---|\n");
     for f in FINDING_CODES {
-        t.push_str(&format!("| {} | {} | {} |\n", f.code, f.severity, f.meaning));
+        t.push_str(&format!(
+            "| {} | {} | {} |\n",
+            f.code, f.severity, f.meaning
+        ));
     }
     t
 }
@@ -283,7 +286,10 @@ mod tests {
     fn docs_table(heading: &str) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/codes.md");
         let text = std::fs::read_to_string(path).unwrap();
-        let section = text.split(heading).nth(1).expect("heading in docs/codes.md");
+        let section = text
+            .split(heading)
+            .nth(1)
+            .expect("heading in docs/codes.md");
         section
             .lines()
             .skip_while(|l| !l.starts_with('|'))

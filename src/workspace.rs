@@ -41,19 +41,20 @@ impl Workspace {
     pub fn resolve(global: &Locate, create: bool) -> Result<Workspace, Error> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::io(".", "cannot read the current directory", e))?;
-        let state_path =
-            match &global.state {
-                Some(p) if p.is_dir() => p.join(STATE_FILE),
-                Some(p) => cwd.join(p),
-                None => match find_upward(&cwd) {
-                    Some(p) => p,
-                    None if create => cwd.join(STATE_FILE),
-                    None => return Err(Error::NotInitialized {
+        let state_path = match &global.state {
+            Some(p) if p.is_dir() => p.join(STATE_FILE),
+            Some(p) => cwd.join(p),
+            None => match find_upward(&cwd) {
+                Some(p) => p,
+                None if create => cwd.join(STATE_FILE),
+                None => {
+                    return Err(Error::NotInitialized {
                         path: cwd.join(STATE_FILE),
                         why: "not initialized (no project-state.md here or above)",
-                    }),
-                },
-            };
+                    })
+                }
+            },
+        };
         let root = state_path
             .parent()
             .map(Path::to_path_buf)

@@ -45,7 +45,11 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         }
         Err(err) => {
             fail_open(&err, agent, payload.as_ref(), ctx);
-            Ok(if args.strict { Outcome::Block } else { Outcome::Ok })
+            Ok(if args.strict {
+                Outcome::Block
+            } else {
+                Outcome::Ok
+            })
         }
     }
 }

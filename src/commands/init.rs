@@ -1,36 +1,14 @@
-//! `ctxkeep init`: create project-state.md and .ctxkeep/, or update the
-//! settings given as flags. Running it again changes nothing.
+//! `ctxkeep init`: create project-state.md and .ctxkeep/ (or update the
+//! given settings of an existing file).
 
-use std::path::Path;
 use std::str::FromStr;
-
-use anyhow::Context;
-use serde::Serialize;
-use serde_json::{json, Value};
 
 use super::{Ctx, Outcome};
 use crate::cli::InitArgs;
-use crate::config::DEFAULT_WINDOW;
 use crate::error::Error;
-use crate::state::{StateFile, FORMAT_VERSION};
-use crate::templates::{self, Templates};
+use crate::services::init::{self, Settings};
 use crate::tokens::Encoding;
 use crate::workspace::Workspace;
-
-#[derive(Debug, Serialize)]
-struct InitReport {
-    path: String,
-    created: bool,
-    /// The settings this run changed.
-    changed: Vec<String>,
-    model: Option<String>,
-    window: u64,
-    encoding: String,
-    stages: Vec<crate::stages::Stage>,
-    gitignore_updated: bool,
-    templates_dir: Option<String>,
-    templates_written: Vec<String>,
-}
 
 pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), true)?;
@@ -48,146 +26,15 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     if args.window == Some(0) {
         return Err(Error::Usage("--window must be a positive number of tokens".into()).into());
     }
-    let model_info = args.model.as_deref().and_then(crate::models::lookup);
-    // A damaged file is refused before the lock, so nothing is created.
-    match StateFile::load(&ws.state_path) {
-        Err(Error::NoInput { .. }) if std::fs::symlink_metadata(&ws.state_path).is_err() => {}
-        Err(e) => return Err(e.into()),
-        Ok(_) => {}
-    }
-
-    let lock = ws.lock()?;
-    let existing = match StateFile::load(&ws.state_path) {
-        Ok(s) => Some(s),
-        Err(Error::NoInput { .. }) if std::fs::symlink_metadata(&ws.state_path).is_err() => None,
-        Err(e) => return Err(e.into()),
+    let settings = Settings {
+        model: args.model,
+        window: args.window,
+        encoding,
+        stages,
+        eject_templates: args.eject_templates,
     };
-    let created = existing.is_none();
-    let mut changed = Vec::new();
-    let mut sf = match existing {
-        Some(s) => s,
-        None => StateFile::parse(&ws.state_path, String::new())?,
-    };
-    let fresh = !sf.is_initialized();
-    if !fresh {
-        sf.require_initialized()?;
-    }
-
-    let mut updates: Vec<(&str, Option<Value>)> = Vec::new();
-    let fm = sf.fm.clone();
-    if fresh {
-        updates.push(("ctxkeep", Some(json!(FORMAT_VERSION))));
-    }
-    if let Some(m) = &args.model {
-        // Written into the front matter that agents read.
-        let m = crate::redact::redact(m);
-        if fm.model.as_deref() != Some(m.as_ref()) {
-            updates.push(("model", Some(json!(m))));
-        }
-    }
-    let window = args
-        .window
-        .or(if fresh {
-            model_info.as_ref().map(|m| m.window)
-        } else {
-            None
-        })
-        .or(if fresh { Some(DEFAULT_WINDOW) } else { None });
-    if let Some(w) = window {
-        if fm.window != Some(w) {
-            updates.push(("window", Some(json!(w))));
-        }
-    }
-    let encoding = encoding
-        .or(if fresh {
-            model_info.as_ref().map(|m| m.encoding)
-        } else {
-            None
-        })
-        .or(if fresh {
-            Some(Encoding::O200kBase)
-        } else {
-            None
-        });
-    if let Some(e) = encoding {
-        if fm.encoding.as_deref() != Some(&e.to_string()) {
-            updates.push(("encoding", Some(json!(e.to_string()))));
-        }
-    }
-    let stages = stages.or(if fresh {
-        Some(crate::stages::parse_stages(crate::stages::DEFAULT_STAGES)?)
-    } else {
-        None
-    });
-    if let Some(st) = &stages {
-        if fm.stages.as_ref() != Some(st) {
-            updates.push(("stages", Some(serde_json::to_value(st)?)));
-        }
-    }
-    let mut templates_written = Vec::new();
-    if args.eject_templates {
-        let dir = fm
-            .templates
-            .clone()
-            .unwrap_or_else(|| templates::DEFAULT_DIR.to_string());
-        templates_written = templates::eject(&ws.root, &dir)?
-            .into_iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        if fm.templates.is_none() {
-            updates.push(("templates", Some(json!(dir))));
-        }
-    }
-    changed.extend(
-        updates
-            .iter()
-            .map(|(k, _)| k.to_string())
-            .filter(|k| k != "ctxkeep"),
-    );
-    sf.set_keys(&updates)?;
-
-    if fresh {
-        let tpl = Templates::load(&ws.root, sf.fm.templates.as_deref())?;
-        let managed = tpl.render("state.md", json!({ "checkpoint": null, "history": [] }))?;
-        if created {
-            sf.body = tpl.render("project-state.md", json!({ "managed": managed }))?;
-            if sf.managed_block().is_none() {
-                sf.set_managed_block(&managed)?;
-            }
-        } else if sf.managed_block().is_none() {
-            sf.set_managed_block(&managed)?;
-        }
-    }
-    let wrote = if created {
-        let text = sf.render();
-        if !crate::fsutil::create_new(&ws.state_path, text.as_bytes())? {
-            // Another init won the race; its file stands.
-            false
-        } else {
-            true
-        }
-    } else {
-        if sf.render() != sf.original {
-            crate::services::record::warn_about_hard_links(&ws.state_path, &ctx.out);
-        }
-        sf.save()?
-    };
-    let gitignore_updated = ignore_data_dir(&ws.root).unwrap_or(false);
-    drop(lock);
-
-    let config = crate::config::Config::from_front(&sf.fm);
-    let report = InitReport {
-        path: ws.display_state(),
-        created: created && wrote,
-        changed: if fresh { Vec::new() } else { changed },
-        model: config.model.clone(),
-        window: config.window,
-        encoding: config.encoding.to_string(),
-        stages: config.stages.clone(),
-        gitignore_updated,
-        templates_dir: sf.fm.templates.clone(),
-        templates_written,
-    };
+    let report = init::init(&ws, settings, &ctx.out)?;
+    let (fresh, wrote) = (report.fresh, report.wrote);
     ctx.out.json(&report)?;
     let out = &ctx.out;
     if report.created {
@@ -230,32 +77,4 @@ fn stage_list(stages: &[crate::stages::Stage]) -> String {
         .map(|s| format!("{}%:{}", crate::output::fmt_num(s.at), s.action))
         .collect::<Vec<_>>()
         .join(",")
-}
-
-/// Inside a git repository, makes sure `.ctxkeep/` is ignored.
-fn ignore_data_dir(root: &Path) -> anyhow::Result<bool> {
-    if crate::git::toplevel(root).is_err() {
-        return Ok(false);
-    }
-    let path = root.join(".gitignore");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(Error::io(&path, "cannot read", e).into()),
-    };
-    let already = text
-        .lines()
-        .map(str::trim)
-        .any(|l| matches!(l, ".ctxkeep" | ".ctxkeep/" | "/.ctxkeep" | "/.ctxkeep/"));
-    if already {
-        return Ok(false);
-    }
-    let mut new = text.clone();
-    if !new.is_empty() && !new.ends_with('\n') {
-        new.push('\n');
-    }
-    new.push_str("# ctxkeep's local data (live budgets, archive, events)\n.ctxkeep/\n");
-    crate::fsutil::atomic_write(&path, new.as_bytes(), Some(text.as_bytes()))
-        .with_context(|| "could not add .ctxkeep/ to .gitignore")?;
-    Ok(true)
 }

@@ -5,8 +5,8 @@
 //! grow with the file's size; only the legacy single-JSON Gemini file is parsed whole (capped).
 
 pub mod claude_code;
-pub mod echo;
 pub mod codex;
+pub mod echo;
 pub mod gemini;
 pub mod statusline;
 pub mod tail;

@@ -1,0 +1,229 @@
+//! `init`'s job: create project-state.md, or add ctxkeep's front matter to
+//! a file of the user's, or change the settings given; keep `.ctxkeep/` out
+//! of git.
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::config::DEFAULT_WINDOW;
+use crate::error::Error;
+use crate::output::Output;
+use crate::stages::Stage;
+use crate::state::{StateFile, FORMAT_VERSION};
+use crate::templates::{self, Templates};
+use crate::tokens::Encoding;
+use crate::workspace::Workspace;
+
+#[derive(Debug, Serialize)]
+pub struct InitReport {
+    pub path: String,
+    pub created: bool,
+    /// The settings this run changed.
+    pub changed: Vec<String>,
+    pub model: Option<String>,
+    pub window: u64,
+    pub encoding: String,
+    pub stages: Vec<crate::stages::Stage>,
+    pub gitignore_updated: bool,
+    pub templates_dir: Option<String>,
+    pub templates_written: Vec<String>,
+    /// The file had no ctxkeep front matter before (new or added to).
+    #[serde(skip)]
+    pub fresh: bool,
+    /// The file was written (false: nothing changed, or another `init` won).
+    #[serde(skip)]
+    pub wrote: bool,
+}
+
+/// The settings `init` was given, validated by the caller.
+#[derive(Debug, Default)]
+pub struct Settings {
+    pub model: Option<String>,
+    pub window: Option<u64>,
+    pub encoding: Option<Encoding>,
+    pub stages: Option<Vec<Stage>>,
+    /// Copy the default templates into the project's template folder.
+    pub eject_templates: bool,
+}
+
+/// Creates the state file (or adds ctxkeep's front matter to an existing
+/// one, or changes the settings given), under the lock.
+pub fn init(ws: &Workspace, args: Settings, out: &Output) -> anyhow::Result<InitReport> {
+    let stages = args.stages.clone();
+    let encoding = args.encoding;
+    let model_info = args.model.as_deref().and_then(crate::models::lookup);
+    // A damaged file is refused before the lock, so nothing is created.
+    match StateFile::load(&ws.state_path) {
+        Err(Error::NotInitialized { .. }) if std::fs::symlink_metadata(&ws.state_path).is_err() => {
+        }
+        Err(e) => return Err(e.into()),
+        Ok(_) => {}
+    }
+
+    let lock = ws.lock()?;
+    let existing = match StateFile::load(&ws.state_path) {
+        Ok(s) => Some(s),
+        Err(Error::NotInitialized { .. }) if std::fs::symlink_metadata(&ws.state_path).is_err() => {
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let created = existing.is_none();
+    let mut changed = Vec::new();
+    let mut sf = match existing {
+        Some(s) => s,
+        None => StateFile::parse(&ws.state_path, String::new())?,
+    };
+    let fresh = !sf.is_initialized();
+    if !fresh {
+        sf.require_initialized()?;
+    }
+
+    let mut updates: Vec<(&str, Option<Value>)> = Vec::new();
+    let fm = sf.fm.clone();
+    if fresh {
+        updates.push(("ctxkeep", Some(json!(FORMAT_VERSION))));
+    }
+    if let Some(m) = &args.model {
+        // Written into the front matter that agents read.
+        let m = crate::redact::redact(m);
+        if fm.model.as_deref() != Some(m.as_ref()) {
+            updates.push(("model", Some(json!(m))));
+        }
+    }
+    let window = args
+        .window
+        .or(if fresh {
+            model_info.as_ref().map(|m| m.window)
+        } else {
+            None
+        })
+        .or(if fresh { Some(DEFAULT_WINDOW) } else { None });
+    if let Some(w) = window {
+        if fm.window != Some(w) {
+            updates.push(("window", Some(json!(w))));
+        }
+    }
+    let encoding = encoding
+        .or(if fresh {
+            model_info.as_ref().map(|m| m.encoding)
+        } else {
+            None
+        })
+        .or(if fresh {
+            Some(Encoding::O200kBase)
+        } else {
+            None
+        });
+    if let Some(e) = encoding {
+        if fm.encoding.as_deref() != Some(&e.to_string()) {
+            updates.push(("encoding", Some(json!(e.to_string()))));
+        }
+    }
+    let stages = stages.or(if fresh {
+        Some(crate::stages::parse_stages(crate::stages::DEFAULT_STAGES)?)
+    } else {
+        None
+    });
+    if let Some(st) = &stages {
+        if fm.stages.as_ref() != Some(st) {
+            updates.push(("stages", Some(serde_json::to_value(st)?)));
+        }
+    }
+    let mut templates_written = Vec::new();
+    if args.eject_templates {
+        let dir = fm
+            .templates
+            .clone()
+            .unwrap_or_else(|| templates::DEFAULT_DIR.to_string());
+        templates_written = templates::eject(&ws.root, &dir)?
+            .into_iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        if fm.templates.is_none() {
+            updates.push(("templates", Some(json!(dir))));
+        }
+    }
+    changed.extend(
+        updates
+            .iter()
+            .map(|(k, _)| k.to_string())
+            .filter(|k| k != "ctxkeep"),
+    );
+    sf.set_keys(&updates)?;
+
+    if fresh {
+        let tpl = Templates::load(&ws.root, sf.fm.templates.as_deref())?;
+        let managed = tpl.render("state.md", json!({ "checkpoint": null, "history": [] }))?;
+        if created {
+            sf.body = tpl.render("project-state.md", json!({ "managed": managed }))?;
+            if sf.managed_block().is_none() {
+                sf.set_managed_block(&managed)?;
+            }
+        } else if sf.managed_block().is_none() {
+            sf.set_managed_block(&managed)?;
+        }
+    }
+    let wrote = if created {
+        let text = sf.render();
+        if !crate::fsutil::create_new(&ws.state_path, text.as_bytes())? {
+            // Another init won the race; its file stands.
+            false
+        } else {
+            true
+        }
+    } else {
+        if sf.render() != sf.original {
+            super::record::warn_about_hard_links(&ws.state_path, out);
+        }
+        sf.save()?
+    };
+    let gitignore_updated = ignore_data_dir(&ws.root).unwrap_or(false);
+    drop(lock);
+
+    let config = crate::config::Config::from_front(&sf.fm);
+    Ok(InitReport {
+        path: ws.display_state(),
+        created: created && wrote,
+        fresh,
+        wrote,
+        changed: if fresh { Vec::new() } else { changed },
+        model: config.model.clone(),
+        window: config.window,
+        encoding: config.encoding.to_string(),
+        stages: config.stages.clone(),
+        gitignore_updated,
+        templates_dir: sf.fm.templates.clone(),
+        templates_written,
+    })
+}
+
+fn ignore_data_dir(root: &Path) -> anyhow::Result<bool> {
+    if crate::git::toplevel(root).is_err() {
+        return Ok(false);
+    }
+    let path = root.join(".gitignore");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(Error::io(&path, "cannot read", e).into()),
+    };
+    let already = text
+        .lines()
+        .map(str::trim)
+        .any(|l| matches!(l, ".ctxkeep" | ".ctxkeep/" | "/.ctxkeep" | "/.ctxkeep/"));
+    if already {
+        return Ok(false);
+    }
+    let mut new = text.clone();
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
+    }
+    new.push_str("# ctxkeep's local data (live budgets, archive, events)\n.ctxkeep/\n");
+    crate::fsutil::atomic_write(&path, new.as_bytes(), Some(text.as_bytes()))
+        .with_context(|| "could not add .ctxkeep/ to .gitignore")?;
+    Ok(true)
+}
