@@ -16,6 +16,7 @@ pub mod fsutil;
 pub mod git;
 pub mod hook_payload;
 pub mod models;
+pub mod observe;
 pub mod output;
 pub mod progress;
 pub mod redact;
