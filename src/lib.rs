@@ -17,6 +17,7 @@ pub mod fsutil;
 pub mod git;
 pub mod hook_payload;
 pub mod models;
+pub mod observe;
 pub mod output;
 pub mod progress;
 pub mod prompt;

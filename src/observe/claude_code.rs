@@ -1,0 +1,294 @@
+//! Claude Code transcripts (FORMATS.md §1.2, §7): user lines hold prompts and tool results,
+//! assistant lines one content block each (a `tool_use` among them), `attachment` lines the
+//! prompts queued while the agent worked. Sidechain lines, `progress` lines and the other
+//! record types (`api-request-blob` included: it repeats every injected reminder) are ignored.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::text::{exit_code_in, user_request};
+use super::{window_lines, PlanStatus, Recorder};
+
+/// The tools whose calls matter, as they appear in a compact `tool_use` line.
+const TRACKED: [&str; 8] = [
+    "\"name\":\"Write\"",
+    "\"name\":\"Edit\"",
+    "\"name\":\"MultiEdit\"",
+    "\"name\":\"NotebookEdit\"",
+    "\"name\":\"Bash\"",
+    "\"name\":\"TodoWrite\"",
+    "\"name\":\"TaskCreate\"",
+    "\"name\":\"TaskUpdate\"",
+];
+
+pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
+    let lines = window_lines(path, file, len)?;
+    let mut reader = Reader {
+        background: HashSet::new(),
+    };
+    for bytes in &lines {
+        let Ok(line) = std::str::from_utf8(bytes) else {
+            continue;
+        };
+        if !worth_parsing(line, rec) {
+            continue;
+        }
+        if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(line) {
+            reader.line(&map, rec);
+        }
+    }
+    Ok(())
+}
+
+/// Whether a line may change the observation, judged on its text. Quotes inside JSON strings
+/// are escaped, so a key pattern found here is the line's structure, not quoted content. Lines
+/// of an unexpected spacing are parsed.
+fn worth_parsing(line: &str, rec: &Recorder) -> bool {
+    if line.contains("\"type\":\"progress\"") || line.contains("\"type\":\"api-request-blob\"") {
+        return false;
+    }
+    if line.contains("\"tool_use_id\"") {
+        // Tool results: only those of the calls being followed.
+        let mut seen = false;
+        for id in string_values(line, "\"tool_use_id\":\"") {
+            seen = true;
+            if rec.is_pending(id) {
+                return true;
+            }
+        }
+        return !seen;
+    }
+    if line.contains("\"tool_use\"") {
+        return !line.contains("\"name\":\"") || TRACKED.iter().any(|t| line.contains(t));
+    }
+    if line.contains("\"queued_command\"") {
+        return true;
+    }
+    line.contains("\"user\"")
+}
+
+/// Every string value that follows `lead` (a key with its opening quote) in `line`.
+pub(super) fn string_values<'a>(line: &'a str, lead: &'a str) -> impl Iterator<Item = &'a str> {
+    line.match_indices(lead).filter_map(move |(at, _)| {
+        let rest = &line[at + lead.len()..];
+        rest.find('"').map(|end| &rest[..end])
+    })
+}
+
+struct Reader {
+    /// `Bash` calls run in the background: their result says nothing of the outcome.
+    background: HashSet<String>,
+}
+
+impl Reader {
+    fn line(&mut self, line: &Map<String, Value>, rec: &mut Recorder) {
+        if line.get("isSidechain") == Some(&Value::Bool(true)) {
+            return;
+        }
+        let ty = line.get("type").and_then(Value::as_str);
+        if matches!(ty, Some("user" | "assistant")) {
+            if let Some(s) = line.get("sessionId").and_then(Value::as_str) {
+                if rec.session.as_deref() != Some(s) {
+                    rec.session = Some(s.to_string());
+                }
+            }
+        }
+        let cwd = line.get("cwd").and_then(Value::as_str);
+        match ty {
+            Some("user") => self.user(line, rec),
+            Some("assistant") => {
+                let Some(blocks) = content(line).and_then(Value::as_array) else {
+                    return;
+                };
+                for b in blocks {
+                    if b.get("type").and_then(Value::as_str) == Some("tool_use") {
+                        self.call(b, cwd, rec);
+                    }
+                }
+            }
+            Some("attachment") => {
+                let Some(att) = line.get("attachment").and_then(Value::as_object) else {
+                    return;
+                };
+                let str_of = |k: &str| att.get(k).and_then(Value::as_str);
+                let human = att
+                    .get("origin")
+                    .and_then(|o| o.get("kind"))
+                    .and_then(Value::as_str)
+                    .is_none_or(|k| k == "human");
+                if str_of("type") == Some("queued_command")
+                    && str_of("commandMode").is_none_or(|m| m == "prompt")
+                    && human
+                {
+                    if let Some(r) = str_of("prompt").and_then(user_request) {
+                        rec.request(r);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn user(&mut self, line: &Map<String, Value>, rec: &mut Recorder) {
+        let flag = |k: &str| line.get(k) == Some(&Value::Bool(true));
+        let meta = flag("isMeta") || flag("isCompactSummary") || flag("isVisibleInTranscriptOnly");
+        match content(line) {
+            Some(Value::String(s)) if !meta => {
+                if let Some(r) = user_request(s) {
+                    rec.request(r);
+                }
+            }
+            Some(Value::Array(blocks)) => {
+                let mut text = String::new();
+                let mut results = false;
+                for b in blocks {
+                    match b.get("type").and_then(Value::as_str) {
+                        Some("tool_result") => {
+                            results = true;
+                            self.result(b, line.get("toolUseResult"), rec);
+                        }
+                        Some("text") if !meta => {
+                            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                                if !text.is_empty() {
+                                    text.push('\n');
+                                }
+                                text.push_str(t);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                if !results && !meta {
+                    if let Some(r) = user_request(&text) {
+                        rec.request(r);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn call(&mut self, block: &Value, cwd: Option<&str>, rec: &mut Recorder) {
+        let (Some(name), Some(id)) = (
+            block.get("name").and_then(Value::as_str),
+            block.get("id").and_then(Value::as_str),
+        ) else {
+            return;
+        };
+        let empty = Map::new();
+        let input = block
+            .get("input")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let s = |k: &str| input.get(k).and_then(Value::as_str);
+        match name {
+            "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+                let key = if name == "NotebookEdit" {
+                    "notebook_path"
+                } else {
+                    "file_path"
+                };
+                if let Some(p) = s(key).and_then(|p| rec.root.display(p, cwd)) {
+                    rec.files(Some(id), vec![p]);
+                }
+            }
+            "Bash" => {
+                if let Some(c) = s("command") {
+                    if input.get("run_in_background") == Some(&Value::Bool(true)) {
+                        self.background.insert(id.to_string());
+                    }
+                    rec.command(Some(id), c.to_string());
+                }
+            }
+            "TodoWrite" => {
+                let Some(todos) = input.get("todos").and_then(Value::as_array) else {
+                    return;
+                };
+                let items = todos
+                    .iter()
+                    .filter_map(|t| {
+                        let text = t.get("content").or_else(|| t.get("subject"))?.as_str()?;
+                        let status = t.get("status").and_then(Value::as_str).unwrap_or("");
+                        Some((text.to_string(), PlanStatus::parse(status)))
+                    })
+                    .collect();
+                rec.replace_plan(items);
+            }
+            "TaskCreate" => {
+                if let Some(text) = s("subject").or_else(|| s("description")) {
+                    rec.task_create(id, text.to_string());
+                }
+            }
+            "TaskUpdate" => {
+                let Some(task) = input.get("taskId").and_then(id_string) else {
+                    return;
+                };
+                let status = s("status").map(PlanStatus::parse);
+                rec.task_update(&task, status, s("subject").map(str::to_string));
+            }
+            _ => {}
+        }
+    }
+
+    fn result(&mut self, block: &Value, tool_use_result: Option<&Value>, rec: &mut Recorder) {
+        let Some(id) = block.get("tool_use_id").and_then(Value::as_str) else {
+            return;
+        };
+        if !rec.is_pending(id) {
+            return;
+        }
+        let text = match block.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        };
+        let failed = block.get("is_error") == Some(&Value::Bool(true))
+            || text.trim_start().starts_with("<tool_use_error>");
+        // TaskCreate: the new task's id, from the structured result or its text.
+        let task_id = tool_use_result
+            .and_then(|r| r.get("task"))
+            .and_then(|t| t.get("id"))
+            .and_then(id_string)
+            .or_else(|| {
+                let rest = text.split_once("Task #")?.1;
+                let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                (!n.is_empty()).then_some(n)
+            });
+        rec.task_created(id, task_id, failed);
+        match rec.call_is_command(id) {
+            Some(true) => {
+                let (ok, code) = if failed {
+                    (Some(false), exit_code_in(&text))
+                } else if self.background.contains(id) {
+                    (None, None)
+                } else {
+                    // A foreground `Bash` result is an error unless the command exited 0.
+                    (Some(true), Some(0))
+                };
+                rec.outcome(id, ok, code);
+            }
+            Some(false) => rec.outcome(id, Some(!failed), None),
+            None => {}
+        }
+    }
+}
+
+fn content(line: &Map<String, Value>) -> Option<&Value> {
+    line.get("message")?.get("content")
+}
+
+/// A task id given as a string or a number.
+fn id_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}

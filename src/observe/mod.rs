@@ -1,0 +1,598 @@
+//! What an agent session did, read from its transcript (issue 12): the user's last request, the
+//! agent's task list, the files it changed and the last shell commands with their outcome, plus
+//! the counts gutter detection needs.
+//!
+//! Only the last [`TAIL_BYTES`] of the transcript are read (through [`crate::usage::tail`]), so
+//! the cost stays flat however long the session runs. Lines are cheaply pre-filtered as text
+//! before any JSON parsing: most of a transcript is tool output and model text that cannot
+//! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines
+//! are ignored.
+
+mod claude_code;
+mod codex;
+mod gemini;
+mod text;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Component, Path, PathBuf};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::usage::tail::{TailLine, TailReader};
+use crate::usage::{detect_agent, open_transcript, Agent};
+
+/// How much of the transcript's end is read.
+pub const TAIL_BYTES: u64 = 8 * 1024 * 1024;
+/// At most this many changed files are kept (most recent first).
+pub const MAX_FILES: usize = 20;
+/// At most this many commands are kept (the last ones, oldest first).
+pub const MAX_COMMANDS: usize = 5;
+/// The request is cut to this many characters (the cut marker included).
+pub const MAX_REQUEST_CHARS: usize = 500;
+/// A command's text is cut to this many characters in `commands` (heredoc patches are long).
+pub const MAX_COMMAND_CHARS: usize = 200;
+
+/// What the session did, as read from its transcript.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Observed {
+    /// The last prompt the user typed (redacted, at most [`MAX_REQUEST_CHARS`] characters).
+    pub request: Option<String>,
+    /// The agent's current task list.
+    pub plan: Vec<PlanItem>,
+    /// Files the agent changed, most recent first, unique, at most [`MAX_FILES`]; relative to
+    /// the repository when inside it.
+    pub files: Vec<String>,
+    /// The last [`MAX_COMMANDS`] shell commands, oldest first.
+    pub commands: Vec<CommandRun>,
+    /// `claude-code`, `codex` or `gemini`.
+    pub agent: String,
+    /// The agent's session id, when the transcript (or its name) says.
+    pub session: Option<String>,
+    /// When the transcript was read (RFC 3339, seconds).
+    pub read_at: String,
+    /// Per-session counts for [`gutter`]; not serialized (a stored observation has none).
+    #[serde(skip)]
+    pub activity: Activity,
+}
+
+impl Observed {
+    /// Nothing seen: no request, plan, file or command.
+    pub fn is_empty(&self) -> bool {
+        self.request.is_none()
+            && self.plan.is_empty()
+            && self.files.is_empty()
+            && self.commands.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanItem {
+    pub text: String,
+    pub status: PlanStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+impl PlanStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanStatus::Pending => "pending",
+            PlanStatus::InProgress => "in_progress",
+            PlanStatus::Completed => "completed",
+        }
+    }
+
+    /// An agent's status word; None for an item that left the list (cancelled, deleted).
+    fn parse(s: &str) -> Option<PlanStatus> {
+        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "completed" | "complete" | "done" => Some(PlanStatus::Completed),
+            "in_progress" | "active" | "running" => Some(PlanStatus::InProgress),
+            "cancelled" | "canceled" | "deleted" | "removed" => None,
+            _ => Some(PlanStatus::Pending),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandRun {
+    /// The command as run (redacted, cut to [`MAX_COMMAND_CHARS`]).
+    pub command: String,
+    /// Whether it succeeded; None when the transcript does not say (yet).
+    pub ok: Option<bool>,
+    pub exit_code: Option<i64>,
+}
+
+/// Counts kept for gutter detection, over the part of the session that was read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Activity {
+    /// Commands (trimmed, unredacted) whose latest runs failed, with how many in a row.
+    pub failure_streaks: Vec<(String, u32)>,
+    /// Every changed file with how many times it was changed.
+    pub file_changes: Vec<(String, u32)>,
+}
+
+/// The lifecycle rules' limits (front-matter settings `gutter.same_failure`/`same_file`).
+/// A limit of 0 turns that rule off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GutterLimits {
+    pub same_failure: u32,
+    pub same_file: u32,
+}
+
+impl Default for GutterLimits {
+    fn default() -> Self {
+        GutterLimits {
+            same_failure: 3,
+            same_file: 10,
+        }
+    }
+}
+
+/// A repeated pattern: `{"kind":"same_failure","command":…,"count":…}` or
+/// `{"kind":"same_file","path":…,"count":…}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GutterHit {
+    SameFailure { command: String, count: u32 },
+    SameFile { path: String, count: u32 },
+}
+
+/// The gutter patterns in an observation made by [`observe`]: a command whose last
+/// `same_failure` (or more) runs all failed, and files changed `same_file` times or more.
+/// Failures first, then files, each by count (highest first). A deserialized observation has no
+/// counts and gives no hits.
+pub fn gutter(observed: &Observed, limits: &GutterLimits) -> Vec<GutterHit> {
+    let mut fails: Vec<&(String, u32)> = observed
+        .activity
+        .failure_streaks
+        .iter()
+        .filter(|(_, n)| limits.same_failure > 0 && *n >= limits.same_failure)
+        .collect();
+    fails.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut files: Vec<&(String, u32)> = observed
+        .activity
+        .file_changes
+        .iter()
+        .filter(|(_, n)| limits.same_file > 0 && *n >= limits.same_file)
+        .collect();
+    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    fails
+        .into_iter()
+        .map(|(c, n)| GutterHit::SameFailure {
+            command: crate::redact::redact(c).into_owned(),
+            count: *n,
+        })
+        .chain(files.into_iter().map(|(p, n)| GutterHit::SameFile {
+            path: p.clone(),
+            count: *n,
+        }))
+        .collect()
+}
+
+/// Reads what the session did from the transcript at `path`: its last [`TAIL_BYTES`] only.
+/// `agent_hint: None` detects the format; `repo_root` makes paths inside it relative; `now` is
+/// recorded as `read_at`. A missing file or non-file is a `NoInput` error, an unrecognized one a
+/// `Data` error (both name the file); a transcript with nothing to observe gives an empty
+/// observation.
+pub fn observe(
+    path: &Path,
+    agent_hint: Option<Agent>,
+    repo_root: Option<&Path>,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Observed> {
+    let agent = match agent_hint {
+        Some(a) => a,
+        None => detect_agent(path)?,
+    };
+    let (file, len) = open_transcript(path)?;
+    let root = Root::new(repo_root);
+    let mut rec = Recorder::new(root);
+    match agent {
+        Agent::ClaudeCode => claude_code::read(path, file, len, &mut rec)?,
+        Agent::Codex => codex::read(path, file, len, &mut rec)?,
+        Agent::Gemini => gemini::read(path, file, len, &mut rec)?,
+    }
+    Ok(rec.finish(agent, now))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the window
+
+/// `inner` seen from `base` on: offset 0 here is `base` there, so a [`TailReader`] over it never
+/// reads before `base`.
+struct Window<R> {
+    inner: R,
+    base: u64,
+}
+
+impl<R: Read> Read for Window<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf)
+    }
+}
+
+impl<R: Seek> Seek for Window<R> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        let SeekFrom::Start(n) = pos else {
+            return Err(std::io::Error::other("only absolute seeks in a window"));
+        };
+        Ok(self.inner.seek(SeekFrom::Start(self.base + n))? - self.base)
+    }
+}
+
+/// The complete lines of the last [`TAIL_BYTES`] of `src` (first `len` bytes), in file order.
+/// A line cut by the window's start and a torn last line are left out.
+pub(crate) fn window_lines<R: Read + Seek>(
+    path: &Path,
+    mut src: R,
+    len: u64,
+) -> anyhow::Result<Vec<Vec<u8>>> {
+    let io_err = |e| Error::io(path, "cannot read transcript", e);
+    let base = len.saturating_sub(TAIL_BYTES);
+    // The window's first line is whole only when the byte before it ends a line.
+    let first_whole = if base == 0 {
+        true
+    } else {
+        let mut b = [0u8; 1];
+        src.seek(SeekFrom::Start(base - 1)).map_err(io_err)?;
+        src.read_exact(&mut b).map_err(io_err)?;
+        b[0] == b'\n'
+    };
+    let mut reader = TailReader::new(Window { inner: src, base }, len - base).map_err(io_err)?;
+    let mut lines = Vec::new();
+    while let Some(line) = reader.next_line().map_err(io_err)? {
+        if let TailLine::Line { offset, bytes } = line {
+            if offset == 0 && !first_whole {
+                break;
+            }
+            lines.push(bytes);
+        }
+    }
+    lines.reverse();
+    Ok(lines)
+}
+
+/// The first line of the file as a JSON object, when it is complete within 64 KiB (where
+/// Codex and Gemini keep their session's metadata).
+pub(crate) fn first_line_object(
+    src: &mut File,
+    len: u64,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let mut head = Vec::new();
+    src.seek(SeekFrom::Start(0)).ok()?;
+    src.take(len.min(64 * 1024)).read_to_end(&mut head).ok()?;
+    let end = head.iter().position(|&b| b == b'\n')?;
+    match serde_json::from_slice(&head[..end]) {
+        Ok(serde_json::Value::Object(map)) => Some(map),
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths
+
+/// The repository root, as given and as resolved (a temp dir may sit behind a symlink).
+pub(crate) struct Root {
+    given: Option<PathBuf>,
+    canonical: Option<PathBuf>,
+}
+
+impl Root {
+    fn new(root: Option<&Path>) -> Root {
+        let given = root.map(normalize);
+        let canonical = root
+            .and_then(|r| std::fs::canonicalize(r).ok())
+            .filter(|c| Some(c) != given.as_ref());
+        Root { given, canonical }
+    }
+
+    /// `raw` as shown: relative to the root when inside it, else absolute when it can be made
+    /// so (from `cwd`), else as written.
+    pub(crate) fn display(&self, raw: &str, cwd: Option<&str>) -> Option<String> {
+        let raw = raw.trim();
+        if raw.is_empty() {
+            return None;
+        }
+        let p = Path::new(raw);
+        let abs = if p.is_absolute() {
+            normalize(p)
+        } else if let Some(cwd) = cwd.filter(|c| Path::new(c).is_absolute()) {
+            normalize(&Path::new(cwd).join(p))
+        } else {
+            let n = normalize(p);
+            return Some(if n.as_os_str().is_empty() {
+                ".".into()
+            } else {
+                n.to_string_lossy().into_owned()
+            });
+        };
+        for root in [&self.given, &self.canonical].into_iter().flatten() {
+            if let Ok(rel) = abs.strip_prefix(root) {
+                if rel.as_os_str().is_empty() {
+                    return Some(".".into());
+                }
+                return Some(rel.to_string_lossy().into_owned());
+            }
+        }
+        Some(abs.to_string_lossy().into_owned())
+    }
+}
+
+/// Removes `.` and resolves `..` without touching the file system.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recording, in transcript order
+
+enum Event {
+    Files(Vec<String>),
+    Command(String),
+}
+
+struct Slot {
+    event: Event,
+    ok: Option<bool>,
+    exit_code: Option<i64>,
+}
+
+/// A plan item with the agent's id for it (Claude Code's task ids).
+struct Task {
+    id: Option<String>,
+    text: String,
+    status: PlanStatus,
+}
+
+/// Collects what the per-agent readers find, in transcript order; outcomes arrive later than
+/// the calls and are matched by the call's id.
+pub(crate) struct Recorder {
+    pub(crate) root: Root,
+    request: Option<String>,
+    plan: Vec<Task>,
+    events: Vec<Slot>,
+    /// Call id → its entries in `events` (a patch run through the shell is a command and a
+    /// file change).
+    calls: HashMap<String, Vec<usize>>,
+    /// Claude Code `TaskCreate` call id → index in `plan`, until its result names the task.
+    task_creates: HashMap<String, usize>,
+    pub(crate) session: Option<String>,
+    /// The file belongs to a subagent: nothing in it is the main session's.
+    pub(crate) not_main: bool,
+}
+
+impl Recorder {
+    fn new(root: Root) -> Recorder {
+        Recorder {
+            root,
+            request: None,
+            plan: Vec::new(),
+            events: Vec::new(),
+            calls: HashMap::new(),
+            task_creates: HashMap::new(),
+            session: None,
+            not_main: false,
+        }
+    }
+
+    /// Whether a call with this id is waiting for its outcome (the pre-filter's question).
+    pub(crate) fn is_pending(&self, call_id: &str) -> bool {
+        self.calls.contains_key(call_id) || self.task_creates.contains_key(call_id)
+    }
+
+    pub(crate) fn request(&mut self, text: String) {
+        self.request = Some(text);
+    }
+
+    pub(crate) fn files(&mut self, call_id: Option<&str>, paths: Vec<String>) {
+        if !paths.is_empty() {
+            self.push(call_id, Event::Files(paths));
+        }
+    }
+
+    pub(crate) fn command(&mut self, call_id: Option<&str>, command: String) {
+        if !command.trim().is_empty() {
+            self.push(call_id, Event::Command(command));
+        }
+    }
+
+    fn push(&mut self, call_id: Option<&str>, event: Event) {
+        if let Some(id) = call_id {
+            self.calls
+                .entry(id.to_string())
+                .or_default()
+                .push(self.events.len());
+        }
+        self.events.push(Slot {
+            event,
+            ok: None,
+            exit_code: None,
+        });
+    }
+
+    /// The outcome of call `call_id` (ignored unless that call is waiting for one).
+    pub(crate) fn outcome(&mut self, call_id: &str, ok: Option<bool>, exit_code: Option<i64>) {
+        for i in self.calls.remove(call_id).unwrap_or_default() {
+            let slot = &mut self.events[i];
+            slot.ok = ok.or(exit_code.map(|c| c == 0));
+            slot.exit_code = exit_code;
+        }
+    }
+
+    /// Whether a call is waiting under this id (and what it was: true for a command).
+    pub(crate) fn call_is_command(&self, call_id: &str) -> Option<bool> {
+        self.calls.get(call_id).map(|slots| {
+            slots
+                .iter()
+                .any(|&i| matches!(self.events[i].event, Event::Command(_)))
+        })
+    }
+
+    /// The whole list at once (`TodoWrite`, `update_plan`, `write_todos`).
+    pub(crate) fn replace_plan(&mut self, items: Vec<(String, Option<PlanStatus>)>) {
+        self.task_creates.clear();
+        self.plan = items
+            .into_iter()
+            .filter_map(|(text, status)| {
+                let text = text.trim().to_string();
+                Some(Task {
+                    id: None,
+                    text,
+                    status: status?,
+                })
+                .filter(|t| !t.text.is_empty())
+            })
+            .collect();
+    }
+
+    /// Claude Code `TaskCreate`: a new pending task whose id comes with the result.
+    pub(crate) fn task_create(&mut self, call_id: &str, text: String) {
+        self.task_creates
+            .insert(call_id.to_string(), self.plan.len());
+        self.plan.push(Task {
+            id: None,
+            text: text.trim().to_string(),
+            status: PlanStatus::Pending,
+        });
+    }
+
+    /// The result of a `TaskCreate`: the task's id, or failure (the task was not created).
+    pub(crate) fn task_created(&mut self, call_id: &str, id: Option<String>, failed: bool) {
+        let Some(i) = self.task_creates.remove(call_id) else {
+            return;
+        };
+        if failed {
+            self.plan[i].text.clear(); // dropped in finish()
+        } else {
+            self.plan[i].id = id;
+        }
+    }
+
+    /// Claude Code `TaskUpdate`: status (None = deleted) and subject changes by task id.
+    pub(crate) fn task_update(
+        &mut self,
+        id: &str,
+        status: Option<Option<PlanStatus>>,
+        text: Option<String>,
+    ) {
+        let Some(i) = self.plan.iter().position(|t| t.id.as_deref() == Some(id)) else {
+            // Created before the window: known only if the update names it.
+            if let (Some(text), Some(Some(status))) = (text, status) {
+                self.plan.push(Task {
+                    id: Some(id.to_string()),
+                    text,
+                    status,
+                });
+            }
+            return;
+        };
+        match status {
+            Some(None) => {
+                self.plan[i].text.clear();
+            }
+            Some(Some(s)) => self.plan[i].status = s,
+            None => {}
+        }
+        if let Some(t) = text.filter(|t| !t.trim().is_empty()) {
+            if !self.plan[i].text.is_empty() {
+                self.plan[i].text = t.trim().to_string();
+            }
+        }
+    }
+
+    fn finish(self, agent: Agent, now: DateTime<Utc>) -> Observed {
+        let mut obs = Observed {
+            agent: agent.as_str().to_string(),
+            session: self.session,
+            read_at: now.to_rfc3339_opts(SecondsFormat::Secs, true),
+            ..Observed::default()
+        };
+        if self.not_main {
+            return obs;
+        }
+        obs.request = self.request.map(|r| text::request_text(&r));
+        obs.plan = self
+            .plan
+            .into_iter()
+            .filter(|t| !t.text.is_empty())
+            .map(|t| PlanItem {
+                text: crate::redact::redact(&t.text).into_owned(),
+                status: t.status,
+            })
+            .collect();
+        let mut changes: Vec<(String, u32)> = Vec::new();
+        let mut latest: Vec<String> = Vec::new();
+        let mut streaks: Vec<(String, u32)> = Vec::new();
+        let mut commands: Vec<CommandRun> = Vec::new();
+        for slot in self.events {
+            match slot.event {
+                Event::Files(paths) => {
+                    if slot.ok == Some(false) {
+                        continue; // an error changed nothing
+                    }
+                    for p in paths {
+                        match changes.iter_mut().find(|(q, _)| *q == p) {
+                            Some((_, n)) => *n += 1,
+                            None => changes.push((p.clone(), 1)),
+                        }
+                        latest.retain(|q| *q != p);
+                        latest.push(p);
+                    }
+                }
+                Event::Command(cmd) => {
+                    let key = cmd.trim().to_string();
+                    match slot.ok {
+                        Some(false) => match streaks.iter_mut().find(|(c, _)| *c == key) {
+                            Some((_, n)) => *n += 1,
+                            None => streaks.push((key, 1)),
+                        },
+                        Some(true) => streaks.retain(|(c, _)| *c != key),
+                        None => {}
+                    }
+                    commands.push(CommandRun {
+                        command: text::cut(
+                            crate::redact::redact(cmd.trim()).as_ref(),
+                            MAX_COMMAND_CHARS,
+                        ),
+                        ok: slot.ok,
+                        exit_code: slot.exit_code,
+                    });
+                }
+            }
+        }
+        obs.files = latest.into_iter().rev().take(MAX_FILES).collect();
+        let skip = commands.len().saturating_sub(MAX_COMMANDS);
+        obs.commands = commands.into_iter().skip(skip).collect();
+        obs.activity = Activity {
+            failure_streaks: streaks,
+            file_changes: changes,
+        };
+        obs
+    }
+}
