@@ -59,6 +59,22 @@ pub struct SessionRecord {
     pub handoffs_without_progress: u32,
     /// `handoffs_without_progress` reached `STUCK_AFTER`.
     pub stuck: bool,
+    /// The agent's own session id, when a hook opened the link: its later
+    /// compactions and resumes are recorded on this link, not as handoffs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_session: Option<String>,
+    /// Times the prompt was given again to the same agent session (after a
+    /// compaction or a clear).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restores: u32,
+    /// What the checkpoint's `observed` says was done (plan items completed,
+    /// files changed), so that a handoff after real work is not "stuck".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl SessionRecord {
@@ -82,6 +98,9 @@ impl SessionRecord {
             nonce: "0".repeat(NONCE_LEN),
             handoffs_without_progress: 1,
             stuck: false,
+            agent_session: None,
+            restores: 0,
+            progress: None,
         }
     }
 
@@ -105,11 +124,26 @@ pub struct AckRecord {
     pub via: String,
 }
 
+/// The prompt given again to the agent session of link `number` (after a
+/// compaction or a clear): a new nonce to acknowledge, maybe a newer
+/// checkpoint, and no handoff.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RestoreRecord {
+    pub number: u64,
+    pub at: String,
+    /// What the hook says (e.g. `claude-code:compact`).
+    pub source: String,
+    pub checkpoint: String,
+    pub next_action: String,
+    pub nonce: String,
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 enum Line {
     Session(SessionRecord),
     Ack(AckRecord),
+    Restore(RestoreRecord),
 }
 
 /// A link of the chain: a session opened from a checkpoint and, once
@@ -126,11 +160,24 @@ pub struct Chain {
     pub sessions: Vec<Link>,
     /// Torn or foreign lines skipped.
     pub skipped: usize,
+    /// The link given a prompt last (opened, or restored after a compaction).
+    latest: Option<usize>,
 }
 
 impl Chain {
+    /// The link whose nonce is the latest one given.
     pub fn last(&self) -> Option<&Link> {
-        self.sessions.last()
+        self.latest
+            .and_then(|i| self.sessions.get(i))
+            .or(self.sessions.last())
+    }
+
+    /// The link an agent's own session opened, if any.
+    pub fn link_of(&self, agent_session: &str) -> Option<&Link> {
+        self.sessions
+            .iter()
+            .rev()
+            .find(|l| l.record.agent_session.as_deref() == Some(agent_session))
     }
 }
 
@@ -163,7 +210,26 @@ fn parse(bytes: &[u8]) -> Chain {
     let mut chain = Chain::default();
     for line in fsutil::complete_lines(bytes) {
         match serde_json::from_slice::<Line>(line) {
-            Ok(Line::Session(record)) => chain.sessions.push(Link { record, ack: None }),
+            Ok(Line::Session(record)) => {
+                chain.sessions.push(Link { record, ack: None });
+                chain.latest = Some(chain.sessions.len() - 1);
+            }
+            Ok(Line::Restore(r)) => match chain
+                .sessions
+                .iter()
+                .rposition(|s| s.record.number == r.number)
+            {
+                Some(i) => {
+                    let link = &mut chain.sessions[i];
+                    link.record.checkpoint = r.checkpoint;
+                    link.record.next_action = r.next_action;
+                    link.record.nonce = r.nonce;
+                    link.record.restores = link.record.restores.saturating_add(1);
+                    link.ack = None;
+                    chain.latest = Some(i);
+                }
+                None => chain.skipped += 1,
+            },
             Ok(Line::Ack(ack)) => match chain
                 .sessions
                 .iter_mut()
@@ -206,12 +272,57 @@ pub fn plan_session(
     source: &str,
     config: &Config,
 ) -> anyhow::Result<SessionRecord> {
+    plan_link(
+        ws,
+        lock,
+        checkpoint,
+        &Opening::handoff(agent, source),
+        config,
+    )
+}
+
+/// Who opens a link, and whether it is a handoff.
+#[derive(Debug, Clone, Default)]
+pub struct Opening<'a> {
+    pub agent: Option<&'a str>,
+    pub source: &'a str,
+    /// The agent's own session id (hooks).
+    pub agent_session: Option<&'a str>,
+    /// False when an agent session that is already running gets its first
+    /// prompt (after a compaction or a resume): it counts no handoff and so
+    /// raises no stuck warning by itself.
+    pub handoff: bool,
+}
+
+impl<'a> Opening<'a> {
+    pub fn handoff(agent: Option<&'a str>, source: &'a str) -> Opening<'a> {
+        Opening {
+            agent,
+            source,
+            agent_session: None,
+            handoff: true,
+        }
+    }
+}
+
+/// [`plan_session`] for any opening.
+pub fn plan_link(
+    ws: &Workspace,
+    lock: &Lock,
+    checkpoint: &Checkpoint,
+    opening: &Opening,
+    config: &Config,
+) -> anyhow::Result<SessionRecord> {
+    let agent = opening.agent;
+    let source = opening.source;
     let chain = read(ws)?;
     let prev = chain.last().map(|s| &s.record);
     let head = crate::git::head(&ws.root).ok().flatten();
     let next_action = checkpoint.next_action.trim().to_string();
+    let progress = progress_mark(checkpoint);
     let handoffs_without_progress = match prev {
-        Some(p) if p.next_action == next_action && p.head == head => {
+        Some(p) if !opening.handoff => p.handoffs_without_progress,
+        Some(p) if p.next_action == next_action && p.head == head && p.progress == progress => {
             p.handoffs_without_progress.saturating_add(1)
         }
         _ => 1,
@@ -268,8 +379,60 @@ pub fn plan_session(
         source: source.to_string(),
         nonce: new_nonce(number, &checkpoint.digest),
         handoffs_without_progress,
-        stuck: handoffs_without_progress >= STUCK_AFTER,
+        stuck: opening.handoff && handoffs_without_progress >= STUCK_AFTER,
+        agent_session: opening.agent_session.map(str::to_string),
+        restores: 0,
+        progress,
     })
+}
+
+/// The prompt given again to `link`'s agent session (after a compaction or
+/// a clear), with a new nonce; recorded on the link, not as a handoff.
+pub fn plan_restore(link: &Link, checkpoint: &Checkpoint, source: &str) -> RestoreRecord {
+    RestoreRecord {
+        number: link.record.number,
+        at: crate::clock::now_rfc3339(),
+        source: source.to_string(),
+        checkpoint: checkpoint.id.clone(),
+        next_action: checkpoint.next_action.trim().to_string(),
+        nonce: new_nonce(link.record.number, &checkpoint.digest),
+    }
+}
+
+/// Appends a planned restore (the caller holds the lock).
+pub fn record_restore(ws: &Workspace, _held: &Lock, restore: &RestoreRecord) -> Result<(), Error> {
+    fsutil::ensure_dir(&ws.data_dir)?;
+    let line = serde_json::to_string(&Line::Restore(restore.clone())).expect("restore serializes");
+    fsutil::append_line(&ws.chain_path(), &crate::redact::redact(&line))
+}
+
+/// The link as it reads once `restore` is applied (what the prompt shows).
+pub fn restored(link: &Link, restore: &RestoreRecord) -> SessionRecord {
+    let mut record = link.record.clone();
+    record.checkpoint = restore.checkpoint.clone();
+    record.next_action = restore.next_action.clone();
+    record.nonce = restore.nonce.clone();
+    record.restores = record.restores.saturating_add(1);
+    record
+}
+
+/// A short mark of the work the checkpoint observed (plan items completed,
+/// files changed): two handoffs with the same next action and HEAD but a
+/// different mark made progress.
+fn progress_mark(checkpoint: &Checkpoint) -> Option<String> {
+    let observed = checkpoint.observed.as_ref()?;
+    let done: Vec<&str> = observed
+        .plan
+        .iter()
+        .filter(|p| p.status == crate::observe::PlanStatus::Completed)
+        .map(|p| p.text.as_str())
+        .collect();
+    if done.is_empty() && observed.files.is_empty() {
+        return None;
+    }
+    let text = format!("{}\n{}", done.join("\n"), observed.files.join("\n"));
+    let digest = crate::checkpoint::digest_of(&serde_json::Value::String(text));
+    Some(digest.chars().rev().take(12).collect())
 }
 
 /// Appends a planned record (the caller holds the lock), logs a `stuck`
@@ -527,6 +690,9 @@ mod tests {
             nonce: nonce.into(),
             handoffs_without_progress: 1,
             stuck: false,
+            agent_session: None,
+            restores: 0,
+            progress: None,
         }
     }
 

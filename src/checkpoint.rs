@@ -41,6 +41,10 @@ pub struct Checkpoint {
     pub git: Option<GitState>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// What the agent's transcript says the session did (request, plan,
+    /// files, commands), when the writer knew the transcript.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<crate::observe::Observed>,
     /// `sha256:<hex>` over the canonical record without this field.
     #[serde(default)]
     pub digest: String,

@@ -271,6 +271,11 @@ pub struct CheckpointArgs {
         default_value = "default"
     )]
     pub session: String,
+
+    /// Record what the agent's session did (its last request, plan, changed
+    /// files and commands) from its transcript, under `observed`.
+    #[arg(long, value_name = "PATH")]
+    pub transcript: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

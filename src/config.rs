@@ -3,7 +3,7 @@
 use std::str::FromStr;
 
 use crate::stages::Stage;
-use crate::state::FrontMatter;
+use crate::state::{FrontMatter, GutterSetting};
 use crate::tokens::Encoding;
 
 pub const DEFAULT_WINDOW: u64 = 200_000;
@@ -29,6 +29,8 @@ pub struct Config {
     /// `resume` exits 1 past this many handoffs without progress.
     pub max_handoffs_without_progress: Option<u32>,
     pub templates: Option<String>,
+    /// Gutter detection's limits; None when `gutter: false`.
+    pub gutter: Option<crate::observe::GutterLimits>,
     /// The config's `models:` overrides of the model table.
     pub model_overrides: std::collections::BTreeMap<String, crate::models::ModelOverride>,
 }
@@ -57,6 +59,11 @@ impl Config {
                     .expect("default stages parse")
             }),
             resume_max_tokens: fm.resume_max_tokens.unwrap_or(DEFAULT_RESUME_TOKENS),
+            gutter: match &fm.gutter {
+                None | Some(GutterSetting::Enabled(true)) => Some(Default::default()),
+                Some(GutterSetting::Enabled(false)) => None,
+                Some(GutterSetting::Limits(l)) => Some(*l),
+            },
             retention: fm
                 .retention
                 .as_ref()

@@ -26,6 +26,9 @@ pub enum Action {
     SessionStart { source: String },
     /// The session ends; `reason` as the agent gives it.
     SessionEnd { reason: Option<String> },
+    /// The agent compacted its context (Claude Code and Codex `PostCompact`):
+    /// the old figure is gone and every stage re-arms.
+    PostCompact { trigger: Option<String> },
     /// Nothing to do (e.g. `Stop`): answered without reading any file.
     Ignore,
 }
@@ -39,6 +42,17 @@ pub struct Payload {
     /// The agent's working directory, where the project is looked for first.
     pub cwd: Option<PathBuf>,
     pub action: Action,
+    /// The model's last reply, where the event carries it (Claude Code and
+    /// Codex `Stop`: `last_assistant_message`; Gemini `AfterAgent`:
+    /// `prompt_response`; Codex `notify`): a nonce echoed there is found
+    /// without reading the transcript.
+    pub last_message: Option<String>,
+    /// The user's prompt (`UserPromptSubmit`, Gemini `BeforeAgent`).
+    pub prompt: Option<String>,
+    /// Claude Code's `SessionStart`: the context size the restored session
+    /// starts with, and the model.
+    pub context_tokens: Option<u64>,
+    pub model: Option<String>,
 }
 
 /// Reads a payload from `input`, at most [`MAX_PAYLOAD_BYTES`].
@@ -87,6 +101,10 @@ pub fn parse(agent: Agent, text: &str) -> Result<Payload, Error> {
                 transcript: None,
                 cwd,
                 action: Action::Track { reply: false },
+                last_message: text_of("last-assistant-message"),
+                prompt: None,
+                context_tokens: None,
+                model: None,
             }),
             _ => Err(Error::data(
                 stdin,
@@ -103,6 +121,10 @@ pub fn parse(agent: Agent, text: &str) -> Result<Payload, Error> {
         transcript,
         cwd,
         action,
+        last_message: text_of("last_assistant_message").or_else(|| text_of("prompt_response")),
+        prompt: text_of("prompt"),
+        context_tokens: root.get("context_tokens").and_then(Value::as_u64),
+        model: text_of("model"),
     })
 }
 
@@ -120,8 +142,15 @@ fn action_for(agent: Agent, event: &str, root: &Map<String, Value>) -> Action {
         (_, e) => e,
     };
     match event {
-        "UserPromptSubmit" | "PostToolUse" => Action::Track { reply: true },
-        "AfterTurn" => Action::Track { reply: false },
+        // A failing tool call fires Claude Code's `PostToolUseFailure`, not
+        // `PostToolUse`.
+        "UserPromptSubmit" | "PostToolUse" | "PostToolUseFailure" => Action::Track { reply: true },
+        // The turn is over: the figure is fresh (Codex writes its last
+        // `token_count` before `Stop`) and the reply may echo the nonce.
+        "AfterTurn" | "Stop" => Action::Track { reply: false },
+        "PostCompact" => Action::PostCompact {
+            trigger: field(&["trigger"]),
+        },
         "PreCompact" => Action::PreCompact {
             trigger: field(&["trigger"]),
         },
@@ -171,7 +200,9 @@ mod tests {
         for (event, action) in [
             ("UserPromptSubmit", Action::Track { reply: true }),
             ("PostToolUse", Action::Track { reply: true }),
-            ("Stop", Action::Ignore),
+            ("PostToolUseFailure", Action::Track { reply: true }),
+            ("Stop", Action::Track { reply: false }),
+            ("PostCompact", Action::PostCompact { trigger: None }),
             ("SomethingNew", Action::Ignore),
         ] {
             let p = parse(

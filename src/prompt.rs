@@ -15,11 +15,12 @@ use crate::workspace::Workspace;
 
 /// Sections in the order they are dropped to fit the budget; the five
 /// recovered fields are never dropped.
-pub const DROP_ORDER: [&str; 6] = [
+pub const DROP_ORDER: [&str; 7] = [
     "history",
     "notes",
     "tree",
     "changes",
+    "observed",
     "questions",
     "decisions",
 ];

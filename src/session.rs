@@ -84,6 +84,16 @@ pub struct Session {
     /// clear or compact).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
+    /// The checkpoint this agent session last saw (given to it, or written
+    /// by it): a resume of the conversation is told only what changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen_checkpoint: Option<String>,
+    /// Gutter patterns this session was told about (each fires once).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gutter: Vec<crate::observe::GutterHit>,
+    /// Gemini: a session start whose prompt waits for the first real prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_start: Option<String>,
 }
 
 impl Session {
@@ -104,6 +114,9 @@ impl Session {
             count: None,
             statusline_window: None,
             started_at: None,
+            seen_checkpoint: None,
+            gutter: Vec::new(),
+            pending_start: None,
         }
     }
 

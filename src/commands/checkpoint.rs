@@ -35,10 +35,25 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     // Refuse a bad or missing file before taking the lock, so that bad input
     // creates nothing (not even .ctxkeep/). `write` checks again under the lock.
     StateFile::load(&ws.state_path)?.require_initialized()?;
+    // Read before the lock: a transcript can be large.
+    let observed = match &args.transcript {
+        Some(path) => Some(record::observe_transcript(&ws, path, None)?),
+        None => None,
+    };
     let lock = ws.lock()?;
     // The current session's live budget, when it is tracked.
     let budget = crate::session::load(&ws, &session)?.and_then(|s| s.budget());
-    let record = record::write(&ws, &lock, fields, trigger, budget, &ctx.out)?;
+    let new = record::New {
+        fields,
+        trigger,
+        budget,
+        observed,
+        extra: serde_json::json!({}),
+        automatic: false,
+    };
+    let record = record::write_new(&ws, &lock, new, &ctx.out)?
+        .checkpoint()
+        .clone();
     drop(lock);
 
     ctx.out.json(&record)?;

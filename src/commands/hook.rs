@@ -45,6 +45,11 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         }
         Err(err) => {
             fail_open(&err, agent, payload.as_ref(), ctx);
+            // With nothing on stdout Gemini shows our stderr to the user.
+            if agent == Agent::Gemini {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{{}}").and_then(|_| out.flush());
+            }
             Ok(if args.strict {
                 Outcome::Block
             } else {

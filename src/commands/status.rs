@@ -21,6 +21,8 @@ struct StatusReport {
     tracked: bool,
     updated_at: Option<String>,
     last_checkpoint: Option<CheckpointRef>,
+    /// Gutter patterns this session was told about (see `track`, hooks).
+    gutter: Vec<crate::observe::GutterHit>,
     /// The last resume's restore was acknowledged (false when there was none).
     acknowledged: bool,
     /// The last session opened from a checkpoint (null before the first resume).
@@ -85,6 +87,7 @@ pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         tracked: s.is_some(),
         updated_at: s.as_ref().map(|s| s.updated_at.clone()),
         last_checkpoint,
+        gutter: s.as_ref().map(|s| s.gutter.clone()).unwrap_or_default(),
         acknowledged: last.is_some_and(|l| l.ack.is_some()),
         last_session: last.map(|l| SessionRef {
             number: l.record.number,
@@ -153,6 +156,16 @@ fn human(st: &StatusReport) -> String {
             None => "below every stage".into(),
         };
         text.push_str(&format!("stage: {stage}\n"));
+        for hit in &st.gutter {
+            text.push_str(&match hit {
+                crate::observe::GutterHit::SameFailure { command, count } => {
+                    format!("gutter: `{command}` failed {count} times in a row\n")
+                }
+                crate::observe::GutterHit::SameFile { path, count } => {
+                    format!("gutter: {path} changed {count} times\n")
+                }
+            });
+        }
         if let Some(updated) = &st.updated_at {
             let age = crate::clock::age(updated).unwrap_or_else(|| updated.clone());
             text.push_str(&format!("updated: {age} ago\n"));

@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::output::{fmt_num, gauge, thousands};
 use crate::redact::redact;
+use crate::services::record;
 use crate::services::tracking::{self, Fired, Options, Reading, Report, TranscriptInfo};
 use crate::session::{self, Source};
 use crate::state::StateFile;
@@ -32,6 +33,10 @@ struct TrackOutput {
     transcript: Option<TranscriptInfo>,
     /// What each fired stage tells the agent (rendered from templates/stage.md).
     instructions: Vec<String>,
+    /// Gutter patterns found now in the transcript (`--transcript`), each
+    /// reported once per session.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    gutter: Vec<crate::observe::GutterHit>,
 }
 
 pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
@@ -56,7 +61,18 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         },
         &ctx.out,
     )?;
-    let instructions = tracking::instructions(&ws, &config, &applied)?;
+    let mut instructions = tracking::instructions(&ws, &config, &applied)?;
+    let mut gutter = Vec::new();
+    if let (Some(path), Some(limits)) = (&args.transcript, config.gutter) {
+        let observed = record::observe_transcript(&ws, path, agent_of(args.agent))?;
+        let lock = ws.lock()?;
+        for (hit, text) in
+            crate::services::gutter::check(&ws, &lock, &id, config.window, &observed, &limits)?
+        {
+            gutter.push(hit);
+            instructions.push(text);
+        }
+    }
     let s = &applied.session;
 
     let output = TrackOutput {
@@ -69,6 +85,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         truncation_suspected: applied.truncated,
         transcript: applied.transcript,
         instructions,
+        gutter,
     };
     ctx.out.json(&output)?;
     print_human(&output, ctx, applied.previous_messages);
@@ -151,18 +168,23 @@ fn read_source(
         });
     }
     if let Some(path) = &args.transcript {
-        let agent = match args.agent {
-            None | Some(AgentArg::Auto) => None,
-            Some(AgentArg::ClaudeCode) => Some(Agent::ClaudeCode),
-            Some(AgentArg::Codex) => Some(Agent::Codex),
-            Some(AgentArg::Gemini) => Some(Agent::Gemini),
-        };
+        let agent = agent_of(args.agent);
         let mut usage = crate::usage::read_transcript(path, agent)?;
         // Both are kept in the session record: redact them here, before the lock.
         usage.model = usage.model.map(|m| redact(&m).into_owned());
         return Ok(Reading::Transcript(Box::new(usage), display_path(path)));
     }
     Ok(Reading::Unchanged)
+}
+
+/// `--agent`'s value as a transcript format (None: detect it).
+fn agent_of(arg: Option<AgentArg>) -> Option<Agent> {
+    match arg {
+        None | Some(AgentArg::Auto) => None,
+        Some(AgentArg::ClaudeCode) => Some(Agent::ClaudeCode),
+        Some(AgentArg::Codex) => Some(Agent::Codex),
+        Some(AgentArg::Gemini) => Some(Agent::Gemini),
+    }
 }
 
 fn display_path(p: &Path) -> String {

@@ -6,11 +6,14 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::chain::{Opening, SessionRecord};
 use crate::checkpoint::{Checkpoint, Fields};
 use crate::config::Config;
 use crate::error::Error;
 use crate::hook_payload::{Action, Payload};
+use crate::observe::Observed;
 use crate::output::Output;
+use crate::prompt::HookPrompt;
 use crate::services::record;
 use crate::services::tracking::{self, Options, Reading};
 use crate::session::{self, Session};
@@ -64,6 +67,7 @@ impl Hook {
             Action::PreCompact { trigger } => self.pre_compact(trigger).map(|_| None),
             Action::SessionStart { source } => self.session_start(&source),
             Action::SessionEnd { reason } => self.session_end(reason).map(|_| None),
+            Action::PostCompact { trigger } => self.post_compact(trigger).map(|_| None),
             Action::Ignore => Ok(None),
         }
     }
@@ -102,32 +106,105 @@ impl Hook {
     }
 
     /// UserPromptSubmit, PostToolUse (and their Codex/Gemini peers): the
-    /// stages crossed fire, and their instructions go to the model.
+    /// stages crossed fire, the gutter is looked for, and the instructions
+    /// go to the model. Events that cannot reply (Stop) only track.
     fn track(&self, reply: bool) -> anyhow::Result<Option<String>> {
-        let Some(applied) = self.update(false)? else {
-            return Ok(None);
-        };
-        self.ack_from_transcript();
-        if !reply {
-            return Ok(None);
+        let mut texts = Vec::new();
+        if reply && self.agent == Agent::Gemini {
+            texts.extend(self.pending_start()?);
         }
-        let texts = tracking::instructions(&self.ws, &self.config, &applied)?;
+        let applied = self.update(false)?;
+        self.acknowledge();
+        if let (Some(applied), true) = (applied, reply) {
+            texts.extend(tracking::instructions(&self.ws, &self.config, &applied)?);
+            texts.extend(self.gutter()?);
+        }
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
     }
 
+    /// The gutter patterns this session has not been told about yet.
+    fn gutter(&self) -> anyhow::Result<Vec<String>> {
+        let Some(limits) = self.config.gutter else {
+            return Ok(Vec::new());
+        };
+        let Some(observed) = self.observed() else {
+            return Ok(Vec::new());
+        };
+        let lock = self.ws.lock()?;
+        let hits = super::gutter::check(
+            &self.ws,
+            &lock,
+            &self.session,
+            self.config.window,
+            &observed,
+            &limits,
+        )?;
+        Ok(hits.into_iter().map(|(_, text)| text).collect())
+    }
+
     /// The agent may confirm a restore by echoing the nonce instead of
-    /// running `ctxkeep ack`. Looked for only while the latest session is
-    /// unacknowledged, so the usual hook reads one small file's tail more.
-    fn ack_from_transcript(&self) {
+    /// running `ctxkeep ack`: in its last reply, when the event carries it,
+    /// else in the transcript's tail. Looked for only while the latest
+    /// session is unacknowledged, so the usual hook reads one small file's
+    /// tail more.
+    fn acknowledge(&self) {
         if !crate::chain::latest_is_pending(&self.ws) {
             return;
         }
-        let Some(path) = self.transcript() else {
+        let Ok(lock) = self.ws.lock() else {
             return;
         };
-        if let Ok(lock) = self.ws.lock() {
+        if let Some(reply) = &self.payload.last_message {
+            let latest = crate::chain::read(&self.ws)
+                .ok()
+                .and_then(|c| c.last().map(|l| l.record.nonce.clone()));
+            if let Some(nonce) = latest.filter(|n| crate::usage::echo::has_word(reply, n)) {
+                let _ = crate::chain::acknowledge(&self.ws, &lock, &nonce, "reply");
+                return;
+            }
+        }
+        if let Some(path) = self.transcript() {
             let _ = crate::chain::ack_from_transcript(&self.ws, &lock, &path);
         }
+    }
+
+    /// What the transcript says this session did; None without a
+    /// transcript, or when it cannot be read (a checkpoint is still written).
+    fn observed(&self) -> Option<Observed> {
+        let path = self.transcript()?;
+        record::observe_transcript(&self.ws, &path, Some(self.agent)).ok()
+    }
+
+    /// An automatic checkpoint from this session: the last one's fields,
+    /// what the transcript shows it did, skipped when nothing is new.
+    fn auto_checkpoint(
+        &self,
+        trigger: &str,
+        budget: Option<crate::checkpoint::Budget>,
+        extra: serde_json::Value,
+    ) -> anyhow::Result<()> {
+        let observed = self.observed();
+        let lock = self.ws.lock()?;
+        let written = record::write_new(
+            &self.ws,
+            &lock,
+            record::New {
+                fields: Fields::default(),
+                trigger,
+                budget,
+                observed,
+                extra,
+                automatic: true,
+            },
+            &self.out,
+        )?;
+        // The session wrote it, so it has seen it: a resume of this same
+        // session is not told about its own checkpoint.
+        let mut s = session::load(&self.ws, &self.session)?
+            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+        s.seen_checkpoint = Some(written.checkpoint().id.clone());
+        session::save(&self.ws, &lock, &s)?;
+        Ok(())
     }
 
     /// PreCompact: a checkpoint with the budget just before compaction. The
@@ -138,59 +215,54 @@ impl Hook {
             Some(applied) => applied.session.budget(),
             None => session::load(&self.ws, &self.session)?.and_then(|s| s.budget()),
         };
-        let lock = self.ws.lock()?;
-        record::write_noting(
-            &self.ws,
-            &lock,
-            Fields::default(),
+        self.auto_checkpoint(
             "pre-compact",
             budget,
-            &self.out,
             json!({ "session": self.session, "agent": self.agent, "compaction": trigger }),
-        )?;
+        )
+    }
+
+    /// PostCompact: the old figure is gone with the context; every stage
+    /// re-arms (the next reading sets the new size).
+    fn post_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
+        let lock = self.ws.lock()?;
+        let mut s = session::load(&self.ws, &self.session)?
+            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+        forget_figure(&mut s);
+        s.updated_at = crate::clock::now_rfc3339();
+        session::save(&self.ws, &lock, &s)?;
+        self.log(
+            &lock,
+            "compaction",
+            json!({ "session": self.session, "agent": self.agent, "trigger": trigger }),
+        );
         Ok(())
     }
 
-    /// SessionStart: records the start; after a compaction, a resume or a
-    /// clear (and at startup when a checkpoint was written since the last
-    /// session started) the resume prompt is injected.
+    /// SessionStart, by what it means:
+    /// - `compact`, `clear`: the context was emptied; the resume prompt is
+    ///   given again, on this agent session's link of the chain (no handoff);
+    /// - `startup`: a new session; the prompt is given when the checkpoint
+    ///   has not been given to any session yet (decided by id);
+    /// - `resume` (and `fork`): the agent restored the whole conversation;
+    ///   only a short note, and only when the checkpoint changed since this
+    ///   agent session last saw it.
     fn session_start(&self, source: &str) -> anyhow::Result<Option<String>> {
-        let inject = match (&self.sf.fm.checkpoint, source) {
-            (None, _) => false,
-            (Some(c), "startup") => newer_than_last_session(&self.ws, c),
-            _ => true,
-        };
         let lock = self.ws.lock()?;
-        // An injected prompt opens a session in the chain (number, nonce,
-        // stuck count), as `ctxkeep resume` does.
-        let prompt = match (&self.sf.fm.checkpoint, inject) {
-            (Some(c), true) => {
-                let record = crate::chain::plan_session(
-                    &self.ws,
-                    &lock,
-                    c,
-                    None,
-                    &format!("{}:{source}", self.agent),
-                    &self.config,
-                )?;
-                let prompt = crate::prompt::prompt_for_hook(
-                    &self.ws,
-                    &self.sf,
-                    MAX_CONTEXT_CHARS,
-                    Some(&record),
-                )?;
-                crate::chain::record_session(&self.ws, &lock, &record, &self.config)?;
-                prompt
-            }
-            _ => None,
-        };
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+        // Gemini puts a SessionStart's context in front of the user's prompt,
+        // where it would turn a headless slash command into text: it gets it
+        // with the first real prompt instead (BeforeAgent).
+        let deferred = self.agent == Agent::Gemini && self.sf.fm.checkpoint.is_some();
+        let given = if deferred {
+            s.pending_start = Some(source.to_string());
+            Given::default()
+        } else {
+            self.give(&lock, &mut s, source)?
+        };
         if source == "compact" {
-            // The old figure is gone with the context; every stage re-arms.
-            s.set_tokens(None, s.window);
-            s.fired.clear();
-            s.handoff_due = false;
+            forget_figure(&mut s);
         }
         let now = crate::clock::now_rfc3339();
         s.started_at = Some(now.clone());
@@ -200,58 +272,213 @@ impl Hook {
             s.transcript = Some(t.display().to_string());
         }
         session::save(&self.ws, &lock, &s)?;
-        let resumed_from = prompt.as_ref().map(|p| p.checkpoint.clone());
-        if let Err(e) = crate::events::append(
-            &self.ws,
-            &lock,
-            "session_start",
-            json!({
-                "session": self.session, "agent": self.agent, "source": source,
-                "resumed_from": resumed_from,
-                "omitted": prompt.as_ref().map(|p| &p.omitted),
-                "cut": prompt.as_ref().map(|p| p.cut),
-            }),
-        ) {
-            self.out
-                .warn(&format!("the event log could not be updated: {e}"));
-        }
-        Ok(prompt.map(|p| p.prompt))
+        self.log(&lock, "session_start", given.event(self, source, deferred));
+        Ok(given.text())
     }
 
-    /// SessionEnd: a checkpoint carrying the last one's fields, with the
-    /// session's budget as last recorded (no transcript read: the agent
-    /// gives this hook little time). Nothing before the first checkpoint.
+    /// Gemini: the start deferred to the first prompt that is not a slash
+    /// command.
+    fn pending_start(&self) -> anyhow::Result<Option<String>> {
+        if self
+            .payload
+            .prompt
+            .as_deref()
+            .is_some_and(|p| p.trim_start().starts_with('/'))
+        {
+            return Ok(None);
+        }
+        let lock = self.ws.lock()?;
+        let Some(mut s) = session::load(&self.ws, &self.session)? else {
+            return Ok(None);
+        };
+        let Some(source) = s.pending_start.take() else {
+            return Ok(None);
+        };
+        let given = self.give(&lock, &mut s, &source)?;
+        session::save(&self.ws, &lock, &s)?;
+        self.log(&lock, "session_start", given.event(self, &source, false));
+        Ok(given.text())
+    }
+
+    /// What a session start gives the agent, by source (see `session_start`).
+    fn give(
+        &self,
+        lock: &crate::fsutil::Lock,
+        s: &mut Session,
+        source: &str,
+    ) -> anyhow::Result<Given> {
+        let Some(c) = &self.sf.fm.checkpoint else {
+            return Ok(Given::default());
+        };
+        let label = format!("{}:{source}", self.agent);
+        let mut given = Given::default();
+        let chain = crate::chain::read(&self.ws)?;
+        match source {
+            "compact" | "clear" => {
+                if let Some(link) = chain.link_of(&self.session) {
+                    let planned = crate::chain::plan_restore(link, c, &label);
+                    let record = crate::chain::restored(link, &planned);
+                    given.prompt = self.prompt(Some(&record))?;
+                    crate::chain::record_restore(&self.ws, lock, &planned)?;
+                    given.restore = true;
+                } else {
+                    given.prompt = self.open_link(lock, c, &label, false)?;
+                }
+            }
+            "resume" | "fork" => {
+                if s.seen_checkpoint.as_deref() != Some(c.id.as_str()) {
+                    given.note = Some(self.since_note(s.seen_checkpoint.as_deref(), c));
+                }
+            }
+            _ => {
+                if !chain.sessions.iter().any(|l| l.record.checkpoint == c.id) {
+                    given.prompt = self.open_link(lock, c, &label, true)?;
+                }
+            }
+        }
+        if given.prompt.is_some() || given.note.is_some() {
+            s.seen_checkpoint = Some(c.id.clone());
+        }
+        Ok(given)
+    }
+
+    /// Opens a link of the chain for this agent session and renders its prompt.
+    fn open_link(
+        &self,
+        lock: &crate::fsutil::Lock,
+        c: &Checkpoint,
+        label: &str,
+        handoff: bool,
+    ) -> anyhow::Result<Option<HookPrompt>> {
+        let opening = Opening {
+            agent: None,
+            source: label,
+            agent_session: Some(&self.session),
+            handoff,
+        };
+        let record = crate::chain::plan_link(&self.ws, lock, c, &opening, &self.config)?;
+        let prompt = self.prompt(Some(&record))?;
+        crate::chain::record_session(&self.ws, lock, &record, &self.config)?;
+        Ok(prompt)
+    }
+
+    fn prompt(&self, record: Option<&SessionRecord>) -> anyhow::Result<Option<HookPrompt>> {
+        crate::prompt::prompt_for_hook(&self.ws, &self.sf, MAX_CONTEXT_CHARS, record)
+    }
+
+    /// What a restored conversation is told when the checkpoint changed
+    /// since it last saw one: which fields changed, never the whole prompt.
+    fn since_note(&self, seen: Option<&str>, c: &Checkpoint) -> String {
+        let before = seen.and_then(|id| {
+            crate::checkpoint::Archive {
+                dir: &self.ws.checkpoints_dir(),
+            }
+            .load(id)
+            .ok()
+        });
+        let mut lines = vec![match seen {
+            Some(old) => format!(
+                "ctxkeep: since this session last ran, checkpoint {} ({}, {}) replaced {old} in {}.",
+                c.id,
+                c.trigger,
+                c.created_at,
+                self.ws.display_state()
+            ),
+            None => format!(
+                "ctxkeep: checkpoint {} ({}, {}) was written in {} since this session last ran.",
+                c.id,
+                c.trigger,
+                c.created_at,
+                self.ws.display_state()
+            ),
+        }];
+        let fields = [
+            ("Phase", &c.phase, before.as_ref().map(|b| &b.phase)),
+            (
+                "Active task",
+                &c.active_task,
+                before.as_ref().map(|b| &b.active_task),
+            ),
+            (
+                "Controlling agent",
+                &c.controlling_agent,
+                before.as_ref().map(|b| &b.controlling_agent),
+            ),
+            (
+                "Next action",
+                &c.next_action,
+                before.as_ref().map(|b| &b.next_action),
+            ),
+        ];
+        for (name, now, was) in fields {
+            match was {
+                Some(was) if was == now => {}
+                Some(was) => lines.push(format!("{name}: {now} (was: {was})")),
+                None => lines.push(format!("{name}: {now}")),
+            }
+        }
+        lines.join("\n")
+    }
+
+    /// SessionEnd: a checkpoint carrying the last one's fields and what the
+    /// transcript shows the session did, with the session's budget as last
+    /// recorded; skipped when nothing is new. Nothing before the first
+    /// checkpoint.
     fn session_end(&self, reason: Option<String>) -> anyhow::Result<()> {
+        self.acknowledge();
         if self.sf.fm.checkpoint.is_none() {
             return Ok(());
         }
-        let lock = self.ws.lock()?;
         let budget = session::load(&self.ws, &self.session)?.and_then(|s| s.budget());
-        record::write_noting(
-            &self.ws,
-            &lock,
-            Fields::default(),
+        self.auto_checkpoint(
             "session-end",
             budget,
-            &self.out,
             json!({ "session": self.session, "agent": self.agent, "reason": reason }),
-        )?;
-        Ok(())
+        )
+    }
+
+    fn log(&self, lock: &crate::fsutil::Lock, event: &str, fields: serde_json::Value) {
+        if let Err(e) = crate::events::append(&self.ws, lock, event, fields) {
+            self.out
+                .warn(&format!("the event log could not be updated: {e}"));
+        }
     }
 }
 
-/// True when `c` was written after the latest session start any hook
-/// recorded (or none was): a new session should continue from it.
-fn newer_than_last_session(ws: &Workspace, c: &Checkpoint) -> bool {
-    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
-    let Some(written) = parse(&c.created_at) else {
-        return true;
-    };
-    session::all(ws)
-        .iter()
-        .filter_map(|s| s.started_at.as_deref().and_then(parse))
-        .max()
-        .is_none_or(|last| written > last)
+/// What a session start gave the agent.
+#[derive(Default)]
+struct Given {
+    /// The resume prompt.
+    prompt: Option<HookPrompt>,
+    /// Instead, for a restored conversation: what changed since.
+    note: Option<String>,
+    /// Given again to the same agent session (a compaction), no handoff.
+    restore: bool,
+}
+
+impl Given {
+    fn text(self) -> Option<String> {
+        self.prompt.map(|p| p.prompt).or(self.note)
+    }
+
+    fn event(&self, hook: &Hook, source: &str, deferred: bool) -> serde_json::Value {
+        json!({
+            "session": hook.session, "agent": hook.agent, "source": source,
+            "resumed_from": self.prompt.as_ref().map(|p| p.checkpoint.clone()),
+            "restore": self.restore,
+            "note": self.note.is_some(),
+            "deferred": deferred,
+            "omitted": self.prompt.as_ref().map(|p| &p.omitted),
+            "cut": self.prompt.as_ref().map(|p| p.cut),
+        })
+    }
+}
+
+/// The figure is gone with the context; every stage re-arms.
+fn forget_figure(s: &mut Session) {
+    s.set_tokens(None, s.window);
+    s.fired.clear();
+    s.handoff_due = false;
 }
 
 /// `$CODEX_HOME`, else `~/.codex`.

@@ -11,6 +11,7 @@ use crate::checkpoint::{format_id, id_number, Archive, Budget, Checkpoint, Field
 use crate::config::Config;
 use crate::error::Error;
 use crate::fsutil::Lock;
+use crate::observe::Observed;
 use crate::output::Output;
 use crate::state::StateFile;
 use crate::templates::Templates;
@@ -56,7 +57,7 @@ pub fn read_fields(src: &str) -> anyhow::Result<Fields> {
 
 /// Writes a checkpoint (the caller holds the lock): carries over what is not
 /// given, captures git, seals the digest, updates front matter, the marked
-/// block, the archive and the event log. Used by `checkpoint`, `track` and hooks.
+/// block, the archive and the event log. Used by `checkpoint` and `track`.
 pub fn write(
     ws: &Workspace,
     lock: &Lock,
@@ -79,6 +80,64 @@ pub fn write_noting(
     out: &Output,
     extra: serde_json::Value,
 ) -> anyhow::Result<Checkpoint> {
+    let new = New {
+        fields,
+        trigger,
+        budget,
+        observed: None,
+        extra,
+        automatic: false,
+    };
+    match write_new(ws, lock, new, out)? {
+        Written::New(c) | Written::Skipped { previous: c, .. } => Ok(c),
+    }
+}
+
+/// What a checkpoint is written from.
+pub struct New<'a> {
+    pub fields: Fields,
+    pub trigger: &'a str,
+    pub budget: Option<Budget>,
+    /// What the session's transcript says it did.
+    pub observed: Option<Observed>,
+    /// Added to the `checkpoint` (or `checkpoint_skipped`) event.
+    pub extra: serde_json::Value,
+    /// Written by ctxkeep on its own (a stage, `pre-compact`, `session-end`):
+    /// skipped when it would record nothing new. One by hand is always written.
+    pub automatic: bool,
+}
+
+/// What [`write_new`] did.
+#[derive(Debug)]
+pub enum Written {
+    New(Checkpoint),
+    /// Nothing new since `previous`: the file was not touched.
+    Skipped {
+        previous: Checkpoint,
+        why: String,
+    },
+}
+
+impl Written {
+    /// The checkpoint that stands: the new one, or the one it would repeat.
+    pub fn checkpoint(&self) -> &Checkpoint {
+        match self {
+            Written::New(c) | Written::Skipped { previous: c, .. } => c,
+        }
+    }
+}
+
+/// Writes a checkpoint (the caller holds the lock), or skips an automatic
+/// one that would repeat the last; see [`New`].
+pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow::Result<Written> {
+    let New {
+        fields,
+        trigger,
+        budget,
+        observed,
+        extra,
+        automatic,
+    } = new;
     let mut sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
@@ -157,12 +216,34 @@ pub fn write_noting(
         notes: fields.notes.unwrap_or_else(|| carried(|p| p.notes.clone())),
         git,
         budget,
+        observed,
         digest: String::new(),
     };
     redact_record(&mut record)?;
     record.seal();
 
-    let mut history: Vec<_> = prev.iter().map(Checkpoint::brief).collect();
+    if let (true, Some(p)) = (automatic, &prev) {
+        if records_nothing_new(p, &record) {
+            let why = format!("nothing new since {}", p.id);
+            let mut event = json!({ "trigger": record.trigger, "same_as": p.id, "reason": why });
+            if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
+                e.extend(extra);
+            }
+            crate::events::append(ws, lock, "checkpoint_skipped", event)?;
+            return Ok(Written::Skipped {
+                previous: p.clone(),
+                why,
+            });
+        }
+    }
+
+    // History lists a checkpoint only when it differs from the one after it
+    // in what a reader acts on; one that only repeats is superseded.
+    let mut history: Vec<_> = prev
+        .iter()
+        .filter(|p| differs_for_history(p, &record))
+        .map(Checkpoint::brief)
+        .collect();
     history.extend(sf.fm.history.clone().unwrap_or_default());
     history.truncate(3);
     // The previous entries come from the file, which may have been edited by hand.
@@ -204,7 +285,68 @@ pub fn write_noting(
             record.id
         ))
     })?;
-    Ok(record)
+    Ok(Written::New(record))
+}
+
+/// What the transcript at `path` says the session did (the format
+/// detected unless `agent` says), paths relative to the repository around
+/// the project.
+pub fn observe_transcript(
+    ws: &Workspace,
+    path: &Path,
+    agent: Option<crate::usage::Agent>,
+) -> anyhow::Result<Observed> {
+    let root = crate::git::toplevel(&ws.root).ok();
+    crate::observe::observe(
+        path,
+        agent,
+        Some(root.as_deref().unwrap_or(&ws.root)),
+        chrono::Utc::now(),
+    )
+}
+
+/// Whether `new` would record nothing `prev` does not: the same fields the
+/// agent writes, the same HEAD and uncommitted paths, the same observed
+/// request, plan and files.
+fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
+    let dirty = |c: &Checkpoint| -> Vec<String> {
+        let mut paths: Vec<String> = c
+            .git
+            .iter()
+            .flat_map(|g| g.dirty.iter().map(|d| d.path.clone()))
+            .collect();
+        paths.sort();
+        paths
+    };
+    let seen = |c: &Checkpoint| {
+        c.observed
+            .as_ref()
+            .map(|o| (o.request.clone(), o.plan.clone(), o.files.clone()))
+    };
+    prev.phase == new.phase
+        && prev.active_task == new.active_task
+        && prev.controlling_agent == new.controlling_agent
+        && prev.next_action == new.next_action
+        && prev.decisions == new.decisions
+        && prev.open_questions == new.open_questions
+        && prev.notes == new.notes
+        && head_of(prev) == head_of(new)
+        && dirty(prev) == dirty(new)
+        && seen(prev) == seen(new)
+}
+
+/// Whether `older` belongs in the history before `newer`: it differs in
+/// phase, task, agent, next action or HEAD.
+fn differs_for_history(older: &Checkpoint, newer: &Checkpoint) -> bool {
+    older.phase != newer.phase
+        || older.active_task != newer.active_task
+        || older.controlling_agent != newer.controlling_agent
+        || older.next_action != newer.next_action
+        || head_of(older) != head_of(newer)
+}
+
+fn head_of(c: &Checkpoint) -> Option<&str> {
+    c.git.as_ref().and_then(|g| g.head.as_deref())
 }
 
 /// A write replaces the file, so other hard links keep the old content.

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde_json::json;
 
-use crate::checkpoint::Fields;
+use crate::checkpoint::{Checkpoint, Fields};
 use crate::config::Config;
 use crate::output::Output;
 use crate::session::{self, CountState, Session, Source};
@@ -114,6 +114,9 @@ pub struct Options {
 /// The outcome of [`apply`]: the session as saved and what happened on the way.
 pub struct Applied {
     pub session: Session,
+    /// The checkpoint that stands after the update (a stage may have
+    /// written one): what the stage instructions show as recorded.
+    pub recorded: Option<Checkpoint>,
     /// Stages fired by this update, lowest first.
     pub fired: Vec<FiredStage>,
     pub rearmed: Vec<String>,
@@ -142,6 +145,10 @@ pub fn apply(
         .unwrap_or_else(|| Session::new(id, config.window));
     let mut compacted = false;
     let mut info = None;
+    let (transcript_path, agent) = match &reading {
+        Reading::Transcript(usage, path) => (Some(path.clone()), Some(usage.agent)),
+        _ => (None, None),
+    };
     match reading {
         Reading::Absolute {
             tokens,
@@ -222,11 +229,35 @@ pub fn apply(
     } else {
         crate::stages::step(&config.stages, &s.fired, s.percent, compacted)
     };
+    let mut recorded = sf.fm.checkpoint.clone();
     let checkpoint_id = match step.checkpoint_stage() {
         Some(stage) => {
-            let record =
-                super::record::write(ws, &lock, Fields::default(), &stage.name(), s.budget(), out)?;
-            Some(record.id)
+            // Read only when a stage asks for a checkpoint (rare): what the
+            // session did, from the transcript the reading came from.
+            let observed = transcript_path.as_deref().and_then(|p| {
+                super::record::observe_transcript(ws, std::path::Path::new(p), agent).ok()
+            });
+            let written = super::record::write_new(
+                ws,
+                &lock,
+                super::record::New {
+                    fields: Fields::default(),
+                    trigger: &stage.name(),
+                    budget: s.budget(),
+                    observed,
+                    extra: json!({ "session": s.id }),
+                    automatic: true,
+                },
+                out,
+            )?;
+            s.seen_checkpoint = Some(written.checkpoint().id.clone());
+            // A skipped one (nothing new) is named nowhere as written.
+            let id = match &written {
+                super::record::Written::New(c) => Some(c.id.clone()),
+                super::record::Written::Skipped { .. } => None,
+            };
+            recorded = Some(written.checkpoint().clone());
+            id
         }
         None => None,
     };
@@ -276,6 +307,7 @@ pub fn apply(
     drop(lock);
     Ok(Applied {
         session: s,
+        recorded,
         fired: fired_now,
         rearmed: step.rearmed,
         truncated,
@@ -316,6 +348,16 @@ pub fn instructions(
         return Ok(Vec::new());
     }
     let s = &applied.session;
+    let in_progress = applied
+        .recorded
+        .as_ref()
+        .and_then(|c| c.observed.as_ref())
+        .and_then(|o| {
+            o.plan
+                .iter()
+                .find(|p| p.status == crate::observe::PlanStatus::InProgress)
+        })
+        .map(|p| p.text.clone());
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
     let texts = applied
         .fired
@@ -327,6 +369,8 @@ pub fn instructions(
                     "percent": s.percent, "tokens": s.tokens, "window": s.window,
                     "stage": { "name": f.name, "action": f.action, "at": f.at },
                     "checkpoint": f.checkpoint,
+                    "recorded": applied.recorded,
+                    "in_progress": in_progress,
                 }),
             )
         })

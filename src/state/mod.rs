@@ -28,7 +28,7 @@ pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
 /// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
-pub const KNOWN_KEYS: [&str; 12] = [
+pub const KNOWN_KEYS: [&str; 13] = [
     "ctxkeep",
     "model",
     "window",
@@ -39,9 +39,18 @@ pub const KNOWN_KEYS: [&str; 12] = [
     "resume_max_tokens",
     "models",
     "max_handoffs_without_progress",
+    "gutter",
     "checkpoint",
     "history",
 ];
+
+/// The `gutter` setting: on/off, or the limits.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum GutterSetting {
+    Enabled(bool),
+    Limits(crate::observe::GutterLimits),
+}
 
 /// The keys ctxkeep reads; everything else in the front matter is the user's.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -62,6 +71,9 @@ pub struct FrontMatter {
     /// `resume` refuses (exit 1) once more handoffs than this in a row
     /// resumed the same next action with no new commit (unset: never).
     pub max_handoffs_without_progress: Option<u32>,
+    /// Gutter detection: `false` turns it off; `{same_failure, same_file}`
+    /// sets its limits (defaults 3 and 10).
+    pub gutter: Option<GutterSetting>,
     pub checkpoint: Option<Checkpoint>,
     pub history: Option<Vec<HistoryEntry>>,
 }

@@ -36,7 +36,7 @@ pub fn echoes(path: &Path, nonce: &str, scan_bytes: u64) -> Result<bool, Error> 
 
 /// Whether `word` occurs in `text` on its own, not inside a longer number
 /// or identifier.
-fn has_word(text: &str, word: &str) -> bool {
+pub fn has_word(text: &str, word: &str) -> bool {
     let text = text.to_ascii_lowercase();
     let bytes = text.as_bytes();
     text.match_indices(word).any(|(at, _)| {

@@ -6,8 +6,7 @@ use crate::support::Project;
 fn checkpoint_prints_the_id_and_numbers_monotonically() {
     let p = Project::initialized();
     p.checkpoint(&[]).success().stdout("ckpt-0001\n");
-    p.ctxkeep(&["checkpoint"])
-        .assert()
+    p.checkpoint_next("write the docs")
         .success()
         .stdout("ckpt-0002\n");
     let s = p.state();
@@ -169,8 +168,8 @@ fn retention_prunes_the_archive() {
 #[test]
 fn history_keeps_the_last_three() {
     let p = Project::initialized();
-    for _ in 0..5 {
-        p.checkpoint(&[]).success();
+    for i in 0..5 {
+        p.checkpoint_next(&format!("run step {i}")).success();
     }
     let s = p.state();
     assert!(s.contains("  id: ckpt-0005\n"));
@@ -216,4 +215,24 @@ fn a_note_holding_a_marker_line_stays_inside_the_block() {
     assert_eq!(s.matches("<!-- ctxkeep:end -->\n").count(), 1, "{s}");
     assert!(s.contains("&lt;!-- ctxkeep:end -->\nstill the note"), "{s}");
     p.ctxkeep(&["verify"]).assert().success();
+}
+
+#[test]
+fn history_leaves_out_a_checkpoint_the_next_one_only_repeats() {
+    let p = Project::initialized();
+    p.checkpoint_next("write the lexer").success();
+    p.checkpoint_next("write the lexer").success();
+    p.checkpoint_next("test the lexer").success();
+    let s = p.state();
+    assert!(s.contains("  id: ckpt-0003\n"), "{s}");
+    assert!(
+        s.contains("  - id: ckpt-0002\n"),
+        "differs from ckpt-0003: {s}"
+    );
+    assert!(
+        !s.contains("  - id: ckpt-0001\n"),
+        "same phase, task, agent, next action and HEAD as ckpt-0002: {s}"
+    );
+    // A checkpoint by hand is always written, even when it repeats.
+    assert!(p.path(".ctxkeep/checkpoints/ckpt-0002.json").is_file());
 }

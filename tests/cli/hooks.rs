@@ -229,8 +229,10 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
         .contains("Checkpoint ckpt-0002 was written"));
     assert_eq!(archived(&p, "ckpt-0002")["trigger"], "stage-90");
 
-    // Claude compacts on its own: the checkpoint records the budget before.
+    // Claude compacts on its own: the checkpoint records the budget before
+    // (and is written because there is new work since the stage's).
     p.set_now("2026-01-15T10:30:00Z");
+    p.write("src/lexer.rs", "fn lex() {}\n");
     let ran = hook(
         &p,
         "claude-code",
@@ -527,6 +529,7 @@ fn session_end_writes_a_cheap_checkpoint_once_there_is_one() {
     p.ctxkeep(&["track", "--session", "s", "--tokens", "50000"])
         .assert()
         .success();
+    p.write("src/lexer.rs", "fn lex() {}\n");
     let ran = hook(&p, "claude-code", &end, &[]);
     assert_eq!(
         (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
@@ -540,6 +543,21 @@ fn session_end_writes_a_cheap_checkpoint_once_there_is_one() {
         events(&p, "checkpoint").last().unwrap()["reason"],
         "prompt_input_exit"
     );
+
+    // Another end with nothing new since: skipped, the file untouched.
+    let before = p.state();
+    let ran = hook(&p, "claude-code", &end, &[]);
+    assert_eq!((ran.code, ran.stderr.as_str()), (0, ""));
+    assert_eq!(
+        p.state(),
+        before,
+        "nothing new: project-state.md not rewritten"
+    );
+    assert!(!p.path(".ctxkeep/checkpoints/ckpt-0003.json").exists());
+    let skipped = events(&p, "checkpoint_skipped");
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0]["same_as"], "ckpt-0002");
+    assert_eq!(skipped[0]["trigger"], "session-end");
 }
 
 fn statusline(p: &Project, payload: &str) -> StatusLineView {
@@ -995,8 +1013,20 @@ fn codex_and_gemini_hooks_track_and_reply_in_their_shapes() {
         (Some("pre-compact"), Some(120_000))
     );
 
+    // Gemini puts a SessionStart's context in front of the prompt, so the
+    // resume prompt waits for the first prompt that is not a slash command.
     let started = gemini("SessionStart", json!({ "source": "clear" }));
-    assert!(reply(&started)
+    assert_eq!((started.code, started.stdout.trim()), (0, "{}"));
+    let slash = gemini("BeforeAgent", json!({ "prompt": "/compress" }));
+    assert_eq!(
+        slash.stdout.trim(),
+        "{}",
+        "nothing in front of a slash command"
+    );
+    let first = gemini("BeforeAgent", json!({ "prompt": "go on" }));
+    assert!(reply(&first)
         .additional_context
         .contains("Recovered from ckpt-0002"));
+    let next = gemini("BeforeAgent", json!({ "prompt": "and then" }));
+    assert_eq!(next.stdout.trim(), "{}", "given once");
 }

@@ -102,8 +102,8 @@ fn log_lists_checkpoints_and_sessions_newest_first() {
 #[test]
 fn log_in_a_fresh_clone_reads_the_file_alone() {
     let p = Project::initialized();
-    for _ in 0..3 {
-        p.checkpoint(&[]).success();
+    for i in 0..3 {
+        p.checkpoint_next(&format!("run step {i}")).success();
     }
     std::fs::remove_dir_all(p.path(".ctxkeep")).unwrap();
     let l = log(&p, &[]);

@@ -3,6 +3,7 @@
 mod support;
 
 mod ack;
+mod architecture;
 mod checkpoint;
 mod completions;
 mod count;
@@ -16,6 +17,7 @@ mod lifecycle;
 mod log;
 mod resume;
 mod secrets;
+mod sessions;
 mod status;
 mod track;
 mod transcripts;

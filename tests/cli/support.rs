@@ -193,6 +193,22 @@ impl Project {
         self.ctxkeep(&args).assert()
     }
 
+    /// [`Project::checkpoint`] with another next action.
+    pub fn checkpoint_next(&self, next: &str) -> assert_cmd::assert::Assert {
+        self.ctxkeep(&[
+            "checkpoint",
+            "--phase",
+            "implementing the parser",
+            "--task",
+            "parse front matter in src/state.rs",
+            "--agent",
+            "claude-code",
+            "--next",
+            next,
+        ])
+        .assert()
+    }
+
     /// Runs with `--json` and parses stdout as one JSON document.
     pub fn json(&self, args: &[&str]) -> (serde_json::Value, i32) {
         let mut all = vec!["--json"];

@@ -105,6 +105,8 @@ fn stage_scenario_40_85_90_30_82_fires_exactly_once_per_climb() {
     assert!(t.fired.is_empty() && t.stage.is_none());
     assert_eq!(p.state(), state_before, "no checkpoint, no rewrite");
 
+    // New work since the checkpoint, so the stage's checkpoint records something.
+    p.write("src/lexer.rs", "fn lex() {}\n");
     let (t, _) = track(&p, &["--tokens", "170000"]);
     assert_eq!(names(&t), ["stage-50", "stage-80"]);
     assert_eq!(t.fired[0].checkpoint, None, "warn writes no checkpoint");
@@ -124,6 +126,7 @@ fn stage_scenario_40_85_90_30_82_fires_exactly_once_per_climb() {
     assert_eq!(t.stage, None);
     assert_eq!(p.state(), after_85);
 
+    p.write("src/parser.rs", "fn parse() {}\n");
     let (t, _) = track(&p, &["--tokens", "164000"]);
     assert_eq!(
         names(&t),
@@ -157,6 +160,7 @@ fn stage_scenario_40_85_90_30_82_fires_exactly_once_per_climb() {
 fn a_jump_fires_every_crossed_stage_but_writes_one_checkpoint() {
     let p = init_with("80:warn,90:checkpoint,95:checkpoint,98:handoff", "200000");
     track(&p, &["--tokens", "100000"]);
+    p.write("src/lexer.rs", "fn lex() {}\n");
     let a = p
         .ctxkeep(&["track", "--tokens", "194000"])
         .assert()
@@ -190,6 +194,7 @@ fn a_jump_fires_every_crossed_stage_but_writes_one_checkpoint() {
 
     let (t, _) = track(&p, &["--tokens", "195000"]);
     assert!(t.fired.is_empty() && !t.handoff_due);
+    p.write("src/parser.rs", "fn parse() {}\n");
     let (t, _) = track(&p, &["--tokens", "199000"]);
     assert_eq!(
         t.fired,
@@ -625,5 +630,21 @@ fn the_model_table_gives_the_window_when_the_config_has_none() {
         track(&p, &["--transcript", "c.jsonl"]).0.window,
         200_000,
         "unknown: default"
+    );
+}
+
+#[test]
+fn a_stage_with_nothing_new_writes_no_checkpoint_and_says_what_is_recorded() {
+    let p = init_with("50:checkpoint", "200000");
+    let before = p.state();
+    let (t, code) = track(&p, &["--tokens", "150000"]);
+    assert_eq!((code, names(&t)), (0, vec!["stage-50"]));
+    assert_eq!(t.fired[0].checkpoint, None, "nothing new since ckpt-0001");
+    assert_eq!(p.state(), before, "project-state.md not rewritten");
+    assert_eq!(events(&p, "checkpoint_skipped")[0]["same_as"], "ckpt-0001");
+    assert!(
+        t.instructions[0].contains("Recorded now (ckpt-0001): phase \"implementing the parser\""),
+        "{}",
+        t.instructions[0]
     );
 }
