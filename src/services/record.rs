@@ -225,7 +225,7 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
     if let (true, Some(p)) = (automatic, &prev) {
         if records_nothing_new(p, &record) {
             let why = format!("nothing new since {}", p.id);
-            let mut event = json!({ "trigger": record.trigger, "same_as": p.id, "reason": why });
+            let mut event = json!({ "trigger": record.trigger, "same_as": p.id, "why": why });
             if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
                 e.extend(extra);
             }
