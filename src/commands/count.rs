@@ -3,7 +3,6 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
-use std::str::FromStr;
 
 use anyhow::Context;
 
@@ -82,8 +81,8 @@ pub fn run(args: CountArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 /// `--encoding`, else `--model`'s from the model table, else the project's
 /// configured encoding when there is a project, else o200k_base.
 fn pick_encoding(args: &CountArgs, ctx: &Ctx) -> anyhow::Result<Encoding> {
-    if let Some(e) = &args.encoding {
-        return Ok(Encoding::from_str(e).map_err(|err| Error::Usage(format!("--encoding: {err}")))?);
+    if let Some(e) = args.encoding {
+        return Ok(e);
     }
     let project = Workspace::resolve(&ctx.global, false)
         .ok()
@@ -157,32 +156,13 @@ fn count_with_progress(
     let mut total = 0;
     let mut start = 0;
     while start < text.len() {
-        let end = next_safe_cut(text, start + PROGRESS_CHUNK, enc);
+        let end =
+            crate::tokens::next_safe_cut(text, start + PROGRESS_CHUNK, enc).unwrap_or(text.len());
         total += crate::tokens::count(&text[start..end], enc)?;
         progress.advance((end - start) as u64);
         start = end;
     }
     Ok(total)
-}
-
-/// The first safe cut at or after `from` (the end of the text if none).
-fn next_safe_cut(text: &str, from: usize, enc: Encoding) -> usize {
-    if from >= text.len() {
-        return text.len();
-    }
-    let bytes = text.as_bytes();
-    let mut i = from;
-    while let Some(off) = bytes[i..].iter().position(|&b| b == b'\n') {
-        let cut = i + off + 1;
-        if cut >= text.len() {
-            break;
-        }
-        if crate::tokens::is_safe_cut(text, cut, enc) {
-            return cut;
-        }
-        i = cut;
-    }
-    text.len()
 }
 
 /// `track --count SRC`: the token count, and for a file the cursor that
@@ -214,7 +194,8 @@ mod tests {
     fn counting_in_pieces_gives_the_whole_count() {
         let text = "fn main() {\n    let x = 1;\n}\n\n  indented\n/path\nword\n".repeat(200);
         for at in [0, 1, 17, 500, 3000, text.len()] {
-            let cut = next_safe_cut(&text, at, Encoding::O200kBase);
+            let cut =
+                crate::tokens::next_safe_cut(&text, at, Encoding::O200kBase).unwrap_or(text.len());
             assert!(cut >= at.min(text.len()));
             let sum = crate::tokens::count(&text[..cut], Encoding::O200kBase).unwrap()
                 + crate::tokens::count(&text[cut..], Encoding::O200kBase).unwrap();

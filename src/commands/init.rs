@@ -2,7 +2,6 @@
 //! settings given as flags. Running it again changes nothing.
 
 use std::path::Path;
-use std::str::FromStr;
 
 use anyhow::Context;
 use serde::Serialize;
@@ -40,11 +39,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         .as_deref()
         .map(state::parse_stages)
         .transpose()?;
-    let encoding = args
-        .encoding
-        .as_deref()
-        .map(|e| Encoding::from_str(e).map_err(|err| Error::Usage(format!("--encoding: {err}"))))
-        .transpose()?;
+    let encoding = args.encoding;
     if args.window == Some(0) {
         return Err(Error::Usage("--window must be a positive number of tokens".into()).into());
     }

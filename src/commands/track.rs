@@ -2,7 +2,6 @@
 //! stages it crossed (once each), and tell the agent what to do.
 
 use std::path::Path;
-use std::str::FromStr;
 
 use serde::Serialize;
 use serde_json::json;
@@ -17,7 +16,6 @@ use crate::redact::redact;
 use crate::session::{self, CountState, FiredStage, Session, Source};
 use crate::state::{Stage, StageAction, StateFile};
 use crate::templates::Templates;
-use crate::tokens::Encoding;
 use crate::usage::{Agent, Usage};
 use crate::workspace::Workspace;
 
@@ -460,12 +458,7 @@ fn read_source(
         return Ok(Reading::Relative(d));
     }
     if let Some(src) = &args.count {
-        let encoding = match &args.encoding {
-            Some(e) => {
-                Encoding::from_str(e).map_err(|err| Error::Usage(format!("--encoding: {err}")))?
-            }
-            None => config.encoding,
-        };
+        let encoding = args.encoding.unwrap_or(config.encoding);
         // The last cursor, read without the lock: a stale one only costs a recount.
         let prev = session::load(ws, id)?.and_then(|s| s.count);
         let (tokens, count) = super::count::count_tracked(src, encoding, prev.as_ref())?;
