@@ -216,8 +216,8 @@ pub struct InitArgs {
     pub stages: Option<String>,
 
     /// BPE encoding used to count tokens (o200k_base, cl100k_base, ...).
-    #[arg(long, value_name = "NAME")]
-    pub encoding: Option<String>,
+    #[arg(long, value_name = "NAME", value_parser = crate::tokens::EncodingParser)]
+    pub encoding: Option<crate::tokens::Encoding>,
 
     /// Write the default templates into the project's template folder for editing,
     /// and name that folder in the config.
@@ -307,8 +307,8 @@ pub struct TrackArgs {
     pub agent: Option<AgentArg>,
 
     /// BPE encoding for --count [default: the config's, else the model's, else o200k_base].
-    #[arg(long, value_name = "NAME")]
-    pub encoding: Option<String>,
+    #[arg(long, value_name = "NAME", value_parser = crate::tokens::EncodingParser)]
+    pub encoding: Option<crate::tokens::Encoding>,
 
     /// Context window in tokens [default: the transcript's, else the config's, else the model table's].
     #[arg(long, value_name = "TOKENS")]
@@ -351,8 +351,8 @@ pub struct CountArgs {
     pub files: Vec<String>,
 
     /// BPE encoding [default: the config's when in a project, else o200k_base].
-    #[arg(long, value_name = "NAME", conflicts_with = "model")]
-    pub encoding: Option<String>,
+    #[arg(long, value_name = "NAME", value_parser = crate::tokens::EncodingParser, conflicts_with = "model")]
+    pub encoding: Option<crate::tokens::Encoding>,
 
     /// Use the encoding of this model from the model table.
     #[arg(long, value_name = "NAME")]

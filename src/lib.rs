@@ -1,7 +1,6 @@
 //! ctxkeep: keep an LLM coding agent's working state in `project-state.md`,
 //! so that a fresh session can continue cold.
 
-pub mod bpe;
 pub mod chain;
 pub mod checkpoint;
 pub mod checks;

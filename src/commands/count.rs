@@ -3,7 +3,6 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
-use std::str::FromStr;
 
 use anyhow::Context;
 
@@ -14,7 +13,6 @@ use crate::cli::CountArgs;
 use crate::config::Config;
 use crate::error::Error;
 use crate::progress::Progress;
-use crate::session::CountState;
 use crate::state::StateFile;
 use crate::tokens::Encoding;
 use crate::workspace::Workspace;
@@ -44,7 +42,7 @@ pub fn run(args: CountArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     // Check every file before the slow part, so a typo fails at once.
     let mut total_bytes = 0u64;
     for f in files.iter().filter(|f| *f != "-") {
-        total_bytes += check_file(Path::new(f))?;
+        total_bytes += crate::tokens::countable_len(Path::new(f))?;
     }
     let mut progress = Progress::new(total_bytes, &ctx.out);
     let mut counts = Vec::with_capacity(files.len());
@@ -82,8 +80,8 @@ pub fn run(args: CountArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
 /// `--encoding`, else `--model`'s from the model table, else the project's
 /// configured encoding when there is a project, else o200k_base.
 fn pick_encoding(args: &CountArgs, ctx: &Ctx) -> anyhow::Result<Encoding> {
-    if let Some(e) = &args.encoding {
-        return Ok(Encoding::from_str(e).map_err(|err| Error::Usage(format!("--encoding: {err}")))?);
+    if let Some(e) = args.encoding {
+        return Ok(e);
     }
     let project = Workspace::resolve(&ctx.locate(), false)
         .ok()
@@ -104,19 +102,6 @@ fn pick_encoding(args: &CountArgs, ctx: &Ctx) -> anyhow::Result<Encoding> {
         };
     }
     Ok(project.map(|c| c.encoding).unwrap_or(Encoding::O200kBase))
-}
-
-/// The file's size, after checking it can be counted.
-fn check_file(path: &Path) -> Result<u64, Error> {
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => Error::no_input(path, "no such file"),
-        _ => Error::io(path, "cannot read", e),
-    })?;
-    if meta.is_dir() {
-        return Err(Error::no_input(path, "is a directory"));
-    }
-    // Pipes (`<(cmd)`) have no size: they count, without progress.
-    Ok(if meta.is_file() { meta.len() } else { 0 })
 }
 
 fn count_file_with(path: &Path, enc: Encoding, progress: &mut Progress) -> anyhow::Result<usize> {
@@ -157,53 +142,13 @@ fn count_with_progress(
     let mut total = 0;
     let mut start = 0;
     while start < text.len() {
-        let end = next_safe_cut(text, start + PROGRESS_CHUNK, enc);
+        let end =
+            crate::tokens::next_safe_cut(text, start + PROGRESS_CHUNK, enc).unwrap_or(text.len());
         total += crate::tokens::count(&text[start..end], enc)?;
         progress.advance((end - start) as u64);
         start = end;
     }
     Ok(total)
-}
-
-/// The first safe cut at or after `from` (the end of the text if none).
-fn next_safe_cut(text: &str, from: usize, enc: Encoding) -> usize {
-    if from >= text.len() {
-        return text.len();
-    }
-    let bytes = text.as_bytes();
-    let mut i = from;
-    while let Some(off) = bytes[i..].iter().position(|&b| b == b'\n') {
-        let cut = i + off + 1;
-        if cut >= text.len() {
-            break;
-        }
-        if crate::tokens::is_safe_cut(text, cut, enc) {
-            return cut;
-        }
-        i = cut;
-    }
-    text.len()
-}
-
-/// `track --count SRC`: the token count, and for a file the cursor that
-/// makes the next count of the same (grown) file cost only the new text.
-pub fn count_tracked(
-    src: &str,
-    enc: Encoding,
-    prev: Option<&CountState>,
-) -> anyhow::Result<(usize, Option<CountState>)> {
-    if src == "-" {
-        return Ok((count_stdin(enc)?, None));
-    }
-    let path = Path::new(src);
-    check_file(path)?;
-    // Kept in the session record, so redacted; a redacted path that matches
-    // another file's is harmless, the cursor's prefix hash is checked anyway.
-    let abs = crate::fsutil::resolve_target(path).display().to_string();
-    let abs = crate::redact::redact(&abs).into_owned();
-    let cursor = prev.filter(|p| p.path == abs).map(|p| &p.cursor);
-    let (tokens, cursor) = crate::tokens::count_file_incremental(path, enc, cursor)?;
-    Ok((tokens, Some(CountState { path: abs, cursor })))
 }
 
 #[cfg(test)]
@@ -214,7 +159,8 @@ mod tests {
     fn counting_in_pieces_gives_the_whole_count() {
         let text = "fn main() {\n    let x = 1;\n}\n\n  indented\n/path\nword\n".repeat(200);
         for at in [0, 1, 17, 500, 3000, text.len()] {
-            let cut = next_safe_cut(&text, at, Encoding::O200kBase);
+            let cut =
+                crate::tokens::next_safe_cut(&text, at, Encoding::O200kBase).unwrap_or(text.len());
             assert!(cut >= at.min(text.len()));
             let sum = crate::tokens::count(&text[..cut], Encoding::O200kBase).unwrap()
                 + crate::tokens::count(&text[cut..], Encoding::O200kBase).unwrap();

@@ -1,13 +1,10 @@
 //! `ctxkeep init`: create project-state.md and .ctxkeep/ (or update the
 //! given settings of an existing file).
 
-use std::str::FromStr;
-
 use super::{Ctx, Outcome};
 use crate::cli::InitArgs;
 use crate::error::Error;
 use crate::services::init::{self, Settings};
-use crate::tokens::Encoding;
 use crate::workspace::Workspace;
 
 pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
@@ -18,11 +15,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         .as_deref()
         .map(crate::stages::parse_stages)
         .transpose()?;
-    let encoding = args
-        .encoding
-        .as_deref()
-        .map(|e| Encoding::from_str(e).map_err(|err| Error::Usage(format!("--encoding: {err}"))))
-        .transpose()?;
+    let encoding = args.encoding;
     if args.window == Some(0) {
         return Err(Error::Usage("--window must be a positive number of tokens".into()).into());
     }

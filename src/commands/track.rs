@@ -2,7 +2,6 @@
 //! stages it crossed (once each), and tell the agent what to do.
 
 use std::path::Path;
-use std::str::FromStr;
 
 use serde::Serialize;
 
@@ -16,7 +15,6 @@ use crate::services::record;
 use crate::services::tracking::{self, Fired, Options, Reading, Report, TranscriptInfo};
 use crate::session::{self, Source};
 use crate::state::StateFile;
-use crate::tokens::Encoding;
 use crate::usage::Agent;
 use crate::workspace::Workspace;
 
@@ -152,15 +150,10 @@ fn read_source(
         return Ok(Reading::Relative(d));
     }
     if let Some(src) = &args.count {
-        let encoding = match &args.encoding {
-            Some(e) => {
-                Encoding::from_str(e).map_err(|err| Error::Usage(format!("--encoding: {err}")))?
-            }
-            None => config.encoding,
-        };
+        let encoding = args.encoding.unwrap_or(config.encoding);
         // The last cursor, read without the lock: a stale one only costs a recount.
         let prev = session::load(ws, id)?.and_then(|s| s.count);
-        let (tokens, count) = super::count::count_tracked(src, encoding, prev.as_ref())?;
+        let (tokens, count) = tracking::count_source(src, encoding, prev.as_ref())?;
         return Ok(Reading::Absolute {
             tokens: tokens as u64,
             source: Source::Estimate,

@@ -13,6 +13,7 @@ use crate::session::{self, CountState, Session, Source};
 use crate::stages::{FiredStage, Stage, StageAction};
 use crate::state::StateFile;
 use crate::templates::Templates;
+use crate::tokens::Encoding;
 use crate::usage::{Agent, Usage};
 use crate::workspace::Workspace;
 
@@ -376,4 +377,28 @@ pub fn instructions(
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(texts)
+}
+
+/// `track --count SRC`: the token count, and for a file the cursor that
+/// makes the next count of the same (grown) file cost only the new text.
+pub fn count_source(
+    src: &str,
+    enc: Encoding,
+    prev: Option<&CountState>,
+) -> anyhow::Result<(usize, Option<CountState>)> {
+    if src == "-" {
+        return Ok((
+            crate::tokens::count_reader(std::io::stdin().lock(), "-", enc)?,
+            None,
+        ));
+    }
+    let path = std::path::Path::new(src);
+    crate::tokens::countable_len(path)?;
+    // Kept in the session record, so redacted; a redacted path that matches
+    // another file's is harmless, the cursor's prefix hash is checked anyway.
+    let abs = crate::fsutil::resolve_target(path).display().to_string();
+    let abs = crate::redact::redact(&abs).into_owned();
+    let cursor = prev.filter(|p| p.path == abs).map(|p| &p.cursor);
+    let (tokens, cursor) = crate::tokens::count_file_incremental(path, enc, cursor)?;
+    Ok((tokens, Some(CountState { path: abs, cursor })))
 }

@@ -144,3 +144,71 @@ fn a_million_spaces_then_text_counts_like_tiktoken_and_never_panics() {
         "{got} vs {want}"
     );
 }
+
+/// p50k_base and r50k_base are built in only with `--features
+/// legacy-encodings`: without it, naming them (a flag or the project's
+/// config) is one line saying so, exit 2, and no file is written.
+#[test]
+fn legacy_encodings_need_their_feature() {
+    let p = Project::new();
+    p.write("a.txt", A);
+    for enc in ["p50k_base", "r50k_base"] {
+        let counted = p
+            .ctxkeep(&["count", "--encoding", enc, "a.txt"])
+            .output()
+            .unwrap();
+        if cfg!(feature = "legacy-encodings") {
+            assert!(counted.status.success());
+            let want = enc
+                .parse::<Encoding>()
+                .map(|e| count(A, e).unwrap())
+                .unwrap();
+            assert!(String::from_utf8_lossy(&counted.stdout).starts_with(&format!("{want:>7} ")));
+            continue;
+        }
+        for args in [
+            vec!["count", "--encoding", enc, "a.txt"],
+            vec!["init", "--encoding", enc],
+        ] {
+            let out = p.ctxkeep(&args).assert().code(2).get_output().clone();
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            assert!(err.contains("built without") && err.contains(enc), "{err}");
+            assert!(err.contains("legacy-encodings"), "{err}");
+            assert!(out.stdout.is_empty());
+        }
+        assert!(!p.path("project-state.md").exists());
+        let help = p
+            .ctxkeep(&["count", "--help"])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        let help = String::from_utf8(help.stdout).unwrap();
+        assert!(
+            help.contains(&format!("{enc}:   not in this build")),
+            "{help}"
+        );
+    }
+    if cfg!(feature = "legacy-encodings") {
+        return;
+    }
+    // A config naming one: counting with it is a usage error too.
+    p.ctxkeep(&["init"]).assert().success();
+    let state = std::fs::read_to_string(p.path("project-state.md")).unwrap();
+    let edited = state.replace("encoding: o200k_base", "encoding: p50k_base");
+    assert_ne!(edited, state);
+    p.write("project-state.md", &edited);
+    let out = p
+        .ctxkeep(&["count", "a.txt"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("built without the p50k_base tables"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("project-state.md")).unwrap(),
+        edited
+    );
+}

@@ -1,5 +1,5 @@
 //! Writes each encoding's rank table, taken from tiktoken-rs, as flat files
-//! in OUT_DIR that `src/tokens.rs` includes: `<name>.tokens` (every ordinary
+//! in OUT_DIR that `src/lib.rs` includes: `<name>.tokens` (every ordinary
 //! token's bytes, in rank order), `<name>.ends` (little-endian u32 end offset
 //! of each rank's bytes; an empty range is an unused rank), `<name>.index`
 //! (little-endian u32 slots of the hash index from bytes to rank, see
@@ -21,12 +21,16 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let out = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR");
     let out = Path::new(&out);
-    let tables = [
+    let mut tables = vec![
         ("o200k_base", tiktoken_rs::o200k_base()),
         ("cl100k_base", tiktoken_rs::cl100k_base()),
-        ("p50k_base", tiktoken_rs::p50k_base()),
-        ("r50k_base", tiktoken_rs::r50k_base()),
     ];
+    // Only with the `legacy-encodings` feature: the binary carries no table
+    // it cannot use.
+    if std::env::var_os("CARGO_FEATURE_LEGACY_ENCODINGS").is_some() {
+        tables.push(("p50k_base", tiktoken_rs::p50k_base()));
+        tables.push(("r50k_base", tiktoken_rs::r50k_base()));
+    }
     for (name, bpe) in tables {
         let bpe = bpe.unwrap_or_else(|e| panic!("tiktoken-rs cannot build {name}: {e}"));
         let (tokens, ends) = flatten(&bpe);
