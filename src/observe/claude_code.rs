@@ -25,7 +25,7 @@ const TRACKED: [&str; 8] = [
 ];
 
 pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
-    let lines = window_lines(path, file, len)?;
+    let lines = window_lines(path, file, len, rec.window)?;
     let mut reader = Reader {
         background: HashSet::new(),
     };

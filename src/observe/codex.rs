@@ -35,7 +35,7 @@ pub(super) fn read(
 ) -> anyhow::Result<()> {
     // The session's id: its meta line when the window holds it, else the file's name
     // (`rollout-<time>-<id>.jsonl`), else the first line.
-    let lines = window_lines(path, &mut file, len)?;
+    let lines = window_lines(path, &mut file, len, rec.window)?;
     let mut r = Reader::default();
     for bytes in &lines {
         let Ok(line) = std::str::from_utf8(bytes) else {

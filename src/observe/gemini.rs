@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::claude_code::string_values;
 use super::text::{exit_code_in, user_request};
-use super::{first_line_object, window_lines, PlanStatus, Recorder, TAIL_BYTES};
+use super::{first_line_object, window_lines, PlanStatus, Recorder};
 use crate::error::Error;
 
 const TRACKED: [&str; 5] = [
@@ -41,7 +41,7 @@ pub(super) fn read(
         meta_line(meta, rec);
     }
     let mut list = Messages::default();
-    for bytes in &window_lines(path, &mut file, len)? {
+    for bytes in &window_lines(path, &mut file, len, rec.window)? {
         let Ok(line) = std::str::from_utf8(bytes) else {
             continue;
         };
@@ -103,7 +103,7 @@ fn starts_with_brace(file: &mut File) -> bool {
 }
 
 fn read_legacy(path: &Path, mut file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
-    if len > TAIL_BYTES {
+    if len > rec.window {
         return Ok(()); // cannot be read from its end; the CLI migrates it on resume
     }
     let mut bytes = Vec::with_capacity(len as usize);

@@ -194,6 +194,18 @@ pub fn observe(
     repo_root: Option<&Path>,
     now: DateTime<Utc>,
 ) -> anyhow::Result<Observed> {
+    observe_within(path, agent_hint, repo_root, now, TAIL_BYTES)
+}
+
+/// [`observe`] over only the last `window` bytes: cheaper on every turn
+/// (the gutter check), at the price of not seeing what came before.
+pub fn observe_within(
+    path: &Path,
+    agent_hint: Option<Agent>,
+    repo_root: Option<&Path>,
+    now: DateTime<Utc>,
+    window: u64,
+) -> anyhow::Result<Observed> {
     let agent = match agent_hint {
         Some(a) => a,
         None => detect_agent(path)?,
@@ -201,6 +213,7 @@ pub fn observe(
     let (file, len) = open_transcript(path)?;
     let root = Root::new(repo_root);
     let mut rec = Recorder::new(root);
+    rec.window = window.min(TAIL_BYTES);
     match agent {
         Agent::ClaudeCode => claude_code::read(path, file, len, &mut rec)?,
         Agent::Codex => codex::read(path, file, len, &mut rec)?,
@@ -240,9 +253,10 @@ pub(crate) fn window_lines<R: Read + Seek>(
     path: &Path,
     mut src: R,
     len: u64,
+    window: u64,
 ) -> anyhow::Result<Vec<Vec<u8>>> {
     let io_err = |e| Error::io(path, "cannot read transcript", e);
-    let base = len.saturating_sub(TAIL_BYTES);
+    let base = len.saturating_sub(window);
     // The window's first line is whole only when the byte before it ends a line.
     let first_whole = if base == 0 {
         true
@@ -385,6 +399,8 @@ pub(crate) struct Recorder {
     pub(crate) session: Option<String>,
     /// The file belongs to a subagent: nothing in it is the main session's.
     pub(crate) not_main: bool,
+    /// How much of the transcript's end is read.
+    pub(crate) window: u64,
 }
 
 impl Recorder {
@@ -398,6 +414,7 @@ impl Recorder {
             task_creates: HashMap::new(),
             session: None,
             not_main: false,
+            window: TAIL_BYTES,
         }
     }
 

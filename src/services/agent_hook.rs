@@ -127,7 +127,20 @@ impl Hook {
         let Some(limits) = self.config.gutter else {
             return Ok(Vec::new());
         };
-        let Some(observed) = self.observed() else {
+        // Every turn pays for this read, so only the transcript's recent end
+        // is looked at: enough for N failures in a row, maybe not for all
+        // of a long session's edits of one file.
+        let Some(path) = self.transcript() else {
+            return Ok(Vec::new());
+        };
+        let root = crate::git::toplevel(&self.ws.root).ok();
+        let Ok(observed) = crate::observe::observe_within(
+            &path,
+            Some(self.agent),
+            Some(root.as_deref().unwrap_or(&self.ws.root)),
+            chrono::Utc::now(),
+            super::gutter::WINDOW,
+        ) else {
             return Ok(Vec::new());
         };
         let lock = self.ws.lock()?;

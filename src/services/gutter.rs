@@ -9,6 +9,9 @@ use crate::observe::{GutterHit, GutterLimits, Observed};
 use crate::session::{self, Session};
 use crate::workspace::Workspace;
 
+/// How much of the transcript's end the per-turn check reads.
+pub const WINDOW: u64 = 1024 * 1024;
+
 /// The patterns in `observed` that this session has not been told about
 /// yet: each is recorded on the session (so it fires once), logged as a
 /// `gutter` event, and returned with the instruction for the agent.
