@@ -1,5 +1,5 @@
-//! Agents' hook payloads (FORMATS.md §1.9 Claude Code, §2.6 Codex, §3.4
-//! Gemini CLI), reduced to the one thing ctxkeep does for each event.
+//! Agents' hook payloads (docs/agents.md, "Hook payloads"), reduced to the
+//! one thing ctxkeep does for each event.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

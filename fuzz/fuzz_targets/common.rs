@@ -12,7 +12,7 @@ pub fn read(name: &str, data: &[u8], agent: Option<Agent>) -> anyhow::Result<Usa
 }
 
 /// A JSONL reader must not be swayed by a final line still being written: appending bytes
-/// without a newline gives exactly the same answer (FORMATS.md §1.7).
+/// without a newline gives exactly the same answer (docs/agents.md, "Reading a transcript").
 pub fn check_torn_tail_is_ignored(name: &str, data: &[u8], agent: Agent) {
     let first = read(name, data, Some(agent));
     let mut torn = data.to_vec();

@@ -63,9 +63,8 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let mut gutter = Vec::new();
     if let (Some(path), Some(limits)) = (&args.transcript, config.gutter) {
         let observed = record::observe_transcript(&ws, path, agent_of(args.agent))?;
-        let lock = ws.lock()?;
         for (hit, text) in
-            crate::services::gutter::check(&ws, &lock, &id, config.window, &observed, &limits)?
+            crate::services::gutter::check(&ws, &id, config.window, &observed, &limits)?
         {
             gutter.push(hit);
             instructions.push(text);

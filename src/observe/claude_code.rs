@@ -1,4 +1,4 @@
-//! Claude Code transcripts (FORMATS.md §1.2, §7): user lines hold prompts and tool results,
+//! Claude Code transcripts (docs/agents.md, "Claude Code transcripts"): user lines hold prompts and tool results,
 //! assistant lines one content block each (a `tool_use` among them), `attachment` lines the
 //! prompts queued while the agent worked. Sidechain lines, `progress` lines and the other
 //! record types (`api-request-blob` included: it repeats every injected reminder) are ignored.

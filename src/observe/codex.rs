@@ -1,4 +1,4 @@
-//! Codex CLI rollouts (FORMATS.md §2.2, §7): `response_item` lines carry the model's tool calls
+//! Codex CLI rollouts (docs/agents.md, "Codex CLI rollouts"): `response_item` lines carry the model's tool calls
 //! (`function_call`, `custom_tool_call`, `local_shell_call`) and their outputs by `call_id`;
 //! `event_msg/user_message` is what the user typed (the `response_item` user messages also
 //! carry instructions and environment context, so they are only a fallback);

@@ -1,4 +1,4 @@
-//! Gemini CLI chat recordings (FORMATS.md §3, §7): message records re-appended whole when they
+//! Gemini CLI chat recordings (docs/agents.md, "Gemini CLI chat recordings"): message records re-appended whole when they
 //! change (the last copy wins, in the place of the first), `$set` patches (a `$set.messages`
 //! replaces the list), `$rewindTo` (drops a message and what follows). A `gemini` message's
 //! `toolCalls` carry each call's args, status and result. The legacy single-document session is

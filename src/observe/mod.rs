@@ -2,8 +2,9 @@
 //! agent's task list, the files it changed and the last shell commands with their outcome, plus
 //! the counts gutter detection needs.
 //!
-//! Only the last [`TAIL_BYTES`] of the transcript are read (through [`crate::usage::tail`]), so
-//! the cost stays flat however long the session runs. Lines are cheaply pre-filtered as text
+//! At most the last [`TAIL_BYTES`] of the transcript are read (through [`crate::usage::tail`]):
+//! first the last [`FIRST_WINDOW`], further back only while no request is found, so the cost
+//! stays flat however long the session runs. Lines are cheaply pre-filtered as text
 //! before any JSON parsing: most of a transcript is tool output and model text that cannot
 //! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines
 //! are ignored.
@@ -194,8 +195,26 @@ pub fn observe(
     repo_root: Option<&Path>,
     now: DateTime<Utc>,
 ) -> anyhow::Result<Observed> {
-    observe_within(path, agent_hint, repo_root, now, TAIL_BYTES)
+    // Most sessions show their last request near the end: start small and
+    // look further back (up to TAIL_BYTES) only while it is not found, so
+    // the usual cost does not grow with the window.
+    let agent = match agent_hint {
+        Some(a) => a,
+        None => detect_agent(path)?,
+    };
+    let mut window = FIRST_WINDOW;
+    loop {
+        let seen = observe_within(path, Some(agent), repo_root, now, window)?;
+        let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if seen.request.is_some() || window >= TAIL_BYTES || window >= len {
+            return Ok(seen);
+        }
+        window = (window * 4).min(TAIL_BYTES);
+    }
 }
+
+/// The first window [`observe`] reads.
+pub const FIRST_WINDOW: u64 = 1024 * 1024;
 
 /// [`observe`] over only the last `window` bytes: cheaper on every turn
 /// (the gutter check), at the price of not seeing what came before.

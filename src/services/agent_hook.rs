@@ -133,20 +133,19 @@ impl Hook {
         let Some(path) = self.transcript() else {
             return Ok(Vec::new());
         };
-        let root = crate::git::toplevel(&self.ws.root).ok();
+        // Paths relative to the project's folder: asking git for the top
+        // level would cost a process on every turn.
         let Ok(observed) = crate::observe::observe_within(
             &path,
             Some(self.agent),
-            Some(root.as_deref().unwrap_or(&self.ws.root)),
+            Some(&self.ws.root),
             chrono::Utc::now(),
             super::gutter::WINDOW,
         ) else {
             return Ok(Vec::new());
         };
-        let lock = self.ws.lock()?;
         let hits = super::gutter::check(
             &self.ws,
-            &lock,
             &self.session,
             self.config.window,
             &observed,

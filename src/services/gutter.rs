@@ -4,7 +4,6 @@
 
 use serde_json::json;
 
-use crate::fsutil::Lock;
 use crate::observe::{GutterHit, GutterLimits, Observed};
 use crate::session::{self, Session};
 use crate::workspace::Workspace;
@@ -17,7 +16,6 @@ pub const WINDOW: u64 = 1024 * 1024;
 /// `gutter` event, and returned with the instruction for the agent.
 pub fn check(
     ws: &Workspace,
-    lock: &Lock,
     session_id: &str,
     window: u64,
     observed: &Observed,
@@ -27,6 +25,8 @@ pub fn check(
     if hits.is_empty() {
         return Ok(Vec::new());
     }
+    // The lock only when there is something to record (the usual turn has not).
+    let lock = &ws.lock()?;
     let mut s = session::load(ws, session_id)?.unwrap_or_else(|| Session::new(session_id, window));
     let fresh: Vec<GutterHit> = hits
         .into_iter()

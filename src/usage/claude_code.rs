@@ -1,4 +1,4 @@
-//! Claude Code transcript JSONL (FORMATS.md §0, §1.2–1.7).
+//! Claude Code transcript JSONL (docs/agents.md, "Claude Code transcripts").
 //!
 //! Scanning from the end, the answer is the first of:
 //! * a qualifying assistant line: top-level `type:"assistant"`, `isSidechain != true`, not

@@ -1,4 +1,4 @@
-//! Codex CLI rollout JSONL (FORMATS.md §0, §2.2–2.5).
+//! Codex CLI rollout JSONL (docs/agents.md, "Codex CLI rollouts").
 //!
 //! Lines are `{timestamp, type, payload}`. Scanning from the end:
 //! * Context = `payload.info.last_token_usage.total_tokens` of the last `event_msg` whose
@@ -34,7 +34,7 @@ pub fn read_from<R: Read + Seek>(path: &Path, src: R, len: u64) -> anyhow::Resul
 }
 
 /// The rollout of thread `thread_id` under `codex_home`
-/// (`sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`, FORMATS.md §2.1),
+/// (`sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`, docs/agents.md "Codex CLI rollouts"),
 /// newest day first; None when there is none. Codex's `notify` payload names
 /// only the thread.
 pub fn find_rollout(codex_home: &Path, thread_id: &str) -> Option<std::path::PathBuf> {

@@ -1,4 +1,4 @@
-//! Gemini CLI chat recordings (FORMATS.md §0, §3).
+//! Gemini CLI chat recordings (docs/agents.md, "Gemini CLI chat recordings").
 //!
 //! Two shapes:
 //! * JSONL (current): a metadata first line, message records `{id, type, …}` that are

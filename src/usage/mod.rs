@@ -1,6 +1,6 @@
 //! Context usage from agent transcripts: one module per format, one common [`Usage`].
 //!
-//! The rules come from FORMATS.md (§0 summary, §1 Claude Code, §2 Codex, §3 Gemini). JSONL
+//! The rules are in docs/agents.md ("Transcript formats": Claude Code, Codex, Gemini). JSONL
 //! transcripts are scanned backwards from the end with [`tail::TailReader`], so the cost does not
 //! grow with the file's size; only the legacy single-JSON Gemini file is parsed whole (capped).
 

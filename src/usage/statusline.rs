@@ -1,4 +1,4 @@
-//! Claude Code's status-line stdin JSON (FORMATS.md §1.8).
+//! Claude Code's status-line stdin JSON (docs/agents.md, "Claude Code status line").
 //!
 //! Tokens in context, in order of preference:
 //! 1. `context_window.current_usage`: input + cache_creation + cache_read (output excluded,

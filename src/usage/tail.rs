@@ -2,7 +2,7 @@
 //! fixed-size chunks, so that finding the last record of a transcript costs about the same for a
 //! 1 GB file as for a 1 MB one when that record sits near the end.
 //!
-//! Rules (FORMATS.md §1.7, §6.2):
+//! Rules (docs/agents.md, "Reading a transcript"):
 //! * The file's length is fixed when the reader is created; bytes the agent appends afterwards are
 //!   not seen, so a growing transcript gives a consistent snapshot.
 //! * A final line without a trailing `\n` is still being written by the agent: it is skipped

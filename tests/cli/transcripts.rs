@@ -1,4 +1,4 @@
-//! Small transcripts in each agent's real shape (FORMATS.md), written by the
+//! Small transcripts in each agent's real shape (docs/agents.md, "Transcript formats"), written by the
 //! tests themselves, with the traps each format sets.
 
 #![allow(dead_code)]
