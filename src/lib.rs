@@ -1,11 +1,11 @@
 //! ctxkeep: keep an LLM coding agent's working state in `project-state.md`,
 //! so that a fresh session can continue cold.
 
+pub mod agent_settings;
 pub mod bpe;
 pub mod chain;
 pub mod checkpoint;
 pub mod checks;
-pub mod claude_settings;
 pub mod cli;
 pub mod clock;
 pub mod codes;
