@@ -134,10 +134,12 @@ pub struct HooksArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
-    /// Add ctxkeep's hooks and status line to the project's .claude/settings.json,
-    /// keeping every other setting; running it again changes nothing.
+    /// Add ctxkeep's hooks to the agent's project settings (Claude Code: .claude/settings.json,
+    /// with the status line; Codex: .codex/hooks.json; Gemini: .gemini/settings.json), keeping
+    /// every other setting; running it again changes nothing. Says which trust step the agent
+    /// needs before it runs them.
     Install(HooksInstallArgs),
-    /// Remove ctxkeep's hooks and status line, and nothing else.
+    /// Remove ctxkeep's hooks (and Claude Code's status line), and nothing else.
     Uninstall(HooksUninstallArgs),
     /// Check that the hooks are installed and that each command runs (exit 1 if not).
     Doctor(HooksDoctorArgs),
@@ -148,6 +150,20 @@ pub enum HooksCommand {
 pub enum SettingsAgent {
     #[value(alias = "claude")]
     ClaudeCode,
+    #[value(alias = "codex-cli")]
+    Codex,
+    #[value(alias = "gemini-cli")]
+    Gemini,
+}
+
+impl From<SettingsAgent> for crate::usage::Agent {
+    fn from(a: SettingsAgent) -> Self {
+        match a {
+            SettingsAgent::ClaudeCode => crate::usage::Agent::ClaudeCode,
+            SettingsAgent::Codex => crate::usage::Agent::Codex,
+            SettingsAgent::Gemini => crate::usage::Agent::Gemini,
+        }
+    }
 }
 
 /// The settings file `hooks install` and `hooks uninstall` edit.
@@ -161,7 +177,8 @@ pub struct SettingsEdit {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// The settings file [default: .claude/settings.json beside project-state.md].
+    /// The settings file [default: beside project-state.md, .claude/settings.json,
+    /// .codex/hooks.json or .gemini/settings.json].
     #[arg(long, value_name = "PATH")]
     pub settings: Option<PathBuf>,
 }
@@ -171,7 +188,7 @@ pub struct HooksInstallArgs {
     #[command(flatten)]
     pub edit: SettingsEdit,
 
-    /// Replace a status line you already have (without it, yours is kept).
+    /// Replace a status line you already have (Claude Code; without it, yours is kept).
     #[arg(long)]
     pub force: bool,
 }
@@ -184,7 +201,12 @@ pub struct HooksUninstallArgs {
 
 #[derive(Debug, Args)]
 pub struct HooksDoctorArgs {
-    /// The settings file [default: .claude/settings.json beside project-state.md].
+    /// The agent whose hooks to check.
+    #[arg(value_enum, default_value = "claude-code")]
+    pub agent: SettingsAgent,
+
+    /// The settings file [default: beside project-state.md, .claude/settings.json,
+    /// .codex/hooks.json or .gemini/settings.json].
     #[arg(long, value_name = "PATH")]
     pub settings: Option<PathBuf>,
 

@@ -1,10 +1,10 @@
 //! ctxkeep: keep an LLM coding agent's working state in `project-state.md`,
 //! so that a fresh session can continue cold.
 
+pub mod agent_settings;
 pub mod chain;
 pub mod checkpoint;
 pub mod checks;
-pub mod claude_settings;
 pub mod cli;
 pub mod clock;
 pub mod codes;

@@ -4,6 +4,7 @@
 
 pub mod agent_hook;
 pub mod gutter;
+pub mod hook_setup;
 pub mod init;
 pub mod record;
 pub mod resume;

@@ -55,6 +55,7 @@ struct Edit {
     changed: bool,
     changes: Vec<EditChange>,
     kept_status_line: Option<String>,
+    next_steps: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -702,7 +703,7 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
 
     let dry = edit(&p, &["install", "claude-code", "--dry-run"]);
     assert!(dry.dry_run && dry.changed);
-    assert_eq!(dry.changes.len(), 6);
+    assert_eq!(dry.changes.len(), 8, "seven events and the status line");
     assert_eq!(
         p.read(".claude/settings.json"),
         USER_SETTINGS,
@@ -743,17 +744,25 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
     );
     assert_eq!(s["permissions"], original["permissions"]);
     assert_eq!(s["env"], original["env"]);
-    assert_eq!(s["hooks"]["Stop"], original["hooks"]["Stop"]);
+    assert_eq!(
+        s["hooks"]["Stop"][0], original["hooks"]["Stop"][0],
+        "the user's Stop entry first, untouched"
+    );
     let post = s["hooks"]["PostToolUse"].as_array().unwrap();
     assert_eq!(
         post[0], original["hooks"]["PostToolUse"][0],
         "the user's entry first, untouched"
     );
     assert_eq!(post[1]["hooks"][0]["command"], "ctxkeep hook claude-code");
+    assert_eq!(
+        s["hooks"]["Stop"][1]["hooks"][0]["command"],
+        "ctxkeep hook claude-code"
+    );
     for event in [
         "SessionStart",
         "UserPromptSubmit",
         "PreCompact",
+        "PostCompact",
         "SessionEnd",
     ] {
         assert_eq!(
@@ -776,7 +785,7 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
     assert!(dry.changed && dry.changes.iter().all(|c| c.op == "removed"));
     assert_eq!(p.read(".claude/settings.json"), written);
     let gone = edit(&p, &["uninstall", "claude-code"]);
-    assert_eq!(gone.changes.len(), 6);
+    assert_eq!(gone.changes.len(), 8);
     assert_eq!(settings(&p), original, "exactly the user's settings again");
     assert!(!edit(&p, &["uninstall", "claude-code"]).changed);
 }
@@ -884,17 +893,19 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
             "hooks.UserPromptSubmit",
             "hooks.PostToolUse",
             "hooks.PreCompact",
+            "hooks.PostCompact",
+            "hooks.Stop",
             "hooks.SessionEnd",
             "statusLine"
         ]
     );
     assert!(report.checks.iter().all(|c| c.ok), "{report:?}");
     assert!(
-        report.checks[5]
+        report.checks[7]
             .detail
             .contains("ctxkeep [#---------] 10 %"),
         "{:?}",
-        report.checks[5]
+        report.checks[7]
     );
     assert_eq!(p.state(), state, "the checks ran against a copy");
     assert_eq!(p.read(".ctxkeep/events.jsonl"), events_before);
@@ -1029,4 +1040,341 @@ fn codex_and_gemini_hooks_track_and_reply_in_their_shapes() {
         .contains("Recovered from ckpt-0002"));
     let next = gemini("BeforeAgent", json!({ "prompt": "and then" }));
     assert_eq!(next.stdout.trim(), "{}", "given once");
+}
+
+/// A Codex project's `.codex/hooks.json` with the user's own hooks.
+const USER_CODEX_HOOKS: &str = r#"{
+  "hooks": {
+    "PostToolUse": [
+      { "matcher": "^Bash$", "hooks": [{ "type": "command", "command": "./audit.sh", "timeout": 5 }] }
+    ],
+    "Stop": [{ "hooks": [{ "type": "command", "command": "notify-send done" }] }]
+  }
+}
+"#;
+
+/// A Gemini project's `.gemini/settings.json` with settings and a hook of the user's.
+const USER_GEMINI_SETTINGS: &str = r#"{
+  "general": { "vimMode": true },
+  "model": { "compressionThreshold": 0.7 },
+  "hooks": {
+    "AfterTool": [
+      { "matcher": "write_file", "hooks": [{ "type": "command", "command": "./lint.sh", "name": "lint" }] }
+    ]
+  },
+  "hooksConfig": { "enabled": true }
+}
+"#;
+
+/// (agent, its file, the user's file, the events ctxkeep hooks in order)
+const AGENTS: [(&str, &str, &str, &[&str]); 2] = [
+    (
+        "codex",
+        ".codex/hooks.json",
+        USER_CODEX_HOOKS,
+        &[
+            "SessionStart",
+            "UserPromptSubmit",
+            "PostToolUse",
+            "PreCompact",
+            "PostCompact",
+            "Stop",
+        ],
+    ),
+    (
+        "gemini",
+        ".gemini/settings.json",
+        USER_GEMINI_SETTINGS,
+        &[
+            "SessionStart",
+            "BeforeAgent",
+            "AfterTool",
+            "AfterAgent",
+            "PreCompress",
+            "SessionEnd",
+        ],
+    ),
+];
+
+/// What `hooks install AGENT` writes into a project without the file.
+fn fresh_install(agent: &str, events: &[&str]) -> Value {
+    let command = format!("ctxkeep hook {agent}");
+    let mut hooks = serde_json::Map::new();
+    for event in events {
+        let group = if matches!(*event, "PostToolUse" | "AfterTool") {
+            json!({ "matcher": "*", "hooks": [{ "type": "command", "command": command }] })
+        } else {
+            json!({ "hooks": [{ "type": "command", "command": command }] })
+        };
+        hooks.insert(event.to_string(), json!([group]));
+    }
+    json!({ "hooks": hooks })
+}
+
+#[test]
+fn codex_and_gemini_installers_write_every_event_and_say_what_to_trust() {
+    for (agent, file, _, events) in AGENTS {
+        let p = Project::initialized();
+        let dry = edit(&p, &["install", agent, "--dry-run"]);
+        assert!(dry.dry_run && dry.changed, "{agent}");
+        assert!(!p.path(file).exists(), "{agent}: a dry run writes nothing");
+
+        let out = p.ctxkeep(&["hooks", "install", agent]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{agent}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        for event in events {
+            assert!(
+                text.contains(&format!("+ hooks.{event}: ctxkeep hook {agent}")),
+                "{agent}: {text}"
+            );
+        }
+        let written: Value = serde_json::from_str(&p.read(file)).unwrap();
+        assert_eq!(written, fresh_install(agent, events), "{agent}");
+        let keys: Vec<&String> = written["hooks"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, events, "{agent}: in order");
+
+        // The trust step, on stderr and in --json.
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let project = std::fs::canonicalize(p.root()).unwrap();
+        let steps = edit(&p, &["install", agent]).next_steps;
+        let wanted: &[&str] = if agent == "codex" {
+            &[
+                "trust_level = \"trusted\"",
+                "~/.codex/config.toml",
+                "/hooks",
+                "--dangerously-bypass-hook-trust",
+            ]
+        } else {
+            &["GEMINI_CLI_TRUST_WORKSPACE=true", "--skip-trust"]
+        };
+        for w in wanted {
+            assert!(
+                steps.iter().any(|s| s.contains(w)),
+                "{agent}: {w} in {steps:?}"
+            );
+            assert!(stderr.contains(w), "{agent}: {w} in {stderr}");
+        }
+        let root = project.display().to_string();
+        assert!(steps[0].contains(&root), "{agent}: {steps:?}");
+        assert_eq!(
+            stderr.lines().filter(|l| l.starts_with("next: ")).count(),
+            steps.len(),
+            "{stderr}"
+        );
+
+        // The same file again: nothing to change, not a byte.
+        let before = p.read(file);
+        let again = edit(&p, &["install", agent]);
+        assert!(!again.changed && again.changes.is_empty(), "{agent}");
+        assert_eq!(p.read(file), before);
+
+        // Claude Code's installer says nothing about trust.
+        assert!(edit(&p, &["install", "claude-code"]).next_steps.is_empty());
+
+        // --force is Claude Code's status line only.
+        let out = p
+            .ctxkeep(&["hooks", "install", agent, "--force"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{agent}");
+    }
+}
+
+#[test]
+fn codex_and_gemini_installers_keep_the_users_entries_and_uninstall_restores_them() {
+    for (agent, file, user, events) in AGENTS {
+        let p = Project::initialized();
+        p.write(file, user);
+        let original: Value = serde_json::from_str(user).unwrap();
+
+        let dry = edit(&p, &["install", agent, "--dry-run"]);
+        assert_eq!(dry.changes.len(), events.len(), "{agent}");
+        assert_eq!(p.read(file), user, "{agent}: dry run writes nothing");
+
+        let done = edit(&p, &["install", agent]);
+        assert!(done.changed && done.settings.ends_with(file), "{agent}");
+        let s: Value = serde_json::from_str(&p.read(file)).unwrap();
+        let top: Vec<&String> = s.as_object().unwrap().keys().collect();
+        let top_before: Vec<&String> = original.as_object().unwrap().keys().collect();
+        assert_eq!(
+            top, top_before,
+            "{agent}: order kept, nothing added at the top"
+        );
+        for (key, value) in original.as_object().unwrap() {
+            if key != "hooks" {
+                assert_eq!(&s[key], value, "{agent}: {key} untouched");
+            }
+        }
+        for (event, groups) in original["hooks"].as_object().unwrap() {
+            let now = s["hooks"][event].as_array().unwrap();
+            let before = groups.as_array().unwrap();
+            assert_eq!(
+                &now[..before.len()],
+                &before[..],
+                "{agent}: the user's {event} first"
+            );
+        }
+        for event in events {
+            let last = s["hooks"][event]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .clone();
+            assert_eq!(
+                last["hooks"][0]["command"],
+                format!("ctxkeep hook {agent}"),
+                "{agent}: {event}"
+            );
+        }
+
+        let written = p.read(file);
+        assert!(!edit(&p, &["install", agent]).changed);
+        assert_eq!(p.read(file), written);
+
+        let dry = edit(&p, &["uninstall", agent, "--dry-run"]);
+        assert!(dry.changed && dry.changes.iter().all(|c| c.op == "removed"));
+        assert!(dry.next_steps.is_empty());
+        assert_eq!(p.read(file), written, "{agent}: dry run writes nothing");
+
+        // Another agent's uninstall leaves this file alone.
+        let other = if agent == "codex" { "gemini" } else { "codex" };
+        let path = p.path(file);
+        let e = edit(
+            &p,
+            &["uninstall", other, "--settings", path.to_str().unwrap()],
+        );
+        assert!(!e.changed, "{agent}");
+
+        let gone = edit(&p, &["uninstall", agent]);
+        assert_eq!(gone.changes.len(), events.len(), "{agent}");
+        let s: Value = serde_json::from_str(&p.read(file)).unwrap();
+        assert_eq!(s, original, "{agent}: exactly the user's file again");
+        assert!(!edit(&p, &["uninstall", agent]).changed);
+    }
+}
+
+#[test]
+fn codex_and_gemini_installers_refuse_files_they_cannot_read() {
+    for (agent, file, _, _) in AGENTS {
+        let p = Project::initialized();
+        for bad in [
+            "{ \"hooks\": ",
+            "[1, 2]",
+            "{\"hooks\": {\"Stop\": {}}}",
+            "{\n  // mine\n  \"hooks\": {}\n}",
+        ] {
+            p.write(file, bad);
+            for cmd in ["install", "uninstall"] {
+                let out = p.ctxkeep(&["hooks", cmd, agent]).output().unwrap();
+                assert_eq!(out.status.code(), Some(65), "{agent} {cmd} {bad}");
+                let err = String::from_utf8(out.stderr).unwrap();
+                assert_eq!(err.lines().count(), 1, "{err}");
+                assert!(err.contains(file), "{err}");
+                if agent == "gemini" && bad.contains("//") {
+                    assert!(err.contains("comments"), "{err}");
+                }
+                assert_eq!(p.read(file), bad, "{agent}: untouched");
+            }
+        }
+    }
+}
+
+fn doctor_for(p: &Project, agent: &str) -> (Doctor, i32, String) {
+    let out = p
+        .ctxkeep(&["--json", "hooks", "doctor", agent])
+        .env("PATH", path_with_ctxkeep())
+        .output()
+        .unwrap();
+    let v: Doctor = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (
+        v,
+        out.status.code().unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn doctor_runs_codex_and_gemini_hooks_in_their_shapes() {
+    for (agent, file, _, events) in AGENTS {
+        let p = Project::initialized();
+        p.checkpoint(&[]).success();
+        let (report, code, _) = doctor_for(&p, agent);
+        assert_eq!(code, 1, "{agent}: nothing installed yet");
+        assert!(report
+            .checks
+            .iter()
+            .any(|c| c.name == "settings" && c.detail.contains("does not exist")));
+        assert!(report
+            .checks
+            .iter()
+            .any(|c| c.detail.contains(&format!("ctxkeep hooks install {agent}"))));
+
+        edit(&p, &["install", agent]);
+        let state = p.state();
+        let events_before = p.read(".ctxkeep/events.jsonl");
+        let (report, code, stderr) = doctor_for(&p, agent);
+        assert_eq!(code, 0, "{agent}: {report:?}");
+        assert!(report.ok && report.settings.ends_with(file));
+        let names: Vec<String> = report.checks.iter().map(|c| c.name.clone()).collect();
+        let wanted: Vec<String> = events.iter().map(|e| format!("hooks.{e}")).collect();
+        assert_eq!(names, wanted, "{agent}: no status line but Claude Code's");
+        if agent == "gemini" {
+            assert!(
+                report
+                    .checks
+                    .iter()
+                    .all(|c| c.detail.ends_with("prints JSON")),
+                "{report:?}"
+            );
+        }
+        assert!(stderr.contains("also: trust"), "{stderr}");
+        assert_eq!(p.state(), state, "{agent}: the checks ran against a copy");
+        assert_eq!(p.read(".ctxkeep/events.jsonl"), events_before);
+
+        // A missing entry fails the check, and doctor exits 1.
+        let mut s: Value = serde_json::from_str(&p.read(file)).unwrap();
+        s["hooks"].as_object_mut().unwrap().remove(events[3]);
+        p.write(file, s.to_string());
+        let (report, code, _) = doctor_for(&p, agent);
+        assert_eq!(code, 1, "{agent}");
+        let missing = report
+            .checks
+            .iter()
+            .find(|c| c.name == format!("hooks.{}", events[3]))
+            .unwrap();
+        assert!(
+            !missing.ok && missing.detail.contains("not installed"),
+            "{missing:?}"
+        );
+    }
+}
+
+#[test]
+fn gemini_doctor_fails_a_hook_that_prints_no_json() {
+    let p = Project::initialized();
+    edit(&p, &["install", "gemini"]);
+    let mut s: Value = serde_json::from_str(&p.read(".gemini/settings.json")).unwrap();
+    s["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] = json!("ctxkeep hook gemini >/dev/null");
+    p.write(".gemini/settings.json", s.to_string());
+    let (report, code, _) = doctor_for(&p, "gemini");
+    assert_eq!(code, 1);
+    let quiet = report
+        .checks
+        .iter()
+        .find(|c| c.name == "hooks.BeforeAgent")
+        .unwrap();
+    assert!(
+        !quiet.ok && quiet.detail.contains("printed nothing on stdout"),
+        "{quiet:?}"
+    );
+    // The same command is fine for Codex, which takes an empty stdout.
+    edit(&p, &["install", "codex"]);
+    let mut s: Value = serde_json::from_str(&p.read(".codex/hooks.json")).unwrap();
+    s["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] =
+        json!("ctxkeep hook codex >/dev/null");
+    p.write(".codex/hooks.json", s.to_string());
+    let (report, code, _) = doctor_for(&p, "codex");
+    assert_eq!(code, 0, "{report:?}");
 }

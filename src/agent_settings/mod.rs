@@ -1,0 +1,527 @@
+//! ctxkeep's entries in an agent's hook settings: add, find and remove them
+//! without touching anything else. One small file per agent says where its
+//! file is, which events ctxkeep hooks and what it must be told about
+//! trust; the merge, the search and the removal here are shared. Pure
+//! functions over the parsed document (key order is kept: serde_json's
+//! `preserve_order`).
+//!
+//! All three agents read the same shape: `hooks` maps an event to a list of
+//! groups `{matcher?, hooks: [{type: "command", command}]}`. An entry is
+//! ctxkeep's when its command runs `ctxkeep hook <this agent>` (any path to
+//! the binary, any extra flags, so a hand-added `--strict` is recognized
+//! too), or, for Claude Code's status line, `ctxkeep statusline`.
+
+pub mod claude_code;
+pub mod codex;
+pub mod gemini;
+
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use crate::usage::Agent;
+
+pub const STATUSLINE_COMMAND: &str = "ctxkeep statusline";
+
+/// One event ctxkeep hooks, with the matcher its group gets (None: every
+/// occurrence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event {
+    pub name: &'static str,
+    pub matcher: Option<&'static str>,
+}
+
+impl Event {
+    pub const fn new(name: &'static str) -> Event {
+        Event {
+            name,
+            matcher: None,
+        }
+    }
+
+    pub const fn matching(name: &'static str, matcher: &'static str) -> Event {
+        Event {
+            name,
+            matcher: Some(matcher),
+        }
+    }
+}
+
+/// A step the user must take before the agent runs the project's hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// Codex loads `.codex/` only in a trusted project.
+    CodexProject,
+    /// Codex runs hooks only once they are trusted.
+    CodexHooks,
+    /// Gemini CLI runs project hooks only in a trusted folder.
+    GeminiFolder,
+}
+
+impl Trust {
+    /// What to do, in one line, for the project in `project`.
+    pub fn step(self, project: &Path) -> String {
+        match self {
+            Trust::CodexProject => format!(
+                "trust the project in Codex: add `[projects.\"{}\"]` with `trust_level = \"trusted\"` to ~/.codex/config.toml ($CODEX_HOME/config.toml), or accept Codex's trust prompt in that folder; Codex ignores .codex/ in an untrusted project",
+                project.display()
+            ),
+            Trust::CodexHooks => "trust the hooks in Codex: review and trust them with /hooks in the TUI, or run `codex exec --dangerously-bypass-hook-trust` headless; Codex skips hooks it has not been told to trust".into(),
+            Trust::GeminiFolder => format!(
+                "trust the folder {} in Gemini CLI: accept its trust prompt there, or set GEMINI_CLI_TRUST_WORKSPACE=true or pass --skip-trust headless; Gemini CLI runs no project hooks in an untrusted folder",
+                project.display()
+            ),
+        }
+    }
+}
+
+/// What ctxkeep writes into one agent's settings.
+#[derive(Debug, Clone, Copy)]
+pub struct AgentSettings {
+    pub agent: Agent,
+    /// The folder beside `project-state.md` that holds the file.
+    pub dir: &'static str,
+    pub file: &'static str,
+    /// The command every hook entry runs.
+    pub hook_command: &'static str,
+    /// The words after `ctxkeep hook` that name this agent.
+    pub hook_words: &'static [&'static str],
+    /// The events ctxkeep hooks, in the order they are written.
+    pub events: &'static [Event],
+    /// Claude Code's `statusLine` is ctxkeep's too.
+    pub status_line: bool,
+    /// The agent wants JSON on a hook's stdout every time (Gemini CLI).
+    pub json_always: bool,
+    /// What the user must do before the agent runs the hooks.
+    pub trust: &'static [Trust],
+}
+
+/// The settings of `agent`.
+pub fn of(agent: Agent) -> &'static AgentSettings {
+    match agent {
+        Agent::ClaudeCode => &claude_code::SETTINGS,
+        Agent::Codex => &codex::SETTINGS,
+        Agent::Gemini => &gemini::SETTINGS,
+    }
+}
+
+/// One change to the document, for the report (`+`/`-` lines).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Change {
+    /// `added` or `removed`.
+    pub op: &'static str,
+    /// `hooks.<Event>` or `statusLine`.
+    pub key: String,
+    pub command: String,
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sign = if self.op == "added" { '+' } else { '-' };
+        write!(f, "{sign} {}: {}", self.key, self.command)
+    }
+}
+
+/// Which of ctxkeep's commands a command runs, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ours {
+    Hook,
+    StatusLine,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusLine {
+    None,
+    Ours(String),
+    /// The user's own command.
+    Theirs(String),
+}
+
+/// What is installed, for `hooks doctor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    /// (event, ctxkeep's command there if any), for every event ctxkeep hooks.
+    pub hooks: Vec<(&'static str, Option<String>)>,
+    /// Claude Code only; `None` for the others.
+    pub status_line: StatusLine,
+}
+
+/// The outcome of [`AgentSettings::install`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub changes: Vec<Change>,
+    /// The user's status line, kept (without `force`).
+    pub kept_status_line: Option<String>,
+}
+
+fn command_of(entry: &Value) -> Option<&str> {
+    entry.get("command").and_then(Value::as_str)
+}
+
+impl AgentSettings {
+    /// The name the command line and `ctxkeep hook` use (`claude-code`, …).
+    pub fn name(&self) -> &'static str {
+        self.agent.as_str()
+    }
+
+    /// Which of ctxkeep's commands for this agent `command` runs, if any.
+    pub fn ours(&self, command: &str) -> Option<Ours> {
+        let mut words = command.split_whitespace();
+        let program = words.next()?.trim_matches(['"', '\'']);
+        let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+        if name != "ctxkeep" && name != "ctxkeep.exe" {
+            return None;
+        }
+        match (words.next(), words.next()) {
+            (Some("hook"), Some(agent)) if self.hook_words.contains(&agent) => Some(Ours::Hook),
+            (Some("statusline"), _) if self.status_line => Some(Ours::StatusLine),
+            _ => None,
+        }
+    }
+
+    fn status_line_of(&self, doc: &Map<String, Value>) -> StatusLine {
+        if !self.status_line {
+            return StatusLine::None;
+        }
+        match doc.get("statusLine") {
+            None | Some(Value::Null) => StatusLine::None,
+            Some(v) => {
+                let cmd = command_of(v).unwrap_or_default().to_string();
+                if self.ours(&cmd) == Some(Ours::StatusLine) {
+                    StatusLine::Ours(cmd)
+                } else {
+                    StatusLine::Theirs(cmd)
+                }
+            }
+        }
+    }
+
+    /// ctxkeep's hook command under `event`, when one is there.
+    fn our_hook(&self, doc: &Map<String, Value>, event: &str) -> Option<String> {
+        doc.get("hooks")?
+            .get(event)?
+            .as_array()?
+            .iter()
+            .filter_map(|group| group.get("hooks")?.as_array())
+            .flatten()
+            .filter_map(command_of)
+            .find(|c| self.ours(c) == Some(Ours::Hook))
+            .map(str::to_string)
+    }
+
+    pub fn installed(&self, doc: &Value) -> Installed {
+        let empty = Map::new();
+        let doc = doc.as_object().unwrap_or(&empty);
+        Installed {
+            hooks: self
+                .events
+                .iter()
+                .map(|e| (e.name, self.our_hook(doc, e.name)))
+                .collect(),
+            status_line: self.status_line_of(doc),
+        }
+    }
+
+    /// Adds what is missing of ctxkeep's hooks (and Claude Code's status
+    /// line). Errors name the key whose shape is not what the agent reads
+    /// (nothing is changed).
+    pub fn install(&self, doc: &mut Value, force: bool) -> Result<Plan, String> {
+        let root = doc
+            .as_object_mut()
+            .ok_or("the settings are not a JSON object")?;
+        check_shape(root)?;
+        let mut changes = Vec::new();
+        for event in self.events {
+            if self.our_hook(root, event.name).is_some() {
+                continue;
+            }
+            let groups = root
+                .entry("hooks")
+                .or_insert_with(|| Value::Object(Map::new()))
+                .as_object_mut()
+                .map(|hooks| hooks.entry(event.name).or_insert_with(|| json!([])))
+                .and_then(Value::as_array_mut)
+                .ok_or("`hooks` changed shape")?;
+            let mut group = Map::new();
+            if let Some(m) = event.matcher {
+                group.insert("matcher".into(), json!(m));
+            }
+            group.insert(
+                "hooks".into(),
+                json!([{ "type": "command", "command": self.hook_command }]),
+            );
+            groups.push(Value::Object(group));
+            changes.push(Change {
+                op: "added",
+                key: format!("hooks.{}", event.name),
+                command: self.hook_command.into(),
+            });
+        }
+        let mut kept_status_line = None;
+        if self.status_line {
+            match self.status_line_of(root) {
+                StatusLine::Ours(_) => {}
+                StatusLine::Theirs(cmd) if !force => kept_status_line = Some(cmd),
+                other => {
+                    if let StatusLine::Theirs(cmd) = other {
+                        changes.push(Change {
+                            op: "removed",
+                            key: "statusLine".into(),
+                            command: cmd,
+                        });
+                    }
+                    root.insert(
+                        "statusLine".into(),
+                        json!({ "type": "command", "command": STATUSLINE_COMMAND }),
+                    );
+                    changes.push(Change {
+                        op: "added",
+                        key: "statusLine".into(),
+                        command: STATUSLINE_COMMAND.into(),
+                    });
+                }
+            }
+        }
+        Ok(Plan {
+            changes,
+            kept_status_line,
+        })
+    }
+
+    /// Removes ctxkeep's hook entries for this agent under every event (a
+    /// group left empty goes too, and an event or `hooks` left empty by
+    /// that) and its status line; nothing else.
+    pub fn uninstall(&self, doc: &mut Value) -> Result<Vec<Change>, String> {
+        let root = doc
+            .as_object_mut()
+            .ok_or("the settings are not a JSON object")?;
+        check_shape(root)?;
+        let mut changes = Vec::new();
+        if let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) {
+            for (event, groups) in hooks.iter_mut() {
+                let Some(groups) = groups.as_array_mut() else {
+                    continue;
+                };
+                for group in groups.iter_mut() {
+                    let Some(entries) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                        continue;
+                    };
+                    entries.retain(|e| match command_of(e) {
+                        Some(cmd) if self.ours(cmd) == Some(Ours::Hook) => {
+                            changes.push(Change {
+                                op: "removed",
+                                key: format!("hooks.{event}"),
+                                command: cmd.to_string(),
+                            });
+                            false
+                        }
+                        _ => true,
+                    });
+                }
+            }
+            if !changes.is_empty() {
+                // Only what ctxkeep emptied goes: a removed entry's group,
+                // then its event, then `hooks`.
+                let touched: Vec<String> = changes
+                    .iter()
+                    .filter_map(|c| c.key.strip_prefix("hooks.").map(str::to_string))
+                    .collect();
+                for event in &touched {
+                    if let Some(groups) = hooks.get_mut(event).and_then(Value::as_array_mut) {
+                        groups.retain(|g| {
+                            g.get("hooks")
+                                .and_then(Value::as_array)
+                                .is_none_or(|e| !e.is_empty())
+                        });
+                        if groups.is_empty() {
+                            hooks.remove(event);
+                        }
+                    }
+                }
+                if hooks.is_empty() {
+                    root.remove("hooks");
+                }
+            }
+        }
+        if let StatusLine::Ours(cmd) = self.status_line_of(root) {
+            root.remove("statusLine");
+            changes.push(Change {
+                op: "removed",
+                key: "statusLine".into(),
+                command: cmd,
+            });
+        }
+        Ok(changes)
+    }
+}
+
+/// `hooks` must be an object of arrays for ctxkeep to edit it safely.
+fn check_shape(root: &Map<String, Value>) -> Result<(), String> {
+    match root.get("hooks") {
+        None => Ok(()),
+        Some(Value::Object(hooks)) => {
+            for (event, groups) in hooks {
+                if !groups.is_array() {
+                    return Err(format!("`hooks.{event}` is not a list"));
+                }
+            }
+            Ok(())
+        }
+        Some(_) => Err("`hooks` is not an object".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLAUDE: &AgentSettings = &claude_code::SETTINGS;
+    const CODEX: &AgentSettings = &codex::SETTINGS;
+    const GEMINI: &AgentSettings = &gemini::SETTINGS;
+
+    #[test]
+    fn ours_recognizes_paths_and_flags_only_for_our_commands() {
+        assert_eq!(CLAUDE.ours("ctxkeep hook claude-code"), Some(Ours::Hook));
+        assert_eq!(
+            CLAUDE.ours("/home/u/.cargo/bin/ctxkeep hook claude-code --strict"),
+            Some(Ours::Hook)
+        );
+        assert_eq!(
+            CLAUDE.ours("\"ctxkeep\" statusline"),
+            Some(Ours::StatusLine)
+        );
+        assert_eq!(CLAUDE.ours("ctxkeep hook codex"), None);
+        assert_eq!(CLAUDE.ours("notctxkeep hook claude-code"), None);
+        assert_eq!(CLAUDE.ours("echo ctxkeep hook claude-code"), None);
+        assert_eq!(CLAUDE.ours(""), None);
+        assert_eq!(CODEX.ours("ctxkeep hook codex-cli"), Some(Ours::Hook));
+        assert_eq!(CODEX.ours("ctxkeep statusline"), None);
+        assert_eq!(
+            GEMINI.ours("ctxkeep hook gemini --strict"),
+            Some(Ours::Hook)
+        );
+        assert_eq!(GEMINI.ours("ctxkeep hook claude-code"), None);
+    }
+
+    #[test]
+    fn install_keeps_other_entries_and_is_idempotent() {
+        let mut doc = json!({
+            "model": "opus",
+            "hooks": { "PostToolUse": [{ "matcher": "Write", "hooks": [{ "type": "command", "command": "fmt.sh" }] }] },
+        });
+        let plan = CLAUDE.install(&mut doc, false).unwrap();
+        assert_eq!(plan.changes.len(), CLAUDE.events.len() + 1);
+        let post = doc["hooks"]["PostToolUse"].as_array().unwrap();
+        assert_eq!(post.len(), 2);
+        assert_eq!(post[0]["hooks"][0]["command"], "fmt.sh");
+        assert_eq!(post[1]["matcher"], "*");
+        let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["model", "hooks", "statusLine"],
+            "order kept, ours last"
+        );
+        let before = doc.clone();
+        let again = CLAUDE.install(&mut doc, false).unwrap();
+        assert!(again.changes.is_empty());
+        assert_eq!(doc, before);
+        assert!(CLAUDE
+            .installed(&doc)
+            .hooks
+            .iter()
+            .all(|(_, c)| c.is_some()));
+    }
+
+    #[test]
+    fn each_agent_gets_its_own_events_and_no_status_line_but_claudes() {
+        for (agent, events) in [
+            (
+                CODEX,
+                &[
+                    "SessionStart",
+                    "UserPromptSubmit",
+                    "PostToolUse",
+                    "PreCompact",
+                    "PostCompact",
+                    "Stop",
+                ][..],
+            ),
+            (
+                GEMINI,
+                &[
+                    "SessionStart",
+                    "BeforeAgent",
+                    "AfterTool",
+                    "AfterAgent",
+                    "PreCompress",
+                    "SessionEnd",
+                ][..],
+            ),
+        ] {
+            let mut doc = json!({});
+            let plan = agent.install(&mut doc, false).unwrap();
+            assert_eq!(plan.changes.len(), events.len());
+            let keys: Vec<&String> = doc["hooks"].as_object().unwrap().keys().collect();
+            assert_eq!(keys, events);
+            assert!(doc.get("statusLine").is_none());
+            for e in events {
+                assert_eq!(
+                    doc["hooks"][e][0]["hooks"][0]["command"],
+                    agent.hook_command
+                );
+            }
+            assert_eq!(agent.uninstall(&mut doc).unwrap().len(), events.len());
+            assert_eq!(doc, json!({}));
+        }
+    }
+
+    #[test]
+    fn one_agents_entries_are_not_anothers() {
+        // A file holding a Claude Code entry is not Codex's install.
+        let mut doc = json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": "ctxkeep hook claude-code" }] }] } });
+        assert_eq!(CODEX.installed(&doc).hooks[5], ("Stop", None));
+        assert!(CODEX.uninstall(&mut doc).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_user_status_line_is_kept_unless_forced() {
+        let mut doc = json!({ "statusLine": { "type": "command", "command": "~/bin/line.sh" } });
+        let plan = CLAUDE.install(&mut doc, false).unwrap();
+        assert_eq!(plan.kept_status_line.as_deref(), Some("~/bin/line.sh"));
+        assert_eq!(doc["statusLine"]["command"], "~/bin/line.sh");
+        let plan = CLAUDE.install(&mut doc, true).unwrap();
+        assert_eq!(plan.kept_status_line, None);
+        assert_eq!(doc["statusLine"]["command"], STATUSLINE_COMMAND);
+        assert!(plan
+            .changes
+            .iter()
+            .any(|c| c.op == "removed" && c.command == "~/bin/line.sh"));
+    }
+
+    #[test]
+    fn uninstall_removes_only_ours() {
+        let original = json!({
+            "hooks": {
+                "PostToolUse": [{ "matcher": "Write", "hooks": [{ "type": "command", "command": "fmt.sh" }] }],
+                "Notification": [],
+            },
+            "env": { "A": "1" },
+        });
+        let mut doc = original.clone();
+        CLAUDE.install(&mut doc, false).unwrap();
+        let removed = CLAUDE.uninstall(&mut doc).unwrap();
+        assert_eq!(removed.len(), CLAUDE.events.len() + 1);
+        assert_eq!(doc, original, "back to the user's document exactly");
+        assert!(CLAUDE.uninstall(&mut doc).unwrap().is_empty());
+    }
+
+    #[test]
+    fn odd_shapes_are_refused() {
+        assert!(CLAUDE.install(&mut json!([1]), false).is_err());
+        assert!(CODEX.install(&mut json!({ "hooks": [] }), false).is_err());
+        assert!(GEMINI
+            .install(&mut json!({ "hooks": { "Stop": {} } }), false)
+            .is_err());
+        assert!(CLAUDE.uninstall(&mut json!({ "hooks": 3 })).is_err());
+    }
+}

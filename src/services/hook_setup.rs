@@ -1,0 +1,493 @@
+//! `hooks install|uninstall|doctor`'s work: read an agent's settings file,
+//! merge ctxkeep's entries in or take them out (`agent_settings`), write it
+//! back atomically, and check that each installed command runs against a
+//! sandbox copy of the project with a payload in that agent's shape.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::agent_settings::{self, AgentSettings, Change, StatusLine};
+use crate::error::Error;
+use crate::fsutil;
+use crate::usage::Agent;
+use crate::workspace::{Workspace, STATE_FILE};
+
+/// A settings file is small; anything bigger is not one.
+const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
+
+/// The agent's settings file beside the state file in `root`
+/// (`.claude/settings.json`, `.codex/hooks.json`, `.gemini/settings.json`).
+pub fn default_path(agent: Agent, root: &Path) -> PathBuf {
+    let s = agent_settings::of(agent);
+    root.join(s.dir).join(s.file)
+}
+
+/// What `install` and `uninstall` did (or, with `dry_run`, would do); also
+/// what `--json` prints.
+#[derive(Debug, Serialize)]
+pub struct Edit {
+    pub settings: String,
+    pub dry_run: bool,
+    /// The file was (or, with --dry-run, would be) rewritten.
+    pub changed: bool,
+    pub changes: Vec<Change>,
+    /// The user's own status line, left in place.
+    pub kept_status_line: Option<String>,
+    /// What the user must do before the agent runs these hooks (trust).
+    pub next_steps: Vec<String>,
+}
+
+/// Merges ctxkeep's entries for `agent` into the file at `path` (created if
+/// missing). `force` replaces a status line of the user's (Claude Code).
+pub fn install(agent: Agent, path: &Path, force: bool, dry_run: bool) -> anyhow::Result<Edit> {
+    let settings = agent_settings::of(agent);
+    let (mut doc, original) = load(settings, path)?;
+    let plan = settings
+        .install(&mut doc, force)
+        .map_err(|why| Error::data(path, why))?;
+    let next_steps = trust_steps(agent, path);
+    finish(
+        path,
+        &doc,
+        original,
+        plan.changes,
+        plan.kept_status_line,
+        next_steps,
+        dry_run,
+    )
+}
+
+/// Takes ctxkeep's entries for `agent` out of the file at `path`, and
+/// nothing else.
+pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edit> {
+    let settings = agent_settings::of(agent);
+    let (mut doc, original) = load(settings, path)?;
+    let changes = settings
+        .uninstall(&mut doc)
+        .map_err(|why| Error::data(path, why))?;
+    finish(path, &doc, original, changes, None, Vec::new(), dry_run)
+}
+
+fn finish(
+    path: &Path,
+    doc: &Value,
+    original: Option<String>,
+    changes: Vec<Change>,
+    kept_status_line: Option<String>,
+    next_steps: Vec<String>,
+    dry_run: bool,
+) -> anyhow::Result<Edit> {
+    let changed = !changes.is_empty();
+    if changed && !dry_run {
+        save(path, doc, original.as_deref())?;
+    }
+    Ok(Edit {
+        settings: path.display().to_string(),
+        dry_run,
+        changed,
+        changes,
+        kept_status_line,
+        next_steps,
+    })
+}
+
+/// The trust steps the agent needs before it runs the hooks in the file at
+/// `path` (none for Claude Code).
+pub fn trust_steps(agent: Agent, path: &Path) -> Vec<String> {
+    let settings = agent_settings::of(agent);
+    if settings.trust.is_empty() {
+        return Vec::new();
+    }
+    let project = project_dir(settings, path);
+    settings.trust.iter().map(|t| t.step(&project)).collect()
+}
+
+/// The folder the agent treats as the project: the one holding `.codex/`
+/// or `.gemini/`, as an absolute path (trust is keyed by it).
+fn project_dir(settings: &AgentSettings, path: &Path) -> PathBuf {
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    match dir.file_name() {
+        Some(name) if name == settings.dir => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
+        _ => dir,
+    }
+}
+
+/// The settings document and the text it was read from (None: no file yet).
+fn load(settings: &AgentSettings, path: &Path) -> anyhow::Result<(Value, Option<String>)> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok((json!({}), None));
+    }
+    let text = fsutil::read_text(path, MAX_SETTINGS_BYTES)?;
+    if text.trim().is_empty() {
+        return Ok((json!({}), Some(text)));
+    }
+    let doc = serde_json::from_str(&text).map_err(|e| {
+        // Gemini CLI reads its settings with comments stripped; JSON has none.
+        let comments =
+            if settings.agent == Agent::Gemini && (text.contains("//") || text.contains("/*")) {
+                "; comments, which Gemini CLI allows, are not JSON: take them out"
+            } else {
+                ""
+            };
+        Error::data(
+            path,
+            format!("not valid JSON ({e}){comments}; fix it by hand, nothing was changed"),
+        )
+    })?;
+    Ok((doc, Some(text)))
+}
+
+/// Writes the document atomically; refuses if the file changed since it was read.
+fn save(path: &Path, doc: &Value, original: Option<&str>) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fsutil::ensure_dir(dir)?;
+    }
+    let mut text = serde_json::to_string_pretty(doc)?;
+    text.push('\n');
+    fsutil::atomic_write(path, text.as_bytes(), original.map(str::as_bytes))?;
+    Ok(())
+}
+
+/// One line of `hooks doctor`.
+#[derive(Debug, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// What `hooks doctor` found; also what `--json` prints.
+#[derive(Debug, Serialize)]
+pub struct DoctorReport {
+    pub settings: String,
+    pub ok: bool,
+    pub checks: Vec<Check>,
+}
+
+/// Checks that every hook of `agent` is installed in the file at `path` and
+/// that each installed command runs, with a payload of its event in the
+/// agent's shape, against a copy of the project (nothing in it changes).
+/// Gemini's hooks must also print one JSON object every time.
+pub fn doctor(
+    agent: Agent,
+    ws: &Workspace,
+    path: &Path,
+    timeout: Duration,
+) -> anyhow::Result<DoctorReport> {
+    let settings = agent_settings::of(agent);
+    let install_hint = format!("run `ctxkeep hooks install {}`", settings.name());
+    let mut checks = Vec::new();
+    let doc = if path.is_file() {
+        load(settings, path)?.0
+    } else {
+        checks.push(Check {
+            name: "settings".into(),
+            ok: false,
+            detail: format!("{} does not exist; {install_hint}", path.display()),
+        });
+        json!({})
+    };
+    let found = settings.installed(&doc);
+
+    // The commands run against a copy of the project, so checking writes
+    // no checkpoint, session or event into the real one.
+    let sandbox = Sandbox::new(ws, agent)?;
+    for (event, command) in &found.hooks {
+        let name = format!("hooks.{event}");
+        let Some(command) = command else {
+            checks.push(Check {
+                name,
+                ok: false,
+                detail: format!("not installed; {install_hint}"),
+            });
+            continue;
+        };
+        let run = sandbox.run(
+            command,
+            &sandbox.hook_payload(event),
+            settings.json_always,
+            timeout,
+        );
+        checks.push(Check {
+            name,
+            ok: run.is_ok(),
+            detail: match run {
+                Ok(()) if settings.json_always => format!("{command}: runs, prints JSON"),
+                Ok(()) => format!("{command}: runs"),
+                Err(why) => format!("{command}: {why}"),
+            },
+        });
+    }
+    if settings.status_line {
+        checks.push(match &found.status_line {
+            StatusLine::Ours(command) => {
+                let run = sandbox.run_status_line(command, timeout);
+                Check {
+                    name: "statusLine".into(),
+                    ok: run.is_ok(),
+                    detail: match run {
+                        Ok(line) => format!("{command}: {line}"),
+                        Err(why) => format!("{command}: {why}"),
+                    },
+                }
+            }
+            StatusLine::Theirs(command) => Check {
+                name: "statusLine".into(),
+                ok: true,
+                detail: format!(
+                    "yours ({command}); hooks take the window from the config or the model table"
+                ),
+            },
+            StatusLine::None => Check {
+                name: "statusLine".into(),
+                ok: false,
+                detail: format!("not installed; {install_hint}"),
+            },
+        });
+    }
+    Ok(DoctorReport {
+        settings: path.display().to_string(),
+        ok: checks.iter().all(|c| c.ok),
+        checks,
+    })
+}
+
+/// A copy of the project's state file and a small transcript of the
+/// agent's in a temp dir.
+struct Sandbox {
+    /// Removed when the checks end.
+    _dir: tempfile::TempDir,
+    agent: Agent,
+    state: PathBuf,
+    transcript: PathBuf,
+    cwd: PathBuf,
+}
+
+/// A Claude Code transcript with one main-chain reply (20,000 tokens).
+const CLAUDE_TRANSCRIPT: &str = r#"{"parentUuid":null,"isSidechain":false,"type":"assistant","message":{"model":"claude-sonnet-4-5","id":"msg_doctor","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":10,"cache_creation_input_tokens":990,"cache_read_input_tokens":19000,"output_tokens":5}},"uuid":"u-doctor","timestamp":"2026-01-01T00:00:00.000Z"}
+"#;
+
+/// A Codex rollout with one response (20,000 tokens of a 258,400 window).
+const CODEX_TRANSCRIPT: &str = r#"{"timestamp":"2026-01-01T00:00:00.000Z","type":"session_meta","payload":{"id":"ctxkeep-doctor","cwd":"/","originator":"codex_cli_rs","cli_version":"0.169.0"}}
+{"timestamp":"2026-01-01T00:00:01.000Z","type":"turn_context","payload":{"turn_id":"t1","model":"gpt-5.3-codex"}}
+{"timestamp":"2026-01-01T00:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":19995,"cached_input_tokens":0,"output_tokens":5,"total_tokens":20000},"last_token_usage":{"input_tokens":19995,"cached_input_tokens":0,"output_tokens":5,"total_tokens":20000},"model_context_window":258400},"rate_limits":null}}
+"#;
+
+/// A Gemini CLI chat recording with one reply (20,000 input tokens).
+const GEMINI_TRANSCRIPT: &str = r#"{"sessionId":"ctxkeep-doctor","projectHash":"0","startTime":"2026-01-01T00:00:00.000Z","lastUpdated":"2026-01-01T00:00:00.000Z","kind":"main"}
+{"id":"u1","timestamp":"2026-01-01T00:00:01.000Z","type":"user","content":[{"text":"hello"}]}
+{"id":"g1","timestamp":"2026-01-01T00:00:02.000Z","type":"gemini","content":"ok","tokens":{"input":20000,"output":5,"cached":0,"thoughts":0,"tool":0,"total":20005},"model":"gemini-2.5-pro","toolCalls":[]}
+"#;
+
+impl Sandbox {
+    fn new(ws: &Workspace, agent: Agent) -> anyhow::Result<Sandbox> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io("<temp dir>", "cannot create", e))?;
+        let state = dir.path().join(STATE_FILE);
+        std::fs::copy(&ws.state_path, &state)
+            .map_err(|e| Error::io(&ws.state_path, "cannot copy for the check", e))?;
+        let (name, text) = match agent {
+            Agent::ClaudeCode => ("transcript.jsonl", CLAUDE_TRANSCRIPT),
+            Agent::Codex => (
+                "rollout-2026-01-01T00-00-00-ctxkeep-doctor.jsonl",
+                CODEX_TRANSCRIPT,
+            ),
+            Agent::Gemini => ("session-2026-01-01T00-00-ctxkeep.jsonl", GEMINI_TRANSCRIPT),
+        };
+        let transcript = dir.path().join(name);
+        std::fs::write(&transcript, text).map_err(|e| Error::io(&transcript, "cannot write", e))?;
+        Ok(Sandbox {
+            _dir: dir,
+            agent,
+            state,
+            transcript,
+            cwd: ws.root.clone(),
+        })
+    }
+
+    /// A payload in the agent's shape for `event`.
+    fn hook_payload(&self, event: &str) -> String {
+        let mut p = json!({
+            "session_id": "ctxkeep-doctor",
+            "transcript_path": self.transcript,
+            "cwd": self.cwd,
+            "hook_event_name": event,
+        });
+        let common = match self.agent {
+            Agent::ClaudeCode => json!({ "permission_mode": "default" }),
+            Agent::Codex => {
+                json!({ "model": "gpt-5.3-codex", "turn_id": "t1", "permission_mode": "default" })
+            }
+            Agent::Gemini => json!({ "timestamp": "2026-01-01T00:00:03.000Z" }),
+        };
+        let extra = match (self.agent, event) {
+            // `compact` and `clear` render the resume prompt when there is a
+            // checkpoint (Gemini has no `compact` source).
+            (Agent::Gemini, "SessionStart") => json!({ "source": "clear" }),
+            (_, "SessionStart") => json!({ "source": "compact" }),
+            (_, "UserPromptSubmit" | "BeforeAgent") => json!({ "prompt": "hello" }),
+            (_, "PostToolUse") => {
+                json!({ "tool_name": "Bash", "tool_input": { "command": "true" }, "tool_response": {} })
+            }
+            (_, "AfterTool") => json!({
+                "tool_name": "run_shell_command", "tool_input": { "command": "true" },
+                "tool_response": { "llmContent": "", "returnDisplay": "" },
+            }),
+            (_, "AfterAgent") => {
+                json!({ "prompt": "hello", "prompt_response": "ok", "stop_hook_active": false })
+            }
+            (Agent::Codex, "PreCompact") => json!({ "trigger": "manual" }),
+            (_, "PreCompact") => json!({ "trigger": "manual", "custom_instructions": "" }),
+            (_, "PostCompact") => json!({ "trigger": "manual", "compact_summary": "" }),
+            (_, "PreCompress") => json!({ "trigger": "manual" }),
+            (_, "Stop") => json!({ "stop_hook_active": false, "last_assistant_message": "ok" }),
+            (Agent::Gemini, "SessionEnd") => json!({ "reason": "exit" }),
+            (_, "SessionEnd") => json!({ "reason": "other" }),
+            _ => json!({}),
+        };
+        if let Some(p) = p.as_object_mut() {
+            for extra in [common, extra] {
+                if let Value::Object(extra) = extra {
+                    p.extend(extra);
+                }
+            }
+        }
+        p.to_string()
+    }
+
+    /// Runs a hook command: it must exit 0, say nothing on stderr (a hook
+    /// that failed open does), and print nothing or one JSON object (with
+    /// `json_always`, exactly one JSON object).
+    fn run(
+        &self,
+        command: &str,
+        payload: &str,
+        json_always: bool,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let out = self.spawn(command, payload, timeout)?;
+        let stdout = out.stdout.trim();
+        if stdout.is_empty() {
+            if json_always {
+                return Err("printed nothing on stdout; the agent wants a JSON object".into());
+            }
+            return Ok(());
+        }
+        if !serde_json::from_str::<Value>(stdout).is_ok_and(|v| v.is_object()) {
+            return Err(format!(
+                "printed something that is not a JSON object: {}",
+                first_line(stdout)
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs the status-line command; returns the line it printed.
+    fn run_status_line(&self, command: &str, timeout: Duration) -> Result<String, String> {
+        let payload = json!({
+            "session_id": "ctxkeep-doctor",
+            "transcript_path": self.transcript,
+            "cwd": self.cwd,
+            "model": { "id": "claude-sonnet-4-5", "display_name": "Sonnet" },
+            "version": "2.1.140",
+            "context_window": {
+                "context_window_size": 200000,
+                "current_usage": { "input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 990, "cache_read_input_tokens": 19000 },
+            },
+        });
+        let out = self.spawn(command, &payload.to_string(), timeout)?;
+        let line = first_line(&out.stdout).to_string();
+        if line.is_empty() || line.starts_with("ctxkeep: ") {
+            return Err(format!("printed no gauge: {line:?}"));
+        }
+        Ok(line)
+    }
+
+    fn spawn(&self, command: &str, stdin: &str, timeout: Duration) -> Result<Finished, String> {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(&self.cwd)
+            .env("CTXKEEP_STATE", &self.state)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start sh: {e}"))?;
+        let started = Instant::now();
+        if let Some(mut input) = child.stdin.take() {
+            // A command that exits without reading its input is not an error here.
+            let _ = input.write_all(stdin.as_bytes());
+        }
+        let read = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_string(&mut text);
+                }
+                text
+            })
+        };
+        let stdout = read(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let stderr = read(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if started.elapsed() < timeout => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Ok(None) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!(
+                        "still running after {} s; killed",
+                        timeout.as_secs_f64()
+                    ));
+                }
+                Err(e) => return Err(format!("cannot wait for it: {e}")),
+            }
+        };
+        let elapsed = started.elapsed();
+        let out = Finished {
+            stdout: stdout.join().unwrap_or_default(),
+        };
+        let stderr = stderr.join().unwrap_or_default();
+        match status.code() {
+            Some(0) if stderr.trim().is_empty() => Ok(out),
+            Some(0) => Err(format!(
+                "exit 0 but it reported: {}",
+                first_line(stderr.trim())
+            )),
+            Some(127) => Err("command not found (is ctxkeep on the PATH the agent uses?)".into()),
+            Some(code) => Err(format!("exit {code}: {}", first_line(stderr.trim()))),
+            None => Err(format!(
+                "killed by a signal after {} ms",
+                elapsed.as_millis()
+            )),
+        }
+    }
+}
+
+struct Finished {
+    stdout: String,
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
