@@ -703,7 +703,7 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
 
     let dry = edit(&p, &["install", "claude-code", "--dry-run"]);
     assert!(dry.dry_run && dry.changed);
-    assert_eq!(dry.changes.len(), 8, "seven events and the status line");
+    assert_eq!(dry.changes.len(), 9, "eight events and the status line");
     assert_eq!(
         p.read(".claude/settings.json"),
         USER_SETTINGS,
@@ -785,7 +785,7 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
     assert!(dry.changed && dry.changes.iter().all(|c| c.op == "removed"));
     assert_eq!(p.read(".claude/settings.json"), written);
     let gone = edit(&p, &["uninstall", "claude-code"]);
-    assert_eq!(gone.changes.len(), 8);
+    assert_eq!(gone.changes.len(), 9);
     assert_eq!(settings(&p), original, "exactly the user's settings again");
     assert!(!edit(&p, &["uninstall", "claude-code"]).changed);
 }
@@ -892,6 +892,7 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
             "hooks.SessionStart",
             "hooks.UserPromptSubmit",
             "hooks.PostToolUse",
+            "hooks.PostToolUseFailure",
             "hooks.PreCompact",
             "hooks.PostCompact",
             "hooks.Stop",
@@ -901,11 +902,11 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
     );
     assert!(report.checks.iter().all(|c| c.ok), "{report:?}");
     assert!(
-        report.checks[7]
+        report.checks[8]
             .detail
             .contains("ctxkeep [#---------] 10 %"),
         "{:?}",
-        report.checks[7]
+        report.checks[8]
     );
     assert_eq!(p.state(), state, "the checks ran against a copy");
     assert_eq!(p.read(".ctxkeep/events.jsonl"), events_before);
