@@ -17,6 +17,7 @@ pub mod git;
 pub mod hook_payload;
 pub mod models;
 pub mod output;
+pub mod probe;
 pub mod progress;
 pub mod redact;
 pub mod retention;
