@@ -444,6 +444,22 @@ pub struct VerifyArgs {
     /// The resume prompt must fit N tokens (configured encoding) [default: resume_max_tokens, 2000].
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<usize>,
+
+    /// Also ask a fresh reader: run CMD through `sh -c` with the resume prompt on stdin
+    /// and check its JSON answer (e.g. "claude -p").
+    #[arg(long, value_name = "CMD")]
+    pub probe: Option<String>,
+
+    /// Stop the probe command after SECS seconds.
+    #[arg(long, value_name = "SECS", default_value_t = crate::probe::DEFAULT_TIMEOUT_SECS, value_parser = positive_secs)]
+    pub probe_timeout: f64,
+}
+
+fn positive_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() && v <= 86_400.0 => Ok(v),
+        _ => Err("expected a number of seconds above 0 (at most 86400)".into()),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

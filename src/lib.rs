@@ -18,6 +18,7 @@ pub mod hook_payload;
 pub mod models;
 pub mod observe;
 pub mod output;
+pub mod probe;
 pub mod progress;
 pub mod prompt;
 pub mod redact;

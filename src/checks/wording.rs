@@ -18,7 +18,10 @@ pub fn check(c: &Checkpoint, loc: &Locator) -> Vec<Finding> {
     for t in texts(c) {
         let before = out.len();
         placeholders(&t, loc, &mut out);
-        cold_phrases(&t, loc, &mut out);
+        // The words of an unfilled template are the template's, not the writer's.
+        if !(out.len() > before && out[before].message.contains("only the template slot")) {
+            cold_phrases(&t, loc, &mut out);
+        }
         if t.field == "next_action" && out.len() == before && !t.text.trim().is_empty() {
             out.extend(next_action(&t, loc));
         }
@@ -120,9 +123,46 @@ static SLOT: LazyLock<Regex> = LazyLock::new(|| {
         r"\{\{.*?\}\}|\{%.*?%\}",
         r"|(?:^|[\s(\[,;:])(<[A-Za-z][\w .'-]{0,40}>|\{[A-Za-z_][\w .-]{0,40}\})(?:$|[^\w])",
         r"|(?i:\[(?:your |insert |fill in|enter |describe |add )[^\]]{0,40}\])",
+        // `[DATE]`, `[PENDING START PHASE]`: capitals in brackets name a slot.
+        r"|(?:^|[\s(,;:|])(\[[A-Z][A-Z0-9_ /-]{1,40}\])(?:$|[^A-Za-z0-9(])",
+        // Date and time formats left as written in a template.
+        r"|\b(?:YYYY[-/.]MM(?:[-/.]DD)?|DD[-/.]MM[-/.]YYYY|MM[-/.]DD[-/.]YYYY)\b",
     ))
     .expect("slot regex")
 });
+
+/// `[...]` spans that are not a link (`[text](url)`) or glued to a word or
+/// a path (`a[i]`, `/tmp/[Agent]/`).
+static BRACKETED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[^\w/\]])(\[[^\[\]]+\])(?:[^(\w/]|$)").expect("bracket regex")
+});
+
+/// A value that is only bracketed descriptions (`[First priority]`, `[Task
+/// 1] | [Status]`), perhaps after a label (`Status: [...]`): a template's
+/// slots never filled in.
+fn only_bracketed(text: &str) -> Option<String> {
+    let mut first = None;
+    let mut rest = String::new();
+    let mut pos = 0;
+    for c in BRACKETED.captures_iter(text) {
+        let m = c.get(1).expect("group");
+        if !m.as_str().chars().any(char::is_alphabetic) {
+            continue;
+        }
+        first.get_or_insert_with(|| m.as_str().to_string());
+        rest.push_str(&text[pos..m.start()]);
+        rest.push(' ');
+        pos = m.end();
+    }
+    rest.push_str(&text[pos..]);
+    let first = first?;
+    // A leading label such as "Overall Status:" does not count as content.
+    let rest = match rest.split_once(':') {
+        Some((label, after)) if label.split_whitespace().count() <= 3 => after.to_string(),
+        _ => rest,
+    };
+    (!rest.chars().any(char::is_alphanumeric)).then_some(first)
+}
 
 fn placeholders(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
     let raw = t.text.trim();
@@ -187,7 +227,31 @@ fn placeholders(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
     }
     // CK202 and CK203 look at the writer's words only.
     for (i, line) in mask_quoted(t.text).lines().enumerate() {
+        if let Some(slot) = only_bracketed(line) {
+            out.push(finding(
+                "CK203",
+                Severity::Error,
+                t,
+                i,
+                loc,
+                format!(
+                    "{label} is only the template slot {slot}; write the real {} in its place",
+                    item_noun(t.field)
+                ),
+            ));
+            return;
+        }
+    }
+    for (i, line) in mask_quoted(t.text).lines().enumerate() {
         if let Some(m) = MARKER.find(line) {
+            // "TODO: run the tests" as a next action is a tag before a real
+            // instruction, not a marker left in.
+            if t.field == "next_action" && m.as_str().trim_end().ends_with(':') {
+                let after = &line[m.end()..];
+                if after.split_whitespace().count() >= 2 {
+                    continue;
+                }
+            }
             let what = m.as_str().trim().trim_end_matches(':').trim();
             out.push(finding("CK202", Severity::Error, t, i, loc, format!(
                 "{label} still says {what:?}; replace the marker with the actual {} (or drop the item)", item_noun(t.field)
@@ -265,6 +329,15 @@ const COLD_PHRASES: &[&str] = &[
     r"previous message",
     r"where we (?:left off|stopped)",
     r"you know (?:which|what) i mean",
+    // What someone said only in the conversation.
+    r"(?:the|what the) user (?:just )?(?:said|asked|wants|wanted|requested|mentioned|suggested|meant)",
+    r"(?:the|what) (?:user|you) asked for",
+    // A thing found or seen only in the lost session.
+    r"the (?:bug|issue|error|problem|crash|failure|fix|thing|idea) (?:that )?(?:we|i|you) (?:just )?(?:found|hit|saw|fixed|noticed|spotted|ran into|discussed)",
+    r"the (?:bug|issue|error|problem|crash|failure|fix|change|approach|idea|thing)s? from (?:earlier|before|yesterday|last time|the last session|the previous session)",
+    r"(?:from|in|during|since) (?:the )?(?:last|previous|prior|earlier) session",
+    // "the remaining failures" with no list after it: which ones?
+    r"(?:the )?remaining (?:\d+ )?(?:failures|failing tests|test failures|errors|issues|bugs|problems)(?:\s*[^\s:(\w-]|\s+(?:to|and|in|on|first|before|after)\b|\s*$)",
 ];
 
 static COLD: LazyLock<Regex> = LazyLock::new(|| {
@@ -476,6 +549,7 @@ const ACTION_VERBS: &[&str] = &[
     "assert",
     "audit",
     "backport",
+    "begin",
     "benchmark",
     "bisect",
     "build",
@@ -586,6 +660,7 @@ const ACTION_VERBS: &[&str] = &[
     "pick",
     "pin",
     "ping",
+    "point",
     "plan",
     "port",
     "post",
@@ -643,6 +718,7 @@ const ACTION_VERBS: &[&str] = &[
     "schedule",
     "search",
     "seal",
+    "see",
     "send",
     "separate",
     "serialize",
@@ -694,7 +770,6 @@ const ACTION_VERBS: &[&str] = &[
     "validate",
     "vendor",
     "verify",
-    "wait",
     "watch",
     "wire",
     "wrap",
@@ -725,18 +800,40 @@ fn words(s: &str) -> Vec<String> {
 }
 
 /// The verb check is for English text; other languages are not judged.
+/// Short English phrases often have no function word ("Cron jobs
+/// configured"), so English is the default for Latin text: it takes foreign
+/// function words to say otherwise, and a lone one-letter word ("6M/Y",
+/// "a/b") is not enough.
 fn reads_as_english(text: &str) -> bool {
     let w = words(text);
-    text.chars().all(|c| c.is_ascii() || !c.is_alphabetic())
-        && w.iter().any(|x| ENGLISH_MARKERS.contains(&x.as_str()))
-        && !w.iter().any(|x| FOREIGN_MARKERS.contains(&x.as_str()))
+    let letters = text.chars().filter(|c| c.is_alphabetic()).count();
+    let non_ascii = text
+        .chars()
+        .filter(|c| c.is_alphabetic() && !c.is_ascii())
+        .count();
+    if non_ascii * 20 > letters.max(1) {
+        return false;
+    }
+    let english = w
+        .iter()
+        .filter(|x| ENGLISH_MARKERS.contains(&x.as_str()))
+        .count();
+    let foreign: Vec<&String> = w
+        .iter()
+        .filter(|x| FOREIGN_MARKERS.contains(&x.as_str()))
+        .collect();
+    let strong = foreign.iter().filter(|x| x.chars().count() > 1).count();
+    !(strong >= 2 || (strong == 1 && english == 0) || (foreign.len() >= 2 && english == 0))
 }
 
 fn next_action(t: &Text, loc: &Locator) -> Option<Finding> {
     let masked = mask_quoted(t.text);
     let w = words(&masked);
     let has_quote = masked != t.text;
-    if !has_quote && !w.is_empty() && w.iter().all(|x| VAGUE_WORDS.contains(&x.as_str())) {
+    if !has_quote
+        && !w.is_empty()
+        && (w.iter().all(|x| VAGUE_WORDS.contains(&x.as_str())) || goes_on_vaguely(&w))
+    {
         return Some(finding("CK302", Severity::Error, t, 0, loc, format!(
             "next action {:?} does not say what to do to what; name the action and its object (e.g. \"run cargo test lexer and fix the escape case\")",
             t.text.trim()
@@ -748,18 +845,98 @@ fn next_action(t: &Text, loc: &Locator) -> Option<Finding> {
     if trimmed.starts_with('`') || trimmed.starts_with('$') {
         return None; // a quoted command is as concrete as it gets
     }
-    let mut first = w.iter().filter(|x| !x.chars().all(|c| c.is_ascii_digit()));
-    let mut verb = first.next()?;
-    while LEAD_INS.contains(&verb.as_str()) {
-        verb = first.next()?;
+    if !reads_as_english(&masked) {
+        return waiting(&masked).then(|| status_finding(t, loc));
     }
-    if ACTION_VERBS.contains(&verb.as_str()) || !reads_as_english(&masked) {
+    if waiting(&masked) {
+        return Some(status_finding(t, loc));
+    }
+    if clause_starts(&masked).iter().any(|c| opens_with_verb(c)) {
         return None;
     }
     Some(finding("CK303", Severity::Warning, t, 0, loc, format!(
         "next action {:?} does not start with an action verb; start with what to do (run, add, fix, write, ...)",
         t.text.trim()
     )))
+}
+
+/// What a "continue" or "keep" may name and still say nothing concrete:
+/// "continue with project development", "keep monitoring for other issues".
+const GENERIC_ACTIVITY: &[&str] = &[
+    "any",
+    "bugs",
+    "coding",
+    "development",
+    "features",
+    "fixes",
+    "general",
+    "improvements",
+    "issues",
+    "implementation",
+    "monitoring",
+    "problems",
+    "progress",
+    "project",
+    "testing",
+    "ui",
+    "ux",
+];
+
+fn goes_on_vaguely(w: &[String]) -> bool {
+    matches!(
+        w.first().map(String::as_str),
+        Some("continue" | "keep" | "proceed")
+    ) && w
+        .iter()
+        .all(|x| VAGUE_WORDS.contains(&x.as_str()) || GENERIC_ACTIVITY.contains(&x.as_str()))
+}
+
+/// Where an instruction may begin: the start, and after a label ("Phase 5:",
+/// "Optional:"), a sentence ("Do NOT touch X. Start ..."), a dash ("Issue 7
+/// PR — make ..."), a lead-in clause ("Once CI is green, tag ...") or a
+/// modal ("Next session should run ...").
+fn clause_starts(text: &str) -> Vec<String> {
+    static BREAK: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i):\s|[.!;]\s|\s[—–-]+\s|,\s|\b(?:should|must|will|needs? to|has to|can)\s")
+            .expect("clause regex")
+    });
+    let mut out = vec![text.to_string()];
+    out.extend(BREAK.find_iter(text).map(|m| text[m.end()..].to_string()));
+    out
+}
+
+fn opens_with_verb(clause: &str) -> bool {
+    let w = words(clause);
+    let mut it = w.iter().filter(|x| !x.chars().all(|c| c.is_ascii_digit()));
+    let Some(mut verb) = it.next() else {
+        return false;
+    };
+    while LEAD_INS.contains(&verb.as_str()) {
+        match it.next() {
+            Some(v) => verb = v,
+            None => return false,
+        }
+    }
+    // "re-run", "version-bump": the last part of a compound names the verb.
+    let last = verb.rsplit('-').next().unwrap_or(verb);
+    ACTION_VERBS.contains(&verb.as_str()) || ACTION_VERBS.contains(&last)
+}
+
+/// A wait is a status, not an action: "Wait for the first trades",
+/// "Waiting on review", a Japanese "...待ち".
+fn waiting(text: &str) -> bool {
+    static WAIT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)^\W*(?:wait|waiting|await|awaiting|blocked|on hold)\b|待ち\W*(?:[（(][^）)]*[）)])?\W*$")
+            .expect("wait regex")
+    });
+    WAIT.is_match(text.trim())
+}
+
+fn status_finding(t: &Text, loc: &Locator) -> Finding {
+    finding("CK303", Severity::Warning, t, 0, loc, format!(
+        "next action {:?} is a wait or a status, not an action; say what the next session does (run, add, fix, write, ...)",
+        t.text.trim()
+    ))
 }
 
 #[cfg(test)]

@@ -20,6 +20,9 @@ pub struct VerifyReport {
     pub warnings: Vec<Finding>,
     /// Checks that could not run, and why (no git, shallow clone).
     pub notes: Vec<String>,
+    /// What `--probe` ran and answered (absent without `--probe`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<crate::probe::Report>,
 }
 
 pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
@@ -31,6 +34,14 @@ pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         strict: args.strict,
         max_tokens: args.max_tokens,
     })?;
+    let mut outcome = outcome;
+    let probe = match &args.probe {
+        Some(cmd) => crate::probe::for_verify(&ws, &sf, cmd, &args, &mut outcome.findings)?,
+        None => None,
+    };
+    if let Some(p) = &probe {
+        outcome.notes.push(p.summary());
+    }
     let (errors, warnings): (Vec<_>, Vec<_>) = outcome
         .findings
         .into_iter()
@@ -41,6 +52,7 @@ pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         errors,
         warnings,
         notes: outcome.notes,
+        probe,
     };
     ctx.out.json(&report)?;
     if !ctx.out.quiet || !report.ok {
