@@ -165,6 +165,21 @@ pub const FINDING_CODES: &[FindingCode] = &[
         meaning: "the next action does not start with an action verb",
     },
     FindingCode {
+        code: "CK304",
+        severity: "warning (error with `--strict`)",
+        meaning: "`verify --probe`: the fresh reader could not resolve a phrase without the lost conversation (names the field and the phrase)",
+    },
+    FindingCode {
+        code: "CK305",
+        severity: "warning (error with `--strict`)",
+        meaning: "`verify --probe`: the fresh reader restated a field differently from the checkpoint",
+    },
+    FindingCode {
+        code: "CK306",
+        severity: "warning (error with `--strict`)",
+        meaning: "`verify --probe`: the probe command failed, timed out or answered nothing usable (quotes its stderr)",
+    },
+    FindingCode {
         code: "CK401",
         severity: "warning",
         meaning: "a task or decision id defined neither in the checkpoint nor in the repository",

@@ -606,8 +606,8 @@ fn collect<R: Read + Send + 'static>(pipe: Option<R>) -> Collected {
 pub fn for_verify(
     ws: &crate::workspace::Workspace,
     sf: &crate::state::StateFile,
-    command: &str,
-    args: &crate::cli::VerifyArgs,
+    opts: &Options,
+    max_tokens: Option<usize>,
     findings: &mut Vec<Finding>,
 ) -> anyhow::Result<Option<Report>> {
     let Some(checkpoint) = sf.fm.checkpoint.as_ref() else {
@@ -620,14 +620,9 @@ pub fn for_verify(
         return Ok(None);
     }
     let config = crate::config::Config::from_front(&sf.fm);
-    let budget = args.max_tokens.unwrap_or(config.resume_max_tokens);
-    let rendered = crate::commands::resume::render_prompt(ws, sf, checkpoint, &config, budget)?;
-    let opts = Options {
-        command: command.to_string(),
-        timeout: Duration::from_secs_f64(args.probe_timeout),
-        strict: args.strict,
-    };
-    let (report, mut found) = probe(&opts, &rendered.prompt, checkpoint, &ws.root);
+    let budget = max_tokens.unwrap_or(config.resume_max_tokens);
+    let rendered = crate::prompt::render_prompt(ws, sf, checkpoint, &config, budget)?;
+    let (report, mut found) = probe(opts, &rendered.prompt, checkpoint, &ws.root);
     for f in &mut found {
         if let Some(field) = &f.field {
             f.line = sf.nested_key_line("checkpoint", field);

@@ -36,7 +36,14 @@ pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     })?;
     let mut outcome = outcome;
     let probe = match &args.probe {
-        Some(cmd) => crate::probe::for_verify(&ws, &sf, cmd, &args, &mut outcome.findings)?,
+        Some(cmd) => {
+            let opts = crate::probe::Options {
+                command: cmd.clone(),
+                timeout: std::time::Duration::from_secs_f64(args.probe_timeout),
+                strict: args.strict,
+            };
+            crate::probe::for_verify(&ws, &sf, &opts, args.max_tokens, &mut outcome.findings)?
+        }
         None => None,
     };
     if let Some(p) = &probe {
