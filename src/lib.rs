@@ -16,6 +16,7 @@ pub mod events;
 pub mod fsutil;
 pub mod git;
 pub mod hook_payload;
+pub mod merge;
 pub mod models;
 pub mod output;
 pub mod progress;

@@ -4,6 +4,7 @@
 
 pub mod agent_hook;
 pub mod init;
+pub mod merge;
 pub mod record;
 pub mod resume;
 pub mod tracking;

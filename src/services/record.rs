@@ -157,6 +157,7 @@ pub fn write_noting(
         notes: fields.notes.unwrap_or_else(|| carried(|p| p.notes.clone())),
         git,
         budget,
+        merged: Vec::new(),
         digest: String::new(),
     };
     redact_record(&mut record)?;
