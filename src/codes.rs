@@ -202,7 +202,7 @@ pub const FINDING_CODES: &[FindingCode] = &[
     FindingCode {
         code: "CK510",
         severity: "warning",
-        meaning: "`.gitattributes` names ctxkeep's merge driver but this clone's git config does not define it (run `ctxkeep init`)",
+        meaning: "`.gitattributes` names ctxkeep's merge driver but this clone's git config does not define it (run `ctxkeep init`); a note instead where `CI` is set",
     },
     FindingCode {
         code: "CK601",

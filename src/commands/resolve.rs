@@ -19,7 +19,7 @@ pub fn run(args: ResolveArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     }
     for c in &report.conflicts {
         out.warn(&format!(
-            "{}: conflict left in the {c}: both sides changed it; edit the marked lines, then run `ctxkeep resolve` again",
+            "{}: conflict left in the {c}: both sides changed it differently; keep one version between the markers, then `git add` the file",
             report.path
         ));
     }
@@ -32,7 +32,7 @@ pub fn run(args: ResolveArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             msg.push_str(&format!("; `git add {}` to mark it resolved", report.path));
         }
         out.info(&msg);
-    } else if !args.dry_run {
+    } else if !args.dry_run && report.conflicts.is_empty() {
         out.info(&format!(
             "{}: no merge conflict; nothing to resolve",
             report.path

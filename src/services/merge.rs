@@ -154,6 +154,23 @@ pub fn resolve(ws: &Workspace, dry_run: bool, out: &Output) -> anyhow::Result<Me
             written: false,
         });
     }
+    // Markers only in the prose: the rest was merged (by the driver) and
+    // what is left is the user's to settle; rewriting it from the sides
+    // could undo edits made since.
+    if let Ok(sf) = crate::state::StateFile::parse(&ws.state_path, text.clone()) {
+        let front_lines = text[..text.len() - sf.body.len()].matches('\n').count();
+        if regions.iter().all(|r| r.first > front_lines) {
+            return Ok(MergeReport {
+                path: ws.display_state(),
+                conflicts: vec![format!("prose ({})", conflicts::describe(&regions))],
+                merged_checkpoint: None,
+                source: "markers",
+                fallback: None,
+                text,
+                written: false,
+            });
+        }
+    }
     let (b, o, t, source) = match stages(ws) {
         Some((b, o, t)) => (b, o, t, "index"),
         None => {

@@ -495,8 +495,12 @@ fn a_prose_conflict_is_left_for_the_user_and_reported_with_its_lines() {
     // resolve cannot settle a real prose conflict: it says so, keeps the prose.
     let out = main.ctxkeep(&["resolve"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let after = main.state();
-    assert!(after.contains("The parser is done.\n") && after.contains("The parser is not done.\n"));
+    assert!(
+        text(&out.stderr).contains(&format!("prose (lines {first}–{last})")),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(main.state(), s, "the prose is the user's to settle");
 }
 
 #[test]

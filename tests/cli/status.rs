@@ -21,6 +21,7 @@ struct Status {
     tracked: bool,
     updated_at: Option<String>,
     last_checkpoint: Option<CheckpointRef>,
+    merged: Vec<serde_json::Value>,
     acknowledged: bool,
     last_session: Option<SessionRef>,
     stuck: Option<Stuck>,
