@@ -177,3 +177,68 @@ pub fn merge(
         checkpoint: made,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "---\nctxkeep: 1\n# who owns it\nowner: alice # the lead\nwindow: 200000\n---\n# Notes\n\nfirst\n\n<!-- ctxkeep:begin -->\nold\n<!-- ctxkeep:end -->\n\nlast\n";
+
+    fn run(base: &str, ours: &str, theirs: &str) -> Merged {
+        let dir = tempfile::tempdir().unwrap();
+        let texts = Texts { base, ours, theirs };
+        merge(
+            Path::new("project-state.md"),
+            dir.path(),
+            texts,
+            "2026-01-15T12:00:00Z",
+            0,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn keys_merge_one_by_one_with_their_comments() {
+        let ours = BASE.replace("window: 200000", "window: 100000");
+        let theirs = BASE.replace("owner: alice # the lead", "owner: bob # since May");
+        let m = run(BASE, &ours, &theirs);
+        assert!(m.conflicts.is_empty(), "{:?}", m.conflicts);
+        assert!(
+            m.text.starts_with(
+                "---\nctxkeep: 1\n# who owns it\nowner: bob # since May\nwindow: 100000\n---\n"
+            ),
+            "{}",
+            m.text
+        );
+        // Both changed one key differently: a conflict named by the key.
+        let theirs = BASE.replace("window: 200000", "window: 150000");
+        let m = run(BASE, &ours, &theirs);
+        assert_eq!(m.conflicts, ["key window"]);
+        assert!(
+            m.text.contains(
+                "<<<<<<< ours\nwindow: 100000\n=======\nwindow: 150000\n>>>>>>> theirs\n"
+            ),
+            "{}",
+            m.text
+        );
+    }
+
+    #[test]
+    fn prose_merges_as_text_and_crlf_is_kept() {
+        let ours = BASE.replace("first\n", "first, edited here\n");
+        let theirs = BASE.replace("last\n", "last, edited there\n");
+        let m = run(BASE, &ours, &theirs);
+        assert!(m.conflicts.is_empty());
+        assert!(
+            m.text.contains("first, edited here\n") && m.text.ends_with("last, edited there\n")
+        );
+        let crlf = |t: &str| t.replace('\n', "\r\n");
+        let m = run(&crlf(BASE), &crlf(&ours), &crlf(&theirs));
+        assert!(m.conflicts.is_empty());
+        assert!(!m.text.replace("\r\n", "").contains('\n'), "{:?}", m.text);
+        let theirs = BASE.replace("first\n", "first, edited there\n");
+        let m = run(BASE, &ours, &theirs);
+        assert_eq!(m.conflicts, ["prose"]);
+        assert_eq!(crate::state::conflicts::regions(&m.text).len(), 1);
+    }
+}
