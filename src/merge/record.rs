@@ -361,7 +361,11 @@ mod tests {
     fn both_lines_are_kept_and_ids_stay_unique() {
         let base = line(&Side::default(), 0, 0, &["start"]);
         let a = line(&base, 1, 10, &["a one"]);
-        let b = line(&base, 1, 20, &["b one", "b two"]);
+        let mut b = line(&base, 1, 20, &["b one", "b two"]);
+        // A key this version does not know comes from the newer side as is.
+        let c = b.checkpoint.as_mut().unwrap();
+        c["observed"] = json!({"files": ["src/x.rs"]});
+        reseal(c);
         let Outcome::Merged {
             checkpoint,
             history,
@@ -371,6 +375,7 @@ mod tests {
         };
         assert_eq!(text(&checkpoint, "next_action"), "b two");
         assert_eq!(text(&checkpoint, "trigger"), "merge");
+        assert_eq!(checkpoint["observed"], json!({"files": ["src/x.rs"]}));
         assert_eq!(checkpoint["merged"][0]["next_action"], "a one");
         assert_eq!(
             strings(Some(&checkpoint), "decisions"),

@@ -406,10 +406,17 @@ fn two_clones_pull_each_others_checkpoints() {
     two.checkpoint("2026-01-15T10:20:00Z", "two");
     let two_tip = two.git(&["rev-parse", "HEAD"]).trim().to_string();
 
+    two.git(&["push", "-q", "origin", "HEAD:two"]);
     two.git(&["pull", "-q", "--no-rebase", "--no-edit", "origin", "one"]);
     two.verifies();
     assert_both_lines(&two, "one", "two");
     two.ids_unique();
+    // The other machine pulls the other way and gets the same checkpoint.
+    one.git(&["pull", "-q", "--no-rebase", "--no-edit", "origin", "two"]);
+    one.verifies();
+    assert_both_lines(&one, "one", "two");
+    assert_eq!(settled(&one), settled(&two));
+    assert_eq!(one.state(), two.state(), "the same file on both machines");
     let s = two.state();
     assert!(
         s.contains("\nMachine one's prose.\n\n<!-- ctxkeep:begin -->"),
