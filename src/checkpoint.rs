@@ -45,6 +45,10 @@ pub struct Checkpoint {
     /// files, commands), when the writer knew the transcript.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed: Option<crate::observe::Observed>,
+    /// The other lines of work a merge brought in (see `merge`); empty
+    /// for a checkpoint written by `ctxkeep checkpoint`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<MergedLine>,
     /// `sha256:<hex>` over the canonical record without this field.
     #[serde(default)]
     pub digest: String,
@@ -55,6 +59,24 @@ pub struct Budget {
     pub tokens: u64,
     pub window: u64,
     pub percent: f64,
+}
+
+/// Another line of work, as a merged checkpoint records it: where that
+/// line's last checkpoint left off.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MergedLine {
+    pub id: String,
+    pub created_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub phase: String,
+    #[serde(default)]
+    pub active_task: String,
+    #[serde(default)]
+    pub controlling_agent: String,
+    #[serde(default)]
+    pub next_action: String,
 }
 
 /// A checkpoint in brief, as kept in `history`.

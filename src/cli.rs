@@ -74,6 +74,14 @@ pub enum Command {
     /// List checkpoints and sessions, newest first, one line each.
     #[command(after_long_help = crate::codes::exit_help())]
     Log(LogArgs),
+    /// git's merge driver for project-state.md: merge BASE, OURS and THEIRS into OURS
+    /// (exit 0 merged, 1 with a conflict left). `init` sets it up.
+    #[command(after_long_help = crate::codes::exit_help())]
+    MergeFile(MergeFileArgs),
+    /// Finish a merge that left conflict markers in project-state.md, by the format's
+    /// merge rules (from git's index during a merge, else from the markers).
+    #[command(after_long_help = crate::codes::exit_help())]
+    Resolve(ResolveArgs),
     /// Run as an agent's hook: read the event's JSON on stdin, then track usage,
     /// checkpoint or inject the resume prompt. Fails open (exit 0) unless --strict.
     Hook(HookArgs),
@@ -245,6 +253,34 @@ pub struct InitArgs {
     /// and name that folder in the config.
     #[arg(long)]
     pub eject_templates: bool,
+
+    /// Do not set up git's merge driver for project-state.md (.gitattributes and
+    /// the repository's local git config).
+    #[arg(long)]
+    pub no_merge_driver: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeFileArgs {
+    /// The merge base's version (git's %O).
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+    /// Our version (git's %A); the result is written here.
+    #[arg(value_name = "OURS")]
+    pub ours: PathBuf,
+    /// Their version (git's %B).
+    #[arg(value_name = "THEIRS")]
+    pub theirs: PathBuf,
+    /// The file's path in the repository (git's %P), for messages and templates.
+    #[arg(value_name = "PATH")]
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResolveArgs {
+    /// Print the merged file instead of writing it.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args, Default)]

@@ -48,7 +48,7 @@ pub const EXIT_CODES: &[ExitCode] = &[
     },
     ExitCode {
         code: exit::DATA,
-        meaning: "bad data: malformed `project-state.md`, transcript or input; a hand-edited checkpoint given to `resume`; a damaged session record in `.ctxkeep/sessions/`",
+        meaning: "bad data: malformed `project-state.md` (an unresolved merge conflict in it included), transcript or input; a hand-edited checkpoint given to `resume`; a damaged session record in `.ctxkeep/sessions/`",
     },
     ExitCode {
         code: exit::NO_INPUT,
@@ -122,7 +122,7 @@ pub const FINDING_CODES: &[FindingCode] = &[
     FindingCode {
         code: "CK123",
         severity: "error",
-        meaning: "unresolved merge conflict markers (`<<<<<<<`, `>>>>>>>`) in the body",
+        meaning: "an unresolved merge conflict (`<<<<<<<` … `>>>>>>>`) anywhere in the file, with its lines; `verify` exits 65 (`ctxkeep resolve` finishes the merge)",
     },
     FindingCode {
         code: "CK130",
@@ -213,6 +213,11 @@ pub const FINDING_CODES: &[FindingCode] = &[
         code: "CK503",
         severity: "warning (error with `--strict`)",
         meaning: "uncommitted changes the checkpoint does not describe",
+    },
+    FindingCode {
+        code: "CK510",
+        severity: "warning",
+        meaning: "`.gitattributes` names ctxkeep's merge driver but this clone's git config does not define it (run `ctxkeep init`); a note instead where `CI` is set",
     },
     FindingCode {
         code: "CK601",

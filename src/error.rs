@@ -63,6 +63,9 @@ pub enum Error {
     /// Someone else changed the file while we worked; nothing was written.
     #[error("{}: {msg}", path.display())]
     Conflict { path: PathBuf, msg: String },
+    /// git's conflict markers in the state file: a merge left half done.
+    #[error("unresolved merge conflict in {} {lines}; run `ctxkeep resolve`", path.display())]
+    Conflicted { path: PathBuf, lines: String },
     /// A refusal to act (exit 1): resuming a chain stuck past its limit, a
     /// wrong nonce, recovered fields over an explicit budget. Unlike a
     /// command's "no" (`Outcome::No`), there is no report to print.
@@ -100,7 +103,7 @@ impl Error {
             Error::NoInput { .. } | Error::NotFound { .. } | Error::NotInitialized { .. } => {
                 exit::NO_INPUT
             }
-            Error::TooLarge { .. } => exit::DATA,
+            Error::TooLarge { .. } | Error::Conflicted { .. } => exit::DATA,
             Error::Io { source, .. } => io_exit_code(source),
             Error::LockTimeout { .. } | Error::Conflict { .. } => exit::TEMPFAIL,
             Error::Refused(_) => exit::CHECK_FAILED,
@@ -116,6 +119,7 @@ impl Error {
                 "no_input"
             }
             Error::TooLarge { .. } => "bad_data",
+            Error::Conflicted { .. } => "merge_conflict",
             Error::Io { source, .. } => match io_exit_code(source) {
                 exit::NO_PERM => "permission_denied",
                 exit::NO_INPUT => "no_input",

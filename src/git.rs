@@ -1,5 +1,6 @@
-//! The only place that runs git. Read-only, never prompts, never takes
-//! git's optional locks (so a held `index.lock` does not stop us).
+//! The only place that runs git. Never prompts, never takes git's optional
+//! locks (so a held `index.lock` does not stop us). Read-only, except for
+//! `init`'s merge-driver entry in the repository's local config.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -276,4 +277,89 @@ pub fn commit_messages(dir: &Path, limit: usize) -> Result<String, Unavailable> 
         .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
     // An unborn branch has no log; that is no messages, not an error.
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// git's own three-way text merge (`git merge-file`) of three texts: the
+/// result, and how many conflicts it left (marked `<<<<<<< ours` ...
+/// `>>>>>>> theirs`).
+pub fn merge_text(base: &str, ours: &str, theirs: &str) -> Result<(String, usize), Unavailable> {
+    let dir =
+        tempfile::tempdir().map_err(|e| Unavailable(format!("cannot make a temp folder: {e}")))?;
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text)
+            .map(|_| p)
+            .map_err(|e| Unavailable(format!("cannot write a temp file: {e}")))
+    };
+    let (o, b, t) = (
+        write("ours", ours)?,
+        write("base", base)?,
+        write("theirs", theirs)?,
+    );
+    let out = git(dir.path())
+        .args([
+            "merge-file",
+            "-p",
+            "-L",
+            "ours",
+            "-L",
+            "base",
+            "-L",
+            "theirs",
+        ])
+        .arg(&o)
+        .arg(&b)
+        .arg(&t)
+        .output()
+        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
+    // The exit code is the number of conflicts; a negative one (255 and
+    // up, as a byte) is an error.
+    match out.status.code() {
+        Some(n) if (0..=127).contains(&n) => Ok((
+            String::from_utf8(out.stdout)
+                .map_err(|_| Unavailable("git merge-file gave text that is not UTF-8".into()))?,
+            n as usize,
+        )),
+        _ => Err(Unavailable(format!(
+            "git merge-file failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+    }
+}
+
+/// A value of the repository's git config (`None` when unset).
+pub fn config_get(dir: &Path, key: &str) -> Result<Option<String>, Unavailable> {
+    toplevel(dir)?;
+    let out = git(dir)
+        .args(["config", "--get", key])
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
+    let v = String::from_utf8_lossy(&out.stdout)
+        .trim_end_matches('\n')
+        .to_string();
+    Ok((out.status.success() && !v.is_empty()).then_some(v))
+}
+
+/// Sets a value in the repository's own config (`.git/config`, which git
+/// does not share with clones).
+pub fn config_set_local(dir: &Path, key: &str, value: &str) -> Result<(), Unavailable> {
+    run(dir, &["config", "--local", key, value]).map(|_| ())
+}
+
+/// The text of `path` (relative to the top level) in index stage `stage`
+/// (1 base, 2 ours, 3 theirs) during a merge; `None` when there is none.
+pub fn index_stage(dir: &Path, stage: u8, path: &str) -> Result<Option<String>, Unavailable> {
+    let spec = format!(":{stage}:{path}");
+    let out = git(dir)
+        .args(["show", &spec])
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
+    if !out.status.success() {
+        return Ok(None);
+    }
+    String::from_utf8(out.stdout)
+        .map(Some)
+        .map_err(|_| Unavailable(format!("{spec} is not UTF-8 text")))
 }

@@ -15,6 +15,7 @@ pub mod events;
 pub mod fsutil;
 pub mod git;
 pub mod hook_payload;
+pub mod merge;
 pub mod models;
 pub mod observe;
 pub mod output;

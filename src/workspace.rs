@@ -138,13 +138,20 @@ impl Workspace {
     }
 }
 
-/// The nearest `project-state.md` from `start` upward.
+/// The nearest `project-state.md` from `start` upward, not past the top of
+/// a linked git worktree or a submodule (a folder whose `.git` is a file):
+/// a worktree inside another checkout (as agents make them, e.g. under
+/// `.claude/worktrees/`) has its own file on its own branch, and must never
+/// write to the outer checkout's.
 pub fn find_upward(start: &Path) -> Option<PathBuf> {
     let mut dir = Some(start);
     while let Some(d) = dir {
         let candidate = d.join(STATE_FILE);
         if std::fs::symlink_metadata(&candidate).is_ok() {
             return Some(candidate);
+        }
+        if d.join(".git").is_file() {
+            return None;
         }
         dir = d.parent();
     }

@@ -21,7 +21,7 @@ use crate::checkpoint::Checkpoint;
 use crate::state::StateFile;
 use crate::workspace::Workspace;
 
-pub use structure::structural;
+pub use structure::{conflicts, structural};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

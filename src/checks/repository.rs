@@ -9,6 +9,26 @@ use super::{Finding, Locator, Outcome, Repo, Severity, Subject};
 use crate::checkpoint::Checkpoint;
 use crate::git;
 
+/// `.gitattributes` is committed, the driver's definition is not (git keeps
+/// it in each clone's own config): a clone that lacks it merges the file as
+/// plain text, conflicts in the front matter included.
+fn merge_driver(repo: &Repo) -> Option<Finding> {
+    let attributes = std::fs::read_to_string(repo.top.join(".gitattributes")).ok()?;
+    if !crate::merge::names_driver(&attributes) {
+        return None;
+    }
+    let key = format!("merge.{}.driver", crate::merge::DRIVER);
+    if git::config_get(&repo.top, &key).ok()?.is_some() {
+        return None;
+    }
+    Some(Finding::new(
+        "CK510",
+        Severity::Warning,
+        Some("git"),
+        format!("`.gitattributes` names ctxkeep's merge driver, but this clone's git config does not define it (`{key}`), so git merges project-state.md as plain text; run `ctxkeep init` once in this clone"),
+    ))
+}
+
 /// How many undescribed paths a message lists before "and N more".
 const LIST_AT_MOST: usize = 5;
 
@@ -17,6 +37,13 @@ pub fn check(c: &Checkpoint, s: &Subject, repo: &Repo, loc: &Locator, out: &mut 
         out.notes
             .push(format!("git checks skipped: {why} (CK501–CK503 not run)"));
         return;
+    }
+    if let Some(f) = merge_driver(repo) {
+        // A CI checkout never merges: there it is only a note.
+        match std::env::var_os("CI").filter(|v| !v.is_empty()) {
+            Some(_) => out.notes.push(format!("{} ({})", f.message, f.code)),
+            None => out.findings.push(f),
+        }
     }
     let Some(then) = &c.git else {
         out.notes.push(format!(

@@ -251,3 +251,24 @@ fn unknown_keys(sf: &StateFile) -> Vec<Finding> {
         })
         .collect()
 }
+
+/// CK123 for each conflict region of the file's text, with its lines.
+pub fn conflicts(text: &str, shown: &str) -> Vec<Finding> {
+    use crate::state::conflicts;
+    conflicts::regions(text)
+        .into_iter()
+        .map(|r| {
+            let mut x = Finding::new(
+                "CK123",
+                Severity::Error,
+                None,
+                format!(
+                    "unresolved merge conflict in {shown} {}; run `ctxkeep resolve`",
+                    conflicts::describe(&[r])
+                ),
+            );
+            x.line = Some(r.first);
+            x
+        })
+        .collect()
+}

@@ -25,6 +25,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         encoding,
         stages,
         eject_templates: args.eject_templates,
+        no_merge_driver: args.no_merge_driver,
     };
     let report = init::init(&ws, settings, &ctx.out)?;
     let (fresh, wrote) = (report.fresh, report.wrote);
@@ -60,6 +61,12 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     }
     if report.gitignore_updated {
         out.info("added .ctxkeep/ to .gitignore");
+    }
+    if report.merge_driver_attributes_added {
+        out.info("named ctxkeep's merge driver for project-state.md in .gitattributes (commit it)");
+    }
+    if report.merge_driver_config_added {
+        out.info("defined the merge driver in this clone's git config (merge.ctxkeep.driver)");
     }
     Ok(Outcome::Ok)
 }

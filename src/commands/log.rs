@@ -34,6 +34,9 @@ struct Entry {
     acknowledged: Option<bool>,
     /// Sessions: whether the chain was stuck at that handoff.
     stuck: Option<bool>,
+    /// Merged checkpoints: the other lines of work, `ckpt-0002 (feature)`.
+    #[serde(skip)]
+    merged: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -58,6 +61,7 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         from_agent: s.record.from_agent.clone(),
         trigger: None,
         next_action: s.record.next_action.clone(),
+        merged: Vec::new(),
         acknowledged: Some(s.ack.is_some()),
         stuck: Some(s.record.stuck),
     }));
@@ -96,7 +100,41 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
 /// history (the file alone in a fresh clone), one entry per id.
 fn checkpoints(ws: &Workspace, sf: &StateFile) -> Vec<Entry> {
     let mut by_id: BTreeMap<String, Entry> = BTreeMap::new();
+    let full = |c: &crate::checkpoint::Checkpoint| Entry {
+        kind: "checkpoint",
+        id: c.id.clone(),
+        at: c.created_at.clone(),
+        checkpoint: c.id.clone(),
+        agent: Some(c.controlling_agent.clone()).filter(|a| !a.is_empty()),
+        from_agent: None,
+        trigger: Some(c.trigger.clone()),
+        next_action: c.next_action.clone(),
+        acknowledged: None,
+        stuck: None,
+        merged: c
+            .merged
+            .iter()
+            .map(|m| match &m.branch {
+                Some(b) => format!("{} ({b})", m.id),
+                None => m.id.clone(),
+            })
+            .collect(),
+    };
+    let dir = ws.checkpoints_dir();
+    let archive = Archive { dir: &dir };
+    for c in archive
+        .ids()
+        .into_iter()
+        .filter_map(|id| archive.load(&id).ok())
+    {
+        by_id.insert(c.id.clone(), full(&c));
+    }
+    // The file wins over this work tree's archive: after a merge, history
+    // may give an id of the archive to the other line's checkpoint.
     for h in sf.fm.history.iter().flatten() {
+        if by_id.get(&h.id).is_some_and(|e| e.at == h.created_at) {
+            continue;
+        }
         by_id.insert(
             h.id.clone(),
             Entry {
@@ -110,32 +148,12 @@ fn checkpoints(ws: &Workspace, sf: &StateFile) -> Vec<Entry> {
                 next_action: h.next_action.clone(),
                 acknowledged: None,
                 stuck: None,
+                merged: Vec::new(),
             },
         );
     }
-    let dir = ws.checkpoints_dir();
-    let archive = Archive { dir: &dir };
-    let full = archive
-        .ids()
-        .into_iter()
-        .filter_map(|id| archive.load(&id).ok())
-        .chain(sf.fm.checkpoint.clone());
-    for c in full {
-        by_id.insert(
-            c.id.clone(),
-            Entry {
-                kind: "checkpoint",
-                id: c.id.clone(),
-                at: c.created_at.clone(),
-                checkpoint: c.id.clone(),
-                agent: Some(c.controlling_agent.clone()).filter(|a| !a.is_empty()),
-                from_agent: None,
-                trigger: Some(c.trigger.clone()),
-                next_action: c.next_action.clone(),
-                acknowledged: None,
-                stuck: None,
-            },
-        );
+    if let Some(c) = &sf.fm.checkpoint {
+        by_id.insert(c.id.clone(), full(c));
     }
     by_id.into_values().collect()
 }
@@ -170,6 +188,9 @@ fn human(entries: &[Entry]) -> String {
             }
             if let Some(a) = &e.agent {
                 parts.push(a.clone());
+            }
+            if !e.merged.is_empty() {
+                parts.push(format!("with {}", e.merged.join(", ")));
             }
             parts.push(format!(
                 "next: {}",

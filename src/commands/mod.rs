@@ -9,6 +9,8 @@ pub mod hook;
 pub mod hooks;
 pub mod init;
 pub mod log;
+pub mod merge_file;
+pub mod resolve;
 pub mod resume;
 pub mod status;
 pub mod statusline;
@@ -44,6 +46,9 @@ pub enum Outcome {
     /// The check said no: `verify` found errors, `--fail-at` was reached,
     /// `hooks doctor` found a problem. Exit 1.
     No,
+    /// The input cannot be read as it is (a merge left half done), though
+    /// the command has a report to print. Exit 65.
+    BadData,
     /// An agent hook with `--strict` blocks the agent's action. Exit 2, the
     /// agents' own code for it.
     Block,
@@ -55,6 +60,7 @@ impl Outcome {
             Outcome::Ok => crate::codes::exit::OK,
             Outcome::No => crate::codes::exit::CHECK_FAILED,
             Outcome::Block => crate::codes::exit::USAGE,
+            Outcome::BadData => crate::codes::exit::DATA,
         }
     }
 }
@@ -72,6 +78,8 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<Outcome> {
         Command::Ack(args) => ack::run(args, ctx),
         Command::Gc(args) => gc::run(args, ctx),
         Command::Log(args) => log::run(args, ctx),
+        Command::MergeFile(args) => merge_file::run(args, ctx),
+        Command::Resolve(args) => resolve::run(args, ctx),
         Command::Hook(args) => hook::run(args, ctx),
         Command::Statusline => statusline::run(ctx),
         Command::Hooks(args) => hooks::run(args, ctx),

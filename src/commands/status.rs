@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{Ctx, Outcome};
-use crate::checkpoint::CheckpointRef;
+use crate::checkpoint::{CheckpointRef, MergedLine};
 use crate::cli::StatusArgs;
 use crate::config::Config;
 use crate::output::{fmt_num, gauge, thousands};
@@ -23,6 +23,9 @@ struct StatusReport {
     last_checkpoint: Option<CheckpointRef>,
     /// Gutter patterns this session was told about (see `track`, hooks).
     gutter: Vec<crate::observe::GutterHit>,
+    /// The other lines of work the last checkpoint merged in (parallel
+    /// agents on other branches or worktrees); empty unless it is a merge.
+    merged: Vec<MergedLine>,
     /// The last resume's restore was acknowledged (false when there was none).
     acknowledged: bool,
     /// The last session opened from a checkpoint (null before the first resume).
@@ -88,6 +91,12 @@ pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         updated_at: s.as_ref().map(|s| s.updated_at.clone()),
         last_checkpoint,
         gutter: s.as_ref().map(|s| s.gutter.clone()).unwrap_or_default(),
+        merged: sf
+            .fm
+            .checkpoint
+            .as_ref()
+            .map(|c| c.merged.clone())
+            .unwrap_or_default(),
         acknowledged: last.is_some_and(|l| l.ack.is_some()),
         last_session: last.map(|l| SessionRef {
             number: l.record.number,
@@ -179,6 +188,17 @@ fn human(st: &StatusReport) -> String {
             text.push_str(&format!("last checkpoint: {} ({age})\n", c.id));
         }
         None => text.push_str("last checkpoint: none yet (`ctxkeep checkpoint`)\n"),
+    }
+    for m in &st.merged {
+        let branch = m
+            .branch
+            .as_deref()
+            .map(|b| format!(" on branch {b}"))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "merged from another line of work: {}{branch} ({}), next: {}\n",
+            m.id, m.controlling_agent, m.next_action
+        ));
     }
     if let Some(l) = &st.last_session {
         let age = crate::clock::age(&l.started_at)

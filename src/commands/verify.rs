@@ -8,6 +8,7 @@ use super::{Ctx, Outcome};
 use crate::checkpoint::CheckpointRef;
 use crate::checks::{self, Finding, Severity, Subject};
 use crate::cli::VerifyArgs;
+use crate::error::Error;
 use crate::output::{paint_stdout, Style};
 use crate::state::StateFile;
 use crate::workspace::Workspace;
@@ -27,7 +28,11 @@ pub struct VerifyReport {
 
 pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
-    let sf = StateFile::load(&ws.state_path)?;
+    let sf = match StateFile::load(&ws.state_path) {
+        Ok(sf) => sf,
+        Err(Error::Conflicted { .. }) => return conflicted(&ws, ctx),
+        Err(e) => return Err(e.into()),
+    };
     let outcome = checks::all(&Subject {
         sf: &sf,
         ws: &ws,
@@ -66,6 +71,23 @@ pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         ctx.out.data(&human(&report, &ws.display_state()))?;
     }
     Ok(if report.ok { Outcome::Ok } else { Outcome::No })
+}
+
+/// A merge left half done: the regions as CK123 findings, nothing else
+/// (the file cannot be read until it is resolved); exit 65.
+fn conflicted(ws: &Workspace, ctx: &Ctx) -> anyhow::Result<Outcome> {
+    let text = crate::fsutil::read_text(&ws.state_path, crate::state::MAX_FILE_BYTES)?;
+    let report = VerifyReport {
+        ok: false,
+        checkpoint: None,
+        errors: checks::conflicts(&text, &ws.display_state()),
+        warnings: Vec::new(),
+        notes: Vec::new(),
+        probe: None,
+    };
+    ctx.out.json(&report)?;
+    ctx.out.data(&human(&report, &ws.display_state()))?;
+    Ok(Outcome::BadData)
 }
 
 fn human(r: &VerifyReport, path: &str) -> String {

@@ -30,6 +30,10 @@ pub struct InitReport {
     pub gitignore_updated: bool,
     pub templates_dir: Option<String>,
     pub templates_written: Vec<String>,
+    /// `.gitattributes` names ctxkeep's merge driver now (this run added it).
+    pub merge_driver_attributes_added: bool,
+    /// The repository's local git config defines the driver now (this run added it).
+    pub merge_driver_config_added: bool,
     /// The file had no ctxkeep front matter before (new or added to).
     #[serde(skip)]
     pub fresh: bool,
@@ -47,6 +51,8 @@ pub struct Settings {
     pub stages: Option<Vec<Stage>>,
     /// Copy the default templates into the project's template folder.
     pub eject_templates: bool,
+    /// Leave git's merge driver alone (`--no-merge-driver`).
+    pub no_merge_driver: bool,
 }
 
 /// Creates the state file (or adds ctxkeep's front matter to an existing
@@ -182,6 +188,11 @@ pub fn init(ws: &Workspace, args: Settings, out: &Output) -> anyhow::Result<Init
         sf.save()?
     };
     let gitignore_updated = ignore_data_dir(&ws.root).unwrap_or(false);
+    let driver = if args.no_merge_driver {
+        super::merge::DriverSetup::default()
+    } else {
+        super::merge::setup_driver(ws)?
+    };
     drop(lock);
 
     let config = crate::config::Config::from_front(&sf.fm);
@@ -198,6 +209,8 @@ pub fn init(ws: &Workspace, args: Settings, out: &Output) -> anyhow::Result<Init
         gitignore_updated,
         templates_dir: sf.fm.templates.clone(),
         templates_written,
+        merge_driver_attributes_added: driver.gitattributes_updated,
+        merge_driver_config_added: driver.config_updated,
     })
 }
 

@@ -6,6 +6,7 @@ pub mod agent_hook;
 pub mod gutter;
 pub mod hook_setup;
 pub mod init;
+pub mod merge;
 pub mod record;
 pub mod resume;
 pub mod tracking;

@@ -217,6 +217,7 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
         git,
         budget,
         observed,
+        merged: Vec::new(),
         digest: String::new(),
     };
     redact_record(&mut record)?;

@@ -16,6 +16,7 @@ use crate::error::Error;
 use crate::stages::Stage;
 use crate::yaml_emit::{emit_key, normalize_newlines};
 
+pub mod conflicts;
 mod front_matter;
 pub use front_matter::parse_user_yaml;
 use front_matter::*;
@@ -123,7 +124,22 @@ impl StateFile {
             },
             other => other,
         })?;
+        Self::refuse_conflicts(path, &text)?;
         Self::parse(path, text)
+    }
+
+    /// Fails with one line naming the lines when git's conflict markers
+    /// are anywhere in the text (front matter included): a merge left half
+    /// done must read as that, not as a YAML error.
+    pub fn refuse_conflicts(path: &Path, text: &str) -> Result<(), Error> {
+        let regions = conflicts::regions(text);
+        if regions.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Conflicted {
+            path: path.to_path_buf(),
+            lines: conflicts::describe(&regions),
+        })
     }
 
     pub fn parse(path: &Path, text: String) -> Result<StateFile, Error> {
@@ -239,6 +255,77 @@ impl StateFile {
         self.mapping = mapping;
         self.fm = fm;
         Ok(())
+    }
+
+    /// The exact text of a top-level key's block (`key: ...` and its
+    /// indented lines), as written.
+    pub fn key_text(&self, key: &str) -> Option<String> {
+        let f = self.front.as_ref()?;
+        find_key_block(&f.text, key).map(|(s, e)| f.text[s..e].to_string())
+    }
+
+    /// Replaces a top-level key's block by `block` (exact text, `None`
+    /// removes it), leaving every other byte as it was. Verified by re-parsing.
+    pub fn set_key_text(&mut self, key: &str, block: Option<&str>) -> Result<(), Error> {
+        let nl = self.newline;
+        let block = block.map(|b| {
+            let b = normalize_newlines(b, nl);
+            if b.ends_with('\n') {
+                b
+            } else {
+                format!("{b}{nl}")
+            }
+        });
+        let old = self
+            .front
+            .as_ref()
+            .map(|f| f.text.clone())
+            .unwrap_or_default();
+        let text = replace_key_block(&old, key, block.as_deref(), nl);
+        let first_line = self.front.as_ref().map(|f| f.first_line).unwrap_or(2);
+        let (mapping, fm) = parse_front(&self.path, &text, first_line)?;
+        let front = self.front.get_or_insert_with(|| Front {
+            open: format!("---{nl}"),
+            text: String::new(),
+            close: format!("---{nl}"),
+            first_line: 2,
+        });
+        front.text = text;
+        self.mapping = mapping;
+        self.fm = fm;
+        Ok(())
+    }
+
+    /// Writes both sides of a key that a merge could not settle between
+    /// git's conflict markers, in place of the key. The file no longer
+    /// parses until someone picks one: the last edit before rendering.
+    pub fn mark_key_conflict(&mut self, key: &str, ours: Option<&str>, theirs: Option<&str>) {
+        let nl = self.newline;
+        let line = |b: Option<&str>| {
+            let b = normalize_newlines(b.unwrap_or(""), nl);
+            if b.is_empty() || b.ends_with('\n') {
+                b
+            } else {
+                format!("{b}{nl}")
+            }
+        };
+        let block = format!(
+            "<<<<<<< ours{nl}{}======={nl}{}>>>>>>> theirs{nl}",
+            line(ours),
+            line(theirs)
+        );
+        if let Some(f) = self.front.as_mut() {
+            f.text = replace_key_block(&f.text, key, Some(&block), nl);
+        }
+    }
+
+    /// The body with the marked block's content left out (the markers
+    /// kept): the user's prose alone, for a three-way text merge.
+    pub fn prose(&self) -> String {
+        match managed_block_range(&self.body) {
+            Ok(Some((s, e))) => format!("{}{}", &self.body[..s], &self.body[e..]),
+            _ => self.body.clone(),
+        }
     }
 
     /// Replaces what is between the ctxkeep markers in the body (appending a

@@ -109,6 +109,8 @@ struct Init {
     gitignore_updated: bool,
     templates_dir: Option<String>,
     templates_written: Vec<String>,
+    merge_driver_attributes_added: bool,
+    merge_driver_config_added: bool,
 }
 
 #[derive(Debug, Deserialize)]

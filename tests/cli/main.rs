@@ -15,6 +15,7 @@ mod init;
 mod json;
 mod lifecycle;
 mod log;
+mod merge;
 mod resume;
 mod secrets;
 mod sessions;

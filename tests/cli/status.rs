@@ -22,6 +22,7 @@ struct Status {
     updated_at: Option<String>,
     last_checkpoint: Option<CheckpointRef>,
     gutter: Vec<serde_json::Value>,
+    merged: Vec<serde_json::Value>,
     acknowledged: bool,
     last_session: Option<SessionRef>,
     stuck: Option<Stuck>,

@@ -398,9 +398,20 @@ fn a_fresh_clone_verifies_without_creating_local_data() {
     let state = dest.join("project-state.md");
     let (v, code) = p.json(&["verify", "--state", state.to_str().unwrap()]);
     assert_eq!(code, 0, "{v}");
-    assert_eq!(v["warnings"], serde_json::json!([]));
+    // The clone has .gitattributes but not the driver's local config.
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["warnings"][0]["code"], "CK510");
     assert_eq!(v["notes"], serde_json::json!([]));
     assert!(!dest.join(".ctxkeep").exists(), "verify created .ctxkeep");
+    // In CI, where a checkout never merges, it is a note.
+    let out = p
+        .ctxkeep(&["--json", "verify", "--state", state.to_str().unwrap()])
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["warnings"], serde_json::json!([]), "{v}");
+    assert!(v["notes"][0].as_str().unwrap().contains("CK510"), "{v}");
 
     // A shallow clone lacks the recorded HEAD: a note, not an error.
     let shallow = clone.path().join("s");

@@ -1,0 +1,37 @@
+//! `ctxkeep merge-file BASE OURS THEIRS [PATH]`: git's merge driver.
+
+use super::{Ctx, Outcome};
+use crate::cli::MergeFileArgs;
+use crate::services::merge;
+
+pub fn run(args: MergeFileArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
+    let report = merge::merge_file(
+        &args.base,
+        &args.ours,
+        &args.theirs,
+        args.path.as_deref(),
+        &ctx.out,
+    )?;
+    ctx.out.json(&report)?;
+    if let Some(why) = &report.fallback {
+        ctx.out
+            .warn(&format!("{}: merged as plain text ({why})", report.path));
+    }
+    for c in &report.conflicts {
+        ctx.out.warn(&format!(
+            "{}: conflict left in the {c}: both sides changed it; edit the marked lines, then `git add {}`",
+            report.path, report.path
+        ));
+    }
+    if let Some(id) = &report.merged_checkpoint {
+        ctx.out.info(&format!(
+            "{}: both lines of work kept in merged checkpoint {id}",
+            report.path
+        ));
+    }
+    Ok(if report.conflicts.is_empty() {
+        Outcome::Ok
+    } else {
+        Outcome::No
+    })
+}
