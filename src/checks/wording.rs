@@ -246,8 +246,10 @@ fn placeholders(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
         if let Some(m) = MARKER.find(line) {
             // "TODO: run the tests" as a next action is a tag before a real
             // instruction, not a marker left in.
-            if t.field == "next_action" && m.as_str().trim_end().ends_with(':') {
-                let after = &line[m.end()..];
+            let rest = &line[m.end()..];
+            let tagged = m.as_str().trim_end().ends_with(':') || rest.starts_with(':');
+            if t.field == "next_action" && tagged {
+                let after = rest.trim_start_matches(':');
                 if after.split_whitespace().count() >= 2 {
                     continue;
                 }
