@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::checkpoint::Fields;
+use crate::compaction::StagesAgainst;
 use crate::config::Config;
 use crate::output::Output;
 use crate::session::{self, CountState, Session, Source};
@@ -22,7 +23,20 @@ pub struct Report {
     pub session: String,
     pub tokens: Option<u64>,
     pub window: u64,
+    /// Percent of the window.
     pub percent: Option<f64>,
+    /// Tokens at which the agent compacts on its own (the window when no
+    /// agent is known); see src/compaction.rs.
+    pub limit: u64,
+    /// Percent of the limit.
+    pub limit_percent: Option<f64>,
+    /// Where the limit comes from: `window`, `front-matter`, `default` (the
+    /// agent's own), `env:NAME`, `config:PATH`.
+    pub limit_source: String,
+    /// Why a configured limit was not used, when one was not.
+    pub limit_note: Option<String>,
+    /// What stage percents are of: `limit` or `window`.
+    pub stages_against: &'static str,
     pub source: Option<Source>,
     /// The highest stage reached, by name.
     pub stage: Option<String>,
@@ -53,18 +67,61 @@ impl From<&FiredStage> for Fired {
 }
 
 impl Report {
-    pub fn of(session: &Session, stages: &[Stage], fired: Vec<Fired>) -> Report {
+    pub fn of(session: &Session, config: &Config, fired: Vec<Fired>) -> Report {
         Report {
             session: session.id.clone(),
             tokens: session.tokens,
             window: session.window,
             percent: session.percent,
+            limit: session.limit(),
+            limit_percent: session.stage_percent(StagesAgainst::Limit),
+            limit_source: session.limit_source().to_string(),
+            limit_note: session.limit_note.clone(),
+            stages_against: stages_against_name(config.stages_against),
             source: Some(session.source),
-            stage: crate::stages::reached(stages, session.percent).map(Stage::name),
+            stage: crate::stages::reached(
+                &config.stages,
+                session.stage_percent(config.stages_against),
+            )
+            .map(Stage::name),
             fired,
             handoff_due: session.handoff_due,
             messages: session.messages,
         }
+    }
+
+    /// A session nothing has tracked yet: its window and the limit it would
+    /// have without an agent.
+    pub fn untracked(id: &str, config: &Config) -> Report {
+        let limit = crate::compaction::limit(&crate::compaction::Query {
+            agent: None,
+            window: config.window,
+            project: std::path::Path::new("."),
+            front: Some(&config.compaction),
+        });
+        Report {
+            session: id.to_string(),
+            tokens: None,
+            window: config.window,
+            percent: None,
+            limit: limit.tokens,
+            limit_percent: None,
+            limit_source: limit.source,
+            limit_note: limit.note,
+            stages_against: stages_against_name(config.stages_against),
+            source: None,
+            stage: None,
+            fired: Vec::new(),
+            handoff_due: false,
+            messages: None,
+        }
+    }
+}
+
+pub fn stages_against_name(a: StagesAgainst) -> &'static str {
+    match a {
+        StagesAgainst::Limit => "limit",
+        StagesAgainst::Window => "window",
     }
 }
 
@@ -94,6 +151,17 @@ pub enum Reading {
         window: Option<u64>,
         model: Option<String>,
         transcript: Option<String>,
+    },
+    /// A figure an agent states outside its transcript (Claude Code's
+    /// `SessionStart` `context_tokens` and `model`, a figure from a Codex
+    /// `Stop`): exact, recorded like a transcript's, and measured against
+    /// that agent's limit. `tokens: None` keeps the last figure.
+    Stated {
+        agent: Agent,
+        tokens: Option<u64>,
+        model: Option<String>,
+        /// The window, when the agent states it.
+        window: Option<u64>,
     },
     /// Only `--messages`: the figure stays.
     Unchanged,
@@ -199,12 +267,35 @@ pub fn apply(
             s.transcript = transcript.or(s.transcript.take());
             s.model = model.or(s.model.take());
         }
+        Reading::Stated {
+            agent,
+            tokens,
+            model,
+            window,
+        } => {
+            if model.is_some() {
+                s.model = model;
+            }
+            let window = reading_window(&opts, &s, window, s.model.as_deref(), sf, config);
+            s.set_tokens(tokens.or(s.tokens), window);
+            s.source = Source::Usage;
+            s.agent = Some(agent.to_string());
+        }
         Reading::Unchanged => {
             if let Some(w) = opts.window {
                 s.set_tokens(s.tokens, w);
             }
         }
     }
+    // Where the agent compacts on its own, read afresh each time (its
+    // configuration may have changed); only the known agent's files.
+    let agent = s.agent.as_deref().and_then(|a| a.parse::<Agent>().ok());
+    s.set_limit(crate::compaction::limit(&crate::compaction::Query {
+        agent,
+        window: s.window,
+        project: &ws.root,
+        front: Some(&config.compaction),
+    }));
     // Truncation: the message count can only grow within a session.
     let previous_messages = s.messages;
     let truncated =
@@ -220,7 +311,12 @@ pub fn apply(
             kept: s.fired.clone(),
         }
     } else {
-        crate::stages::step(&config.stages, &s.fired, s.percent, compacted)
+        crate::stages::step(
+            &config.stages,
+            &s.fired,
+            s.stage_percent(config.stages_against),
+            compacted,
+        )
     };
     let checkpoint_id = match step.checkpoint_stage() {
         Some(stage) => {
@@ -263,6 +359,7 @@ pub fn apply(
             json!({
                 "session": s.id, "stage": f.name, "at": f.at, "action": f.action,
                 "tokens": s.tokens, "window": s.window, "percent": s.percent,
+                "limit": s.limit(), "limit_percent": s.limit_percent,
                 "checkpoint": f.checkpoint,
             }),
         );
@@ -325,6 +422,7 @@ pub fn instructions(
                 "stage.md",
                 json!({
                     "percent": s.percent, "tokens": s.tokens, "window": s.window,
+                    "limit": s.limit(), "limit_percent": s.limit_percent,
                     "stage": { "name": f.name, "action": f.action, "at": f.at },
                     "checkpoint": f.checkpoint,
                 }),

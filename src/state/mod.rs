@@ -28,7 +28,7 @@ pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
 /// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
-pub const KNOWN_KEYS: [&str; 12] = [
+pub const KNOWN_KEYS: [&str; 13] = [
     "ctxkeep",
     "model",
     "window",
@@ -39,6 +39,7 @@ pub const KNOWN_KEYS: [&str; 12] = [
     "resume_max_tokens",
     "models",
     "max_handoffs_without_progress",
+    "compaction",
     "checkpoint",
     "history",
 ];
@@ -62,6 +63,9 @@ pub struct FrontMatter {
     /// `resume` refuses (exit 1) once more handoffs than this in a row
     /// resumed the same next action with no new commit (unset: never).
     pub max_handoffs_without_progress: Option<u32>,
+    /// Where each agent compacts on its own, overriding what ctxkeep reads
+    /// from the agent's configuration, and what stages are measured against.
+    pub compaction: Option<crate::compaction::CompactionConfig>,
     pub checkpoint: Option<Checkpoint>,
     pub history: Option<Vec<HistoryEntry>>,
 }

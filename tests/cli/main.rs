@@ -13,6 +13,7 @@ mod hostile;
 mod init;
 mod json;
 mod lifecycle;
+mod limits;
 mod log;
 mod resume;
 mod secrets;
