@@ -431,3 +431,74 @@ pub fn instructions(
         .collect::<Result<Vec<_>, _>>()?;
     Ok(texts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stated_figure_is_measured_against_its_agents_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("project-state.md");
+        std::fs::write(
+            &state,
+            "---\nctxkeep: 1\nwindow: 200000\nstages:\n  - {at: 80, action: warn}\ncompaction:\n  claude-code: 160000\n---\n# x\n",
+        )
+        .unwrap();
+        let out = Output {
+            json: false,
+            quiet: true,
+        };
+        let ws = Workspace {
+            state_path: state.clone(),
+            root: dir.path().to_path_buf(),
+            data_dir: dir.path().join(".ctxkeep"),
+            lock_timeout: std::time::Duration::from_secs(5),
+            out,
+        };
+        let sf = StateFile::load(&state).unwrap();
+        let config = Config::from_front(&sf.fm);
+        let stated = |tokens| Reading::Stated {
+            agent: Agent::ClaudeCode,
+            tokens,
+            model: Some("claude-opus-4-6".into()),
+            window: None,
+        };
+        let a = apply(
+            &ws,
+            &sf,
+            &config,
+            "s1",
+            stated(Some(140_000)),
+            Options::default(),
+            &out,
+        )
+        .unwrap();
+        let s = &a.session;
+        assert_eq!(
+            (s.percent, s.limit(), s.limit_percent),
+            (Some(70.0), 160_000, Some(87.5))
+        );
+        assert_eq!(s.limit_source(), "front-matter");
+        assert_eq!(s.agent.as_deref(), Some("claude-code"));
+        let fired: Vec<&str> = a.fired.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            fired,
+            ["stage-80"],
+            "87.5 % of the limit, 70 % of the window"
+        );
+        // No figure: the last one stays, and nothing fires twice.
+        let a = apply(
+            &ws,
+            &sf,
+            &config,
+            "s1",
+            stated(None),
+            Options::default(),
+            &out,
+        )
+        .unwrap();
+        assert_eq!(a.session.tokens, Some(140_000));
+        assert!(a.fired.is_empty());
+    }
+}
