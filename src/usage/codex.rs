@@ -531,6 +531,29 @@ mod tests {
     }
 
     #[test]
+    fn the_order_codex_0_169_writes_around_a_compaction() {
+        // As captured from Codex 0.169: the compaction request's record and its token_count,
+        // then `compacted`, then Codex's estimate with no input of its own.
+        let mut lines = vec![
+            task_started(W190),
+            turn_context("gpt-5.5"),
+            usage_record(THREAD, "r1", 150_000, 20),
+            function_call_output(),
+            token_count((150_000, 0, 20, 150_020), 150_020, W190),
+            usage_record(THREAD, "rc", 9_582, 20),
+            token_count((9_582, 0, 20, 9_602), 159_622, W190),
+            compacted_by("rc"),
+            turn_context("gpt-5.5"),
+        ];
+        assert_eq!(read_rollout(&lines).tokens, None);
+        lines.push(token_count((0, 0, 0, 6_912), 159_622, W190));
+        let u = read_rollout(&lines);
+        assert_eq!((u.tokens, u.compacted), (Some(6_912), true));
+        lines.push(usage_record(THREAD, "r2", 3_000, 20));
+        assert_eq!(read_rollout(&lines).tokens, Some(3_020));
+    }
+
+    #[test]
     fn malformed_lines_are_counted() {
         let u = read_lines(&[
             session_meta(),
