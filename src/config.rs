@@ -31,6 +31,11 @@ pub struct Config {
     pub templates: Option<String>,
     /// Gutter detection's limits; None when `gutter: false`.
     pub gutter: Option<crate::observe::GutterLimits>,
+    /// The front matter's `compaction:` limits (each agent's own
+    /// configuration decides where it says nothing).
+    pub compaction: crate::compaction::CompactionConfig,
+    /// Stage percents are of the usable limit (default) or of the window.
+    pub stages_against: crate::compaction::StagesAgainst,
     /// The config's `models:` overrides of the model table.
     pub model_overrides: std::collections::BTreeMap<String, crate::models::ModelOverride>,
 }
@@ -82,6 +87,12 @@ impl Config {
                 .unwrap_or(DEFAULT_SESSIONS_KEPT),
             max_handoffs_without_progress: fm.max_handoffs_without_progress,
             templates: fm.templates.clone(),
+            compaction: fm.compaction.clone().unwrap_or_default(),
+            stages_against: fm
+                .compaction
+                .as_ref()
+                .and_then(|c| c.stages)
+                .unwrap_or_default(),
             model_overrides: fm.models.clone().unwrap_or_default(),
         }
     }

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod clock;
 pub mod codes;
 pub mod commands;
+pub mod compaction;
 pub mod config;
 pub mod error;
 pub mod events;

@@ -94,6 +94,19 @@ pub struct Session {
     /// Gemini: a session start whose prompt waits for the first real prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_start: Option<String>,
+    /// Tokens at which the agent compacts on its own (src/compaction.rs);
+    /// None in records written before limits, read as the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+    /// Percent of the limit, rounded to one decimal; None with `tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_percent: Option<f64>,
+    /// Where the limit comes from (see `compaction::Limit::source`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_source: Option<String>,
+    /// Why a configured limit was not used, when one was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_note: Option<String>,
 }
 
 impl Session {
@@ -117,14 +130,46 @@ impl Session {
             seen_checkpoint: None,
             gutter: Vec::new(),
             pending_start: None,
+            limit: None,
+            limit_percent: None,
+            limit_source: None,
+            limit_note: None,
         }
     }
 
-    /// Sets the figure and recomputes the percent.
+    /// Sets the figure and recomputes both percents.
     pub fn set_tokens(&mut self, tokens: Option<u64>, window: u64) {
         self.tokens = tokens;
         self.window = window;
         self.percent = tokens.map(|t| percent(t, window));
+        self.limit_percent = tokens.map(|t| percent(t, self.limit()));
+    }
+
+    /// Sets the usable limit and recomputes its percent.
+    pub fn set_limit(&mut self, limit: crate::compaction::Limit) {
+        self.limit = Some(limit.tokens);
+        self.limit_source = Some(limit.source);
+        self.limit_note = limit.note;
+        self.limit_percent = self.tokens.map(|t| percent(t, limit.tokens));
+    }
+
+    /// The usable limit: the window for records written before limits.
+    pub fn limit(&self) -> u64 {
+        self.limit.unwrap_or(self.window)
+    }
+
+    /// Where the limit comes from.
+    pub fn limit_source(&self) -> &str {
+        self.limit_source.as_deref().unwrap_or("window")
+    }
+
+    /// The percent stages are measured with: of the limit (the default), or
+    /// of the window.
+    pub fn stage_percent(&self, against: crate::compaction::StagesAgainst) -> Option<f64> {
+        match against {
+            crate::compaction::StagesAgainst::Limit => self.limit_percent.or(self.percent),
+            crate::compaction::StagesAgainst::Window => self.percent,
+        }
     }
 
     pub fn budget(&self) -> Option<crate::checkpoint::Budget> {

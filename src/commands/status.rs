@@ -61,18 +61,8 @@ pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let s = session::load(&ws, &id)?;
     let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
     let report = match &s {
-        Some(s) => Report::of(s, &config.stages, s.fired.iter().map(Fired::from).collect()),
-        None => Report {
-            session: id.clone(),
-            tokens: None,
-            window: config.window,
-            percent: None,
-            source: None,
-            stage: None,
-            fired: Vec::new(),
-            handoff_due: false,
-            messages: None,
-        },
+        Some(s) => Report::of(s, &config, s.fired.iter().map(Fired::from).collect()),
+        None => Report::untracked(&id, &config),
     };
     let chain = crate::chain::read(&ws).unwrap_or_else(|e| {
         ctx.out
@@ -125,6 +115,30 @@ fn still_stuck(ws: &Workspace, sf: &StateFile, last: &crate::chain::Link) -> boo
         && crate::git::head(&ws.root).ok().flatten() == last.record.head
 }
 
+/// Where the agent compacts and how full that is; stages are measured
+/// against it unless the front matter says `stages: window`.
+fn limit_line(r: &Report) -> String {
+    let of = match r.limit_percent {
+        Some(p) if r.limit != r.window => format!("{} % of ", fmt_num(p)),
+        _ => String::new(),
+    };
+    let what = match r.limit_source.as_str() {
+        "window" => "the window".to_string(),
+        "front-matter" => "set in the front matter".to_string(),
+        "default" => "the agent's default".to_string(),
+        other => other.to_string(),
+    };
+    let mut line = format!(
+        "limit: {of}{} tokens ({what}); stages measured against the {}\n",
+        thousands(r.limit),
+        r.stages_against
+    );
+    if let Some(note) = &r.limit_note {
+        line.push_str(&format!("limit note: {note}\n"));
+    }
+    line
+}
+
 fn human(st: &StatusReport) -> String {
     let r = &st.report;
     let mut text = String::new();
@@ -151,6 +165,10 @@ fn human(st: &StatusReport) -> String {
     };
     text.push_str(&gauge_line);
     text.push('\n');
+    // The window is the limit of a session no agent wrote: nothing to add.
+    if st.tracked && (r.limit_source != "window" || r.limit_note.is_some()) {
+        text.push_str(&limit_line(r));
+    }
     if st.tracked {
         let stage = match &r.stage {
             Some(name) => {

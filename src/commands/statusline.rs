@@ -23,6 +23,10 @@ struct View {
     tokens: Option<u64>,
     window: u64,
     percent: Option<f64>,
+    /// Tokens at which the agent compacts on its own (src/compaction.rs).
+    limit: u64,
+    limit_percent: Option<f64>,
+    limit_source: String,
     /// The highest stage reached, by name.
     stage: Option<String>,
     handoff_due: bool,
@@ -87,7 +91,8 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
         },
     )?;
     let s = applied.session;
-    let stage = crate::stages::reached(&config.stages, s.percent).map(Stage::name);
+    let stage = crate::stages::reached(&config.stages, s.stage_percent(config.stages_against))
+        .map(Stage::name);
     let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
 
     let mut parts = vec![
@@ -115,11 +120,18 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
         },
         None => "no checkpoint".into(),
     });
+    // Where the agent compacts, when that is not the window's end.
+    if let (Some(p), true) = (s.limit_percent, s.limit() != s.window) {
+        parts.push(format!("{} % of {} limit", fmt_num(p), short(s.limit())));
+    }
     Ok(View {
         session: s.id.clone(),
         tokens: s.tokens,
         window: s.window,
         percent: s.percent,
+        limit: s.limit(),
+        limit_percent: s.stage_percent(crate::compaction::StagesAgainst::Limit),
+        limit_source: s.limit_source().to_string(),
         stage,
         handoff_due: s.handoff_due,
         last_checkpoint,

@@ -73,11 +73,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let s = &applied.session;
 
     let output = TrackOutput {
-        report: Report::of(
-            s,
-            &config.stages,
-            applied.fired.iter().map(Fired::from).collect(),
-        ),
+        report: Report::of(s, &config, applied.fired.iter().map(Fired::from).collect()),
         rearmed: applied.rearmed.clone(),
         truncation_suspected: applied.truncated,
         transcript: applied.transcript,
@@ -233,6 +229,13 @@ fn print_human(o: &TrackOutput, ctx: &Ctx, previous_messages: Option<u64>) {
             ),
         },
     };
+    if let (Some(p), true) = (r.limit_percent, r.limit != r.window) {
+        line.push_str(&format!(
+            " · {} % of the {} limit",
+            fmt_num(p),
+            thousands(r.limit)
+        ));
+    }
     if let Some(stage) = &r.stage {
         line.push_str(&format!(" · {stage}"));
     }

@@ -223,7 +223,27 @@ impl Hook {
     /// figure is recorded without firing stages: their instructions could
     /// not reach the model now, and one checkpoint is enough.
     fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
-        let budget = match self.update(true)? {
+        let applied = self.update(true)?;
+        // Gemini fires PreCompress before nearly every model call, and
+        // compresses only past its threshold (the session's limit).
+        if self.agent == Agent::Gemini {
+            if let Some(s) = applied.as_ref().map(|a| &a.session) {
+                if s.tokens.is_some_and(|t| t < s.limit()) {
+                    let lock = self.ws.lock()?;
+                    self.log(
+                        &lock,
+                        "checkpoint_skipped",
+                        json!({
+                            "trigger": "pre-compact", "session": self.session, "agent": self.agent,
+                            "why": format!("below Gemini's compression point ({} of {} tokens)",
+                                s.tokens.unwrap_or(0), s.limit()),
+                        }),
+                    );
+                    return Ok(());
+                }
+            }
+        }
+        let budget = match applied {
             Some(applied) => applied.session.budget(),
             None => session::load(&self.ws, &self.session)?.and_then(|s| s.budget()),
         };
@@ -260,6 +280,26 @@ impl Hook {
     ///   only a short note, and only when the checkpoint changed since this
     ///   agent session last saw it.
     fn session_start(&self, source: &str) -> anyhow::Result<Option<String>> {
+        // Claude Code says how large a restored conversation is, and the model.
+        if self.payload.context_tokens.is_some() {
+            tracking::apply(
+                &self.ws,
+                &self.sf,
+                &self.config,
+                &self.session,
+                Reading::Stated {
+                    agent: self.agent,
+                    tokens: self.payload.context_tokens,
+                    model: self.payload.model.clone(),
+                    window: None,
+                },
+                Options {
+                    record_only: true,
+                    ..Options::default()
+                },
+                &self.out,
+            )?;
+        }
         let lock = self.ws.lock()?;
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));

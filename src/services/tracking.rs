@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::checkpoint::{Checkpoint, Fields};
+use crate::compaction::StagesAgainst;
 use crate::config::Config;
 use crate::output::Output;
 use crate::session::{self, CountState, Session, Source};
@@ -23,7 +24,20 @@ pub struct Report {
     pub session: String,
     pub tokens: Option<u64>,
     pub window: u64,
+    /// Percent of the window.
     pub percent: Option<f64>,
+    /// Tokens at which the agent compacts on its own (the window when no
+    /// agent is known); see src/compaction.rs.
+    pub limit: u64,
+    /// Percent of the limit.
+    pub limit_percent: Option<f64>,
+    /// Where the limit comes from: `window`, `front-matter`, `default` (the
+    /// agent's own), `env:NAME`, `config:PATH`.
+    pub limit_source: String,
+    /// Why a configured limit was not used, when one was not.
+    pub limit_note: Option<String>,
+    /// What stage percents are of: `limit` or `window`.
+    pub stages_against: &'static str,
     pub source: Option<Source>,
     /// The highest stage reached, by name.
     pub stage: Option<String>,
@@ -54,18 +68,61 @@ impl From<&FiredStage> for Fired {
 }
 
 impl Report {
-    pub fn of(session: &Session, stages: &[Stage], fired: Vec<Fired>) -> Report {
+    pub fn of(session: &Session, config: &Config, fired: Vec<Fired>) -> Report {
         Report {
             session: session.id.clone(),
             tokens: session.tokens,
             window: session.window,
             percent: session.percent,
+            limit: session.limit(),
+            limit_percent: session.stage_percent(StagesAgainst::Limit),
+            limit_source: session.limit_source().to_string(),
+            limit_note: session.limit_note.clone(),
+            stages_against: stages_against_name(config.stages_against),
             source: Some(session.source),
-            stage: crate::stages::reached(stages, session.percent).map(Stage::name),
+            stage: crate::stages::reached(
+                &config.stages,
+                session.stage_percent(config.stages_against),
+            )
+            .map(Stage::name),
             fired,
             handoff_due: session.handoff_due,
             messages: session.messages,
         }
+    }
+
+    /// A session nothing has tracked yet: its window and the limit it would
+    /// have without an agent.
+    pub fn untracked(id: &str, config: &Config) -> Report {
+        let limit = crate::compaction::limit(&crate::compaction::Query {
+            agent: None,
+            window: config.window,
+            project: std::path::Path::new("."),
+            front: Some(&config.compaction),
+        });
+        Report {
+            session: id.to_string(),
+            tokens: None,
+            window: config.window,
+            percent: None,
+            limit: limit.tokens,
+            limit_percent: None,
+            limit_source: limit.source,
+            limit_note: limit.note,
+            stages_against: stages_against_name(config.stages_against),
+            source: None,
+            stage: None,
+            fired: Vec::new(),
+            handoff_due: false,
+            messages: None,
+        }
+    }
+}
+
+pub fn stages_against_name(a: StagesAgainst) -> &'static str {
+    match a {
+        StagesAgainst::Limit => "limit",
+        StagesAgainst::Window => "window",
     }
 }
 
@@ -95,6 +152,17 @@ pub enum Reading {
         window: Option<u64>,
         model: Option<String>,
         transcript: Option<String>,
+    },
+    /// A figure an agent states outside its transcript (Claude Code's
+    /// `SessionStart` `context_tokens` and `model`, a figure from a Codex
+    /// `Stop`): exact, recorded like a transcript's, and measured against
+    /// that agent's limit. `tokens: None` keeps the last figure.
+    Stated {
+        agent: Agent,
+        tokens: Option<u64>,
+        model: Option<String>,
+        /// The window, when the agent states it.
+        window: Option<u64>,
     },
     /// Only `--messages`: the figure stays.
     Unchanged,
@@ -146,7 +214,7 @@ pub fn apply(
         .unwrap_or_else(|| Session::new(id, config.window));
     let mut compacted = false;
     let mut info = None;
-    let (transcript_path, agent) = match &reading {
+    let (transcript_path, transcript_agent) = match &reading {
         Reading::Transcript(usage, path) => (Some(path.clone()), Some(usage.agent)),
         _ => (None, None),
     };
@@ -207,12 +275,35 @@ pub fn apply(
             s.transcript = transcript.or(s.transcript.take());
             s.model = model.or(s.model.take());
         }
+        Reading::Stated {
+            agent,
+            tokens,
+            model,
+            window,
+        } => {
+            if model.is_some() {
+                s.model = model;
+            }
+            let window = reading_window(&opts, &s, window, s.model.as_deref(), sf, config);
+            s.set_tokens(tokens.or(s.tokens), window);
+            s.source = Source::Usage;
+            s.agent = Some(agent.to_string());
+        }
         Reading::Unchanged => {
             if let Some(w) = opts.window {
                 s.set_tokens(s.tokens, w);
             }
         }
     }
+    // Where the agent compacts on its own, read afresh each time (its
+    // configuration may have changed); only the known agent's files.
+    let agent = s.agent.as_deref().and_then(|a| a.parse::<Agent>().ok());
+    s.set_limit(crate::compaction::limit(&crate::compaction::Query {
+        agent,
+        window: s.window,
+        project: &ws.root,
+        front: Some(&config.compaction),
+    }));
     // Truncation: the message count can only grow within a session.
     let previous_messages = s.messages;
     let truncated =
@@ -228,7 +319,12 @@ pub fn apply(
             kept: s.fired.clone(),
         }
     } else {
-        crate::stages::step(&config.stages, &s.fired, s.percent, compacted)
+        crate::stages::step(
+            &config.stages,
+            &s.fired,
+            s.stage_percent(config.stages_against),
+            compacted,
+        )
     };
     let mut recorded = sf.fm.checkpoint.clone();
     let checkpoint_id = match step.checkpoint_stage() {
@@ -236,7 +332,8 @@ pub fn apply(
             // Read only when a stage asks for a checkpoint (rare): what the
             // session did, from the transcript the reading came from.
             let observed = transcript_path.as_deref().and_then(|p| {
-                super::record::observe_transcript(ws, std::path::Path::new(p), agent).ok()
+                super::record::observe_transcript(ws, std::path::Path::new(p), transcript_agent)
+                    .ok()
             });
             let written = super::record::write_new(
                 ws,
@@ -295,6 +392,7 @@ pub fn apply(
             json!({
                 "session": s.id, "stage": f.name, "at": f.at, "action": f.action,
                 "tokens": s.tokens, "window": s.window, "percent": s.percent,
+                "limit": s.limit(), "limit_percent": s.limit_percent,
                 "checkpoint": f.checkpoint,
             }),
         );
@@ -368,6 +466,7 @@ pub fn instructions(
                 "stage.md",
                 json!({
                     "percent": s.percent, "tokens": s.tokens, "window": s.window,
+                    "limit": s.limit(), "limit_percent": s.limit_percent,
                     "stage": { "name": f.name, "action": f.action, "at": f.at },
                     "checkpoint": f.checkpoint,
                     "recorded": applied.recorded,
@@ -401,4 +500,75 @@ pub fn count_source(
     let cursor = prev.filter(|p| p.path == abs).map(|p| &p.cursor);
     let (tokens, cursor) = crate::tokens::count_file_incremental(path, enc, cursor)?;
     Ok((tokens, Some(CountState { path: abs, cursor })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stated_figure_is_measured_against_its_agents_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("project-state.md");
+        std::fs::write(
+            &state,
+            "---\nctxkeep: 1\nwindow: 200000\nstages:\n  - {at: 80, action: warn}\ncompaction:\n  claude-code: 160000\n---\n# x\n",
+        )
+        .unwrap();
+        let out = Output {
+            json: false,
+            quiet: true,
+        };
+        let ws = Workspace {
+            state_path: state.clone(),
+            root: dir.path().to_path_buf(),
+            data_dir: dir.path().join(".ctxkeep"),
+            lock_timeout: std::time::Duration::from_secs(5),
+            out,
+        };
+        let sf = StateFile::load(&state).unwrap();
+        let config = Config::from_front(&sf.fm);
+        let stated = |tokens| Reading::Stated {
+            agent: Agent::ClaudeCode,
+            tokens,
+            model: Some("claude-opus-4-6".into()),
+            window: None,
+        };
+        let a = apply(
+            &ws,
+            &sf,
+            &config,
+            "s1",
+            stated(Some(140_000)),
+            Options::default(),
+            &out,
+        )
+        .unwrap();
+        let s = &a.session;
+        assert_eq!(
+            (s.percent, s.limit(), s.limit_percent),
+            (Some(70.0), 160_000, Some(87.5))
+        );
+        assert_eq!(s.limit_source(), "front-matter");
+        assert_eq!(s.agent.as_deref(), Some("claude-code"));
+        let fired: Vec<&str> = a.fired.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            fired,
+            ["stage-80"],
+            "87.5 % of the limit, 70 % of the window"
+        );
+        // No figure: the last one stays, and nothing fires twice.
+        let a = apply(
+            &ws,
+            &sf,
+            &config,
+            "s1",
+            stated(None),
+            Options::default(),
+            &out,
+        )
+        .unwrap();
+        assert_eq!(a.session.tokens, Some(140_000));
+        assert!(a.fired.is_empty());
+    }
 }

@@ -29,7 +29,7 @@ pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
 /// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
-pub const KNOWN_KEYS: [&str; 13] = [
+pub const KNOWN_KEYS: [&str; 14] = [
     "ctxkeep",
     "model",
     "window",
@@ -41,6 +41,7 @@ pub const KNOWN_KEYS: [&str; 13] = [
     "models",
     "max_handoffs_without_progress",
     "gutter",
+    "compaction",
     "checkpoint",
     "history",
 ];
@@ -75,6 +76,9 @@ pub struct FrontMatter {
     /// Gutter detection: `false` turns it off; `{same_failure, same_file}`
     /// sets its limits (defaults 3 and 10).
     pub gutter: Option<GutterSetting>,
+    /// Where each agent compacts on its own, overriding what ctxkeep reads
+    /// from the agent's configuration, and what stages are measured against.
+    pub compaction: Option<crate::compaction::CompactionConfig>,
     pub checkpoint: Option<Checkpoint>,
     pub history: Option<Vec<HistoryEntry>>,
 }

@@ -1,13 +1,24 @@
 //! Codex CLI rollout JSONL (docs/agents.md, "Codex CLI rollouts").
 //!
-//! Lines are `{timestamp, type, payload}`. Scanning from the end:
-//! * Context = `payload.info.last_token_usage.total_tokens` of the last `event_msg` whose
-//!   `payload.type == "token_count"` and `payload.info != null`. Never `total_token_usage`: it
-//!   is cumulative over the session.
-//! * Skipped as bogus (§2.4): `last_token_usage.input_tokens == 0` (around compaction Codex
-//!   writes all zeros with a huge `total_tokens`), and a total above the known window.
-//! * A `compacted` line or a `context_compacted` event met first means the context was reset:
-//!   tokens unknown until the next valid `token_count`.
+//! Lines are `{timestamp, type, payload}`. Scanning from the end, the first of these settles the
+//! figure:
+//! * A `token_usage_record` line (Codex 0.169 and later), written right after each response:
+//!   `payload.usage.total_tokens`. It is the freshest figure: the `token_count` event for the
+//!   same response comes only after the tool output, so a `PostToolUse` hook reading
+//!   `token_count` alone is one response late. Records of another thread (a subagent's response
+//!   forwarded into this rollout: `thread_id` other than the one in the file's name, or a
+//!   `parent_thread_id` when the name has none) are skipped, and so is the record of a
+//!   compaction's own request (its `response_id` is the `compacted` line's
+//!   `compaction_response_id`): its input is the old context.
+//! * The last `event_msg` whose `payload.type == "token_count"` and `payload.info != null`:
+//!   `payload.info.last_token_usage.total_tokens`. Never `total_token_usage`: it is cumulative
+//!   over the session.
+//! * Skipped as bogus (§2.4): `last_token_usage.input_tokens == 0` (around compaction older
+//!   builds write all zeros with a huge `total_tokens`), and a total above the known window.
+//! * A `compacted` line or a `context_compacted` event means the context was reset. A
+//!   `token_count` after it (before any response) is Codex's own estimate of the new size and
+//!   is taken even with `input_tokens == 0` while within the window; without one, tokens are
+//!   unknown until the next response.
 //! * Window = `info.model_context_window`, else `task_started`/`turn_started`
 //!   `.model_context_window`, else None (older builds write null; the caller's configuration or
 //!   model table decides). Model = the latest `turn_context.model`. Both are searched backwards
@@ -63,9 +74,33 @@ pub fn find_rollout(codex_home: &Path, thread_id: &str) -> Option<std::path::Pat
     None
 }
 
+/// The session's thread id from a rollout's name (`rollout-<time>-<uuid>.jsonl`).
+fn thread_id_of(path: &Path) -> Option<String> {
+    let stem = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
+    let id = stem.get(stem.len().checked_sub(36)?..)?;
+    let shape = id.char_indices().all(|(i, c)| match i {
+        8 | 13 | 18 | 23 => c == '-',
+        _ => c.is_ascii_hexdigit(),
+    });
+    (stem.starts_with("rollout-") && shape).then(|| id.to_ascii_lowercase())
+}
+
+/// A usage record of this rollout's own thread (not a subagent's forwarded into it).
+fn is_own_record(payload: &Map<String, Value>, own_thread: Option<&str>) -> bool {
+    match (own_thread, get_str(payload, "thread_id")) {
+        (Some(own), Some(thread)) => thread.eq_ignore_ascii_case(own),
+        _ => payload.get("parent_thread_id").is_none_or(Value::is_null),
+    }
+}
+
 /// The context of a `token_count` info, or None if it is bogus.
 fn valid_total(info: &Map<String, Value>, window: Option<u64>) -> Option<u64> {
-    let last = get_obj(info, "last_token_usage")?;
+    valid_usage(get_obj(info, "last_token_usage")?, window)
+}
+
+/// The context of one response's usage (`input + output`, as `total_tokens`), or None if it
+/// is bogus.
+fn valid_usage(last: &Map<String, Value>, window: Option<u64>) -> Option<u64> {
     let input = get_u64(last, "input_tokens")?;
     if input == 0 {
         return None;
@@ -80,11 +115,21 @@ fn valid_total(info: &Map<String, Value>, window: Option<u64>) -> Option<u64> {
 
 pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
     let mut usage = Usage::empty(Agent::Codex);
+    let own_thread = thread_id_of(scanner.path());
     // Offset of the line that settled the tokens (a usage record or a compaction marker).
     let mut settled_at: Option<u64> = None;
+    // Lines looked at since: a compaction's own usage record is followed (backwards) by its
+    // `compacted` line within a few lines, so the side search goes at least this far.
+    let mut since_settled = 0u32;
+    // The response id of the usage record that settled the figure.
+    let mut record_id: Option<String> = None;
+    // A `token_count` with no input, met before anything settled: Codex's estimate after a
+    // compaction if a compaction marker comes next (backwards).
+    let mut estimate: Option<u64> = None;
     while let Some((offset, line)) = scanner.next_object()? {
         if let Some(at) = settled_at {
-            if usage.window.is_some() && usage.model.is_some() {
+            since_settled += 1;
+            if usage.window.is_some() && usage.model.is_some() && since_settled > 8 {
                 break;
             }
             if offset.saturating_add(SIDE_SEARCH_BUDGET) < at {
@@ -96,10 +141,40 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
         };
         let event = match get_str(&line, "type") {
             Some("event_msg") => get_str(payload, "type"),
-            Some("compacted") => Some("context_compacted"),
+            Some("compacted") => {
+                let own_request = record_id.is_some()
+                    && get_str(payload, "compaction_response_id") == record_id.as_deref();
+                if own_request {
+                    // The record that settled the figure was the compaction's request.
+                    usage.tokens = estimate;
+                    usage.compacted = true;
+                    record_id = None;
+                    settled_at = Some(offset);
+                    since_settled = 0;
+                    continue;
+                }
+                Some("context_compacted")
+            }
             Some("turn_context") => {
                 if usage.model.is_none() {
                     usage.model = get_str(payload, "model").map(str::to_string);
+                }
+                continue;
+            }
+            Some("token_usage_record") => {
+                if settled_at.is_none() && is_own_record(payload, own_thread.as_deref()) {
+                    if let Some(total) =
+                        get_obj(payload, "usage").and_then(|u| valid_usage(u, usage.window))
+                    {
+                        usage.tokens = Some(total);
+                        settled_at = Some(offset);
+                        record_id = get_str(payload, "response_id").map(str::to_string);
+                        if usage.model.is_none() {
+                            usage.model = get_obj(payload, "attribution")
+                                .and_then(|a| get_str(a, "model"))
+                                .map(str::to_string);
+                        }
+                    }
                 }
                 continue;
             }
@@ -108,6 +183,7 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
         match event {
             Some("context_compacted") if settled_at.is_none() => {
                 usage.compacted = true;
+                usage.tokens = estimate;
                 settled_at = Some(offset);
             }
             Some("token_count") => {
@@ -120,6 +196,10 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
                     if let Some(total) = valid_total(info, usage.window) {
                         usage.tokens = Some(total);
                         settled_at = Some(offset);
+                    } else if estimate.is_none() {
+                        estimate = get_obj(info, "last_token_usage")
+                            .and_then(|l| get_u64(l, "total_tokens"))
+                            .filter(|&t| t > 0 && usage.window.is_none_or(|w| t <= w));
                     }
                 }
             }
@@ -328,6 +408,149 @@ mod tests {
         assert_eq!(u.tokens, None);
         assert!(!u.compacted);
         assert_eq!(u.model.as_deref(), Some("gpt-5"));
+    }
+
+    const THREAD: &str = "019c8a70-dda7-7f33-98ea-f30553347322";
+
+    /// A `token_usage_record` line as Codex 0.169 writes it right after each response.
+    fn usage_record(thread: &str, response: &str, input: u64, output: u64) -> String {
+        let usage = |i: u64, o: u64| {
+            format!(
+                r#"{{"input_tokens":{i},"cached_input_tokens":0,"output_tokens":{o},"reasoning_output_tokens":0,"total_tokens":{}}}"#,
+                i + o
+            )
+        };
+        format!(
+            r#"{{"timestamp":"2026-11-23T10:00:01.000Z","type":"token_usage_record","payload":{{"thread_id":"{thread}","turn_id":"t1","session_id":"{thread}","root_turn_id":"t1","response_id":"{response}","usage":{u},"turn_token_usage":{u},"thread_token_usage":{big},"attribution":{{"model":"gpt-5.5","model_provider":"standin","service_tier":null,"context_length":null}},"completed_at_ms":1795000000000}}}}"#,
+            u = usage(input, output),
+            big = usage(input * 7, output * 7),
+        )
+    }
+
+    fn function_call_output() -> String {
+        r#"{"timestamp":"2026-11-23T10:00:02.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"before-compaction"}}"#.to_string()
+    }
+
+    fn read_rollout(lines: &[String]) -> Usage {
+        read_lines_detected(
+            &format!("rollout-2026-11-23T10-00-00-{THREAD}.jsonl"),
+            lines,
+            read,
+        )
+    }
+
+    const W190: Option<u64> = Some(190_000);
+
+    #[test]
+    fn a_usage_record_is_read_before_the_token_count_of_its_response() {
+        // What a PostToolUse hook sees: the response that called the tool has its record, its
+        // token_count comes only after the tool output.
+        let lines = vec![
+            session_meta(),
+            task_started(W190),
+            turn_context("gpt-5.5"),
+            usage_record(THREAD, "r1", 20_000, 100),
+            token_count((20_000, 0, 100, 20_100), 20_100, W190),
+            usage_record(THREAD, "r2", 150_000, 200),
+            function_call_output(),
+        ];
+        let u = read_rollout(&lines);
+        assert_eq!(
+            u.tokens,
+            Some(150_200),
+            "not the previous response's 20,100"
+        );
+        assert_eq!(u.window, Some(190_000));
+        assert_eq!(u.model.as_deref(), Some("gpt-5.5"));
+        // Then the token_count of the same response: the same figure.
+        let mut later = lines.clone();
+        later.push(token_count((150_000, 0, 200, 150_200), 170_300, W190));
+        assert_eq!(read_rollout(&later).tokens, Some(150_200));
+    }
+
+    #[test]
+    fn a_subagents_record_is_not_this_sessions_context() {
+        let child = "019c8a70-0000-7000-8000-000000000001";
+        let u = read_rollout(&[
+            task_started(W190),
+            usage_record(THREAD, "r1", 30_000, 100),
+            usage_record(child, "c1", 90_000, 100),
+        ]);
+        assert_eq!(u.tokens, Some(30_100));
+        // Without an id in the file's name, a forwarded record says whose it is.
+        let forwarded = usage_record(child, "c1", 90_000, 100).replace(
+            r#""thread_id":"#,
+            &format!(r#""parent_thread_id":"{THREAD}","thread_id":"#),
+        );
+        let u = read_lines(&[usage_record(THREAD, "r1", 30_000, 100), forwarded]);
+        assert_eq!(u.tokens, Some(30_100));
+    }
+
+    fn compacted_by(response: &str) -> String {
+        format!(
+            r#"{{"timestamp":"2026-11-23T10:05:00.000Z","type":"compacted","payload":{{"message":"summary","replacement_history":[],"compaction_response_id":"{response}"}}}}"#
+        )
+    }
+
+    #[test]
+    fn after_a_compaction_codex_s_own_estimate_is_the_figure() {
+        let before = vec![
+            task_started(W190),
+            turn_context("gpt-5.5"),
+            usage_record(THREAD, "r1", 150_000, 200),
+            token_count((150_000, 0, 200, 150_200), 150_200, W190),
+            // The compaction's own request: its input is the old context.
+            usage_record(THREAD, "rc", 150_200, 3_000),
+            compacted_by("rc"),
+            context_compacted(),
+        ];
+        let u = read_rollout(&before);
+        assert!(u.compacted);
+        assert_eq!(u.tokens, None, "unknown until Codex says");
+        // Codex's estimate of the new size, with no input of its own.
+        let mut after = before.clone();
+        after.push(token_count((0, 0, 0, 9_500), 153_200, W190));
+        let u = read_rollout(&after);
+        assert!(u.compacted);
+        assert_eq!(u.tokens, Some(9_500));
+        // The compaction's record written after the `compacted` line is not the figure either.
+        let swapped = vec![
+            task_started(W190),
+            usage_record(THREAD, "r1", 150_000, 200),
+            compacted_by("rc"),
+            usage_record(THREAD, "rc", 150_200, 3_000),
+            token_count((0, 0, 0, 9_500), 153_200, W190),
+        ];
+        let u = read_rollout(&swapped);
+        assert_eq!((u.tokens, u.compacted), (Some(9_500), true));
+        // The next response's record settles it as usual.
+        let mut next = after;
+        next.push(usage_record(THREAD, "r2", 12_000, 300));
+        let u = read_rollout(&next);
+        assert_eq!((u.tokens, u.compacted), (Some(12_300), false));
+    }
+
+    #[test]
+    fn the_order_codex_0_169_writes_around_a_compaction() {
+        // As captured from Codex 0.169: the compaction request's record and its token_count,
+        // then `compacted`, then Codex's estimate with no input of its own.
+        let mut lines = vec![
+            task_started(W190),
+            turn_context("gpt-5.5"),
+            usage_record(THREAD, "r1", 150_000, 20),
+            function_call_output(),
+            token_count((150_000, 0, 20, 150_020), 150_020, W190),
+            usage_record(THREAD, "rc", 9_582, 20),
+            token_count((9_582, 0, 20, 9_602), 159_622, W190),
+            compacted_by("rc"),
+            turn_context("gpt-5.5"),
+        ];
+        assert_eq!(read_rollout(&lines).tokens, None);
+        lines.push(token_count((0, 0, 0, 6_912), 159_622, W190));
+        let u = read_rollout(&lines);
+        assert_eq!((u.tokens, u.compacted), (Some(6_912), true));
+        lines.push(usage_record(THREAD, "r2", 3_000, 20));
+        assert_eq!(read_rollout(&lines).tokens, Some(3_020));
     }
 
     #[test]

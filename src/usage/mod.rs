@@ -258,6 +258,11 @@ impl<R: Read + Seek> Scanner<R> {
         }
     }
 
+    /// The transcript's path (its name can carry the session's id).
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// File length the scan works on.
     #[cfg(test)]
     pub(crate) fn len(&self) -> u64 {
@@ -418,8 +423,10 @@ fn looks_like_gemini_legacy(head: &[u8]) -> bool {
 fn classify(map: &Map<String, Value>) -> Option<Agent> {
     let ty = get_str(map, "type");
     if map.contains_key("payload") {
-        if let Some("session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted") =
-            ty
+        if let Some(
+            "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted"
+            | "token_usage_record",
+        ) = ty
         {
             return Some(Agent::Codex);
         }

@@ -27,11 +27,15 @@ struct SpecificOutput {
 /// `statusline --json`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[allow(dead_code)]
 struct StatusLineView {
     session: String,
     tokens: Option<u64>,
     window: u64,
     percent: Option<f64>,
+    limit: u64,
+    limit_percent: Option<f64>,
+    limit_source: String,
     stage: Option<String>,
     handoff_due: bool,
     last_checkpoint: Option<CheckpointRef>,
@@ -153,6 +157,14 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
     let mut p = Project::initialized();
     p.checkpoint(&["--decision", "keep serde_yaml behind a cap"])
         .success();
+    // This session's figures are percents of the window, as stages were
+    // measured before limits (tests/cli/limits.rs has them against the limit).
+    let text = p.state().replacen(
+        "ctxkeep: 1\n",
+        "ctxkeep: 1\ncompaction:\n  stages: window\n",
+        1,
+    );
+    p.write("project-state.md", text);
 
     // A new session: the checkpoint is newer than any session, so it is injected.
     p.set_now("2026-01-15T10:01:00Z");

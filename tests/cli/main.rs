@@ -14,6 +14,7 @@ mod hostile;
 mod init;
 mod json;
 mod lifecycle;
+mod limits;
 mod log;
 mod merge;
 mod resume;

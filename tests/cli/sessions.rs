@@ -361,3 +361,47 @@ fn checkpoint_by_hand_can_read_the_transcript() {
     assert_eq!(v["observed"]["files"], json!(["src/lexer.rs"]));
     assert_eq!(v["observed"]["agent"], "claude-code");
 }
+
+#[test]
+fn a_restored_claude_session_starts_from_the_size_it_states() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let payload = claude(
+        &p,
+        "SessionStart",
+        "s1",
+        json!({ "source": "resume", "context_tokens": 27_020, "model": "claude-opus-4-6" }),
+    );
+    let (code, _, err) = hook(&p, "claude-code", &payload);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (status, _) = p.json(&["status", "--session", "s1"]);
+    assert_eq!(status["tokens"], 27_020);
+}
+
+#[test]
+fn gemini_precompress_below_its_threshold_writes_no_checkpoint() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let chat = |input: u64| {
+        jsonl(&[
+            gemini_meta(),
+            gemini_user("u1"),
+            gemini_reply("g1", input),
+        ])
+    };
+    let payload = json!({
+        "session_id": "g1", "hook_event_name": "PreCompress", "trigger": "auto",
+        "cwd": p.root(), "transcript_path": p.path("chat.jsonl"),
+    });
+    // 40,000 of 1,048,576: far below Gemini's default compression point (half).
+    p.write("chat.jsonl", chat(40_000));
+    let (code, out, _) = hook(&p, "gemini", &payload);
+    assert_eq!((code, out.trim()), (0, "{}"));
+    assert!(!p.path(".ctxkeep/checkpoints/ckpt-0002.json").exists());
+    let skipped = events(&p, "checkpoint_skipped");
+    assert!(skipped[0]["why"].as_str().unwrap().contains("compression point"));
+    // Past it, Gemini compresses: the checkpoint is written.
+    p.write("chat.jsonl", chat(600_000));
+    hook(&p, "gemini", &payload);
+    assert!(p.path(".ctxkeep/checkpoints/ckpt-0002.json").exists());
+}

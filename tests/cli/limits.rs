@@ -1,0 +1,213 @@
+//! Where each agent compacts on its own: the limit stages are measured
+//! against, read from the agent's configuration or the front matter, and
+//! shown by `track`, `status` and the status line.
+
+use serde_json::Value;
+
+use crate::support::Project;
+use crate::track::track;
+use crate::transcripts::*;
+
+/// An initialized project with the default stages (80/90/95/98).
+fn project(window: &str) -> Project {
+    let p = Project::new();
+    p.ctxkeep(&["init", "--window", window]).assert().success();
+    p.commit_all("init");
+    p.checkpoint(&[]).success();
+    p
+}
+
+/// Adds `yaml` (top-level keys) to the front matter.
+fn front(p: &Project, yaml: &str) {
+    let text = p.state();
+    let text = text.replacen("ctxkeep: 1\n", &format!("ctxkeep: 1\n{yaml}"), 1);
+    p.write("project-state.md", text);
+}
+
+fn home_file(p: &Project, rel: &str, text: &str) {
+    let path = p.home().join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Climbs to just past each default stage of `limit` with `write(tokens)`
+/// and checks that the stage fires there, below the agent's compaction
+/// point, one at a time.
+fn each_default_stage_fires_before(p: &Project, limit: u64, file: &str, write: &dyn Fn(u64)) {
+    for at in [80u64, 90, 95, 98] {
+        let tokens = limit * at / 100 + 50;
+        assert!(
+            tokens < limit,
+            "{tokens} must be below the compaction point {limit}"
+        );
+        write(tokens);
+        let (t, code) = track(p, &["--transcript", file]);
+        assert_eq!(code, 0);
+        assert_eq!(t.tokens, Some(tokens));
+        assert_eq!(t.limit, limit);
+        let fired: Vec<&str> = t.fired.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(fired, [format!("stage-{at}")], "at {tokens} of {limit}");
+        assert!(t.limit_percent.unwrap() >= at as f64);
+        assert!(t.percent.unwrap() < t.limit_percent.unwrap());
+        let said =
+            format!("of the {limit} at which the agent compacts on its own; stage stage-{at}");
+        assert!(t.instructions[0].contains(&said), "{}", t.instructions[0]);
+    }
+}
+
+#[test]
+fn claude_code_every_stage_fires_before_it_compacts() {
+    let p = project("200000");
+    each_default_stage_fires_before(&p, 167_000, "s.jsonl", &|tokens| {
+        p.write("s.jsonl", jsonl(&[claude_assistant("m", 1, 0, tokens - 1)]))
+    });
+    let (t, _) = track(&p, &["--transcript", "s.jsonl"]);
+    assert_eq!(t.limit_source, "default");
+    assert_eq!(t.stages_against, "limit");
+    assert_eq!(t.limit_note, None);
+}
+
+#[test]
+fn codex_every_stage_fires_before_it_compacts() {
+    let p = project("200000");
+    // Codex with a configured 200,000 window: its rollout reports 190,000.
+    home_file(&p, ".codex/config.toml", "model_context_window = 200000\n");
+    each_default_stage_fires_before(&p, 180_000, "rollout.jsonl", &|tokens| {
+        p.write(
+            "rollout.jsonl",
+            jsonl(&[
+                codex_meta(),
+                codex_turn_context("gpt-5.5"),
+                codex_token_count((tokens - 100, tokens), tokens, Some(190_000)),
+            ]),
+        )
+    });
+    let (t, _) = track(&p, &["--transcript", "rollout.jsonl"]);
+    assert_eq!((t.window, t.limit_source.as_str()), (190_000, "default"));
+}
+
+#[test]
+fn gemini_every_stage_fires_before_it_compresses() {
+    let p = project("200000");
+    each_default_stage_fires_before(&p, 524_288, "chat.jsonl", &|tokens| {
+        p.write(
+            "chat.jsonl",
+            jsonl(&[gemini_meta(), gemini_user("u1"), gemini_reply("g1", tokens)]),
+        )
+    });
+}
+
+#[test]
+fn codex_config_and_the_front_matter_set_the_limit() {
+    let p = project("200000");
+    let rollout = |tokens: u64| {
+        p.write(
+            "rollout.jsonl",
+            jsonl(&[
+                codex_meta(),
+                codex_token_count((tokens - 100, tokens), tokens, Some(190_000)),
+            ]),
+        )
+    };
+    home_file(
+        &p,
+        ".codex/config.toml",
+        "model_context_window = 200000\nmodel_auto_compact_token_limit = 120000\n",
+    );
+    rollout(100_000);
+    let (t, _) = track(&p, &["--transcript", "rollout.jsonl"]);
+    assert_eq!(t.limit, 120_000);
+    assert_eq!(t.limit_source, "config:~/.codex/config.toml");
+    assert_eq!(t.limit_percent, Some(83.3));
+    assert_eq!(t.percent, Some(52.6));
+    assert_eq!(t.stage.as_deref(), Some("stage-80"));
+
+    // The front matter wins over the agent's configuration.
+    front(&p, "compaction:\n  codex: \"60%\"\n");
+    let (t, _) = track(&p, &["--transcript", "rollout.jsonl"]);
+    assert_eq!(
+        (t.limit, t.limit_source.as_str()),
+        (114_000, "front-matter")
+    );
+
+    // `stages: window` measures stages against the window, as before limits.
+    let text = p.state().replacen("compaction:\n  codex: \"60%\"\n", "", 1);
+    p.write("project-state.md", text);
+    front(&p, "compaction:\n  stages: window\n");
+    let (t, _) = track(&p, &["--transcript", "rollout.jsonl"]);
+    assert_eq!(t.stages_against, "window");
+    assert_eq!(t.stage, None, "52.6 % of the window is below every stage");
+    assert_eq!(t.limit, 120_000, "the limit is still shown");
+}
+
+#[test]
+fn a_malformed_agent_config_never_fails_the_reading() {
+    let p = project("200000");
+    home_file(
+        &p,
+        ".codex/config.toml",
+        "model_auto_compact_token_limit = [\n",
+    );
+    p.write(
+        "rollout.jsonl",
+        jsonl(&[codex_token_count((1_000, 1_100), 1_100, Some(190_000))]),
+    );
+    let (t, code) = track(&p, &["--transcript", "rollout.jsonl"]);
+    assert_eq!(code, 0);
+    assert_eq!((t.limit, t.limit_source.as_str()), (180_000, "default"));
+    let note = t.limit_note.unwrap();
+    assert!(
+        note.starts_with("~/.codex/config.toml: not valid TOML"),
+        "{note}"
+    );
+    let out = p.ctxkeep(&["status"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("limit note: ~/.codex/config.toml: not valid TOML"),
+        "{text}"
+    );
+}
+
+#[test]
+fn manual_sources_keep_the_window_as_their_limit() {
+    let p = project("200000");
+    let (t, _) = track(&p, &["--tokens", "170000"]);
+    assert_eq!((t.limit, t.limit_source.as_str()), (200_000, "window"));
+    assert_eq!(t.limit_percent, t.percent);
+    let fired: Vec<&str> = t.fired.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(fired, ["stage-80"], "85 % of the window, as before limits");
+    // Unless the front matter gives them one.
+    front(&p, "compaction:\n  default: 180000\n");
+    let (t, _) = track(&p, &["--tokens", "171000"]);
+    assert_eq!(
+        (t.limit, t.limit_source.as_str()),
+        (180_000, "front-matter")
+    );
+    assert_eq!(t.limit_percent, Some(95.0));
+}
+
+#[test]
+fn status_shows_the_window_and_the_limit() {
+    let p = project("200000");
+    let (v, _) = p.json(&["status"]);
+    assert_eq!(v["limit"], 200_000);
+    assert_eq!(v["limit_source"], "window");
+    assert_eq!(v["limit_percent"], Value::Null);
+    p.write("s.jsonl", jsonl(&[claude_assistant("m", 1, 0, 150_299)]));
+    track(&p, &["--transcript", "s.jsonl"]);
+    let (v, code) = p.json(&["status"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["window"], 200_000);
+    assert_eq!(v["percent"], 75.2);
+    assert_eq!(v["limit"], 167_000);
+    assert_eq!(v["limit_percent"], 90.0);
+    assert_eq!(v["limit_source"], "default");
+    assert_eq!(v["stages_against"], "limit");
+    assert_eq!(v["stage"], "stage-90");
+    let out = p.ctxkeep(&["status"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("limit: 90 % of 167,000 tokens (the agent's default); stages measured against the limit"),
+        "{text}"
+    );
+}
