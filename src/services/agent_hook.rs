@@ -109,17 +109,47 @@ impl Hook {
     /// stages crossed fire, the gutter is looked for, and the instructions
     /// go to the model. Events that cannot reply (Stop) only track.
     fn track(&self, reply: bool) -> anyhow::Result<Option<String>> {
-        let mut texts = Vec::new();
-        if reply && self.agent == Agent::Gemini {
-            texts.extend(self.pending_start()?);
-        }
+        let gemini = self.agent == Agent::Gemini;
+        let before = match gemini {
+            true => session::load(&self.ws, &self.session)?,
+            false => None,
+        };
         let applied = self.update(false)?;
         self.acknowledge();
+        if let (Some(before), Some(applied)) = (&before, &applied) {
+            if compressed(before, &applied.session) {
+                self.note_compression(before, &applied.session)?;
+            }
+        }
+        let mut texts = Vec::new();
+        if reply && gemini {
+            texts.extend(self.pending_start()?);
+        }
         if let (Some(applied), true) = (applied, reply) {
             texts.extend(tracking::instructions(&self.ws, &self.config, &applied)?);
             texts.extend(self.gutter()?);
         }
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
+    }
+
+    /// Gemini has no `SessionStart(compact)`: a compression shows only as
+    /// the figure falling from near its compression point to a fraction.
+    /// The prompt is then given with the next prompt or tool hook.
+    fn note_compression(&self, before: &Session, after: &Session) -> anyhow::Result<()> {
+        let lock = self.ws.lock()?;
+        let mut s = session::load(&self.ws, &self.session)?
+            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+        s.pending_start = Some("compact".into());
+        session::save(&self.ws, &lock, &s)?;
+        self.log(
+            &lock,
+            "compaction",
+            json!({
+                "session": self.session, "agent": self.agent, "trigger": "detected",
+                "before": before.tokens, "after": after.tokens,
+            }),
+        );
+        Ok(())
     }
 
     /// The gutter patterns this session has not been told about yet.
@@ -523,6 +553,15 @@ impl Given {
             "omitted": self.prompt.as_ref().map(|p| &p.omitted),
             "cut": self.prompt.as_ref().map(|p| p.cut),
         })
+    }
+}
+
+/// The figure fell from at least 80 % of the compression point to less
+/// than half of what it was: the conversation was compressed.
+fn compressed(before: &Session, after: &Session) -> bool {
+    match (before.tokens, after.tokens) {
+        (Some(b), Some(a)) => b.saturating_mul(5) >= before.limit().saturating_mul(4) && a * 2 < b,
+        _ => false,
     }
 }
 

@@ -1029,13 +1029,12 @@ fn codex_and_gemini_hooks_track_and_reply_in_their_shapes() {
         (Some(120_000), Some("gemini"))
     );
 
+    // 120,000 tokens is far below Gemini's compression point (half of
+    // 1,048,576): its PreCompress, fired before nearly every call, writes no
+    // checkpoint.
     let ran = gemini("PreCompress", json!({ "trigger": "auto" }));
     assert_eq!(ran.code, 0, "{}", ran.stderr);
-    let c = archived(&p, "ckpt-0002");
-    assert_eq!(
-        (c["trigger"].as_str(), c["budget"]["tokens"].as_u64()),
-        (Some("pre-compact"), Some(120_000))
-    );
+    assert!(!p.path(".ctxkeep/checkpoints/ckpt-0002.json").exists());
 
     // Gemini puts a SessionStart's context in front of the prompt, so the
     // resume prompt waits for the first prompt that is not a slash command.
@@ -1050,7 +1049,7 @@ fn codex_and_gemini_hooks_track_and_reply_in_their_shapes() {
     let first = gemini("BeforeAgent", json!({ "prompt": "go on" }));
     assert!(reply(&first)
         .additional_context
-        .contains("Recovered from ckpt-0002"));
+        .contains("Recovered from ckpt-0001"));
     let next = gemini("BeforeAgent", json!({ "prompt": "and then" }));
     assert_eq!(next.stdout.trim(), "{}", "given once");
 }

@@ -382,13 +382,7 @@ fn a_restored_claude_session_starts_from_the_size_it_states() {
 fn gemini_precompress_below_its_threshold_writes_no_checkpoint() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
-    let chat = |input: u64| {
-        jsonl(&[
-            gemini_meta(),
-            gemini_user("u1"),
-            gemini_reply("g1", input),
-        ])
-    };
+    let chat = |input: u64| jsonl(&[gemini_meta(), gemini_user("u1"), gemini_reply("g1", input)]);
     let payload = json!({
         "session_id": "g1", "hook_event_name": "PreCompress", "trigger": "auto",
         "cwd": p.root(), "transcript_path": p.path("chat.jsonl"),
@@ -399,9 +393,52 @@ fn gemini_precompress_below_its_threshold_writes_no_checkpoint() {
     assert_eq!((code, out.trim()), (0, "{}"));
     assert!(!p.path(".ctxkeep/checkpoints/ckpt-0002.json").exists());
     let skipped = events(&p, "checkpoint_skipped");
-    assert!(skipped[0]["why"].as_str().unwrap().contains("compression point"));
+    assert!(skipped[0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("compression point"));
     // Past it, Gemini compresses: the checkpoint is written.
     p.write("chat.jsonl", chat(600_000));
     hook(&p, "gemini", &payload);
     assert!(p.path(".ctxkeep/checkpoints/ckpt-0002.json").exists());
+}
+
+#[test]
+fn a_gemini_compression_is_seen_in_the_figure_and_the_prompt_given_again() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let chat = |input: u64| jsonl(&[gemini_meta(), gemini_user("u1"), gemini_reply("g1", input)]);
+    let event = |name: &str, extra: Value| {
+        let mut v = json!({
+            "session_id": "g1", "hook_event_name": name, "cwd": p.root(),
+            "transcript_path": p.path("chat.jsonl"),
+        });
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    let prompt = |text: &str| event("BeforeAgent", json!({ "prompt": text }));
+    hook(
+        &p,
+        "gemini",
+        &event("SessionStart", json!({ "source": "startup" })),
+    );
+    p.write("chat.jsonl", chat(10_000));
+    let (_, first, _) = hook(&p, "gemini", &prompt("go"));
+    assert!(injected(&first).contains("Recovered from ckpt-0001"));
+    // Near the compression point (524,288), then far below it: compressed.
+    p.write("chat.jsonl", chat(520_000));
+    let (_, near, _) = hook(&p, "gemini", &prompt("go on"));
+    assert!(!injected(&near).contains("Recovered from"), "{near}");
+    p.write("chat.jsonl", chat(60_000));
+    let (_, after, _) = hook(&p, "gemini", &prompt("and on"));
+    let after = injected(&after);
+    // ckpt-0002: the stage-98 checkpoint written near the compression point.
+    assert!(after.contains("Recovered from ckpt-0002"), "{after}");
+    assert_ne!(nonce_in(&after), nonce_in(&injected(&first)), "a new nonce");
+    assert_eq!(events(&p, "compaction")[0]["trigger"], "detected");
+    let all = chain(&p);
+    assert_eq!(all.iter().filter(|l| l["kind"] == "session").count(), 1);
+    assert_eq!(all.iter().filter(|l| l["kind"] == "restore").count(), 1);
 }
