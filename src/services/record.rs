@@ -55,44 +55,6 @@ pub fn read_fields(src: &str) -> anyhow::Result<Fields> {
     Ok(crate::state::parse_user_yaml(&path, &text)?)
 }
 
-/// Writes a checkpoint (the caller holds the lock): carries over what is not
-/// given, captures git, seals the digest, updates front matter, the marked
-/// block, the archive and the event log. Used by `checkpoint` and `track`.
-pub fn write(
-    ws: &Workspace,
-    lock: &Lock,
-    fields: Fields,
-    trigger: &str,
-    budget: Option<Budget>,
-    out: &Output,
-) -> anyhow::Result<Checkpoint> {
-    write_noting(ws, lock, fields, trigger, budget, out, json!({}))
-}
-
-/// [`write`], with `extra` fields (an object) added to the `checkpoint`
-/// event: what a hook knows about why it wrote (e.g. `compaction: auto`).
-pub fn write_noting(
-    ws: &Workspace,
-    lock: &Lock,
-    fields: Fields,
-    trigger: &str,
-    budget: Option<Budget>,
-    out: &Output,
-    extra: serde_json::Value,
-) -> anyhow::Result<Checkpoint> {
-    let new = New {
-        fields,
-        trigger,
-        budget,
-        observed: None,
-        extra,
-        automatic: false,
-    };
-    match write_new(ws, lock, new, out)? {
-        Written::New(c) | Written::Skipped { previous: c, .. } => Ok(c),
-    }
-}
-
 /// What a checkpoint is written from.
 pub struct New<'a> {
     pub fields: Fields,
@@ -127,8 +89,10 @@ impl Written {
     }
 }
 
-/// Writes a checkpoint (the caller holds the lock), or skips an automatic
-/// one that would repeat the last; see [`New`].
+/// Writes a checkpoint (the caller holds the lock): carries over what is not
+/// given, captures git, seals the digest, updates front matter, the marked
+/// block, the archive and the event log. An automatic one that would repeat
+/// the last is skipped instead; see [`New`].
 pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow::Result<Written> {
     let New {
         fields,

@@ -178,6 +178,15 @@ impl Project {
 
     /// Writes a complete checkpoint by flags.
     pub fn checkpoint(&self, extra: &[&str]) -> assert_cmd::assert::Assert {
+        self.checkpoint_with("run cargo test and fix the failing split test", extra)
+    }
+
+    /// [`Project::checkpoint`] with another next action.
+    pub fn checkpoint_next(&self, next: &str) -> assert_cmd::assert::Assert {
+        self.checkpoint_with(next, &[])
+    }
+
+    fn checkpoint_with(&self, next: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
         let mut args = vec![
             "checkpoint",
             "--phase",
@@ -187,26 +196,10 @@ impl Project {
             "--agent",
             "claude-code",
             "--next",
-            "run cargo test and fix the failing split test",
+            next,
         ];
         args.extend_from_slice(extra);
         self.ctxkeep(&args).assert()
-    }
-
-    /// [`Project::checkpoint`] with another next action.
-    pub fn checkpoint_next(&self, next: &str) -> assert_cmd::assert::Assert {
-        self.ctxkeep(&[
-            "checkpoint",
-            "--phase",
-            "implementing the parser",
-            "--task",
-            "parse front matter in src/state.rs",
-            "--agent",
-            "claude-code",
-            "--next",
-            next,
-        ])
-        .assert()
     }
 
     /// Runs with `--json` and parses stdout as one JSON document.
