@@ -432,3 +432,54 @@ fn a_fresh_clone_verifies_without_creating_local_data() {
         "{v}"
     );
 }
+
+/// A fake reader: saves what it was given, answers with `answer`.
+fn reader(p: &Project, answer: &str) -> String {
+    p.write("reader.out", answer);
+    format!(
+        "cat > '{}'; cat '{}'",
+        p.path("reader.in").display(),
+        p.path("reader.out").display()
+    )
+}
+
+#[test]
+fn probe_asks_a_fresh_reader_and_reports_what_it_could_not_resolve() {
+    let p = project();
+    p.checkpoint(&[]).success();
+    let good = r#"Here is what I understood:
+```json
+{"phase": "implementing the parser", "active_task": "parse front matter in src/state.rs",
+ "next_action": "run cargo test and fix the failing split test", "unresolved": []}
+```"#;
+    let (v, code) = p.json(&["verify", "--probe", &reader(&p, good)]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["probe"]["status"], "answered");
+    assert!(v["probe"]["raw_answer"]
+        .as_str()
+        .unwrap()
+        .contains("```json"));
+    let sent = p.read("reader.in");
+    assert!(
+        sent.contains("Recovered from ckpt-0001"),
+        "the resume prompt is sent"
+    );
+    assert!(
+        !p.path(".ctxkeep/chain.jsonl").exists(),
+        "no session opened"
+    );
+
+    let lost = r#"{"phase": "implementing the parser", "active_task": "parse front matter in src/state.rs",
+ "next_action": "something about tests", "unresolved": [{"field": "next_action", "phrase": "the failing split test", "why": "which test?"}]}"#;
+    let (v, code) = p.json(&["verify", "--probe", &reader(&p, lost)]);
+    assert_eq!(code, 0, "warnings only without --strict: {v}");
+    let warned = codes(&v, "warnings");
+    assert!(warned.contains(&"CK304".to_string()), "{v}");
+    assert!(warned.contains(&"CK305".to_string()), "{v}");
+    let (v, code) = p.json(&["verify", "--strict", "--probe", &reader(&p, lost)]);
+    assert_eq!(code, 1, "{v}");
+
+    let (v, code) = p.json(&["verify", "--probe", "echo no answer; exit 3"]);
+    assert_eq!(code, 0, "{v}");
+    assert!(codes(&v, "warnings").contains(&"CK306".to_string()), "{v}");
+}
