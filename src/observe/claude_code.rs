@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::text::{exit_code_in, user_request};
-use super::{window_lines, PlanStatus, Recorder};
+use super::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
 
 /// The tools whose calls matter, as they appear in a compact `tool_use` line.
 const TRACKED: [&str; 8] = [
@@ -207,15 +207,7 @@ impl Reader {
                 let Some(todos) = input.get("todos").and_then(Value::as_array) else {
                     return;
                 };
-                let items = todos
-                    .iter()
-                    .filter_map(|t| {
-                        let text = t.get("content").or_else(|| t.get("subject"))?.as_str()?;
-                        let status = t.get("status").and_then(Value::as_str).unwrap_or("");
-                        Some((text.to_string(), PlanStatus::parse(status)))
-                    })
-                    .collect();
-                rec.replace_plan(items);
+                rec.replace_plan(plan_items(todos, &["content", "subject"]));
             }
             "TaskCreate" => {
                 if let Some(text) = s("subject").or_else(|| s("description")) {
@@ -240,15 +232,7 @@ impl Reader {
         if !rec.is_pending(id) {
             return;
         }
-        let text = match block.get("content") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Array(parts)) => parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        };
+        let text = block.get("content").map(parts_text).unwrap_or_default();
         let failed = block.get("is_error") == Some(&Value::Bool(true))
             || text.trim_start().starts_with("<tool_use_error>");
         // TaskCreate: the new task's id, from the structured result or its text.

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::claude_code::string_values;
 use super::text::{argv_display, exit_code_in, patch_files, user_request};
-use super::{first_line_object, window_lines, PlanStatus, Recorder};
+use super::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 
 /// Line shapes worth parsing (outputs are judged by their call id first).
 const WANTED: [&str; 9] = [
@@ -251,15 +251,7 @@ impl Reader {
                 let Some(plan) = args.get("plan").and_then(Value::as_array) else {
                     return;
                 };
-                let items = plan
-                    .iter()
-                    .filter_map(|i| {
-                        let text = i.get("step").and_then(Value::as_str)?;
-                        let status = i.get("status").and_then(Value::as_str).unwrap_or("");
-                        Some((text.to_string(), PlanStatus::parse(status)))
-                    })
-                    .collect();
-                rec.replace_plan(items);
+                rec.replace_plan(plan_items(plan, &["step"]));
             }
             "write_stdin" => {
                 if let Some(sid) = args.get("session_id").map(value_key) {
@@ -366,15 +358,7 @@ fn parse_output(output: Option<&Value>) -> (String, Option<bool>, Option<i64>) {
             (s.clone(), None, exit_code_in(s))
         }
         Some(Value::Object(o)) => {
-            let text = match o.get("content") {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Array(parts)) => parts
-                    .iter()
-                    .filter_map(|p| p.get("text").and_then(Value::as_str))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                _ => String::new(),
-            };
+            let text = o.get("content").map(parts_text).unwrap_or_default();
             let code = exit_code_in(&text);
             (text, o.get("success").and_then(Value::as_bool), code)
         }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::claude_code::string_values;
 use super::text::{exit_code_in, user_request};
-use super::{first_line_object, window_lines, PlanStatus, Recorder};
+use super::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 use crate::error::Error;
 
 const TRACKED: [&str; 5] = [
@@ -199,18 +199,6 @@ fn request_of(msg: &Value) -> Option<String> {
     user_request(&text)
 }
 
-fn parts_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
 fn tool_call(call: &Value, rec: &mut Recorder) {
     let s = |k: &str| call.get(k).and_then(Value::as_str);
     let (Some(name), Some(id)) = (s("name"), s("id")) else {
@@ -262,15 +250,7 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
             let Some(todos) = args.get("todos").and_then(Value::as_array) else {
                 return;
             };
-            let items = todos
-                .iter()
-                .filter_map(|t| {
-                    let text = t.get("description").and_then(Value::as_str)?;
-                    let status = t.get("status").and_then(Value::as_str).unwrap_or("");
-                    Some((text.to_string(), PlanStatus::parse(status)))
-                })
-                .collect();
-            rec.replace_plan(items);
+            rec.replace_plan(plan_items(todos, &["description"]));
         }
         _ => {}
     }
