@@ -35,6 +35,10 @@ pub struct Hook {
     /// Warnings from the shared code go nowhere: on exit 0 the agent only
     /// logs stderr, and a line there would read as a failure.
     out: Output,
+    /// The transcript, looked up once per event (for Codex that means
+    /// searching its sessions folder), though tracking, the nonce and the
+    /// gutter all read it.
+    transcript: std::cell::OnceCell<Option<PathBuf>>,
 }
 
 impl Hook {
@@ -57,6 +61,7 @@ impl Hook {
             agent,
             payload,
             out,
+            transcript: std::cell::OnceCell::new(),
         })
     }
 
@@ -74,14 +79,18 @@ impl Hook {
     /// The transcript to read, when there is one yet (a session's first
     /// prompt comes before its transcript exists).
     fn transcript(&self) -> Option<PathBuf> {
-        let path = match &self.payload.transcript {
-            Some(p) => p.clone(),
-            None if self.agent == Agent::Codex => {
-                crate::usage::codex::find_rollout(&codex_home()?, &self.session)?
-            }
-            None => return None,
-        };
-        std::fs::metadata(&path).is_ok().then_some(path)
+        self.transcript
+            .get_or_init(|| {
+                let path = match &self.payload.transcript {
+                    Some(p) => p.clone(),
+                    None if self.agent == Agent::Codex => {
+                        crate::usage::codex::find_rollout(&codex_home()?, &self.session)?
+                    }
+                    None => return None,
+                };
+                std::fs::metadata(&path).is_ok().then_some(path)
+            })
+            .clone()
     }
 
     /// Updates the session from the transcript; None when there is none yet.
