@@ -125,6 +125,39 @@ impl Fields {
     }
 }
 
+/// The fields a reader cannot act without, by their record names.
+pub const REQUIRED_FIELDS: [&str; 4] = ["phase", "active_task", "controlling_agent", "next_action"];
+
+/// The required fields `c` leaves empty.
+pub fn missing_fields(c: &Checkpoint) -> Vec<&'static str> {
+    let values = [
+        &c.phase,
+        &c.active_task,
+        &c.controlling_agent,
+        &c.next_action,
+    ];
+    REQUIRED_FIELDS
+        .into_iter()
+        .zip(values)
+        .filter(|(_, v)| v.trim().is_empty())
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// The `checkpoint` flag that sets a record field.
+pub fn flag_of(field: &str) -> &'static str {
+    match field {
+        "phase" => "--phase",
+        "active_task" => "--task",
+        "controlling_agent" => "--agent",
+        "next_action" => "--next",
+        "decisions" => "--decision",
+        "open_questions" => "--question",
+        "notes" => "--note",
+        _ => "--from",
+    }
+}
+
 impl Checkpoint {
     pub fn brief(&self) -> HistoryEntry {
         HistoryEntry {

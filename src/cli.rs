@@ -18,6 +18,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Print exactly one JSON document on stdout (errors included); messages go to stderr.
     #[arg(long, global = true)]
@@ -30,6 +31,11 @@ pub struct GlobalArgs {
     /// The state file [default: the nearest project-state.md from the current directory upward].
     #[arg(long, global = true, env = "CTXKEEP_STATE", value_name = "PATH")]
     pub state: Option<PathBuf>,
+
+    /// Print only ASCII: `|` for `·`, `...` for `…` and so on [default: on when the
+    /// locale (LC_ALL, LC_CTYPE, LANG) is not UTF-8].
+    #[arg(long, global = true, env = "CTXKEEP_ASCII", value_parser = clap::builder::FalseyValueParser::new())]
+    pub ascii: bool,
 
     /// How long to wait for another ctxkeep process's lock, in seconds.
     #[arg(
@@ -48,9 +54,22 @@ pub enum Command {
     #[command(after_long_help = crate::codes::exit_help())]
     Init(InitArgs),
     /// Write a new checkpoint: the fields you give, the rest carried over, git state captured.
-    #[command(after_long_help = crate::codes::exit_help())]
+    ///
+    /// The first checkpoint needs all four required fields: --phase, --task, --agent and
+    /// --next. Later ones carry over every field you do not give. A checkpoint that would
+    /// leave a required field empty is refused (exit 1) and nothing is written.
+    ///
+    /// Example:
+    ///   ctxkeep checkpoint --phase "parser" --task "split the front matter" \
+    ///       --agent claude-code --next "run cargo test and fix the CRLF case"
+    #[command(after_long_help = crate::codes::exit_help(), verbatim_doc_comment)]
     Checkpoint(CheckpointArgs),
     /// Print the continuation prompt a fresh session starts from.
+    ///
+    /// A plain `resume` is a restore: it opens a session in the chain
+    /// (.ctxkeep/sessions/), puts a restore nonce in the prompt for the reader to
+    /// confirm with `ctxkeep ack NONCE`, and logs a `resume` event. Until that ack,
+    /// `verify` warns CK801. To only look at the prompt, use `--peek`.
     #[command(after_long_help = crate::codes::exit_help())]
     Resume(ResumeArgs),
     /// Check that the checkpoint is intact and can be read cold (the CI gate).
@@ -93,8 +112,25 @@ pub enum Command {
     Hooks(HooksArgs),
     /// Print a shell completion script (generated from these definitions).
     Completions(CompletionsArgs),
-    /// Print the man page in roff (generated from these definitions).
-    Man,
+    /// Print a man page in roff, or write all of them (generated from these definitions).
+    ///
+    /// `ctxkeep man` prints ctxkeep(1); `ctxkeep man checkpoint` prints ctxkeep-checkpoint(1)
+    /// (`ctxkeep man hooks install` for ctxkeep-hooks-install(1)); `ctxkeep man --dir DIR`
+    /// writes ctxkeep.1 and one ctxkeep-COMMAND.1 per command into DIR, e.g.
+    ///   ctxkeep man --dir ~/.local/share/man/man1
+    #[command(verbatim_doc_comment)]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print [default: the top-level page].
+    #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+    pub command: Vec<String>,
+
+    /// Write every page into DIR (created if missing) instead of printing one.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -313,7 +349,9 @@ pub struct CheckpointArgs {
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
 
-    /// Read fields from a YAML or JSON file (or - for stdin) with the record's field names.
+    /// Read fields from a YAML or JSON file (or - for stdin): phase, active_task,
+    /// controlling_agent, next_action (text), decisions, open_questions (lists of text),
+    /// notes (text). Flags given as well win over the file.
     #[arg(long, value_name = "FILE|-")]
     pub from: Option<String>,
 
@@ -441,8 +479,12 @@ pub struct ResumeArgs {
 
     /// The agent taking over (recorded as a handoff when another agent controlled the work)
     /// [default: the checkpoint's controlling agent].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "peek")]
     pub agent: Option<String>,
+
+    /// Only print the prompt: open no session, issue no nonce, log nothing.
+    #[arg(long)]
+    pub peek: bool,
 }
 
 #[derive(Debug, Args)]
@@ -480,6 +522,12 @@ pub struct VerifyArgs {
     /// The resume prompt must fit N tokens (configured encoding) [default: resume_max_tokens, 2000].
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<usize>,
+
+    /// Check the version of the state file in git's index, and the repository as the
+    /// next commit will hold it (for pre-commit hooks); findings that only this clone
+    /// has (the session chain, uncommitted changes) are left out.
+    #[arg(long)]
+    pub staged: bool,
 
     /// Also ask a fresh reader: run CMD through `sh -c` with the resume prompt on stdin
     /// and check its JSON answer (e.g. "claude -p").

@@ -236,6 +236,32 @@ pub fn tracked_files(dir: &Path) -> Result<Vec<String>, Unavailable> {
         .collect())
 }
 
+/// What git's index holds for `rel` (a path relative to the top level):
+/// `None` when the index has no such file. A path left conflicted by a
+/// merge (several stages) is unavailable: there is no one version yet.
+pub fn staged_blob(top: &Path, rel: &str) -> Result<Option<Vec<u8>>, Unavailable> {
+    let listing = run(top, &["ls-files", "--stage", "-z", "--", rel])?;
+    let entries: Vec<&[u8]> = listing
+        .split(|&b| b == 0)
+        .filter(|e| !e.is_empty())
+        .collect();
+    let object = match entries.as_slice() {
+        [] => return Ok(None),
+        // "<mode> <object> <stage>\t<path>"
+        [one] => String::from_utf8_lossy(one)
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string(),
+        _ => {
+            return Err(Unavailable(format!(
+                "{rel} has an unresolved merge in git's index"
+            )))
+        }
+    };
+    run(top, &["cat-file", "blob", &object]).map(Some)
+}
+
 /// Whether the repository is a shallow clone (CI checkouts often are), in
 /// which an older recorded HEAD may simply not have been fetched.
 pub fn is_shallow(dir: &Path) -> Result<bool, Unavailable> {

@@ -42,6 +42,7 @@ use output::Output;
 /// Runs the parsed command line; the one place errors are printed and exit
 /// codes chosen.
 pub fn run(cli: Cli) -> u8 {
+    output::set_ascii(cli.global.ascii || output::locale_is_ascii());
     let out = Output {
         json: cli.global.json,
         quiet: cli.global.quiet,
@@ -67,7 +68,10 @@ pub fn run(cli: Cli) -> u8 {
             }
             eprintln!(
                 "{}",
-                output::paint_stderr(output::Style::Error, &format!("ctxkeep: error: {msg}"))
+                output::paint_stderr(
+                    output::Style::Error,
+                    &output::for_terminal(&format!("ctxkeep: error: {msg}"))
+                )
             );
             code
         }

@@ -3,7 +3,9 @@
 //! printed here is redacted (RELIABILITY.md §4): an agent reads it all, and
 //! it echoes user input, git data and file text.
 
+use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
@@ -29,6 +31,7 @@ impl Output {
             return Ok(());
         }
         let text = redact(text);
+        let text = for_terminal(&text);
         let mut out = io::stdout().lock();
         out.write_all(text.as_bytes())?;
         if !text.ends_with('\n') && !text.is_empty() {
@@ -53,16 +56,72 @@ impl Output {
     /// A progress or result message for people, on stderr.
     pub fn info(&self, msg: &str) {
         if !self.quiet {
-            eprintln!("{}", redact(msg));
+            eprintln!("{}", for_terminal(&redact(msg)));
         }
     }
 
     pub fn warn(&self, msg: &str) {
         if !self.quiet {
             let msg = redact(msg);
+            let msg = for_terminal(&msg);
             eprintln!("{}", paint_stderr(Style::Warn, &format!("warning: {msg}")));
         }
     }
+}
+
+static ASCII: AtomicBool = AtomicBool::new(false);
+
+/// Print only ASCII from now on (`--ascii`, or a locale that is not UTF-8).
+pub fn set_ascii(on: bool) {
+    ASCII.store(on, Ordering::Relaxed);
+}
+
+/// Whether the locale says the terminal cannot show UTF-8: the first of
+/// LC_ALL, LC_CTYPE and LANG that is set decides (`C`, `POSIX` or a legacy
+/// charset mean no). With none set, UTF-8 is assumed, as terminals and CI
+/// logs nearly always show it.
+pub fn locale_is_ascii() -> bool {
+    let Some(locale) = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|v| !v.is_empty()))
+    else {
+        return false;
+    };
+    let upper = locale.to_ascii_uppercase();
+    !(upper.contains("UTF-8") || upper.contains("UTF8"))
+}
+
+/// `text` as this terminal can show it: with `--ascii` (or a non-UTF-8
+/// locale), ctxkeep's own typographic characters become ASCII look-alikes.
+/// Other characters (the user's own text) are left as they are.
+pub fn for_terminal(text: &str) -> Cow<'_, str> {
+    if !ASCII.load(Ordering::Relaxed) || text.is_ascii() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '·' | '│' => out.push('|'),
+            '…' => out.push_str("..."),
+            '–' | '−' | '‐' | '─' => out.push('-'),
+            '—' => out.push_str("--"),
+            '“' | '”' | '„' => out.push('"'),
+            '‘' | '’' => out.push('\''),
+            '→' => out.push_str("->"),
+            '←' => out.push_str("<-"),
+            '≥' => out.push_str(">="),
+            '≤' => out.push_str("<="),
+            '×' => out.push('x'),
+            '•' => out.push('*'),
+            '█' | '▓' | '▒' => out.push('#'),
+            '░' => out.push('-'),
+            '✓' => out.push_str("ok"),
+            '✗' => out.push('x'),
+            '\u{a0}' => out.push(' '),
+            other => out.push(other),
+        }
+    }
+    Cow::Owned(out)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -155,6 +214,15 @@ pub fn cut_to_chars(text: &mut String, max: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_mode_replaces_only_our_typography() {
+        set_ascii(true);
+        let shown = for_terminal("12,345 tokens · 6 % · cut… lines 2–6 — Überprüfe");
+        set_ascii(false);
+        assert_eq!(shown, "12,345 tokens | 6 % | cut... lines 2-6 -- Überprüfe");
+        assert_eq!(for_terminal("a · b"), "a · b", "off by default");
+    }
 
     #[test]
     fn cutting_keeps_the_limit_and_says_so() {

@@ -59,23 +59,31 @@ pub fn render_prompt_for(
 ) -> anyhow::Result<Rendered> {
     let changes = changes_since(ws, checkpoint);
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
+    // Said above the template's text, so that a project's own template
+    // cannot leave it out.
+    let warning = missing_fields_warning(checkpoint);
     let render = |omitted: &[&str]| -> Result<String, Error> {
         let include: serde_json::Map<String, Value> = DROP_ORDER
             .iter()
             .map(|s| (s.to_string(), Value::Bool(!omitted.contains(s))))
             .collect();
-        templates.render(
-            "resume.md",
-            json!({
-                "checkpoint": checkpoint,
-                "history": sf.fm.history.clone().unwrap_or_default(),
-                "changes": changes,
-                "include": include,
-                "stuck": session.and_then(SessionRecord::stuck_message),
-                "nonce": session.map(|s| s.nonce.as_str()),
-                "session": session,
-            }),
-        )
+        templates
+            .render(
+                "resume.md",
+                json!({
+                    "checkpoint": checkpoint,
+                    "history": sf.fm.history.clone().unwrap_or_default(),
+                    "changes": changes,
+                    "include": include,
+                    "stuck": session.and_then(SessionRecord::stuck_message),
+                    "nonce": session.map(|s| s.nonce.as_str()),
+                    "session": session,
+                }),
+            )
+            .map(|text| match &warning {
+                Some(w) => format!("{w}\n\n{text}"),
+                None => text,
+            })
     };
     let mut omitted: Vec<&'static str> = Vec::new();
     let mut prompt = render(&omitted)?;
@@ -92,6 +100,19 @@ pub fn render_prompt_for(
         prompt,
         tokens,
         omitted,
+    })
+}
+
+/// The line that heads a prompt whose checkpoint leaves required fields
+/// empty: a reader must not take the gaps for "nothing to do".
+pub fn missing_fields_warning(checkpoint: &Checkpoint) -> Option<String> {
+    let missing = crate::checkpoint::missing_fields(checkpoint);
+    (!missing.is_empty()).then(|| {
+        format!(
+            "WARNING: checkpoint {} has no {}. Do not guess them: ask the user, or read the repository, before acting.",
+            checkpoint.id,
+            missing.join(", ")
+        )
     })
 }
 

@@ -70,6 +70,9 @@ pub struct Subject<'a> {
     pub strict: bool,
     /// Token budget of the size check; `None` means the config's.
     pub max_tokens: Option<usize>,
+    /// Judge the repository as the next commit will hold it (git's index):
+    /// no working-tree or clone-local findings.
+    pub staged: bool,
 }
 
 /// Every finding, plus notes on checks that could not run (no git, ...).
@@ -97,16 +100,28 @@ pub fn all(s: &Subject) -> anyhow::Result<Outcome> {
         return Ok(out);
     }
     let loc = Locator::new(s.sf);
-    let repo = Repo::open(s.ws);
+    let repo = Repo::open(s.ws, s.staged);
     out.findings.extend(wording::check(c, &loc));
     out.findings.extend(references::check(c, s.sf, &repo, &loc));
     repository::check(c, s, &repo, &loc, &mut out);
     out.findings.extend(size::check(c, s, &loc)?);
     out.findings.extend(secrets::check(s.sf, &loc));
-    out.findings.extend(handoff::check(s));
+    // The session chain is this clone's own: a commit does not carry it,
+    // and a pre-commit hook is no place to nag about an ack.
+    if !s.staged && !in_git_hook() {
+        out.findings.extend(handoff::check(s));
+    }
     // Grouped by check, then in file order: a stable, readable report.
     out.findings.sort_by_key(|f| (f.code, f.line));
     Ok(out)
+}
+
+/// Whether ctxkeep runs inside a git hook (git sets `GIT_INDEX_FILE` for
+/// the commit hooks) or under the pre-commit framework (`PRE_COMMIT`).
+fn in_git_hook() -> bool {
+    ["GIT_INDEX_FILE", "PRE_COMMIT"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()))
 }
 
 /// The repository around the state file, read once for all checks.
@@ -120,10 +135,22 @@ pub(crate) struct Repo {
     /// Files git tracks (relative to `top`); without git, the files found
     /// walking the folder.
     pub files: Vec<String>,
+    /// Only what git's index holds counts as present.
+    pub staged: bool,
 }
 
 impl Repo {
-    fn open(ws: &Workspace) -> Repo {
+    /// Whether `rel` (relative to `top`) is there: on disk, or with
+    /// `--staged` in git's index (a file or a folder of them).
+    pub fn present(&self, rel: &str) -> bool {
+        if !self.staged {
+            return self.top.join(rel).symlink_metadata().is_ok();
+        }
+        let dir = format!("{}/", rel.trim_end_matches('/'));
+        self.files.iter().any(|f| f == rel || f.starts_with(&dir))
+    }
+
+    fn open(ws: &Workspace, staged: bool) -> Repo {
         let state = crate::fsutil::resolve_target(&ws.state_path);
         let (top, no_git) = match crate::git::toplevel(&ws.root) {
             Ok(t) => (t, None),
@@ -145,6 +172,7 @@ impl Repo {
             state_rel,
             no_git,
             files,
+            staged,
         }
     }
 }
@@ -413,6 +441,7 @@ mod tests {
             state_rel: PathBuf::from("project-state.md"),
             no_git: Some("not a git repository".into()),
             files: walk(dir.path()),
+            staged: false,
         };
         (dir, repo)
     }

@@ -192,7 +192,10 @@ pub fn check(c: &Checkpoint, sf: &StateFile, repo: &Repo, loc: &Locator) -> Vec<
             ));
         }
     }
-    out.extend(gone_dirty_paths(c, repo, loc));
+    // Uncommitted work lives in this working tree only; a commit never holds it.
+    if !repo.staged {
+        out.extend(gone_dirty_paths(c, repo, loc));
+    }
     out
 }
 
@@ -385,7 +388,7 @@ fn as_path(raw: &str, repo: &Repo) -> Option<String> {
 fn path_exists(p: &str, c: &Checkpoint, repo: &Repo) -> bool {
     let suffix = format!("/{p}");
     let dir = format!("{p}/");
-    let on_disk = repo.top.join(p).symlink_metadata().is_ok();
+    let on_disk = repo.present(p);
     let in_files = repo.files.iter().any(|f| {
         f == p || f.ends_with(&suffix) || f.starts_with(&dir) || f.contains(&format!("{suffix}/"))
     });

@@ -38,7 +38,8 @@ pub fn check(c: &Checkpoint, s: &Subject, repo: &Repo, loc: &Locator, out: &mut 
             .push(format!("git checks skipped: {why} (CK501–CK503 not run)"));
         return;
     }
-    if let Some(f) = merge_driver(repo) {
+    // The merge driver's definition is this clone's own config.
+    if let Some(f) = merge_driver(repo).filter(|_| !s.staged) {
         // A CI checkout never merges: there it is only a note.
         match std::env::var_os("CI").filter(|v| !v.is_empty()) {
             Some(_) => out.notes.push(format!("{} ({})", f.message, f.code)),
@@ -89,6 +90,10 @@ pub fn check(c: &Checkpoint, s: &Subject, repo: &Repo, loc: &Locator, out: &mut 
         }
     }
 
+    if s.staged {
+        // A clone of the commit has no uncommitted changes to describe.
+        return;
+    }
     let described: BTreeSet<&str> = then.dirty.iter().map(|d| d.path.as_str()).collect();
     let undescribed: Vec<String> = now
         .dirty

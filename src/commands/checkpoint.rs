@@ -58,13 +58,5 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
 
     ctx.out.json(&record)?;
     ctx.out.data(&record.id)?;
-    let empty = record::missing_fields(&record);
-    if !empty.is_empty() {
-        ctx.out.warn(&format!(
-            "{} has no {}; `ctxkeep verify` will fail until they are set (e.g. --phase, --task, --agent, --next)",
-            record.id,
-            empty.join(", ")
-        ));
-    }
     Ok(Outcome::Ok)
 }

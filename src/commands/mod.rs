@@ -49,6 +49,9 @@ pub enum Outcome {
     /// The input cannot be read as it is (a merge left half done), though
     /// the command has a report to print. Exit 65.
     BadData,
+    /// Nothing to act on yet (no checkpoint), though the command has a
+    /// report to print. Exit 66, as for every command.
+    NoInput,
     /// An agent hook with `--strict` blocks the agent's action. Exit 2, the
     /// agents' own code for it.
     Block,
@@ -61,6 +64,7 @@ impl Outcome {
             Outcome::No => crate::codes::exit::CHECK_FAILED,
             Outcome::Block => crate::codes::exit::USAGE,
             Outcome::BadData => crate::codes::exit::DATA,
+            Outcome::NoInput => crate::codes::exit::NO_INPUT,
         }
     }
 }
@@ -83,7 +87,7 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<Outcome> {
         Command::Hook(args) => hook::run(args, ctx),
         Command::Statusline => statusline::run(ctx),
         Command::Hooks(args) => hooks::run(args, ctx),
-        Command::Completions(args) => completions::run(args),
-        Command::Man => completions::man(),
+        Command::Completions(args) => completions::run(args, ctx),
+        Command::Man(args) => completions::man(args, ctx),
     }
 }

@@ -28,9 +28,14 @@ pub struct VerifyReport {
 
 pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
-    let sf = match StateFile::load(&ws.state_path) {
+    let text = if args.staged {
+        staged_text(&ws)?
+    } else {
+        StateFile::read_text(&ws.state_path)?
+    };
+    let sf = match StateFile::from_text(&ws.state_path, text.clone()) {
         Ok(sf) => sf,
-        Err(Error::Conflicted { .. }) => return conflicted(&ws, ctx),
+        Err(Error::Conflicted { .. }) => return conflicted(&ws, &text, ctx),
         Err(e) => return Err(e.into()),
     };
     let outcome = checks::all(&Subject {
@@ -38,6 +43,7 @@ pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         ws: &ws,
         strict: args.strict,
         max_tokens: args.max_tokens,
+        staged: args.staged,
     })?;
     let mut outcome = outcome;
     let probe = match &args.probe {
@@ -70,17 +76,58 @@ pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     if !ctx.out.quiet || !report.ok {
         ctx.out.data(&human(&report, &ws.display_state()))?;
     }
-    Ok(if report.ok { Outcome::Ok } else { Outcome::No })
+    Ok(if report.ok {
+        Outcome::Ok
+    } else if report.errors.iter().any(|f| f.code == "CK002")
+        && !report.errors.iter().any(|f| f.code == "CK001")
+    {
+        // "No checkpoint yet" means the same exit code for every command.
+        Outcome::NoInput
+    } else {
+        Outcome::No
+    })
+}
+
+/// The state file as git's index holds it: what the next commit records.
+fn staged_text(ws: &Workspace) -> anyhow::Result<String> {
+    let shown = ws.display_state();
+    let top = crate::git::toplevel(&ws.root).map_err(|why| {
+        Error::Usage(format!(
+            "--staged reads git's index, but {shown} is not in a usable git repository ({why})"
+        ))
+    })?;
+    let real = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let state = real(&crate::fsutil::resolve_target(&ws.state_path));
+    let rel = state
+        .strip_prefix(real(&top))
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .map_err(|_| Error::Usage(format!("--staged: {shown} is outside the git repository")))?;
+    let blob = crate::git::staged_blob(&top, &rel)
+        .map_err(|why| Error::data(&ws.state_path, format!("cannot read it from git's index: {why}")))?
+        .ok_or_else(|| {
+            Error::no_input(
+                &ws.state_path,
+                "is not in git's index (nothing staged to check); `git add` it, or run `ctxkeep verify` without --staged",
+            )
+        })?;
+    if blob.len() as u64 > crate::state::MAX_FILE_BYTES {
+        return Err(Error::data(
+            &ws.state_path,
+            "the staged version is too large to be a state file",
+        )
+        .into());
+    }
+    String::from_utf8(blob)
+        .map_err(|_| Error::data(&ws.state_path, "the staged version is not UTF-8 text").into())
 }
 
 /// A merge left half done: the regions as CK123 findings, nothing else
 /// (the file cannot be read until it is resolved); exit 65.
-fn conflicted(ws: &Workspace, ctx: &Ctx) -> anyhow::Result<Outcome> {
-    let text = crate::fsutil::read_text(&ws.state_path, crate::state::MAX_FILE_BYTES)?;
+fn conflicted(ws: &Workspace, text: &str, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let report = VerifyReport {
         ok: false,
         checkpoint: None,
-        errors: checks::conflicts(&text, &ws.display_state()),
+        errors: checks::conflicts(text, &ws.display_state()),
         warnings: Vec::new(),
         notes: Vec::new(),
         probe: None,
@@ -138,10 +185,11 @@ fn human(r: &VerifyReport, path: &str) -> String {
         };
         paint_stdout(Style::Ok, &format!("ok: {id} can be read cold{extra}"))
     } else {
-        paint_stdout(
-            Style::Error,
-            &format!("failed: {id} has {} error(s)", r.errors.len()),
-        )
+        let text = match &r.checkpoint {
+            Some(_) => format!("failed: {id} has {} error(s)", r.errors.len()),
+            None => "failed: no checkpoint yet".to_string(),
+        };
+        paint_stdout(Style::Error, &text)
     };
     s.push_str(&verdict);
     s

@@ -17,18 +17,22 @@ use crate::state::StateFile;
 use crate::templates::Templates;
 use crate::workspace::Workspace;
 
-/// The required fields left empty.
-pub fn missing_fields(c: &Checkpoint) -> Vec<&'static str> {
-    [
-        ("phase", &c.phase),
-        ("active_task", &c.active_task),
-        ("controlling_agent", &c.controlling_agent),
-        ("next_action", &c.next_action),
-    ]
-    .into_iter()
-    .filter(|(_, v)| v.trim().is_empty())
-    .map(|(k, _)| k)
-    .collect()
+/// A checkpoint written by hand must say where the work stands: one that
+/// would leave a required field empty is refused, and nothing is written.
+fn refuse_missing_fields(record: &Checkpoint) -> Result<(), Error> {
+    let missing = crate::checkpoint::missing_fields(record);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let flags: Vec<&str> = missing
+        .iter()
+        .map(|field| crate::checkpoint::flag_of(field))
+        .collect();
+    Err(Error::Refused(format!(
+        "the checkpoint would have no {}; give {} (or those fields in a --from file); nothing was written",
+        missing.join(", "),
+        flags.join(", ")
+    )))
 }
 
 /// Reads checkpoint fields as YAML or JSON from a file or `-` (stdin).
@@ -184,6 +188,9 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
         merged: Vec::new(),
         digest: String::new(),
     };
+    if !automatic {
+        refuse_missing_fields(&record)?;
+    }
     redact_record(&mut record)?;
     record.seal();
 

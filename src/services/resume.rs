@@ -1,6 +1,6 @@
 //! `resume`'s job: check the checkpoint's seal, open a session in the chain
 //! (its number and restore nonce), render the prompt within the budget,
-//! and log it.
+//! and log it. A peek does only the rendering.
 
 use serde::Serialize;
 use serde_json::json;
@@ -22,6 +22,8 @@ pub struct Options {
     pub max_tokens: Option<usize>,
     /// The agent that will read the prompt, recorded in the chain.
     pub agent: Option<String>,
+    /// Only look: no session opened, no nonce, nothing logged.
+    pub peek: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -46,7 +48,7 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
     let checkpoint = sf.fm.checkpoint.clone().ok_or_else(|| {
         Error::no_input(
             &ws.state_path,
-            "no checkpoint yet; write one with `ctxkeep checkpoint`",
+            "no checkpoint yet; write one with `ctxkeep checkpoint --phase TEXT --task TEXT --agent NAME --next TEXT`",
         )
     })?;
     match crate::state::seal(&sf) {
@@ -69,6 +71,9 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
         )),
     }
 
+    if let Some(warning) = crate::prompt::missing_fields_warning(&checkpoint) {
+        out.warn(&warning);
+    }
     let budget = opts.max_tokens.unwrap_or(config.resume_max_tokens);
     let agent = opts
         .agent
@@ -77,13 +82,17 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
         .transpose()?;
     // The session is planned, the prompt rendered with its nonce, and the
     // session recorded only once the prompt is known to be printed.
-    let lock = match ws.lock() {
-        Ok(lock) => Some(lock),
-        Err(e) => {
-            out.warn(&format!(
-                "no session recorded and no restore nonce in the prompt: {e}"
-            ));
-            None
+    let lock = if opts.peek {
+        None
+    } else {
+        match ws.lock() {
+            Ok(lock) => Some(lock),
+            Err(e) => {
+                out.warn(&format!(
+                    "no session recorded and no restore nonce in the prompt: {e}"
+                ));
+                None
+            }
         }
     };
     let session = match &lock {

@@ -118,7 +118,12 @@ pub struct StateFile {
 impl StateFile {
     /// Reads and parses the file. Any defect is a one-line error naming it.
     pub fn load(path: &Path) -> Result<StateFile, Error> {
-        let text = crate::fsutil::read_text(path, MAX_FILE_BYTES).map_err(|e| match e {
+        Self::from_text(path, Self::read_text(path)?)
+    }
+
+    /// The file's text; a missing file reads as a project not set up yet.
+    pub fn read_text(path: &Path) -> Result<String, Error> {
+        crate::fsutil::read_text(path, MAX_FILE_BYTES).map_err(|e| match e {
             Error::NotFound {
                 path,
                 dangling_to: None,
@@ -127,7 +132,12 @@ impl StateFile {
                 why: "not initialized",
             },
             other => other,
-        })?;
+        })
+    }
+
+    /// Parses `text` as the file at `path` holds it (another version of it,
+    /// e.g. the one in git's index), conflict markers refused first.
+    pub fn from_text(path: &Path, text: String) -> Result<StateFile, Error> {
         Self::refuse_conflicts(path, &text)?;
         Self::parse(path, text)
     }

@@ -56,7 +56,17 @@ fn git_state_is_captured() {
     let p = Project::initialized();
     p.write("src/new.rs", "fn x() {}\n");
     p.write("README.md", "# changed\n");
-    let (v, _) = p.json(&["checkpoint"]);
+    let (v, _) = p.json(&[
+        "checkpoint",
+        "--phase",
+        "p",
+        "--task",
+        "t",
+        "--agent",
+        "a",
+        "--next",
+        "n",
+    ]);
     assert_eq!(v["git"]["branch"], "main");
     assert_eq!(v["git"]["head"], p.head());
     assert_eq!(
@@ -129,14 +139,34 @@ fn without_git_installed_the_checkpoint_still_succeeds() {
 }
 
 #[test]
-fn empty_required_fields_warn() {
+fn a_checkpoint_with_empty_required_fields_is_refused_and_writes_nothing() {
     let p = Project::initialized();
+    let before = p.state();
+    p.ctxkeep(&["checkpoint"]).assert().code(1).stderr(
+        predicate::str::contains("no phase, active_task, controlling_agent, next_action")
+            .and(predicate::str::contains("--phase, --task, --agent, --next"))
+            .and(predicate::str::contains("nothing was written")),
+    );
     p.ctxkeep(&["checkpoint", "--phase", "x"])
         .assert()
-        .success()
+        .code(1)
         .stderr(predicate::str::contains(
-            "no active_task, controlling_agent, next_action",
+            "no active_task, controlling_agent, next_action; give --task, --agent, --next",
         ));
+    assert_eq!(p.state(), before, "the file is untouched");
+    assert!(!p.path(".ctxkeep/checkpoints/ckpt-0001.json").exists());
+
+    // Later checkpoints carry the fields over; clearing one is refused too.
+    p.checkpoint(&[]).success();
+    p.ctxkeep(&["checkpoint", "--note", "more"])
+        .assert()
+        .success();
+    let before = p.state();
+    p.ctxkeep(&["checkpoint", "--next", " "])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no next_action; give --next"));
+    assert_eq!(p.state(), before);
 }
 
 #[test]

@@ -39,3 +39,135 @@ fn help_lists_exit_codes() {
         .success()
         .stdout(predicate::str::contains("75  lock timeout"));
 }
+
+#[test]
+fn man_dir_writes_a_page_for_every_subcommand_the_top_page_names() {
+    let p = Project::bare();
+    p.ctxkeep(&["man", "--dir", "pages"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("man pages into pages"));
+    let top = p.read("pages/ctxkeep.1");
+    // Every page the top page refers to exists, nested ones included.
+    let named: Vec<String> = top
+        .lines()
+        .filter_map(|l| l.strip_suffix("(1)"))
+        .map(|l| format!("{}.1", l.replace("\\-", "-")))
+        .collect();
+    assert!(named.len() >= 17, "{named:?}");
+    for page in named
+        .iter()
+        .chain(["ctxkeep-hooks-install.1".to_string()].iter())
+    {
+        let text = p.read(&format!("pages/{page}"));
+        assert!(text.contains(".TH"), "{page} is not roff");
+    }
+    assert!(p.read("pages/ctxkeep-checkpoint.1").contains("\\-\\-phase"));
+    assert!(!p.path("pages/ctxkeep-help.1").exists());
+
+    // One page printed; the same text as the file.
+    let one = p.ctxkeep(&["man", "checkpoint"]).assert().success();
+    let printed = String::from_utf8(one.get_output().stdout.clone()).unwrap();
+    assert_eq!(printed, p.read("pages/ctxkeep-checkpoint.1"));
+    p.ctxkeep(&["man", "hooks", "install"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ctxkeep\\-hooks\\-install"));
+    p.ctxkeep(&["man", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no command `nope`"));
+}
+
+#[test]
+fn json_is_refused_where_there_is_no_data_and_works_for_man_dir() {
+    let p = Project::bare();
+    for args in [&["--json", "man"][..], &["--json", "completions", "bash"]] {
+        let out = p.ctxkeep(args).assert().code(2).get_output().clone();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["error"]["code"], "usage", "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("without --json"));
+    }
+    let (v, code) = p.json(&["man", "--dir", "m"]);
+    assert_eq!(code, 0);
+    assert!(v["pages"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!("ctxkeep-verify.1")));
+}
+
+#[test]
+fn every_command_shows_global_options_under_their_own_heading() {
+    let p = Project::bare();
+    for cmd in ["checkpoint", "resume", "verify", "track", "status", "log"] {
+        let out = p
+            .ctxkeep(&["help", cmd])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        let help = String::from_utf8(out.stdout).unwrap();
+        let (own, global) = help
+            .split_once("Global options:")
+            .unwrap_or_else(|| panic!("{cmd}: no global heading\n{help}"));
+        for flag in ["--json", "--state", "--lock-timeout", "--quiet", "--ascii"] {
+            assert!(
+                global.contains(flag),
+                "{cmd}: {flag} not under Global options"
+            );
+            assert!(!own.contains(flag), "{cmd}: {flag} among the command's own");
+        }
+    }
+    let out = p
+        .ctxkeep(&["help", "checkpoint"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains("The first checkpoint needs all four required fields"));
+    for field in [
+        "phase",
+        "active_task",
+        "controlling_agent",
+        "next_action",
+        "decisions",
+        "open_questions",
+        "notes",
+    ] {
+        assert!(help.contains(field), "--from's field {field} not listed");
+    }
+}
+
+#[test]
+fn ascii_mode_and_a_non_utf8_locale_print_no_utf8() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let log = |flag: Option<&str>, env: Option<(&str, &str)>| {
+        let mut args: Vec<&str> = flag.into_iter().collect();
+        args.push("log");
+        let mut cmd = p.ctxkeep(&args);
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        String::from_utf8(cmd.assert().success().get_output().stdout.clone()).unwrap()
+    };
+    assert!(log(None, None).contains(" · "), "no locale set: UTF-8");
+    assert!(log(None, Some(("LC_ALL", "de_DE.UTF-8"))).contains(" · "));
+    for (flag, env) in [
+        (Some("--ascii"), None),
+        (None, Some(("LC_ALL", "C"))),
+        (None, Some(("LANG", "en_US.ISO-8859-1"))),
+    ] {
+        let shown = log(flag, env);
+        assert!(
+            shown.is_ascii() && shown.contains(" | "),
+            "{flag:?} {env:?}: {shown}"
+        );
+    }
+    // The file itself stays UTF-8 whatever the terminal.
+    p.ctxkeep(&["--ascii", "checkpoint", "--note", "Überprüfe – done"])
+        .assert()
+        .success();
+    assert!(p.state().contains("Überprüfe – done"));
+}

@@ -885,11 +885,21 @@ fn c36_inherited_git_dir_is_ignored() {
     other.write("b.txt", "b");
     other.commit_all("other");
     let git_dir = other.path(".git");
-    p.ctxkeep(&["checkpoint", "--phase", "p"])
-        .env("GIT_DIR", &git_dir)
-        .env("GIT_WORK_TREE", other.root())
-        .assert()
-        .success();
+    p.ctxkeep(&[
+        "checkpoint",
+        "--phase",
+        "p",
+        "--task",
+        "t",
+        "--agent",
+        "a",
+        "--next",
+        "n",
+    ])
+    .env("GIT_DIR", &git_dir)
+    .env("GIT_WORK_TREE", other.root())
+    .assert()
+    .success();
     assert_eq!(git_of(&p)["head"].as_str(), Some(p.head().as_str()));
 }
 

@@ -17,6 +17,7 @@ mod lifecycle;
 mod limits;
 mod log;
 mod merge;
+mod precommit;
 mod resume;
 mod secrets;
 mod sessions;

@@ -85,3 +85,67 @@ fn resume_without_checkpoint_is_66() {
         .code(66)
         .stderr(predicate::str::contains("no checkpoint yet"));
 }
+
+#[test]
+fn peek_prints_the_prompt_and_records_nothing() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let before = p.snapshot();
+    let out = p
+        .ctxkeep(&["resume", "--peek"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let prompt = String::from_utf8(out.stdout).unwrap();
+    assert!(prompt.contains("run cargo test and fix the failing split test"));
+    assert!(!prompt.contains("ctxkeep ack"), "no nonce: {prompt}");
+    assert!(
+        crate::support::diff(&before, &p.snapshot()).is_empty(),
+        "peek wrote something"
+    );
+    p.ctxkeep(&["verify"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("CK801").not());
+
+    // A plain resume is a restore: a session and a nonce to acknowledge.
+    let out = p
+        .ctxkeep(&["resume"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ctxkeep ack "));
+    p.ctxkeep(&["verify"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("CK801"));
+    p.ctxkeep(&["help", "resume"]).assert().success().stdout(
+        predicate::str::contains("--peek").and(predicate::str::contains("opens a session")),
+    );
+}
+
+#[test]
+fn a_checkpoint_with_empty_required_fields_is_flagged_at_the_top_of_the_prompt() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let s = p.state();
+    let at = s.find("  next_action: ").unwrap();
+    let end = at + s[at..].find('\n').unwrap();
+    let mut s = s.clone();
+    s.replace_range(at..end, "  next_action: ''");
+    p.write("project-state.md", &s);
+    let out = p
+        .ctxkeep(&["resume", "--peek", "--force"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let prompt = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        prompt.starts_with("WARNING: checkpoint ckpt-0001 has no next_action."),
+        "{prompt}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no next_action"));
+}

@@ -15,9 +15,15 @@ fn verify_passes_a_complete_checkpoint() {
 #[test]
 fn verify_fails_on_missing_fields_and_names_them() {
     let p = Project::initialized();
-    p.ctxkeep(&["checkpoint", "--phase", "x"])
-        .assert()
-        .success();
+    p.checkpoint(&[]).success();
+    // `checkpoint` refuses empty fields; a hand edit can still leave them so.
+    let mut s = p.state();
+    for field in ["active_task", "controlling_agent", "next_action"] {
+        let at = s.find(&format!("  {field}: ")).unwrap();
+        let end = at + s[at..].find('\n').unwrap();
+        s.replace_range(at..end, &format!("  {field}: ''"));
+    }
+    p.write("project-state.md", &s);
     let (v, code) = p.json(&["verify"]);
     assert_eq!(code, 1);
     assert_eq!(v["ok"], false);
@@ -50,12 +56,18 @@ fn hand_edit_is_a_warning_and_an_error_with_strict() {
 }
 
 #[test]
-fn no_checkpoint_fails() {
+fn no_checkpoint_is_66_as_for_resume() {
     let p = Project::initialized();
-    p.ctxkeep(&["verify"])
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("CK002"));
+    p.ctxkeep(&["verify"]).assert().code(66).stdout(
+        predicate::str::contains("CK002")
+            .and(predicate::str::contains("failed: no checkpoint yet")),
+    );
+    p.ctxkeep(&["resume"]).assert().code(66);
+    let (v, code) = p.json(&["verify"]);
+    assert_eq!(
+        (code, &v["errors"][0]["code"]),
+        (66, &serde_json::json!("CK002"))
+    );
 }
 
 #[test]
