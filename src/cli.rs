@@ -50,6 +50,13 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the whole loop in a throwaway project and show each command with its output:
+    /// init, checkpoint, track with a stage firing, verify passing and failing, resume.
+    ///
+    /// Runs in a new temporary folder, removed at the end; never touches the current
+    /// directory. `--keep DIR` runs in DIR instead (new or empty) and keeps it.
+    #[command(after_long_help = crate::codes::exit_help())]
+    Demo(DemoArgs),
     /// Create project-state.md and .ctxkeep/ (or update the given settings).
     #[command(after_long_help = crate::codes::exit_help())]
     Init(InitArgs),
@@ -85,7 +92,10 @@ pub enum Command {
     #[command(after_long_help = crate::codes::exit_help())]
     Status(StatusArgs),
     /// Confirm that the resume prompt was read, with the nonce it printed.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(
+        after_long_help = crate::codes::exit_help(),
+        override_usage = "ctxkeep ack <NONCE>\n       ctxkeep ack --transcript <PATH>"
+    )]
     Ack(AckArgs),
     /// Apply the retention by hand: prune the archive, rotate the event log, sweep temp files.
     #[command(after_long_help = crate::codes::exit_help())]
@@ -120,6 +130,13 @@ pub enum Command {
     ///   ctxkeep man --dir ~/.local/share/man/man1
     #[command(verbatim_doc_comment)]
     Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Run in DIR (a new or empty folder) and keep it afterwards.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

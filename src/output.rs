@@ -76,6 +76,11 @@ pub fn set_ascii(on: bool) {
     ASCII.store(on, Ordering::Relaxed);
 }
 
+/// Whether output is ASCII only (see [`set_ascii`]).
+pub fn ascii() -> bool {
+    ASCII.load(Ordering::Relaxed)
+}
+
 /// Whether the locale says the terminal cannot show UTF-8: the first of
 /// LC_ALL, LC_CTYPE and LANG that is set decides (`C`, `POSIX` or a legacy
 /// charset mean no). With none set, UTF-8 is assumed, as terminals and CI

@@ -124,6 +124,12 @@ mod tests {
     }
 
     #[test]
+    fn the_state_file_links_to_the_repository_cargo_names() {
+        let link = format!("]({})", env!("CARGO_PKG_REPOSITORY"));
+        assert!(include_str!("../templates/project-state.md").contains(&link));
+    }
+
+    #[test]
     fn every_default_template_renders_every_field() {
         let t = Templates::load(Path::new("."), None).unwrap();
         let ctx = full_context();

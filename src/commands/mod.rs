@@ -4,6 +4,7 @@ pub mod ack;
 pub mod checkpoint;
 pub mod completions;
 pub mod count;
+pub mod demo;
 pub mod gc;
 pub mod hook;
 pub mod hooks;
@@ -72,6 +73,7 @@ impl Outcome {
 /// Runs a command to its outcome, or to the error that stopped it.
 pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<Outcome> {
     match command {
+        Command::Demo(args) => demo::run(args, ctx),
         Command::Init(args) => init::run(args, ctx),
         Command::Checkpoint(args) => checkpoint::run(args, ctx),
         Command::Resume(args) => resume::run(args, ctx),

@@ -199,6 +199,33 @@ pub fn doctor(
     // The commands run against a copy of the project, so checking writes
     // no checkpoint, session or event into the real one.
     let sandbox = Sandbox::new(ws, agent)?;
+    // The status line first: a hook run below may write a checkpoint into
+    // the copy, and the line would then name one the project does not have.
+    let status_line_check = settings.status_line.then(|| match &found.status_line {
+        StatusLine::Ours(command) => {
+            let run = sandbox.run_status_line(command, timeout);
+            Check {
+                name: "statusLine".into(),
+                ok: run.is_ok(),
+                detail: match run {
+                    Ok(line) => format!("{command}: {line}"),
+                    Err(why) => format!("{command}: {why}"),
+                },
+            }
+        }
+        StatusLine::Theirs(command) => Check {
+            name: "statusLine".into(),
+            ok: true,
+            detail: format!(
+                "yours ({command}); hooks take the window from the config or the model table"
+            ),
+        },
+        StatusLine::None => Check {
+            name: "statusLine".into(),
+            ok: false,
+            detail: format!("not installed; {install_hint}"),
+        },
+    });
     for (event, command) in &found.hooks {
         let name = format!("hooks.{event}");
         let Some(command) = command else {
@@ -225,33 +252,7 @@ pub fn doctor(
             },
         });
     }
-    if settings.status_line {
-        checks.push(match &found.status_line {
-            StatusLine::Ours(command) => {
-                let run = sandbox.run_status_line(command, timeout);
-                Check {
-                    name: "statusLine".into(),
-                    ok: run.is_ok(),
-                    detail: match run {
-                        Ok(line) => format!("{command}: {line}"),
-                        Err(why) => format!("{command}: {why}"),
-                    },
-                }
-            }
-            StatusLine::Theirs(command) => Check {
-                name: "statusLine".into(),
-                ok: true,
-                detail: format!(
-                    "yours ({command}); hooks take the window from the config or the model table"
-                ),
-            },
-            StatusLine::None => Check {
-                name: "statusLine".into(),
-                ok: false,
-                detail: format!("not installed; {install_hint}"),
-            },
-        });
-    }
+    checks.extend(status_line_check);
     Ok(DoctorReport {
         settings: path.display().to_string(),
         ok: checks.iter().all(|c| c.ok),

@@ -3,6 +3,7 @@
 //! calls one service and prints; services never print data or parse flags.
 
 pub mod agent_hook;
+pub mod demo;
 pub mod gutter;
 pub mod hook_setup;
 pub mod init;

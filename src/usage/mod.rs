@@ -127,7 +127,7 @@ fn not_recognized(path: &Path) -> anyhow::Error {
     Error::data(
         path,
         "not a recognized transcript (expected Claude Code, Codex or Gemini CLI \
-         JSONL, or a Gemini session JSON); name the agent explicitly",
+         JSONL, or a Gemini session JSON); `track` takes --agent claude-code|codex|gemini to name it",
     )
     .into()
 }

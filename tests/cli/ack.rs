@@ -154,3 +154,12 @@ fn resume_without_a_place_to_record_prints_the_prompt_without_a_nonce() {
     assert!(!v["prompt"].as_str().unwrap().contains("ctxkeep ack"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no restore nonce"));
 }
+
+#[test]
+fn ack_without_a_nonce_shows_both_forms() {
+    let p = Project::initialized();
+    p.ctxkeep(&["ack"]).assert().code(2).stderr(
+        predicate::str::contains("ctxkeep ack <NONCE>")
+            .and(predicate::str::contains("ctxkeep ack --transcript <PATH>")),
+    );
+}

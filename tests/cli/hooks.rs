@@ -920,6 +920,12 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
         "{:?}",
         report.checks[8]
     );
+    // The line names the project's checkpoint, not one a hook wrote in the copy.
+    assert!(
+        report.checks[8].detail.contains("ckpt-0001"),
+        "{:?}",
+        report.checks[8]
+    );
     assert_eq!(p.state(), state, "the checks ran against a copy");
     assert_eq!(p.read(".ctxkeep/events.jsonl"), events_before);
     assert!(!p.path(".ctxkeep/sessions/ctxkeep-doctor.json").exists());

@@ -7,6 +7,7 @@ mod architecture;
 mod checkpoint;
 mod completions;
 mod count;
+mod demo;
 mod faults;
 mod gc;
 mod hooks;

@@ -1,5 +1,6 @@
 //! `ctxkeep track`: sources, stages that fire once, sessions, truncation.
 
+use predicates::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -389,7 +390,12 @@ fn transcript_errors_are_one_line_and_write_nothing() {
     p.write("notes.jsonl", "{\"hello\":\"world\"}\n");
     p.ctxkeep(&["track", "--transcript", "notes.jsonl"])
         .assert()
-        .code(65);
+        .code(65)
+        .stderr(
+            predicates::str::contains("notes.jsonl").and(predicates::str::contains(
+                "--agent claude-code|codex|gemini",
+            )),
+        );
     assert!(!p.path(".ctxkeep/sessions/default.json").exists());
 }
 
