@@ -40,7 +40,7 @@ pub const EXIT_CODES: &[ExitCode] = &[
     },
     ExitCode {
         code: exit::CHECK_FAILED,
-        meaning: "a check says no: `verify` found errors, `--fail-at` reached, the recovered fields do not fit `--max-tokens`, `resume` refused by `max_handoffs_without_progress`, a wrong or outdated nonce given to `ack`",
+        meaning: "a check says no: `verify` found errors, a `checkpoint` by hand that would leave a required field empty, `--fail-at` reached, the recovered fields do not fit `--max-tokens`, `resume` refused by `max_handoffs_without_progress`, a wrong or outdated nonce given to `ack`",
     },
     ExitCode {
         code: exit::USAGE,
@@ -77,7 +77,7 @@ pub const FINDING_CODES: &[FindingCode] = &[
     FindingCode {
         code: "CK002",
         severity: "error",
-        meaning: "no checkpoint recorded yet",
+        meaning: "no checkpoint recorded yet (`verify` then exits 66, as `resume` does)",
     },
     FindingCode {
         code: "CK101–CK104",

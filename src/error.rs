@@ -29,7 +29,7 @@ pub enum Error {
         dangling_to: Option<PathBuf>,
     },
     /// No project here: no state file, or one without ctxkeep's front matter.
-    #[error("{}: {why}; run `ctxkeep init`", path.display())]
+    #[error("{}: {why}; run `ctxkeep init`, or name another state file with --state PATH", path.display())]
     NotInitialized { path: PathBuf, why: &'static str },
     /// A file over the size ctxkeep reads.
     #[error("{}: {what}too large ({}, limit {limit}){hint}", path.display(), match size {
