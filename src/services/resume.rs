@@ -22,6 +22,9 @@ pub struct Options {
     pub max_tokens: Option<usize>,
     /// The agent that will read the prompt, recorded in the chain.
     pub agent: Option<String>,
+    /// Only render the prompt: no session opened in the chain (so no restore
+    /// nonce), no lock, nothing logged.
+    pub preview: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -77,13 +80,17 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
         .transpose()?;
     // The session is planned, the prompt rendered with its nonce, and the
     // session recorded only once the prompt is known to be printed.
-    let lock = match ws.lock() {
-        Ok(lock) => Some(lock),
-        Err(e) => {
-            out.warn(&format!(
-                "no session recorded and no restore nonce in the prompt: {e}"
-            ));
-            None
+    let lock = if opts.preview {
+        None
+    } else {
+        match ws.lock() {
+            Ok(lock) => Some(lock),
+            Err(e) => {
+                out.warn(&format!(
+                    "no session recorded and no restore nonce in the prompt: {e}"
+                ));
+                None
+            }
         }
     };
     let session = match &lock {
