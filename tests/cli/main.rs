@@ -16,6 +16,7 @@ mod json;
 mod lifecycle;
 mod limits;
 mod log;
+mod mcp;
 mod merge;
 mod resume;
 mod secrets;
