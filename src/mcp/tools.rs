@@ -94,6 +94,25 @@ fn schema<T: JsonSchema>() -> Arc<serde_json::Map<String, Value>> {
         .filter(|(k, _)| k != "$schema" && k != "title")
         .collect();
     map.entry("type").or_insert_with(|| json!("object"));
+    // An argument left out is how a tool is told "no value": `null` as a
+    // type too only confuses clients that read `type` as one string.
+    for prop in map
+        .get_mut("properties")
+        .and_then(Value::as_object_mut)
+        .into_iter()
+        .flat_map(|props| props.values_mut())
+    {
+        let one = match prop.get("type") {
+            Some(Value::Array(types)) => {
+                let kept: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+                (kept.len() == 1).then(|| kept[0].clone())
+            }
+            _ => None,
+        };
+        if let Some(t) = one {
+            prop["type"] = t;
+        }
+    }
     Arc::new(map)
 }
 
