@@ -557,16 +557,7 @@ impl Sandbox {
     /// names, once it answered `tools/list`.
     fn run_mcp(&self, command: &str, timeout: Duration) -> Result<Vec<String>, String> {
         use std::io::BufRead;
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(&self.cwd)
-            .env("CTXKEEP_STATE", &self.state)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start sh: {e}"))?;
+        let mut child = self.command(command, Stdio::null())?;
         let requests = [
             json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
                 "protocolVersion": "2025-06-18", "capabilities": {},
@@ -634,17 +625,23 @@ impl Sandbox {
         Ok(tools)
     }
 
-    fn spawn(&self, command: &str, stdin: &str, timeout: Duration) -> Result<Finished, String> {
-        let mut child = Command::new("sh")
+    /// Starts `command` through `sh` in the project, against the sandbox's
+    /// state file, with stdin and stdout piped.
+    fn command(&self, command: &str, stderr: Stdio) -> Result<std::process::Child, String> {
+        Command::new("sh")
             .arg("-c")
             .arg(command)
             .current_dir(&self.cwd)
             .env("CTXKEEP_STATE", &self.state)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(stderr)
             .spawn()
-            .map_err(|e| format!("cannot start sh: {e}"))?;
+            .map_err(|e| format!("cannot start sh: {e}"))
+    }
+
+    fn spawn(&self, command: &str, stdin: &str, timeout: Duration) -> Result<Finished, String> {
+        let mut child = self.command(command, Stdio::piped())?;
         let started = Instant::now();
         if let Some(mut input) = child.stdin.take() {
             // A command that exits without reading its input is not an error here.

@@ -57,18 +57,18 @@ pub fn status(ws: &Workspace, session: &str, out: &Output) -> anyhow::Result<Sta
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
-    let s = session::load(&ws, &id)?;
+    let s = session::load(ws, &id)?;
     let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
     let report = match &s {
         Some(s) => Report::of(s, &config, s.fired.iter().map(Fired::from).collect()),
         None => Report::untracked(&id, &config),
     };
-    let chain = crate::chain::read(&ws).unwrap_or_else(|e| {
+    let chain = crate::chain::read(ws).unwrap_or_else(|e| {
         out.warn(&format!("the session chain cannot be read: {e}"));
         Default::default()
     });
     let last = chain.last();
-    let stuck = last.filter(|l| still_stuck(&ws, &sf, l)).map(|l| Stuck {
+    let stuck = last.filter(|l| still_stuck(ws, &sf, l)).map(|l| Stuck {
         session: l.record.number,
         handoffs_without_progress: l.record.handoffs_without_progress,
         next_action: l.record.next_action.clone(),

@@ -227,11 +227,12 @@ fn the_checkpoint_tool_writes_as_the_cli_does_and_answers_with_the_findings() {
     assert!(archived.contains("\"trigger\": \"mcp\"") || archived.contains("\"trigger\":\"mcp\""));
     assert!(!archived.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
     let events = p.read(".ctxkeep/events.jsonl");
-    assert_eq!(
-        events.matches("\"checkpoint\"").count() >= 2,
-        true,
-        "{events}"
-    );
+    let logged = events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "checkpoint" && e["trigger"] == "mcp")
+        .count();
+    assert_eq!(logged, 2, "{events}");
     p.ctxkeep(&["verify"]).assert().success();
 
     // Fields not given carry over; a list given replaces the list.
