@@ -120,6 +120,10 @@ pub enum Command {
     /// Install, remove or check ctxkeep's hooks in an agent's settings.
     #[command(after_long_help = crate::codes::exit_help())]
     Hooks(HooksArgs),
+    /// Serve the checkpoint as MCP tools over stdio (checkpoint, resume, status, verify,
+    /// ack), for any agent that speaks the Model Context Protocol.
+    #[command(after_long_help = crate::codes::exit_help())]
+    Mcp(McpArgs),
     /// Print a shell completion script (generated from these definitions).
     Completions(CompletionsArgs),
     /// Print a man page in roff, or write all of them (generated from these definitions).
@@ -252,6 +256,19 @@ pub struct HooksInstallArgs {
     /// Replace a status line you already have (Claude Code; without it, yours is kept).
     #[arg(long)]
     pub force: bool,
+
+    /// Leave out `ctxkeep mcp`'s registration in the agent's project MCP configuration
+    /// (.mcp.json, .codex/config.toml or .gemini/settings.json).
+    #[arg(long)]
+    pub no_mcp: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The session the tools' checkpoints record the budget and transcript of, unless a
+    /// call names another.
+    #[arg(long, env = "CTXKEEP_SESSION", value_name = "ID")]
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -168,6 +168,19 @@ pub fn one_line_message(err: &anyhow::Error) -> String {
     parts.join(": ").replace(['\n', '\r'], " ")
 }
 
+/// What the user is told of `err`: the one-line message, secrets redacted,
+/// and the `--json` error document (`{"ok": false, "error": {code, message,
+/// exit_code}}`). The CLI prints them; the MCP server returns them.
+pub fn report(err: &anyhow::Error) -> (String, serde_json::Value) {
+    let code = exit_code_of(err);
+    let msg = crate::redact::redact(&one_line_message(err)).into_owned();
+    let doc = serde_json::json!({
+        "ok": false,
+        "error": { "code": code_name_of(err), "message": msg, "exit_code": code },
+    });
+    (msg, doc)
+}
+
 pub fn io_exit_code(e: &io::Error) -> u8 {
     match e.kind() {
         io::ErrorKind::PermissionDenied => exit::NO_PERM,

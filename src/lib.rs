@@ -16,6 +16,7 @@ pub mod events;
 pub mod fsutil;
 pub mod git;
 pub mod hook_payload;
+pub mod mcp;
 pub mod merge;
 pub mod models;
 pub mod observe;
@@ -57,13 +58,8 @@ pub fn run(cli: Cli) -> u8 {
         Err(err) => {
             let code = error::exit_code_of(&err);
             // One line: the context chain joined, secrets redacted.
-            let msg = error::one_line_message(&err);
-            let msg = redact::redact(&msg).into_owned();
+            let (msg, doc) = error::report(&err);
             if out.json {
-                let doc = serde_json::json!({
-                    "ok": false,
-                    "error": { "code": error::code_name_of(&err), "message": msg, "exit_code": code },
-                });
                 let _ = out.json(&doc);
             }
             eprintln!(

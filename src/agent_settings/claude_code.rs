@@ -1,6 +1,7 @@
 //! Claude Code: `.claude/settings.json`, `hooks` by event, and the status
 //! line (FORMATS: docs/agents.md, "Use with Claude Code").
 
+use super::mcp::{Format, McpSettings};
 use super::{AgentSettings, Event};
 use crate::usage::Agent;
 
@@ -25,4 +26,10 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     status_line: true,
     json_always: false,
     trust: &[],
+    mcp: McpSettings {
+        dir: None,
+        file: ".mcp.json",
+        format: Format::Json,
+        key: "mcpServers",
+    },
 };

@@ -4,6 +4,7 @@
 //! `SubagentStart/Stop`, `Stop`), and runs project hooks only in a trusted
 //! project whose hooks are trusted too (docs/agents.md, "Use with Codex CLI").
 
+use super::mcp::{Format, McpSettings};
 use super::{AgentSettings, Event, Trust};
 use crate::usage::Agent;
 
@@ -25,4 +26,11 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     status_line: false,
     json_always: false,
     trust: &[Trust::CodexProject, Trust::CodexHooks],
+    // Read only in a trusted project, as `.codex/hooks.json` is.
+    mcp: McpSettings {
+        dir: Some(".codex"),
+        file: "config.toml",
+        format: Format::Toml,
+        key: "mcp_servers",
+    },
 };

@@ -3,6 +3,7 @@
 //! trusted folder, and a hook must print JSON on stdout every time
 //! (docs/agents.md, "Use with Gemini CLI").
 
+use super::mcp::{Format, McpSettings};
 use super::{AgentSettings, Event, Trust};
 use crate::usage::Agent;
 
@@ -24,4 +25,10 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     status_line: false,
     json_always: true,
     trust: &[Trust::GeminiFolder],
+    mcp: McpSettings {
+        dir: Some(".gemini"),
+        file: "settings.json",
+        format: Format::Json,
+        key: "mcpServers",
+    },
 };

@@ -14,6 +14,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod gemini;
+pub mod mcp;
 
 use std::path::Path;
 
@@ -94,6 +95,8 @@ pub struct AgentSettings {
     pub json_always: bool,
     /// What the user must do before the agent runs the hooks.
     pub trust: &'static [Trust],
+    /// Where the agent reads the project's MCP servers.
+    pub mcp: mcp::McpSettings,
 }
 
 /// The settings of `agent`.

@@ -42,7 +42,7 @@ fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         .into());
     }
     let path = settings_path(agent, args.edit.settings, ctx)?;
-    let edit = hook_setup::install(agent, &path, args.force, args.edit.dry_run)?;
+    let edit = hook_setup::install(agent, &path, args.force, !args.no_mcp, args.edit.dry_run)?;
     if let Some(cmd) = &edit.kept_status_line {
         ctx.out.warn(&format!(
             "{}: kept your statusLine ({cmd}); hooks then take the window from the config or the model table. Replace it with --force, or pipe the same input to `ctxkeep statusline` from your script",
@@ -78,15 +78,33 @@ fn uninstall(args: HooksUninstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
 /// `+`/`-` lines on stdout (or the JSON), one line on stderr.
 fn report(edit: &Edit, ctx: &Ctx) -> anyhow::Result<()> {
     ctx.out.json(edit)?;
-    let lines: Vec<String> = edit.changes.iter().map(ToString::to_string).collect();
+    let mcp = edit.mcp.iter().flat_map(|m| &m.changes);
+    let lines: Vec<String> = edit
+        .changes
+        .iter()
+        .chain(mcp)
+        .map(ToString::to_string)
+        .collect();
     if !lines.is_empty() {
         ctx.out.data(&lines.join("\n"))?;
     }
-    ctx.out.info(&match (edit.changed, edit.dry_run) {
-        (false, _) => format!("{}: nothing to change", edit.settings),
-        (true, true) => format!("{}: dry run, nothing written", edit.settings),
-        (true, false) => format!("{}: written", edit.settings),
-    });
+    let files = std::iter::once((&edit.settings, edit.changed))
+        .chain(edit.mcp.iter().map(|m| (&m.config, m.changed)))
+        // Gemini's hooks and MCP server share one file: one line for it.
+        .fold(Vec::<(&String, bool)>::new(), |mut acc, (f, c)| {
+            match acc.iter_mut().find(|(g, _)| *g == f) {
+                Some(seen) => seen.1 |= c,
+                None => acc.push((f, c)),
+            }
+            acc
+        });
+    for (file, changed) in files {
+        ctx.out.info(&match (changed, edit.dry_run) {
+            (false, _) => format!("{file}: nothing to change"),
+            (true, true) => format!("{file}: dry run, nothing written"),
+            (true, false) => format!("{file}: written"),
+        });
+    }
     Ok(())
 }
 

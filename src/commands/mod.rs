@@ -10,6 +10,7 @@ pub mod hook;
 pub mod hooks;
 pub mod init;
 pub mod log;
+pub mod mcp;
 pub mod merge_file;
 pub mod resolve;
 pub mod resume;
@@ -89,6 +90,7 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<Outcome> {
         Command::Hook(args) => hook::run(args, ctx),
         Command::Statusline => statusline::run(ctx),
         Command::Hooks(args) => hooks::run(args, ctx),
+        Command::Mcp(args) => mcp::run(args, ctx),
         Command::Completions(args) => completions::run(args, ctx),
         Command::Man(args) => completions::man(args, ctx),
     }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::agent_settings::mcp::Format;
 use crate::agent_settings::{self, AgentSettings, Change, StatusLine};
 use crate::error::Error;
 use crate::fsutil;
@@ -40,37 +41,152 @@ pub struct Edit {
     pub kept_status_line: Option<String>,
     /// What the user must do before the agent runs these hooks (trust).
     pub next_steps: Vec<String>,
+    /// The MCP server's registration (null with `--no-mcp`).
+    pub mcp: Option<McpEdit>,
+}
+
+/// What registering (or unregistering) `ctxkeep mcp` did, or would do.
+#[derive(Debug, Serialize)]
+pub struct McpEdit {
+    /// The agent's project MCP configuration.
+    pub config: String,
+    pub changed: bool,
+    pub changes: Vec<Change>,
 }
 
 /// Merges ctxkeep's entries for `agent` into the file at `path` (created if
 /// missing). `force` replaces a status line of the user's (Claude Code).
-pub fn install(agent: Agent, path: &Path, force: bool, dry_run: bool) -> anyhow::Result<Edit> {
+/// With `mcp`, `ctxkeep mcp` is registered too, in the agent's project MCP
+/// configuration beside the settings (see [`mcp_path`]).
+pub fn install(
+    agent: Agent,
+    path: &Path,
+    force: bool,
+    mcp: bool,
+    dry_run: bool,
+) -> anyhow::Result<Edit> {
     let settings = agent_settings::of(agent);
     let (mut doc, original) = load(settings, path)?;
     let plan = settings
         .install(&mut doc, force)
         .map_err(|why| Error::data(path, why))?;
-    let next_steps = trust_steps(agent, path);
-    finish(
+    let mut next_steps = trust_steps(agent, path);
+    let mut edit = finish(
         path,
         &doc,
         original,
         plan.changes,
         plan.kept_status_line,
-        next_steps,
+        Vec::new(),
         dry_run,
-    )
+    )?;
+    if mcp {
+        let registered = edit_mcp(agent, &mcp_path(agent, path), true, dry_run)?;
+        if agent == Agent::ClaudeCode {
+            next_steps.push(format!(
+                "approve the ctxkeep MCP server when Claude Code asks (or in /mcp); it leaves a project's {} servers off until they are approved",
+                settings.mcp.file
+            ));
+        }
+        edit.mcp = Some(registered);
+    }
+    edit.next_steps = next_steps;
+    Ok(edit)
 }
 
 /// Takes ctxkeep's entries for `agent` out of the file at `path`, and
-/// nothing else.
+/// nothing else; `ctxkeep mcp`'s registration goes too.
 pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edit> {
     let settings = agent_settings::of(agent);
     let (mut doc, original) = load(settings, path)?;
     let changes = settings
         .uninstall(&mut doc)
         .map_err(|why| Error::data(path, why))?;
-    finish(path, &doc, original, changes, None, Vec::new(), dry_run)
+    let mut edit = finish(path, &doc, original, changes, None, Vec::new(), dry_run)?;
+    edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), false, dry_run)?);
+    Ok(edit)
+}
+
+/// The agent's project MCP configuration for the settings file at
+/// `settings_path`: `.mcp.json`, `.codex/config.toml` or
+/// `.gemini/settings.json` in the project that file belongs to.
+pub fn mcp_path(agent: Agent, settings_path: &Path) -> PathBuf {
+    let settings = agent_settings::of(agent);
+    if settings.mcp.dir == Some(settings.dir) && settings.mcp.file == settings.file {
+        // Gemini CLI's: the settings file itself.
+        return settings_path.to_path_buf();
+    }
+    project_dir(settings, settings_path).join(settings.mcp.relative_path())
+}
+
+/// Whether the agent's project MCP configuration in `root` registers
+/// `ctxkeep mcp` (any agent's when `agent` is None). What the stage
+/// instructions go by: a file read only when a stage fires.
+pub fn mcp_registered(root: &Path, agent: Option<Agent>) -> bool {
+    let agents = match agent {
+        Some(a) => vec![a],
+        None => vec![Agent::ClaudeCode, Agent::Codex, Agent::Gemini],
+    };
+    agents.into_iter().any(|a| {
+        registered_command(a, &root.join(agent_settings::of(a).mcp.relative_path())).is_some()
+    })
+}
+
+/// The command line of ctxkeep's entry in the MCP configuration at `path`.
+fn registered_command(agent: Agent, path: &Path) -> Option<String> {
+    let mcp = agent_settings::of(agent).mcp;
+    let text = fsutil::read_text(path, MAX_SETTINGS_BYTES).ok()?;
+    match mcp.format {
+        Format::Json => mcp.registered_json(&serde_json::from_str(&text).ok()?),
+        Format::Toml => mcp.registered_toml(&text).ok()?,
+    }
+}
+
+/// Registers (or unregisters) `ctxkeep mcp` in the file at `path`.
+fn edit_mcp(agent: Agent, path: &Path, register: bool, dry_run: bool) -> anyhow::Result<McpEdit> {
+    let settings = agent_settings::of(agent);
+    let mcp = settings.mcp;
+    let changes = match mcp.format {
+        Format::Json => {
+            let (mut doc, original) = load(settings, path)?;
+            let changes = if register {
+                mcp.register_json(&mut doc)
+            } else {
+                mcp.unregister_json(&mut doc)
+            }
+            .map_err(|why| Error::data(path, why))?;
+            if !changes.is_empty() && !dry_run {
+                save(path, &doc, original.as_deref())?;
+            }
+            changes
+        }
+        Format::Toml => {
+            let original = if std::fs::symlink_metadata(path).is_ok() {
+                Some(fsutil::read_text(path, MAX_SETTINGS_BYTES)?)
+            } else {
+                None
+            };
+            let text = original.clone().unwrap_or_default();
+            let (new, changes) = if register {
+                mcp.register_toml(&text)
+            } else {
+                mcp.unregister_toml(&text)
+            }
+            .map_err(|why| Error::data(path, format!("{why}; nothing was changed")))?;
+            if !changes.is_empty() && !dry_run {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    fsutil::ensure_dir(dir)?;
+                }
+                fsutil::atomic_write(path, new.as_bytes(), original.as_deref().map(str::as_bytes))?;
+            }
+            changes
+        }
+    };
+    Ok(McpEdit {
+        config: path.display().to_string(),
+        changed: !changes.is_empty(),
+        changes,
+    })
 }
 
 fn finish(
@@ -93,6 +209,7 @@ fn finish(
         changes,
         kept_status_line,
         next_steps,
+        mcp: None,
     })
 }
 
@@ -253,11 +370,38 @@ pub fn doctor(
         });
     }
     checks.extend(status_line_check);
+    checks.push(mcp_check(agent, path, &sandbox, timeout));
     Ok(DoctorReport {
         settings: path.display().to_string(),
         ok: checks.iter().all(|c| c.ok),
         checks,
     })
+}
+
+/// `ctxkeep mcp` where the agent reads it: started against the sandbox, its
+/// tools listed. Not registered is no failure (`--no-mcp` leaves it out).
+fn mcp_check(agent: Agent, settings_path: &Path, sandbox: &Sandbox, timeout: Duration) -> Check {
+    let config = mcp_path(agent, settings_path);
+    let Some(command) = registered_command(agent, &config) else {
+        return Check {
+            name: "mcp".into(),
+            ok: true,
+            detail: format!(
+                "not registered in {} (`ctxkeep hooks install {}` registers it, unless --no-mcp)",
+                config.display(),
+                agent_settings::of(agent).name()
+            ),
+        };
+    };
+    let run = sandbox.run_mcp(&command, timeout);
+    Check {
+        name: "mcp".into(),
+        ok: run.is_ok(),
+        detail: match run {
+            Ok(tools) => format!("{command}: serves {}", tools.join(", ")),
+            Err(why) => format!("{command}: {why}"),
+        },
+    }
 }
 
 /// A copy of the project's state file and a small transcript of the
@@ -410,17 +554,95 @@ impl Sandbox {
         Ok(line)
     }
 
-    fn spawn(&self, command: &str, stdin: &str, timeout: Duration) -> Result<Finished, String> {
-        let mut child = Command::new("sh")
+    /// Starts the MCP server as a client would, and lists its tools: the
+    /// names, once it answered `tools/list`.
+    fn run_mcp(&self, command: &str, timeout: Duration) -> Result<Vec<String>, String> {
+        use std::io::BufRead;
+        let mut child = self.command(command, Stdio::null())?;
+        let requests = [
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": { "name": "ctxkeep-doctor", "version": env!("CARGO_PKG_VERSION") } } }),
+            json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+            json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }),
+        ];
+        let mut stdin = child.stdin.take();
+        if let Some(input) = stdin.as_mut() {
+            for r in &requests {
+                let _ = writeln!(input, "{r}");
+            }
+            let _ = input.flush();
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        if let Some(out) = child.stdout.take() {
+            std::thread::spawn(move || {
+                for line in std::io::BufReader::new(out).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        let deadline = Instant::now() + timeout;
+        let answer = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+                        break Err(format!(
+                            "printed something that is not JSON-RPC: {}",
+                            first_line(&line)
+                        ));
+                    };
+                    if msg["id"] == 2 {
+                        break Ok(msg);
+                    }
+                    if msg.get("error").is_some() {
+                        break Err(format!("answered with an error: {}", msg["error"]));
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    break Err(format!("no tool list after {} s", timeout.as_secs_f64()))
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    break Err("exited before listing its tools".into())
+                }
+            }
+        };
+        drop(stdin);
+        let _ = child.kill();
+        let _ = child.wait();
+        let answer = answer?;
+        let tools: Vec<String> = answer["result"]["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str().map(str::to_string))
+            .collect();
+        if !tools.iter().any(|t| t == "checkpoint") {
+            return Err(format!("lists no checkpoint tool: {answer}"));
+        }
+        Ok(tools)
+    }
+
+    /// Starts `command` through `sh` in the project, against the sandbox's
+    /// state file, with stdin and stdout piped.
+    fn command(&self, command: &str, stderr: Stdio) -> Result<std::process::Child, String> {
+        Command::new("sh")
             .arg("-c")
             .arg(command)
             .current_dir(&self.cwd)
             .env("CTXKEEP_STATE", &self.state)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(stderr)
             .spawn()
-            .map_err(|e| format!("cannot start sh: {e}"))?;
+            .map_err(|e| format!("cannot start sh: {e}"))
+    }
+
+    fn spawn(&self, command: &str, stdin: &str, timeout: Duration) -> Result<Finished, String> {
+        let mut child = self.command(command, Stdio::piped())?;
         let started = Instant::now();
         if let Some(mut input) = child.stdin.take() {
             // A command that exits without reading its input is not an error here.

@@ -2,6 +2,7 @@
 //! commands (and the agent hooks) share. A command parses its arguments,
 //! calls one service and prints; services never print data or parse flags.
 
+pub mod ack;
 pub mod agent_hook;
 pub mod demo;
 pub mod gutter;
@@ -10,4 +11,6 @@ pub mod init;
 pub mod merge;
 pub mod record;
 pub mod resume;
+pub mod status;
 pub mod tracking;
+pub mod verify;

@@ -73,6 +73,52 @@ pub struct New<'a> {
     pub automatic: bool,
 }
 
+/// A checkpoint asked for by hand (`ctxkeep checkpoint`, the MCP tool).
+pub struct Request<'a> {
+    pub fields: Fields,
+    /// One word, e.g. `manual` or `mcp`.
+    pub trigger: &'a str,
+    /// The session whose live budget the checkpoint records.
+    pub session: &'a str,
+    /// The agent's transcript, for what the session did (`observed`).
+    pub transcript: Option<&'a Path>,
+}
+
+/// Writes a checkpoint asked for by hand: checks the trigger and the
+/// session, refuses a bad or missing state file before taking the lock (so
+/// that bad input creates nothing, not even `.ctxkeep/`), reads the
+/// transcript, then writes under the lock with the session's budget.
+pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Checkpoint> {
+    let trigger = req.trigger.trim();
+    if trigger.is_empty() || trigger.contains(char::is_whitespace) {
+        return Err(
+            Error::Usage("--trigger takes one word, e.g. manual or pre-compact".into()).into(),
+        );
+    }
+    let session = crate::session::validate_id(req.session)?;
+    // `write_new` checks again under the lock.
+    StateFile::load(&ws.state_path)?.require_initialized()?;
+    // Read before the lock: a transcript can be large.
+    let observed = match req.transcript {
+        Some(path) => Some(observe_transcript(ws, path, None)?),
+        None => None,
+    };
+    let lock = ws.lock()?;
+    // The current session's live budget, when it is tracked.
+    let budget = crate::session::load(ws, &session)?.and_then(|s| s.budget());
+    let new = New {
+        fields: req.fields,
+        trigger,
+        budget,
+        observed,
+        extra: json!({}),
+        automatic: false,
+    };
+    let record = write_new(ws, &lock, new, out)?.checkpoint().clone();
+    drop(lock);
+    Ok(record)
+}
+
 /// What [`write_new`] did.
 #[derive(Debug)]
 pub enum Written {

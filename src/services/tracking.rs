@@ -458,6 +458,11 @@ pub fn instructions(
         })
         .map(|p| p.text.clone());
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
+    // The agent is pointed at the MCP tool when its project MCP
+    // configuration registers `ctxkeep mcp` (any agent's, when the session
+    // does not say which agent it is).
+    let agent = s.agent.as_deref().and_then(|a| a.parse().ok());
+    let mcp = crate::services::hook_setup::mcp_registered(&ws.root, agent);
     let texts = applied
         .fired
         .iter()
@@ -471,6 +476,7 @@ pub fn instructions(
                     "checkpoint": f.checkpoint,
                     "recorded": applied.recorded,
                     "in_progress": in_progress,
+                    "mcp": mcp,
                 }),
             )
         })

@@ -53,21 +53,30 @@ struct CheckpointRef {
 /// `hooks install|uninstall --json`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Edit {
+pub(crate) struct Edit {
     settings: String,
     dry_run: bool,
     changed: bool,
     changes: Vec<EditChange>,
     kept_status_line: Option<String>,
-    next_steps: Vec<String>,
+    pub next_steps: Vec<String>,
+    pub mcp: Option<McpEdit>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct EditChange {
-    op: String,
-    key: String,
-    command: String,
+pub(crate) struct McpEdit {
+    pub config: String,
+    pub changed: bool,
+    pub changes: Vec<EditChange>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EditChange {
+    pub op: String,
+    pub key: String,
+    pub command: String,
 }
 
 /// `hooks doctor --json`.
@@ -859,7 +868,7 @@ fn install_refuses_settings_it_cannot_read_and_changes_nothing() {
 }
 
 /// The built binary's folder first on the PATH, as after `cargo install`.
-fn path_with_ctxkeep() -> String {
+pub(crate) fn path_with_ctxkeep() -> String {
     let bin = PathBuf::from(assert_cmd::cargo::cargo_bin!("ctxkeep"));
     format!(
         "{}:{}",
@@ -909,7 +918,8 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
             "hooks.PostCompact",
             "hooks.Stop",
             "hooks.SessionEnd",
-            "statusLine"
+            "statusLine",
+            "mcp"
         ]
     );
     assert!(report.checks.iter().all(|c| c.ok), "{report:?}");
@@ -1126,7 +1136,12 @@ fn fresh_install(agent: &str, events: &[&str]) -> Value {
         };
         hooks.insert(event.to_string(), json!([group]));
     }
-    json!({ "hooks": hooks })
+    let mut doc = json!({ "hooks": hooks });
+    // Gemini CLI reads its MCP servers from the same file.
+    if agent == "gemini" {
+        doc["mcpServers"] = json!({ "ctxkeep": { "command": "ctxkeep", "args": ["mcp"] } });
+    }
+    doc
 }
 
 #[test]
@@ -1186,8 +1201,13 @@ fn codex_and_gemini_installers_write_every_event_and_say_what_to_trust() {
         assert!(!again.changed && again.changes.is_empty(), "{agent}");
         assert_eq!(p.read(file), before);
 
-        // Claude Code's installer says nothing about trust.
-        assert!(edit(&p, &["install", "claude-code"]).next_steps.is_empty());
+        // Claude Code's installer says nothing about trust; only that its
+        // project MCP servers wait for approval.
+        assert!(edit(&p, &["install", "claude-code", "--no-mcp"])
+            .next_steps
+            .is_empty());
+        let steps = edit(&p, &["install", "claude-code"]).next_steps;
+        assert!(steps.len() == 1 && steps[0].contains("approve the ctxkeep MCP server"));
 
         // --force is Claude Code's status line only.
         let out = p
@@ -1213,7 +1233,12 @@ fn codex_and_gemini_installers_keep_the_users_entries_and_uninstall_restores_the
         assert!(done.changed && done.settings.ends_with(file), "{agent}");
         let s: Value = serde_json::from_str(&p.read(file)).unwrap();
         let top: Vec<&String> = s.as_object().unwrap().keys().collect();
-        let top_before: Vec<&String> = original.as_object().unwrap().keys().collect();
+        let mut top_before: Vec<&String> = original.as_object().unwrap().keys().collect();
+        // Gemini CLI reads its MCP servers from the same file: ours goes last.
+        let servers = "mcpServers".to_string();
+        if agent == "gemini" {
+            top_before.push(&servers);
+        }
         assert_eq!(
             top, top_before,
             "{agent}: order kept, nothing added at the top"
@@ -1336,13 +1361,15 @@ fn doctor_runs_codex_and_gemini_hooks_in_their_shapes() {
         assert_eq!(code, 0, "{agent}: {report:?}");
         assert!(report.ok && report.settings.ends_with(file));
         let names: Vec<String> = report.checks.iter().map(|c| c.name.clone()).collect();
-        let wanted: Vec<String> = events.iter().map(|e| format!("hooks.{e}")).collect();
+        let mut wanted: Vec<String> = events.iter().map(|e| format!("hooks.{e}")).collect();
+        wanted.push("mcp".into());
         assert_eq!(names, wanted, "{agent}: no status line but Claude Code's");
         if agent == "gemini" {
             assert!(
                 report
                     .checks
                     .iter()
+                    .filter(|c| c.name != "mcp")
                     .all(|c| c.detail.ends_with("prints JSON")),
                 "{report:?}"
             );

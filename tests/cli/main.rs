@@ -17,6 +17,7 @@ mod json;
 mod lifecycle;
 mod limits;
 mod log;
+mod mcp;
 mod merge;
 mod precommit;
 mod resume;

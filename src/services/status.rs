@@ -1,0 +1,242 @@
+//! `status`'s report: a session's gauge and stage, the last checkpoint, the
+//! last resume and whether the chain is stuck. Reads only; takes no lock.
+//! Shared by `status` and the MCP server's `status` tool.
+
+use serde::Serialize;
+
+use crate::checkpoint::{CheckpointRef, MergedLine};
+use crate::config::Config;
+use crate::output::{fmt_num, gauge, thousands, Output};
+use crate::services::tracking::{Fired, Report};
+use crate::session;
+use crate::state::StateFile;
+use crate::workspace::Workspace;
+
+#[derive(Debug, Serialize)]
+pub struct StatusReport {
+    #[serde(flatten)]
+    pub report: Report,
+    /// False when the session was never tracked.
+    pub tracked: bool,
+    pub updated_at: Option<String>,
+    pub last_checkpoint: Option<CheckpointRef>,
+    /// Gutter patterns this session was told about (see `track`, hooks).
+    pub gutter: Vec<crate::observe::GutterHit>,
+    /// The other lines of work the last checkpoint merged in (parallel
+    /// agents on other branches or worktrees); empty unless it is a merge.
+    pub merged: Vec<MergedLine>,
+    /// The last resume's restore was acknowledged (false when there was none).
+    pub acknowledged: bool,
+    /// The last session opened from a checkpoint (null before the first resume).
+    pub last_session: Option<SessionRef>,
+    /// Set while the chain is stuck: the last handoffs resumed the same next
+    /// action with no new commit, and neither has changed since.
+    pub stuck: Option<Stuck>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SessionRef {
+    pub number: u64,
+    pub started_at: String,
+    pub checkpoint: String,
+    pub agent: Option<String>,
+    pub from_agent: Option<String>,
+    pub acknowledged: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Stuck {
+    pub session: u64,
+    pub handoffs_without_progress: u32,
+    pub next_action: String,
+}
+
+/// The report for session `session` (validated here).
+pub fn status(ws: &Workspace, session: &str, out: &Output) -> anyhow::Result<StatusReport> {
+    let id = session::validate_id(session)?;
+    let sf = StateFile::load(&ws.state_path)?;
+    sf.require_initialized()?;
+    let config = Config::from_front(&sf.fm);
+    let s = session::load(ws, &id)?;
+    let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
+    let report = match &s {
+        Some(s) => Report::of(s, &config, s.fired.iter().map(Fired::from).collect()),
+        None => Report::untracked(&id, &config),
+    };
+    let chain = crate::chain::read(ws).unwrap_or_else(|e| {
+        out.warn(&format!("the session chain cannot be read: {e}"));
+        Default::default()
+    });
+    let last = chain.last();
+    let stuck = last.filter(|l| still_stuck(ws, &sf, l)).map(|l| Stuck {
+        session: l.record.number,
+        handoffs_without_progress: l.record.handoffs_without_progress,
+        next_action: l.record.next_action.clone(),
+    });
+    let status = StatusReport {
+        report,
+        tracked: s.is_some(),
+        updated_at: s.as_ref().map(|s| s.updated_at.clone()),
+        last_checkpoint,
+        gutter: s.as_ref().map(|s| s.gutter.clone()).unwrap_or_default(),
+        merged: sf
+            .fm
+            .checkpoint
+            .as_ref()
+            .map(|c| c.merged.clone())
+            .unwrap_or_default(),
+        acknowledged: last.is_some_and(|l| l.ack.is_some()),
+        last_session: last.map(|l| SessionRef {
+            number: l.record.number,
+            started_at: l.record.started_at.clone(),
+            checkpoint: l.record.checkpoint.clone(),
+            agent: l.record.agent.clone(),
+            from_agent: l.record.from_agent.clone(),
+            acknowledged: l.ack.is_some(),
+        }),
+        stuck,
+    };
+    Ok(status)
+}
+
+/// The last session was stuck and nothing has moved since: the checkpoint
+/// still names the same next action and HEAD is where it was.
+fn still_stuck(ws: &Workspace, sf: &StateFile, last: &crate::chain::Link) -> bool {
+    last.record.stuck
+        && sf
+            .fm
+            .checkpoint
+            .as_ref()
+            .is_some_and(|c| c.next_action.trim() == last.record.next_action)
+        && crate::git::head(&ws.root).ok().flatten() == last.record.head
+}
+
+/// Where the agent compacts and how full that is; stages are measured
+/// against it unless the front matter says `stages: window`.
+fn limit_line(r: &Report) -> String {
+    let of = match r.limit_percent {
+        Some(p) if r.limit != r.window => format!("{} % of ", fmt_num(p)),
+        _ => String::new(),
+    };
+    let what = match r.limit_source.as_str() {
+        "window" => "the window".to_string(),
+        "front-matter" => "set in the front matter".to_string(),
+        "default" => "the agent's default".to_string(),
+        other => other.to_string(),
+    };
+    let mut line = format!(
+        "limit: {of}{} tokens ({what}); stages measured against the {}\n",
+        thousands(r.limit),
+        r.stages_against
+    );
+    if let Some(note) = &r.limit_note {
+        line.push_str(&format!("limit note: {note}\n"));
+    }
+    line
+}
+
+/// The report for people: the gauge, the stage, the last checkpoint and resume.
+pub fn human(st: &StatusReport) -> String {
+    let r = &st.report;
+    let mut text = String::new();
+    let gauge_line = match (r.tokens, r.percent) {
+        _ if !st.tracked => format!(
+            "session {}: nothing tracked yet (window {} tokens); run `ctxkeep track --transcript PATH` or `ctxkeep track --tokens N`",
+            r.session,
+            thousands(r.window)
+        ),
+        (Some(t), Some(p)) => format!(
+            "session {}: {} {} %  {} / {} tokens ({})",
+            r.session,
+            gauge(p, 30),
+            fmt_num(p),
+            thousands(t),
+            thousands(r.window),
+            r.source.map(|s| s.to_string()).unwrap_or_default()
+        ),
+        _ => format!(
+            "session {}: size unknown since the last compaction (window {} tokens)",
+            r.session,
+            thousands(r.window)
+        ),
+    };
+    text.push_str(&gauge_line);
+    text.push('\n');
+    // The window is the limit of a session no agent wrote: nothing to add.
+    if st.tracked && (r.limit_source != "window" || r.limit_note.is_some()) {
+        text.push_str(&limit_line(r));
+    }
+    if st.tracked {
+        let stage = match &r.stage {
+            Some(name) => {
+                let action = r
+                    .fired
+                    .iter()
+                    .find(|f| &f.name == name)
+                    .map(|f| format!(" ({})", f.action))
+                    .unwrap_or_default();
+                format!("{name}{action}")
+            }
+            None => "below every stage".into(),
+        };
+        text.push_str(&format!("stage: {stage}\n"));
+        for hit in &st.gutter {
+            text.push_str(&match hit {
+                crate::observe::GutterHit::SameFailure { command, count } => {
+                    format!("gutter: `{command}` failed {count} times in a row\n")
+                }
+                crate::observe::GutterHit::SameFile { path, count } => {
+                    format!("gutter: {path} changed {count} times\n")
+                }
+            });
+        }
+        if let Some(updated) = &st.updated_at {
+            let age = crate::clock::age(updated).unwrap_or_else(|| updated.clone());
+            text.push_str(&format!("updated: {age} ago\n"));
+        }
+    }
+    match &st.last_checkpoint {
+        Some(c) => {
+            let age = crate::clock::age(&c.created_at)
+                .map(|a| format!("{a} ago"))
+                .unwrap_or_else(|| c.created_at.clone());
+            text.push_str(&format!("last checkpoint: {} ({age})\n", c.id));
+        }
+        None => text.push_str("last checkpoint: none yet (`ctxkeep checkpoint`)\n"),
+    }
+    for m in &st.merged {
+        let branch = m
+            .branch
+            .as_deref()
+            .map(|b| format!(" on branch {b}"))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "merged from another line of work: {}{branch} ({}), next: {}\n",
+            m.id, m.controlling_agent, m.next_action
+        ));
+    }
+    if let Some(l) = &st.last_session {
+        let age = crate::clock::age(&l.started_at)
+            .map(|a| format!("{a} ago"))
+            .unwrap_or_else(|| l.started_at.clone());
+        let ack = if l.acknowledged {
+            "acknowledged".to_string()
+        } else {
+            "not acknowledged (the agent has not run `ctxkeep ack NONCE`)".to_string()
+        };
+        text.push_str(&format!(
+            "last resume: session {} from {} ({age}), {ack}\n",
+            l.number, l.checkpoint
+        ));
+    }
+    if let Some(s) = &st.stuck {
+        text.push_str(&format!(
+            "stuck: {} handoffs in a row resumed the same next action with no new commit; a new commit or a new next action clears this\n",
+            s.handoffs_without_progress
+        ));
+    }
+    if r.handoff_due {
+        text.push_str("handoff due: update the checkpoint with the exact next action, then stop; a fresh session starts from `ctxkeep resume`\n");
+    }
+    text
+}

@@ -1,0 +1,565 @@
+//! `ctxkeep mcp`, driven as a client drives it: JSON-RPC lines over the
+//! server's real stdin and stdout (initialize, the tool list, each tool, the
+//! resources and the prompt, the errors), with the CLI writing beside it;
+//! and its registration by `hooks install|uninstall|doctor`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::support::Project;
+
+/// A client of one `ctxkeep mcp` process.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Value>,
+    next_id: u64,
+    /// What the server answered to `initialize`.
+    init: Value,
+}
+
+impl Client {
+    /// Starts `ctxkeep [global…] mcp` in the project and initializes it.
+    fn start(p: &Project, global: &[&str], env: &[(&str, &str)]) -> Client {
+        let mut args = global.to_vec();
+        args.push("mcp");
+        let mut cmd = p.ctxkeep_std(&args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let line = line.unwrap();
+                let msg: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON-RPC on stdout ({e}): {line}"));
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut client = Client {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            next_id: 1,
+            init: Value::Null,
+        };
+        client.init = client.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": { "name": "ctxkeep-tests", "version": "1" },
+            }),
+        );
+        client.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        client
+    }
+
+    fn send(&mut self, msg: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns the whole response (result or error).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let msg = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|e| panic!("no answer to {method}: {e}"));
+            if msg["id"] == id {
+                return msg;
+            }
+        }
+    }
+
+    /// Calls a tool; returns its result (`isError` included).
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        let msg = self.request("tools/call", json!({ "name": tool, "arguments": args }));
+        assert!(msg.get("error").is_none(), "{tool}: {msg}");
+        msg["result"].clone()
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        // Closing stdin ends the server; kill it if it lingers.
+        self.stdin.take();
+        for _ in 0..200 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn is_error(result: &Value) -> bool {
+    result["isError"] == json!(true)
+}
+
+const FIELDS: &str = r#"{
+    "phase": "implementing the lexer",
+    "active_task": "tokenize string literals with escapes in src/lexer.rs",
+    "controlling_agent": "claude-code",
+    "next_action": "run `cargo test lexer::strings` and fix the escape of \"\\n\"",
+    "decisions": ["keep the hand-written lexer: the grammar is small (no generator)"],
+    "open_questions": ["should raw strings allow # delimiters?"]
+}"#;
+
+#[test]
+fn a_client_lists_the_tools_resources_and_prompt() {
+    let p = Project::initialized();
+    let mut c = Client::start(&p, &[], &[]);
+    assert_eq!(c.init["result"]["serverInfo"]["name"], "ctxkeep");
+    assert_eq!(c.init["result"]["protocolVersion"], "2025-06-18");
+    let caps = &c.init["result"]["capabilities"];
+    assert!(
+        caps["tools"].is_object() && caps["resources"].is_object() && caps["prompts"].is_object()
+    );
+
+    let tools = c.request("tools/list", json!({}))["result"]["tools"].clone();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["checkpoint", "resume", "status", "verify", "ack"]);
+    for t in tools.as_array().unwrap() {
+        assert!(t["description"].as_str().unwrap().len() > 80, "{t}");
+        assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+    }
+    let props = &tools[0]["inputSchema"]["properties"];
+    for field in [
+        "phase",
+        "active_task",
+        "controlling_agent",
+        "next_action",
+        "decisions",
+        "open_questions",
+        "notes",
+        "session",
+    ] {
+        assert!(props[field]["description"].is_string(), "{field}: {props}");
+    }
+    assert_eq!(tools[4]["inputSchema"]["required"], json!(["nonce"]));
+
+    let resources = c.request("resources/list", json!({}))["result"]["resources"].clone();
+    let uris: Vec<&str> = resources
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, ["ctxkeep://state", "ctxkeep://checkpoint"]);
+    let prompts = c.request("prompts/list", json!({}))["result"]["prompts"].clone();
+    assert_eq!(prompts[0]["name"], "resume");
+}
+
+#[test]
+fn the_checkpoint_tool_writes_as_the_cli_does_and_answers_with_the_findings() {
+    let p = Project::initialized();
+    let mut c = Client::start(&p, &[], &[]);
+    // A first checkpoint without the task, agent and next action is refused
+    // as on the command line, naming the fields; nothing is written.
+    let r = c.call("checkpoint", json!({ "phase": "implementing the lexer" }));
+    assert!(is_error(&r), "{r}");
+    assert!(
+        text(&r).contains("no active_task, controlling_agent, next_action"),
+        "{}",
+        text(&r)
+    );
+    assert!(!p.path(".ctxkeep/checkpoints/ckpt-0001.json").exists());
+
+    // A complete one with a defect: written, and the findings say what to fix.
+    let mut fields: Value = serde_json::from_str(FIELDS).unwrap();
+    fields["next_action"] = json!("continue with that as discussed");
+    let r = c.call("checkpoint", fields);
+    assert!(!is_error(&r), "{r}");
+    let data = &r["structuredContent"];
+    assert_eq!(data["id"], "ckpt-0001");
+    assert_eq!(data["verify"]["ok"], false);
+    let errors = data["verify"]["errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|f| f["field"] == "next_action" && f["code"] == "CK301"),
+        "{errors:?}"
+    );
+    assert!(text(&r).starts_with("wrote ckpt-0001\n"), "{}", text(&r));
+
+    // The fix in the same turn; a key in the notes is redacted.
+    let mut fields: Value = serde_json::from_str(FIELDS).unwrap();
+    fields["notes"] = json!("the token was ghp_abcdefghijklmnopqrstuvwxyz0123456789; rotate it");
+    let r = c.call("checkpoint", fields);
+    let data = &r["structuredContent"];
+    assert_eq!(data["id"], "ckpt-0002", "{r}");
+    assert_eq!(data["verify"]["ok"], true, "{r}");
+    assert_eq!(data["checkpoint"]["trigger"], "mcp");
+    assert!(
+        text(&r).contains("ok: ckpt-0002 can be read cold"),
+        "{}",
+        text(&r)
+    );
+
+    // Exactly what the CLI would have written: the front matter, the marked
+    // block, the archive, the event log; the CLI's verify agrees.
+    let state = p.state();
+    assert!(
+        state.contains("tokenize string literals with escapes"),
+        "{state}"
+    );
+    assert!(!state.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
+    let archived = p.read(".ctxkeep/checkpoints/ckpt-0002.json");
+    assert!(archived.contains("\"trigger\": \"mcp\"") || archived.contains("\"trigger\":\"mcp\""));
+    assert!(!archived.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
+    let events = p.read(".ctxkeep/events.jsonl");
+    let logged = events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "checkpoint" && e["trigger"] == "mcp")
+        .count();
+    assert_eq!(logged, 2, "{events}");
+    p.ctxkeep(&["verify"]).assert().success();
+
+    // Fields not given carry over; a list given replaces the list.
+    let r = c.call(
+        "checkpoint",
+        json!({ "next_action": "add the raw string test in tests/lexer.rs", "open_questions": [] }),
+    );
+    let cp = &r["structuredContent"]["checkpoint"];
+    assert_eq!(cp["phase"], "implementing the lexer");
+    assert_eq!(cp["open_questions"], json!([]));
+    assert_eq!(cp["decisions"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn resume_status_verify_and_ack_answer_as_their_commands() {
+    let p = Project::initialized();
+    let mut c = Client::start(&p, &[], &[]);
+    c.call("checkpoint", serde_json::from_str(FIELDS).unwrap());
+
+    // Reading the prompt opens no session.
+    let r = c.call("resume", json!({}));
+    assert!(!is_error(&r), "{r}");
+    assert!(
+        text(&r).contains("cargo test lexer::strings"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(r["structuredContent"]["nonce"], Value::Null);
+    assert!(!p.path(".ctxkeep/chain.jsonl").exists());
+
+    // Asked to, it opens one, and `ack` takes its nonce (a wrong one is refused).
+    let r = c.call(
+        "resume",
+        json!({ "open_session": true, "agent": "claude-code" }),
+    );
+    let nonce = r["structuredContent"]["nonce"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text(&r).contains(&nonce));
+    let wrong = c.call("ack", json!({ "nonce": "not-the-nonce" }));
+    assert!(is_error(&wrong), "{wrong}");
+    assert_eq!(wrong["structuredContent"]["error"]["exit_code"], 1);
+    let r = c.call("ack", json!({ "nonce": nonce }));
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["acknowledged"], true);
+    assert!(
+        text(&r).starts_with("acknowledged session 1"),
+        "{}",
+        text(&r)
+    );
+
+    let r = c.call("status", json!({}));
+    assert_eq!(r["structuredContent"]["last_checkpoint"]["id"], "ckpt-0001");
+    assert_eq!(r["structuredContent"]["acknowledged"], true);
+    assert!(
+        text(&r).contains("last checkpoint: ckpt-0001"),
+        "{}",
+        text(&r)
+    );
+
+    let r = c.call("verify", json!({ "strict": true }));
+    assert_eq!(r["structuredContent"]["ok"], true, "{r}");
+    assert!(r["structuredContent"]["errors"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+
+    // The resources and the prompt.
+    let r = c.request("resources/read", json!({ "uri": "ctxkeep://state" }));
+    assert!(r["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("implementing the lexer"));
+    let r = c.request("resources/read", json!({ "uri": "ctxkeep://checkpoint" }));
+    let record: Value =
+        serde_json::from_str(r["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(record["id"], "ckpt-0001");
+    let r = c.request("prompts/get", json!({ "name": "resume" }));
+    let prompt = r["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(prompt.contains("cargo test lexer::strings"), "{r}");
+}
+
+#[test]
+fn errors_are_tool_results_with_the_clis_message_and_code_and_the_server_stays_up() {
+    // No project: the CLI's message and exit code, then the project appears.
+    let p = Project::new();
+    let mut c = Client::start(&p, &[], &[]);
+    let r = c.call("status", json!({}));
+    assert!(is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["error"]["exit_code"], 66);
+    let cli = p.ctxkeep(&["status"]).output().unwrap();
+    let cli_err = String::from_utf8_lossy(&cli.stderr);
+    assert_eq!(text(&r), cli_err.trim(), "the same line as the CLI's");
+    p.ctxkeep(&["init"]).assert().success();
+    let r = c.call("checkpoint", serde_json::from_str(FIELDS).unwrap());
+    assert!(!is_error(&r), "{r}");
+
+    // Arguments that do not fit the schema: a usage error.
+    let r = c.call("checkpoint", json!({ "phase": "x", "nextAction": "y" }));
+    assert!(is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["error"]["exit_code"], 2);
+    assert!(text(&r).contains("nextAction"), "{}", text(&r));
+    // A tool that does not exist is a protocol error.
+    let r = c.request("tools/call", json!({ "name": "nope", "arguments": {} }));
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("checkpoint"),
+        "{r}"
+    );
+
+    // A damaged state file: exit 65, nothing written.
+    let good = p.state();
+    p.write("project-state.md", "---\nctxkeep: [unclosed\n---\n# x\n");
+    let r = c.call("checkpoint", json!({ "next_action": "n" }));
+    assert!(is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["error"]["exit_code"], 65);
+    let r = c.request("resources/read", json!({ "uri": "ctxkeep://checkpoint" }));
+    assert_eq!(r["error"]["data"]["exit_code"], 65, "{r}");
+    p.write("project-state.md", &good);
+    let r = c.call("verify", json!({}));
+    assert_eq!(r["structuredContent"]["ok"], true, "{r}");
+}
+
+#[test]
+fn a_held_lock_is_75_and_a_concurrent_cli_write_is_seen() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let mut c = Client::start(&p, &["--lock-timeout", "0.3"], &[]);
+
+    // The CLI holds the lock (paused before its rename): the tool gives up
+    // after the timeout with the CLI's message.
+    let mut holder = p
+        .ctxkeep_std(&["checkpoint", "--next", "from the CLI while the server runs"])
+        .env("CTXKEEP_TEST_PAUSE_BEFORE_RENAME", "600000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = p.path(".ctxkeep/lock");
+    while !std::fs::read_to_string(&lock).is_ok_and(|s| !s.is_empty()) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let r = c.call("checkpoint", json!({ "next_action": "from the server" }));
+    assert!(is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["error"]["exit_code"], 75);
+    assert!(text(&r).contains("lock held by"), "{}", text(&r));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+
+    // The CLI writes while the server runs; the server reads it, and its
+    // own next checkpoint follows it.
+    // (The killed writer's archive entry keeps the id it reserved.)
+    let out = p
+        .ctxkeep(&["checkpoint", "--next", "written by the CLI"])
+        .output()
+        .unwrap();
+    let cli_id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let number = |id: &str| id.trim_start_matches("ckpt-").parse::<u32>().unwrap();
+    let r = c.call("status", json!({}));
+    assert_eq!(
+        r["structuredContent"]["last_checkpoint"]["id"],
+        cli_id.as_str()
+    );
+    let r = c.call("resume", json!({}));
+    assert!(text(&r).contains("written by the CLI"), "{}", text(&r));
+
+    // Both at once: one waits for the other, and each gets its own id.
+    let cli = p
+        .ctxkeep_std(&[
+            "--lock-timeout",
+            "30",
+            "checkpoint",
+            "--next",
+            "cli, at once",
+        ])
+        .env("CTXKEEP_TEST_PAUSE_BEFORE_RENAME", "200")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut c2 = Client::start(&p, &["--lock-timeout", "30"], &[]);
+    let r = c2.call("checkpoint", json!({ "next_action": "server, at once" }));
+    let out = cli.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(!is_error(&r), "{r}");
+    let mut ids = [
+        number(String::from_utf8_lossy(&out.stdout).trim()),
+        number(r["structuredContent"]["id"].as_str().unwrap()),
+    ];
+    ids.sort();
+    let last = number(&cli_id);
+    assert_eq!(ids, [last + 1, last + 2]);
+    p.ctxkeep(&["verify"]).assert().success();
+}
+
+#[test]
+fn hooks_install_registers_the_server_where_each_agent_reads_it() {
+    let p = Project::initialized();
+    // The user's own servers and settings stay.
+    p.write(
+        ".mcp.json",
+        r#"{"mcpServers":{"docs":{"command":"docs-mcp"}}}"#,
+    );
+    p.write(
+        ".codex/config.toml",
+        "# mine\n[mcp_servers.docs]\ncommand = \"docs\"\n",
+    );
+    let mcp_json_before = p.read(".mcp.json");
+    let config_before = p.read(".codex/config.toml");
+
+    // --dry-run writes nothing; --no-mcp leaves the server out.
+    let out = p
+        .ctxkeep(&["hooks", "install", "claude-code", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("+ mcpServers.ctxkeep: ctxkeep mcp"));
+    assert_eq!(p.read(".mcp.json"), mcp_json_before);
+    p.ctxkeep(&["hooks", "install", "claude-code", "--no-mcp"])
+        .assert()
+        .success();
+    assert_eq!(p.read(".mcp.json"), mcp_json_before);
+
+    for agent in ["claude-code", "codex", "gemini"] {
+        p.ctxkeep(&["hooks", "install", agent]).assert().success();
+        // Idempotent: a second install changes nothing.
+        let out = p
+            .ctxkeep(&["--json", "hooks", "install", agent])
+            .output()
+            .unwrap();
+        let v: crate::hooks::Edit = serde_json::from_slice(&out.stdout).unwrap();
+        let mcp = v.mcp.unwrap();
+        assert!(!mcp.changed && mcp.changes.is_empty(), "{agent}");
+        assert!(mcp.config.ends_with(match agent {
+            "claude-code" => ".mcp.json",
+            "codex" => ".codex/config.toml",
+            _ => ".gemini/settings.json",
+        }));
+    }
+    let mcp_json: Value = serde_json::from_str(&p.read(".mcp.json")).unwrap();
+    assert_eq!(mcp_json["mcpServers"]["docs"]["command"], "docs-mcp");
+    assert_eq!(
+        mcp_json["mcpServers"]["ctxkeep"],
+        json!({ "command": "ctxkeep", "args": ["mcp"] })
+    );
+    let config = p.read(".codex/config.toml");
+    assert!(config.starts_with(&config_before), "{config}");
+    assert!(config.contains("[mcp_servers.ctxkeep]\ncommand = \"ctxkeep\"\nargs = [\"mcp\"]\n"));
+    let gemini: Value = serde_json::from_str(&p.read(".gemini/settings.json")).unwrap();
+    assert!(gemini["hooks"].is_object());
+    assert_eq!(gemini["mcpServers"]["ctxkeep"]["args"], json!(["mcp"]));
+
+    // doctor starts the server and lists its tools.
+    for agent in ["claude-code", "codex", "gemini"] {
+        let out = p
+            .ctxkeep(&["--json", "hooks", "doctor", agent])
+            .env("PATH", crate::hooks::path_with_ctxkeep())
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let check = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "mcp")
+            .unwrap_or_else(|| panic!("{agent}: {v}"))
+            .clone();
+        assert_eq!(check["ok"], true, "{agent}: {check}");
+        assert!(
+            check["detail"]
+                .as_str()
+                .unwrap()
+                .contains("serves checkpoint, resume, status, verify, ack"),
+            "{agent}: {check}"
+        );
+    }
+
+    // uninstall takes away only ctxkeep's entries.
+    for agent in ["claude-code", "codex", "gemini"] {
+        p.ctxkeep(&["hooks", "uninstall", agent]).assert().success();
+    }
+    assert_eq!(
+        serde_json::from_str::<Value>(&p.read(".mcp.json")).unwrap(),
+        serde_json::from_str::<Value>(&mcp_json_before).unwrap()
+    );
+    assert_eq!(p.read(".codex/config.toml"), config_before);
+    let gemini: Value = serde_json::from_str(&p.read(".gemini/settings.json")).unwrap();
+    assert_eq!(gemini, json!({}));
+}
+
+#[test]
+fn a_stage_points_at_the_tool_once_the_server_is_registered() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let stage = |p: &Project, session: &str| {
+        let out = p
+            .ctxkeep(&["track", "--session", session, "--tokens", "185000"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let before = stage(&p, "s1");
+    assert!(before.contains("ctxkeep checkpoint --phase"), "{before}");
+    assert!(!before.contains("`checkpoint` tool"), "{before}");
+    p.ctxkeep(&["hooks", "install", "claude-code"])
+        .assert()
+        .success();
+    let after = stage(&p, "s2");
+    assert!(
+        after.contains("call the ctxkeep `checkpoint` tool"),
+        "{after}"
+    );
+}
