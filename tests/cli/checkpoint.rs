@@ -56,17 +56,7 @@ fn git_state_is_captured() {
     let p = Project::initialized();
     p.write("src/new.rs", "fn x() {}\n");
     p.write("README.md", "# changed\n");
-    let (v, _) = p.json(&[
-        "checkpoint",
-        "--phase",
-        "p",
-        "--task",
-        "t",
-        "--agent",
-        "a",
-        "--next",
-        "n",
-    ]);
+    let (v, _) = p.json(&crate::support::MINIMAL_CHECKPOINT);
     assert_eq!(v["git"]["branch"], "main");
     assert_eq!(v["git"]["head"], p.head());
     assert_eq!(

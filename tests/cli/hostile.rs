@@ -885,21 +885,11 @@ fn c36_inherited_git_dir_is_ignored() {
     other.write("b.txt", "b");
     other.commit_all("other");
     let git_dir = other.path(".git");
-    p.ctxkeep(&[
-        "checkpoint",
-        "--phase",
-        "p",
-        "--task",
-        "t",
-        "--agent",
-        "a",
-        "--next",
-        "n",
-    ])
-    .env("GIT_DIR", &git_dir)
-    .env("GIT_WORK_TREE", other.root())
-    .assert()
-    .success();
+    p.ctxkeep(&crate::support::MINIMAL_CHECKPOINT)
+        .env("GIT_DIR", &git_dir)
+        .env("GIT_WORK_TREE", other.root())
+        .assert()
+        .success();
     assert_eq!(git_of(&p)["head"].as_str(), Some(p.head().as_str()));
 }
 

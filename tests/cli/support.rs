@@ -176,7 +176,7 @@ impl Project {
         self.git(&["rev-parse", "HEAD"]).trim().to_string()
     }
 
-    /// Writes a complete checkpoint by flags.
+    /// Writes a complete checkpoint by flags (see also [`MINIMAL_CHECKPOINT`]).
     pub fn checkpoint(&self, extra: &[&str]) -> assert_cmd::assert::Assert {
         self.checkpoint_with("run cargo test and fix the failing split test", extra)
     }
@@ -270,3 +270,16 @@ pub fn euid() -> u32 {
     let f = tempfile::NamedTempFile::new().unwrap();
     f.as_file().metadata().unwrap().uid()
 }
+
+/// The shortest complete `checkpoint` command line: every required field set.
+pub const MINIMAL_CHECKPOINT: [&str; 9] = [
+    "checkpoint",
+    "--phase",
+    "p",
+    "--task",
+    "t",
+    "--agent",
+    "a",
+    "--next",
+    "n",
+];
