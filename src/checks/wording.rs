@@ -358,6 +358,71 @@ static THAT_THING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(\w+\s+)?(that\s+(?:bug|issue|error|problem|fix|approach|change|thing|idea|crash|failure|regression|hack|workaround|one))\b(\s*[\w']+)?").expect("that regex")
 });
 
+/// The conversation named as the place something happened: "it failed in a
+/// chat that ...", "agreed on the call". The word after it tells a product
+/// feature ("in the chat window") from the conversation.
+static CONVERSATION_PLACE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b((?:in|on|during|from|after|since)\s+(?:a|an|the|that|this|our|one|an?\s+earlier|the\s+earlier|a\s+previous|the\s+previous|the\s+last|a\s+past)\s+(?:chat|conversation|thread|call|meeting))\b(\s*[\w-]+)?")
+        .expect("conversation regex")
+});
+
+/// Nouns that make "chat", "call" or "thread" a thing in the product.
+const PRODUCT_NOUNS: &[&str] = &[
+    "api",
+    "app",
+    "application",
+    "bot",
+    "box",
+    "client",
+    "completion",
+    "completions",
+    "component",
+    "endpoint",
+    "feature",
+    "graph",
+    "handler",
+    "history",
+    "input",
+    "interface",
+    "list",
+    "log",
+    "logs",
+    "message",
+    "messages",
+    "model",
+    "page",
+    "panel",
+    "pool",
+    "room",
+    "route",
+    "screen",
+    "server",
+    "service",
+    "site",
+    "stack",
+    "tab",
+    "template",
+    "ui",
+    "view",
+    "widget",
+    "window",
+];
+
+/// A field (or item) that only says it did not change points at a version
+/// of it the reader never saw: "Patterns: (no change)", "変更なし".
+static NO_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*(?:[^:：\n]{1,60}[:：]\s*)?[(（\[]?\s*(no\s+changes?|unchanged|not\s+changed|same\s+as\s+before|as\s+before|n/c|変更なし|変更無し|変化なし|sin\s+cambios|keine\s+änderung(?:en)?|inchangée?s?|无变化|没有变化|不变)\s*[)）\]]?\s*[.。]?\s*$")
+        .expect("no-change regex")
+});
+
+/// A handle of the writing session's own runtime, which ends with it: "via
+/// task-50", "see shell_3". (Upper-case ids such as `TASK-50` are tracker
+/// ids, which the reference check looks up in the repository.)
+static RUNTIME_HANDLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?i:via|in|on|from|see|check|using|with|by)\s+((?:task|job|shell|bash|terminal|pane|subagent|process|pid)[-_#]\d+)\b")
+        .expect("runtime handle regex")
+});
+
 const CLAUSE_VERBS: &[&str] = &[
     "so", "such", "now", "ensure", "ensures", "assert", "asserts", "verify", "verifies", "confirm",
     "confirms", "means", "given", "except", "check", "checks", "test", "tests", "prove", "show",
@@ -386,6 +451,13 @@ const POINTING_FOLLOWERS: &[&str] = &[
 fn cold_phrases(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
     let label = t.label();
     let mut seen: Vec<String> = Vec::new();
+    if let Some(c) = NO_CHANGE.captures(t.text) {
+        let phrase = c[1].split_whitespace().collect::<Vec<_>>().join(" ");
+        out.push(finding("CK301", Severity::Error, t, 0, loc, format!(
+            "{label} only says {phrase:?}: the reader does not have the version it did not change from; write out what it is"
+        )));
+        return;
+    }
     for (i, line) in mask_quoted(t.text).lines().enumerate() {
         let mut hits: Vec<String> = COLD
             .find_iter(line)
@@ -401,6 +473,26 @@ fn cold_phrases(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
             if points {
                 hits.push(c[2].split_whitespace().collect::<Vec<_>>().join(" "));
             }
+        }
+        for c in CONVERSATION_PLACE.captures_iter(line) {
+            let after = c.get(2).map(|m| m.as_str().trim().to_lowercase());
+            if after.as_deref().is_none_or(|w| !PRODUCT_NOUNS.contains(&w)) {
+                hits.push(c[1].split_whitespace().collect::<Vec<_>>().join(" "));
+            }
+        }
+        let mut handles: Vec<String> = RUNTIME_HANDLE
+            .captures_iter(line)
+            .map(|c| c[1].to_string())
+            .collect();
+        handles.dedup();
+        for handle in handles {
+            if seen.contains(&handle) {
+                continue;
+            }
+            seen.push(handle.clone());
+            out.push(finding("CK301", Severity::Error, t, i, loc, format!(
+                "{label} names {handle:?}, a handle of the writing session's own runtime (a background task, shell or job) that ended with it; say what it ran and where its output is"
+            )));
         }
         for phrase in hits {
             let key = phrase.to_lowercase();
@@ -832,6 +924,12 @@ fn next_action(t: &Text, loc: &Locator) -> Option<Finding> {
     let masked = mask_quoted(t.text);
     let w = words(&masked);
     let has_quote = masked != t.text;
+    if idles(&masked) {
+        return Some(finding("CK302", Severity::Error, t, 0, loc, format!(
+            "next action {:?} tells the next session to idle or loop, which is no step; say what it does first (e.g. \"run cargo test lexer and fix the escape case\")",
+            t.text.trim()
+        )));
+    }
     if !has_quote
         && !w.is_empty()
         && (w.iter().all(|x| VAGUE_WORDS.contains(&x.as_str())) || goes_on_vaguely(&w))
@@ -885,12 +983,44 @@ const GENERIC_ACTIVITY: &[&str] = &[
 ];
 
 fn goes_on_vaguely(w: &[String]) -> bool {
-    matches!(
+    if !matches!(
         w.first().map(String::as_str),
         Some("continue" | "keep" | "proceed")
-    ) && w
-        .iter()
+    ) {
+        return false;
+    }
+    if w.iter()
         .all(|x| VAGUE_WORDS.contains(&x.as_str()) || GENERIC_ACTIVITY.contains(&x.as_str()))
+    {
+        return true;
+    }
+    // "Continue implementation through the graph, ...": the activity is
+    // named only in general, and what follows does not say of what ("of
+    // the lexer", "for issue 12", "on src/lexer.rs" would).
+    let mut rest = w[1..]
+        .iter()
+        .skip_while(|x| matches!(x.as_str(), "with" | "the" | "on" | "our" | "my"));
+    match (rest.next(), rest.next()) {
+        (Some(activity), next) => {
+            GENERIC_ACTIVITY.contains(&activity.as_str())
+                && next.is_none_or(|n| !SAYS_OF_WHAT.contains(&n.as_str()))
+        }
+        _ => false,
+    }
+}
+
+/// Words after a general activity that go on to say what it is about.
+const SAYS_OF_WHAT: &[&str] = &[
+    "of", "for", "on", "in", "to", "at", "per", "under", "across",
+];
+
+/// An idle or a loop is no step at all: "idle: pull/push loop", "standby".
+fn idles(text: &str) -> bool {
+    static IDLE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)^\W*(?:idle|idling|standby|stand\s+by|nothing\s+(?:to\s+do|left|pending)|no\s+(?:further\s+)?(?:action|work)\s+(?:needed|required|pending))\b")
+            .expect("idle regex")
+    });
+    IDLE.is_match(text.trim())
 }
 
 /// Where an instruction may begin: the start, and after a label ("Phase 5:",
