@@ -128,6 +128,17 @@ pub fn parse(agent: Agent, text: &str) -> Result<Payload, Error> {
     })
 }
 
+impl Payload {
+    /// Whether the event follows a tool call (Claude Code's and Codex's
+    /// `PostToolUse`/`PostToolUseFailure`, Gemini's `AfterTool`).
+    pub fn after_tool(&self) -> bool {
+        matches!(
+            self.event.as_str(),
+            "PostToolUse" | "PostToolUseFailure" | "AfterTool"
+        )
+    }
+}
+
 fn action_for(agent: Agent, event: &str, root: &Map<String, Value>) -> Action {
     let field = |keys: &[&str]| {
         keys.iter()

@@ -136,7 +136,11 @@ impl Hook {
         }
         if let (Some(applied), true) = (applied, reply) {
             texts.extend(tracking::instructions(&self.ws, &self.config, &applied)?);
-            texts.extend(self.gutter()?);
+            // A loop shows only in tool results, so only a tool event looks
+            // for it: a prompt turn does not pay for reading the transcript.
+            if self.payload.after_tool() {
+                texts.extend(self.gutter()?);
+            }
         }
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
     }

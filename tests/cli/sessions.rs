@@ -293,6 +293,10 @@ fn the_gutter_is_reported_once_per_pattern() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
     busy_transcript(&p);
+    // A prompt turn adds no tool result: the loop is not looked for there.
+    let prompt = claude(&p, "UserPromptSubmit", "s1", json!({ "prompt": "go on" }));
+    let (_, out, _) = hook(&p, "claude-code", &prompt);
+    assert!(!injected(&out).contains("stuck in a loop"), "{out}");
     let post = claude(
         &p,
         "PostToolUse",
