@@ -12,6 +12,7 @@ pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         force: args.force,
         max_tokens: args.max_tokens,
         agent: args.agent,
+        ..Options::default()
     };
     let report = resume::resume(&ws, &opts, &ctx.out)?;
     ctx.out.json(&report)?;
