@@ -10,6 +10,7 @@ pub mod hooks;
 pub mod init;
 pub mod log;
 pub mod merge_file;
+pub mod relay;
 pub mod resolve;
 pub mod resume;
 pub mod status;
@@ -52,6 +53,8 @@ pub enum Outcome {
     /// An agent hook with `--strict` blocks the agent's action. Exit 2, the
     /// agents' own code for it.
     Block,
+    /// `relay` stopped by Ctrl-C or SIGTERM. Exit 130.
+    Interrupted,
 }
 
 impl Outcome {
@@ -61,6 +64,7 @@ impl Outcome {
             Outcome::No => crate::codes::exit::CHECK_FAILED,
             Outcome::Block => crate::codes::exit::USAGE,
             Outcome::BadData => crate::codes::exit::DATA,
+            Outcome::Interrupted => crate::codes::exit::INTERRUPTED,
         }
     }
 }
@@ -83,6 +87,7 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<Outcome> {
         Command::Hook(args) => hook::run(args, ctx),
         Command::Statusline => statusline::run(ctx),
         Command::Hooks(args) => hooks::run(args, ctx),
+        Command::Relay(args) => relay::run(args, ctx),
         Command::Completions(args) => completions::run(args),
         Command::Man => completions::man(),
     }

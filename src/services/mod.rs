@@ -8,5 +8,6 @@ pub mod hook_setup;
 pub mod init;
 pub mod merge;
 pub mod record;
+pub mod relay;
 pub mod resume;
 pub mod tracking;
