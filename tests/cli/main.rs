@@ -17,6 +17,7 @@ mod lifecycle;
 mod limits;
 mod log;
 mod merge;
+mod relay;
 mod resume;
 mod secrets;
 mod sessions;
