@@ -108,8 +108,9 @@ pub struct SessionReport {
     pub tokens: Option<u64>,
     /// The checkpoint that stands after the session.
     pub checkpoint: Option<String>,
-    /// Who wrote it: `agent` (the agent or its hooks), `relay` (from the
-    /// transcript and git), `none` (nothing new to record).
+    /// Who wrote a checkpoint during the session: `agent` (the agent or its
+    /// hooks; relay may have added one naming the agent), `relay` alone
+    /// (from the transcript and git), `none` (nothing new to record).
     pub checkpoint_by: &'static str,
     pub progress: Progress,
     /// The agent's output.
@@ -446,8 +447,8 @@ impl Session<'_> {
             drop(lock);
             let agent_wrote = after.as_ref().map(|c| &c.id) != before.as_ref().map(|c| &c.id);
             by = match written {
+                _ if agent_wrote => "agent",
                 record::Written::New(_) => "relay",
-                record::Written::Skipped { .. } if agent_wrote => "agent",
                 record::Written::Skipped { .. } => "none",
             };
             after = Some(written.checkpoint().clone());
