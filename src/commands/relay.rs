@@ -67,21 +67,7 @@ fn plan(args: RelayArgs) -> anyhow::Result<Plan> {
         )
         .into());
     }
-    // One name per agent of the rotation, so the chain tells them apart.
-    for i in 1..rotation.len() {
-        let name = rotation[i].name.clone();
-        let same = rotation[..i]
-            .iter()
-            .filter(|s| s.name == name || s.name.starts_with(&format!("{name}#")))
-            .count();
-        if same > 0
-            && rotation[..i]
-                .iter()
-                .any(|s| s.program != rotation[i].program || s.args != rotation[i].args)
-        {
-            rotation[i].name = format!("{name}#{}", same + 1);
-        }
-    }
+    name_rotation(&mut rotation);
     let prompt = (!args.prompt.is_empty()).then(|| args.prompt.join(" "));
     Ok(Plan {
         rotation,
@@ -95,6 +81,31 @@ fn plan(args: RelayArgs) -> anyhow::Result<Plan> {
             .map(relay::parse_duration)
             .transpose()?,
     })
+}
+
+/// One name per distinct agent of the rotation, so that the chain tells
+/// them apart: the same agent given twice keeps its name, another one with
+/// a name already taken gets `#2`, `#3`, ...
+fn name_rotation(rotation: &mut [AgentSpec]) {
+    let mut named: Vec<AgentSpec> = Vec::new();
+    for spec in rotation.iter_mut() {
+        if let Some(same) = named
+            .iter()
+            .find(|n| n.program == spec.program && n.args == spec.args)
+        {
+            spec.name = same.name.clone();
+            continue;
+        }
+        let base = spec.name.clone();
+        let taken = named
+            .iter()
+            .filter(|n| n.name == base || n.name.starts_with(&format!("{base}#")))
+            .count();
+        if taken > 0 {
+            spec.name = format!("{base}#{}", taken + 1);
+        }
+        named.push(spec.clone());
+    }
 }
 
 /// `--agent-args` for one agent: the values without `AGENT=`, and those
@@ -158,5 +169,53 @@ fn elapsed(seconds: f64) -> String {
         0..60 => format!("{seconds:.1}s"),
         60..3600 => format!("{}m{:02}s", s / 60, s % 60),
         _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_distinct_agent_of_the_rotation_has_its_own_name() {
+        let mut rotation = vec![
+            AgentSpec::builtin(Builtin::ClaudeCode, vec![]),
+            AgentSpec::shell("./fake.sh fast"),
+            AgentSpec::builtin(Builtin::ClaudeCode, vec![]),
+            AgentSpec::shell("./fake.sh slow"),
+            AgentSpec::shell("/bin/fake.sh"),
+            AgentSpec::builtin(Builtin::ClaudeCode, vec!["--model".into(), "opus".into()]),
+        ];
+        name_rotation(&mut rotation);
+        let names: Vec<&str> = rotation.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "claude-code",
+                "fake.sh",
+                "claude-code",
+                "fake.sh#2",
+                "fake.sh#3",
+                "claude-code#2"
+            ]
+        );
+    }
+
+    #[test]
+    fn agent_args_go_to_every_agent_or_to_the_one_named() {
+        let values = [
+            "--verbose".to_string(),
+            "codex=--full-auto  -m o3".to_string(),
+            "claude=--model opus".to_string(),
+            "--flag=value".to_string(),
+        ];
+        assert_eq!(
+            extra_args(&values, Builtin::Codex),
+            ["--verbose", "--full-auto", "-m", "o3", "--flag=value"]
+        );
+        assert_eq!(
+            extra_args(&values, Builtin::ClaudeCode),
+            ["--verbose", "--model", "opus", "--flag=value"]
+        );
     }
 }

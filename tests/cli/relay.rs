@@ -45,13 +45,57 @@ fn chain(p: &Project) -> Vec<Value> {
         .collect()
 }
 
-fn events(p: &Project, kind: &str) -> Vec<Value> {
-    std::fs::read_to_string(p.path(".ctxkeep/events.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|v| v["event"] == kind)
-        .collect()
+use crate::sessions::events;
+
+/// `--json`'s document is a contract: strict mirrors reject unknown or
+/// missing keys.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Report {
+    ok: bool,
+    stopped: String,
+    reason: String,
+    exit_code: u8,
+    sessions: Vec<Session>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Session {
+    number: u32,
+    agent: String,
+    from_agent: Option<String>,
+    link: Option<String>,
+    resumed: Option<String>,
+    session_id: String,
+    ended: String,
+    detail: Option<String>,
+    exit_code: i32,
+    seconds: f64,
+    tokens: Option<u64>,
+    checkpoint: Option<String>,
+    checkpoint_by: String,
+    progress: Progress,
+    log: String,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Progress {
+    commits: u64,
+    plan_done: usize,
+    files: usize,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct DryRun {
+    commands: Vec<String>,
+    first_prompt: String,
 }
 
 fn field(doc: &Value, key: &str) -> Vec<Value> {
@@ -99,6 +143,7 @@ fn relay_runs_sessions_from_the_resume_prompt_until_a_check_passes() {
         ],
     );
     assert_eq!(code, 0, "{err}");
+    let _: Report = serde_json::from_value(doc.clone()).unwrap();
     assert_eq!(doc["ok"], true);
     assert_eq!(doc["stopped"], "until");
     assert_eq!(doc["exit_code"], 0);
@@ -457,6 +502,10 @@ fn dry_run_prints_the_commands_and_changes_nothing() {
          claude --permission-mode acceptEdits --verbose -p \"$PROMPT\"\n\
          codex exec --verbose -- \"$PROMPT\"\n"
     );
+    let (doc, code, _) = relay(&p, &["--dry-run", "--agent-cmd", "./agent --fast"]);
+    assert_eq!(code, 0);
+    let dry: DryRun = serde_json::from_value(doc).unwrap();
+    assert_eq!(dry.commands, ["sh -c './agent --fast' < \"$PROMPT\""]);
     assert!(crate::support::diff(&before, &p.snapshot()).is_empty());
 }
 

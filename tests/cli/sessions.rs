@@ -64,7 +64,7 @@ fn chain(p: &Project) -> Vec<Value> {
         .collect()
 }
 
-fn events(p: &Project, kind: &str) -> Vec<Value> {
+pub(crate) fn events(p: &Project, kind: &str) -> Vec<Value> {
     std::fs::read_to_string(p.path(".ctxkeep/events.jsonl"))
         .unwrap_or_default()
         .lines()
