@@ -418,6 +418,61 @@ fn an_interrupt_stops_the_agent_writes_a_checkpoint_and_exits_130() {
 }
 
 #[test]
+fn a_second_interrupt_kills_an_agent_that_ignores_sigterm() {
+    let p = ready();
+    let home = p.home().display().to_string();
+    let a = agent(
+        &p,
+        "stubborn",
+        &format!(
+            "trap '' TERM\necho started > '{home}/started'\n\
+             while :; do echo beat >> '{home}/beats'; sleep 0.1; done"
+        ),
+    );
+    let child = command(&p, &["--agent-cmd", &a])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !p.home().join("started").exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the agent never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for _ in 0..2 {
+        std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    // Well before the 10 s grace period a single interrupt would wait for.
+    assert!(
+        t0.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        t0.elapsed()
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("relay: session 1 stubborn: interrupted"),
+        "{err}"
+    );
+    // The script `sh -c` started, which outlived it, is gone too.
+    let beats = || {
+        std::fs::read_to_string(p.home().join("beats"))
+            .unwrap()
+            .len()
+    };
+    let before = beats();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(beats(), before, "the agent's loop still runs");
+}
+
+#[test]
 fn max_time_stops_a_running_session() {
     let p = ready();
     let a = agent(&p, "sleeper", "sleep 30");

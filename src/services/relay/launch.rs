@@ -5,10 +5,9 @@
 
 use std::fs::File;
 use std::io::{Seek, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
@@ -152,12 +151,9 @@ pub fn check_programs(rotation: &[AgentSpec]) -> Result<(), Error> {
 }
 
 fn find_on_path(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(program))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && sys::executable(&m)))
 }
 
 /// Why relay stopped a running agent.
@@ -179,7 +175,7 @@ impl Finished {
     pub fn code(&self) -> i32 {
         self.status
             .code()
-            .or_else(|| self.status.signal().map(|s| 128 + s))
+            .or_else(|| sys::signal_of(&self.status).map(|s| 128 + s))
             .unwrap_or(-1)
     }
 }
@@ -214,14 +210,15 @@ pub fn run(launch: &Launch) -> anyhow::Result<Finished> {
     } else {
         Stdio::null()
     };
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
         .current_dir(launch.dir)
         .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .stdin(stdin)
         .stdout(log)
-        .stderr(err_log)
-        .process_group(0)
+        .stderr(err_log);
+    sys::own_group(&mut cmd);
+    let mut child = cmd
         .spawn()
         .map_err(|e| Error::io(&argv[0], "cannot run", e))?;
     loop {
@@ -249,21 +246,30 @@ pub fn run(launch: &Launch) -> anyhow::Result<Finished> {
     }
 }
 
-/// SIGTERM to the child's process group, SIGKILL after the grace period.
+/// SIGTERM to the child's process group, then waits for the whole group
+/// (a shell's children outlive it) and sends SIGKILL after the grace period
+/// or at the next Ctrl-C. Returns the child's own status.
 fn terminate(child: &mut std::process::Child) -> std::io::Result<ExitStatus> {
-    let group = -(child.id() as i32);
-    // SAFETY: kill(2) with a process group id; no memory is shared.
-    unsafe { libc::kill(group, libc::SIGTERM) };
+    let signals = SIGNALS.load(Ordering::SeqCst);
+    sys::stop_group(child, false);
     let until = Instant::now() + GRACE;
-    while Instant::now() < until {
-        if let Some(status) = child.try_wait()? {
-            return Ok(status);
+    let mut status = None;
+    while Instant::now() < until && SIGNALS.load(Ordering::SeqCst) <= signals {
+        if status.is_none() {
+            status = child.try_wait()?;
+        }
+        if status.is_some() && !sys::group_alive(child) {
+            break;
         }
         std::thread::sleep(POLL);
     }
-    // SAFETY: as above.
-    unsafe { libc::kill(group, libc::SIGKILL) };
-    child.wait()
+    if sys::group_alive(child) || status.is_none() {
+        sys::stop_group(child, true);
+    }
+    match status {
+        Some(s) => Ok(s),
+        None => child.wait(),
+    }
 }
 
 /// Runs `sh -c CMD` in `dir`, its output appended to `log`; whether it passed.
@@ -287,24 +293,87 @@ pub fn check_passes(cmd: &str, dir: &Path, log: &Path) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// SIGINT and SIGTERM received since [`catch_signals`].
+static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// Catches SIGINT and SIGTERM from now on: they set a flag that the wait
-/// loop and the relay loop look at, instead of ending relay at once.
+/// Catches SIGINT and SIGTERM from now on: they count in a flag that the
+/// wait loop and the relay loop look at, instead of ending relay at once.
 pub fn catch_signals() {
-    let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, handler);
-        libc::signal(libc::SIGTERM, handler);
-    }
+    sys::catch_signals();
 }
 
 /// Whether SIGINT or SIGTERM arrived since [`catch_signals`].
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+    SIGNALS.load(Ordering::SeqCst) > 0
+}
+
+#[cfg(unix)]
+mod sys {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::sync::atomic::Ordering;
+
+    extern "C" fn on_signal(_: libc::c_int) {
+        super::SIGNALS.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub fn catch_signals() {
+        let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SAFETY: the handler only adds to an atomic, which is async-signal-safe.
+        unsafe {
+            libc::signal(libc::SIGINT, handler);
+            libc::signal(libc::SIGTERM, handler);
+        }
+    }
+
+    /// The child leads a process group of its own: Ctrl-C in the terminal
+    /// reaches relay only, and relay stops the agent with all its children.
+    pub fn own_group(cmd: &mut std::process::Command) {
+        cmd.process_group(0);
+    }
+
+    pub fn stop_group(child: &mut std::process::Child, kill: bool) {
+        let signal = if kill { libc::SIGKILL } else { libc::SIGTERM };
+        // SAFETY: kill(2) on the child's process group; no memory is shared.
+        unsafe { libc::kill(-(child.id() as libc::pid_t), signal) };
+    }
+
+    pub fn signal_of(status: &std::process::ExitStatus) -> Option<i32> {
+        status.signal()
+    }
+
+    /// Whether a process of the child's group is still running.
+    pub fn group_alive(child: &std::process::Child) -> bool {
+        // SAFETY: signal 0 only checks that the group exists.
+        unsafe { libc::kill(-(child.id() as libc::pid_t), 0) == 0 }
+    }
+
+    pub fn executable(meta: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o111 != 0
+    }
+}
+
+/// Elsewhere relay runs, but Ctrl-C ends it with the agent, and an agent
+/// stopped at `--max-time` is killed at once.
+#[cfg(not(unix))]
+mod sys {
+    pub fn catch_signals() {}
+
+    pub fn own_group(_: &mut std::process::Command) {}
+
+    pub fn stop_group(child: &mut std::process::Child, _kill: bool) {
+        let _ = child.kill();
+    }
+
+    pub fn signal_of(_: &std::process::ExitStatus) -> Option<i32> {
+        None
+    }
+
+    pub fn group_alive(_: &std::process::Child) -> bool {
+        false
+    }
+
+    pub fn executable(_: &std::fs::Metadata) -> bool {
+        true
+    }
 }
