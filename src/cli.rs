@@ -124,6 +124,10 @@ pub enum Command {
     /// ack), for any agent that speaks the Model Context Protocol.
     #[command(after_long_help = crate::codes::exit_help())]
     Mcp(McpArgs),
+    /// Run an agent headless, session after session, each resuming from the latest
+    /// checkpoint; hand the work to the next agent when one hands off, fails or is stuck.
+    #[command(after_long_help = crate::codes::exit_help())]
+    Relay(RelayArgs),
     /// Print a shell completion script (generated from these definitions).
     Completions(CompletionsArgs),
     /// Print a man page in roff, or write all of them (generated from these definitions).
@@ -538,6 +542,49 @@ pub struct GcArgs {
     /// Say what would be removed or rotated, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RelayArgs {
+    /// An agent to run headless (`claude -p`, `codex exec`, `gemini -p`) with its own
+    /// permissions; repeat for a rotation, taken in turn on each handoff or failure.
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Vec<HookAgent>,
+
+    /// Any other command, run with `sh -c` and the prompt on stdin; repeatable, after the
+    /// --agent ones in the rotation (docs/commands.md says what it is given).
+    #[arg(long, value_name = "CMD")]
+    pub agent_cmd: Vec<String>,
+
+    /// Extra arguments for the agents' own CLIs, split on spaces; `AGENT=ARGS` for one agent
+    /// only (e.g. `claude-code=--model opus`). Repeatable.
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub agent_args: Vec<String>,
+
+    /// Stop with success once a shell command passes (run with `sh -c` after each session).
+    #[arg(long, value_name = "CMD")]
+    pub until: Option<String>,
+
+    /// Stop with success once the checkpoint's phase is this (case-insensitive), e.g. done.
+    #[arg(long, value_name = "PHASE")]
+    pub until_phase: Option<String>,
+
+    /// Run at most N sessions.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_sessions: u32,
+
+    /// Stop after this long, the running session included (e.g. 90s, 30m, 2h).
+    #[arg(long, value_name = "DURATION")]
+    pub max_time: Option<String>,
+
+    /// Print the commands relay would run, and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// What the first session is asked to do (after the resume prompt when there is a
+    /// checkpoint; required when there is none).
+    #[arg(last = true, value_name = "PROMPT")]
+    pub prompt: Vec<String>,
 }
 
 #[derive(Debug, Args)]

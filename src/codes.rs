@@ -18,6 +18,8 @@ pub mod exit {
     pub const TEMPFAIL: u8 = 75;
     /// EX_NOPERM: permission denied.
     pub const NO_PERM: u8 = 77;
+    /// 128 + SIGINT: `relay` stopped by Ctrl-C or SIGTERM, after its checkpoint.
+    pub const INTERRUPTED: u8 = 130;
 }
 
 /// One exit code and what it means (Markdown: backticks and `\|` allowed).
@@ -40,7 +42,7 @@ pub const EXIT_CODES: &[ExitCode] = &[
     },
     ExitCode {
         code: exit::CHECK_FAILED,
-        meaning: "a check says no: `verify` found errors, a `checkpoint` by hand that would leave a required field empty, `--fail-at` reached, the recovered fields do not fit `--max-tokens`, `resume` refused by `max_handoffs_without_progress`, a wrong or outdated nonce given to `ack`",
+        meaning: "a check says no: `verify` found errors, a `checkpoint` by hand that would leave a required field empty, `--fail-at` reached, the recovered fields do not fit `--max-tokens`, `resume` refused by `max_handoffs_without_progress`, a wrong or outdated nonce given to `ack`, `relay` stopped stuck or out of sessions or time",
     },
     ExitCode {
         code: exit::USAGE,
@@ -65,6 +67,10 @@ pub const EXIT_CODES: &[ExitCode] = &[
     ExitCode {
         code: exit::NO_PERM,
         meaning: "permission denied",
+    },
+    ExitCode {
+        code: exit::INTERRUPTED,
+        meaning: "`relay` interrupted (Ctrl-C or SIGTERM): the running agent was stopped and a checkpoint written",
     },
 ];
 

@@ -12,6 +12,7 @@ pub mod init;
 pub mod log;
 pub mod mcp;
 pub mod merge_file;
+pub mod relay;
 pub mod resolve;
 pub mod resume;
 pub mod status;
@@ -57,6 +58,8 @@ pub enum Outcome {
     /// An agent hook with `--strict` blocks the agent's action. Exit 2, the
     /// agents' own code for it.
     Block,
+    /// `relay` stopped by Ctrl-C or SIGTERM. Exit 130.
+    Interrupted,
 }
 
 impl Outcome {
@@ -67,6 +70,7 @@ impl Outcome {
             Outcome::Block => crate::codes::exit::USAGE,
             Outcome::BadData => crate::codes::exit::DATA,
             Outcome::NoInput => crate::codes::exit::NO_INPUT,
+            Outcome::Interrupted => crate::codes::exit::INTERRUPTED,
         }
     }
 }
@@ -93,5 +97,6 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<Outcome> {
         Command::Mcp(args) => mcp::run(args, ctx),
         Command::Completions(args) => completions::run(args, ctx),
         Command::Man(args) => completions::man(args, ctx),
+        Command::Relay(args) => relay::run(args, ctx),
     }
 }

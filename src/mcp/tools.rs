@@ -217,6 +217,7 @@ pub fn call(
                     max_tokens: a.max_tokens,
                     agent: a.agent,
                     peek: !a.open_session,
+                    ..resume::Options::default()
                 },
                 &ws.out,
             )?;

@@ -10,6 +10,7 @@ pub mod hook_setup;
 pub mod init;
 pub mod merge;
 pub mod record;
+pub mod relay;
 pub mod resume;
 pub mod status;
 pub mod tracking;

@@ -24,6 +24,10 @@ pub struct Options {
     pub agent: Option<String>,
     /// Only look: no session opened, no nonce, nothing logged.
     pub peek: bool,
+    /// Who opens the session, recorded in the chain [default: `resume`].
+    pub source: Option<String>,
+    /// `max_handoffs_without_progress` when the front matter sets none.
+    pub default_max_handoffs: Option<u32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -44,7 +48,10 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
     let ws = ws.clone();
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
-    let config = Config::from_front(&sf.fm);
+    let mut config = Config::from_front(&sf.fm);
+    config.max_handoffs_without_progress = config
+        .max_handoffs_without_progress
+        .or(opts.default_max_handoffs);
     let checkpoint = sf.fm.checkpoint.clone().ok_or_else(|| {
         Error::no_input(
             &ws.state_path,
@@ -96,7 +103,11 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
         }
     };
     let session = match &lock {
-        Some(lock) => plan_session(&ws, lock, &checkpoint, agent.as_deref(), &config, out)?,
+        Some(lock) => {
+            let source = opts.source.as_deref().unwrap_or("resume");
+            let opening = crate::chain::Opening::handoff(agent.as_deref(), source);
+            plan_session(&ws, lock, &checkpoint, &opening, &config, out)?
+        }
         None => None,
     };
     let crate::prompt::Rendered {
@@ -164,11 +175,11 @@ fn plan_session(
     ws: &Workspace,
     lock: &crate::fsutil::Lock,
     checkpoint: &Checkpoint,
-    agent: Option<&str>,
+    opening: &crate::chain::Opening,
     config: &Config,
     out: &Output,
 ) -> anyhow::Result<Option<SessionRecord>> {
-    match crate::chain::plan_session(ws, lock, checkpoint, agent, "resume", config) {
+    match crate::chain::plan_link(ws, lock, checkpoint, opening, config) {
         Ok(record) => Ok(Some(record)),
         Err(e) if crate::error::exit_code_of(&e) == crate::error::exit::CHECK_FAILED => Err(e),
         Err(e) => {

@@ -20,6 +20,7 @@ mod log;
 mod mcp;
 mod merge;
 mod precommit;
+mod relay;
 mod resume;
 mod secrets;
 mod sessions;

@@ -64,7 +64,7 @@ fn chain(p: &Project) -> Vec<Value> {
         .collect()
 }
 
-fn events(p: &Project, kind: &str) -> Vec<Value> {
+pub(crate) fn events(p: &Project, kind: &str) -> Vec<Value> {
     std::fs::read_to_string(p.path(".ctxkeep/events.jsonl"))
         .unwrap_or_default()
         .lines()
@@ -182,7 +182,7 @@ fn gemini_gets_json_on_stdout_even_when_the_hook_fails() {
 
 /// A Claude Code session that made a task, edited a file and ran the tests
 /// three times, failing each time.
-fn busy_transcript(p: &Project) {
+pub(crate) fn busy_transcript(p: &Project) {
     let tool = |id: &str, name: &str, input: Value| {
         json!({"type": "assistant", "isSidechain": false, "uuid": format!("u-{id}"),
             "message": {"id": format!("m-{id}"), "role": "assistant", "model": "claude-opus-4-6",

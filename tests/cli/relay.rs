@@ -1,0 +1,586 @@
+//! `ctxkeep relay` with fake agents: shell scripts (in the test's HOME, out
+//! of the repository) that read the prompt, write files, track usage,
+//! checkpoint, fail, or do nothing at all, driven through `--agent-cmd`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::Project;
+
+/// Writes an executable `sh` script; returns its path.
+fn agent(p: &Project, name: &str, body: &str) -> String {
+    let dir = p.home().join("agents");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+fn command(p: &Project, args: &[&str]) -> std::process::Command {
+    let mut cmd = p.ctxkeep_std(&["relay"]);
+    cmd.args(args)
+        .env("CTXKEEP_BIN", assert_cmd::cargo::cargo_bin!("ctxkeep"));
+    cmd
+}
+
+/// `ctxkeep --json relay ARGS`: the document, the exit code and stderr.
+fn relay(p: &Project, args: &[&str]) -> (Value, i32, String) {
+    let out = command(p, &["--json"]).args(args).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let doc = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not one JSON document ({e}): {stdout:?}\n{stderr}"));
+    (doc, out.status.code().unwrap_or(-1), stderr)
+}
+
+fn chain(p: &Project) -> Vec<Value> {
+    std::fs::read_to_string(p.path(".ctxkeep/chain.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["kind"] == "session")
+        .collect()
+}
+
+use crate::sessions::events;
+
+/// `--json`'s document is a contract: strict mirrors reject unknown or
+/// missing keys.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Report {
+    ok: bool,
+    stopped: String,
+    reason: String,
+    exit_code: u8,
+    sessions: Vec<Session>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Session {
+    number: u32,
+    agent: String,
+    from_agent: Option<String>,
+    link: Option<String>,
+    resumed: Option<String>,
+    session_id: String,
+    ended: String,
+    detail: Option<String>,
+    exit_code: i32,
+    seconds: f64,
+    tokens: Option<u64>,
+    checkpoint: Option<String>,
+    checkpoint_by: String,
+    progress: Progress,
+    log: String,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Progress {
+    commits: u64,
+    plan_done: usize,
+    files: usize,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct DryRun {
+    commands: Vec<String>,
+    first_prompt: String,
+}
+
+fn field(doc: &Value, key: &str) -> Vec<Value> {
+    doc["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[key].clone())
+        .collect()
+}
+
+fn checkpoint(p: &Project, id: &str) -> Value {
+    serde_json::from_str(&p.read(&format!(".ctxkeep/checkpoints/{id}.json"))).unwrap()
+}
+
+fn ready() -> Project {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    p
+}
+
+#[test]
+fn relay_runs_sessions_from_the_resume_prompt_until_a_check_passes() {
+    let p = ready();
+    let home = p.home().display().to_string();
+    let a = agent(
+        &p,
+        "worker",
+        &format!(
+            "cat > '{home}/prompt-'$CTXKEEP_RELAY_SESSION\n\
+             echo \"session $CTXKEEP_RELAY_SESSION as $CTXKEEP_SESSION\"\n\
+             echo part > part-$CTXKEEP_RELAY_SESSION.txt"
+        ),
+    );
+    let (doc, code, err) = relay(
+        &p,
+        &[
+            "--agent-cmd",
+            &a,
+            "--until",
+            "test -f part-2.txt",
+            "--",
+            "split",
+            "the parser",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let _: Report = serde_json::from_value(doc.clone()).unwrap();
+    assert_eq!(doc["ok"], true);
+    assert_eq!(doc["stopped"], "until");
+    assert_eq!(doc["exit_code"], 0);
+    assert_eq!(field(&doc, "agent"), ["worker", "worker"]);
+    assert_eq!(field(&doc, "ended"), ["exited", "exited"]);
+    assert_eq!(field(&doc, "link"), ["session-0001", "session-0002"]);
+    assert_eq!(field(&doc, "resumed"), ["ckpt-0001", "ckpt-0002"]);
+    assert_eq!(field(&doc, "checkpoint"), ["ckpt-0002", "ckpt-0003"]);
+    assert_eq!(field(&doc, "checkpoint_by"), ["relay", "relay"]);
+    // One line per session, then why it stopped.
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("relay: ")).collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(
+        lines[0].starts_with("relay: session 1 worker: exited, exit 0 after "),
+        "{err}"
+    );
+    assert!(lines[0].contains("ckpt-0002 by relay"), "{err}");
+    assert!(
+        lines[0].contains("0 commits, 0 plan items done, 0 files changed"),
+        "{err}"
+    );
+    assert!(
+        lines[2].contains("`test -f part-2.txt` passed (exit 0)"),
+        "{err}"
+    );
+
+    // The first session gets the resume prompt and the task; later ones the prompt alone.
+    let first = std::fs::read_to_string(p.home().join("prompt-1")).unwrap();
+    let second = std::fs::read_to_string(p.home().join("prompt-2")).unwrap();
+    assert!(first.contains("Recovered from ckpt-0001"), "{first}");
+    assert!(first.trim_end().ends_with("split the parser"), "{first}");
+    assert!(second.contains("Recovered from ckpt-0002"), "{second}");
+    assert!(!second.contains("split the parser"), "{second}");
+    // Its output went to the log named in the report.
+    let log = p.read(doc["sessions"][0]["log"].as_str().unwrap());
+    assert!(log.starts_with("session 1 as relay-"), "{log}");
+
+    // Each session is a link of the chain, opened by relay, and in `log`.
+    let links = chain(&p);
+    assert_eq!(links.len(), 2);
+    assert!(links.iter().all(|l| l["source"] == "relay"));
+    assert_eq!(links[0]["agent"], "worker");
+    assert_eq!(links[0]["from_agent"], "claude-code");
+    assert_eq!(
+        links[1]["from_agent"],
+        Value::Null,
+        "the same agent continued"
+    );
+    let ckpt = checkpoint(&p, "ckpt-0002");
+    assert_eq!(ckpt["trigger"], "relay");
+    assert_eq!(ckpt["controlling_agent"], "worker");
+    assert!(
+        ckpt["git"]["dirty"].to_string().contains("part-1.txt"),
+        "{ckpt}"
+    );
+    let log = p.ctxkeep(&["log"]).output().unwrap();
+    let log = String::from_utf8(log.stdout).unwrap();
+    assert!(log.contains("session-0002"), "{log}");
+    assert_eq!(events(&p, "relay_session").len(), 2);
+    assert_eq!(events(&p, "relay_stop")[0]["stopped"], "until");
+}
+
+#[test]
+fn a_handoff_stage_passes_the_work_to_the_next_agent() {
+    let p = ready();
+    let first = agent(
+        &p,
+        "first",
+        "\"$CTXKEEP_BIN\" track --tokens 199000 --window 200000 >/dev/null\n\
+         \"$CTXKEEP_BIN\" checkpoint --next 'finish the split' >/dev/null",
+    );
+    let second = agent(
+        &p,
+        "second",
+        "grep -q 'finish the split' || exit 7\n\
+         \"$CTXKEEP_BIN\" checkpoint --phase Done --next 'nothing' >/dev/null",
+    );
+    let (doc, code, err) = relay(
+        &p,
+        &[
+            "--agent-cmd",
+            &first,
+            "--agent-cmd",
+            &second,
+            "--until-phase",
+            "done",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(doc["stopped"], "until-phase");
+    assert_eq!(field(&doc, "agent"), ["first", "second"]);
+    assert_eq!(field(&doc, "ended"), ["handoff", "exited"]);
+    assert_eq!(doc["sessions"][0]["detail"], "stage-98");
+    assert_eq!(doc["sessions"][0]["tokens"], 199000);
+    assert_eq!(doc["sessions"][1]["from_agent"], "first");
+    assert!(
+        err.contains("relay: session 1 first: handoff (stage-98)"),
+        "{err}"
+    );
+    assert!(err.contains("199,000 tokens"), "{err}");
+    assert!(
+        err.contains("relay: session 2 second (from first): exited"),
+        "{err}"
+    );
+    let links = chain(&p);
+    assert_eq!(links[1]["agent"], "second");
+    assert_eq!(
+        links[1]["from_agent"], "first",
+        "the handoff is in the chain"
+    );
+    let log = String::from_utf8(p.ctxkeep(&["log"]).output().unwrap().stdout).unwrap();
+    assert!(log.contains("second (handoff from first)"), "{log}");
+}
+
+#[test]
+fn failures_and_rate_limits_rotate_and_the_relay_runs_out_of_sessions() {
+    let p = ready();
+    let limited = agent(
+        &p,
+        "limited",
+        "echo 'API Error: 429 rate limit exceeded, try again later' >&2; exit 1",
+    );
+    let broken = agent(&p, "broken", "echo oops; exit 3");
+    let (doc, code, err) = relay(
+        &p,
+        &[
+            "--agent-cmd",
+            &limited,
+            "--agent-cmd",
+            &broken,
+            "--max-sessions",
+            "3",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(doc["ok"], false);
+    assert_eq!(doc["stopped"], "max-sessions");
+    assert_eq!(field(&doc, "agent"), ["limited", "broken", "limited"]);
+    assert_eq!(
+        field(&doc, "ended"),
+        ["rate-limited", "failed", "rate-limited"]
+    );
+    assert_eq!(field(&doc, "exit_code"), [1, 3, 1]);
+    assert_eq!(doc["sessions"][1]["detail"], "exit 3");
+    assert!(err.contains("--max-sessions 3 reached (exit 1)"), "{err}");
+}
+
+#[test]
+fn an_agent_that_goes_round_in_circles_stops_the_relay_as_stuck() {
+    let p = ready();
+    let idle = agent(&p, "idle", "cat >/dev/null");
+    let (doc, code, err) = relay(&p, &["--agent-cmd", &idle]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(doc["stopped"], "stuck");
+    assert!(
+        doc["reason"]
+            .as_str()
+            .unwrap()
+            .contains("max_handoffs_without_progress (3)"),
+        "{doc}"
+    );
+    // Nothing new to record after each: the checkpoint stands, no copy of it.
+    assert_eq!(field(&doc, "checkpoint_by"), ["relay", "none", "none"]);
+    assert_eq!(chain(&p).len(), 3);
+    let stuck = events(&p, "stuck");
+    assert_eq!(stuck.last().unwrap()["refused"], true);
+    // The front matter's own limit wins over relay's default.
+    let text = p.state().replacen(
+        "ctxkeep: 1\n",
+        "ctxkeep: 1\nmax_handoffs_without_progress: 5\n",
+        1,
+    );
+    p.write("project-state.md", text);
+    p.write("note.txt", "progress");
+    p.commit_all("progress");
+    let (doc, code, _) = relay(&p, &["--agent-cmd", &idle, "--max-sessions", "9"]);
+    assert_eq!((code, doc["sessions"].as_array().unwrap().len()), (1, 5));
+}
+
+#[test]
+fn a_session_that_writes_no_checkpoint_gets_one_from_its_transcript() {
+    let p = ready();
+    crate::sessions::busy_transcript(&p);
+    let home = p.home().display().to_string();
+    let a = agent(
+        &p,
+        "transcribed",
+        &format!("cp transcript.jsonl \"$CTXKEEP_RELAY_TRANSCRIPT\"; mkdir -p src; echo 'fn lex() {{}}' > src/lexer.rs; echo ran >> '{home}/runs'"),
+    );
+    let b = agent(&p, "other", "exit 0");
+    let (doc, code, err) = relay(
+        &p,
+        &["--agent-cmd", &a, "--agent-cmd", &b, "--max-sessions", "2"],
+    );
+    assert_eq!(code, 1, "{err}");
+    let s = &doc["sessions"][0];
+    assert_eq!(s["checkpoint_by"], "relay");
+    // Three failures of `cargo test` in a row: the gutter, so the next agent takes over.
+    assert_eq!(s["ended"], "gutter");
+    assert_eq!(s["detail"], "`cargo test` failed 3 times in a row");
+    assert_eq!(s["tokens"], 20010);
+    assert_eq!(s["progress"]["files"], 1);
+    assert_eq!(doc["sessions"][1]["agent"], "other");
+    let ckpt = checkpoint(&p, s["checkpoint"].as_str().unwrap());
+    assert_eq!(ckpt["trigger"], "relay");
+    assert_eq!(
+        ckpt["observed"]["files"],
+        serde_json::json!(["src/lexer.rs"])
+    );
+    assert_eq!(
+        ckpt["observed"]["request"],
+        "Add CRLF handling to the front matter parser and make the tests pass"
+    );
+}
+
+#[test]
+fn an_interrupt_stops_the_agent_writes_a_checkpoint_and_exits_130() {
+    let p = ready();
+    let home = p.home().display().to_string();
+    let a = agent(
+        &p,
+        "slow",
+        &format!(
+            "trap 'echo term > \"{home}/got-term\"; exit 143' TERM\n\
+             echo half-done > work.txt\n\
+             echo started > '{home}/started'\n\
+             sleep 30 & wait"
+        ),
+    );
+    let child = command(&p, &["--json", "--agent-cmd", &a])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = p.home().join("started");
+    let t0 = Instant::now();
+    while !started.exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the agent never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        t0.elapsed()
+    );
+    assert!(p.home().join("got-term").exists(), "the agent got SIGTERM");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["stopped"], "interrupted");
+    assert_eq!(doc["exit_code"], 130);
+    assert_eq!(field(&doc, "ended"), ["interrupted"]);
+    assert!(err.contains("relay: session 1 slow: interrupted"), "{err}");
+    // Nothing lost: the half-done file is in the checkpoint written on the way out.
+    let id = doc["sessions"][0]["checkpoint"].as_str().unwrap();
+    let ckpt = checkpoint(&p, id);
+    assert_eq!(ckpt["trigger"], "relay-interrupt");
+    assert!(
+        ckpt["git"]["dirty"].to_string().contains("work.txt"),
+        "{ckpt}"
+    );
+    p.ctxkeep(&["verify"]).assert().success();
+}
+
+#[test]
+fn a_second_interrupt_kills_an_agent_that_ignores_sigterm() {
+    let p = ready();
+    let home = p.home().display().to_string();
+    let a = agent(
+        &p,
+        "stubborn",
+        &format!(
+            "trap '' TERM\necho started > '{home}/started'\n\
+             while :; do echo beat >> '{home}/beats'; sleep 0.1; done"
+        ),
+    );
+    let child = command(&p, &["--agent-cmd", &a])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !p.home().join("started").exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the agent never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for _ in 0..2 {
+        std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    // Well before the 10 s grace period a single interrupt would wait for.
+    assert!(
+        t0.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        t0.elapsed()
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("relay: session 1 stubborn: interrupted"),
+        "{err}"
+    );
+    // The script `sh -c` started, which outlived it, is gone too.
+    let beats = || {
+        std::fs::read_to_string(p.home().join("beats"))
+            .unwrap()
+            .len()
+    };
+    let before = beats();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(beats(), before, "the agent's loop still runs");
+}
+
+#[test]
+fn max_time_stops_a_running_session() {
+    let p = ready();
+    let a = agent(&p, "sleeper", "sleep 30");
+    let t0 = Instant::now();
+    let (doc, code, err) = relay(&p, &["--agent-cmd", &a, "--max-time", "1s"]);
+    assert!(
+        t0.elapsed() < Duration::from_secs(12),
+        "took {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(doc["stopped"], "max-time");
+    assert_eq!(field(&doc, "ended"), ["timed-out"]);
+}
+
+#[test]
+fn without_a_checkpoint_the_first_session_gets_the_prompt_alone() {
+    let p = Project::initialized();
+    let home = p.home().display().to_string();
+    let a = agent(
+        &p,
+        "fresh",
+        &format!(
+            "cat > '{home}/prompt-'$CTXKEEP_RELAY_SESSION; echo x > out-$CTXKEEP_RELAY_SESSION.txt"
+        ),
+    );
+    let none = p.ctxkeep(&["relay", "--agent-cmd", &a]).output().unwrap();
+    assert_eq!(none.status.code(), Some(66));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("give the first session a PROMPT"));
+
+    let (doc, code, err) = relay(
+        &p,
+        &[
+            "--agent-cmd",
+            &a,
+            "--until",
+            "test -f out-2.txt",
+            "--",
+            "write the parser",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(p.home().join("prompt-1")).unwrap(),
+        "write the parser"
+    );
+    assert_eq!(
+        field(&doc, "link"),
+        [Value::Null, Value::from("session-0001")]
+    );
+    assert_eq!(field(&doc, "checkpoint"), ["ckpt-0001", "ckpt-0002"]);
+    let second = std::fs::read_to_string(p.home().join("prompt-2")).unwrap();
+    assert!(second.contains("Recovered from ckpt-0001"), "{second}");
+}
+
+#[test]
+fn dry_run_prints_the_commands_and_changes_nothing() {
+    let p = ready();
+    let before = p.snapshot();
+    let out = command(
+        &p,
+        &[
+            "--dry-run",
+            "--agent",
+            "claude-code",
+            "--agent",
+            "codex",
+            "--agent-args",
+            "claude-code=--permission-mode acceptEdits",
+            "--agent-args",
+            "--verbose",
+            "--",
+            "go on",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "first prompt: the resume prompt of ckpt-0001, then PROMPT\n\
+         claude --permission-mode acceptEdits --verbose -p \"$PROMPT\"\n\
+         codex exec --verbose -- \"$PROMPT\"\n"
+    );
+    let (doc, code, _) = relay(&p, &["--dry-run", "--agent-cmd", "./agent --fast"]);
+    assert_eq!(code, 0);
+    let dry: DryRun = serde_json::from_value(doc).unwrap();
+    assert_eq!(dry.commands, ["sh -c './agent --fast' < \"$PROMPT\""]);
+    assert!(crate::support::diff(&before, &p.snapshot()).is_empty());
+}
+
+#[test]
+fn bad_flags_are_usage_errors_and_a_missing_agent_cli_is_refused() {
+    let p = ready();
+    for args in [
+        vec![],
+        vec!["--agent-cmd", "true", "--max-time", "soon"],
+        vec!["--agent-cmd", "true", "--max-sessions", "0"],
+        vec!["--agent-cmd", "true", "--agent-args", "--yolo"],
+    ] {
+        let out = command(&p, &args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    let out = command(&p, &["--agent", "gemini"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(66));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`gemini` is not on PATH"));
+    assert!(!p.path(".ctxkeep/chain.jsonl").exists());
+}
