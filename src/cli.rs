@@ -60,7 +60,7 @@ pub enum Command {
     /// Create project-state.md and .ctxkeep/ (or update the given settings).
     #[command(after_long_help = crate::codes::exit_help())]
     Init(InitArgs),
-    /// Write a new checkpoint: the fields you give, the rest carried over, git state captured.
+    /// Write a new checkpoint: the fields you give, the rest carried over, git state captured
     ///
     /// The first checkpoint needs all four required fields: --phase, --task, --agent and
     /// --next. Later ones carry over every field you do not give. A checkpoint that would
