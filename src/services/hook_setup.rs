@@ -12,10 +12,10 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::agent_settings::mcp::Format;
-use crate::agent_settings::{self, AgentSettings, Change, StatusLine};
+use crate::agent_settings::{AgentSettings, Change, StatusLine};
+use crate::agents::Agent;
 use crate::error::Error;
 use crate::fsutil;
-use crate::usage::Agent;
 use crate::workspace::{Workspace, STATE_FILE};
 
 /// A settings file is small; anything bigger is not one.
@@ -24,7 +24,7 @@ const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
 /// The agent's settings file beside the state file in `root`
 /// (`.claude/settings.json`, `.codex/hooks.json`, `.gemini/settings.json`).
 pub fn default_path(agent: Agent, root: &Path) -> PathBuf {
-    let s = agent_settings::of(agent);
+    let s = agent.integration().settings();
     root.join(s.dir).join(s.file)
 }
 
@@ -65,7 +65,7 @@ pub fn install(
     mcp: bool,
     dry_run: bool,
 ) -> anyhow::Result<Edit> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     let (mut doc, original) = load(settings, path)?;
     let plan = settings
         .install(&mut doc, force)
@@ -82,11 +82,8 @@ pub fn install(
     )?;
     if mcp {
         let registered = edit_mcp(agent, &mcp_path(agent, path), true, dry_run)?;
-        if agent == Agent::ClaudeCode {
-            next_steps.push(format!(
-                "approve the ctxkeep MCP server when Claude Code asks (or in /mcp); it leaves a project's {} servers off until they are approved",
-                settings.mcp.file
-            ));
+        if let Some(step) = settings.mcp_approval {
+            next_steps.push(step.to_string());
         }
         edit.mcp = Some(registered);
     }
@@ -97,7 +94,7 @@ pub fn install(
 /// Takes ctxkeep's entries for `agent` out of the file at `path`, and
 /// nothing else; `ctxkeep mcp`'s registration goes too.
 pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edit> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     let (mut doc, original) = load(settings, path)?;
     let changes = settings
         .uninstall(&mut doc)
@@ -111,7 +108,7 @@ pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edi
 /// `settings_path`: `.mcp.json`, `.codex/config.toml` or
 /// `.gemini/settings.json` in the project that file belongs to.
 pub fn mcp_path(agent: Agent, settings_path: &Path) -> PathBuf {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     if settings.mcp.dir == Some(settings.dir) && settings.mcp.file == settings.file {
         // Gemini CLI's: the settings file itself.
         return settings_path.to_path_buf();
@@ -125,16 +122,20 @@ pub fn mcp_path(agent: Agent, settings_path: &Path) -> PathBuf {
 pub fn mcp_registered(root: &Path, agent: Option<Agent>) -> bool {
     let agents = match agent {
         Some(a) => vec![a],
-        None => vec![Agent::ClaudeCode, Agent::Codex, Agent::Gemini],
+        None => Agent::ALL.to_vec(),
     };
     agents.into_iter().any(|a| {
-        registered_command(a, &root.join(agent_settings::of(a).mcp.relative_path())).is_some()
+        registered_command(
+            a,
+            &root.join(a.integration().settings().mcp.relative_path()),
+        )
+        .is_some()
     })
 }
 
 /// The command line of ctxkeep's entry in the MCP configuration at `path`.
 fn registered_command(agent: Agent, path: &Path) -> Option<String> {
-    let mcp = agent_settings::of(agent).mcp;
+    let mcp = agent.integration().settings().mcp;
     let text = fsutil::read_text(path, MAX_SETTINGS_BYTES).ok()?;
     match mcp.format {
         Format::Json => mcp.registered_json(&serde_json::from_str(&text).ok()?),
@@ -144,7 +145,7 @@ fn registered_command(agent: Agent, path: &Path) -> Option<String> {
 
 /// Registers (or unregisters) `ctxkeep mcp` in the file at `path`.
 fn edit_mcp(agent: Agent, path: &Path, register: bool, dry_run: bool) -> anyhow::Result<McpEdit> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     let mcp = settings.mcp;
     let changes = match mcp.format {
         Format::Json => {
@@ -216,12 +217,12 @@ fn finish(
 /// The trust steps the agent needs before it runs the hooks in the file at
 /// `path` (none for Claude Code).
 pub fn trust_steps(agent: Agent, path: &Path) -> Vec<String> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     if settings.trust.is_empty() {
         return Vec::new();
     }
     let project = project_dir(settings, path);
-    settings.trust.iter().map(|t| t.step(&project)).collect()
+    settings.trust.iter().map(|step| step(&project)).collect()
 }
 
 /// The folder the agent treats as the project: the one holding `.codex/`
@@ -246,13 +247,16 @@ fn load(settings: &AgentSettings, path: &Path) -> anyhow::Result<(Value, Option<
         return Ok((json!({}), Some(text)));
     }
     let doc = serde_json::from_str(&text).map_err(|e| {
-        // Gemini CLI reads its settings with comments stripped; JSON has none.
-        let comments =
-            if settings.agent == Agent::Gemini && (text.contains("//") || text.contains("/*")) {
-                "; comments, which Gemini CLI allows, are not JSON: take them out"
-            } else {
-                ""
-            };
+        // Some agents (Gemini CLI) read their settings with comments stripped; JSON has none.
+        let comments = if settings.comments_allowed && (text.contains("//") || text.contains("/*"))
+        {
+            format!(
+                "; comments, which {} allows, are not JSON: take them out",
+                settings.display_name
+            )
+        } else {
+            String::new()
+        };
         Error::data(
             path,
             format!("not valid JSON ({e}){comments}; fix it by hand, nothing was changed"),
@@ -298,7 +302,7 @@ pub fn doctor(
     path: &Path,
     timeout: Duration,
 ) -> anyhow::Result<DoctorReport> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     let install_hint = format!("run `ctxkeep hooks install {}`", settings.name());
     let mut checks = Vec::new();
     let doc = if path.is_file() {
@@ -389,7 +393,7 @@ fn mcp_check(agent: Agent, settings_path: &Path, sandbox: &Sandbox, timeout: Dur
             detail: format!(
                 "not registered in {} (`ctxkeep hooks install {}` registers it, unless --no-mcp)",
                 config.display(),
-                agent_settings::of(agent).name()
+                agent.integration().settings().name()
             ),
         };
     };
@@ -415,21 +419,30 @@ struct Sandbox {
     cwd: PathBuf,
 }
 
-/// A Claude Code transcript with one main-chain reply (20,000 tokens).
-const CLAUDE_TRANSCRIPT: &str = r#"{"parentUuid":null,"isSidechain":false,"type":"assistant","message":{"model":"claude-sonnet-4-5","id":"msg_doctor","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":10,"cache_creation_input_tokens":990,"cache_read_input_tokens":19000,"output_tokens":5}},"uuid":"u-doctor","timestamp":"2026-01-01T00:00:00.000Z"}
-"#;
-
-/// A Codex rollout with one response (20,000 tokens of a 258,400 window).
-const CODEX_TRANSCRIPT: &str = r#"{"timestamp":"2026-01-01T00:00:00.000Z","type":"session_meta","payload":{"id":"ctxkeep-doctor","cwd":"/","originator":"codex_cli_rs","cli_version":"0.169.0"}}
-{"timestamp":"2026-01-01T00:00:01.000Z","type":"turn_context","payload":{"turn_id":"t1","model":"gpt-5.3-codex"}}
-{"timestamp":"2026-01-01T00:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":19995,"cached_input_tokens":0,"output_tokens":5,"total_tokens":20000},"last_token_usage":{"input_tokens":19995,"cached_input_tokens":0,"output_tokens":5,"total_tokens":20000},"model_context_window":258400},"rate_limits":null}}
-"#;
-
-/// A Gemini CLI chat recording with one reply (20,000 input tokens).
-const GEMINI_TRANSCRIPT: &str = r#"{"sessionId":"ctxkeep-doctor","projectHash":"0","startTime":"2026-01-01T00:00:00.000Z","lastUpdated":"2026-01-01T00:00:00.000Z","kind":"main"}
-{"id":"u1","timestamp":"2026-01-01T00:00:01.000Z","type":"user","content":[{"text":"hello"}]}
-{"id":"g1","timestamp":"2026-01-01T00:00:02.000Z","type":"gemini","content":"ok","tokens":{"input":20000,"output":5,"cached":0,"thoughts":0,"tool":0,"total":20005},"model":"gemini-2.5-pro","toolCalls":[]}
-"#;
+/// What `hooks doctor` sends with `event`, unless the agent says otherwise.
+fn event_fields(event: &str) -> Value {
+    match event {
+        // `compact` renders the resume prompt when there is a checkpoint.
+        "SessionStart" => json!({ "source": "compact" }),
+        "UserPromptSubmit" | "BeforeAgent" => json!({ "prompt": "hello" }),
+        "PostToolUse" => {
+            json!({ "tool_name": "Bash", "tool_input": { "command": "true" }, "tool_response": {} })
+        }
+        "AfterTool" => json!({
+            "tool_name": "run_shell_command", "tool_input": { "command": "true" },
+            "tool_response": { "llmContent": "", "returnDisplay": "" },
+        }),
+        "AfterAgent" => {
+            json!({ "prompt": "hello", "prompt_response": "ok", "stop_hook_active": false })
+        }
+        "PreCompact" => json!({ "trigger": "manual", "custom_instructions": "" }),
+        "PostCompact" => json!({ "trigger": "manual", "compact_summary": "" }),
+        "PreCompress" => json!({ "trigger": "manual" }),
+        "Stop" => json!({ "stop_hook_active": false, "last_assistant_message": "ok" }),
+        "SessionEnd" => json!({ "reason": "other" }),
+        _ => json!({}),
+    }
+}
 
 impl Sandbox {
     fn new(ws: &Workspace, agent: Agent) -> anyhow::Result<Sandbox> {
@@ -437,16 +450,10 @@ impl Sandbox {
         let state = dir.path().join(STATE_FILE);
         std::fs::copy(&ws.state_path, &state)
             .map_err(|e| Error::io(&ws.state_path, "cannot copy for the check", e))?;
-        let (name, text) = match agent {
-            Agent::ClaudeCode => ("transcript.jsonl", CLAUDE_TRANSCRIPT),
-            Agent::Codex => (
-                "rollout-2026-01-01T00-00-00-ctxkeep-doctor.jsonl",
-                CODEX_TRANSCRIPT,
-            ),
-            Agent::Gemini => ("session-2026-01-01T00-00-ctxkeep.jsonl", GEMINI_TRANSCRIPT),
-        };
-        let transcript = dir.path().join(name);
-        std::fs::write(&transcript, text).map_err(|e| Error::io(&transcript, "cannot write", e))?;
+        let sample = agent.integration().doctor_sample();
+        let transcript = dir.path().join(sample.transcript_name);
+        std::fs::write(&transcript, sample.transcript)
+            .map_err(|e| Error::io(&transcript, "cannot write", e))?;
         Ok(Sandbox {
             _dir: dir,
             agent,
@@ -464,38 +471,11 @@ impl Sandbox {
             "cwd": self.cwd,
             "hook_event_name": event,
         });
-        let common = match self.agent {
-            Agent::ClaudeCode => json!({ "permission_mode": "default" }),
-            Agent::Codex => {
-                json!({ "model": "gpt-5.3-codex", "turn_id": "t1", "permission_mode": "default" })
-            }
-            Agent::Gemini => json!({ "timestamp": "2026-01-01T00:00:03.000Z" }),
-        };
-        let extra = match (self.agent, event) {
-            // `compact` and `clear` render the resume prompt when there is a
-            // checkpoint (Gemini has no `compact` source).
-            (Agent::Gemini, "SessionStart") => json!({ "source": "clear" }),
-            (_, "SessionStart") => json!({ "source": "compact" }),
-            (_, "UserPromptSubmit" | "BeforeAgent") => json!({ "prompt": "hello" }),
-            (_, "PostToolUse") => {
-                json!({ "tool_name": "Bash", "tool_input": { "command": "true" }, "tool_response": {} })
-            }
-            (_, "AfterTool") => json!({
-                "tool_name": "run_shell_command", "tool_input": { "command": "true" },
-                "tool_response": { "llmContent": "", "returnDisplay": "" },
-            }),
-            (_, "AfterAgent") => {
-                json!({ "prompt": "hello", "prompt_response": "ok", "stop_hook_active": false })
-            }
-            (Agent::Codex, "PreCompact") => json!({ "trigger": "manual" }),
-            (_, "PreCompact") => json!({ "trigger": "manual", "custom_instructions": "" }),
-            (_, "PostCompact") => json!({ "trigger": "manual", "compact_summary": "" }),
-            (_, "PreCompress") => json!({ "trigger": "manual" }),
-            (_, "Stop") => json!({ "stop_hook_active": false, "last_assistant_message": "ok" }),
-            (Agent::Gemini, "SessionEnd") => json!({ "reason": "exit" }),
-            (_, "SessionEnd") => json!({ "reason": "other" }),
-            _ => json!({}),
-        };
+        let integration = self.agent.integration();
+        let common = integration.doctor_common_fields();
+        let extra = integration
+            .doctor_event_fields(event)
+            .unwrap_or_else(|| event_fields(event));
         if let Some(p) = p.as_object_mut() {
             for extra in [common, extra] {
                 if let Value::Object(extra) = extra {
