@@ -91,6 +91,10 @@ pub struct Session {
     /// Gutter patterns this session was told about (each fires once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gutter: Vec<crate::observe::GutterHit>,
+    /// Stages fired at an event whose output cannot reach the model (`Stop`),
+    /// told at the next event that can, once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_stages: Vec<crate::stages::FiredStage>,
     /// Gemini: a session start whose prompt waits for the first real prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_start: Option<String>,
@@ -130,6 +134,7 @@ impl Session {
             seen_checkpoint: None,
             gutter: Vec::new(),
             pending_start: None,
+            pending_stages: Vec::new(),
             limit: None,
             limit_percent: None,
             limit_source: None,

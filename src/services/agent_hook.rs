@@ -91,7 +91,11 @@ impl Hook {
     }
 
     /// Updates the session from the transcript; None when there is none yet.
-    fn update(&self, record_only: bool) -> anyhow::Result<Option<tracking::Applied>> {
+    fn update(
+        &self,
+        record_only: bool,
+        deferred: bool,
+    ) -> anyhow::Result<Option<tracking::Applied>> {
         let Some(path) = self.transcript() else {
             return Ok(None);
         };
@@ -104,6 +108,7 @@ impl Hook {
             Reading::Transcript(Box::new(usage), path.display().to_string()),
             Options {
                 record_only,
+                deferred,
                 ..Options::default()
             },
             &self.out,
@@ -120,7 +125,7 @@ impl Hook {
             true => session::load(&self.ws, &self.session)?,
             false => None,
         };
-        let applied = self.update(false)?;
+        let applied = self.update(false, !reply)?;
         self.acknowledge();
         if let (Some(before), Some(applied)) = (&before, &applied) {
             if compressed(before, &applied.session) {
@@ -263,7 +268,7 @@ impl Hook {
     /// figure is recorded without firing stages: their instructions could
     /// not reach the model now, and one checkpoint is enough.
     fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
-        let applied = self.update(true)?;
+        let applied = self.update(true, false)?;
         // Gemini fires PreCompress before nearly every model call, and
         // compresses only past its threshold (the session's limit).
         if self
@@ -585,5 +590,6 @@ fn compressed(before: &Session, after: &Session) -> bool {
 fn forget_figure(s: &mut Session) {
     s.set_tokens(None, s.window);
     s.fired.clear();
+    s.pending_stages.clear();
     s.handoff_due = false;
 }

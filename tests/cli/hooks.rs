@@ -1423,3 +1423,82 @@ fn gemini_doctor_fails_a_hook_that_prints_no_json() {
     let (report, code, _) = doctor_for(&p, "codex");
     assert_eq!(code, 0, "{report:?}");
 }
+
+#[test]
+fn a_stage_crossed_at_stop_is_told_once_at_the_next_prompt() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    // A text-only turn: its only hook is Stop, whose output reaches no model.
+    grow(&p, 1, 150_000);
+    let stop = hook(
+        &p,
+        "claude-code",
+        &claude(&p, "Stop", "pend-1", json!({ "stop_hook_active": false })),
+        &[],
+    );
+    assert_eq!(
+        (stop.code, stop.stdout.as_str()),
+        (0, ""),
+        "{}",
+        stop.stderr
+    );
+    assert_eq!(events(&p, "stage").len(), 1, "the stage fired at Stop");
+    assert_eq!(
+        session(&p, "pend-1")["pending_stages"][0]["name"],
+        "stage-80"
+    );
+
+    // The next prompt carries it, though usage crossed nothing new.
+    let prompt = claude(
+        &p,
+        "UserPromptSubmit",
+        "pend-1",
+        json!({ "prompt": "next" }),
+    );
+    let told = reply(&hook(&p, "claude-code", &prompt, &[]));
+    assert!(
+        told.additional_context.contains("stage stage-80"),
+        "{}",
+        told.additional_context
+    );
+    assert!(session(&p, "pend-1").get("pending_stages").is_none());
+    // Once.
+    let again = hook(&p, "claude-code", &prompt, &[]);
+    assert_eq!(
+        (again.code, again.stdout.as_str()),
+        (0, ""),
+        "{}",
+        again.stderr
+    );
+}
+
+#[test]
+fn a_jump_past_every_stage_gives_one_instruction_for_the_highest() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    grow(&p, 1, 20_000);
+    let tool = claude(
+        &p,
+        "PostToolUse",
+        "jump-1",
+        json!({ "tool_name": "Bash", "tool_input": {}, "tool_response": {} }),
+    );
+    let ran = hook(&p, "claude-code", &tool, &[]);
+    assert_eq!(ran.stdout, "", "{}", ran.stderr);
+    p.write("src/lexer.rs", "fn lex() {}\n");
+    grow(&p, 2, 199_000);
+    let told = reply(&hook(&p, "claude-code", &tool, &[]));
+    let text = &told.additional_context;
+    assert!(events(&p, "stage").len() >= 3, "every stage crossed fired");
+    assert_eq!(text.matches("ctxkeep: context is at").count(), 1, "{text}");
+    assert!(
+        text.contains("(handoff)"),
+        "the highest is the handoff: {text}"
+    );
+    assert!(text.matches("Recorded now").count() <= 1, "{text}");
+    assert!(
+        text.chars().count() <= 1_200,
+        "{} chars: {text}",
+        text.chars().count()
+    );
+}
