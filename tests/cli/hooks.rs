@@ -1502,3 +1502,28 @@ fn a_jump_past_every_stage_gives_one_instruction_for_the_highest() {
         text.chars().count()
     );
 }
+
+#[test]
+fn a_restore_after_compaction_does_not_repeat_the_stuck_warning() {
+    let mut p = Project::initialized();
+    fn start(p: &Project, id: &str, source: &str) -> String {
+        let payload = claude(p, "SessionStart", id, json!({ "source": source }));
+        reply(&hook(p, "claude-code", &payload, &[])).additional_context
+    }
+    // Three sessions in a row resume the same next action with no commit.
+    for n in 1..=3 {
+        p.set_now(&format!("2026-01-15T1{n}:00:00Z"));
+        p.checkpoint(&[]).success();
+        let prompt = start(&p, &format!("stuck-{n}"), "startup");
+        assert_eq!(
+            prompt.contains("WARNING: this is handoff 3 in a row"),
+            n == 3,
+            "{prompt}"
+        );
+    }
+    // The third compacts: the restore gives the prompt, not the warning again.
+    p.set_now("2026-01-15T13:30:00Z");
+    let restored = start(&p, "stuck-3", "compact");
+    assert!(restored.contains("You are continuing"), "{restored}");
+    assert!(!restored.contains("WARNING: this is handoff"), "{restored}");
+}
