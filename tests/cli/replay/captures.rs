@@ -42,12 +42,12 @@ const CAPTURES: &[Expected] = &[
         // Three failures in a row at lines 54, 58 and 62, warned only at the next tool call
         // (line 91), in the next session but one.
         loop_warnings: 1,
-        // All four stages at once at line 91.
-        stage_instructions: 4,
-        stacked: 1,
-        // One "Recorded now (…)" and "Correct what is out of date…" per stage, and the three
-        // failures of one command listed one by one in the resume prompt after the compaction.
-        repeated_lines: 10,
+        // All four stages crossed at once at line 91: one instruction, for stage-98.
+        stage_instructions: 1,
+        stacked: 0,
+        // The three failures of one command listed one by one in the resume prompt after the
+        // compaction.
+        repeated_lines: 2,
         checkpoints: &[("session-end", 2), ("stage-98", 1)],
         skipped: 2,
         at_compactions: &["stage-98"],
@@ -76,9 +76,10 @@ const CAPTURES: &[Expected] = &[
         injections: 2,
         resume_prompts: 1,
         loop_warnings: 0,
-        stage_instructions: 4,
-        stacked: 1,
-        repeated_lines: 8,
+        // Four stages crossed at once: one instruction, for the highest.
+        stage_instructions: 1,
+        stacked: 0,
+        repeated_lines: 0,
         // A pre-compact checkpoint before the first model call of the first and second runs.
         checkpoints: &[("pre-compact", 2), ("session-end", 1)],
         skipped: 11,
