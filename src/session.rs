@@ -91,6 +91,14 @@ pub struct Session {
     /// Gutter patterns this session was told about (each fires once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gutter: Vec<crate::observe::GutterHit>,
+    /// When the agent last compacted this session's context, while no figure
+    /// has been read since (the status line then says "compacted").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacted_at: Option<String>,
+    /// When a session start after compaction stated the restored size (Claude
+    /// Code's `SessionStart` `compact`): the `PostCompact` that follows keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored_at: Option<String>,
     /// Stages fired at an event whose output cannot reach the model (`Stop`),
     /// told at the next event that can, once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -135,6 +143,8 @@ impl Session {
             gutter: Vec::new(),
             pending_start: None,
             pending_stages: Vec::new(),
+            compacted_at: None,
+            restored_at: None,
             limit: None,
             limit_percent: None,
             limit_source: None,
@@ -144,6 +154,9 @@ impl Session {
 
     /// Sets the figure and recomputes both percents.
     pub fn set_tokens(&mut self, tokens: Option<u64>, window: u64) {
+        if tokens.is_some() {
+            self.compacted_at = None;
+        }
         self.tokens = tokens;
         self.window = window;
         self.percent = tokens.map(|t| percent(t, window));

@@ -310,7 +310,11 @@ impl Hook {
         let lock = self.ws.lock()?;
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
-        forget_figure(&mut s);
+        // Claude Code starts the restored session (with its size) before
+        // PostCompact: that figure is the new one, not a stale one.
+        if s.restored_at.take().is_none() {
+            forget_figure(&mut s);
+        }
         s.updated_at = crate::clock::now_rfc3339();
         session::save(&self.ws, &lock, &s)?;
         self.log(
@@ -366,6 +370,11 @@ impl Hook {
         };
         if source == "compact" {
             forget_figure(&mut s);
+            // The restored conversation's size, when the agent states it.
+            if let Some(t) = self.payload.context_tokens {
+                s.set_tokens(Some(t), s.window);
+                s.restored_at = Some(crate::clock::now_rfc3339());
+            }
         }
         let now = crate::clock::now_rfc3339();
         s.started_at = Some(now.clone());
@@ -589,6 +598,7 @@ fn compressed(before: &Session, after: &Session) -> bool {
 /// The figure is gone with the context; every stage re-arms.
 fn forget_figure(s: &mut Session) {
     s.set_tokens(None, s.window);
+    s.compacted_at = Some(crate::clock::now_rfc3339());
     s.fired.clear();
     s.pending_stages.clear();
     s.handoff_due = false;

@@ -281,7 +281,10 @@ pub fn apply(
                 s.statusline_window = window;
             }
             let window = reading_window(&opts, &s, None, model.as_deref(), sf, config);
-            s.set_tokens(tokens, window);
+            // A line that knows no figure (before the first call, right after
+            // a compaction) keeps the one the hooks recorded, the restored
+            // size included.
+            s.set_tokens(tokens.or(s.tokens), window);
             s.source = Source::Usage;
             s.agent = Some(agent.to_string());
             s.transcript = transcript.or(s.transcript.take());

@@ -615,7 +615,7 @@ fn the_status_line_prefers_current_usage_and_remembers_the_window() {
     assert_eq!(v.last_checkpoint.unwrap().id, "ckpt-0001");
     assert!(
         v.line
-            .starts_with("ctxkeep [##--------] 17 % · 170k/1M · ckpt-0001"),
+            .starts_with("ctxkeep [##--------] 17.6 % · 170k/967k · ckpt-0001"),
         "{}",
         v.line
     );
@@ -665,14 +665,14 @@ fn an_old_status_line_payload_falls_back_to_the_transcript() {
         (v.tokens, v.window, v.percent),
         (Some(90_000), 200_000, Some(45.0))
     );
-    assert!(v.line.contains("90k/200k · no checkpoint"), "{}", v.line);
+    assert!(v.line.contains("90k/167k · no checkpoint"), "{}", v.line);
 
     // No context window at all, no transcript: drawn as unknown.
     let bare = json!({ "session_id": "bare", "exceeds_200k_tokens": false });
     let v = statusline(&p, &bare.to_string());
     assert_eq!(v.tokens, None);
     assert!(
-        v.line.starts_with("ctxkeep [----------] ? % · ?/200k"),
+        v.line.starts_with("ctxkeep ? % · no checkpoint"),
         "{}",
         v.line
     );
@@ -926,7 +926,7 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
     assert!(
         report.checks[8]
             .detail
-            .contains("ctxkeep [#---------] 10 %"),
+            .contains("ctxkeep [#---------] 12 % · 20k/167k"),
         "{:?}",
         report.checks[8]
     );
@@ -1526,4 +1526,126 @@ fn a_restore_after_compaction_does_not_repeat_the_stuck_warning() {
     let restored = start(&p, "stuck-3", "compact");
     assert!(restored.contains("You are continuing"), "{restored}");
     assert!(!restored.contains("WARNING: this is handoff"), "{restored}");
+}
+
+/// A status-line payload of Claude Code's for session `id`.
+fn status_payload(p: &Project, id: &str, usage: Value) -> String {
+    json!({
+        "session_id": id, "transcript_path": p.path("transcript.jsonl"), "cwd": p.root(),
+        "model": { "id": "claude-sonnet-4-5" }, "version": "2.1.331",
+        "context_window": { "context_window_size": 200_000, "current_usage": usage },
+    })
+    .to_string()
+}
+
+#[test]
+fn the_status_line_fits_80_columns_and_leads_with_the_share_the_stages_use() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    // Past the handoff stage: a hook fires it, the line says so.
+    grow(&p, 1, 199_000);
+    let prompt = claude(&p, "UserPromptSubmit", "wide-1", json!({ "prompt": "x" }));
+    reply(&hook(&p, "claude-code", &prompt, &[]));
+    let usage = json!({ "input_tokens": 9_000, "cache_read_input_tokens": 190_000 });
+    let payload = status_payload(&p, "wide-1", usage);
+    let line = |columns: &str| {
+        let out = p
+            .ctxkeep(&["statusline"])
+            .env("COLUMNS", columns)
+            .write_stdin(payload.clone())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .trim_end()
+            .to_string()
+    };
+    let narrow = line("80");
+    assert!(narrow.chars().count() <= 80, "{narrow}");
+    // 199k of Claude Code's 167k limit: the share the stages went by leads.
+    assert!(
+        narrow.starts_with("ctxkeep ") && narrow.contains("119.2 %"),
+        "{narrow}"
+    );
+    assert!(
+        narrow.contains("handoff due") && narrow.contains("ckpt-000"),
+        "{narrow}"
+    );
+    assert!(
+        !narrow.contains("100 %"),
+        "no second, disagreeing share: {narrow}"
+    );
+    let wide = line("200");
+    assert!(
+        wide.contains("[##########] 119.2 %") && wide.contains("199k/167k"),
+        "{wide}"
+    );
+    let tiny = line("40");
+    assert!(
+        tiny.contains("119.2 %") && tiny.contains("handoff due"),
+        "{tiny}"
+    );
+}
+
+#[test]
+fn after_compact_the_status_line_says_compacted_or_the_restored_size_never_zero() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    grow(&p, 1, 190_000);
+    let prompt = claude(&p, "UserPromptSubmit", "cmp-1", json!({ "prompt": "x" }));
+    reply(&hook(&p, "claude-code", &prompt, &[]));
+    // `/compact` in the real CLI: PreCompact, SessionStart(compact), PostCompact, the
+    // transcript's boundary; then the status line arrives with an all-zero `current_usage`.
+    let mut text = p.read("transcript.jsonl");
+    text.push_str(&jsonl(&[claude_compact_boundary(None)]));
+    p.write("transcript.jsonl", text);
+    let zero = json!({ "input_tokens": 0, "output_tokens": 0,
+        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0 });
+    for (event, extra) in [
+        (
+            "PreCompact",
+            json!({ "trigger": "manual", "custom_instructions": "" }),
+        ),
+        ("SessionStart", json!({ "source": "compact" })),
+        (
+            "PostCompact",
+            json!({ "trigger": "manual", "compact_summary": "s" }),
+        ),
+    ] {
+        let ran = hook(&p, "claude-code", &claude(&p, event, "cmp-1", extra), &[]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+    }
+    let v = statusline(&p, &status_payload(&p, "cmp-1", zero.clone()));
+    assert_eq!(
+        v.tokens, None,
+        "an all-zero reading is not an empty context"
+    );
+    assert!(!v.handoff_due);
+    assert!(v.line.starts_with("ctxkeep compacted · "), "{}", v.line);
+    assert!(!v.line.contains("0 %"), "{}", v.line);
+    assert!(session(&p, "cmp-1")["tokens"].is_null(), "no 0 saved");
+
+    // When the agent states the restored size, the line shows it.
+    let start = json!({ "source": "compact", "context_tokens": 31_000 });
+    for (event, extra) in [
+        (
+            "PreCompact",
+            json!({ "trigger": "auto", "custom_instructions": "" }),
+        ),
+        ("SessionStart", start),
+        (
+            "PostCompact",
+            json!({ "trigger": "auto", "compact_summary": "s" }),
+        ),
+    ] {
+        let ran = hook(&p, "claude-code", &claude(&p, event, "cmp-1", extra), &[]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+    }
+    let v = statusline(&p, &status_payload(&p, "cmp-1", zero));
+    assert_eq!(v.tokens, Some(31_000), "{}", v.line);
+    assert!(
+        v.line.contains("31k/167k") && !v.line.contains("handoff due"),
+        "{}",
+        v.line
+    );
 }
