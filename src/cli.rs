@@ -492,14 +492,10 @@ pub struct CountArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The session to show.
-    #[arg(
-        long,
-        value_name = "ID",
-        env = "CTXKEEP_SESSION",
-        default_value = "default"
-    )]
-    pub session: String,
+    /// The session to show [default: the one most recently tracked in this project, with a
+    /// line for each other live session; `default` when none was]
+    #[arg(long, value_name = "ID", env = "CTXKEEP_SESSION")]
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Args)]
