@@ -601,5 +601,6 @@ fn forget_figure(s: &mut Session) {
     s.compacted_at = Some(crate::clock::now_rfc3339());
     s.fired.clear();
     s.pending_stages.clear();
+    s.turn_ends.clear();
     s.handoff_due = false;
 }

@@ -45,6 +45,9 @@ pub struct Report {
     pub fired: Vec<Fired>,
     pub handoff_due: bool,
     pub messages: Option<u64>,
+    /// From the growth of the last turns; absent with too little data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<crate::session::Forecast>,
 }
 
 /// A stage in the JSON output.
@@ -89,6 +92,7 @@ impl Report {
             fired,
             handoff_due: session.handoff_due,
             messages: session.messages,
+            forecast: session.forecast(),
         }
     }
 
@@ -116,6 +120,7 @@ impl Report {
             fired: Vec::new(),
             handoff_due: false,
             messages: None,
+            forecast: None,
         }
     }
 }
@@ -387,12 +392,20 @@ pub fn apply(
     }
     s.fired = step.kept.clone();
     s.fired.extend(fired_now.iter().cloned());
+    if opts.deferred {
+        // The end of a turn (its output reaches no model): the forecast's figures.
+        s.note_turn_end();
+    }
     // A stage left behind (usage fell, the context was compacted) has
     // nothing left to say.
     s.pending_stages
         .retain(|p| s.fired.iter().any(|f| f.name == p.name));
     let to_tell = if opts.deferred {
         s.pending_stages.extend(fired_now.iter().cloned());
+        Vec::new()
+    } else if opts.record_only {
+        // Nothing is told by a reading that only records (the status line,
+        // a pre-compaction checkpoint): what waits keeps waiting.
         Vec::new()
     } else {
         let mut all = std::mem::take(&mut s.pending_stages);

@@ -1649,3 +1649,33 @@ fn after_compact_the_status_line_says_compacted_or_the_restored_size_never_zero(
         v.line
     );
 }
+
+#[test]
+fn a_pending_stage_survives_readings_that_only_record() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    grow(&p, 1, 150_000);
+    let stop = claude(&p, "Stop", "pend-2", json!({ "stop_hook_active": false }));
+    assert_eq!(hook(&p, "claude-code", &stop, &[]).stdout, "");
+    // A status line and a pre-compaction hook read the figure and say nothing to the model.
+    let usage = json!({ "input_tokens": 150_000 });
+    statusline(&p, &status_payload(&p, "pend-2", usage));
+    let pre = claude(&p, "PreCompact", "pend-2", json!({ "trigger": "manual" }));
+    assert_eq!(hook(&p, "claude-code", &pre, &[]).code, 0);
+    assert_eq!(
+        session(&p, "pend-2")["pending_stages"][0]["name"],
+        "stage-80"
+    );
+    let prompt = claude(
+        &p,
+        "UserPromptSubmit",
+        "pend-2",
+        json!({ "prompt": "next" }),
+    );
+    let told = reply(&hook(&p, "claude-code", &prompt, &[]));
+    assert!(
+        told.additional_context.contains("stage stage-80"),
+        "{}",
+        told.additional_context
+    );
+}
