@@ -615,7 +615,12 @@ pub fn ack_from_transcript(
     if last.ack.is_some() {
         return Ok(None);
     }
-    if !crate::usage::echo::echoes(transcript, &last.record.nonce, TRANSCRIPT_SCAN_BYTES)? {
+    if !crate::usage::echo::echoes(
+        transcript,
+        &last.record.nonce,
+        TRANSCRIPT_SCAN_BYTES,
+        &crate::agents::authored_text,
+    )? {
         return Ok(None);
     }
     append_ack(ws, lock, last, "transcript").map(Some)

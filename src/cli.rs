@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::agents::Agent;
+
 /// Keep an LLM coding agent's working state in project-state.md, so that a
 /// fresh session (or a person) can pick the work up cold.
 #[derive(Debug, Parser)]
@@ -162,7 +164,7 @@ pub struct ManArgs {
 pub struct HookArgs {
     /// The agent whose hook runs this command.
     #[arg(value_enum)]
-    pub agent: HookAgent,
+    pub agent: Agent,
 
     /// The event's JSON as an argument instead of stdin (Codex's `notify` passes it this way).
     #[arg(value_name = "JSON")]
@@ -174,24 +176,16 @@ pub struct HookArgs {
     pub strict: bool,
 }
 
-/// Agents whose hooks `ctxkeep hook` understands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HookAgent {
-    #[value(alias = "claude")]
-    ClaudeCode,
-    #[value(alias = "codex-cli")]
-    Codex,
-    #[value(alias = "gemini-cli")]
-    Gemini,
-}
+/// Every agent of the registry as a command-line value: its name, and its
+/// aliases (`claude`, `codex-cli`, `gemini-cli`, …) accepted too.
+impl ValueEnum for Agent {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Agent::ALL
+    }
 
-impl From<HookAgent> for crate::usage::Agent {
-    fn from(a: HookAgent) -> Self {
-        match a {
-            HookAgent::ClaudeCode => crate::usage::Agent::ClaudeCode,
-            HookAgent::Codex => crate::usage::Agent::Codex,
-            HookAgent::Gemini => crate::usage::Agent::Gemini,
-        }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let i = self.integration();
+        Some(clap::builder::PossibleValue::new(i.id()).aliases(i.aliases().iter().copied()))
     }
 }
 
@@ -215,33 +209,12 @@ pub enum HooksCommand {
     Doctor(HooksDoctorArgs),
 }
 
-/// Agents whose settings `ctxkeep hooks` can edit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SettingsAgent {
-    #[value(alias = "claude")]
-    ClaudeCode,
-    #[value(alias = "codex-cli")]
-    Codex,
-    #[value(alias = "gemini-cli")]
-    Gemini,
-}
-
-impl From<SettingsAgent> for crate::usage::Agent {
-    fn from(a: SettingsAgent) -> Self {
-        match a {
-            SettingsAgent::ClaudeCode => crate::usage::Agent::ClaudeCode,
-            SettingsAgent::Codex => crate::usage::Agent::Codex,
-            SettingsAgent::Gemini => crate::usage::Agent::Gemini,
-        }
-    }
-}
-
 /// The settings file `hooks install` and `hooks uninstall` edit.
 #[derive(Debug, Args)]
 pub struct SettingsEdit {
     /// The agent whose settings to edit.
     #[arg(value_enum)]
-    pub agent: SettingsAgent,
+    pub agent: Agent,
 
     /// Print the change and write nothing.
     #[arg(long)]
@@ -286,7 +259,7 @@ pub struct HooksUninstallArgs {
 pub struct HooksDoctorArgs {
     /// The agent whose hooks to check.
     #[arg(value_enum, default_value = "claude-code")]
-    pub agent: SettingsAgent,
+    pub agent: Agent,
 
     /// The settings file [default: beside project-state.md, .claude/settings.json,
     /// .codex/hooks.json or .gemini/settings.json].
@@ -467,16 +440,40 @@ pub struct TrackArgs {
     pub fail_at: Option<f64>,
 }
 
-/// `--agent` values (aliases as the transcript readers accept them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// `--agent` values: `auto`, or an agent of the registry (aliases as the
+/// transcript readers accept them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentArg {
     Auto,
-    #[value(alias = "claude")]
-    ClaudeCode,
-    #[value(alias = "codex-cli")]
-    Codex,
-    #[value(alias = "gemini-cli")]
-    Gemini,
+    Named(Agent),
+}
+
+impl AgentArg {
+    /// The agent named, None for `auto`.
+    pub fn agent(self) -> Option<Agent> {
+        match self {
+            AgentArg::Auto => None,
+            AgentArg::Named(a) => Some(a),
+        }
+    }
+}
+
+impl ValueEnum for AgentArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        static VARIANTS: std::sync::LazyLock<Vec<AgentArg>> = std::sync::LazyLock::new(|| {
+            std::iter::once(AgentArg::Auto)
+                .chain(Agent::ALL.into_iter().map(AgentArg::Named))
+                .collect()
+        });
+        &VARIANTS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        match self {
+            AgentArg::Auto => Some(clap::builder::PossibleValue::new("auto")),
+            AgentArg::Named(a) => a.to_possible_value(),
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -550,7 +547,7 @@ pub struct RelayArgs {
     /// An agent to run headless (`claude -p`, `codex exec`, `gemini -p`) with its own
     /// permissions; repeat for a rotation, taken in turn on each handoff or failure.
     #[arg(long, value_enum, value_name = "AGENT")]
-    pub agent: Vec<HookAgent>,
+    pub agent: Vec<Agent>,
 
     /// Any other command, run with `sh -c` and the prompt on stdin; repeatable, after the
     /// --agent ones in the rotation (docs/commands.md says what it is given).

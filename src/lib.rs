@@ -2,6 +2,7 @@
 //! so that a fresh session can continue cold.
 
 pub mod agent_settings;
+pub mod agents;
 pub mod chain;
 pub mod checkpoint;
 pub mod checks;

@@ -769,8 +769,8 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent_settings::{self, Installed, StatusLine};
-    use crate::usage::Agent;
+    use crate::agent_settings::{AgentSettings, Installed, StatusLine};
+    use crate::agents::Agent;
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -967,7 +967,7 @@ mod tests {
 
         /// A settings document: the user's keys, hooks and servers (never
         /// ctxkeep's, never left empty where ctxkeep adds).
-        fn settings(&mut self, settings: &agent_settings::AgentSettings) -> V {
+        fn settings(&mut self, settings: &AgentSettings) -> V {
             let mut root = Vec::new();
             for _ in 0..self.below(4) {
                 root.push((self.pick(&KEYS).to_string(), self.any(2)));
@@ -1105,7 +1105,7 @@ mod tests {
             out.push(close);
         }
 
-        fn document(seed: u64, settings: &agent_settings::AgentSettings, comments: bool) -> String {
+        fn document(seed: u64, settings: &AgentSettings, comments: bool) -> String {
             let mut g = Gen {
                 state: seed | 1,
                 nl: "\n",
@@ -1143,9 +1143,9 @@ mod tests {
         /// gives back the bytes it started from.
         #[test]
         fn install_then_uninstall_is_the_identity(seed in any::<u64>()) {
-            for agent in [Agent::ClaudeCode, Agent::Codex, Agent::Gemini] {
-                let settings = agent_settings::of(agent);
-                let comments = agent == Agent::Gemini;
+            for agent in Agent::ALL {
+                let settings = agent.integration().settings();
+                let comments = settings.comments_allowed;
                 let original = Gen::document(seed, settings, comments);
                 let mut doc = JsonText::parse(&original, comments)
                     .map_err(|e| TestCaseError::fail(format!("{e}:\n{original}")))?;

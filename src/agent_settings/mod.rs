@@ -11,9 +11,6 @@
 //! the binary, any extra flags, so a hand-added `--strict` is recognized
 //! too), or, for Claude Code's status line, `ctxkeep statusline`.
 
-pub mod claude_code;
-pub mod codex;
-pub mod gemini;
 pub mod json_edit;
 pub mod mcp;
 
@@ -22,7 +19,6 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use self::json_edit::{JsonText, Step};
-use crate::usage::Agent;
 
 pub const STATUSLINE_COMMAND: &str = "ctxkeep statusline";
 
@@ -50,38 +46,13 @@ impl Event {
     }
 }
 
-/// A step the user must take before the agent runs the project's hooks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trust {
-    /// Codex loads `.codex/` only in a trusted project.
-    CodexProject,
-    /// Codex runs hooks only once they are trusted.
-    CodexHooks,
-    /// Gemini CLI runs project hooks only in a trusted folder.
-    GeminiFolder,
-}
-
-impl Trust {
-    /// What to do, in one line, for the project in `project`.
-    pub fn step(self, project: &Path) -> String {
-        match self {
-            Trust::CodexProject => format!(
-                "trust the project in Codex: add `[projects.\"{}\"]` with `trust_level = \"trusted\"` to ~/.codex/config.toml ($CODEX_HOME/config.toml), or accept Codex's trust prompt in that folder; Codex ignores .codex/ in an untrusted project",
-                project.display()
-            ),
-            Trust::CodexHooks => "trust the hooks in Codex: review and trust them with /hooks in the TUI, or run `codex exec --dangerously-bypass-hook-trust` headless; Codex skips hooks it has not been told to trust".into(),
-            Trust::GeminiFolder => format!(
-                "trust the folder {} in Gemini CLI: accept its trust prompt there, or set GEMINI_CLI_TRUST_WORKSPACE=true or pass --skip-trust headless; Gemini CLI runs no project hooks in an untrusted folder",
-                project.display()
-            ),
-        }
-    }
-}
-
 /// What ctxkeep writes into one agent's settings.
 #[derive(Debug, Clone, Copy)]
 pub struct AgentSettings {
-    pub agent: Agent,
+    /// The agent's id (`claude-code`, …), as `ctxkeep hook` names it.
+    pub name: &'static str,
+    /// The name people read (`Claude Code`).
+    pub display_name: &'static str,
     /// The folder beside `project-state.md` that holds the file.
     pub dir: &'static str,
     pub file: &'static str,
@@ -95,19 +66,16 @@ pub struct AgentSettings {
     pub status_line: bool,
     /// The agent wants JSON on a hook's stdout every time (Gemini CLI).
     pub json_always: bool,
-    /// What the user must do before the agent runs the hooks.
-    pub trust: &'static [Trust],
+    /// What the user must do before the agent runs the hooks: one line
+    /// each, for the project at the path given.
+    pub trust: &'static [fn(&Path) -> String],
+    /// What the user must do before the agent starts a project's MCP
+    /// server, when it asks.
+    pub mcp_approval: Option<&'static str>,
+    /// The agent reads its settings file as JSON with comments.
+    pub comments_allowed: bool,
     /// Where the agent reads the project's MCP servers.
     pub mcp: mcp::McpSettings,
-}
-
-/// The settings of `agent`.
-pub fn of(agent: Agent) -> &'static AgentSettings {
-    match agent {
-        Agent::ClaudeCode => &claude_code::SETTINGS,
-        Agent::Codex => &codex::SETTINGS,
-        Agent::Gemini => &gemini::SETTINGS,
-    }
 }
 
 /// One change to the document, for the report (`+`/`-` lines).
@@ -166,7 +134,7 @@ fn command_of(entry: &Value) -> Option<&str> {
 impl AgentSettings {
     /// The name the command line and `ctxkeep hook` use (`claude-code`, …).
     pub fn name(&self) -> &'static str {
-        self.agent.as_str()
+        self.name
     }
 
     /// Which of ctxkeep's commands for this agent `command` runs, if any.
@@ -397,9 +365,9 @@ fn check_shape(root: &Map<String, Value>) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    const CLAUDE: &AgentSettings = &claude_code::SETTINGS;
-    const CODEX: &AgentSettings = &codex::SETTINGS;
-    const GEMINI: &AgentSettings = &gemini::SETTINGS;
+    const CLAUDE: &AgentSettings = &crate::agents::claude_code::settings::SETTINGS;
+    const CODEX: &AgentSettings = &crate::agents::codex::settings::SETTINGS;
+    const GEMINI: &AgentSettings = &crate::agents::gemini::settings::SETTINGS;
 
     fn doc(v: Value) -> JsonText {
         JsonText::parse(&serde_json::to_string_pretty(&v).unwrap(), false).unwrap()

@@ -13,7 +13,6 @@ use crate::services::tracking::{self, Options, Reading};
 use crate::session::{self, DEFAULT_SESSION};
 use crate::stages::Stage;
 use crate::state::StateFile;
-use crate::usage::Agent;
 use crate::workspace::Workspace;
 
 /// What `statusline --json` prints.
@@ -54,7 +53,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Outcome> {
 }
 
 fn view(ctx: &Ctx) -> anyhow::Result<View> {
-    let sl = crate::usage::read_statusline(std::io::stdin().lock())?;
+    let (agent, sl) = crate::agents::read_status_line(&mut std::io::stdin().lock())?;
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
@@ -66,9 +65,7 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
     // the figure unknown; the bar must still be drawn.
     let tokens = sl.tokens.or_else(|| {
         let path = sl.transcript_path.as_deref().filter(|p| p.is_file())?;
-        crate::usage::read_transcript(path, Some(Agent::ClaudeCode))
-            .ok()?
-            .tokens
+        crate::agents::read_usage(path, Some(agent)).ok()?.tokens
     });
     let applied = tracking::apply(
         &ws,
@@ -76,6 +73,7 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
         &config,
         &id,
         Reading::StatusLine {
+            agent,
             tokens,
             window: sl.window,
             model: sl.model.clone(),

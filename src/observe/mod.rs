@@ -9,13 +9,7 @@
 //! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines
 //! are ignored.
 
-mod claude_code;
-mod codex;
-mod gemini;
-mod text;
-
-#[cfg(test)]
-mod tests;
+pub(crate) mod text;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -26,8 +20,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::usage::open_transcript;
 use crate::usage::tail::{TailLine, TailReader};
-use crate::usage::{detect_agent, open_transcript, Agent};
 
 /// How much of the transcript's end is read.
 pub const TAIL_BYTES: u64 = 8 * 1024 * 1024;
@@ -97,7 +91,7 @@ impl PlanStatus {
     }
 
     /// An agent's status word; None for an item that left the list (cancelled, deleted).
-    fn parse(s: &str) -> Option<PlanStatus> {
+    pub(crate) fn parse(s: &str) -> Option<PlanStatus> {
         match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
             "completed" | "complete" | "done" => Some(PlanStatus::Completed),
             "in_progress" | "active" | "running" => Some(PlanStatus::InProgress),
@@ -184,27 +178,30 @@ pub fn gutter(observed: &Observed, limits: &GutterLimits) -> Vec<GutterHit> {
         .collect()
 }
 
-/// Reads what the session did from the transcript at `path`: its last [`TAIL_BYTES`] only.
-/// `agent_hint: None` detects the format; `repo_root` makes paths inside it relative; `now` is
-/// recorded as `read_at`. A missing file or non-file is a `NoInput` error, an unrecognized one a
-/// `Data` error (both name the file); a transcript with nothing to observe gives an empty
-/// observation.
+/// One agent's transcript reader: what it finds goes into the [`Recorder`].
+pub struct Reader<'a> {
+    /// The agent's id, recorded as [`Observed::agent`].
+    pub agent: &'a str,
+    #[allow(clippy::type_complexity)]
+    pub read: Box<dyn Fn(&Path, File, u64, &mut Recorder) -> anyhow::Result<()> + 'a>,
+}
+
+/// Reads what the session did from the transcript at `path` with `reader`: its last
+/// [`TAIL_BYTES`] only. `repo_root` makes paths inside it relative; `now` is recorded as
+/// `read_at`. A missing file or non-file is a `NoInput` error (naming the file); a transcript
+/// with nothing to observe gives an empty observation.
 pub fn observe(
     path: &Path,
-    agent_hint: Option<Agent>,
+    reader: &Reader,
     repo_root: Option<&Path>,
     now: DateTime<Utc>,
 ) -> anyhow::Result<Observed> {
     // Most sessions show their last request near the end: start small and
     // look further back (up to TAIL_BYTES) only while it is not found, so
     // the usual cost does not grow with the window.
-    let agent = match agent_hint {
-        Some(a) => a,
-        None => detect_agent(path)?,
-    };
     let mut window = FIRST_WINDOW;
     loop {
-        let seen = observe_within(path, Some(agent), repo_root, now, window)?;
+        let seen = observe_within(path, reader, repo_root, now, window)?;
         let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         if seen.request.is_some() || window >= TAIL_BYTES || window >= len {
             return Ok(seen);
@@ -220,25 +217,17 @@ pub const FIRST_WINDOW: u64 = 1024 * 1024;
 /// (the gutter check), at the price of not seeing what came before.
 pub fn observe_within(
     path: &Path,
-    agent_hint: Option<Agent>,
+    reader: &Reader,
     repo_root: Option<&Path>,
     now: DateTime<Utc>,
     window: u64,
 ) -> anyhow::Result<Observed> {
-    let agent = match agent_hint {
-        Some(a) => a,
-        None => detect_agent(path)?,
-    };
     let (file, len) = open_transcript(path)?;
     let root = Root::new(repo_root);
     let mut rec = Recorder::new(root);
     rec.window = window.min(TAIL_BYTES);
-    match agent {
-        Agent::ClaudeCode => claude_code::read(path, file, len, &mut rec)?,
-        Agent::Codex => codex::read(path, file, len, &mut rec)?,
-        Agent::Gemini => gemini::read(path, file, len, &mut rec)?,
-    }
-    Ok(rec.finish(agent, now))
+    (reader.read)(path, file, len, &mut rec)?;
+    Ok(rec.finish(reader.agent, now))
 }
 
 /// A tool result's text: a string, or the `text` of its parts joined by lines.
@@ -435,7 +424,7 @@ struct Task {
 
 /// Collects what the per-agent readers find, in transcript order; outcomes arrive later than
 /// the calls and are matched by the call's id.
-pub(crate) struct Recorder {
+pub struct Recorder {
     pub(crate) root: Root,
     request: Option<String>,
     plan: Vec<Task>,
@@ -592,9 +581,9 @@ impl Recorder {
         }
     }
 
-    fn finish(self, agent: Agent, now: DateTime<Utc>) -> Observed {
+    fn finish(self, agent: &str, now: DateTime<Utc>) -> Observed {
         let mut obs = Observed {
-            agent: agent.as_str().to_string(),
+            agent: agent.to_string(),
             session: self.session,
             read_at: now.to_rfc3339_opts(SecondsFormat::Secs, true),
             ..Observed::default()

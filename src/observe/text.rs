@@ -89,15 +89,7 @@ pub fn user_request(text: &str) -> Option<String> {
     if NOT_A_REQUEST.iter().any(|p| trimmed.starts_with(p)) {
         return None;
     }
-    let mut text = strip_wrappers(text);
-    // Codex's IDE extension puts the request under a heading after the editor's context.
-    if text
-        .trim_start()
-        .starts_with("# Context from my IDE setup:")
-    {
-        let at = text.find("## My request for Codex:")?;
-        text = text[at + "## My request for Codex:".len()..].to_string();
-    }
+    let text = strip_wrappers(text);
     let text = text.trim();
     if text.is_empty()
         || NOT_A_REQUEST.iter().any(|p| text.starts_with(p))
@@ -244,6 +236,14 @@ pub fn argv_display(argv: &[&str]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Every string value that follows `lead` (a key with its opening quote) in `line`.
+pub fn string_values<'a>(line: &'a str, lead: &'a str) -> impl Iterator<Item = &'a str> {
+    line.match_indices(lead).filter_map(move |(at, _)| {
+        let rest = &line[at + lead.len()..];
+        rest.find('"').map(|end| &rest[..end])
+    })
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::agents::Agent;
 use crate::chain::{Opening, SessionRecord};
 use crate::checkpoint::{Checkpoint, Fields};
 use crate::config::Config;
@@ -18,7 +19,6 @@ use crate::services::record;
 use crate::services::tracking::{self, Options, Reading};
 use crate::session::{self, Session};
 use crate::state::StateFile;
-use crate::usage::Agent;
 use crate::workspace::Workspace;
 
 /// Claude Code's limit on injected text (longer text is replaced by a preview).
@@ -83,10 +83,7 @@ impl Hook {
             .get_or_init(|| {
                 let path = match &self.payload.transcript {
                     Some(p) => p.clone(),
-                    None if self.agent == Agent::Codex => {
-                        crate::usage::codex::find_rollout(&codex_home()?, &self.session)?
-                    }
-                    None => return None,
+                    None => self.agent.integration().find_transcript(&self.session)?,
                 };
                 std::fs::metadata(&path).is_ok().then_some(path)
             })
@@ -98,7 +95,7 @@ impl Hook {
         let Some(path) = self.transcript() else {
             return Ok(None);
         };
-        let usage = crate::usage::read_transcript(&path, Some(self.agent))?;
+        let usage = crate::agents::read_usage(&path, Some(self.agent))?;
         let applied = tracking::apply(
             &self.ws,
             &self.sf,
@@ -118,8 +115,8 @@ impl Hook {
     /// stages crossed fire, the gutter is looked for, and the instructions
     /// go to the model. Events that cannot reply (Stop) only track.
     fn track(&self, reply: bool) -> anyhow::Result<Option<String>> {
-        let gemini = self.agent == Agent::Gemini;
-        let before = match gemini {
+        let traits = self.agent.integration().hook_traits();
+        let before = match traits.compaction_seen_as_drop {
             true => session::load(&self.ws, &self.session)?,
             false => None,
         };
@@ -131,7 +128,7 @@ impl Hook {
             }
         }
         let mut texts = Vec::new();
-        if reply && gemini {
+        if reply && traits.defer_start_context {
             texts.extend(self.pending_start()?);
         }
         if let (Some(applied), true) = (applied, reply) {
@@ -178,7 +175,7 @@ impl Hook {
         };
         // Paths relative to the project's folder: asking git for the top
         // level would cost a process on every turn.
-        let Ok(observed) = crate::observe::observe_within(
+        let Ok(observed) = crate::agents::observe_within(
             &path,
             Some(self.agent),
             Some(&self.ws.root),
@@ -269,7 +266,12 @@ impl Hook {
         let applied = self.update(true)?;
         // Gemini fires PreCompress before nearly every model call, and
         // compresses only past its threshold (the session's limit).
-        if self.agent == Agent::Gemini {
+        if self
+            .agent
+            .integration()
+            .hook_traits()
+            .pre_compact_fires_often
+        {
             if let Some(s) = applied.as_ref().map(|a| &a.session) {
                 if s.tokens.is_some_and(|t| t < s.limit()) {
                     let lock = self.ws.lock()?;
@@ -278,8 +280,8 @@ impl Hook {
                         "checkpoint_skipped",
                         json!({
                             "trigger": "pre-compact", "session": self.session, "agent": self.agent,
-                            "why": format!("below Gemini's compression point ({} of {} tokens)",
-                                s.tokens.unwrap_or(0), s.limit()),
+                            "why": format!("below {}'s compression point ({} of {} tokens)",
+                                self.agent.display_name(), s.tokens.unwrap_or(0), s.limit()),
                         }),
                     );
                     return Ok(());
@@ -349,7 +351,8 @@ impl Hook {
         // Gemini puts a SessionStart's context in front of the user's prompt,
         // where it would turn a headless slash command into text: it gets it
         // with the first real prompt instead (BeforeAgent).
-        let deferred = self.agent == Agent::Gemini && self.sf.fm.checkpoint.is_some();
+        let deferred = self.agent.integration().hook_traits().defer_start_context
+            && self.sf.fm.checkpoint.is_some();
         let given = if deferred {
             s.pending_start = Some(source.to_string());
             Given::default()
@@ -583,12 +586,4 @@ fn forget_figure(s: &mut Session) {
     s.set_tokens(None, s.window);
     s.fired.clear();
     s.handoff_due = false;
-}
-
-/// `$CODEX_HOME`, else `~/.codex`.
-fn codex_home() -> Option<PathBuf> {
-    match std::env::var_os("CODEX_HOME") {
-        Some(h) if !h.is_empty() => Some(PathBuf::from(h)),
-        _ => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")),
-    }
 }

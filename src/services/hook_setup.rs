@@ -15,11 +15,11 @@ use serde_json::{json, Value};
 
 use crate::agent_settings::json_edit::JsonText;
 use crate::agent_settings::mcp::Format;
-use crate::agent_settings::{self, AgentSettings, Change, StatusLine};
+use crate::agent_settings::{AgentSettings, Change, StatusLine};
+use crate::agents::Agent;
 use crate::error::Error;
 use crate::file_batch::{self, FileChange};
 use crate::fsutil;
-use crate::usage::Agent;
 use crate::workspace::{Workspace, STATE_FILE};
 
 /// A settings file is small; anything bigger is not one.
@@ -28,7 +28,7 @@ const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
 /// The agent's settings file beside the state file in `root`
 /// (`.claude/settings.json`, `.codex/hooks.json`, `.gemini/settings.json`).
 pub fn default_path(agent: Agent, root: &Path) -> PathBuf {
-    let s = agent_settings::of(agent);
+    let s = agent.integration().settings();
     root.join(s.dir).join(s.file)
 }
 
@@ -70,7 +70,7 @@ pub fn install(
     mcp: bool,
     dry_run: bool,
 ) -> anyhow::Result<Edit> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     let mut files = Pending::default();
     let doc = files.json(settings, path)?;
     let plan = settings
@@ -81,11 +81,8 @@ pub fn install(
     edit.next_steps = trust_steps(agent, path);
     if mcp {
         edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), true, &mut files)?);
-        if agent == Agent::ClaudeCode {
-            edit.next_steps.push(format!(
-                "approve the ctxkeep MCP server when Claude Code asks (or in /mcp); it leaves a project's {} servers off until they are approved",
-                settings.mcp.file
-            ));
+        if let Some(step) = settings.mcp_approval {
+            edit.next_steps.push(step.to_string());
         }
     }
     if !dry_run {
@@ -98,7 +95,7 @@ pub fn install(
 /// nothing else; `ctxkeep mcp`'s registration goes too. A file left holding
 /// nothing (as `install` made it where there was none) is removed.
 pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edit> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     let mut files = Pending::default();
     let doc = files.json(settings, path)?;
     let changes = settings
@@ -139,7 +136,7 @@ fn refused(why: String) -> String {
 /// `settings_path`: `.mcp.json`, `.codex/config.toml` or
 /// `.gemini/settings.json` in the project that file belongs to.
 pub fn mcp_path(agent: Agent, settings_path: &Path) -> PathBuf {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     if settings.mcp.dir == Some(settings.dir) && settings.mcp.file == settings.file {
         // Gemini CLI's: the settings file itself.
         return settings_path.to_path_buf();
@@ -153,21 +150,25 @@ pub fn mcp_path(agent: Agent, settings_path: &Path) -> PathBuf {
 pub fn mcp_registered(root: &Path, agent: Option<Agent>) -> bool {
     let agents = match agent {
         Some(a) => vec![a],
-        None => vec![Agent::ClaudeCode, Agent::Codex, Agent::Gemini],
+        None => Agent::ALL.to_vec(),
     };
     agents.into_iter().any(|a| {
-        registered_command(a, &root.join(agent_settings::of(a).mcp.relative_path())).is_some()
+        registered_command(
+            a,
+            &root.join(a.integration().settings().mcp.relative_path()),
+        )
+        .is_some()
     })
 }
 
 /// The command line of ctxkeep's entry in the MCP configuration at `path`.
 fn registered_command(agent: Agent, path: &Path) -> Option<String> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     let mcp = settings.mcp;
     let text = fsutil::read_text(path, MAX_SETTINGS_BYTES).ok()?;
     match mcp.format {
         Format::Json => {
-            let doc = JsonText::parse(&text, allows_comments(settings)).ok()?;
+            let doc = JsonText::parse(&text, settings.comments_allowed).ok()?;
             mcp.registered_json(doc.value())
         }
         Format::Toml => mcp.registered_toml(&text).ok()?,
@@ -182,7 +183,7 @@ fn edit_mcp(
     register: bool,
     files: &mut Pending,
 ) -> anyhow::Result<McpEdit> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     let mcp = settings.mcp;
     let changes = match mcp.format {
         Format::Json => {
@@ -258,7 +259,7 @@ impl Pending {
             Some(at) => at,
             None => {
                 let before = read(path)?;
-                let comments = allows_comments(settings);
+                let comments = settings.comments_allowed;
                 let doc =
                     JsonText::parse(before.as_deref().unwrap_or(""), comments).map_err(|why| {
                         Error::data(path, format!("{why}; fix it by hand, nothing was changed"))
@@ -330,12 +331,10 @@ impl Pending {
 
 /// `.claude`, `.codex` or `.gemini`: a folder `install` may have made.
 fn is_agent_dir(dir: &Path) -> bool {
-    [Agent::ClaudeCode, Agent::Codex, Agent::Gemini]
-        .iter()
-        .any(|a| {
-            dir.file_name()
-                .is_some_and(|n| n == agent_settings::of(*a).dir)
-        })
+    Agent::ALL.iter().any(|a| {
+        dir.file_name()
+            .is_some_and(|n| n == a.integration().settings().dir)
+    })
 }
 
 /// The file's text, None when there is no file.
@@ -346,21 +345,15 @@ fn read(path: &Path) -> anyhow::Result<Option<String>> {
     Ok(Some(fsutil::read_text(path, MAX_SETTINGS_BYTES)?))
 }
 
-/// Gemini CLI reads its settings with comments allowed (its MCP servers
-/// are in the same file); the other agents' files are plain JSON.
-fn allows_comments(settings: &AgentSettings) -> bool {
-    settings.agent == Agent::Gemini
-}
-
 /// The trust steps the agent needs before it runs the hooks in the file at
 /// `path` (none for Claude Code).
 pub fn trust_steps(agent: Agent, path: &Path) -> Vec<String> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     if settings.trust.is_empty() {
         return Vec::new();
     }
     let project = project_dir(settings, path);
-    settings.trust.iter().map(|t| t.step(&project)).collect()
+    settings.trust.iter().map(|step| step(&project)).collect()
 }
 
 /// The folder the agent treats as the project: the one holding `.codex/`
@@ -407,7 +400,7 @@ pub fn doctor(
     path: &Path,
     timeout: Duration,
 ) -> anyhow::Result<DoctorReport> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     let install_hint = format!("run `ctxkeep hooks install {}`", settings.name());
     let mut checks = Vec::new();
     let doc = if path.is_file() {
@@ -498,7 +491,7 @@ fn mcp_check(agent: Agent, settings_path: &Path, sandbox: &Sandbox, timeout: Dur
             detail: format!(
                 "not registered in {} (`ctxkeep hooks install {}` registers it, unless --no-mcp)",
                 config.display(),
-                agent_settings::of(agent).name()
+                agent.integration().settings().name()
             ),
         };
     };
@@ -524,21 +517,30 @@ struct Sandbox {
     cwd: PathBuf,
 }
 
-/// A Claude Code transcript with one main-chain reply (20,000 tokens).
-const CLAUDE_TRANSCRIPT: &str = r#"{"parentUuid":null,"isSidechain":false,"type":"assistant","message":{"model":"claude-sonnet-4-5","id":"msg_doctor","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":10,"cache_creation_input_tokens":990,"cache_read_input_tokens":19000,"output_tokens":5}},"uuid":"u-doctor","timestamp":"2026-01-01T00:00:00.000Z"}
-"#;
-
-/// A Codex rollout with one response (20,000 tokens of a 258,400 window).
-const CODEX_TRANSCRIPT: &str = r#"{"timestamp":"2026-01-01T00:00:00.000Z","type":"session_meta","payload":{"id":"ctxkeep-doctor","cwd":"/","originator":"codex_cli_rs","cli_version":"0.169.0"}}
-{"timestamp":"2026-01-01T00:00:01.000Z","type":"turn_context","payload":{"turn_id":"t1","model":"gpt-5.3-codex"}}
-{"timestamp":"2026-01-01T00:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":19995,"cached_input_tokens":0,"output_tokens":5,"total_tokens":20000},"last_token_usage":{"input_tokens":19995,"cached_input_tokens":0,"output_tokens":5,"total_tokens":20000},"model_context_window":258400},"rate_limits":null}}
-"#;
-
-/// A Gemini CLI chat recording with one reply (20,000 input tokens).
-const GEMINI_TRANSCRIPT: &str = r#"{"sessionId":"ctxkeep-doctor","projectHash":"0","startTime":"2026-01-01T00:00:00.000Z","lastUpdated":"2026-01-01T00:00:00.000Z","kind":"main"}
-{"id":"u1","timestamp":"2026-01-01T00:00:01.000Z","type":"user","content":[{"text":"hello"}]}
-{"id":"g1","timestamp":"2026-01-01T00:00:02.000Z","type":"gemini","content":"ok","tokens":{"input":20000,"output":5,"cached":0,"thoughts":0,"tool":0,"total":20005},"model":"gemini-2.5-pro","toolCalls":[]}
-"#;
+/// What `hooks doctor` sends with `event`, unless the agent says otherwise.
+fn event_fields(event: &str) -> Value {
+    match event {
+        // `compact` renders the resume prompt when there is a checkpoint.
+        "SessionStart" => json!({ "source": "compact" }),
+        "UserPromptSubmit" | "BeforeAgent" => json!({ "prompt": "hello" }),
+        "PostToolUse" => {
+            json!({ "tool_name": "Bash", "tool_input": { "command": "true" }, "tool_response": {} })
+        }
+        "AfterTool" => json!({
+            "tool_name": "run_shell_command", "tool_input": { "command": "true" },
+            "tool_response": { "llmContent": "", "returnDisplay": "" },
+        }),
+        "AfterAgent" => {
+            json!({ "prompt": "hello", "prompt_response": "ok", "stop_hook_active": false })
+        }
+        "PreCompact" => json!({ "trigger": "manual", "custom_instructions": "" }),
+        "PostCompact" => json!({ "trigger": "manual", "compact_summary": "" }),
+        "PreCompress" => json!({ "trigger": "manual" }),
+        "Stop" => json!({ "stop_hook_active": false, "last_assistant_message": "ok" }),
+        "SessionEnd" => json!({ "reason": "other" }),
+        _ => json!({}),
+    }
+}
 
 impl Sandbox {
     fn new(ws: &Workspace, agent: Agent) -> anyhow::Result<Sandbox> {
@@ -546,16 +548,10 @@ impl Sandbox {
         let state = dir.path().join(STATE_FILE);
         std::fs::copy(&ws.state_path, &state)
             .map_err(|e| Error::io(&ws.state_path, "cannot copy for the check", e))?;
-        let (name, text) = match agent {
-            Agent::ClaudeCode => ("transcript.jsonl", CLAUDE_TRANSCRIPT),
-            Agent::Codex => (
-                "rollout-2026-01-01T00-00-00-ctxkeep-doctor.jsonl",
-                CODEX_TRANSCRIPT,
-            ),
-            Agent::Gemini => ("session-2026-01-01T00-00-ctxkeep.jsonl", GEMINI_TRANSCRIPT),
-        };
-        let transcript = dir.path().join(name);
-        std::fs::write(&transcript, text).map_err(|e| Error::io(&transcript, "cannot write", e))?;
+        let sample = agent.integration().doctor_sample();
+        let transcript = dir.path().join(sample.transcript_name);
+        std::fs::write(&transcript, sample.transcript)
+            .map_err(|e| Error::io(&transcript, "cannot write", e))?;
         Ok(Sandbox {
             _dir: dir,
             agent,
@@ -573,38 +569,11 @@ impl Sandbox {
             "cwd": self.cwd,
             "hook_event_name": event,
         });
-        let common = match self.agent {
-            Agent::ClaudeCode => json!({ "permission_mode": "default" }),
-            Agent::Codex => {
-                json!({ "model": "gpt-5.3-codex", "turn_id": "t1", "permission_mode": "default" })
-            }
-            Agent::Gemini => json!({ "timestamp": "2026-01-01T00:00:03.000Z" }),
-        };
-        let extra = match (self.agent, event) {
-            // `compact` and `clear` render the resume prompt when there is a
-            // checkpoint (Gemini has no `compact` source).
-            (Agent::Gemini, "SessionStart") => json!({ "source": "clear" }),
-            (_, "SessionStart") => json!({ "source": "compact" }),
-            (_, "UserPromptSubmit" | "BeforeAgent") => json!({ "prompt": "hello" }),
-            (_, "PostToolUse") => {
-                json!({ "tool_name": "Bash", "tool_input": { "command": "true" }, "tool_response": {} })
-            }
-            (_, "AfterTool") => json!({
-                "tool_name": "run_shell_command", "tool_input": { "command": "true" },
-                "tool_response": { "llmContent": "", "returnDisplay": "" },
-            }),
-            (_, "AfterAgent") => {
-                json!({ "prompt": "hello", "prompt_response": "ok", "stop_hook_active": false })
-            }
-            (Agent::Codex, "PreCompact") => json!({ "trigger": "manual" }),
-            (_, "PreCompact") => json!({ "trigger": "manual", "custom_instructions": "" }),
-            (_, "PostCompact") => json!({ "trigger": "manual", "compact_summary": "" }),
-            (_, "PreCompress") => json!({ "trigger": "manual" }),
-            (_, "Stop") => json!({ "stop_hook_active": false, "last_assistant_message": "ok" }),
-            (Agent::Gemini, "SessionEnd") => json!({ "reason": "exit" }),
-            (_, "SessionEnd") => json!({ "reason": "other" }),
-            _ => json!({}),
-        };
+        let integration = self.agent.integration();
+        let common = integration.doctor_common_fields();
+        let extra = integration
+            .doctor_event_fields(event)
+            .unwrap_or_else(|| event_fields(event));
         if let Some(p) = p.as_object_mut() {
             for extra in [common, extra] {
                 if let Value::Object(extra) = extra {

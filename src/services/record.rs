@@ -312,10 +312,10 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
 pub fn observe_transcript(
     ws: &Workspace,
     path: &Path,
-    agent: Option<crate::usage::Agent>,
+    agent: Option<crate::agents::Agent>,
 ) -> anyhow::Result<Observed> {
     let root = crate::git::toplevel(&ws.root).ok();
-    crate::observe::observe(
+    crate::agents::observe(
         path,
         agent,
         Some(root.as_deref().unwrap_or(&ws.root)),

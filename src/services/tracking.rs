@@ -6,6 +6,7 @@
 use serde::Serialize;
 use serde_json::json;
 
+use crate::agents::Agent;
 use crate::checkpoint::{Checkpoint, Fields};
 use crate::compaction::StagesAgainst;
 use crate::config::Config;
@@ -15,7 +16,7 @@ use crate::stages::{FiredStage, Stage, StageAction};
 use crate::state::StateFile;
 use crate::templates::Templates;
 use crate::tokens::Encoding;
-use crate::usage::{Agent, Usage};
+use crate::usage::Usage;
 use crate::workspace::Workspace;
 
 /// What `track --json` prints (and `status --json` builds on).
@@ -94,12 +95,12 @@ impl Report {
     /// A session nothing has tracked yet: its window and the limit it would
     /// have without an agent.
     pub fn untracked(id: &str, config: &Config) -> Report {
-        let limit = crate::compaction::limit(&crate::compaction::Query {
-            agent: None,
-            window: config.window,
-            project: std::path::Path::new("."),
-            front: Some(&config.compaction),
-        });
+        let limit = crate::agents::compaction_limit(
+            None,
+            config.window,
+            std::path::Path::new("."),
+            Some(&config.compaction),
+        );
         Report {
             session: id.to_string(),
             tokens: None,
@@ -130,7 +131,8 @@ pub fn stages_against_name(a: StagesAgainst) -> &'static str {
 #[derive(Debug, Serialize)]
 pub struct TranscriptInfo {
     pub path: String,
-    pub agent: Agent,
+    /// The id of the agent that wrote it.
+    pub agent: &'static str,
     pub model: Option<String>,
     pub compacted: bool,
     pub malformed_lines: u64,
@@ -145,9 +147,10 @@ pub enum Reading {
     },
     Relative(i64),
     Transcript(Box<Usage>, String),
-    /// Claude Code's status line: its exact window is remembered for the
-    /// session's later hooks.
+    /// An agent's status line (Claude Code's): its exact window is
+    /// remembered for the session's later hooks.
     StatusLine {
+        agent: Agent,
         tokens: Option<u64>,
         window: Option<u64>,
         model: Option<String>,
@@ -215,7 +218,7 @@ pub fn apply(
     let mut compacted = false;
     let mut info = None;
     let (transcript_path, transcript_agent) = match &reading {
-        Reading::Transcript(usage, path) => (Some(path.clone()), Some(usage.agent)),
+        Reading::Transcript(usage, path) => (Some(path.clone()), usage.agent.parse::<Agent>().ok()),
         _ => (None, None),
     };
     match reading {
@@ -260,6 +263,7 @@ pub fn apply(
             });
         }
         Reading::StatusLine {
+            agent,
             tokens,
             window,
             model,
@@ -271,7 +275,7 @@ pub fn apply(
             let window = reading_window(&opts, &s, None, model.as_deref(), sf, config);
             s.set_tokens(tokens, window);
             s.source = Source::Usage;
-            s.agent = Some(Agent::ClaudeCode.to_string());
+            s.agent = Some(agent.to_string());
             s.transcript = transcript.or(s.transcript.take());
             s.model = model.or(s.model.take());
         }
@@ -298,12 +302,12 @@ pub fn apply(
     // Where the agent compacts on its own, read afresh each time (its
     // configuration may have changed); only the known agent's files.
     let agent = s.agent.as_deref().and_then(|a| a.parse::<Agent>().ok());
-    s.set_limit(crate::compaction::limit(&crate::compaction::Query {
+    s.set_limit(crate::agents::compaction_limit(
         agent,
-        window: s.window,
-        project: &ws.root,
-        front: Some(&config.compaction),
-    }));
+        s.window,
+        &ws.root,
+        Some(&config.compaction),
+    ));
     // Truncation: the message count can only grow within a session.
     let previous_messages = s.messages;
     let truncated =

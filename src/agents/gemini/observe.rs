@@ -11,10 +11,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::claude_code::string_values;
-use super::text::{exit_code_in, user_request};
-use super::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 use crate::error::Error;
+use crate::observe::text::string_values;
+use crate::observe::text::{exit_code_in, user_request};
+use crate::observe::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 
 const TRACKED: [&str; 5] = [
     "\"type\":\"user\"",

@@ -4,12 +4,14 @@
 //! `SubagentStart/Stop`, `Stop`), and runs project hooks only in a trusted
 //! project whose hooks are trusted too (docs/agents.md, "Use with Codex CLI").
 
-use super::mcp::{Format, McpSettings};
-use super::{AgentSettings, Event, Trust};
-use crate::usage::Agent;
+use crate::agent_settings::mcp::{Format, McpSettings};
+use std::path::Path;
+
+use crate::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
-    agent: Agent::Codex,
+    name: super::ID,
+    display_name: "Codex",
     dir: ".codex",
     file: "hooks.json",
     hook_command: "ctxkeep hook codex",
@@ -25,7 +27,9 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     ],
     status_line: false,
     json_always: false,
-    trust: &[Trust::CodexProject, Trust::CodexHooks],
+    trust: &[trust_project, trust_hooks],
+    mcp_approval: None,
+    comments_allowed: false,
     // Read only in a trusted project, as `.codex/hooks.json` is.
     mcp: McpSettings {
         dir: Some(".codex"),
@@ -34,3 +38,16 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         key: "mcp_servers",
     },
 };
+
+/// Codex loads `.codex/` only in a trusted project.
+fn trust_project(project: &Path) -> String {
+    format!(
+        "trust the project in Codex: add `[projects.\"{}\"]` with `trust_level = \"trusted\"` to ~/.codex/config.toml ($CODEX_HOME/config.toml), or accept Codex's trust prompt in that folder; Codex ignores .codex/ in an untrusted project",
+        project.display()
+    )
+}
+
+/// Codex runs hooks only once they are trusted.
+fn trust_hooks(_project: &Path) -> String {
+    "trust the hooks in Codex: review and trust them with /hooks in the TUI, or run `codex exec --dangerously-bypass-hook-trust` headless; Codex skips hooks it has not been told to trust".into()
+}

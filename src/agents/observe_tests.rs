@@ -4,7 +4,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::*;
+use chrono::{DateTime, Utc};
+
+use crate::agents::{observe, Agent};
+use crate::observe::*;
 
 fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-23T20:00:00Z")

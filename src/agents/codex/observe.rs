@@ -10,9 +10,22 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::claude_code::string_values;
-use super::text::{argv_display, exit_code_in, patch_files, user_request};
-use super::{first_line_object, parts_text, plan_items, window_lines, Recorder};
+use crate::observe::text::string_values;
+use crate::observe::text::{argv_display, exit_code_in, patch_files, user_request};
+
+/// The heading Codex's IDE extension puts the request under, after the editor's context.
+const IDE_CONTEXT: &str = "# Context from my IDE setup:";
+const IDE_REQUEST: &str = "## My request for Codex:";
+
+/// The user's request in a user message, out of the IDE extension's wrapper when it has one.
+fn request_in(text: &str) -> Option<String> {
+    if text.trim_start().starts_with(IDE_CONTEXT) {
+        let at = text.find(IDE_REQUEST)?;
+        return user_request(&text[at + IDE_REQUEST.len()..]);
+    }
+    user_request(text)
+}
+use crate::observe::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 
 /// Line shapes worth parsing (outputs are judged by their call id first).
 const WANTED: [&str; 9] = [
@@ -142,7 +155,7 @@ impl Reader {
                 if let Some(r) = p
                     .get("message")
                     .and_then(Value::as_str)
-                    .and_then(user_request)
+                    .and_then(request_in)
                 {
                     self.typed = Some(r);
                 }
@@ -188,7 +201,7 @@ impl Reader {
         match s("type") {
             Some("message") if s("role") == Some("user") => {
                 let text = message_text(p);
-                if let Some(r) = user_request(&text) {
+                if let Some(r) = request_in(&text) {
                     self.fallback = Some(r);
                 }
             }

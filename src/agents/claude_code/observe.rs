@@ -9,8 +9,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::text::{exit_code_in, user_request};
-use super::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
+use crate::observe::text::{exit_code_in, string_values, user_request};
+use crate::observe::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
 
 /// The tools whose calls matter, as they appear in a compact `tool_use` line.
 const TRACKED: [&str; 8] = [
@@ -68,14 +68,6 @@ fn worth_parsing(line: &str, rec: &Recorder) -> bool {
         return true;
     }
     line.contains("\"user\"")
-}
-
-/// Every string value that follows `lead` (a key with its opening quote) in `line`.
-pub(super) fn string_values<'a>(line: &'a str, lead: &'a str) -> impl Iterator<Item = &'a str> {
-    line.match_indices(lead).filter_map(move |(at, _)| {
-        let rest = &line[at + lead.len()..];
-        rest.find('"').map(|end| &rest[..end])
-    })
 }
 
 struct Reader {

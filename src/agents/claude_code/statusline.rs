@@ -13,31 +13,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{get_obj, get_str, get_u64, input_context_tokens};
 use crate::error::Error;
+use crate::usage::{get_obj, get_str, get_u64, input_context_tokens, StatusLine};
 
 /// Largest status-line payload accepted (real ones are a few KiB).
 pub const MAX_STATUSLINE_BYTES: u64 = 1024 * 1024;
 
 /// The first Claude Code version whose `total_input_tokens` is the current context.
 const CURRENT_TOTALS_SINCE: (u64, u64, u64) = (2, 1, 132);
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct StatusLine {
-    pub session_id: Option<String>,
-    pub transcript_path: Option<PathBuf>,
-    /// `model.id` (e.g. `claude-opus-4-6`; may carry a `[1m]` suffix).
-    pub model: Option<String>,
-    /// Tokens currently in context; None when unknown (see the module doc).
-    pub tokens: Option<u64>,
-    /// `context_window.context_window_size`.
-    pub window: Option<u64>,
-    /// `context_window.used_percentage` as Claude computed it; None early in a session and in
-    /// old payloads.
-    pub used_percentage: Option<f64>,
-    /// The Claude Code version that sent the payload.
-    pub version: Option<String>,
-}
 
 /// Reads a status-line payload from `input` (stdin), at most [`MAX_STATUSLINE_BYTES`].
 pub fn read_statusline(input: impl Read) -> anyhow::Result<StatusLine> {
