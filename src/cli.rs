@@ -199,10 +199,11 @@ pub struct HooksArgs {
 pub enum HooksCommand {
     /// Add ctxkeep's hooks to the agent's project settings (Claude Code: .claude/settings.json,
     /// with the status line; Codex: .codex/hooks.json; Gemini: .gemini/settings.json), keeping
-    /// every other setting; running it again changes nothing. Says which trust step the agent
-    /// needs before it runs them.
+    /// every other byte of the file; running it again changes nothing. Every file is checked
+    /// before any is written. Says which trust step the agent needs before it runs them.
     Install(HooksInstallArgs),
-    /// Remove ctxkeep's hooks (and Claude Code's status line), and nothing else.
+    /// Remove ctxkeep's hooks (and Claude Code's status line), and nothing else: the files
+    /// get back the bytes they had before `install` (one left empty is removed).
     Uninstall(HooksUninstallArgs),
     /// Check that the hooks are installed and that each command runs (exit 1 if not).
     Doctor(HooksDoctorArgs),

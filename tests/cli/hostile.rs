@@ -549,7 +549,7 @@ fn c21_new_files_follow_the_umask_not_0600() {
 
 /// The uid to run a permission test as: ourselves when not root (chmod
 /// binds us), else nobody through setpriv (root ignores chmod).
-fn unprivileged(p: &Project) -> Option<u32> {
+pub(crate) fn unprivileged(p: &Project) -> Option<u32> {
     if euid() != 0 {
         return Some(euid());
     }
