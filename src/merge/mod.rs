@@ -155,6 +155,13 @@ pub fn merge(
             json!({ "checkpoint": sf.fm.checkpoint, "history": history }),
         )?;
         sf.set_managed_block(&crate::redact::redact(&block))?;
+        // A merged checkpoint records the block written with it, as any
+        // checkpoint does, so that a later hand edit of the block shows.
+        if let (Some(c), Some(content)) = (made.as_mut(), sf.managed_block()) {
+            c["block_digest"] = json!(crate::state::block_digest(content));
+            record::reseal(c);
+            sf.set_keys(&[("checkpoint", Some(c.clone()))])?;
+        }
     }
 
     // Last, as the file no longer parses after it: both sides of each key
@@ -168,8 +175,13 @@ pub fn merge(
         let (o, t) = (sf.key_text(k), theirs.key_text(k));
         sf.mark_key_conflict(k, o.as_deref(), t.as_deref());
     }
+    // The one rule: a merge a reader could not take back is no merge (the
+    // driver falls back to git's text merge). Markers the merge leaves on
+    // purpose are allowed.
+    let text = sf.render();
+    crate::state::limits::check_text(path, &text, !conflicted.is_empty())?;
     Ok(Merged {
-        text: sf.render(),
+        text,
         conflicts: conflicted
             .into_iter()
             .map(|k| if k == "prose" { k } else { format!("key {k}") })

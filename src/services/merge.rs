@@ -79,7 +79,7 @@ fn archive(root: &Path, record: &serde_json::Value, out: &Output) {
     if let Err(e) = (Archive {
         dir: &dir.join("checkpoints"),
     })
-    .store(&c)
+    .store(&c, None)
     {
         out.warn(&format!("the merged checkpoint was not archived: {e}"));
     }

@@ -21,7 +21,13 @@ fn with_state(content: impl AsRef<[u8]>) -> Project {
 
 /// Runs `args`, expects a refusal with `code` and a one-line message that
 /// names `file` and contains every needle; nothing may change on disk.
-fn refused(p: &Project, args: &[&str], code: i32, file: &str, needles: &[&str]) -> String {
+pub(crate) fn refused(
+    p: &Project,
+    args: &[&str],
+    code: i32,
+    file: &str,
+    needles: &[&str],
+) -> String {
     let before = p.snapshot();
     let out = p.ctxkeep(args).output().unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
