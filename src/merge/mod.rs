@@ -236,6 +236,34 @@ mod tests {
     }
 
     #[test]
+    fn a_merge_no_reader_could_take_back_is_refused() {
+        // Each side alone fits; both sides' keys together would be over
+        // the 64 KiB of front matter a reader takes.
+        let big = |k: &str| format!("{k}: \"{}\"\n", "x".repeat(40_000));
+        let ours = BASE.replace(
+            "window: 200000\n",
+            &format!("window: 200000\n{}", big("mine")),
+        );
+        let theirs = BASE.replace(
+            "window: 200000\n",
+            &format!("window: 200000\n{}", big("yours")),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let texts = Texts {
+            base: BASE,
+            ours: &ours,
+            theirs: &theirs,
+        };
+        let e = merge(Path::new("project-state.md"), dir.path(), texts, "t", 0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the front matter would be") && e.contains("nothing was written"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn prose_merges_as_text_and_crlf_is_kept() {
         let ours = BASE.replace("first\n", "first, edited here\n");
         let theirs = BASE.replace("last\n", "last, edited there\n");

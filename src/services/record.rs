@@ -527,3 +527,127 @@ fn redact_record(r: &mut Checkpoint) -> anyhow::Result<()> {
     *r = serde_json::from_value(v)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{BEGIN_MARKER, END_MARKER};
+    use proptest::prelude::*;
+
+    /// `place` as `checkpoint` runs it, in memory: what it and the checks
+    /// around it accept, the reader reads back exactly (the fuzz target
+    /// `checkpoint_write` holds the same; tests/cli/readback.rs runs the
+    /// commands).
+    fn placed_reads_back(text: &str, fields: Fields) -> Result<(), TestCaseError> {
+        let path = Path::new("project-state.md");
+        let Ok(mut sf) = StateFile::from_text(path, text.to_string()) else {
+            return Ok(());
+        };
+        if limits::check_fields(path, &fields).is_err() {
+            return Ok(());
+        }
+        let mut record = Checkpoint {
+            id: "ckpt-0002".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            trigger: "manual".into(),
+            phase: fields.phase.unwrap_or_default(),
+            active_task: fields.active_task.unwrap_or_default(),
+            next_action: fields.next_action.unwrap_or_default(),
+            notes: fields.notes.unwrap_or_default(),
+            decisions: fields.decisions.unwrap_or_default(),
+            ..Checkpoint::default()
+        };
+        let mut history = json!([{"id": "ckpt-0001", "created_at": "t", "phase": record.phase, "next_action": "x"}]);
+        let templates = Templates::load(Path::new("."), None).unwrap();
+        if place(&mut sf, &mut record, &mut history, &templates).is_err() {
+            return Ok(());
+        }
+        let written = sf.render();
+        if limits::check_text(path, &written, false).is_err() {
+            return Ok(());
+        }
+        let again = StateFile::from_text(path, written.clone())
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{written}")))?;
+        prop_assert_eq!(crate::state::seal(&again), Some(crate::state::Seal::Intact));
+        prop_assert!(crate::state::edited_block(&again).is_none());
+        prop_assert_eq!(again.fm.checkpoint.as_ref(), Some(&record));
+        let block = again.managed_block().unwrap_or_default();
+        prop_assert!(!block.chars().any(limits::is_escaped_control), "{}", block);
+        prop_assert!(
+            !block.lines().any(limits::looks_like_conflict_marker),
+            "{}",
+            block
+        );
+        Ok(())
+    }
+
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z ]{1,8}",
+            "\\PC{1,4}",
+            prop::sample::select(vec![
+                "\0",
+                "\x1b",
+                "\x07",
+                "\r",
+                "\r\n",
+                "\n",
+                "\t",
+                "\x7f",
+                "\u{85}",
+                "\u{2028}",
+                "\u{feff}",
+                "\n<<<<<<< a\n",
+                "\n=======\n",
+                "\n>>>>>>> b\n",
+                "\n|||||||\n",
+                "\n<!-- ctxkeep:end -->\n",
+                "\n<!-- ctxkeep:begin -->\n",
+                "\n---\n",
+                "\n...\n",
+                "\"",
+                "\\",
+                ": ",
+                "# ",
+                "- ",
+                "{{ x }}",
+                "{%",
+                "&a",
+                "*a",
+                "no",
+            ])
+            .prop_map(str::to_string),
+        ]
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => prop::collection::vec(piece(), 0..8).prop_map(|p| p.concat()),
+            1 => (piece(), 14_000usize..17_000).prop_map(|(p, n)| p.repeat(n / p.len() + 1)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn what_place_accepts_reads_back(
+            prose in prop::collection::vec(piece(), 0..6),
+            own in prop::option::of("[a-z]{0,8}"),
+            phase in prop::option::of(text()),
+            task in prop::option::of(text()),
+            next in prop::option::of(text()),
+            notes in prop::option::of(text()),
+            decisions in prop::option::of(prop::collection::vec(text(), 0..4)),
+        ) {
+            let prose = prose.concat();
+            let own = own.map(|v| format!("owner: {v}\n")).unwrap_or_default();
+            let text = format!(
+                "---\nctxkeep: 1\n{own}---\n{prose}\n{BEGIN_MARKER}\nold\n{END_MARKER}\n"
+            );
+            let fields = Fields {
+                phase, active_task: task, next_action: next, notes, decisions,
+                ..Fields::default()
+            };
+            placed_reads_back(&text, fields)?;
+        }
+    }
+}

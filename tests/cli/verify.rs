@@ -508,3 +508,60 @@ fn probe_asks_a_fresh_reader_and_reports_what_it_could_not_resolve() {
     assert_eq!(code, 0, "{v}");
     assert!(codes(&v, "warnings").contains(&"CK306".to_string()), "{v}");
 }
+
+/// An edit inside the marked block was overwritten at the next checkpoint
+/// without a word. Now `verify` reports it (CK124, a warning: `resume`
+/// does not read the block), and the next checkpoint warns and keeps the
+/// edited text in the archive.
+#[test]
+fn a_hand_edit_inside_the_marked_block_is_reported_and_kept() {
+    let p = project();
+    p.checkpoint(&[]).success();
+    let s = p.state();
+    let edited = s.replace(
+        "- **Next action:** run cargo test and fix the failing split test\n",
+        "- **Next action:** run cargo test and fix the failing split test\n- Mine: ask Ana about CRLF first\n",
+    );
+    assert_ne!(edited, s);
+    p.write("project-state.md", &edited);
+    let (v, code) = p.json(&["verify"]);
+    assert_eq!(code, 0, "a warning: {v}");
+    assert_eq!(codes(&v, "warnings"), ["CK124"]);
+    assert_eq!(
+        v["warnings"][0]["line"],
+        line_of(&edited, "<!-- ctxkeep:begin -->")
+    );
+    p.ctxkeep(&["resume", "--peek"]).assert().success();
+
+    let out = p.ctxkeep(&["checkpoint"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "the marked block (between the ctxkeep markers) was edited by hand since ckpt-0001"
+        ) && err.contains(".ctxkeep/checkpoints/ckpt-0002.json (key replaced_block)"),
+        "{err}"
+    );
+    assert!(!p.state().contains("ask Ana"), "the block is rewritten");
+    let archived: serde_json::Value =
+        serde_json::from_str(&p.read(".ctxkeep/checkpoints/ckpt-0002.json")).unwrap();
+    assert!(
+        archived["replaced_block"]
+            .as_str()
+            .unwrap()
+            .contains("- Mine: ask Ana about CRLF first\n"),
+        "{archived}"
+    );
+    // Written again, the block is intact: no finding, no warning.
+    let (v, _) = p.json(&["verify"]);
+    assert_eq!(codes(&v, "warnings"), Vec::<&str>::new());
+    p.ctxkeep(&["checkpoint"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("marked block").not());
+    // Trailing blanks an editor strips, or CRLF line ends, are no edit.
+    let trimmed = p.state().replace(" \n", "\n").replace('\n', "\r\n");
+    p.write("project-state.md", &trimmed);
+    let (v, _) = p.json(&["verify"]);
+    assert!(!v.to_string().contains("CK124"), "{v}");
+}
