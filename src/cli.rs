@@ -624,7 +624,9 @@ pub struct LogArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// Treat warnings that matter (hand edits, undescribed changes) as errors.
+    /// Treat warnings that matter (undescribed changes, the probe's findings) as errors, and
+    /// name unknown top-level keys. A hand-edited checkpoint is an error either way (resume
+    /// refuses it).
     #[arg(long)]
     pub strict: bool,
 

@@ -93,9 +93,20 @@ fuzz_target!(|data: &[u8]| {
     }
     let again = StateFile::from_text(path, written.clone())
         .unwrap_or_else(|e| panic!("accepted but not read back: {e}\n{written}"));
-    assert_eq!(state::seal(&again), Some(Seal::Intact), "the seal reads back");
-    assert!(state::edited_block(&again).is_none(), "the block reads as ctxkeep's");
-    let c = again.fm.checkpoint.as_ref().expect("the checkpoint reads back");
+    assert_eq!(
+        state::seal(&again),
+        Some(Seal::Intact),
+        "the seal reads back"
+    );
+    assert!(
+        state::edited_block(&again).is_none(),
+        "the block reads as ctxkeep's"
+    );
+    let c = again
+        .fm
+        .checkpoint
+        .as_ref()
+        .expect("the checkpoint reads back");
     assert_eq!(c, &record, "every field reads back as written");
     let (before, after) = around_block(&again.body).expect("the block is there");
     match around_block(&body_before) {

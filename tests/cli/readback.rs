@@ -256,6 +256,49 @@ fn a_record_that_does_not_fit_sheds_history_first_then_is_refused() {
     every_reader_reads(&p);
 }
 
+/// What ctxkeep gathers on its own (here an agent's plan of 3,000 items,
+/// read from its transcript, as every hook's automatic checkpoint reads it)
+/// gives way to the front matter's limit, with a warning, instead of
+/// writing a file no command reads.
+#[test]
+fn an_observed_plan_too_large_to_keep_is_left_out_with_a_warning() {
+    let p = Project::initialized();
+    let line = |ty: &str, message: Value| {
+        json!({"parentUuid": "p", "isSidechain": false, "userType": "external",
+               "cwd": p.root(), "sessionId": "s1", "version": "2.1.0", "type": ty,
+               "message": message, "uuid": "u", "timestamp": "2026-01-15T09:00:00.000Z"})
+        .to_string()
+    };
+    let todos: Vec<Value> = (0..3_000)
+        .map(|i| json!({"content": format!("step {i} of the very long plan"), "status": "pending", "activeForm": "x"}))
+        .collect();
+    let transcript = [
+        line("user", json!({"role": "user", "content": "split the parser"})),
+        line(
+            "assistant",
+            json!({"model": "claude-opus-4-1", "id": "m1", "role": "assistant",
+                   "content": [{"type": "tool_use", "id": "t1", "name": "TodoWrite", "input": {"todos": todos}}],
+                   "usage": {"input_tokens": 3, "output_tokens": 5}}),
+        ),
+    ]
+    .join("\n");
+    p.write("t.jsonl", transcript + "\n");
+    let mut args = vec!["--json"];
+    args.extend(MINIMAL_CHECKPOINT);
+    args.extend(["--transcript", "t.jsonl"]);
+    let out = p.ctxkeep(&args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("left out of ckpt-0001 so that the front matter stays within the 65536 bytes ctxkeep reads back: the observed plan"),
+        "{err}"
+    );
+    let written: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(written["observed"]["request"], "split the parser");
+    assert_eq!(written["observed"]["plan"], json!([]));
+    every_reader_reads(&p);
+}
+
 // The property: whatever `checkpoint` accepts, every reader reads; whatever
 // it refuses, it refuses with one line and leaves every file as it was.
 
