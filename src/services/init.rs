@@ -185,6 +185,9 @@ pub fn init(ws: &Workspace, args: Settings, out: &Output) -> anyhow::Result<Init
     }
     let wrote = if created {
         let text = sf.render();
+        // A project's own templates make the new file: held to the reader's
+        // limits as every write is (`save` checks the same).
+        crate::state::limits::check_text(&ws.state_path, &text, false)?;
         if !crate::fsutil::create_new(&ws.state_path, text.as_bytes())? {
             // Another init won the race; its file stands.
             false
