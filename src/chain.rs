@@ -199,7 +199,7 @@ pub fn read(ws: &Workspace) -> Result<Chain, Error> {
             what: "",
             size: Some(meta.len()),
             limit: MAX_CHAIN_BYTES,
-            hint: "; run `ctxkeep gc`",
+            hint: "; run `ctxkeep gc`".into(),
         });
     }
     let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, "cannot read", e))?;

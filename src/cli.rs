@@ -350,14 +350,22 @@ pub struct CheckpointArgs {
     pub next: Option<String>,
 
     /// A decision made since the last commit (repeatable; replaces the list).
-    #[arg(long = "decision", value_name = "TEXT")]
+    #[arg(long = "decision", value_name = "TEXT", value_parser = decision_item)]
     pub decisions: Vec<String>,
 
+    /// Empty the list of decisions (the next checkpoint records none).
+    #[arg(long, conflicts_with = "decisions")]
+    pub clear_decisions: bool,
+
     /// An open question (repeatable; replaces the list).
-    #[arg(long = "question", value_name = "TEXT")]
+    #[arg(long = "question", value_name = "TEXT", value_parser = question_item)]
     pub questions: Vec<String>,
 
-    /// Free notes.
+    /// Empty the list of open questions.
+    #[arg(long, conflicts_with = "questions")]
+    pub clear_questions: bool,
+
+    /// Free notes (--note '' clears them).
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
 
@@ -384,6 +392,26 @@ pub struct CheckpointArgs {
     /// files and commands) from its transcript, under `observed`.
     #[arg(long, value_name = "PATH")]
     pub transcript: Option<PathBuf>,
+}
+
+/// An item of `--decision`: text, never empty (an empty item is no
+/// decision; `--clear-decisions` empties the list).
+fn decision_item(s: &str) -> Result<String, String> {
+    list_item(s, "--clear-decisions")
+}
+
+/// An item of `--question`, as [`decision_item`].
+fn question_item(s: &str) -> Result<String, String> {
+    list_item(s, "--clear-questions")
+}
+
+fn list_item(s: &str, clear: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err(format!(
+            "an item needs text (to empty the list, use {clear})"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -590,7 +618,9 @@ pub struct LogArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// Treat warnings that matter (hand edits, undescribed changes) as errors.
+    /// Treat warnings that matter (undescribed changes, the probe's findings) as errors, and
+    /// name unknown top-level keys. A hand-edited checkpoint is an error either way (resume
+    /// refuses it).
     #[arg(long)]
     pub strict: bool,
 
