@@ -2036,4 +2036,3 @@ fn doctor_passes_on_files_edited_in_place() {
         assert!(mcp.detail.contains("checkpoint"), "{agent}: {mcp:?}");
     }
 }
-
