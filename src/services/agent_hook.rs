@@ -156,6 +156,8 @@ impl Hook {
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
         s.pending_start = Some("compact".into());
         session::save(&self.ws, &lock, &s)?;
+        // The agent compresses on its own; the figure before the fall is where.
+        self.learn_compaction(&lock, before);
         self.log(
             &lock,
             "compaction",
@@ -165,6 +167,23 @@ impl Hook {
             }),
         );
         Ok(())
+    }
+
+    /// Remembers that the agent compacted on its own at `s`'s figure, so the
+    /// stages measure against where it really compacts. Never fails the hook.
+    fn learn_compaction(&self, lock: &crate::fsutil::Lock, s: &Session) {
+        let Some(tokens) = s.tokens else {
+            return;
+        };
+        let path = self.ws.compactions_path();
+        let model = s.model.as_deref();
+        if crate::compaction::Learned::record(&path, self.agent.as_str(), model, tokens).is_ok() {
+            self.log(
+                lock,
+                "compaction_learned",
+                json!({ "session": self.session, "agent": self.agent, "model": model, "tokens": tokens }),
+            );
+        }
     }
 
     /// The gutter patterns this session has not been told about yet.
@@ -269,6 +288,20 @@ impl Hook {
     /// not reach the model now, and one checkpoint is enough.
     fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
         let applied = self.update(true, false)?;
+        let fires_often = self
+            .agent
+            .integration()
+            .hook_traits()
+            .pre_compact_fires_often;
+        if let (Some(s), Some("auto"), false) = (
+            applied.as_ref().map(|a| &a.session),
+            trigger.as_deref(),
+            fires_often,
+        ) {
+            if let Ok(lock) = self.ws.lock() {
+                self.learn_compaction(&lock, s);
+            }
+        }
         // Gemini fires PreCompress before nearly every model call, and
         // compresses only past its threshold (the session's limit).
         if self
