@@ -480,8 +480,8 @@ pub enum AgentArg {
 
 #[derive(Debug, Args)]
 pub struct CountArgs {
-    /// Files to count; - (or none) reads stdin.
-    #[arg(value_name = "FILE|-")]
+    /// Regular files to count; - reads stdin (once). FIFOs and devices are refused.
+    #[arg(value_name = "FILE|-", required = true)]
     pub files: Vec<String>,
 
     /// BPE encoding [default: the config's when in a project, else o200k_base].
