@@ -565,6 +565,11 @@ pub struct RelayArgs {
     #[arg(long, value_name = "CMD")]
     pub until: Option<String>,
 
+    /// How long the --until command may run before its process group is stopped and it
+    /// counts as not passed (e.g. 90s, 30m, 2h) [default: 30m].
+    #[arg(long, value_name = "DURATION", requires = "until")]
+    pub until_timeout: Option<String>,
+
     /// Stop with success once the checkpoint's phase is this (case-insensitive), e.g. done.
     #[arg(long, value_name = "PHASE")]
     pub until_phase: Option<String>,

@@ -22,6 +22,7 @@ pub mod models;
 pub mod observe;
 pub mod output;
 pub mod probe;
+pub mod process;
 pub mod progress;
 pub mod prompt;
 pub mod redact;
