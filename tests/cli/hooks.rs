@@ -2083,3 +2083,31 @@ fn a_forecast_from_the_last_turns_in_status_the_status_line_and_the_first_stage(
         told.additional_context
     );
 }
+/// A folder where project-state.md should be: a hook names that folder and
+/// says it is not a file (it named `…/project-state.md/project-state.md`,
+/// a path that does not exist, and called the project not initialized).
+#[test]
+fn a_folder_in_place_of_the_state_file_is_named_as_such_by_a_hook() {
+    let p = Project::new();
+    std::fs::create_dir(p.path("project-state.md")).unwrap();
+    let payload = claude(&p, "SessionStart", "s1", json!({ "source": "startup" }));
+    let ran = hook(&p, "claude-code", &payload, &[]);
+    assert_eq!(ran.code, 0, "a hook never breaks the agent: {}", ran.stderr);
+    let dir = p.path("project-state.md").display().to_string();
+    assert!(
+        ran.stderr
+            .contains(&format!("{dir}: is a directory, not a regular file")),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        !ran.stderr.contains("project-state.md/project-state.md"),
+        "{}",
+        ran.stderr
+    );
+    // `--state` naming the folder reads the same.
+    let out = p.ctxkeep(&["--state", &dir, "status"]).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(66), "{err}");
+    assert!(err.contains(&format!("{dir}: is a directory")), "{err}");
+}
