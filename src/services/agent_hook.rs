@@ -150,6 +150,7 @@ impl Hook {
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
         s.pending_start = Some("compact".into());
+        s.pre_compact_at = None;
         session::save(&self.ws, &lock, &s)?;
         self.log(
             &lock,
@@ -264,28 +265,24 @@ impl Hook {
     /// not reach the model now, and one checkpoint is enough.
     fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
         let applied = self.update(true)?;
-        // Gemini fires PreCompress before nearly every model call, and
-        // compresses only past its threshold (the session's limit).
-        if self
+        let often = self
             .agent
             .integration()
             .hook_traits()
-            .pre_compact_fires_often
-        {
-            if let Some(s) = applied.as_ref().map(|a| &a.session) {
-                if s.tokens.is_some_and(|t| t < s.limit()) {
-                    let lock = self.ws.lock()?;
-                    self.log(
-                        &lock,
-                        "checkpoint_skipped",
-                        json!({
-                            "trigger": "pre-compact", "session": self.session, "agent": self.agent,
-                            "why": format!("below {}'s compression point ({} of {} tokens)",
-                                self.agent.display_name(), s.tokens.unwrap_or(0), s.limit()),
-                        }),
-                    );
-                    return Ok(());
-                }
+            .pre_compact_fires_often;
+        // A compaction the user asked for always gets its checkpoint.
+        if often && trigger.as_deref() != Some("manual") {
+            if let Some(why) = self.compacts_nothing(applied.as_ref().map(|a| &a.session))? {
+                let lock = self.ws.lock()?;
+                self.log(
+                    &lock,
+                    "checkpoint_skipped",
+                    json!({
+                        "trigger": "pre-compact", "session": self.session, "agent": self.agent,
+                        "why": why,
+                    }),
+                );
+                return Ok(());
             }
         }
         let budget = match applied {
@@ -297,6 +294,40 @@ impl Hook {
             budget,
             json!({ "session": self.session, "agent": self.agent, "compaction": trigger }),
         )
+    }
+
+    /// For an agent whose pre-compaction event fires before every model call
+    /// (Gemini CLI): why this one will compact nothing, if it will not. The
+    /// agent compacts only past its limit, measured by the last model call's
+    /// figure, so not before the first call (no figure yet) nor below the
+    /// limit; and once it let one pass the limit without compacting (the
+    /// figure did not fall), it compacts nothing at the next either.
+    fn compacts_nothing(&self, now: Option<&Session>) -> anyhow::Result<Option<String>> {
+        let name = self.agent.display_name();
+        let Some(tokens) = now.and_then(|s| s.tokens) else {
+            return Ok(Some(format!(
+                "before {name}'s first model call: no figure yet, nothing to compress"
+            )));
+        };
+        let lock = self.ws.lock()?;
+        let mut s = session::load(&self.ws, &self.session)?
+            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+        let limit = s.limit();
+        let why = if tokens < limit {
+            s.pre_compact_at = None;
+            Some(format!(
+                "below {name}'s compression point ({tokens} of {limit} tokens)"
+            ))
+        } else if let Some(at) = s.pre_compact_at {
+            Some(format!(
+                "{name} compressed nothing after the pre-compact checkpoint at {at} tokens (now {tokens} of {limit})"
+            ))
+        } else {
+            s.pre_compact_at = Some(tokens);
+            None
+        };
+        session::save(&self.ws, &lock, &s)?;
+        Ok(why)
     }
 
     /// PostCompact: the old figure is gone with the context; every stage
@@ -362,6 +393,8 @@ impl Hook {
         if source == "compact" {
             forget_figure(&mut s);
         }
+        // A new process of the agent: whether it compacted before is not known.
+        s.pre_compact_at = None;
         let now = crate::clock::now_rfc3339();
         s.started_at = Some(now.clone());
         s.updated_at = now;
