@@ -414,6 +414,7 @@ mod tests {
                     "PreCompact",
                     "PostCompact",
                     "Stop",
+                    "SessionEnd",
                 ][..],
             ),
             (
