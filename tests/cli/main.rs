@@ -21,6 +21,7 @@ mod mcp;
 mod merge;
 mod precommit;
 mod relay;
+mod remaining;
 mod replay;
 mod resume;
 mod secrets;
