@@ -229,28 +229,29 @@ impl Hook {
     }
 
     /// An automatic checkpoint from this session: the last one's fields,
-    /// what the transcript shows it did, skipped when nothing is new.
+    /// what the transcript shows it did, skipped when nothing is new unless
+    /// the user asked for it (`asked`: a manual compaction).
     fn auto_checkpoint(
         &self,
         trigger: &str,
         budget: Option<crate::checkpoint::Budget>,
         extra: serde_json::Value,
+        asked: bool,
     ) -> anyhow::Result<()> {
         let observed = self.observed();
         let lock = self.ws.lock()?;
-        let written = record::write_new(
-            &self.ws,
-            &lock,
-            record::New {
-                fields: Fields::default(),
-                trigger,
-                budget,
-                observed,
-                extra,
-                automatic: true,
-            },
-            &self.out,
-        )?;
+        let new = record::New {
+            fields: Fields::default(),
+            trigger,
+            budget,
+            observed,
+            extra,
+            automatic: true,
+        };
+        let written = match asked {
+            true => record::write_new_always(&self.ws, &lock, new, &self.out)?,
+            false => record::write_new(&self.ws, &lock, new, &self.out)?,
+        };
         // The session wrote it, so it has seen it: a resume of this same
         // session is not told about its own checkpoint.
         let mut s = session::load(&self.ws, &self.session)?
@@ -271,7 +272,8 @@ impl Hook {
             .hook_traits()
             .pre_compact_fires_often;
         // A compaction the user asked for always gets its checkpoint.
-        if often && trigger.as_deref() != Some("manual") {
+        let asked = trigger.as_deref() == Some("manual");
+        if often && !asked {
             if let Some(why) = self.compacts_nothing(applied.as_ref().map(|a| &a.session))? {
                 let lock = self.ws.lock()?;
                 self.log(
@@ -293,6 +295,7 @@ impl Hook {
             "pre-compact",
             budget,
             json!({ "session": self.session, "agent": self.agent, "compaction": trigger }),
+            asked,
         )
     }
 
@@ -565,6 +568,7 @@ impl Hook {
             "session-end",
             budget,
             json!({ "session": self.session, "agent": self.agent, "reason": reason }),
+            false,
         )
     }
 

@@ -144,6 +144,27 @@ impl Written {
 /// block, the archive and the event log. An automatic one that would repeat
 /// the last is skipped instead; see [`New`].
 pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow::Result<Written> {
+    write(ws, lock, new, true, out)
+}
+
+/// [`write_new`] for an automatic checkpoint the user asked for (a manual
+/// compaction): written even when it would record nothing new.
+pub fn write_new_always(
+    ws: &Workspace,
+    lock: &Lock,
+    new: New,
+    out: &Output,
+) -> anyhow::Result<Written> {
+    write(ws, lock, new, false, out)
+}
+
+fn write(
+    ws: &Workspace,
+    lock: &Lock,
+    new: New,
+    skip_repeats: bool,
+    out: &Output,
+) -> anyhow::Result<Written> {
     let New {
         fields,
         trigger,
@@ -244,7 +265,7 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
     redact_record(&mut record)?;
     record.seal();
 
-    if let (true, Some(p)) = (automatic, &prev) {
+    if let (true, Some(p)) = (automatic && skip_repeats, &prev) {
         if records_nothing_new(p, &record) {
             let why = format!("nothing new since {}", p.id);
             let mut event = json!({ "trigger": record.trigger, "same_as": p.id, "why": why });

@@ -514,6 +514,9 @@ fn gemini_precompress_checkpoints_only_a_compression_and_always_a_manual_one() {
         manual["observed"]["next_step"],
         "Next I will read the check's log."
     );
+    // Even with nothing new since: the user asked for this compaction.
+    run(&p, "gemini", &pre("manual"));
+    assert_eq!(record(&p, "ckpt-0004")["observed"], manual["observed"]);
     // Once the figure falls, the next one past the point is a compression again.
     gemini_chat(&p, &[(30_000, None, "Compressed.")]);
     run(&p, "gemini", &pre("auto"));
@@ -525,7 +528,7 @@ fn gemini_precompress_checkpoints_only_a_compression_and_always_a_manual_one() {
         ],
     );
     run(&p, "gemini", &pre("auto"));
-    assert_eq!(record(&p, "ckpt-0004")["trigger"], "pre-compact");
+    assert_eq!(record(&p, "ckpt-0005")["trigger"], "pre-compact");
 }
 
 #[test]
