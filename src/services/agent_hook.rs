@@ -265,7 +265,6 @@ impl Hook {
     /// figure is recorded without firing stages: their instructions could
     /// not reach the model now, and one checkpoint is enough.
     fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
-        let applied = self.update(true)?;
         let often = self
             .agent
             .integration()
@@ -273,8 +272,16 @@ impl Hook {
             .pre_compact_fires_often;
         // A compaction the user asked for always gets its checkpoint.
         let asked = trigger.as_deref() == Some("manual");
+        // The figure this session had before: a resumed run's first event
+        // may name a transcript with no figure in it yet.
+        let known = match often && !asked {
+            true => session::load(&self.ws, &self.session)?.and_then(|s| s.tokens),
+            false => None,
+        };
+        let applied = self.update(true)?;
         if often && !asked {
-            if let Some(why) = self.compacts_nothing(applied.as_ref().map(|a| &a.session))? {
+            let now = applied.as_ref().and_then(|a| a.session.tokens).or(known);
+            if let Some(why) = self.compacts_nothing(now)? {
                 let lock = self.ws.lock()?;
                 self.log(
                     &lock,
@@ -302,12 +309,13 @@ impl Hook {
     /// For an agent whose pre-compaction event fires before every model call
     /// (Gemini CLI): why this one will compact nothing, if it will not. The
     /// agent compacts only past its limit, measured by the last model call's
-    /// figure, so not before the first call (no figure yet) nor below the
-    /// limit; and once it let one pass the limit without compacting (the
-    /// figure did not fall), it compacts nothing at the next either.
-    fn compacts_nothing(&self, now: Option<&Session>) -> anyhow::Result<Option<String>> {
+    /// figure (`tokens`), so not before a session's first call (no figure
+    /// yet) nor below the limit; and once it let one pass the limit without
+    /// compacting (the figure did not fall), it compacts nothing at the next
+    /// either.
+    fn compacts_nothing(&self, tokens: Option<u64>) -> anyhow::Result<Option<String>> {
         let name = self.agent.display_name();
-        let Some(tokens) = now.and_then(|s| s.tokens) else {
+        let Some(tokens) = tokens else {
             return Ok(Some(format!(
                 "before {name}'s first model call: no figure yet, nothing to compress"
             )));

@@ -646,3 +646,44 @@ fn a_stage_instruction_quotes_what_remains_so_the_agent_can_correct_it() {
         assert!(told.contains(&quoted), "{quoted:?} in {told}");
     }
 }
+
+#[test]
+fn a_resumed_gemini_session_is_measured_by_the_figure_it_had() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    gemini_chat(&p, &[(600_000, Some("make check"), "Running the check.")]);
+    run(
+        &p,
+        "gemini",
+        &payload(
+            &p,
+            "AfterAgent",
+            "g1",
+            "chat.jsonl",
+            json!({ "prompt": "x" }),
+        ),
+    );
+    // `--resume` names a new file with only the metadata line until the first reply: the
+    // session's last figure (past the compression point) still says Gemini will compress.
+    write_transcript(&p, "resumed.jsonl", jsonl(&[gemini_meta()]));
+    let pre = |session: &str| {
+        payload(
+            &p,
+            "PreCompress",
+            session,
+            "resumed.jsonl",
+            json!({ "trigger": "auto" }),
+        )
+    };
+    run(&p, "gemini", &pre("g1"));
+    let why = |p: &Project| {
+        events(p, "checkpoint_skipped").last().unwrap()["why"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(why(&p).starts_with("nothing new since"), "{}", why(&p));
+    // A session never seen before has no figure: nothing to compress yet.
+    run(&p, "gemini", &pre("g2"));
+    assert!(why(&p).contains("first model call"), "{}", why(&p));
+}
