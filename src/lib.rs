@@ -14,6 +14,7 @@ pub mod compaction;
 pub mod config;
 pub mod error;
 pub mod events;
+pub mod file_batch;
 pub mod fsutil;
 pub mod git;
 pub mod hook_payload;

@@ -143,7 +143,7 @@ fn changes_since(ws: &Workspace, c: &Checkpoint) -> Value {
     let newly_dirty: Vec<&DirtyFile> = now
         .dirty
         .iter()
-        .filter(|d| !was.contains(d.path.as_str()))
+        .filter(|d| !then.describes(&d.path))
         .collect();
     let now_clean: Vec<&str> = was.difference(&is).copied().collect();
     json!({

@@ -55,6 +55,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             window: args.window,
             messages: args.messages,
             record_only: false,
+            deferred: false,
         },
         &ctx.out,
     )?;

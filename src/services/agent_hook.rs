@@ -91,7 +91,11 @@ impl Hook {
     }
 
     /// Updates the session from the transcript; None when there is none yet.
-    fn update(&self, record_only: bool) -> anyhow::Result<Option<tracking::Applied>> {
+    fn update(
+        &self,
+        record_only: bool,
+        deferred: bool,
+    ) -> anyhow::Result<Option<tracking::Applied>> {
         let Some(path) = self.transcript() else {
             return Ok(None);
         };
@@ -104,6 +108,7 @@ impl Hook {
             Reading::Transcript(Box::new(usage), path.display().to_string()),
             Options {
                 record_only,
+                deferred,
                 ..Options::default()
             },
             &self.out,
@@ -120,7 +125,7 @@ impl Hook {
             true => session::load(&self.ws, &self.session)?,
             false => None,
         };
-        let applied = self.update(false)?;
+        let applied = self.update(false, !reply)?;
         self.acknowledge();
         if let (Some(before), Some(applied)) = (&before, &applied) {
             if compressed(before, &applied.session) {
@@ -278,7 +283,7 @@ impl Hook {
             true => session::load(&self.ws, &self.session)?.and_then(|s| s.tokens),
             false => None,
         };
-        let applied = self.update(true)?;
+        let applied = self.update(true, false)?;
         if often && !asked {
             let now = applied.as_ref().and_then(|a| a.session.tokens).or(known);
             if let Some(why) = self.compacts_nothing(now)? {
@@ -347,7 +352,11 @@ impl Hook {
         let lock = self.ws.lock()?;
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
-        forget_figure(&mut s);
+        // Claude Code starts the restored session (with its size) before
+        // PostCompact: that figure is the new one, not a stale one.
+        if s.restored_at.take().is_none() {
+            forget_figure(&mut s);
+        }
         s.updated_at = crate::clock::now_rfc3339();
         session::save(&self.ws, &lock, &s)?;
         self.log(
@@ -403,6 +412,11 @@ impl Hook {
         };
         if source == "compact" {
             forget_figure(&mut s);
+            // The restored conversation's size, when the agent states it.
+            if let Some(t) = self.payload.context_tokens {
+                s.set_tokens(Some(t), s.window);
+                s.restored_at = Some(crate::clock::now_rfc3339());
+            }
         }
         // A new process of the agent: whether it compacted before is not known.
         s.pre_compact_at = None;
@@ -629,6 +643,9 @@ fn compressed(before: &Session, after: &Session) -> bool {
 /// The figure is gone with the context; every stage re-arms.
 fn forget_figure(s: &mut Session) {
     s.set_tokens(None, s.window);
+    s.compacted_at = Some(crate::clock::now_rfc3339());
     s.fired.clear();
+    s.pending_stages.clear();
+    s.turn_ends.clear();
     s.handoff_due = false;
 }

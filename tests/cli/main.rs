@@ -20,6 +20,7 @@ mod log;
 mod mcp;
 mod merge;
 mod precommit;
+mod readback;
 mod relay;
 mod remaining;
 mod replay;

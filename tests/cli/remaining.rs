@@ -638,9 +638,7 @@ fn a_stage_instruction_quotes_what_remains_so_the_agent_can_correct_it() {
         ),
     );
     for quoted in [
-        format!("The user's request as recorded: \"{TASK}\"."),
-        "Open plan items: [in_progress] Handle a trailing blank line; [pending] Document the accepted input.".into(),
-        "Your next step as recorded: \"Next I will make split_records drop the trailing blank line.\"".into(),
+        format!("What remains as recorded: the user's request \"{TASK}\"; open plan items [in_progress] Handle a trailing blank line, [pending] Document the accepted input; next step \"Next I will make split_records drop the trailing blank line.\""),
         "Correct what is out of date".into(),
     ] {
         assert!(told.contains(&quoted), "{quoted:?} in {told}");

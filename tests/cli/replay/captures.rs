@@ -42,13 +42,11 @@ const CAPTURES: &[Expected] = &[
         // Three failures in a row at lines 54, 58 and 62, warned only at the next tool call
         // (line 91), in the next session but one.
         loop_warnings: 1,
-        // All four stages at once at line 91.
-        stage_instructions: 4,
-        stacked: 1,
-        // One "Recorded now (…)", "Correct what is out of date…" and the quoted request and
-        // next step per stage (the three failures of one command are one line, ×3, since
-        // issue 26).
-        repeated_lines: 11,
+        // All four stages crossed at once at line 91: one instruction, for stage-98.
+        stage_instructions: 1,
+        stacked: 0,
+        // The three failures of one command are one line (×3) since issue 26.
+        repeated_lines: 0,
         // The resumed run's "Carry on." is a nudge, not a new request: its end records nothing
         // new (a second session-end before issue 26).
         checkpoints: &[("session-end", 1), ("stage-98", 1)],
@@ -81,9 +79,10 @@ const CAPTURES: &[Expected] = &[
         injections: 2,
         resume_prompts: 1,
         loop_warnings: 0,
-        stage_instructions: 4,
-        stacked: 1,
-        repeated_lines: 8,
+        // Four stages crossed at once: one instruction, for the highest.
+        stage_instructions: 1,
+        stacked: 0,
+        repeated_lines: 0,
         // No pre-compact checkpoint before a run's first model call any more (two before issue
         // 26); the one at the compression (line 58) records nothing new since the first run's
         // end: the capture cuts the resumed runs' prompts and messages, so it sees only a
