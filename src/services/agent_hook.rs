@@ -157,6 +157,8 @@ impl Hook {
         s.pending_start = Some("compact".into());
         s.pre_compact_at = None;
         session::save(&self.ws, &lock, &s)?;
+        // The agent compresses on its own; the figure before the fall is where.
+        self.learn_compaction(&lock, before);
         self.log(
             &lock,
             "compaction",
@@ -166,6 +168,23 @@ impl Hook {
             }),
         );
         Ok(())
+    }
+
+    /// Remembers that the agent compacted on its own at `s`'s figure, so the
+    /// stages measure against where it really compacts. Never fails the hook.
+    fn learn_compaction(&self, lock: &crate::fsutil::Lock, s: &Session) {
+        let Some(tokens) = s.tokens else {
+            return;
+        };
+        let path = self.ws.compactions_path();
+        let model = s.model.as_deref();
+        if crate::compaction::Learned::record(&path, self.agent.as_str(), model, tokens).is_ok() {
+            self.log(
+                lock,
+                "compaction_learned",
+                json!({ "session": self.session, "agent": self.agent, "model": model, "tokens": tokens }),
+            );
+        }
     }
 
     /// The gutter patterns this session has not been told about yet.
@@ -284,6 +303,16 @@ impl Hook {
             false => None,
         };
         let applied = self.update(true, false)?;
+        // Where an agent that fires this only before it compacts did so on its own.
+        if let (Some(s), Some("auto"), false) = (
+            applied.as_ref().map(|a| &a.session),
+            trigger.as_deref(),
+            often,
+        ) {
+            if let Ok(lock) = self.ws.lock() {
+                self.learn_compaction(&lock, s);
+            }
+        }
         if often && !asked {
             let now = applied.as_ref().and_then(|a| a.session.tokens).or(known);
             if let Some(why) = self.compacts_nothing(now)? {

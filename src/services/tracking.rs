@@ -104,6 +104,7 @@ impl Report {
             config.window,
             std::path::Path::new("."),
             Some(&config.compaction),
+            None,
         );
         Report {
             session: id.to_string(),
@@ -318,11 +319,17 @@ pub fn apply(
     // Where the agent compacts on its own, read afresh each time (its
     // configuration may have changed); only the known agent's files.
     let agent = s.agent.as_deref().and_then(|a| a.parse::<Agent>().ok());
+    // Where this agent was seen compacting with this model, once it was.
+    let observed = agent.and_then(|a| {
+        crate::compaction::Learned::load(&ws.compactions_path())
+            .point(a.as_str(), s.model.as_deref())
+    });
     s.set_limit(crate::agents::compaction_limit(
         agent,
         s.window,
         &ws.root,
         Some(&config.compaction),
+        observed,
     ));
     // Truncation: the message count can only grow within a session.
     let previous_messages = s.messages;
@@ -529,6 +536,8 @@ pub fn instructions(
         json!({
             "percent": s.percent, "tokens": s.tokens, "window": s.window,
             "limit": s.limit(), "limit_percent": s.limit_percent,
+            "limit_source": s.limit_source(),
+            "forecast": s.forecast(),
             "stage": { "name": highest.name, "action": highest.action, "at": highest.at },
             "checkpoint": checkpoint,
             "recorded": recorded,

@@ -2037,3 +2037,50 @@ fn doctor_passes_on_files_edited_in_place() {
         assert!(mcp.detail.contains("checkpoint"), "{agent}: {mcp:?}");
     }
 }
+
+#[test]
+fn a_forecast_from_the_last_turns_in_status_the_status_line_and_the_first_stage() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let stop = claude(&p, "Stop", "fc-1", json!({ "stop_hook_active": false }));
+    // Too little data: no forecast.
+    grow(&p, 1, 60_000);
+    hook(&p, "claude-code", &stop, &[]);
+    let (st, _) = p.json(&["status", "--session", "fc-1"]);
+    assert!(st.get("forecast").is_none(), "{st}");
+    // Turns of 10k, 12k and 10k (one large tool result must not sway it: the median).
+    for (n, tokens) in [(2, 70_000), (3, 82_000), (4, 92_000), (5, 102_000)] {
+        grow(&p, n, tokens);
+        hook(&p, "claude-code", &stop, &[]);
+    }
+    let (st, _) = p.json(&["status", "--session", "fc-1"]);
+    assert_eq!(
+        st["forecast"],
+        json!({ "tokens_per_turn": 10_000, "turns_left": 6 }),
+        "{st}"
+    );
+    let text = String::from_utf8(
+        p.ctxkeep(&["status", "--session", "fc-1"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("forecast: about 10,000 tokens a turn, some 6 turns left"),
+        "{text}"
+    );
+    let usage = json!({ "input_tokens": 102_000 });
+    let v = statusline(&p, &status_payload(&p, "fc-1", usage));
+    assert!(v.line.contains("~6 turns left"), "{}", v.line);
+    // The first stage crossed says it too.
+    grow(&p, 6, 136_000);
+    let prompt = claude(&p, "UserPromptSubmit", "fc-1", json!({ "prompt": "go" }));
+    let told = reply(&hook(&p, "claude-code", &prompt, &[]));
+    assert!(
+        told.additional_context
+            .contains("turns are left before then"),
+        "{}",
+        told.additional_context
+    );
+}
