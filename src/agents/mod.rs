@@ -117,8 +117,9 @@ pub struct HookTraits {
     /// with the first real prompt instead.
     pub defer_start_context: bool,
     /// The pre-compaction event fires before nearly every model call; the
-    /// agent compacts only past its limit, so below it no checkpoint is
-    /// written.
+    /// agent compacts only past its limit, so an automatic one gets no
+    /// checkpoint before the first model call, below the limit, or past it
+    /// again when the last one compacted nothing (a manual one always does).
     pub pre_compact_fires_often: bool,
     /// The agent fires no event after compacting: a drop in usage between
     /// two readings is how the compaction is seen.

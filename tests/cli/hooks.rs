@@ -1107,6 +1107,7 @@ const AGENTS: [(&str, &str, &str, &[&str]); 2] = [
             "PreCompact",
             "PostCompact",
             "Stop",
+            "SessionEnd",
         ],
     ),
     (
