@@ -21,6 +21,7 @@ mod mcp;
 mod merge;
 mod precommit;
 mod relay;
+mod replay;
 mod resume;
 mod secrets;
 mod sessions;
