@@ -88,9 +88,16 @@ pub struct Session {
     /// by it): a resume of the conversation is told only what changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seen_checkpoint: Option<String>,
-    /// Gutter patterns this session was told about (each fires once).
+    /// Loops found in this session (each is told once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gutter: Vec<crate::observe::GutterHit>,
+    /// What loop detection learned so far, and how far it read the transcript: each hook
+    /// goes on from there instead of reading it again.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::observe::loops::LoopState::is_empty"
+    )]
+    pub loops: crate::observe::loops::LoopState,
     /// Gemini: a session start whose prompt waits for the first real prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_start: Option<String>,
@@ -129,6 +136,7 @@ impl Session {
             started_at: None,
             seen_checkpoint: None,
             gutter: Vec::new(),
+            loops: Default::default(),
             pending_start: None,
             limit: None,
             limit_percent: None,

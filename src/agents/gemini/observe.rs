@@ -212,6 +212,8 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
     let arg = |k: &str| args.get(k).and_then(Value::as_str);
     let status = s("status");
     let failed = matches!(status, Some("error" | "cancelled"));
+    // A call still running is recorded again, finished, in a later copy of its message.
+    let finished = failed || status == Some("success");
     match name {
         "write_file" | "replace" => {
             if failed {
@@ -222,6 +224,9 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
                 .and_then(|p| rec.root.display(p, None))
             {
                 rec.files(Some(id), vec![p]);
+                if finished {
+                    rec.outcome(id, Some(true), None);
+                }
             }
         }
         "run_shell_command" => {
@@ -244,7 +249,9 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
                 Some("success") => Some(code.is_none_or(|c| c == 0)),
                 _ => code.map(|c| c == 0),
             };
-            rec.outcome(id, ok, code);
+            if finished || ok.is_some() {
+                rec.outcome_with_output(id, ok, code, &output);
+            }
         }
         "write_todos" => {
             let Some(todos) = args.get("todos").and_then(Value::as_array) else {
