@@ -85,6 +85,8 @@ pub struct ToolFile {
     /// [`content_hash`] of what the file holds after the call, when the payload gives it
     /// (else it is read from the disk).
     pub content: Option<String>,
+    /// [`content_hash`] of what it held before, when the payload gives it.
+    pub before: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

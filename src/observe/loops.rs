@@ -94,6 +94,8 @@ pub struct FileChange {
     pub path: String,
     /// A hash of the content the change left, when known.
     pub content: Option<String>,
+    /// A hash of the content before it, when known (the file's first change then counts).
+    pub before: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -391,6 +393,9 @@ impl LoopState {
         };
         let f = &mut self.files[i];
         f.edited = true;
+        if let (true, Some(before)) = (f.states.is_empty(), &change.before) {
+            f.states.push(before.clone());
+        }
         let state = change.content.clone().unwrap_or_else(|| "?".into());
         let Some(from) = f.states.last().cloned() else {
             f.states.push(state);
@@ -634,6 +639,7 @@ mod tests {
             action: Action::Files(vec![FileChange {
                 path: path.into(),
                 content: content.map(str::to_string),
+                before: None,
             }]),
             outcome: Outcome::done(Some(true), None, ""),
         }

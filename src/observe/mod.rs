@@ -673,6 +673,7 @@ impl Slot {
                     .map(|path| loops::FileChange {
                         path,
                         content: None,
+                        before: None,
                     })
                     .collect(),
             ),

@@ -166,7 +166,11 @@ fn payload_step(ws: &Workspace, call: &ToolCall, cwd: Option<&Path>) -> Step {
                         };
                         hash_file(&on_disk)
                     });
-                    Some(FileChange { path, content })
+                    Some(FileChange {
+                        path,
+                        content,
+                        before: f.before.clone(),
+                    })
                 })
                 .collect(),
         ),

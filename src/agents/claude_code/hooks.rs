@@ -32,17 +32,24 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
         || text_of(root, "hook_event_name").as_deref() == Some("PostToolUseFailure");
     let action = match name.as_str() {
         "Bash" => ToolAction::Command(s("command")?.to_string()),
-        "Write" => ToolAction::Files(vec![ToolFile {
-            path: s("file_path")?.into(),
-            content: s("content").map(|c| content_hash(c.as_bytes())),
-        }]),
-        "Edit" | "MultiEdit" => ToolAction::Files(vec![ToolFile {
-            path: s("file_path")?.into(),
-            content: edited(input, response).map(|c| content_hash(c.as_bytes())),
-        }]),
+        "Write" | "Edit" | "MultiEdit" => {
+            let content = match name.as_str() {
+                "Write" => s("content").map(str::to_string),
+                _ => edited(input, response),
+            };
+            let before = response
+                .and_then(|r| r.get("originalFile"))
+                .and_then(Value::as_str);
+            ToolAction::Files(vec![ToolFile {
+                path: s("file_path")?.into(),
+                content: content.map(|c| content_hash(c.as_bytes())),
+                before: before.map(|b| content_hash(b.as_bytes())),
+            }])
+        }
         "NotebookEdit" => ToolAction::Files(vec![ToolFile {
             path: s("notebook_path")?.into(),
             content: None,
+            before: None,
         }]),
         _ => return None,
     };

@@ -56,6 +56,7 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
                 .map(|p| ToolFile {
                     path: p.into(),
                     content: None,
+                    before: None,
                 })
                 .collect();
             let response = root

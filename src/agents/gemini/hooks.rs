@@ -46,27 +46,31 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
     let (action, outcome) = match name.as_str() {
         "run_shell_command" => {
             let code = crate::observe::text::exit_code_in(&llm);
+            let output = shell_output(&llm);
             let outcome = match &error {
                 Some(e) => ToolOutcome {
                     ok: Some(false),
                     exit_code: code,
-                    output: format!("{e}\n{llm}"),
+                    output: format!("{e}\n{output}"),
                 },
                 None => ToolOutcome {
                     ok: Some(code.is_none_or(|c| c == 0)),
                     exit_code: Some(code.unwrap_or(0)),
-                    output: llm,
+                    output,
                 },
             };
             (ToolAction::Command(s("command")?.to_string()), outcome)
         }
         "write_file" | "replace" => {
             let path = s("file_path").or_else(|| s("path"))?;
-            let content = response
-                .and_then(|r| r.get("returnDisplay"))
-                .and_then(|d| d.get("newContent"))
-                .and_then(Value::as_str)
-                .map(|c| content_hash(c.as_bytes()));
+            let display = response.and_then(|r| r.get("returnDisplay"));
+            let hash_of = |key: &str| {
+                display
+                    .and_then(|d| d.get(key))
+                    .and_then(Value::as_str)
+                    .map(|c| content_hash(c.as_bytes()))
+            };
+            let (content, before) = (hash_of("newContent"), hash_of("originalContent"));
             let outcome = match &error {
                 Some(e) => ToolOutcome::failed(e),
                 None => ToolOutcome::succeeded(String::new()),
@@ -75,6 +79,7 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
                 ToolAction::Files(vec![ToolFile {
                     path: path.into(),
                     content,
+                    before,
                 }]),
                 outcome,
             )
@@ -87,6 +92,23 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
         action,
         outcome: Some(outcome),
     })
+}
+
+/// What a shell command printed, out of the frame Gemini puts around it for the model
+/// (`<untrusted_context>`, `Output: `, `Exit Code: N`, `Process Group PGID: N`).
+pub(super) fn shell_output(llm: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for line in llm.lines() {
+        let t = line.trim();
+        if matches!(t, "<untrusted_context>" | "</untrusted_context>")
+            || t.starts_with("Exit Code: ")
+            || t.starts_with("Process Group PGID: ")
+        {
+            continue;
+        }
+        out.push(line.strip_prefix("Output: ").unwrap_or(line));
+    }
+    out.join("\n")
 }
 
 /// The Claude Code event that means to ctxkeep what Gemini's `event` does.

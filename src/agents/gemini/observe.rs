@@ -250,7 +250,7 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
                 _ => code.map(|c| c == 0),
             };
             if finished || ok.is_some() {
-                rec.outcome_with_output(id, ok, code, &output);
+                rec.outcome_with_output(id, ok, code, &super::hooks::shell_output(&output));
             }
         }
         "write_todos" => {
