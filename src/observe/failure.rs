@@ -5,9 +5,7 @@
 //! summary gives when the exit code cannot be trusted (a pipe into `tail`).
 
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
 
-use regex::Regex;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -117,78 +115,206 @@ fn strip_exit_line(output: &str) -> &str {
     }
 }
 
+/// `line` without its terminal escape sequences (colours, cursor moves, titles).
 fn strip_ansi(line: &str) -> std::borrow::Cow<'_, str> {
-    static ANSI: OnceLock<Regex> = OnceLock::new();
-    let re = ANSI.get_or_init(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07").unwrap());
-    re.replace_all(line, "")
+    if !line.contains('\x1b') {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            // CSI: parameters, then one letter.
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            // OSC: up to BEL or ESC \.
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\x07' || (c == '\x1b' && chars.peek() == Some(&'\\')) {
+                        if c == '\x1b' {
+                            chars.next();
+                        }
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A line with what changes from run to run for the same failure taken out: hashes and hex
-/// ids, temporary names, every number (times, line numbers, seeds, process ids, counts).
+/// ids, temporary names, every number (times, line numbers, seeds, process ids, counts), runs
+/// of blank space.
 fn normalise(line: &str) -> String {
-    static HEX: OnceLock<Regex> = OnceLock::new();
-    static TMP: OnceLock<Regex> = OnceLock::new();
-    static NUM: OnceLock<Regex> = OnceLock::new();
-    static SPACE: OnceLock<Regex> = OnceLock::new();
-    let hex = HEX.get_or_init(|| Regex::new(r"\b[0-9a-fA-F]{6,}\b").unwrap());
-    let tmp = TMP.get_or_init(|| Regex::new(r"(?i)\.?tmp[A-Za-z0-9_]{4,}").unwrap());
-    let num = NUM.get_or_init(|| Regex::new(r"[0-9]+").unwrap());
-    let space = SPACE.get_or_init(|| Regex::new(r"\s+").unwrap());
-    let l = tmp.replace_all(line, "tmp#");
-    // A long run of hex digits with a digit in it is a hash or an id, not a word.
-    let l = hex.replace_all(&l, |c: &regex::Captures| {
-        if c[0].bytes().any(|b| b.is_ascii_digit()) {
-            "#".to_string()
-        } else {
-            c[0].to_string()
+    let mut out = String::with_capacity(line.len());
+    let mut word = String::new();
+    let mut blank = false;
+    let flush = |word: &mut String, out: &mut String| {
+        if word.is_empty() {
+            return;
         }
-    });
-    let l = num.replace_all(&l, "#");
-    space.replace_all(&l, " ").into_owned()
+        let hex = word.len() >= 6
+            && word.bytes().all(|b| b.is_ascii_hexdigit())
+            && word.bytes().any(|b| b.is_ascii_digit());
+        let lower = word.to_ascii_lowercase();
+        if hex {
+            out.push('#');
+        } else if lower.starts_with("tmp") && word.len() >= 7 {
+            out.push_str("tmp#");
+        } else {
+            let mut digits = false;
+            for c in word.chars() {
+                if c.is_ascii_digit() {
+                    if !digits {
+                        out.push('#');
+                    }
+                    digits = true;
+                } else {
+                    out.push(c);
+                    digits = false;
+                }
+            }
+        }
+        word.clear();
+    };
+    for c in line.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            if blank {
+                out.push(' ');
+                blank = false;
+            }
+            word.push(c);
+        } else if c.is_whitespace() {
+            flush(&mut word, &mut out);
+            blank = !out.is_empty();
+        } else {
+            flush(&mut word, &mut out);
+            if blank {
+                out.push(' ');
+                blank = false;
+            }
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
 }
 
 /// Words that mark a line as an error in most tools' output.
 fn reads_as_error(line: &str) -> bool {
-    static ERR: OnceLock<Regex> = OnceLock::new();
-    let re = ERR.get_or_init(|| {
-        Regex::new(
-            r"(?i)\b(error|errors|failed|failure|failures|fail|panicked|panic|exception|traceback|fatal|cannot|could not|not found|undefined|denied|refused|assert\w*)\b",
-        )
-        .unwrap()
-    });
-    re.is_match(line) && !line.to_ascii_lowercase().contains("0 failed")
+    const WORDS: [&str; 14] = [
+        "error",
+        "errors",
+        "failed",
+        "failure",
+        "failures",
+        "fail",
+        "panicked",
+        "panic",
+        "exception",
+        "traceback",
+        "fatal",
+        "cannot",
+        "undefined",
+        "denied",
+    ];
+    let lower = line.to_ascii_lowercase();
+    if lower.contains("0 failed") {
+        return false;
+    }
+    lower.contains("could not")
+        || lower.contains("not found")
+        || lower.contains("refused")
+        || lower
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .any(|w| WORDS.contains(&w) || w.starts_with("assert"))
 }
+
+/// Every "N word" in `output`'s lines: a number, then the next word (lowercase, its punctuation
+/// off); "N previous errors" gives "errors".
+fn counted(output: &str) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    for line in output.lines() {
+        counted_in(line, &mut out);
+    }
+    out
+}
+
+fn counted_in(line: &str, out: &mut Vec<(u32, String)>) {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        let Ok(n) = w.parse::<u32>() else { continue };
+        let clean = |w: &str| {
+            w.trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
+                .to_ascii_lowercase()
+        };
+        let Some(next) = words.get(i + 1).map(|w| clean(w)) else {
+            continue;
+        };
+        let word = match (next.as_str(), words.get(i + 2).map(|w| clean(w))) {
+            ("previous", Some(after)) => after,
+            _ => next,
+        };
+        out.push((n, word));
+    }
+}
+
+const FAILED_WORDS: [&str; 4] = ["failed", "failing", "failure", "failures"];
 
 /// The number of failures a test runner's summary reports: cargo (`test result: FAILED. 3
 /// passed; 2 failed`), pytest (`2 failed, 3 passed`), Jest (`Tests: 2 failed`), ExUnit (`5
 /// tests, 2 failures`), mocha (`2 failing`), a compiler's `N previous errors` or `Found N
 /// errors`. The largest figure found: a summary repeated per target adds no failures.
 fn failure_count(output: &str) -> Option<u32> {
-    static COUNT: OnceLock<Regex> = OnceLock::new();
-    let re = COUNT.get_or_init(|| {
-        Regex::new(r"(?i)\b([0-9]+) (?:failed|failures?|failing|previous errors?|errors?)\b")
-            .unwrap()
-    });
-    re.captures_iter(output)
-        .filter_map(|c| c[1].parse::<u32>().ok())
+    counted(output)
+        .into_iter()
+        .filter(|(_, w)| FAILED_WORDS.contains(&w.as_str()) || w == "error" || w == "errors")
+        .map(|(n, _)| n)
         .max()
 }
 
 /// The failing tests a runner names: cargo (`test a::b ... FAILED`), pytest (`FAILED
 /// path::test`), Go (`--- FAIL: TestX`), Jest (`✕ name`), ExUnit (`1) test name (Module)`).
 fn failing_tests(output: &str) -> Vec<String> {
-    static TESTS: OnceLock<Regex> = OnceLock::new();
-    let re = TESTS.get_or_init(|| {
-        Regex::new(
-            r"(?m)^\s*(?:test (\S+) \.\.\. FAILED|FAILED (\S+)|--- FAIL: (\S+)|[✕×] (.+?)(?: \([0-9.]+ ?m?s\))?$|[0-9]+\) test (.+?) \([^)]*\)$)",
-        )
-        .unwrap()
-    });
+    let first_word = |s: &str| s.split_whitespace().next().map(str::to_string);
     let mut out: Vec<String> = Vec::new();
-    for c in re.captures_iter(output) {
-        let name = (1..=5)
-            .find_map(|i| c.get(i))
-            .map(|m| m.as_str().trim().to_string());
+    for line in output.lines() {
+        let l = line.trim();
+        let name = if let Some(rest) = l
+            .strip_prefix("test ")
+            .and_then(|r| r.strip_suffix(" ... FAILED"))
+        {
+            Some(rest.trim().to_string())
+        } else if let Some(rest) = l.strip_prefix("FAILED ") {
+            first_word(rest)
+        } else if let Some(rest) = l.strip_prefix("--- FAIL: ") {
+            first_word(rest)
+        } else if let Some(rest) = l.strip_prefix("✕ ").or_else(|| l.strip_prefix("× ")) {
+            let rest = match rest.rsplit_once(" (") {
+                Some((name, time)) if time.ends_with("ms)") || time.ends_with("s)") => name,
+                _ => rest,
+            };
+            Some(rest.trim().to_string())
+        } else {
+            // ExUnit: `1) test name (Module)`.
+            let digits = l.bytes().take_while(u8::is_ascii_digit).count();
+            l[digits..]
+                .strip_prefix(") test ")
+                .filter(|_| digits > 0 && l.ends_with(')'))
+                .and_then(|r| r.rsplit_once(" ("))
+                .map(|(name, _)| name.trim().to_string())
+        };
         if let Some(n) = name.filter(|n| !n.is_empty()) {
             if !out.contains(&n) {
                 out.push(n);
@@ -201,27 +327,38 @@ fn failing_tests(output: &str) -> Vec<String> {
 /// What a test runner's summary says of the run, when it has one: the verdict for a command
 /// whose exit code is not its own (`cargo test 2>&1 | tail -20` exits as `tail` does).
 pub fn verdict_from_output(output: &str) -> Option<bool> {
-    static FAILED: OnceLock<Regex> = OnceLock::new();
-    static PASSED: OnceLock<Regex> = OnceLock::new();
-    let failed = FAILED.get_or_init(|| {
-        Regex::new(
-            r"(?im)test result: FAILED|^FAILED\b|^--- FAIL:|^FAIL\b|\b[1-9][0-9]* (?:failed|failing)\b|\b[1-9][0-9]* failures?\b|Tests:\s+[1-9][0-9]* failed|error(?:\[E[0-9]+\])?: could not compile",
-        )
-        .unwrap()
-    });
-    let passed = PASSED.get_or_init(|| {
-        Regex::new(
-            r"(?im)test result: ok\.|\b[0-9]+ passed\b|\b0 failures\b|\b[0-9]+ passing\b|^ok\s+\S+\s",
-        )
-        .unwrap()
-    });
-    if failed.is_match(output) {
-        Some(false)
-    } else if passed.is_match(output) {
-        Some(true)
-    } else {
-        None
+    let line_starts = |p: &str| {
+        output.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with(p)
+                && l[p.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_alphanumeric())
+        })
+    };
+    let counts = counted(output);
+    let failed = output.contains("test result: FAILED")
+        || output.contains("could not compile")
+        || line_starts("FAILED")
+        || line_starts("FAIL")
+        || line_starts("--- FAIL:")
+        || counts
+            .iter()
+            .any(|(n, w)| *n > 0 && FAILED_WORDS.contains(&w.as_str()));
+    if failed {
+        return Some(false);
     }
+    let passed = output.contains("test result: ok.")
+        || counts.iter().any(|(n, w)| {
+            w == "passed" || w == "passing" || (*n == 0 && FAILED_WORDS.contains(&w.as_str()))
+        })
+        || output.lines().any(|l| {
+            l.strip_prefix("ok").is_some_and(|r| {
+                r.starts_with(char::is_whitespace) && r.trim().contains(char::is_whitespace)
+            })
+        });
+    passed.then_some(true)
 }
 
 #[cfg(test)]
@@ -306,6 +443,18 @@ test result: FAILED. 2 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; 
         let b = Failure::of(Some(3), "widget check failed\n");
         assert_eq!(a.signature, b.signature);
         assert_eq!(a.first_error, "widget check failed");
+    }
+
+    #[test]
+    fn colours_and_spacing_do_not_make_another_failure() {
+        let plain = Failure::of(Some(1), "error: expected `;`  at src/a.rs:3");
+        let coloured = Failure::of(
+            Some(1),
+            "\x1b[1m\x1b[31merror\x1b[0m: expected `;` at src/a.rs:4\x1b]0;title\x07",
+        );
+        assert_eq!(plain.signature, coloured.signature);
+        assert_eq!(normalise("took 12.5ms, id 3fa9c01bd2"), "took #.#ms, id #");
+        assert_eq!(normalise("in /tmp/tmpAbC123x/b"), "in /tmp/tmp#/b");
     }
 
     #[test]
