@@ -489,8 +489,22 @@ impl LoopState {
 }
 
 /// Gives the commands a transcript shows without an outcome (the agent writes it after the
-/// hook) the outcome the hooks' payloads gave: the latest run of the same command each.
-pub fn fill_outcomes(commands: &mut [super::CommandRun], recent: &[RecentRun]) {
+/// hook) the outcome the hooks' payloads gave: the latest run of the same command each. The
+/// last command a hook reported, when the transcript does not show it yet at all (Gemini writes
+/// a call only once it is finished), is added at the end.
+pub fn fill_outcomes(commands: &mut Vec<super::CommandRun>, recent: &[RecentRun]) {
+    if let Some(last) = recent.last() {
+        if commands.last().map(|c| &c.command) != Some(&last.command) {
+            commands.push(super::CommandRun {
+                command: last.command.clone(),
+                ok: last.ok,
+                exit_code: last.exit_code,
+            });
+            if commands.len() > super::MAX_COMMANDS {
+                commands.remove(0);
+            }
+        }
+    }
     let mut used = vec![false; recent.len()];
     for c in commands.iter_mut().rev().filter(|c| c.ok.is_none()) {
         let found = recent
@@ -885,6 +899,44 @@ mod tests {
         for _ in 0..5 {
             assert!(s.feed(&run("make", 2, "boom"), &off).is_empty());
         }
+    }
+
+    #[test]
+    fn a_checkpoint_gets_the_outcome_the_transcript_does_not_have_yet() {
+        use crate::observe::CommandRun;
+        let run = |c: &str, ok: Option<bool>, code: Option<i64>| CommandRun {
+            command: c.into(),
+            ok,
+            exit_code: code,
+        };
+        let recent = vec![
+            RecentRun {
+                command: "make".into(),
+                ok: Some(true),
+                exit_code: Some(0),
+            },
+            RecentRun {
+                command: "make check".into(),
+                ok: Some(false),
+                exit_code: Some(3),
+            },
+        ];
+        // The call is in the transcript, its result not yet (a compaction mid-turn).
+        let mut seen = vec![
+            run("make", Some(true), Some(0)),
+            run("make check", None, None),
+        ];
+        fill_outcomes(&mut seen, &recent);
+        assert_eq!(seen[1], run("make check", Some(false), Some(3)));
+        // Not in the transcript at all yet.
+        let mut seen = vec![run("make", Some(true), Some(0))];
+        fill_outcomes(&mut seen, &recent);
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[1], run("make check", Some(false), Some(3)));
+        // Nothing is changed that the transcript says.
+        let mut seen = vec![run("make check", Some(true), Some(0))];
+        fill_outcomes(&mut seen, &recent);
+        assert_eq!(seen, vec![run("make check", Some(true), Some(0))]);
     }
 
     #[test]

@@ -563,6 +563,33 @@ fn gemini_a_real_failure_loop_is_told_in_the_failing_calls_own_hook() {
 }
 
 #[test]
+fn gemini_a_checkpoint_records_the_call_its_transcript_does_not_show_yet() {
+    // Gemini writes a call to its recording only once it is finished, after AfterTool: a
+    // checkpoint written then takes the call and its outcome from the payload.
+    let p = project();
+    let s = Session::new(&p, "gemini", "session-2026-11-23T20-34-ac089633.jsonl");
+    s.append(&[
+        json!({"sessionId": "s1", "projectHash": "0", "startTime": "2026-11-23T20:34:00.000Z",
+        "lastUpdated": "2026-11-23T20:34:00.000Z", "kind": "main"}),
+    ]);
+    s.hook("BeforeAgent", json!({"prompt": "run the widget check"}));
+    s.hook(
+        "AfterTool",
+        json!({"tool_name": "run_shell_command", "tool_input": {"command": WIDGET},
+            "tool_response": {"llmContent": gm_llm(3, "widget check failed"),
+                "returnDisplay": "widget check failed"}}),
+    );
+    s.hook("SessionEnd", json!({"reason": "exit"}));
+    let ckpt: Value = serde_json::from_str(&p.read(".ctxkeep/checkpoints/ckpt-0002.json")).unwrap();
+    assert_eq!(ckpt["trigger"], "session-end");
+    assert_eq!(
+        ckpt["observed"]["commands"],
+        json!([{"command": WIDGET, "ok": false, "exit_code": 3}]),
+        "{ckpt}"
+    );
+}
+
+#[test]
 fn gemini_passing_and_changing_checks_are_never_told() {
     let p = project();
     let s = Session::new(&p, "gemini", "session-2026-11-23T20-34-ac089633.jsonl");
