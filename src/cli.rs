@@ -232,10 +232,11 @@ pub struct HooksArgs {
 pub enum HooksCommand {
     /// Add ctxkeep's hooks to the agent's project settings (Claude Code: .claude/settings.json,
     /// with the status line; Codex: .codex/hooks.json; Gemini: .gemini/settings.json), keeping
-    /// every other setting; running it again changes nothing. Says which trust step the agent
-    /// needs before it runs them.
+    /// every other byte of the file; running it again changes nothing. Every file is checked
+    /// before any is written. Says which trust step the agent needs before it runs them.
     Install(HooksInstallArgs),
-    /// Remove ctxkeep's hooks (and Claude Code's status line), and nothing else.
+    /// Remove ctxkeep's hooks (and Claude Code's status line), and nothing else: the files
+    /// get back the bytes they had before `install` (one left empty is removed).
     Uninstall(HooksUninstallArgs),
     /// Check that the hooks are installed and that each command runs (exit 1 if not).
     Doctor(HooksDoctorArgs),
@@ -382,14 +383,22 @@ pub struct CheckpointArgs {
     pub next: Option<String>,
 
     /// A decision made since the last commit (repeatable; replaces the list).
-    #[arg(long = "decision", value_name = "TEXT")]
+    #[arg(long = "decision", value_name = "TEXT", value_parser = decision_item)]
     pub decisions: Vec<String>,
 
+    /// Empty the list of decisions (the next checkpoint records none).
+    #[arg(long, conflicts_with = "decisions")]
+    pub clear_decisions: bool,
+
     /// An open question (repeatable; replaces the list).
-    #[arg(long = "question", value_name = "TEXT")]
+    #[arg(long = "question", value_name = "TEXT", value_parser = question_item)]
     pub questions: Vec<String>,
 
-    /// Free notes.
+    /// Empty the list of open questions.
+    #[arg(long, conflicts_with = "questions")]
+    pub clear_questions: bool,
+
+    /// Free notes (--note '' clears them).
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
 
@@ -416,6 +425,26 @@ pub struct CheckpointArgs {
     /// files and commands) from its transcript, under `observed`.
     #[arg(long, value_name = "PATH")]
     pub transcript: Option<PathBuf>,
+}
+
+/// An item of `--decision`: text, never empty (an empty item is no
+/// decision; `--clear-decisions` empties the list).
+fn decision_item(s: &str) -> Result<String, String> {
+    list_item(s, "--clear-decisions")
+}
+
+/// An item of `--question`, as [`decision_item`].
+fn question_item(s: &str) -> Result<String, String> {
+    list_item(s, "--clear-questions")
+}
+
+fn list_item(s: &str, clear: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err(format!(
+            "an item needs text (to empty the list, use {clear})"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -510,8 +539,8 @@ impl ValueEnum for AgentArg {
 
 #[derive(Debug, Args)]
 pub struct CountArgs {
-    /// Files to count; - (or none) reads stdin.
-    #[arg(value_name = "FILE|-")]
+    /// Regular files to count; - reads stdin (once). FIFOs and devices are refused.
+    #[arg(value_name = "FILE|-", required = true)]
     pub files: Vec<String>,
 
     /// BPE encoding [default: the config's when in a project, else o200k_base].
@@ -525,14 +554,10 @@ pub struct CountArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The session to show.
-    #[arg(
-        long,
-        value_name = "ID",
-        env = "CTXKEEP_SESSION",
-        default_value = "default"
-    )]
-    pub session: String,
+    /// The session to show [default: the one most recently tracked in this project, with a
+    /// line for each other live session; `default` when none was]
+    #[arg(long, value_name = "ID", env = "CTXKEEP_SESSION")]
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -595,6 +620,11 @@ pub struct RelayArgs {
     #[arg(long, value_name = "CMD")]
     pub until: Option<String>,
 
+    /// How long the --until command may run before its process group is stopped and it
+    /// counts as not passed (e.g. 90s, 30m, 2h) [default: 30m].
+    #[arg(long, value_name = "DURATION", requires = "until")]
+    pub until_timeout: Option<String>,
+
     /// Stop with success once the checkpoint's phase is this (case-insensitive), e.g. done.
     #[arg(long, value_name = "PHASE")]
     pub until_phase: Option<String>,
@@ -626,7 +656,9 @@ pub struct LogArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// Treat warnings that matter (hand edits, undescribed changes) as errors.
+    /// Treat warnings that matter (undescribed changes, the probe's findings) as errors, and
+    /// name unknown top-level keys. A hand-edited checkpoint is an error either way (resume
+    /// refuses it).
     #[arg(long)]
     pub strict: bool,
 

@@ -116,14 +116,7 @@ impl ToolOutcome {
     }
 }
 
-/// A short, stable hash of a file's content (16 hex digits): what tells one version from another.
-pub fn content_hash(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use crate::observe::loops::content_hash;
 
 /// The object `key` of the payload, when it is one.
 pub fn object_of<'a>(root: &'a Map<String, Value>, key: &str) -> Option<&'a Map<String, Value>> {

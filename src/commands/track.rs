@@ -54,6 +54,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             window: args.window,
             messages: args.messages,
             record_only: false,
+            deferred: false,
         },
         &ctx.out,
     )?;

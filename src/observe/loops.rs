@@ -499,6 +499,7 @@ pub fn fill_outcomes(commands: &mut Vec<super::CommandRun>, recent: &[RecentRun]
                 command: last.command.clone(),
                 ok: last.ok,
                 exit_code: last.exit_code,
+                times: 1,
             });
             if commands.len() > super::MAX_COMMANDS {
                 commands.remove(0);
@@ -518,6 +519,8 @@ pub fn fill_outcomes(commands: &mut Vec<super::CommandRun>, recent: &[RecentRun]
             c.exit_code = r.exit_code;
         }
     }
+    // A filled run may now repeat the one before it.
+    *commands = super::collapse_repeats(std::mem::take(commands));
 }
 
 fn remember(list: &mut Vec<String>, item: String, max: usize) {
@@ -545,7 +548,7 @@ fn twin_key(action: &Action) -> String {
                 .map(|c| crate::redact::redact(&c.path).into_owned())
                 .collect();
             paths.sort_unstable();
-            crate::hook_payload::content_hash(paths.join("\n").as_bytes())
+            content_hash(paths.join("\n").as_bytes())
         }
     }
 }
@@ -553,7 +556,7 @@ fn twin_key(action: &Action) -> String {
 /// A command's [`command_key`], redacted and hashed.
 fn key_of(cmd: &str) -> String {
     let key = command_key(&crate::redact::redact(cmd));
-    crate::hook_payload::content_hash(key.as_bytes())
+    content_hash(key.as_bytes())
 }
 
 fn error_of(f: &Failure) -> Option<String> {
@@ -574,6 +577,16 @@ fn error_of(f: &Failure) -> Option<String> {
 pub fn loops_in(steps: &[Step], limits: &GutterLimits) -> Vec<GutterHit> {
     let mut state = LoopState::default();
     steps.iter().flat_map(|s| state.feed(s, limits)).collect()
+}
+
+/// A short, stable hash (16 hex digits) of a file's content, a command or a list of paths:
+/// what tells one from another without keeping it.
+pub fn content_hash(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Programs that exit 1 to say "no" or "different", not that they failed.
@@ -908,6 +921,7 @@ mod tests {
             command: c.into(),
             ok,
             exit_code: code,
+            times: 1,
         };
         let recent = vec![
             RecentRun {
@@ -937,6 +951,19 @@ mod tests {
         let mut seen = vec![run("make check", Some(true), Some(0))];
         fill_outcomes(&mut seen, &recent);
         assert_eq!(seen, vec![run("make check", Some(true), Some(0))]);
+        // A filled run that repeats the one before is counted with it.
+        let mut seen = vec![
+            run("make check", Some(false), Some(3)),
+            run("make check", None, None),
+        ];
+        fill_outcomes(&mut seen, &recent);
+        assert_eq!(
+            seen,
+            vec![CommandRun {
+                times: 2,
+                ..run("make check", Some(false), Some(3))
+            }]
+        );
     }
 
     #[test]

@@ -193,7 +193,7 @@ fn hash_file(path: &Path) -> Option<String> {
     }
     std::fs::read(path)
         .ok()
-        .map(|b| crate::hook_payload::content_hash(&b))
+        .map(|b| crate::observe::loops::content_hash(&b))
 }
 
 /// Puts the payload's call among the transcript's: a call the transcript already finished

@@ -1,7 +1,9 @@
-//! `hooks install|uninstall|doctor`'s work: read an agent's settings file,
-//! merge ctxkeep's entries in or take them out (`agent_settings`), write it
-//! back atomically, and check that each installed command runs against a
-//! sandbox copy of the project with a payload in that agent's shape.
+//! `hooks install|uninstall|doctor`'s work: read an agent's settings file
+//! and its MCP configuration, insert ctxkeep's entries or take them out as
+//! text (`agent_settings`; every other byte stays), write every file changed
+//! all or nothing (`file_batch`), and check that each installed command runs
+//! against a sandbox copy of the project with a payload in that agent's
+//! shape.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -11,10 +13,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::agent_settings::json_edit::JsonText;
 use crate::agent_settings::mcp::Format;
 use crate::agent_settings::{AgentSettings, Change, StatusLine};
 use crate::agents::Agent;
 use crate::error::Error;
+use crate::file_batch::{self, FileChange};
 use crate::fsutil;
 use crate::workspace::{Workspace, STATE_FILE};
 
@@ -57,7 +61,8 @@ pub struct McpEdit {
 /// Merges ctxkeep's entries for `agent` into the file at `path` (created if
 /// missing). `force` replaces a status line of the user's (Claude Code).
 /// With `mcp`, `ctxkeep mcp` is registered too, in the agent's project MCP
-/// configuration beside the settings (see [`mcp_path`]).
+/// configuration beside the settings (see [`mcp_path`]). Every file is read
+/// and checked before the first is written.
 pub fn install(
     agent: Agent,
     path: &Path,
@@ -66,42 +71,65 @@ pub fn install(
     dry_run: bool,
 ) -> anyhow::Result<Edit> {
     let settings = agent.integration().settings();
-    let (mut doc, original) = load(settings, path)?;
+    let mut files = Pending::default();
+    let doc = files.json(settings, path)?;
     let plan = settings
-        .install(&mut doc, force)
-        .map_err(|why| Error::data(path, why))?;
-    let mut next_steps = trust_steps(agent, path);
-    let mut edit = finish(
-        path,
-        &doc,
-        original,
-        plan.changes,
-        plan.kept_status_line,
-        Vec::new(),
-        dry_run,
-    )?;
+        .install(doc, force)
+        .map_err(|why| Error::data(path, refused(why)))?;
+    let mut edit = Edit::of(path, dry_run, plan.changes);
+    edit.kept_status_line = plan.kept_status_line;
+    edit.next_steps = trust_steps(agent, path);
     if mcp {
-        let registered = edit_mcp(agent, &mcp_path(agent, path), true, dry_run)?;
+        edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), true, &mut files)?);
         if let Some(step) = settings.mcp_approval {
-            next_steps.push(step.to_string());
+            edit.next_steps.push(step.to_string());
         }
-        edit.mcp = Some(registered);
     }
-    edit.next_steps = next_steps;
+    if !dry_run {
+        files.write(false)?;
+    }
     Ok(edit)
 }
 
 /// Takes ctxkeep's entries for `agent` out of the file at `path`, and
-/// nothing else; `ctxkeep mcp`'s registration goes too.
+/// nothing else; `ctxkeep mcp`'s registration goes too. A file left holding
+/// nothing (as `install` made it where there was none) is removed.
 pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edit> {
     let settings = agent.integration().settings();
-    let (mut doc, original) = load(settings, path)?;
+    let mut files = Pending::default();
+    let doc = files.json(settings, path)?;
     let changes = settings
-        .uninstall(&mut doc)
-        .map_err(|why| Error::data(path, why))?;
-    let mut edit = finish(path, &doc, original, changes, None, Vec::new(), dry_run)?;
-    edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), false, dry_run)?);
+        .uninstall(doc)
+        .map_err(|why| Error::data(path, refused(why)))?;
+    let mut edit = Edit::of(path, dry_run, changes);
+    edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), false, &mut files)?);
+    if !dry_run {
+        files.write(true)?;
+    }
     Ok(edit)
+}
+
+impl Edit {
+    fn of(path: &Path, dry_run: bool, changes: Vec<Change>) -> Edit {
+        Edit {
+            settings: path.display().to_string(),
+            dry_run,
+            changed: !changes.is_empty(),
+            changes,
+            kept_status_line: None,
+            next_steps: Vec::new(),
+            mcp: None,
+        }
+    }
+}
+
+/// A refusal's reason, saying that no file was touched.
+fn refused(why: String) -> String {
+    if why.contains("nothing was changed") {
+        why
+    } else {
+        format!("{why}; nothing was changed")
+    }
 }
 
 /// The agent's project MCP configuration for the settings file at
@@ -135,54 +163,51 @@ pub fn mcp_registered(root: &Path, agent: Option<Agent>) -> bool {
 
 /// The command line of ctxkeep's entry in the MCP configuration at `path`.
 fn registered_command(agent: Agent, path: &Path) -> Option<String> {
-    let mcp = agent.integration().settings().mcp;
+    let settings = agent.integration().settings();
+    let mcp = settings.mcp;
     let text = fsutil::read_text(path, MAX_SETTINGS_BYTES).ok()?;
     match mcp.format {
-        Format::Json => mcp.registered_json(&serde_json::from_str(&text).ok()?),
+        Format::Json => {
+            let doc = JsonText::parse(&text, settings.comments_allowed).ok()?;
+            mcp.registered_json(doc.value())
+        }
         Format::Toml => mcp.registered_toml(&text).ok()?,
     }
 }
 
-/// Registers (or unregisters) `ctxkeep mcp` in the file at `path`.
-fn edit_mcp(agent: Agent, path: &Path, register: bool, dry_run: bool) -> anyhow::Result<McpEdit> {
+/// Registers (or unregisters) `ctxkeep mcp` in the file at `path`, in
+/// memory: `files` writes it with the rest.
+fn edit_mcp(
+    agent: Agent,
+    path: &Path,
+    register: bool,
+    files: &mut Pending,
+) -> anyhow::Result<McpEdit> {
     let settings = agent.integration().settings();
     let mcp = settings.mcp;
     let changes = match mcp.format {
         Format::Json => {
-            let (mut doc, original) = load(settings, path)?;
-            let changes = if register {
-                mcp.register_json(&mut doc)
+            let doc = files.json(settings, path)?;
+            if register {
+                mcp.register_json(doc)
             } else {
-                mcp.unregister_json(&mut doc)
+                mcp.unregister_json(doc)
             }
-            .map_err(|why| Error::data(path, why))?;
-            if !changes.is_empty() && !dry_run {
-                save(path, &doc, original.as_deref())?;
-            }
-            changes
         }
         Format::Toml => {
-            let original = if std::fs::symlink_metadata(path).is_ok() {
-                Some(fsutil::read_text(path, MAX_SETTINGS_BYTES)?)
+            let text = files.toml(path)?;
+            let result = if register {
+                mcp.register_toml(text)
             } else {
-                None
+                mcp.unregister_toml(text)
             };
-            let text = original.clone().unwrap_or_default();
-            let (new, changes) = if register {
-                mcp.register_toml(&text)
-            } else {
-                mcp.unregister_toml(&text)
-            }
-            .map_err(|why| Error::data(path, format!("{why}; nothing was changed")))?;
-            if !changes.is_empty() && !dry_run {
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    fsutil::ensure_dir(dir)?;
-                }
-                fsutil::atomic_write(path, new.as_bytes(), original.as_deref().map(str::as_bytes))?;
-            }
-            changes
+            result.map(|(new, changes)| {
+                *text = new;
+                changes
+            })
         }
-    };
+    }
+    .map_err(|why| Error::data(path, refused(why)))?;
     Ok(McpEdit {
         config: path.display().to_string(),
         changed: !changes.is_empty(),
@@ -190,28 +215,134 @@ fn edit_mcp(agent: Agent, path: &Path, register: bool, dry_run: bool) -> anyhow:
     })
 }
 
-fn finish(
-    path: &Path,
-    doc: &Value,
-    original: Option<String>,
-    changes: Vec<Change>,
-    kept_status_line: Option<String>,
-    next_steps: Vec<String>,
-    dry_run: bool,
-) -> anyhow::Result<Edit> {
-    let changed = !changes.is_empty();
-    if changed && !dry_run {
-        save(path, doc, original.as_deref())?;
+/// The files an install or uninstall reads, each once (Gemini CLI's hooks
+/// and MCP server share one), with their new text.
+#[derive(Default)]
+struct Pending {
+    files: Vec<PendingFile>,
+}
+
+struct PendingFile {
+    path: PathBuf,
+    /// The text read (None: no file).
+    before: Option<String>,
+    doc: Doc,
+}
+
+enum Doc {
+    Json(JsonText),
+    Toml(String),
+}
+
+impl Doc {
+    fn text(&self) -> &str {
+        match self {
+            Doc::Json(doc) => doc.text(),
+            Doc::Toml(text) => text,
+        }
     }
-    Ok(Edit {
-        settings: path.display().to_string(),
-        dry_run,
-        changed,
-        changes,
-        kept_status_line,
-        next_steps,
-        mcp: None,
+
+    /// What is left when nothing of the user's is: what `install` starts
+    /// from where there is no file.
+    fn holds_nothing(&self) -> bool {
+        match self {
+            Doc::Json(doc) => matches!(doc.text(), "{}\n" | "{}\r\n"),
+            Doc::Toml(text) => text.is_empty(),
+        }
+    }
+}
+
+impl Pending {
+    /// The JSON settings at `path`, read on first use.
+    fn json(&mut self, settings: &AgentSettings, path: &Path) -> anyhow::Result<&mut JsonText> {
+        let at = match self.files.iter().position(|f| f.path == path) {
+            Some(at) => at,
+            None => {
+                let before = read(path)?;
+                let comments = settings.comments_allowed;
+                let doc =
+                    JsonText::parse(before.as_deref().unwrap_or(""), comments).map_err(|why| {
+                        Error::data(path, format!("{why}; fix it by hand, nothing was changed"))
+                    })?;
+                self.push(path, before, Doc::Json(doc))
+            }
+        };
+        match &mut self.files[at].doc {
+            Doc::Json(doc) => Ok(doc),
+            Doc::Toml(_) => Err(Error::data(path, "read as TOML and as JSON").into()),
+        }
+    }
+
+    /// The TOML text at `path`, read on first use ("" when missing).
+    fn toml(&mut self, path: &Path) -> anyhow::Result<&mut String> {
+        let at = match self.files.iter().position(|f| f.path == path) {
+            Some(at) => at,
+            None => {
+                let before = read(path)?;
+                let text = before.clone().unwrap_or_default();
+                self.push(path, before, Doc::Toml(text))
+            }
+        };
+        match &mut self.files[at].doc {
+            Doc::Toml(text) => Ok(text),
+            Doc::Json(_) => Err(Error::data(path, "read as JSON and as TOML").into()),
+        }
+    }
+
+    fn push(&mut self, path: &Path, before: Option<String>, doc: Doc) -> usize {
+        self.files.push(PendingFile {
+            path: path.to_path_buf(),
+            before,
+            doc,
+        });
+        self.files.len() - 1
+    }
+
+    /// Writes every file whose text changed, all or nothing. With
+    /// `remove_empty`, a file left holding nothing is removed, and the
+    /// agent's folder with it when that leaves the folder empty.
+    fn write(self, remove_empty: bool) -> anyhow::Result<()> {
+        let mut changes = Vec::new();
+        for f in &self.files {
+            let after = f.doc.text();
+            if f.before.as_deref() == Some(after) || (f.before.is_none() && after.is_empty()) {
+                continue;
+            }
+            let remove = remove_empty && f.doc.holds_nothing();
+            if remove && f.before.is_none() {
+                continue;
+            }
+            changes.push(FileChange {
+                path: f.path.clone(),
+                before: f.before.clone().map(String::into_bytes),
+                after: (!remove).then(|| after.as_bytes().to_vec()),
+            });
+        }
+        file_batch::apply(&changes)?;
+        for c in changes.iter().filter(|c| c.after.is_none()) {
+            if let Some(dir) = c.path.parent().filter(|d| is_agent_dir(d)) {
+                // Only when empty: anything else in it stays.
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `.claude`, `.codex` or `.gemini`: a folder `install` may have made.
+fn is_agent_dir(dir: &Path) -> bool {
+    Agent::ALL.iter().any(|a| {
+        dir.file_name()
+            .is_some_and(|n| n == a.integration().settings().dir)
     })
+}
+
+/// The file's text, None when there is no file.
+fn read(path: &Path) -> anyhow::Result<Option<String>> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(fsutil::read_text(path, MAX_SETTINGS_BYTES)?))
 }
 
 /// The trust steps the agent needs before it runs the hooks in the file at
@@ -237,43 +368,10 @@ fn project_dir(settings: &AgentSettings, path: &Path) -> PathBuf {
     }
 }
 
-/// The settings document and the text it was read from (None: no file yet).
-fn load(settings: &AgentSettings, path: &Path) -> anyhow::Result<(Value, Option<String>)> {
-    if std::fs::symlink_metadata(path).is_err() {
-        return Ok((json!({}), None));
-    }
-    let text = fsutil::read_text(path, MAX_SETTINGS_BYTES)?;
-    if text.trim().is_empty() {
-        return Ok((json!({}), Some(text)));
-    }
-    let doc = serde_json::from_str(&text).map_err(|e| {
-        // Some agents (Gemini CLI) read their settings with comments stripped; JSON has none.
-        let comments = if settings.comments_allowed && (text.contains("//") || text.contains("/*"))
-        {
-            format!(
-                "; comments, which {} allows, are not JSON: take them out",
-                settings.display_name
-            )
-        } else {
-            String::new()
-        };
-        Error::data(
-            path,
-            format!("not valid JSON ({e}){comments}; fix it by hand, nothing was changed"),
-        )
-    })?;
-    Ok((doc, Some(text)))
-}
-
-/// Writes the document atomically; refuses if the file changed since it was read.
-fn save(path: &Path, doc: &Value, original: Option<&str>) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fsutil::ensure_dir(dir)?;
-    }
-    let mut text = serde_json::to_string_pretty(doc)?;
-    text.push('\n');
-    fsutil::atomic_write(path, text.as_bytes(), original.map(str::as_bytes))?;
-    Ok(())
+/// What the settings file holds (an empty object when there is none).
+fn load(settings: &AgentSettings, path: &Path) -> anyhow::Result<Value> {
+    let mut files = Pending::default();
+    Ok(files.json(settings, path)?.value().clone())
 }
 
 /// One line of `hooks doctor`.
@@ -306,7 +404,7 @@ pub fn doctor(
     let install_hint = format!("run `ctxkeep hooks install {}`", settings.name());
     let mut checks = Vec::new();
     let doc = if path.is_file() {
-        load(settings, path)?.0
+        load(settings, path)?
     } else {
         checks.push(Check {
             name: "settings".into(),

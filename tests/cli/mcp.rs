@@ -74,6 +74,21 @@ impl Client {
         stdin.flush().unwrap();
     }
 
+    /// Sends bytes as they are, a newline after them.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message the server sends.
+    fn next_message(&mut self) -> Value {
+        self.lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|e| panic!("no message from the server: {e}"))
+    }
+
     /// Sends a request and returns the whole response (result or error).
     fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
@@ -531,13 +546,12 @@ fn hooks_install_registers_the_server_where_each_agent_reads_it() {
     for agent in ["claude-code", "codex", "gemini"] {
         p.ctxkeep(&["hooks", "uninstall", agent]).assert().success();
     }
-    assert_eq!(
-        serde_json::from_str::<Value>(&p.read(".mcp.json")).unwrap(),
-        serde_json::from_str::<Value>(&mcp_json_before).unwrap()
-    );
+    assert_eq!(p.read(".mcp.json"), mcp_json_before, "byte for byte");
     assert_eq!(p.read(".codex/config.toml"), config_before);
-    let gemini: Value = serde_json::from_str(&p.read(".gemini/settings.json")).unwrap();
-    assert_eq!(gemini, json!({}));
+    assert!(
+        !p.path(".gemini").exists(),
+        "install made .gemini/settings.json; uninstall takes it away"
+    );
 }
 
 #[test]
@@ -562,4 +576,118 @@ fn a_stage_points_at_the_tool_once_the_server_is_registered() {
         after.contains("call the ctxkeep `checkpoint` tool"),
         "{after}"
     );
+}
+
+/// Through the MCP tool, a 10 MB phase wrote a 20 MB file and 20,000
+/// decisions 250 KB of front matter, both unreadable after. Now each is an
+/// error result naming the field, the file as it was, the server up.
+#[test]
+fn the_checkpoint_tool_refuses_what_no_reader_could_take_back() {
+    let p = Project::initialized();
+    let mut c = Client::start(&p, &[], &[]);
+    let r = c.call("checkpoint", serde_json::from_str(FIELDS).unwrap());
+    assert!(!is_error(&r), "{r}");
+    let before = p.snapshot();
+    let huge_phase = json!({ "phase": "p".repeat(10 * 1024 * 1024) });
+    let many = json!({ "decisions": vec!["keep it"; 20_000] });
+    let empty_item = json!({ "open_questions": ["why?", ""] });
+    for (args, said) in [
+        (
+            huge_phase,
+            "phase (--phase) is 10485760 bytes, over the 16384",
+        ),
+        (many, "decisions (--decision) has 20000 items, over the 100"),
+        (empty_item, "open_questions (--question) item 2 is empty"),
+    ] {
+        let r = c.call("checkpoint", args);
+        assert!(is_error(&r), "{r}");
+        assert_eq!(r["structuredContent"]["error"]["exit_code"], 65);
+        assert!(text(&r).contains(said), "{}", text(&r));
+        assert!(p.snapshot() == before, "{said}: a refusal writes nothing");
+    }
+    let r = c.call("status", json!({}));
+    assert!(!is_error(&r), "{r}");
+}
+/// Every line gets an answer: one that is not JSON a parse error (`-32700`,
+/// `id: null`), one over 16 MiB an error saying so (rmcp dropped both
+/// without a word, and a client waited for its id forever), JSON that is
+/// not a request an invalid-request error with its id; the server answers
+/// the next request each time.
+#[test]
+fn every_line_gets_an_answer_and_the_server_stays_up() {
+    let p = Project::initialized();
+    let mut c = Client::start(&p, &[], &[]);
+    let ping = |c: &mut Client| {
+        let r = c.request("ping", json!({}));
+        assert_eq!(r["result"], json!({}), "{r}");
+    };
+
+    c.send_raw(b"this is not json {");
+    let e = c.next_message();
+    assert_eq!(e["id"], Value::Null, "{e}");
+    assert_eq!(e["error"]["code"], -32700, "{e}");
+    ping(&mut c);
+
+    c.send_raw(b"\xff\xfe garbage");
+    let e = c.next_message();
+    assert_eq!(
+        (e["id"].clone(), e["error"]["code"].clone()),
+        (Value::Null, json!(-32700)),
+        "{e}"
+    );
+    ping(&mut c);
+
+    let mut big = br#"{"jsonrpc":"2.0","id":99,"method":"ping","params":{"pad":""#.to_vec();
+    big.resize(big.len() + (16 << 20), b'x');
+    big.extend_from_slice(br#""}}"#);
+    c.send_raw(&big);
+    let e = c.next_message();
+    assert_eq!(e["id"], Value::Null, "{e}");
+    assert_eq!(e["error"]["code"], -32600, "{e}");
+    let msg = e["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("16 MiB"), "{msg}");
+    ping(&mut c);
+
+    c.send_raw(br#"{"jsonrpc":"2.0","id":"q7","params":{}}"#);
+    let e = c.next_message();
+    assert_eq!(e["id"], "q7", "{e}");
+    assert_eq!(e["error"]["code"], -32600, "{e}");
+    // A notification is never answered: the next message is the ping's.
+    c.send_raw(br#"{"jsonrpc":"2.0","method":"notifications/nothing-known"}"#);
+    ping(&mut c);
+    let r = c.call("status", json!({}));
+    assert!(!is_error(&r), "{r}");
+}
+
+/// A line that is not JSON before `initialize` is answered too, and the
+/// handshake still works after it.
+#[test]
+fn a_bad_line_before_initialize_is_answered() {
+    let p = Project::initialized();
+    let mut child = p
+        .ctxkeep_std(&["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "nonsense").unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}})
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["error"]["code"], -32700, "{first}");
+    let second: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(second["id"], 1, "{second}");
+    assert!(second["result"]["serverInfo"].is_object(), "{second}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }

@@ -7,6 +7,9 @@
 //! 2. Payloads without `current_usage`: `context_window.total_input_tokens` only from Claude
 //!    Code 2.1.132 on, where it is the current context. Before that version it was a cumulative
 //!    session total, which is never reported as context; tokens stay unknown.
+//!
+//! A `current_usage` whose figures are all zero (Claude Code sends one right after `/compact`)
+//! is unknown too, never an empty context.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -83,7 +86,8 @@ pub fn parse_statusline(text: &str) -> anyhow::Result<StatusLine> {
 
 fn context_tokens(cw: &Map<String, Value>, version: Option<&str>) -> Option<u64> {
     match cw.get("current_usage") {
-        Some(Value::Object(cu)) => input_context_tokens(cu),
+        // All zero right after `/compact`: nothing is known yet, not an empty context.
+        Some(Value::Object(cu)) => input_context_tokens(cu).filter(|&t| t > 0),
         // Present but null (or odd): unknown right now.
         Some(_) => None,
         None => {

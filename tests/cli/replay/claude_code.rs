@@ -75,8 +75,8 @@ pub fn reconstruct(t: &Transcript) -> Replay {
     let mut calls: HashMap<String, Call> = HashMap::new();
     let mut turn = Turn::default();
     let mut model: Option<String> = None;
-    // The last start marker's index: a run of markers for one start counts once.
-    let mut since_start_marker = true;
+    // Something happened since the last start marker: a run of markers for one start counts once.
+    let mut activity_since_start = true;
     let n = t.lines.len();
     let mut i = 0;
     while i < n {
@@ -85,12 +85,12 @@ pub fn reconstruct(t: &Transcript) -> Replay {
             continue;
         };
         if let Some(source) = start_marker(v) {
-            if source != "compact" && since_start_marker {
+            if source != "compact" && activity_since_start {
                 close_turn(&mut ev, &mut turn, i);
                 ev.end("SessionEnd", "other", i, i + 1);
                 ev.start(&source, i, i + 1, Map::new());
             }
-            since_start_marker = false;
+            activity_since_start = false;
             i += 1;
             continue;
         }
@@ -102,7 +102,7 @@ pub fn reconstruct(t: &Transcript) -> Replay {
             Some("system")
                 if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") =>
             {
-                since_start_marker = true;
+                activity_since_start = true;
                 let meta = v
                     .get("compactMetadata")
                     .or_else(|| v.get("compact_metadata"));
@@ -158,18 +158,18 @@ pub fn reconstruct(t: &Transcript) -> Replay {
                 let synthetic = v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
                     || v.pointer("/message/model").and_then(Value::as_str) == Some("<synthetic>");
                 if !synthetic {
-                    since_start_marker = true;
+                    activity_since_start = true;
                     assistant(&mut ev, &mut turn, &mut calls, &mut model, t, i);
                 }
             }
             Some("user") => {
                 if let Some(results) = tool_results(v) {
-                    since_start_marker = true;
+                    activity_since_start = true;
                     for r in results {
                         result(&mut ev, &mut turn, &mut calls, t, v, &r, i);
                     }
                 } else if let Some(prompt) = prompt_text(v) {
-                    since_start_marker = true;
+                    activity_since_start = true;
                     close_turn(&mut ev, &mut turn, i);
                     ev.push(
                         "UserPromptSubmit",

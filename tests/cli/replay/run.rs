@@ -24,8 +24,11 @@ pub struct Step {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
-    /// What the hook adds to the model's context (`hookSpecificOutput.additionalContext`).
+    /// What the hook adds to the model's context.
     pub context: Option<String>,
+    /// What it shows the user, and what it asks the summarizer (see [`Reply`]).
+    pub system_message: Option<String>,
+    pub summarizer: Option<String>,
     /// Why the hook's stdout is not what the agent accepts, if it is not.
     pub invalid: Option<String>,
     /// Records appended to `.ctxkeep/events.jsonl` by this run.
@@ -117,6 +120,8 @@ fn drive(t: Transcript, replay: Replay) -> Run {
                 stdout: String::new(),
                 stderr: String::new(),
                 context: None,
+                system_message: None,
+                summarizer: None,
                 invalid: None,
                 logged: Vec::new(),
                 current: current.clone(),
@@ -136,7 +141,7 @@ fn drive(t: Transcript, replay: Replay) -> Run {
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let (context, invalid) = read_reply(agent, &event.name, &stdout);
+        let reply = read_reply(agent, &event.name, &stdout);
         let logged = log.read_new();
         for e in logged.iter().filter(|e| e["event"] == "checkpoint") {
             if let Some(id) = e["id"].as_str() {
@@ -153,8 +158,10 @@ fn drive(t: Transcript, replay: Replay) -> Run {
             code: out.status.code().unwrap_or(-1),
             stdout,
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            context,
-            invalid,
+            context: reply.context,
+            system_message: reply.system_message,
+            summarizer: reply.summarizer,
+            invalid: reply.invalid,
             logged,
             current: current.clone(),
         });
@@ -199,47 +206,96 @@ fn load_checkpoint(p: &Project, id: &str) -> Option<Value> {
     serde_json::from_str(&text).ok()
 }
 
-/// What the hook added to the model's context, and why its stdout is not what the agent
-/// accepts, if it is not: nothing, or one JSON object `{"hookSpecificOutput": {"hookEventName":
-/// EVENT, "additionalContext": TEXT}}` (Gemini: always one JSON object, `{}` when empty), the
-/// text within Claude Code's 10,000 characters.
-pub fn read_reply(agent: Agent, event: &str, stdout: &str) -> (Option<String>, Option<String>) {
+/// What a hook's stdout says to the agent.
+#[derive(Debug, Default)]
+pub struct Reply {
+    /// Added to the model's context (`hookSpecificOutput.additionalContext`, or Claude Code's
+    /// plain text at a start or a prompt).
+    pub context: Option<String>,
+    /// Shown to the user (`systemMessage`).
+    pub system_message: Option<String>,
+    /// Claude Code's `PreCompact` plain text: instructions for the summarizer.
+    pub summarizer: Option<String>,
+    /// Why the agent would not accept it, if it would not.
+    pub invalid: Option<String>,
+}
+
+/// The keys an agent reads in a hook's JSON answer (FORMATS §1.9, §2.6, §3.4).
+const REPLY_KEYS: &[&str] = &[
+    "hookSpecificOutput",
+    "systemMessage",
+    "suppressOutput",
+    "continue",
+    "stopReason",
+    "decision",
+    "reason",
+];
+
+/// Reads a hook's stdout as `agent` does: nothing; or one JSON object of the keys it knows,
+/// `hookSpecificOutput.hookEventName` naming the event and `additionalContext` within Claude
+/// Code's 10,000 characters (Gemini: always one JSON object, `{}` when there is nothing); or, for
+/// Claude Code, plain text where it takes plain text (a start or a prompt: context; `PreCompact`:
+/// the summarizer's instructions).
+pub fn read_reply(agent: Agent, event: &str, stdout: &str) -> Reply {
     let text = stdout.trim_end_matches('\n');
+    let bad = |why: String| Reply {
+        invalid: Some(why),
+        ..Reply::default()
+    };
     if text.is_empty() {
-        let why = (agent == Agent::Gemini).then(|| "Gemini needs JSON on stdout".to_string());
-        return (None, why);
+        return match agent {
+            Agent::Gemini => bad("Gemini needs JSON on stdout".into()),
+            _ => Reply::default(),
+        };
+    }
+    if agent == Agent::ClaudeCode && !text.starts_with('{') {
+        return match event {
+            "SessionStart" | "UserPromptSubmit" => Reply {
+                context: Some(text.to_string()),
+                ..Reply::default()
+            },
+            "PreCompact" => Reply {
+                summarizer: Some(text.to_string()),
+                ..Reply::default()
+            },
+            _ => bad(format!("plain text at {event}: {text:?}")),
+        };
     }
     if text.contains('\n') {
-        return (None, Some(format!("more than one line: {text:?}")));
+        return bad(format!("more than one line: {text:?}"));
     }
-    let v: Value = match serde_json::from_str(text) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => return (None, Some(format!("not a JSON object: {text:?}"))),
+    let Ok(Value::Object(root)) = serde_json::from_str::<Value>(text) else {
+        return bad(format!("not a JSON object: {text:?}"));
     };
-    if v.as_object().is_some_and(|o| o.is_empty()) {
-        return (None, None);
-    }
-    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-    if keys != ["hookSpecificOutput"] {
-        return (None, Some(format!("unexpected keys {keys:?}")));
-    }
-    let out = &v["hookSpecificOutput"];
-    let Some(context) = out["additionalContext"].as_str() else {
-        return (None, Some("no additionalContext".into()));
+    let mut reply = Reply {
+        system_message: root
+            .get("systemMessage")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        ..Reply::default()
     };
-    if out["hookEventName"] != event {
-        return (
-            Some(context.to_string()),
-            Some(format!("hookEventName {} at {event}", out["hookEventName"])),
-        );
+    if let Some(key) = root.keys().find(|k| !REPLY_KEYS.contains(&k.as_str())) {
+        reply.invalid = Some(format!("unknown key {key:?}"));
+        return reply;
     }
-    if context.chars().count() > 10_000 {
-        return (
-            Some(context.to_string()),
-            Some("additionalContext over 10,000 characters".into()),
-        );
-    }
-    (Some(context.to_string()), None)
+    let Some(out) = root.get("hookSpecificOutput") else {
+        return reply;
+    };
+    reply.context = out["additionalContext"].as_str().map(str::to_string);
+    reply.invalid = if out["hookEventName"] != event {
+        Some(format!("hookEventName {} at {event}", out["hookEventName"]))
+    } else if reply.context.is_none() {
+        Some("hookSpecificOutput without additionalContext".into())
+    } else if reply
+        .context
+        .as_deref()
+        .is_some_and(|c| c.chars().count() > 10_000)
+    {
+        Some("additionalContext over 10,000 characters".into())
+    } else {
+        None
+    };
+    reply
 }
 
 /// `.ctxkeep/events.jsonl`, read as it grows (and across a rotation to `events.jsonl.1`).

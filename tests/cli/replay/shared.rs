@@ -151,6 +151,21 @@ fn replay_one() {
             logged
         );
     }
+    for s in run.ran() {
+        for (to, text) in [
+            ("the model", &s.context),
+            ("the user", &s.system_message),
+            ("the summarizer", &s.summarizer),
+        ] {
+            if let Some(text) = text {
+                println!(
+                    "\n{} at line {}, to {to}:\n{text}",
+                    s.event.label(),
+                    s.event.line
+                );
+            }
+        }
+    }
     for (id, c) in &run.checkpoints {
         println!("{id} {}: {}", c["trigger"], c["observed"]);
     }
