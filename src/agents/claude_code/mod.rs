@@ -18,6 +18,8 @@ use serde_json::{Map, Value};
 use super::{DoctorSample, Headless, Integration, ReadSeek};
 use crate::agent_settings::AgentSettings;
 use crate::compaction::Limit;
+use crate::error::Error;
+use crate::hook_payload::Payload;
 use crate::observe::Recorder;
 use crate::usage::{get_str, StatusLine, Usage};
 
@@ -84,6 +86,9 @@ impl Integration for ClaudeCode {
         compaction::limit(window, env)
     }
 
+    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
+        hooks::payload(root)
+    }
     fn settings(&self) -> &'static AgentSettings {
         &settings::SETTINGS
     }

@@ -37,10 +37,10 @@ const CAPTURES: &[Expected] = &[
         agent: Agent::ClaudeCode,
         hidden_restarts: false,
         hook_calls: 22,
-        injections: 3,
+        injections: 4,
         resume_prompts: 2,
-        // Three failures in a row at lines 54, 58 and 62, warned only at the next tool call
-        // (line 91), in the next session but one.
+        // Three failures in a row at lines 54, 58 and 62, warned in the third one's own hook
+        // (its outcome is in the payload).
         loop_warnings: 1,
         // All four stages crossed at once at line 91: one instruction, for stage-98.
         stage_instructions: 1,
