@@ -52,6 +52,9 @@ pub struct Payload {
     /// starts with, and the model.
     pub context_tokens: Option<u64>,
     pub model: Option<String>,
+    /// The summary the agent wrote, where the post-compaction event carries
+    /// it (Claude Code `PostCompact`: `compact_summary`).
+    pub summary: Option<String>,
 }
 
 /// Reads a payload's JSON object from `input`, at most [`MAX_PAYLOAD_BYTES`].
@@ -116,6 +119,7 @@ pub fn from_object(
         prompt: text_of(root, "prompt"),
         context_tokens: root.get("context_tokens").and_then(Value::as_u64),
         model: text_of(root, "model"),
+        summary: text_of(root, "compact_summary"),
     })
 }
 

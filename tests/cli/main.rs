@@ -27,6 +27,7 @@ mod resume;
 mod secrets;
 mod sessions;
 mod status;
+mod summaries;
 mod track;
 mod transcripts;
 mod verify;

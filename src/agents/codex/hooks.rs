@@ -23,6 +23,7 @@ pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
             prompt: None,
             context_tokens: None,
             model: None,
+            summary: None,
         }),
         _ => Err(Error::data(
             STDIN,
