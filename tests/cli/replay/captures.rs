@@ -19,6 +19,9 @@ struct Expected {
     hook_calls: usize,
     injections: usize,
     resume_prompts: usize,
+    /// What a compaction's summary left out given back instead of the prompt (or the note given
+    /// while the summary cannot be read yet).
+    give_backs: usize,
     loop_warnings: usize,
     stage_instructions: usize,
     /// Injections holding more than one stage instruction.
@@ -29,6 +32,9 @@ struct Expected {
     skipped: usize,
     /// The trigger of the checkpoint current at each compaction's `PreCompact`.
     at_compactions: &'static [&'static str],
+    /// `compaction_audit` events: the facts each audit found missing from the summary (None:
+    /// the summary could not be read).
+    audits: &'static [Option<usize>],
 }
 
 const CAPTURES: &[Expected] = &[
@@ -38,19 +44,22 @@ const CAPTURES: &[Expected] = &[
         hidden_restarts: false,
         hook_calls: 22,
         injections: 3,
-        resume_prompts: 2,
+        // The compaction's restore is a note with the nonce: Claude Code's summary arrives with
+        // PostCompact, and no prompt or tool event follows it before the run ends.
+        resume_prompts: 1,
+        give_backs: 1,
         // Three failures in a row at lines 54, 58 and 62, warned only at the next tool call
         // (line 91), in the next session but one.
         loop_warnings: 1,
         // All four stages crossed at once at line 91: one instruction, for stage-98.
         stage_instructions: 1,
         stacked: 0,
-        // The three failures of one command listed one by one in the resume prompt after the
-        // compaction.
-        repeated_lines: 2,
+        repeated_lines: 0,
         checkpoints: &[("session-end", 2), ("stage-98", 1)],
         skipped: 2,
         at_compactions: &["stage-98"],
+        // The stand-in's summary names none of the checkpoint's five facts.
+        audits: &[Some(5)],
     },
     Expected {
         dir: "codex-0.169.0",
@@ -58,7 +67,10 @@ const CAPTURES: &[Expected] = &[
         hidden_restarts: true,
         hook_calls: 16,
         injections: 3,
-        resume_prompts: 2,
+        // The compaction's summary is in the rollout by PostCompact: what it left out is given
+        // back at SessionStart(compact).
+        resume_prompts: 1,
+        give_backs: 1,
         // The capture cuts the outputs before their exit code: no failure is seen.
         loop_warnings: 0,
         stage_instructions: 1,
@@ -67,6 +79,7 @@ const CAPTURES: &[Expected] = &[
         checkpoints: &[("pre-compact", 1)],
         skipped: 0,
         at_compactions: &["pre-compact"],
+        audits: &[Some(2)],
     },
     Expected {
         dir: "gemini-0.61.0",
@@ -75,6 +88,7 @@ const CAPTURES: &[Expected] = &[
         hook_calls: 29,
         injections: 2,
         resume_prompts: 1,
+        give_backs: 0,
         loop_warnings: 0,
         // Four stages crossed at once: one instruction, for the highest.
         stage_instructions: 1,
@@ -84,6 +98,8 @@ const CAPTURES: &[Expected] = &[
         checkpoints: &[("pre-compact", 2), ("session-end", 1)],
         skipped: 11,
         at_compactions: &["pre-compact"],
+        // The capture cuts the compressed message list, snapshot and all.
+        audits: &[None],
     },
 ];
 
@@ -188,6 +204,7 @@ fn todays_figures_on_the_captures() {
             s.hook_calls,
             s.injections,
             s.count(Kind::Resume),
+            s.count(Kind::GiveBack),
             s.count(Kind::Loop),
             s.count(Kind::Stage),
             s.stacked,
@@ -197,6 +214,7 @@ fn todays_figures_on_the_captures() {
             e.hook_calls,
             e.injections,
             e.resume_prompts,
+            e.give_backs,
             e.loop_warnings,
             e.stage_instructions,
             e.stacked,
@@ -204,7 +222,7 @@ fn todays_figures_on_the_captures() {
         );
         assert_eq!(
             got, want,
-            "{}: (hook calls, injections, resume prompts, loop warnings, stage instructions, stacked, repeated lines)",
+            "{}: (hook calls, injections, resume prompts, give-backs, loop warnings, stage instructions, stacked, repeated lines)",
             e.dir
         );
         let checkpoints: Vec<(&str, usize)> = s
@@ -227,5 +245,15 @@ fn todays_figures_on_the_captures() {
             "{}: checkpoint at each compaction",
             e.dir
         );
+        let audits: Vec<Option<usize>> = run
+            .ran()
+            .flat_map(|s| s.logged("compaction_audit"))
+            .map(|a| {
+                a["unreadable"]
+                    .is_null()
+                    .then(|| a["missing"].as_array().map_or(0, Vec::len))
+            })
+            .collect();
+        assert_eq!(audits, e.audits, "{}: facts missing at each audit", e.dir);
     }
 }
