@@ -19,7 +19,6 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::Checkpoint;
-use crate::observe::PlanStatus;
 
 /// The share of a prose fact's words a summary must have to keep it.
 pub const PROSE_SHARE: f64 = 0.6;
@@ -34,6 +33,9 @@ pub enum Kind {
     Task,
     /// The checkpoint's next action.
     NextAction,
+    /// The next step the agent itself stated (`observed.next_step`), where it says more than
+    /// the next action.
+    NextStep,
     /// A plan item still open (pending or in progress).
     PlanItem,
     /// A file the session changed.
@@ -51,6 +53,7 @@ impl Kind {
             Kind::Request => "Request",
             Kind::Task => "Active task",
             Kind::NextAction => "Next action",
+            Kind::NextStep => "The agent's next step",
             Kind::PlanItem => "Open plan items",
             Kind::File => "Files changed",
             Kind::FailingCommand => "Failing commands",
@@ -80,8 +83,8 @@ impl Fact {
     }
 }
 
-/// The facts of `c`, in the order a reader needs them: the request and task, the next action,
-/// the open plan items, the failing commands, the files, the decisions. Empty texts and
+/// The facts of `c`, in the order a reader needs them: the request and task, the next action
+/// and the agent's own next step, the open plan items, the failing commands, the files, the decisions. Empty texts and
 /// duplicates are left out, and so is a fact with no word a summary could be checked for.
 pub fn of(c: &Checkpoint) -> Vec<Fact> {
     let mut out: Vec<Fact> = Vec::new();
@@ -91,8 +94,11 @@ pub fn of(c: &Checkpoint) -> Vec<Fact> {
     }
     out.push(Fact::new(Kind::Task, &c.active_task));
     out.push(Fact::new(Kind::NextAction, &c.next_action));
+    if let Some(step) = observed.and_then(|o| o.next_step.as_deref()) {
+        out.push(Fact::new(Kind::NextStep, step));
+    }
     if let Some(o) = observed {
-        for p in o.plan.iter().filter(|p| p.status != PlanStatus::Completed) {
+        for p in o.open_items() {
             let mut f = Fact::new(Kind::PlanItem, &p.text);
             f.detail = Some(p.status.as_str().to_string());
             out.push(f);
@@ -319,7 +325,7 @@ fn bounded(hay: &str, needle: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::{CommandRun, Observed, PlanItem};
+    use crate::observe::{CommandRun, Observed, PlanItem, PlanStatus};
 
     fn checkpoint() -> Checkpoint {
         Checkpoint {
@@ -345,11 +351,13 @@ mod tests {
                         command: "cargo test --locked widget".into(),
                         ok: Some(false),
                         exit_code: Some(101),
+                        times: 1,
                     },
                     CommandRun {
                         command: "ls -la".into(),
                         ok: Some(true),
                         exit_code: Some(0),
+                        times: 1,
                     },
                 ],
                 agent: "claude-code".into(),

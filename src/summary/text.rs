@@ -110,7 +110,8 @@ fn lines(facts: &[Fact], fact_chars: usize, list_items: usize, brief: bool) -> S
             (Kind::Request, true) => "The task the user asked for",
             (Kind::File, true) => "Files changed (name every one)",
             (Kind::FailingCommand, true) => "Failing commands (say they fail)",
-            (Kind::NextAction, true) => "Next action (the agent's next step)",
+            (Kind::NextAction, true) => "Next action",
+            (Kind::NextStep, true) => "The agent's own next step",
             _ => kind.label(),
         };
         match kind {

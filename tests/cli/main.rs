@@ -22,6 +22,7 @@ mod merge;
 mod precommit;
 mod readback;
 mod relay;
+mod remaining;
 mod replay;
 mod resume;
 mod secrets;

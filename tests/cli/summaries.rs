@@ -199,6 +199,9 @@ fn claude_code_compaction_is_briefed_audited_and_given_back_only_what_the_summar
     assert_eq!(a["summary_chars"], summary.chars().count());
 
     // The next prompt gets what was dropped and the nonce, not the prompt again.
+    let mut text = p.read("transcript.jsonl");
+    text.push_str(&jsonl(&[claude_compact_boundary(Some(20_000))]));
+    p.write("transcript.jsonl", text);
     let back = context(&at(&p, "UserPromptSubmit", json!({ "prompt": "go on" }))).unwrap();
     assert!(back.contains("tests/crlf_cases.rs"), "{back}");
     assert!(
@@ -216,7 +219,12 @@ fn claude_code_compaction_is_briefed_audited_and_given_back_only_what_the_summar
         !back.contains("src/split.rs"),
         "a kept fact repeated: {back}"
     );
-    assert!(back.chars().count() < start.chars().count(), "{back}");
+    // Shorter than the whole prompt of that checkpoint it replaces.
+    let whole = p.ctxkeep(&["resume", "--peek"]).output().unwrap().stdout;
+    assert!(
+        back.chars().count() < String::from_utf8(whole).unwrap().chars().count(),
+        "{back}"
+    );
     // Once: the following prompt gets nothing more.
     assert_eq!(
         context(&at(&p, "UserPromptSubmit", json!({ "prompt": "more" }))),
