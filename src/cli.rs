@@ -147,7 +147,9 @@ pub enum Command {
     #[command(after_long_help = crate::codes::exit_help())]
     Resolve(ResolveArgs),
     /// Run as an agent's hook: read the event's JSON on stdin, then track usage,
-    /// checkpoint or inject the resume prompt. Fails open (exit 0) unless --strict.
+    /// checkpoint or inject the resume prompt; around a compaction, brief the
+    /// summarizer (Claude Code's PreCompact, plain text), audit its summary and give
+    /// back only what it left out. Fails open (exit 0) unless --strict.
     Hook(HookArgs),
     /// Print a one-line context gauge for Claude Code's status line (reads its JSON on stdin).
     #[command(after_long_help = crate::codes::exit_help())]

@@ -31,6 +31,7 @@ use crate::compaction::{CompactionConfig, Limit};
 use crate::error::Error;
 use crate::hook_payload::Payload;
 use crate::observe::{Observed, Recorder};
+use crate::summary::Found;
 use crate::usage::{StatusLine, Usage};
 
 /// An agent ctxkeep knows.
@@ -124,6 +125,14 @@ pub struct HookTraits {
     /// The agent fires no event after compacting: a drop in usage between
     /// two readings is how the compaction is seen.
     pub compaction_seen_as_drop: bool,
+    /// What the pre-compaction hook prints as plain text goes to the agent's
+    /// summarizer as its instructions: ctxkeep answers with its brief there.
+    pub steer_at_pre_compact: bool,
+    /// The summary can be read only after the restored session has started
+    /// (its session start comes before the post-compaction event): the start
+    /// gets a short note, and what the summary left out follows at the next
+    /// prompt or tool event.
+    pub summary_after_start: bool,
 }
 
 /// What a headless session of the agent runs, for `relay`.
@@ -203,6 +212,16 @@ pub trait Integration: Sync {
         project: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Limit;
+    /// The summary the agent wrote at its last compaction, from its
+    /// transcript; one written before `since` (when the compaction began) is
+    /// an earlier compaction's and not returned.
+    fn compaction_summary(
+        &self,
+        _path: &Path,
+        _since: Option<DateTime<Utc>>,
+    ) -> anyhow::Result<Found> {
+        Ok(Found::None)
+    }
 
     // --- Hooks --------------------------------------------------------------------------
 
@@ -415,6 +434,16 @@ pub fn compaction_limit_with(
         }
         None => Limit::window(window),
     })
+}
+
+/// The summary `agent` wrote at its last compaction, from the transcript at
+/// `path` (see [`Integration::compaction_summary`]).
+pub fn compaction_summary(
+    agent: Agent,
+    path: &Path,
+    since: Option<DateTime<Utc>>,
+) -> anyhow::Result<Found> {
+    agent.integration().compaction_summary(path, since)
 }
 
 /// What `ctxkeep statusline` reads on `input`: the status-line input of the

@@ -14,7 +14,7 @@ use crate::cli::HookArgs;
 use crate::error::Error;
 use crate::hook_payload::{Action, Payload, MAX_PAYLOAD_BYTES};
 use crate::output::Output;
-use crate::services::agent_hook::{Hook, MAX_CONTEXT_CHARS};
+use crate::services::agent_hook::{Answer, Hook, MAX_CONTEXT_CHARS};
 use crate::workspace::Workspace;
 
 /// Warnings from the shared code go nowhere: on exit 0 the agent only logs
@@ -34,7 +34,11 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     match handle(&args, agent, ctx, &mut payload) {
         Ok(reply) => {
             let text = match (reply, &payload) {
-                (Some(context), Some(p)) => Some(reply_json(&p.event, context)),
+                (Some(Answer::Context(context)), Some(p)) => Some(reply_json(&p.event, context)),
+                // Taken as it is (Claude Code's PreCompact: the summarizer's instructions).
+                (Some(Answer::Plain(text)), Some(_)) => {
+                    Some(crate::redact::redact(text.trim_end()).into_owned())
+                }
                 // Some agents (Gemini) parse stdout as JSON and want it even when empty.
                 _ if json_always => Some("{}".to_string()),
                 _ => None,
@@ -72,13 +76,13 @@ fn reply_json(event: &str, context: String) -> String {
         .to_string()
 }
 
-/// Reads the event and acts on it; returns the text to inject, if any.
+/// Reads the event and acts on it; returns what to answer, if anything.
 fn handle(
     args: &HookArgs,
     agent: Agent,
     ctx: &Ctx,
     seen: &mut Option<Payload>,
-) -> anyhow::Result<Option<String>> {
+) -> anyhow::Result<Option<Answer>> {
     let payload = match &args.payload {
         Some(text) if text.len() as u64 > MAX_PAYLOAD_BYTES => {
             return Err(Error::data(

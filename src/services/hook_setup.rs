@@ -455,17 +455,18 @@ pub fn doctor(
             });
             continue;
         };
-        let run = sandbox.run(
-            command,
-            &sandbox.hook_payload(event),
-            settings.json_always,
-            timeout,
-        );
+        let payload = sandbox.hook_payload(event);
+        // Plain text is the answer where it goes to the agent's summarizer.
+        let plain = agent.integration().hook_traits().steer_at_pre_compact
+            && crate::agents::parse_payload(agent, &payload)
+                .is_ok_and(|p| matches!(p.action, crate::hook_payload::Action::PreCompact { .. }));
+        let run = sandbox.run(command, &payload, settings.json_always, plain, timeout);
         checks.push(Check {
             name,
             ok: run.is_ok(),
             detail: match run {
                 Ok(()) if settings.json_always => format!("{command}: runs, prints JSON"),
+                Ok(()) if plain => format!("{command}: runs, briefs the summarizer"),
                 Ok(()) => format!("{command}: runs"),
                 Err(why) => format!("{command}: {why}"),
             },
@@ -586,16 +587,20 @@ impl Sandbox {
 
     /// Runs a hook command: it must exit 0, say nothing on stderr (a hook
     /// that failed open does), and print nothing or one JSON object (with
-    /// `json_always`, exactly one JSON object).
+    /// `json_always`, exactly one JSON object; with `plain`, any text).
     fn run(
         &self,
         command: &str,
         payload: &str,
         json_always: bool,
+        plain: bool,
         timeout: Duration,
     ) -> Result<(), String> {
         let out = self.spawn(command, payload, timeout)?;
         let stdout = out.stdout.trim();
+        if plain {
+            return Ok(());
+        }
         if stdout.is_empty() {
             if json_always {
                 return Err("printed nothing on stdout; the agent wants a JSON object".into());

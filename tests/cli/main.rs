@@ -29,6 +29,7 @@ mod resume;
 mod secrets;
 mod sessions;
 mod status;
+mod summaries;
 mod track;
 mod transcripts;
 mod verify;
