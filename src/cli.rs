@@ -174,6 +174,12 @@ pub struct HookArgs {
     /// without its checkpoint), instead of failing open with exit 0.
     #[arg(long)]
     pub strict: bool,
+
+    /// Run from ctxkeep's plugin for the agent (Claude Code's): do nothing, silently, in a
+    /// folder without project-state.md, or when the project's settings carry ctxkeep's own
+    /// hooks for the agent (those run instead, so no event is handled twice).
+    #[arg(long)]
+    pub plugin: bool,
 }
 
 /// Every agent of the registry as a command-line value: its name, and its

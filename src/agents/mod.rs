@@ -148,6 +148,20 @@ impl Headless {
     }
 }
 
+/// A plugin of ctxkeep's that the agent installs from its own marketplace
+/// (Claude Code's): its hooks run `ctxkeep hook <agent> --plugin`.
+#[derive(Debug, Clone, Copy)]
+pub struct Plugin {
+    /// What a user types to install it.
+    pub install: &'static str,
+    /// The settings file that enables the plugin for the project at
+    /// `project` (`env` stands for the environment); None: not enabled.
+    pub enabled_in: fn(project: &Path, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf>,
+    /// The project's settings files, besides the one `hooks install` writes,
+    /// whose ctxkeep hooks also make the plugin's step aside.
+    pub other_settings: &'static [&'static str],
+}
+
 /// A small transcript and the payload fields `hooks doctor` sends a hook
 /// in a sandbox copy of the project.
 pub struct DoctorSample {
@@ -227,6 +241,10 @@ pub trait Integration: Sync {
 
     // --- Elsewhere ------------------------------------------------------------------------
 
+    /// ctxkeep's plugin for this agent, when it has one.
+    fn plugin(&self) -> Option<Plugin> {
+        None
+    }
     /// Its headless mode, for `relay`; None when it has none.
     fn headless(&self) -> Option<Headless> {
         None

@@ -61,6 +61,7 @@ pub(crate) struct Edit {
     kept_status_line: Option<String>,
     pub next_steps: Vec<String>,
     pub mcp: Option<McpEdit>,
+    pub plugin: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -19,6 +19,7 @@ mod limits;
 mod log;
 mod mcp;
 mod merge;
+mod plugin;
 mod precommit;
 mod readback;
 mod relay;

@@ -5,6 +5,7 @@
 pub mod compaction;
 mod hooks;
 pub mod observe;
+pub mod plugin;
 pub mod settings;
 pub mod statusline;
 pub mod usage;
@@ -15,7 +16,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{DoctorSample, Headless, Integration, ReadSeek};
+use super::{DoctorSample, Headless, Integration, Plugin, ReadSeek};
 use crate::agent_settings::AgentSettings;
 use crate::compaction::Limit;
 use crate::observe::Recorder;
@@ -94,6 +95,9 @@ impl Integration for ClaudeCode {
         hooks::doctor_common_fields()
     }
 
+    fn plugin(&self) -> Option<Plugin> {
+        Some(plugin::PLUGIN)
+    }
     fn headless(&self) -> Option<Headless> {
         Some(Headless {
             program: "claude",
