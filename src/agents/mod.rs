@@ -16,6 +16,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod gemini;
+pub mod qwen;
 
 use std::fmt;
 use std::fs::File;
@@ -40,11 +41,17 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     Gemini,
+    QwenCode,
 }
 
 impl Agent {
     /// Every agent, in the order lists and help show them.
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 4] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::QwenCode,
+    ];
 
     /// What ctxkeep knows about this agent.
     pub fn integration(self) -> &'static dyn Integration {
@@ -52,6 +59,7 @@ impl Agent {
             Agent::ClaudeCode => &claude_code::ClaudeCode,
             Agent::Codex => &codex::Codex,
             Agent::Gemini => &gemini::Gemini,
+            Agent::QwenCode => &qwen::Qwen,
         }
     }
 
@@ -266,8 +274,14 @@ pub fn detect(path: &Path) -> anyhow::Result<Agent> {
 }
 
 /// The order lines are tried in: the most particular shapes first (a Gemini
-/// line with an `id` and a `sessionId` would pass Claude Code's looser test).
-const SNIFF_ORDER: [Agent; 3] = [Agent::Codex, Agent::Gemini, Agent::ClaudeCode];
+/// line with an `id` and a `sessionId`, or a Qwen Code record in Claude
+/// Code's envelope, would pass Claude Code's looser test).
+const SNIFF_ORDER: [Agent; 4] = [
+    Agent::Codex,
+    Agent::Gemini,
+    Agent::QwenCode,
+    Agent::ClaudeCode,
+];
 
 fn detect_from(path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Option<Agent>> {
     let by_line = |line: &Map<String, Value>| {
@@ -294,8 +308,8 @@ fn not_recognized(path: &Path) -> anyhow::Error {
     Error::data(
         path,
         format!(
-            "not a recognized transcript (expected Claude Code, Codex or Gemini CLI \
-             JSONL, or a Gemini session JSON); `track` takes --agent {} to name it",
+            "not a recognized transcript (expected Claude Code, Codex, Gemini CLI or \
+             Qwen Code JSONL, or a Gemini session JSON); `track` takes --agent {} to name it",
             names.join("|")
         ),
     )
