@@ -156,6 +156,9 @@ impl Headless {
     }
 }
 
+/// The environment, by variable name (a stand-in in tests).
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
 /// A plugin of ctxkeep's that the agent installs from its own marketplace
 /// (Claude Code's): its hooks run `ctxkeep hook <agent> --plugin`.
 #[derive(Debug, Clone, Copy)]
@@ -164,7 +167,7 @@ pub struct Plugin {
     pub install: &'static str,
     /// The settings file that enables the plugin for the project at
     /// `project` (`env` stands for the environment); None: not enabled.
-    pub enabled_in: fn(project: &Path, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf>,
+    pub enabled_in: fn(project: &Path, env: Env) -> Option<PathBuf>,
     /// The project's settings files, besides the one `hooks install` writes,
     /// whose ctxkeep hooks also make the plugin's step aside.
     pub other_settings: &'static [&'static str],

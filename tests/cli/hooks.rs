@@ -746,6 +746,10 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
     assert!(done.changed && !done.dry_run);
     assert!(done.settings.ends_with(".claude/settings.json"));
     assert_eq!(done.kept_status_line, None);
+    assert_eq!(
+        done.plugin, None,
+        "no ctxkeep plugin is enabled in this HOME"
+    );
     let keys: Vec<(String, String)> = done
         .changes
         .iter()

@@ -21,6 +21,7 @@ mod mcp;
 mod merge;
 mod plugin;
 mod precommit;
+mod qwen;
 mod readback;
 mod relay;
 mod replay;

@@ -241,6 +241,11 @@ fn install_and_doctor_know_the_plugin_is_enabled() {
         .contains("serves checkpoint"));
 
     // Install says the plugin's hooks step aside; doctor says which run.
+    let (edit, _) = p.json(&["hooks", "install", "claude-code", "--dry-run"]);
+    assert!(
+        edit["plugin"].as_str().unwrap().contains("step aside"),
+        "{edit}"
+    );
     p.ctxkeep(&["hooks", "install", "claude-code"])
         .assert()
         .success()
