@@ -3,7 +3,7 @@
 //! This file is the registry: the [`Agent`] ids, their spellings, and the
 //! one `match` that maps an id to its [`Integration`]. Everything else that
 //! is particular to an agent lives in its folder (`claude_code/`, `codex/`,
-//! `gemini/`), split by concern: `usage.rs` (context usage from its
+//! `gemini/`, `qwen/`), split by concern: `usage.rs` (context usage from its
 //! transcript), `observe.rs` (what the session did), `settings.rs` (its
 //! hook settings and MCP registration), `compaction.rs` (where it compacts
 //! on its own), `hooks.rs` (its hook payloads, and the samples `hooks
