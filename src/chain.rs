@@ -609,8 +609,11 @@ pub fn ack_from_transcript(
 ) -> Result<Option<Link>, Error> {
     // A transcript that is not there is a misconfigured hook: say so even
     // when there is nothing to acknowledge.
-    if std::fs::metadata(transcript).is_err() {
-        return Err(Error::no_input(transcript, "no such transcript"));
+    if let Err(e) = std::fs::metadata(transcript) {
+        return Err(match e.kind() {
+            std::io::ErrorKind::NotFound => Error::no_input(transcript, "no such transcript"),
+            _ => crate::fsutil::input_error(transcript, e),
+        });
     }
     let chain = read(ws)?;
     let Some(last) = chain.last() else {

@@ -513,8 +513,8 @@ impl ValueEnum for AgentArg {
 
 #[derive(Debug, Args)]
 pub struct CountArgs {
-    /// Files to count; - (or none) reads stdin.
-    #[arg(value_name = "FILE|-")]
+    /// Regular files to count; - reads stdin (once). FIFOs and devices are refused.
+    #[arg(value_name = "FILE|-", required = true)]
     pub files: Vec<String>,
 
     /// BPE encoding [default: the config's when in a project, else o200k_base].
@@ -593,6 +593,11 @@ pub struct RelayArgs {
     /// Stop with success once a shell command passes (run with `sh -c` after each session).
     #[arg(long, value_name = "CMD")]
     pub until: Option<String>,
+
+    /// How long the --until command may run before its process group is stopped and it
+    /// counts as not passed (e.g. 90s, 30m, 2h) [default: 30m].
+    #[arg(long, value_name = "DURATION", requires = "until")]
+    pub until_timeout: Option<String>,
 
     /// Stop with success once the checkpoint's phase is this (case-insensitive), e.g. done.
     #[arg(long, value_name = "PHASE")]

@@ -54,7 +54,7 @@ pub const EXIT_CODES: &[ExitCode] = &[
     },
     ExitCode {
         code: exit::NO_INPUT,
-        meaning: "not initialized, no checkpoint yet, no resume to acknowledge yet, or an input file is missing",
+        meaning: "not initialized, no checkpoint yet, no resume to acknowledge yet, or an input file is missing, is not a regular file (a directory, FIFO or device: never read) or is a symlink loop",
     },
     ExitCode {
         code: exit::IO,

@@ -151,6 +151,60 @@ pub fn limit_with(
     limit
 }
 
+/// Automatic compactions kept per agent and model: the limit is their median.
+pub const LEARNED_KEPT: usize = 5;
+/// `compactions.json` is small; anything bigger is not ours.
+const MAX_LEARNED_BYTES: u64 = 256 * 1024;
+
+/// Where each agent was seen compacting on its own (`.ctxkeep/compactions.json`):
+/// agent id → model (`*` when unknown) → the context sizes at its last
+/// automatic compactions, oldest first. Manual ones are not recorded: the
+/// user chose when.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Learned(pub BTreeMap<String, BTreeMap<String, Vec<u64>>>);
+
+impl Learned {
+    /// The file's content; an absent, unreadable or damaged file is empty
+    /// (what was learned can be learned again).
+    pub fn load(path: &Path) -> Learned {
+        crate::fsutil::read_text(path, MAX_LEARNED_BYTES)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    /// Records an automatic compaction at `tokens` (the caller holds the lock).
+    pub fn record(
+        path: &Path,
+        agent: &str,
+        model: Option<&str>,
+        tokens: u64,
+    ) -> Result<(), crate::error::Error> {
+        let mut learned = Learned::load(path);
+        let seen = learned
+            .0
+            .entry(agent.to_string())
+            .or_default()
+            .entry(model.unwrap_or("*").to_string())
+            .or_default();
+        seen.push(tokens);
+        let excess = seen.len().saturating_sub(LEARNED_KEPT);
+        seen.drain(..excess);
+        let text = serde_json::to_string_pretty(&learned).expect("plain data serializes");
+        crate::fsutil::replace_cache(path, format!("{text}\n").as_bytes())
+    }
+
+    /// The observed point for `agent` and `model`: the median of the last
+    /// automatic compactions (robust to one odd one), None before the first.
+    pub fn point(&self, agent: &str, model: Option<&str>) -> Option<u64> {
+        let seen = self.0.get(agent)?.get(model.unwrap_or("*"))?;
+        let mut sorted = seen.clone();
+        sorted.sort_unstable();
+        sorted.get(sorted.len() / 2).copied()
+    }
+}
+
 pub fn home(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
 }

@@ -1,5 +1,7 @@
 //! `.ctxkeep/events.jsonl`: one JSON object per line, appended under the lock.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde_json::{json, Value};
 
 use crate::error::Error;
@@ -13,7 +15,28 @@ pub fn append(ws: &Workspace, _held: &Lock, event: &str, fields: Value) -> Resul
         r.extend(f);
     }
     crate::redact::redact_json(&mut record);
+    if !usable(ws) {
+        return Ok(());
+    }
     fsutil::append_line(&ws.events_path(), &record.to_string())
+}
+
+/// Said once per process: the log is something other than a file.
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the log can be read and appended to: it is a regular file or is
+/// not there yet. A FIFO, socket or device in its place is never opened (a
+/// FIFO would block, or swallow the events); that is said once, naming it.
+fn usable(ws: &Workspace) -> bool {
+    let path = ws.events_path();
+    let special = std::fs::metadata(&path).is_ok_and(|m| !m.is_file());
+    if special && !WARNED.swap(true, Ordering::SeqCst) {
+        ws.out.warn(&format!(
+            "{}: not a regular file (a directory, FIFO, socket or device); events are not logged until it is removed",
+            path.display()
+        ));
+    }
+    !special
 }
 
 /// Moves the log to `events.jsonl.1` (replacing an older one) once it has
@@ -44,6 +67,9 @@ pub fn rotated_path(ws: &Workspace) -> std::path::PathBuf {
 /// Reads the log, skipping torn or garbage lines; returns the records and
 /// how many lines were skipped.
 pub fn read_all(ws: &Workspace) -> (Vec<Value>, usize) {
+    if !usable(ws) {
+        return (Vec::new(), 0);
+    }
     let Ok(text) = std::fs::read(ws.events_path()) else {
         return (Vec::new(), 0);
     };

@@ -12,34 +12,82 @@ use crate::output::Output;
 
 /// Opens an input file the one way every reader does: the metadata is
 /// checked before the open, so a FIFO never blocks and a directory is named
-/// as such; a missing file (or a symlink to one) is `NoInput`. Returns the
-/// file and its length when opened (a writer may be appending).
+/// as such; a missing file (or a symlink to one) is `NoInput`, and so is a
+/// symlink loop. Returns the file and its length when opened (a writer may
+/// be appending).
 pub fn open_input(path: &Path) -> Result<(File, u64), Error> {
-    let meta = fs::metadata(path).map_err(|e| match e.kind() {
+    check_input(path)?;
+    let file = open_no_wait(path).map_err(|e| input_error(path, e))?;
+    // Checked again on what was opened: the path may have been replaced by
+    // a FIFO or a device between the check and the open.
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(path, "cannot read", e))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, &meta));
+    }
+    Ok((file, meta.len()))
+}
+
+/// What `open_input` checks before opening: the path names a regular file
+/// (through any symlinks). Returns its metadata.
+pub fn check_input(path: &Path) -> Result<fs::Metadata, Error> {
+    let meta = fs::metadata(path).map_err(|e| input_error(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, &meta));
+    }
+    Ok(meta)
+}
+
+fn not_regular(path: &Path, meta: &fs::Metadata) -> Error {
+    let what = if meta.is_dir() {
+        "is a directory, not a regular file"
+    } else {
+        "not a regular file (a FIFO, socket or device); not read"
+    };
+    Error::no_input(path, what)
+}
+
+/// An error looking up or opening an input, as the user is told it.
+pub fn input_error(path: &Path, e: io::Error) -> Error {
+    match e.kind() {
         io::ErrorKind::NotFound => Error::NotFound {
             path: path.to_path_buf(),
             dangling_to: fs::read_link(path).ok(),
         },
         io::ErrorKind::PermissionDenied => Error::io(path, "need read access", e),
+        _ if is_symlink_loop(&e) => Error::no_input(
+            path,
+            "a symlink loop (too many levels of symbolic links); it cannot be resolved",
+        ),
         _ => Error::io(path, "cannot read", e),
-    })?;
-    if !meta.is_file() {
-        let what = if meta.is_dir() {
-            "is a directory, not a regular file"
-        } else {
-            "not a regular file (a FIFO, socket or device); not read"
-        };
-        return Err(Error::no_input(path, what));
     }
-    let file = File::open(path).map_err(|e| match e.kind() {
-        io::ErrorKind::PermissionDenied => Error::io(path, "need read access", e),
-        _ => Error::io(path, "cannot read", e),
-    })?;
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io(path, "cannot read", e))?
-        .len();
-    Ok((file, len))
+}
+
+#[cfg(unix)]
+fn is_symlink_loop(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ELOOP)
+}
+
+#[cfg(not(unix))]
+fn is_symlink_loop(_: &io::Error) -> bool {
+    false
+}
+
+/// Opens for reading without ever waiting: a FIFO with no writer would
+/// block a plain open. Regular files read as usual.
+#[cfg(unix)]
+fn open_no_wait(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_no_wait(path: &Path) -> io::Result<File> {
+    File::open(path)
 }
 
 /// Reads a text file that ctxkeep owns or parses, refusing what it must not

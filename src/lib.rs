@@ -24,6 +24,7 @@ pub mod models;
 pub mod observe;
 pub mod output;
 pub mod probe;
+pub mod process;
 pub mod progress;
 pub mod prompt;
 pub mod redact;
@@ -78,7 +79,9 @@ pub fn run(cli: Cli) -> u8 {
 
 /// Prints a command-line parse error (or `--help`/`--version`) the way clap
 /// would, but redacted: clap quotes the offending argument, which may be a
-/// key pasted into the wrong place. Returns clap's exit code (2, or 0).
+/// key pasted into the wrong place. With `--json` among the arguments, the
+/// error is also the one JSON document on stdout, as every other error is.
+/// Returns clap's exit code (2, or 0).
 pub fn usage_error(err: &clap::Error) -> u8 {
     use std::io::{IsTerminal, Write};
     let rendered = err.render();
@@ -88,6 +91,16 @@ pub fn usage_error(err: &clap::Error) -> u8 {
         let _ = err.print();
         return code;
     }
+    if json_asked(std::env::args_os().skip(1)) {
+        let (_, mut doc) =
+            error::report(&error::Error::Usage(usage_line(&rendered.to_string())).into());
+        doc["error"]["exit_code"] = code.into();
+        let out = Output {
+            json: true,
+            quiet: false,
+        };
+        let _ = out.json(&doc);
+    }
     let text = if output::color_enabled(std::io::stderr().is_terminal()) {
         rendered.ansi().to_string()
     } else {
@@ -95,4 +108,55 @@ pub fn usage_error(err: &clap::Error) -> u8 {
     };
     let _ = std::io::stderr().write_all(redact::redact(&text).as_bytes());
     code
+}
+
+/// Whether `--json` is among the arguments (before a `--`): the parse that
+/// would say so failed.
+fn json_asked(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    args.take_while(|a| a != "--").any(|a| a == "--json")
+}
+
+/// Clap's rendered error as one line: its message and tips, without the
+/// usage and help pointers.
+fn usage_line(rendered: &str) -> String {
+    rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .fold(String::new(), |mut line, part| {
+            if !line.is_empty() {
+                line.push_str(if line.ends_with(':') { " " } else { "; " });
+            }
+            line.push_str(part);
+            line
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clap_error_becomes_one_line() {
+        let text = "error: unexpected argument '--nxt' found\n\n  tip: a similar argument exists: '--next'\n\nUsage: ctxkeep checkpoint --next <TEXT>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            usage_line(text),
+            "unexpected argument '--nxt' found; tip: a similar argument exists: '--next'"
+        );
+        assert_eq!(
+            usage_line("error: the following required arguments were not provided:\n  <FILE|->...\n\nUsage: x\n"),
+            "the following required arguments were not provided: <FILE|->..."
+        );
+        let args = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert!(json_asked(
+            args(&["checkpoint", "--json", "--nxt"]).into_iter()
+        ));
+        assert!(!json_asked(
+            args(&["relay", "--agent-cmd", "x", "--", "--json"]).into_iter()
+        ));
+        assert!(!json_asked(args(&["count", "--jsonx"]).into_iter()));
+    }
 }

@@ -480,21 +480,28 @@ struct Run {
     stderr: String,
 }
 
+/// How long what the reader leaves running gets between SIGTERM and SIGKILL.
+const LEFTOVER_GRACE: Duration = Duration::from_secs(2);
+
 /// Runs `sh -c command` in its own process group, `input` on stdin, and
-/// kills the whole group when `timeout` passes (an agent CLI may start
-/// children that would otherwise live on).
+/// stops the whole group when it exits, when `timeout` passes, or at Ctrl-C
+/// (then verify ends as it would have): an agent CLI may start children
+/// that would otherwise live on.
 fn execute(command: &str, input: &str, timeout: Duration, cwd: &Path) -> Run {
-    use std::os::unix::process::CommandExt;
-    let spawned = Command::new("sh")
-        .arg("-c")
+    // Caught from before the start, so that no Ctrl-C can leave the reader
+    // running on its own.
+    crate::process::with_signals_caught(|| run_reader(command, input, timeout, cwd))
+}
+
+fn run_reader(command: &str, input: &str, timeout: Duration, cwd: &Path) -> Run {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn();
-    let mut child = match spawned {
+        .stderr(Stdio::piped());
+    let mut child = match crate::process::own_group(&mut cmd).spawn() {
         Ok(c) => c,
         Err(e) => {
             return Run {
@@ -514,25 +521,16 @@ fn execute(command: &str, input: &str, timeout: Duration, cwd: &Path) -> Run {
     });
     let stdout = collect(child.stdout.take());
     let stderr = collect(child.stderr.take());
-    let started = Instant::now();
-    let end = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break End::Exited(status.code()),
-            Ok(None) if started.elapsed() < timeout => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
-            Ok(None) => {
-                kill_group(child.id());
-                let _ = child.kill();
-                let _ = child.wait();
-                break End::TimedOut;
-            }
-            Err(e) => {
-                kill_group(child.id());
-                let _ = child.kill();
-                let _ = child.wait();
-                break End::NotStarted(format!("cannot wait for it: {e}"));
-            }
+    let deadline = Instant::now() + timeout;
+    let end = match crate::process::wait(&mut child, Some(deadline), true, LEFTOVER_GRACE) {
+        Ok(w) => match w.stopped {
+            Some(crate::process::Stopped::Deadline) => End::TimedOut,
+            Some(crate::process::Stopped::Interrupt) => End::Exited(None),
+            None => End::Exited(w.status.code()),
+        },
+        Err(e) => {
+            let _ = crate::process::terminate(&mut child, Duration::ZERO);
+            End::NotStarted(format!("cannot wait for it: {e}"))
         }
     };
     drop(stdin);
@@ -547,16 +545,6 @@ fn execute(command: &str, input: &str, timeout: Duration, cwd: &Path) -> Run {
         stdout: stdout.text(),
         stderr: stderr.text(),
     }
-}
-
-fn kill_group(pid: u32) {
-    // No libc binding here: the POSIX kill utility signals a group by -PGID.
-    let _ = Command::new("kill")
-        .args(["-s", "KILL", "--", &format!("-{pid}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
 }
 
 /// A pipe read to its end (or `MAX_ANSWER_BYTES`) by a thread.

@@ -136,6 +136,12 @@ pub struct Session {
     /// Why a configured limit was not used, when one was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_note: Option<String>,
+    /// For an agent whose pre-compaction event fires before every model call
+    /// (Gemini CLI): the figure at the last such event past the limit that
+    /// got a checkpoint. Until a compaction is seen, another one past the
+    /// limit means the agent compacted nothing the last time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_compact_at: Option<u64>,
 }
 
 impl Session {
@@ -167,6 +173,7 @@ impl Session {
             limit_percent: None,
             limit_source: None,
             limit_note: None,
+            pre_compact_at: None,
         }
     }
 

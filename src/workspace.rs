@@ -42,7 +42,9 @@ impl Workspace {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::io(".", "cannot read the current directory", e))?;
         let state_path = match &global.state {
-            Some(p) if p.is_dir() => p.join(STATE_FILE),
+            // A folder is the project's, unless it is where the state file
+            // should be: that is named as it is, a folder and not a file.
+            Some(p) if p.is_dir() && !is_misplaced_state(p) => p.join(STATE_FILE),
             Some(p) => cwd.join(p),
             None => match find_upward(&cwd) {
                 Some(p) => p,
@@ -119,6 +121,11 @@ impl Workspace {
         self.data_dir.join("sessions")
     }
 
+    /// Where each agent was seen compacting on its own, per model.
+    pub fn compactions_path(&self) -> PathBuf {
+        self.data_dir.join("compactions.json")
+    }
+
     /// The session chain: one record per session opened from a checkpoint
     /// (not the live budgets in `sessions/`).
     pub fn chain_path(&self) -> PathBuf {
@@ -136,6 +143,13 @@ impl Workspace {
     pub fn display_state(&self) -> String {
         self.state_path.display().to_string()
     }
+}
+
+/// Whether `path` is a folder named `project-state.md` with no state file
+/// inside: the state file's own path, taken by a folder.
+fn is_misplaced_state(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == STATE_FILE)
+        && std::fs::symlink_metadata(path.join(STATE_FILE)).is_err()
 }
 
 /// The nearest `project-state.md` from `start` upward, not past the top of

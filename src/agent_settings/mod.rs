@@ -439,6 +439,7 @@ mod tests {
                     "PreCompact",
                     "PostCompact",
                     "Stop",
+                    "SessionEnd",
                 ][..],
             ),
             (

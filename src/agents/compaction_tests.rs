@@ -41,9 +41,14 @@ impl Fixture {
 
     fn limit(&self, agent: Option<Agent>, window: u64, front: Option<&str>) -> Limit {
         let front: Option<CompactionConfig> = front.map(|f| serde_yaml::from_str(f).unwrap());
-        compaction_limit_with(agent, window, self.project.path(), front.as_ref(), &|k| {
-            self.vars.get(k).cloned()
-        })
+        compaction_limit_with(
+            agent,
+            window,
+            self.project.path(),
+            front.as_ref(),
+            None,
+            &|k| self.vars.get(k).cloned(),
+        )
     }
 }
 

@@ -125,8 +125,9 @@ pub struct HookTraits {
     /// with the first real prompt instead.
     pub defer_start_context: bool,
     /// The pre-compaction event fires before nearly every model call; the
-    /// agent compacts only past its limit, so below it no checkpoint is
-    /// written.
+    /// agent compacts only past its limit, so an automatic one gets no
+    /// checkpoint before the first model call, below the limit, or past it
+    /// again when the last one compacted nothing (a manual one always does).
     pub pre_compact_fires_often: bool,
     /// The agent fires no event after compacting: a drop in usage between
     /// two readings is how the compaction is seen.
@@ -390,15 +391,18 @@ pub fn authored_text(line: &Map<String, Value>) -> Vec<String> {
 }
 
 /// Where a session compacts on its own: the front matter's `compaction:`
-/// for the agent, else the agent's own configuration, else (no agent) the
-/// front matter's `default` or the window. Reads the process's environment.
+/// for the agent, else the agent's own configuration when it sets one, else
+/// where the agent was `observed` compacting (`limit_source: observed`),
+/// else its default (what it is expected to do); without an agent, the front
+/// matter's `default` or the window. Reads the process's environment.
 pub fn compaction_limit(
     agent: Option<Agent>,
     window: u64,
     project: &Path,
     front: Option<&CompactionConfig>,
+    observed: Option<u64>,
 ) -> Limit {
-    compaction_limit_with(agent, window, project, front, &|name| {
+    compaction_limit_with(agent, window, project, front, observed, &|name| {
         std::env::var(name).ok()
     })
 }
@@ -409,6 +413,7 @@ pub fn compaction_limit_with(
     window: u64,
     project: &Path,
     front: Option<&CompactionConfig>,
+    observed: Option<u64>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Limit {
     let names: Vec<&str> = match agent {
@@ -421,7 +426,15 @@ pub fn compaction_limit_with(
         None => Vec::new(),
     };
     crate::compaction::limit_with(window, front, &names, &|window| match agent {
-        Some(a) => a.integration().compaction_limit(window, project, env),
+        Some(a) => {
+            let own = a.integration().compaction_limit(window, project, env);
+            // What was seen beats the agent's default, never what the user set
+            // (a setting changed since is what the agent will do next).
+            match observed {
+                Some(tokens) if own.source == "default" => Limit::new(tokens, "observed"),
+                _ => own,
+            }
+        }
         None => Limit::window(window),
     })
 }

@@ -76,6 +76,12 @@ fn plan(args: RelayArgs) -> anyhow::Result<Plan> {
         rotation,
         prompt: prompt.filter(|p| !p.trim().is_empty()),
         until: args.until.filter(|c| !c.trim().is_empty()),
+        until_timeout: args
+            .until_timeout
+            .as_deref()
+            .map(|t| relay::parse_duration_of("--until-timeout", t))
+            .transpose()?
+            .unwrap_or(relay::DEFAULT_UNTIL_TIMEOUT),
         until_phase: args.until_phase.filter(|p| !p.trim().is_empty()),
         max_sessions: args.max_sessions,
         max_time: args

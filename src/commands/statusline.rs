@@ -160,25 +160,31 @@ fn line(
         _ => None,
     };
     let figure = s.tokens.map(|t| format!("{}/{}", short(t), short(of)));
+    let turns = s
+        .forecast()
+        .map(|f| format!("~{} turns left", f.turns_left));
     let gauge = share.map(|p| gauge(p, 10));
-    let build = |gauge: Option<&str>, figure: Option<&str>| {
+    let build = |gauge: Option<&str>, figure: Option<&str>, turns: Option<&str>| {
         let mut parts = vec![match gauge {
             Some(g) => format!("ctxkeep {g} {lead}"),
             None => format!("ctxkeep {lead}"),
         }];
         parts.extend(figure.map(str::to_string));
         parts.extend(status.clone());
+        parts.extend(turns.map(str::to_string));
         parts.push(checkpoint.to_string());
         parts.join(" · ")
     };
+    let (g, f, t) = (gauge.as_deref(), figure.as_deref(), turns.as_deref());
     [
-        build(gauge.as_deref(), figure.as_deref()),
-        build(None, figure.as_deref()),
-        build(None, None),
+        build(g, f, t),
+        build(None, f, t),
+        build(None, None, t),
+        build(None, None, None),
     ]
     .into_iter()
     .find(|l| l.chars().count() <= width)
-    .unwrap_or_else(|| build(None, None))
+    .unwrap_or_else(|| build(None, None, None))
 }
 
 /// 84500 -> "84.5k", 1000000 -> "1M": a status line is narrow.

@@ -10,6 +10,7 @@
 //! one, with the tools' file and git work on its blocking pool.
 
 mod tools;
+mod transport;
 
 use std::sync::Arc;
 
@@ -58,18 +59,25 @@ pub fn serve(opts: Options) -> anyhow::Result<()> {
             opts: Arc::new(opts),
         };
         // Pipes (as clients start servers) are read on the reactor; a
-        // terminal falls back to blocking reads.
-        let running = match server.serve(rmcp::transport::stdio_pipes()).await {
-            Ok(running) => running,
+        // terminal falls back to blocking reads. Every line is answered
+        // (`transport.rs`), a bad one with a JSON-RPC error.
+        let (read, write) = rmcp::transport::stdio_pipes();
+        let (transport, writer) = transport::line_transport(read, write);
+        let served = match server.serve(transport).await {
+            Ok(running) => running
+                .waiting()
+                .await
+                .map(|_| ())
+                .map_err(|e| anyhow::anyhow!("mcp: the server stopped: {e}")),
             // The client went away before it initialized: nothing to serve.
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => anyhow::bail!("mcp: the client's initialization failed: {e}"),
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+            Err(e) => Err(anyhow::anyhow!(
+                "mcp: the client's initialization failed: {e}"
+            )),
         };
-        running
-            .waiting()
-            .await
-            .map_err(|e| anyhow::anyhow!("mcp: the server stopped: {e}"))?;
-        Ok(())
+        // The answers still queued (an error for the client's last line) go out first.
+        let _ = writer.await;
+        served
     });
     // A blocking stdin read cannot be cancelled; do not wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));

@@ -1,9 +1,10 @@
 //! What an agent session did, read from its transcript (issue 12): the user's last request, the
-//! agent's task list, the files it changed and the last shell commands with their outcome, plus
-//! the counts gutter detection needs.
+//! agent's task list, the next step it stated, the files it changed and the last shell commands
+//! with their outcome, plus the counts gutter detection needs.
 //!
 //! At most the last [`TAIL_BYTES`] of the transcript are read (through [`crate::usage::tail`]):
-//! first the last [`FIRST_WINDOW`], further back only while no request is found, so the cost
+//! first the last [`FIRST_WINDOW`], further back only while no request is found (a nudge such as
+//! "continue" is not one, see [`text::weight`]), so the cost
 //! stays flat however long the session runs. Lines are cheaply pre-filtered as text
 //! before any JSON parsing: most of a transcript is tool output and model text that cannot
 //! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines
@@ -25,8 +26,8 @@ use crate::usage::tail::{TailLine, TailReader};
 
 /// How much of the transcript's end is read.
 pub const TAIL_BYTES: u64 = 8 * 1024 * 1024;
-/// At most this many changed files are kept (most recent first).
-pub const MAX_FILES: usize = 20;
+/// At most this many changed files are listed (most recent first); the rest are counted.
+pub const MAX_FILES: usize = 40;
 /// At most this many commands are kept (the last ones, oldest first).
 pub const MAX_COMMANDS: usize = 5;
 /// The request is cut to this many characters (the cut marker included).
@@ -37,13 +38,21 @@ pub const MAX_COMMAND_CHARS: usize = 200;
 /// What the session did, as read from its transcript.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Observed {
-    /// The last prompt the user typed (redacted, at most [`MAX_REQUEST_CHARS`] characters).
+    /// The user's last request that states the task (redacted, at most [`MAX_REQUEST_CHARS`]
+    /// characters): not a nudge such as "continue", see [`text::weight`].
     pub request: Option<String>,
     /// The agent's current task list.
     pub plan: Vec<PlanItem>,
+    /// The next step the agent stated in its last replies since the request ("Next I will …"),
+    /// else the plan item in progress (redacted, at most [`text::MAX_NEXT_STEP_CHARS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
     /// Files the agent changed, most recent first, unique, at most [`MAX_FILES`]; relative to
     /// the repository when inside it.
     pub files: Vec<String>,
+    /// How many more files it changed than `files` lists.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_files: u64,
     /// The last [`MAX_COMMANDS`] shell commands, oldest first.
     pub commands: Vec<CommandRun>,
     /// `claude-code`, `codex` or `gemini`.
@@ -52,18 +61,38 @@ pub struct Observed {
     pub session: Option<String>,
     /// When the transcript was read (RFC 3339, seconds).
     pub read_at: String,
+    /// Set when a later automatic checkpoint kept this block because its own session did no
+    /// work: the checkpoint that first recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_from: Option<String>,
     /// Per-session counts for [`gutter`]; not serialized (a stored observation has none).
     #[serde(skip)]
     pub activity: Activity,
+    /// Whether `request` states the task (not only a bare slash command); not serialized.
+    #[serde(skip)]
+    pub(crate) task_found: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Observed {
     /// Nothing seen: no request, plan, file or command.
     pub fn is_empty(&self) -> bool {
-        self.request.is_none()
-            && self.plan.is_empty()
-            && self.files.is_empty()
-            && self.commands.is_empty()
+        self.request.is_none() && !self.did_work()
+    }
+
+    /// Whether the session did any work: a plan, a changed file or a command.
+    pub fn did_work(&self) -> bool {
+        !(self.plan.is_empty() && self.files.is_empty() && self.commands.is_empty())
+    }
+
+    /// The plan items still to do (pending and in progress), in the plan's order.
+    pub fn open_items(&self) -> impl Iterator<Item = &PlanItem> {
+        self.plan
+            .iter()
+            .filter(|p| p.status != PlanStatus::Completed)
     }
 }
 
@@ -108,6 +137,18 @@ pub struct CommandRun {
     /// Whether it succeeded; None when the transcript does not say (yet).
     pub ok: Option<bool>,
     pub exit_code: Option<i64>,
+    /// How many runs in a row this entry stands for: the same command with the same outcome
+    /// (absent for one).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub times: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// Counts kept for gutter detection, over the part of the session that was read.
@@ -203,7 +244,7 @@ pub fn observe(
     loop {
         let seen = observe_within(path, reader, repo_root, now, window)?;
         let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        if seen.request.is_some() || window >= TAIL_BYTES || window >= len {
+        if seen.task_found || window >= TAIL_BYTES || window >= len {
             return Ok(seen);
         }
         window = (window * 4).min(TAIL_BYTES);
@@ -415,6 +456,9 @@ struct Slot {
     exit_code: Option<i64>,
 }
 
+/// The agent's latest replies kept to look for its stated next step.
+const MAX_REPLIES: usize = 8;
+
 /// A plan item with the agent's id for it (Claude Code's task ids).
 struct Task {
     id: Option<String>,
@@ -426,7 +470,11 @@ struct Task {
 /// the calls and are matched by the call's id.
 pub struct Recorder {
     pub(crate) root: Root,
+    /// The last request that states the task, and the last bare slash command.
     request: Option<String>,
+    bare_command: Option<String>,
+    /// The agent's replies since the last request, the newest last (at most [`MAX_REPLIES`]).
+    replies: Vec<String>,
     plan: Vec<Task>,
     events: Vec<Slot>,
     /// Call id → its entries in `events` (a patch run through the shell is a command and a
@@ -446,6 +494,8 @@ impl Recorder {
         Recorder {
             root,
             request: None,
+            bare_command: None,
+            replies: Vec::new(),
             plan: Vec::new(),
             events: Vec::new(),
             calls: HashMap::new(),
@@ -461,8 +511,32 @@ impl Recorder {
         self.calls.contains_key(call_id) || self.task_creates.contains_key(call_id)
     }
 
+    /// What the user said, in transcript order: a task replaces the request, a bare slash
+    /// command is kept in case no task is found, a nudge changes nothing. A new request makes
+    /// the agent's earlier replies out of date.
     pub(crate) fn request(&mut self, text: String) {
-        self.request = Some(text);
+        match text::weight(&text) {
+            text::Weight::Task => {
+                self.request = Some(text);
+                self.replies.clear();
+            }
+            text::Weight::BareCommand => {
+                self.bare_command = Some(text);
+                self.replies.clear();
+            }
+            text::Weight::Nudge => {}
+        }
+    }
+
+    /// Text the agent wrote to the user (not its tool calls or thoughts), in transcript order.
+    pub(crate) fn reply(&mut self, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
+        if self.replies.len() == MAX_REPLIES {
+            self.replies.remove(0);
+        }
+        self.replies.push(text.to_string());
     }
 
     pub(crate) fn files(&mut self, call_id: Option<&str>, paths: Vec<String>) {
@@ -591,7 +665,11 @@ impl Recorder {
         if self.not_main {
             return obs;
         }
-        obs.request = self.request.map(|r| text::request_text(&r));
+        obs.task_found = self.request.is_some();
+        obs.request = self
+            .request
+            .or(self.bare_command)
+            .map(|r| text::request_text(&r));
         obs.plan = self
             .plan
             .into_iter()
@@ -637,17 +715,56 @@ impl Recorder {
                         ),
                         ok: slot.ok,
                         exit_code: slot.exit_code,
+                        times: 1,
                     });
                 }
             }
         }
+        obs.more_files = latest.len().saturating_sub(MAX_FILES) as u64;
         obs.files = latest.into_iter().rev().take(MAX_FILES).collect();
+        let commands = collapse_repeats(commands);
         let skip = commands.len().saturating_sub(MAX_COMMANDS);
         obs.commands = commands.into_iter().skip(skip).collect();
+        obs.next_step = self
+            .replies
+            .iter()
+            .rev()
+            .find_map(|r| text::stated_next_step(r))
+            .or_else(|| {
+                obs.plan
+                    .iter()
+                    .find(|p| p.status == PlanStatus::InProgress)
+                    .map(|p| p.text.clone())
+            })
+            .map(|s| {
+                text::cut(
+                    crate::redact::redact(&s).as_ref(),
+                    text::MAX_NEXT_STEP_CHARS,
+                )
+            });
         obs.activity = Activity {
             failure_streaks: streaks,
             file_changes: changes,
         };
         obs
     }
+}
+
+/// Runs of the same command with the same outcome, one after another, as one entry each with
+/// their count: "`cargo test`: failed ×4" rather than four lines.
+fn collapse_repeats(commands: Vec<CommandRun>) -> Vec<CommandRun> {
+    let mut out: Vec<CommandRun> = Vec::with_capacity(commands.len());
+    for c in commands {
+        match out.last_mut() {
+            Some(last)
+                if last.command == c.command
+                    && last.ok == c.ok
+                    && last.exit_code == c.exit_code =>
+            {
+                last.times = last.times.saturating_add(c.times);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }

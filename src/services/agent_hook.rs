@@ -155,7 +155,10 @@ impl Hook {
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
         s.pending_start = Some("compact".into());
+        s.pre_compact_at = None;
         session::save(&self.ws, &lock, &s)?;
+        // The agent compresses on its own; the figure before the fall is where.
+        self.learn_compaction(&lock, before);
         self.log(
             &lock,
             "compaction",
@@ -165,6 +168,23 @@ impl Hook {
             }),
         );
         Ok(())
+    }
+
+    /// Remembers that the agent compacted on its own at `s`'s figure, so the
+    /// stages measure against where it really compacts. Never fails the hook.
+    fn learn_compaction(&self, lock: &crate::fsutil::Lock, s: &Session) {
+        let Some(tokens) = s.tokens else {
+            return;
+        };
+        let path = self.ws.compactions_path();
+        let model = s.model.as_deref();
+        if crate::compaction::Learned::record(&path, self.agent.as_str(), model, tokens).is_ok() {
+            self.log(
+                lock,
+                "compaction_learned",
+                json!({ "session": self.session, "agent": self.agent, "model": model, "tokens": tokens }),
+            );
+        }
     }
 
     /// The gutter patterns this session has not been told about yet.
@@ -233,28 +253,29 @@ impl Hook {
     }
 
     /// An automatic checkpoint from this session: the last one's fields,
-    /// what the transcript shows it did, skipped when nothing is new.
+    /// what the transcript shows it did, skipped when nothing is new unless
+    /// the user asked for it (`asked`: a manual compaction).
     fn auto_checkpoint(
         &self,
         trigger: &str,
         budget: Option<crate::checkpoint::Budget>,
         extra: serde_json::Value,
+        asked: bool,
     ) -> anyhow::Result<()> {
         let observed = self.observed();
         let lock = self.ws.lock()?;
-        let written = record::write_new(
-            &self.ws,
-            &lock,
-            record::New {
-                fields: Fields::default(),
-                trigger,
-                budget,
-                observed,
-                extra,
-                automatic: true,
-            },
-            &self.out,
-        )?;
+        let new = record::New {
+            fields: Fields::default(),
+            trigger,
+            budget,
+            observed,
+            extra,
+            automatic: true,
+        };
+        let written = match asked {
+            true => record::write_new_always(&self.ws, &lock, new, &self.out)?,
+            false => record::write_new(&self.ws, &lock, new, &self.out)?,
+        };
         // The session wrote it, so it has seen it: a resume of this same
         // session is not told about its own checkpoint.
         let mut s = session::load(&self.ws, &self.session)?
@@ -268,29 +289,43 @@ impl Hook {
     /// figure is recorded without firing stages: their instructions could
     /// not reach the model now, and one checkpoint is enough.
     fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
-        let applied = self.update(true, false)?;
-        // Gemini fires PreCompress before nearly every model call, and
-        // compresses only past its threshold (the session's limit).
-        if self
+        let often = self
             .agent
             .integration()
             .hook_traits()
-            .pre_compact_fires_often
-        {
-            if let Some(s) = applied.as_ref().map(|a| &a.session) {
-                if s.tokens.is_some_and(|t| t < s.limit()) {
-                    let lock = self.ws.lock()?;
-                    self.log(
-                        &lock,
-                        "checkpoint_skipped",
-                        json!({
-                            "trigger": "pre-compact", "session": self.session, "agent": self.agent,
-                            "why": format!("below {}'s compression point ({} of {} tokens)",
-                                self.agent.display_name(), s.tokens.unwrap_or(0), s.limit()),
-                        }),
-                    );
-                    return Ok(());
-                }
+            .pre_compact_fires_often;
+        // A compaction the user asked for always gets its checkpoint.
+        let asked = trigger.as_deref() == Some("manual");
+        // The figure this session had before: a resumed run's first event
+        // may name a transcript with no figure in it yet.
+        let known = match often && !asked {
+            true => session::load(&self.ws, &self.session)?.and_then(|s| s.tokens),
+            false => None,
+        };
+        let applied = self.update(true, false)?;
+        // Where an agent that fires this only before it compacts did so on its own.
+        if let (Some(s), Some("auto"), false) = (
+            applied.as_ref().map(|a| &a.session),
+            trigger.as_deref(),
+            often,
+        ) {
+            if let Ok(lock) = self.ws.lock() {
+                self.learn_compaction(&lock, s);
+            }
+        }
+        if often && !asked {
+            let now = applied.as_ref().and_then(|a| a.session.tokens).or(known);
+            if let Some(why) = self.compacts_nothing(now)? {
+                let lock = self.ws.lock()?;
+                self.log(
+                    &lock,
+                    "checkpoint_skipped",
+                    json!({
+                        "trigger": "pre-compact", "session": self.session, "agent": self.agent,
+                        "why": why,
+                    }),
+                );
+                return Ok(());
             }
         }
         let budget = match applied {
@@ -301,7 +336,43 @@ impl Hook {
             "pre-compact",
             budget,
             json!({ "session": self.session, "agent": self.agent, "compaction": trigger }),
+            asked,
         )
+    }
+
+    /// For an agent whose pre-compaction event fires before every model call
+    /// (Gemini CLI): why this one will compact nothing, if it will not. The
+    /// agent compacts only past its limit, measured by the last model call's
+    /// figure (`tokens`), so not before a session's first call (no figure
+    /// yet) nor below the limit; and once it let one pass the limit without
+    /// compacting (the figure did not fall), it compacts nothing at the next
+    /// either.
+    fn compacts_nothing(&self, tokens: Option<u64>) -> anyhow::Result<Option<String>> {
+        let name = self.agent.display_name();
+        let Some(tokens) = tokens else {
+            return Ok(Some(format!(
+                "before {name}'s first model call: no figure yet, nothing to compress"
+            )));
+        };
+        let lock = self.ws.lock()?;
+        let mut s = session::load(&self.ws, &self.session)?
+            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+        let limit = s.limit();
+        let why = if tokens < limit {
+            s.pre_compact_at = None;
+            Some(format!(
+                "below {name}'s compression point ({tokens} of {limit} tokens)"
+            ))
+        } else if let Some(at) = s.pre_compact_at {
+            Some(format!(
+                "{name} compressed nothing after the pre-compact checkpoint at {at} tokens (now {tokens} of {limit})"
+            ))
+        } else {
+            s.pre_compact_at = Some(tokens);
+            None
+        };
+        session::save(&self.ws, &lock, &s)?;
+        Ok(why)
     }
 
     /// PostCompact: the old figure is gone with the context; every stage
@@ -376,6 +447,8 @@ impl Hook {
                 s.restored_at = Some(crate::clock::now_rfc3339());
             }
         }
+        // A new process of the agent: whether it compacted before is not known.
+        s.pre_compact_at = None;
         let now = crate::clock::now_rfc3339();
         s.started_at = Some(now.clone());
         s.updated_at = now;
@@ -546,6 +619,7 @@ impl Hook {
             "session-end",
             budget,
             json!({ "session": self.session, "agent": self.agent, "reason": reason }),
+            false,
         )
     }
 

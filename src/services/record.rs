@@ -143,6 +143,27 @@ impl Written {
 /// block, the archive and the event log. An automatic one that would repeat
 /// the last is skipped instead; see [`New`].
 pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow::Result<Written> {
+    write(ws, lock, new, true, out)
+}
+
+/// [`write_new`] for an automatic checkpoint the user asked for (a manual
+/// compaction): written even when it would record nothing new.
+pub fn write_new_always(
+    ws: &Workspace,
+    lock: &Lock,
+    new: New,
+    out: &Output,
+) -> anyhow::Result<Written> {
+    write(ws, lock, new, false, out)
+}
+
+fn write(
+    ws: &Workspace,
+    lock: &Lock,
+    new: New,
+    skip_repeats: bool,
+    out: &Output,
+) -> anyhow::Result<Written> {
     let New {
         fields,
         trigger,
@@ -157,6 +178,10 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
     let prev = sf.fm.checkpoint.clone();
+    let observed = match automatic {
+        true => settle_observed(prev.as_ref(), observed),
+        false => observed,
+    };
     let archive = Archive {
         dir: &ws.checkpoints_dir(),
     };
@@ -244,7 +269,7 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
     }
     redact_record(&mut record)?;
 
-    if let (true, Some(p)) = (automatic, &prev) {
+    if let (true, Some(p)) = (automatic && skip_repeats, &prev) {
         if records_nothing_new(p, &record) {
             let why = format!("nothing new since {}", p.id);
             let mut event = json!({ "trigger": record.trigger, "same_as": p.id, "why": why });
@@ -458,9 +483,66 @@ pub fn observe_transcript(
     )
 }
 
+/// What an automatic checkpoint records as the session's work, from what
+/// the transcript shows (`seen`) and the checkpoint before it (`prev`):
+/// - a session that did no work (no plan, file or command; "status?", a
+///   `/clear`), or whose transcript could not be read, keeps the previous
+///   block, marked `carried_from` that checkpoint when the block is another
+///   session's: an idle session never wipes the work from the resume prompt;
+/// - a later reading of the same agent session keeps what its window no
+///   longer shows: the request, plan and commands when it has none, and the
+///   files changed earlier after its own (past [`MAX_FILES`], counted).
+///
+/// [`MAX_FILES`]: crate::observe::MAX_FILES
+fn settle_observed(prev: Option<&Checkpoint>, seen: Option<Observed>) -> Option<Observed> {
+    let Some((prev_id, before)) = prev.and_then(|p| Some((&p.id, p.observed.as_ref()?))) else {
+        return seen;
+    };
+    let same_session = |o: &Observed| {
+        o.agent == before.agent && o.session.is_some() && o.session == before.session
+    };
+    let mut now = match seen {
+        Some(o) if o.did_work() => o,
+        idle => {
+            let mut kept = before.clone();
+            let own = idle.as_ref().is_some_and(same_session);
+            if !own && kept.carried_from.is_none() {
+                kept.carried_from = Some(prev_id.clone());
+            }
+            return Some(kept);
+        }
+    };
+    if !same_session(&now) {
+        return Some(now);
+    }
+    if now.request.is_none() {
+        now.request = before.request.clone();
+    }
+    if now.plan.is_empty() {
+        now.plan = before.plan.clone();
+    }
+    if now.commands.is_empty() {
+        now.commands = before.commands.clone();
+    }
+    let earlier: Vec<String> = before
+        .files
+        .iter()
+        .filter(|f| !now.files.contains(f))
+        .cloned()
+        .collect();
+    now.files.extend(earlier);
+    now.more_files += before.more_files;
+    let max = crate::observe::MAX_FILES;
+    if now.files.len() > max {
+        now.more_files += (now.files.len() - max) as u64;
+        now.files.truncate(max);
+    }
+    Some(now)
+}
+
 /// Whether `new` would record nothing `prev` does not: the same fields the
 /// agent writes, the same HEAD and uncommitted paths, the same observed
-/// request, plan and files.
+/// request, plan, next step and files.
 fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
     let dirty = |c: &Checkpoint| -> (Vec<String>, u64) {
         let mut paths: Vec<String> = c
@@ -473,9 +555,14 @@ fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
         (paths, omitted)
     };
     let seen = |c: &Checkpoint| {
-        c.observed
-            .as_ref()
-            .map(|o| (o.request.clone(), o.plan.clone(), o.files.clone()))
+        c.observed.as_ref().map(|o| {
+            (
+                o.request.clone(),
+                o.plan.clone(),
+                o.next_step.clone(),
+                o.files.clone(),
+            )
+        })
     };
     prev.phase == new.phase
         && prev.active_task == new.active_task

@@ -178,6 +178,7 @@ fn limit_line(r: &Report) -> String {
         "window" => "the window".to_string(),
         "front-matter" => "set in the front matter".to_string(),
         "default" => "the agent's default".to_string(),
+        "observed" => "where the agent compacted on its own before".to_string(),
         other => other.to_string(),
     };
     let mut line = format!(
@@ -187,6 +188,13 @@ fn limit_line(r: &Report) -> String {
     );
     if let Some(note) = &r.limit_note {
         line.push_str(&format!("limit note: {note}\n"));
+    }
+    if let Some(f) = &r.forecast {
+        line.push_str(&format!(
+            "forecast: about {} tokens a turn, some {} turns left before the limit\n",
+            thousands(f.tokens_per_turn),
+            f.turns_left
+        ));
     }
     line
 }

@@ -104,6 +104,7 @@ impl Report {
             config.window,
             std::path::Path::new("."),
             Some(&config.compaction),
+            None,
         );
         Report {
             session: id.to_string(),
@@ -318,11 +319,17 @@ pub fn apply(
     // Where the agent compacts on its own, read afresh each time (its
     // configuration may have changed); only the known agent's files.
     let agent = s.agent.as_deref().and_then(|a| a.parse::<Agent>().ok());
+    // Where this agent was seen compacting with this model, once it was.
+    let observed = agent.and_then(|a| {
+        crate::compaction::Learned::load(&ws.compactions_path())
+            .point(a.as_str(), s.model.as_deref())
+    });
     s.set_limit(crate::agents::compaction_limit(
         agent,
         s.window,
         &ws.root,
         Some(&config.compaction),
+        observed,
     ));
     // Truncation: the message count can only grow within a session.
     let previous_messages = s.messages;
@@ -388,6 +395,7 @@ pub fn apply(
             checkpoint: (stage.action != StageAction::Warn)
                 .then(|| checkpoint_id.clone())
                 .flatten(),
+            tokens: s.tokens,
         });
     }
     s.fired = step.kept.clone();
@@ -515,6 +523,7 @@ pub fn instructions(
         json!({
             "id": c.id, "phase": quoted(&c.phase), "active_task": quoted(&c.active_task),
             "next_action": quoted(&c.next_action),
+            "remaining": c.observed.as_ref().map(remaining),
         })
     });
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
@@ -523,11 +532,18 @@ pub fn instructions(
     // does not say which agent it is).
     let agent = s.agent.as_deref().and_then(|a| a.parse().ok());
     let mcp = crate::services::hook_setup::mcp_registered(&ws.root, agent);
+    // A stage told later, when no figure is known now, says the one it fired at.
+    let mut figure = s.clone();
+    if figure.tokens.is_none() {
+        figure.set_tokens(highest.tokens, s.window);
+    }
     let mut text = templates.render(
         "stage.md",
         json!({
-            "percent": s.percent, "tokens": s.tokens, "window": s.window,
-            "limit": s.limit(), "limit_percent": s.limit_percent,
+            "percent": figure.percent, "tokens": figure.tokens, "window": s.window,
+            "limit": s.limit(), "limit_percent": figure.limit_percent,
+            "limit_source": s.limit_source(),
+            "forecast": s.forecast(),
             "stage": { "name": highest.name, "action": highest.action, "at": highest.at },
             "checkpoint": checkpoint,
             "recorded": recorded,
@@ -541,11 +557,34 @@ pub fn instructions(
 
 /// A field quoted back to the model: one line, cut to [`QUOTED_FIELD_CHARS`].
 fn quoted(text: &str) -> String {
+    cut_line(text, QUOTED_FIELD_CHARS)
+}
+
+fn cut_line(text: &str, max: usize) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one_line.char_indices().nth(QUOTED_FIELD_CHARS) {
+    match one_line.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &one_line[..at]),
         None => one_line,
     }
+}
+
+/// Open plan items a stage instruction names; the rest are counted.
+const QUOTED_OPEN_ITEMS: usize = 3;
+
+/// What remains as the checkpoint records it, quoted back so the agent
+/// corrects it: the request, the first open plan items, the next step, each
+/// cut shorter than the other fields so the whole stays within
+/// [`MAX_STAGE_CHARS`].
+fn remaining(o: &crate::observe::Observed) -> serde_json::Value {
+    let open: Vec<_> = o.open_items().collect();
+    json!({
+        "request": o.request.as_deref().map(|r| cut_line(r, 100)),
+        "open": open.iter().take(QUOTED_OPEN_ITEMS)
+            .map(|p| format!("[{}] {}", p.status.as_str(), cut_line(&p.text, 60)))
+            .collect::<Vec<_>>(),
+        "more_open": open.len().saturating_sub(QUOTED_OPEN_ITEMS),
+        "next_step": o.next_step.as_deref().map(|n| cut_line(n, 100)),
+    })
 }
 
 /// `track --count SRC`: the token count, and for a file the cursor that
@@ -575,6 +614,42 @@ pub fn count_source(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_remains_is_quoted_short_and_counted() {
+        use crate::observe::{Observed, PlanItem, PlanStatus};
+        let item = |n: usize, status| PlanItem {
+            text: format!("step {n} {}", "x".repeat(100)),
+            status,
+        };
+        let o = Observed {
+            request: Some("r".repeat(300)),
+            plan: (0..6)
+                .map(|n| {
+                    item(
+                        n,
+                        if n == 0 {
+                            PlanStatus::Completed
+                        } else {
+                            PlanStatus::Pending
+                        },
+                    )
+                })
+                .collect(),
+            next_step: Some("n".repeat(300)),
+            ..Observed::default()
+        };
+        let r = remaining(&o);
+        assert_eq!(r["open"].as_array().unwrap().len(), QUOTED_OPEN_ITEMS);
+        assert!(r["open"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("[pending] step 1 "));
+        assert_eq!(r["more_open"], 2);
+        for key in ["request", "next_step"] {
+            assert_eq!(r[key].as_str().unwrap().chars().count(), 101, "{key}");
+        }
+    }
 
     #[test]
     fn a_stated_figure_is_measured_against_its_agents_limit() {

@@ -2,18 +2,16 @@
 //! remembers the tokens before it, so the next count covers only what
 //! follows.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::file::open_file;
+use super::stream::{count_stream, Limits, Start};
 use super::{count, is_safe_cut, Encoding};
 use crate::error::Error;
-use crate::fsutil::text_from_bytes;
 use ctxkeep_bpe::last_safe_cut;
 
 /// How many bytes before a cursor's boundary are checked for change
@@ -160,7 +158,7 @@ fn file_id(_: &std::fs::Metadata) -> Option<(u64, u64)> {
 /// [`count_incremental`] on a file (errors as in [`super::count_file`]), reading
 /// only what it needs: when `prev` still applies, the file is read from
 /// `prev.check_from`, so the cost follows what was appended, not the file's
-/// size.
+/// size. The file is counted as it is read (`stream.rs`), in bounded memory.
 ///
 /// Soundness trade-off: the bytes before `check_from` are not read again.
 /// We trust them when the file is the same file (device and inode), is at
@@ -177,33 +175,44 @@ pub fn count_file_incremental(
     enc: Encoding,
     prev: Option<&CountCursor>,
 ) -> Result<(usize, CountCursor)> {
-    let mut file = open_file(path)?;
+    let (mut file, len) = crate::fsutil::open_input(path)?;
     let meta = file
         .metadata()
         .map_err(|e| Error::io(path, "cannot read", e))?;
     let id = file_id(&meta);
-    let context = || format!("{}: counting tokens", path.display());
-    let read_from = |file: &mut File, at: u64| -> Result<Vec<u8>> {
-        let mut bytes = Vec::new();
-        file.seek(SeekFrom::Start(at))
-            .and_then(|_| file.read_to_end(&mut bytes))
-            .map_err(|e| Error::io(path, "cannot read", e))?;
-        Ok(bytes)
-    };
-    let reusable = prev.filter(|p| plausible(p, enc, meta.len()) && p.file_id == id);
-    if let Some(p) = reusable {
-        let mut bytes = read_from(&mut file, p.check_from)?;
-        let checked = (p.prefix_len - p.check_from) as usize;
-        let cut = (p.boundary - p.check_from) as usize;
-        if bytes.len() >= checked && sha256_hex(&[&bytes[..checked]]) == p.check_sha256 {
-            let tail = text_from_bytes(bytes.split_off(cut), path, p.boundary)?;
-            let base = p.tokens_before_boundary as usize;
-            return count_tail(&bytes, p.check_from, &tail, p.boundary, base, enc, id)
-                .with_context(context);
+    let mut start = Start::default();
+    if let Some(p) = prev.filter(|p| plausible(p, enc, len) && p.file_id == id) {
+        let mut checked = vec![0u8; (p.prefix_len - p.check_from) as usize];
+        let same = file
+            .seek(SeekFrom::Start(p.check_from))
+            .and_then(|_| file.read_exact(&mut checked))
+            .is_ok()
+            && sha256_hex(&[&checked]) == p.check_sha256;
+        if same {
+            checked.truncate((p.boundary - p.check_from) as usize);
+            start = Start {
+                offset: p.boundary,
+                tokens: p.tokens_before_boundary as usize,
+                before: checked,
+            };
         }
     }
-    let text = text_from_bytes(read_from(&mut file, 0)?, path, 0)?;
-    count_tail(&[], 0, &text, 0, 0, enc, id).with_context(context)
+    file.seek(SeekFrom::Start(start.offset))
+        .map_err(|e| Error::io(path, "cannot read", e))?;
+    let s = count_stream(&mut file, path, enc, start, Limits::default(), &mut |_| {})?;
+    let check_from = s.boundary - s.before.len() as u64;
+    let cursor = CountCursor {
+        encoding: enc,
+        len: s.len,
+        tokens: s.tokens as u64,
+        boundary: s.boundary,
+        tokens_before_boundary: s.tokens_before_boundary as u64,
+        prefix_len: s.boundary + s.next_char.len() as u64,
+        check_from,
+        check_sha256: sha256_hex(&[&s.before, &s.next_char]),
+        file_id: id,
+    };
+    Ok((s.tokens, cursor))
 }
 
 #[cfg(test)]

@@ -1,65 +1,58 @@
-//! Reading a file or a stream and counting it.
+//! Counting a file or a stream as it is read (`stream.rs`), in bounded
+//! memory.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use super::{count, Encoding};
+use super::stream::{count_stream, Limits, Start};
+use super::Encoding;
 use crate::error::Error;
-use crate::fsutil::text_from_bytes;
 
-pub(super) fn open_file(path: &Path) -> Result<File> {
-    if path.is_dir() {
-        return Err(Error::no_input(path, "is a directory, not a file").into());
-    }
-    File::open(path).map_err(|e| {
-        match e.kind() {
-            std::io::ErrorKind::NotFound => Error::no_input(path, "no such file"),
-            _ => Error::io(path, "cannot read", e),
-        }
-        .into()
-    })
-}
-
-fn read_file(path: &Path) -> Result<String> {
-    let mut bytes = Vec::new();
-    open_file(path)?
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, "cannot read", e))?;
-    Ok(text_from_bytes(bytes, path, 0)?)
-}
-
-/// Counts a UTF-8 file. A missing path or a directory is `Error::NoInput`;
-/// non-UTF-8 content is `Error::Data` naming the first bad byte's offset.
+/// Counts a UTF-8 file. A missing path, a directory, a FIFO or a device is
+/// `Error::NoInput` (never waited on); non-UTF-8 content is `Error::Data`
+/// naming the first bad byte's offset; so is a stretch of more than
+/// [`super::MAX_RUN`] bytes where the count cannot be split.
 pub fn count_file(path: &Path, enc: Encoding) -> Result<usize> {
-    let text = read_file(path)?;
-    count(&text, enc).with_context(|| format!("{}: counting tokens", path.display()))
+    count_file_with_progress(path, enc, &mut |_| {})
+}
+
+/// [`count_file`], telling `progress` of the bytes counted as it goes.
+pub fn count_file_with_progress(
+    path: &Path,
+    enc: Encoding,
+    progress: &mut dyn FnMut(u64),
+) -> Result<usize> {
+    let (mut file, _) = crate::fsutil::open_input(path)?;
+    let counted = count_stream(
+        &mut file,
+        path,
+        enc,
+        Start::default(),
+        Limits::default(),
+        progress,
+    )?;
+    Ok(counted.tokens)
 }
 
 /// Counts everything a reader yields (stdin); `name` labels errors (`-`).
 pub fn count_reader(mut reader: impl Read, name: &str, enc: Encoding) -> Result<usize> {
-    let mut bytes = Vec::new();
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(name, "cannot read", e))?;
-    let text = text_from_bytes(bytes, Path::new(name), 0)?;
-    count(&text, enc)
+    let counted = count_stream(
+        &mut reader,
+        Path::new(name),
+        enc,
+        Start::default(),
+        Limits::default(),
+        &mut |_| {},
+    )?;
+    Ok(counted.tokens)
 }
 
 /// The size of a file to count, after checking it can be counted: a missing
-/// file or a directory is `NoInput`; pipes (`<(cmd)`) have no size and count
-/// without progress (0).
+/// file, a directory, a FIFO or a device is `NoInput` (stdin is `-`).
 pub fn countable_len(path: &Path) -> Result<u64, Error> {
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::no_input(path, "no such file"),
-        _ => Error::io(path, "cannot read", e),
-    })?;
-    if meta.is_dir() {
-        return Err(Error::no_input(path, "is a directory"));
-    }
-    Ok(if meta.is_file() { meta.len() } else { 0 })
+    Ok(crate::fsutil::check_input(path)?.len())
 }
 
 #[cfg(test)]
@@ -89,5 +82,17 @@ mod tests {
         );
         let e = count_reader(&b"\xc3"[..], "-", Encoding::O200kBase).unwrap_err();
         assert_eq!(exit_code_of(&e), exit::DATA);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_fifos_are_refused_without_reading() {
+        use crate::error::{exit, exit_code_of};
+        for dev in ["/dev/zero", "/dev/null"] {
+            let e = count_file(Path::new(dev), Encoding::O200kBase).unwrap_err();
+            assert_eq!(exit_code_of(&e), exit::NO_INPUT, "{e}");
+            assert!(e.to_string().contains("not a regular file"), "{e}");
+            assert!(countable_len(Path::new(dev)).is_err());
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! Token counting: the encodings, exact counts (on several threads for
-//! large texts), counts of files, and incremental counts of growing files.
+//! large texts), counts of files and streams as they are read (bounded
+//! memory), and incremental counts of growing files.
 //!
 //! Counts are tiktoken's `encode_ordinary(text).len()` exactly (special
 //! tokens count as ordinary text), computed by the `ctxkeep-bpe` crate
@@ -12,12 +13,14 @@ mod cursor;
 mod encoding;
 mod file;
 mod parallel;
+mod stream;
 
 pub use ctxkeep_bpe::{is_safe_cut, next_safe_cut};
 pub use cursor::{count_file_incremental, count_incremental, CountCursor, CHECK_WINDOW};
 pub use encoding::{Encoding, EncodingParser, UnknownEncoding};
-pub use file::{count_file, count_reader, countable_len};
+pub use file::{count_file, count_file_with_progress, count_reader, countable_len};
 pub use parallel::{count, count_with, PARALLEL_MIN};
+pub use stream::{MAX_RUN, READ_BLOCK};
 
 /// A cheap estimate (bytes / 4) for hook paths that must not build an encoder.
 pub fn estimate(bytes: usize) -> usize {

@@ -137,7 +137,26 @@ fn the_nonce_echoed_by_the_agent_in_its_transcript_acknowledges() {
     p.ctxkeep(&["ack", "--transcript", "missing.jsonl"])
         .assert()
         .code(66)
-        .stderr(predicate::str::contains("missing.jsonl"));
+        .stderr(predicate::str::contains(
+            "missing.jsonl: no such transcript",
+        ));
+    // A symlink loop is not "no such transcript": it cannot be resolved.
+    std::os::unix::fs::symlink("loop-b.jsonl", p.path("loop-a.jsonl")).unwrap();
+    std::os::unix::fs::symlink("loop-a.jsonl", p.path("loop-b.jsonl")).unwrap();
+    for args in [
+        &["ack", "--transcript", "loop-a.jsonl"][..],
+        &["track", "--transcript", "loop-a.jsonl"],
+    ] {
+        let out = p.ctxkeep(args).output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(66), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("loop-a.jsonl: a symlink loop") && err.contains("cannot be resolved"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("no such"), "{err}");
+    }
     p.ctxkeep(&["ack"]).assert().code(2);
 }
 

@@ -61,7 +61,7 @@ fn counts_each_file_and_the_total_like_wc() {
 fn hello_world_is_two_tokens_from_stdin() {
     let p = Project::bare();
     let out = p
-        .ctxkeep(&["count"])
+        .ctxkeep(&["count", "-"])
         .write_stdin("hello world")
         .assert()
         .success();
@@ -69,6 +69,139 @@ fn hello_world_is_two_tokens_from_stdin() {
         String::from_utf8(out.get_output().stdout.clone()).unwrap(),
         "      2 -\n"
     );
+}
+
+/// stdin is read only when asked for (`-`): with no file, nothing is read
+/// (a hook or a script that forgot the file does not hang on a terminal).
+#[test]
+fn stdin_is_read_only_when_asked() {
+    let p = Project::bare();
+    let out = p
+        .ctxkeep(&["count"])
+        .write_stdin("hello world")
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("<FILE|->"), "{err}");
+    p.write("a.txt", A);
+    let (v, code) = {
+        let out = p
+            .ctxkeep(&["--json", "count", "a.txt", "-"])
+            .write_stdin("hello world")
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, out.status.code())
+    };
+    assert_eq!(code, Some(0));
+    assert_eq!(v["files"][1]["path"], "-");
+    assert_eq!(v["files"][1]["tokens"], 2);
+}
+
+/// Devices and FIFOs are refused as every other input path is: at once,
+/// without reading (`/dev/zero` grew to gigabytes) or waiting for a
+/// writer (a FIFO with none blocked forever).
+#[test]
+fn devices_and_fifos_are_refused_without_blocking() {
+    let p = Project::bare();
+    p.write("a.txt", A);
+    let fifo = p.path("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for target in ["/dev/zero", "/dev/null", fifo.to_str().unwrap()] {
+        let out = p
+            .ctxkeep(&["count", "a.txt", target])
+            // A guard against hanging, not a measure: the refusal is immediate.
+            .timeout(std::time::Duration::from_secs(120))
+            .assert()
+            .code(66)
+            .get_output()
+            .clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(target), "{err}");
+        assert!(err.contains("not a regular file"), "{err}");
+        assert!(out.stdout.is_empty(), "no partial counts");
+    }
+}
+
+/// A stream is counted as it is read: 192 MiB through a pipe, and the
+/// process never holds more than a few blocks of it (before: all of it,
+/// 2.5 GB for `yes` in 5 s). The peak is read from /proc while the count
+/// waits for the end of its input, after everything else was consumed.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_big_stream_is_counted_exactly_in_bounded_memory() {
+    use std::io::Write;
+    let p = Project::bare();
+    let line = "The quick brown fox jumps over the lazy dog.\n";
+    let block = line.repeat(1 << 14);
+    let blocks = (192 << 20) / block.len();
+    let mut child = p
+        .ctxkeep_std(&["count", "--encoding", "o200k_base", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for _ in 0..blocks {
+        stdin.write_all(block.as_bytes()).unwrap();
+    }
+    stdin.flush().unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    // Lines cut after their newline add up: the whole is n times one line.
+    let want = count(line, Encoding::O200kBase).unwrap() * blocks * (1 << 14);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{want:>7} -\n")
+    );
+    let streamed_mib = (blocks * block.len()) >> 20;
+    assert!(
+        peak_kb < 96 * 1024,
+        "peak {peak_kb} KiB after {streamed_mib} MiB streamed"
+    );
+}
+
+/// Input with nowhere to cut the count (no line break followed by text)
+/// is held whole up to 64 MiB and counted; past that it is refused with
+/// one line, instead of growing memory without bound.
+#[test]
+fn a_run_with_no_place_to_cut_is_refused_past_64_mib() {
+    let p = Project::bare();
+    let zeros = vec![0u8; (64 << 20) + 1];
+    let out = p
+        .ctxkeep(&["count", "-"])
+        .write_stdin(zeros)
+        .assert()
+        .code(65)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("-: over 64 MiB from byte offset 0"), "{err}");
+    assert!(out.stdout.is_empty());
+    // A long line over more than one read block, after some short ones:
+    // counted exactly.
+    let text = format!("one line\nanother\n{}", "word ".repeat(1 << 20));
+    p.write("runon.txt", &text);
+    let (v, code) = p.json(&["count", "runon.txt"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["total"], count(&text, Encoding::O200kBase).unwrap());
 }
 
 #[test]

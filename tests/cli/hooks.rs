@@ -1112,6 +1112,7 @@ const AGENTS: [(&str, &str, &str, &[&str]); 2] = [
             "PreCompact",
             "PostCompact",
             "Stop",
+            "SessionEnd",
         ],
     ),
     (
@@ -2040,4 +2041,105 @@ fn doctor_passes_on_files_edited_in_place() {
         let mcp = report.checks.iter().find(|c| c.name == "mcp").unwrap();
         assert!(mcp.detail.contains("checkpoint"), "{agent}: {mcp:?}");
     }
+}
+
+#[test]
+fn a_forecast_from_the_last_turns_in_status_the_status_line_and_the_first_stage() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let stop = claude(&p, "Stop", "fc-1", json!({ "stop_hook_active": false }));
+    // Too little data: no forecast.
+    grow(&p, 1, 60_000);
+    hook(&p, "claude-code", &stop, &[]);
+    let (st, _) = p.json(&["status", "--session", "fc-1"]);
+    assert!(st.get("forecast").is_none(), "{st}");
+    // Turns of 10k, 12k and 10k (one large tool result must not sway it: the median).
+    for (n, tokens) in [(2, 70_000), (3, 82_000), (4, 92_000), (5, 102_000)] {
+        grow(&p, n, tokens);
+        hook(&p, "claude-code", &stop, &[]);
+    }
+    let (st, _) = p.json(&["status", "--session", "fc-1"]);
+    assert_eq!(
+        st["forecast"],
+        json!({ "tokens_per_turn": 10_000, "turns_left": 6 }),
+        "{st}"
+    );
+    let text = String::from_utf8(
+        p.ctxkeep(&["status", "--session", "fc-1"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("forecast: about 10,000 tokens a turn, some 6 turns left"),
+        "{text}"
+    );
+    let usage = json!({ "input_tokens": 102_000 });
+    let v = statusline(&p, &status_payload(&p, "fc-1", usage));
+    assert!(v.line.contains("~6 turns left"), "{}", v.line);
+    // The first stage crossed says it too.
+    grow(&p, 6, 136_000);
+    let prompt = claude(&p, "UserPromptSubmit", "fc-1", json!({ "prompt": "go" }));
+    let told = reply(&hook(&p, "claude-code", &prompt, &[]));
+    assert!(
+        told.additional_context
+            .contains("turns are left before then"),
+        "{}",
+        told.additional_context
+    );
+}
+/// A folder where project-state.md should be: a hook names that folder and
+/// says it is not a file (it named `…/project-state.md/project-state.md`,
+/// a path that does not exist, and called the project not initialized).
+#[test]
+fn a_folder_in_place_of_the_state_file_is_named_as_such_by_a_hook() {
+    let p = Project::new();
+    std::fs::create_dir(p.path("project-state.md")).unwrap();
+    let payload = claude(&p, "SessionStart", "s1", json!({ "source": "startup" }));
+    let ran = hook(&p, "claude-code", &payload, &[]);
+    assert_eq!(ran.code, 0, "a hook never breaks the agent: {}", ran.stderr);
+    let dir = p.path("project-state.md").display().to_string();
+    assert!(
+        ran.stderr
+            .contains(&format!("{dir}: is a directory, not a regular file")),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        !ran.stderr.contains("project-state.md/project-state.md"),
+        "{}",
+        ran.stderr
+    );
+    // `--state` naming the folder reads the same.
+    let out = p.ctxkeep(&["--state", &dir, "status"]).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(66), "{err}");
+    assert!(err.contains(&format!("{dir}: is a directory")), "{err}");
+}
+
+#[test]
+fn a_pending_stage_told_when_no_figure_is_known_says_the_one_it_fired_at() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    grow(&p, 1, 150_000);
+    let stop = claude(&p, "Stop", "pend-3", json!({ "stop_hook_active": false }));
+    assert_eq!(hook(&p, "claude-code", &stop, &[]).stdout, "");
+    // The conversation resumes into a new, still empty transcript: no figure yet.
+    p.write("resumed.jsonl", "");
+    let mut prompt: Value = serde_json::from_str(&claude(
+        &p,
+        "UserPromptSubmit",
+        "pend-3",
+        json!({ "prompt": "on" }),
+    ))
+    .unwrap();
+    prompt["transcript_path"] = json!(p.path("resumed.jsonl"));
+    let told = reply(&hook(&p, "claude-code", &prompt.to_string(), &[]));
+    let text = &told.additional_context;
+    assert!(
+        text.contains("context is at 75.0 % (150000 of 200000 tokens)"),
+        "{text}"
+    );
+    assert!(!text.contains("None"), "{text}");
 }

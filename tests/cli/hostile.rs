@@ -977,3 +977,37 @@ fn c38_closed_stdout_is_exit_0() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// A FIFO (or anything but a file) in place of `.ctxkeep/events.jsonl` is
+/// never opened (a FIFO would block a reader, or swallow what is written
+/// until its buffer fills and the writer blocks): the command works, and
+/// says once, naming it, that events are not logged.
+#[test]
+fn c39_a_fifo_in_place_of_the_event_log_is_named_once_and_never_opened() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let log = p.path(".ctxkeep/events.jsonl");
+    let _ = fs::remove_file(&log);
+    let ok = StdCommand::new("mkfifo").arg(&log).status().unwrap();
+    assert!(ok.success());
+    // A checkpoint, and a jump past two stages (two events, and the
+    // checkpoint the 90 % stage writes): each process warns once.
+    for args in [
+        &["checkpoint", "--next", "run the parser tests again"][..],
+        &["track", "--tokens", "190000"],
+        &["resume"],
+    ] {
+        let out = finishes(p.ctxkeep_std(args));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+        assert_eq!(warnings.len(), 1, "{args:?}: {err}");
+        assert!(
+            warnings[0].contains(&log.display().to_string())
+                && warnings[0].contains("not a regular file"),
+            "{err}"
+        );
+    }
+    let kind = fs::symlink_metadata(&log).unwrap().file_type();
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind));
+}

@@ -188,3 +188,51 @@ fn errors_in_json_mode_are_one_document() {
     assert_eq!(e.error.code, "no_input");
     assert_eq!(e.error.exit_code, 66);
 }
+
+/// With `--json`, a command line clap refuses is one JSON document on
+/// stdout too (code `usage`, exit 2), as the docs promise for every error;
+/// clap's own message stays on stderr.
+#[test]
+fn usage_errors_in_json_mode_are_one_document() {
+    let p = Project::initialized();
+    for args in [
+        &["checkpoint", "--json", "--nxt", "x"][..],
+        &["--json", "count"],
+        &["--json", "status", "--no-such-flag"],
+        &["--json"],
+        &[
+            "--json",
+            "relay",
+            "--agent-cmd",
+            "x",
+            "--until-timeout",
+            "5m",
+        ],
+    ] {
+        let out = p.ctxkeep(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text.lines().count(), 1, "{args:?}: {text}");
+        let e: ErrorDoc = parse(serde_json::from_str(&text).unwrap());
+        assert!(!e.ok);
+        assert_eq!(e.error.code, "usage", "{args:?}");
+        assert_eq!(e.error.exit_code, 2);
+        assert!(!e.error.message.contains('\n'));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.starts_with("error:"), "{args:?}: {err}");
+    }
+    let (v, _) = p.json(&["checkpoint", "--nxt", "x"]);
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("'--nxt'"),
+        "{v}"
+    );
+    // Without --json, stdout stays empty; after `--`, `--json` is a value.
+    let out = p.ctxkeep(&["checkpoint", "--nxt", "x"]).output().unwrap();
+    assert!(out.stdout.is_empty());
+    let out = p
+        .ctxkeep(&["relay", "--bogus", "--", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}

@@ -24,6 +24,7 @@ mod precommit;
 mod qwen;
 mod readback;
 mod relay;
+mod remaining;
 mod replay;
 mod resume;
 mod secrets;

@@ -74,6 +74,21 @@ impl Client {
         stdin.flush().unwrap();
     }
 
+    /// Sends bytes as they are, a newline after them.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message the server sends.
+    fn next_message(&mut self) -> Value {
+        self.lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|e| panic!("no message from the server: {e}"))
+    }
+
     /// Sends a request and returns the whole response (result or error).
     fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
@@ -592,4 +607,87 @@ fn the_checkpoint_tool_refuses_what_no_reader_could_take_back() {
     }
     let r = c.call("status", json!({}));
     assert!(!is_error(&r), "{r}");
+}
+/// Every line gets an answer: one that is not JSON a parse error (`-32700`,
+/// `id: null`), one over 16 MiB an error saying so (rmcp dropped both
+/// without a word, and a client waited for its id forever), JSON that is
+/// not a request an invalid-request error with its id; the server answers
+/// the next request each time.
+#[test]
+fn every_line_gets_an_answer_and_the_server_stays_up() {
+    let p = Project::initialized();
+    let mut c = Client::start(&p, &[], &[]);
+    let ping = |c: &mut Client| {
+        let r = c.request("ping", json!({}));
+        assert_eq!(r["result"], json!({}), "{r}");
+    };
+
+    c.send_raw(b"this is not json {");
+    let e = c.next_message();
+    assert_eq!(e["id"], Value::Null, "{e}");
+    assert_eq!(e["error"]["code"], -32700, "{e}");
+    ping(&mut c);
+
+    c.send_raw(b"\xff\xfe garbage");
+    let e = c.next_message();
+    assert_eq!(
+        (e["id"].clone(), e["error"]["code"].clone()),
+        (Value::Null, json!(-32700)),
+        "{e}"
+    );
+    ping(&mut c);
+
+    let mut big = br#"{"jsonrpc":"2.0","id":99,"method":"ping","params":{"pad":""#.to_vec();
+    big.resize(big.len() + (16 << 20), b'x');
+    big.extend_from_slice(br#""}}"#);
+    c.send_raw(&big);
+    let e = c.next_message();
+    assert_eq!(e["id"], Value::Null, "{e}");
+    assert_eq!(e["error"]["code"], -32600, "{e}");
+    let msg = e["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("16 MiB"), "{msg}");
+    ping(&mut c);
+
+    c.send_raw(br#"{"jsonrpc":"2.0","id":"q7","params":{}}"#);
+    let e = c.next_message();
+    assert_eq!(e["id"], "q7", "{e}");
+    assert_eq!(e["error"]["code"], -32600, "{e}");
+    // A notification is never answered: the next message is the ping's.
+    c.send_raw(br#"{"jsonrpc":"2.0","method":"notifications/nothing-known"}"#);
+    ping(&mut c);
+    let r = c.call("status", json!({}));
+    assert!(!is_error(&r), "{r}");
+}
+
+/// A line that is not JSON before `initialize` is answered too, and the
+/// handshake still works after it.
+#[test]
+fn a_bad_line_before_initialize_is_answered() {
+    let p = Project::initialized();
+    let mut child = p
+        .ctxkeep_std(&["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "nonsense").unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}})
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["error"]["code"], -32700, "{first}");
+    let second: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(second["id"], 1, "{second}");
+    assert!(second["result"]["serverInfo"].is_object(), "{second}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }

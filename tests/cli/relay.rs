@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::Project;
+use crate::support::{process_running, read_pid_file, Project};
 
 /// Writes an executable `sh` script; returns its path.
 fn agent(p: &Project, name: &str, body: &str) -> String {
@@ -583,4 +583,126 @@ fn bad_flags_are_usage_errors_and_a_missing_agent_cli_is_refused() {
     assert_eq!(out.status.code(), Some(66));
     assert!(String::from_utf8_lossy(&out.stderr).contains("`gemini` is not on PATH"));
     assert!(!p.path(".ctxkeep/chain.jsonl").exists());
+}
+
+/// What an agent leaves running in its process group (`sleep … & exit 0`)
+/// is stopped when its session ends: nothing outlives the relay.
+#[test]
+fn an_agent_leaves_nothing_running_after_its_session() {
+    let p = ready();
+    let home = p.home().display().to_string();
+    let a = agent(
+        &p,
+        "leaver",
+        &format!("sleep 1017 & echo $! > '{home}/bg.pid'\nexit 0"),
+    );
+    let (doc, code, err) = relay(&p, &["--agent-cmd", &a, "--max-sessions", "1"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(doc["stopped"], "max-sessions");
+    assert_eq!(field(&doc, "ended"), ["exited"]);
+    let pid = read_pid_file(&p.home().join("bg.pid"));
+    assert!(
+        !process_running(pid),
+        "the agent's background sleep still runs"
+    );
+}
+
+/// SIGTERM or SIGINT while `--until` runs stops the check's whole process
+/// group and the relay exits 130 (before, `--until 'sleep 1017'` ran on
+/// after both).
+#[test]
+fn a_signal_during_the_until_check_stops_it_and_exits_130() {
+    for signal in ["TERM", "INT"] {
+        let p = ready();
+        let home = p.home().display().to_string();
+        let a = agent(&p, "quick", "exit 0");
+        let until = format!("sleep 1017 & echo $! > '{home}/until.pid'; wait");
+        let child = command(&p, &["--json", "--agent-cmd", &a, "--until", &until])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = read_pid_file(&p.home().join("until.pid"));
+        let sent = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(130), "{signal}: {err}");
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["stopped"], "interrupted", "{signal}");
+        assert!(
+            !process_running(pid),
+            "{signal}: the --until check still runs"
+        );
+    }
+}
+
+/// `--until` has a timeout: a check still running then is stopped with
+/// its group and counts as not passed; the relay goes on to its limits.
+#[test]
+fn an_until_check_past_its_timeout_is_stopped_and_does_not_pass() {
+    let p = ready();
+    let home = p.home().display().to_string();
+    let a = agent(&p, "quick", "exit 0");
+    let until = format!("sleep 1017 & echo $! > '{home}/until.pid'; wait");
+    let (doc, code, err) = relay(
+        &p,
+        &[
+            "--agent-cmd",
+            &a,
+            "--until",
+            &until,
+            "--until-timeout",
+            "1s",
+            "--max-sessions",
+            "1",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(doc["stopped"], "max-sessions");
+    assert!(err.contains("--until-timeout"), "{err}");
+    let pid = read_pid_file(&p.home().join("until.pid"));
+    assert!(!process_running(pid), "the --until check still runs");
+    for (args, what) in [
+        (
+            vec![
+                "--agent-cmd",
+                &a,
+                "--until",
+                "true",
+                "--until-timeout",
+                "soon",
+            ],
+            "--until-timeout",
+        ),
+        (vec!["--agent-cmd", &a, "--until-timeout", "5m"], "--until"),
+    ] {
+        let out = command(&p, &args).output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(what), "{err}");
+    }
+}
+
+/// An agent that writes NUL bytes into the state file leaves it damaged:
+/// relay says so, naming the file, exit 65 (not "no checkpoint yet").
+#[test]
+fn an_agent_that_damages_the_state_file_stops_the_relay_as_bad_data() {
+    for damage in [
+        "printf 'x\\000y' > project-state.md",
+        "printf '\\000\\000' >> project-state.md",
+    ] {
+        let p = ready();
+        let a = agent(&p, "nuls", damage);
+        let (doc, code, err) = relay(&p, &["--agent-cmd", &a, "--max-sessions", "2"]);
+        assert_eq!(code, 65, "{damage}: {err}");
+        assert_eq!(doc["error"]["code"], "bad_data", "{doc}");
+        let msg = doc["error"]["message"].as_str().unwrap();
+        assert!(msg.contains("project-state.md"), "{msg}");
+        assert!(msg.contains("NUL byte"), "{msg}");
+        assert!(!err.contains("no checkpoint yet"), "{err}");
+    }
 }

@@ -268,22 +268,33 @@ fn an_automatic_checkpoint_records_what_the_session_did() {
         json!([{"text": "Handle CRLF line endings in the front matter split", "status": "in_progress"}])
     );
     assert_eq!(seen["files"], json!(["src/lexer.rs"]));
-    assert_eq!(seen["commands"].as_array().unwrap().len(), 3);
+    // Three failing runs in a row: one entry with its count.
     assert_eq!(
-        seen["commands"][2],
-        json!({"command": "cargo test", "ok": false, "exit_code": 101})
+        seen["commands"],
+        json!([{"command": "cargo test", "ok": false, "exit_code": 101, "times": 3}])
+    );
+    // No stated next step: the plan item in progress stands for it.
+    assert_eq!(
+        seen["next_step"],
+        "Handle CRLF line endings in the front matter split"
     );
     // The reader sees it where it looks: the prompt after compaction.
     let prompt = start(&p, "s1", "compact");
     for shown in [
+        "What remains (from claude-code's transcript",
+        "- The user's request: Add CRLF handling",
+        "  - [in_progress] Handle CRLF line endings",
+        "- Next step: Handle CRLF line endings",
         "Observed in the session",
-        "- Last request: Add CRLF handling",
-        "[in_progress] Handle CRLF line endings",
         "- Files changed: src/lexer.rs",
-        "`cargo test`: failed (exit 101)",
+        "`cargo test`: failed (exit 101) ×3",
     ] {
         assert!(prompt.contains(shown), "{shown:?} missing from {prompt}");
     }
+    assert!(
+        prompt.find("What remains").unwrap() < prompt.find("Observed in the session").unwrap(),
+        "{prompt}"
+    );
     assert!(p.state().contains("### Observed in the session"));
     p.ctxkeep(&["verify"]).assert().success();
 }

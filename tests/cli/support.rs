@@ -283,3 +283,52 @@ pub const MINIMAL_CHECKPOINT: [&str; 9] = [
     "--next",
     "n",
 ];
+
+/// Whether process `pid` is still running (a zombie waiting to be reaped
+/// is not: where no init reaps orphans, `kill -0` would still see it).
+pub fn process_running(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) if Path::new("/proc/self/stat").exists() => false,
+        Err(_) => std::process::Command::new("kill")
+            .args(["-0", &pid.to_string()])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success()),
+    }
+}
+
+/// Waits for a pid file a test's child writes; its pid.
+pub fn read_pid_file(path: &Path) -> u32 {
+    let t0 = std::time::Instant::now();
+    loop {
+        if let Some(pid) = fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "{} never written",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Whether `pid` ends within a minute (it was just sent a signal).
+pub fn process_ends(pid: u32) -> bool {
+    let t0 = std::time::Instant::now();
+    while process_running(pid) {
+        if t0.elapsed() > std::time::Duration::from_secs(60) {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    true
+}

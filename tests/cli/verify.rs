@@ -565,3 +565,51 @@ fn a_hand_edit_inside_the_marked_block_is_reported_and_kept() {
     let (v, _) = p.json(&["verify"]);
     assert!(!v.to_string().contains("CK124"), "{v}");
 }
+/// The reader's whole process group is stopped when it has answered:
+/// `(sleep … &); echo "{}"` leaves no sleep behind.
+#[test]
+fn the_probe_leaves_nothing_running() {
+    let p = project();
+    p.checkpoint(&[]).success();
+    let pid_file = p.home().join("probe.pid");
+    let probe = format!(
+        "(sleep 1017 & echo $! > '{}'); echo '{{}}'",
+        pid_file.display()
+    );
+    let (v, code) = p.json(&["verify", "--probe", &probe]);
+    assert_eq!(code, 0, "{v}");
+    let pid = crate::support::read_pid_file(&pid_file);
+    assert!(
+        !crate::support::process_running(pid),
+        "the reader's background sleep still runs"
+    );
+}
+
+/// Ctrl-C during the probe stops the reader's group, then verify ends as
+/// it would have (killed by SIGINT), leaving nothing behind.
+#[test]
+fn an_interrupted_probe_leaves_nothing_running() {
+    let p = project();
+    p.checkpoint(&[]).success();
+    let pid_file = p.home().join("probe.pid");
+    let probe = format!("sleep 1017 & echo $! > '{}'; wait", pid_file.display());
+    let child = p
+        .ctxkeep_std(&["verify", "--probe", &probe])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = crate::support::read_pid_file(&pid_file);
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(2), "{:?}", out.status);
+    assert!(
+        !crate::support::process_running(pid),
+        "the reader's sleep still runs"
+    );
+}

@@ -67,6 +67,10 @@ fn worth_parsing(line: &str, rec: &Recorder) -> bool {
     if line.contains("\"queued_command\"") {
         return true;
     }
+    // The agent's own words, for the next step it states.
+    if line.contains("\"type\":\"assistant\"") && line.contains("\"type\":\"text\"") {
+        return true;
+    }
     line.contains("\"user\"")
 }
 
@@ -96,8 +100,15 @@ impl Reader {
                     return;
                 };
                 for b in blocks {
-                    if b.get("type").and_then(Value::as_str) == Some("tool_use") {
-                        self.call(b, cwd, rec);
+                    match b.get("type").and_then(Value::as_str) {
+                        Some("tool_use") => self.call(b, cwd, rec),
+                        // Not the error notices Claude Code writes in place of a reply.
+                        Some("text") if !synthetic(line) => {
+                            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                                rec.reply(t);
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -254,6 +265,16 @@ impl Reader {
             None => {}
         }
     }
+}
+
+/// An assistant line Claude Code wrote itself (an API error, "No response requested.").
+fn synthetic(line: &Map<String, Value>) -> bool {
+    line.get("isApiErrorMessage") == Some(&Value::Bool(true))
+        || line
+            .get("message")
+            .and_then(|m| m.get("model"))
+            .and_then(Value::as_str)
+            == Some("<synthetic>")
 }
 
 fn content(line: &Map<String, Value>) -> Option<&Value> {

@@ -28,7 +28,7 @@ fn request_in(text: &str) -> Option<String> {
 use crate::observe::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 
 /// Line shapes worth parsing (outputs are judged by their call id first).
-const WANTED: [&str; 9] = [
+const WANTED: [&str; 10] = [
     "\"type\":\"function_call\"",
     "\"type\":\"custom_tool_call\"",
     "\"type\":\"local_shell_call\"",
@@ -38,6 +38,7 @@ const WANTED: [&str; 9] = [
     "\"type\":\"session_meta\"",
     "\"type\":\"turn_context\"",
     "\"role\":\"user\"",
+    "\"role\":\"assistant\"",
 ];
 
 pub(super) fn read(
@@ -68,8 +69,16 @@ pub(super) fn read(
             Some(payload.get("id")?.as_str()?.to_string())
         });
     }
-    if let Some(r) = r.typed.or(r.fallback) {
-        rec.request(r);
+    // What the user typed, in order with the replies; the user items only when the rollout
+    // has no typed events (they also carry instructions and context).
+    let typed = r.said.iter().any(|s| matches!(s, Said::Typed(_)));
+    for said in r.said {
+        match said {
+            Said::Typed(t) => rec.request(t),
+            Said::UserItem(t) if !typed => rec.request(t),
+            Said::UserItem(_) => {}
+            Said::Reply(t) => rec.reply(&t),
+        }
     }
     Ok(())
 }
@@ -82,13 +91,20 @@ fn id_from_name(path: &Path) -> Option<String> {
     (id.len() == 36 && id.chars().filter(|&c| c == '-').count() == 4).then(|| id.to_string())
 }
 
+/// What the user and the model said, in rollout order.
+enum Said {
+    /// An `event_msg/user_message` that reads as a request.
+    Typed(String),
+    /// A user `response_item` that reads as one (older rollouts have no events).
+    UserItem(String),
+    /// An assistant message's text.
+    Reply(String),
+}
+
 #[derive(Default)]
 struct Reader {
     cwd: Option<String>,
-    /// The last `event_msg/user_message`.
-    typed: Option<String>,
-    /// The last user `response_item` that reads as a request (older rollouts have no events).
-    fallback: Option<String>,
+    said: Vec<Said>,
     /// `write_stdin` call id → the exec session it feeds.
     stdin_calls: HashMap<String, String>,
     /// Exec session id → the `exec_command` call still running in it.
@@ -157,7 +173,7 @@ impl Reader {
                     .and_then(Value::as_str)
                     .and_then(request_in)
                 {
-                    self.typed = Some(r);
+                    self.said.push(Said::Typed(r));
                 }
             }
             Some("exec_command_end") => {
@@ -202,8 +218,11 @@ impl Reader {
             Some("message") if s("role") == Some("user") => {
                 let text = message_text(p);
                 if let Some(r) = request_in(&text) {
-                    self.fallback = Some(r);
+                    self.said.push(Said::UserItem(r));
                 }
+            }
+            Some("message") if s("role") == Some("assistant") => {
+                self.said.push(Said::Reply(message_text(p)));
             }
             Some("function_call") => {
                 let (Some(name), Some(id)) = (s("name"), call_id) else {

@@ -1,8 +1,9 @@
-//! Codex CLI: `<repo>/.codex/hooks.json` in Claude Code's shape. Codex has
-//! no `SessionEnd` hook (its events: `SessionStart`, `UserPromptSubmit`,
-//! `Pre/PostToolUse`, `PermissionRequest`, `PreCompact`, `PostCompact`,
-//! `SubagentStart/Stop`, `Stop`), and runs project hooks only in a trusted
-//! project whose hooks are trusted too (docs/agents.md, "Use with Codex CLI").
+//! Codex CLI: `<repo>/.codex/hooks.json` in Claude Code's shape (its events:
+//! `SessionStart`, `UserPromptSubmit`, `Pre/PostToolUse`, `PermissionRequest`,
+//! `PreCompact`, `PostCompact`, `SubagentStart/Stop`, `Stop`, and
+//! `SessionEnd`, which `codex exec` fires with `reason: "other"`). It runs
+//! project hooks only in a trusted project whose hooks are trusted too
+//! (docs/agents.md, "Use with Codex CLI").
 
 use crate::agent_settings::mcp::{Format, McpSettings};
 use std::path::Path;
@@ -24,6 +25,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::new("PreCompact"),
         Event::new("PostCompact"),
         Event::new("Stop"),
+        Event::new("SessionEnd"),
     ],
     status_line: false,
     json_always: false,

@@ -16,8 +16,10 @@ use crate::observe::text::string_values;
 use crate::observe::text::{exit_code_in, user_request};
 use crate::observe::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 
-const TRACKED: [&str; 5] = [
+const TRACKED: [&str; 6] = [
     "\"type\":\"user\"",
+    // Replies, for the next step the model states.
+    "\"type\":\"gemini\"",
     "\"name\":\"write_file\"",
     "\"name\":\"replace\"",
     "\"name\":\"run_shell_command\"",
@@ -168,6 +170,9 @@ impl Messages {
                     }
                 }
                 Some("gemini") => {
+                    if let Some(content) = msg.get("content") {
+                        rec.reply(&parts_text(content));
+                    }
                     for call in msg
                         .get("toolCalls")
                         .and_then(Value::as_array)

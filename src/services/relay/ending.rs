@@ -165,9 +165,14 @@ pub fn output_tail(log: &Path) -> String {
 
 /// Parses `90s`, `30m`, `2h`, `1h30m` or `1d` (a bare number is seconds).
 pub fn parse_duration(text: &str) -> Result<Duration, Error> {
+    parse_duration_of("--max-time", text)
+}
+
+/// [`parse_duration`] of the value of `flag`, which its error names.
+pub fn parse_duration_of(flag: &str, text: &str) -> Result<Duration, Error> {
     let bad = || {
         Error::Usage(format!(
-            "--max-time: {text:?} is not a duration; write e.g. 90s, 30m, 2h or 1h30m"
+            "{flag}: {text:?} is not a duration; write e.g. 90s, 30m, 2h or 1h30m"
         ))
     };
     let text = text.trim();

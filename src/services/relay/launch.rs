@@ -1,22 +1,23 @@
 //! Running one agent session: the command line of each agent's headless
-//! mode, the child in a process group of its own (so that Ctrl-C reaches
-//! relay, which stops the agent on purpose), its output to a log file, and
-//! SIGINT/SIGTERM caught as a flag the wait loop looks at.
+//! mode, the child in a process group of its own (`crate::process`: Ctrl-C
+//! reaches relay, which stops the agent on purpose, and whatever the agent
+//! leaves running in its group is stopped when it ends), its output to a
+//! log file; and the `--until` check, run the same way with a timeout.
 
 use std::fs::File;
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::agents::{Agent, Headless};
 use crate::error::Error;
+use crate::process;
+
+pub use crate::process::{catch_signals, interrupted, Stopped};
 
 /// How long a stopped agent gets between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(10);
-/// How often the wait loop looks at the child, the flag and the clock.
-const POLL: Duration = Duration::from_millis(50);
 
 /// An agent of the registry with a headless mode relay can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,13 +138,6 @@ fn find_on_path(program: &str) -> Option<PathBuf> {
         .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && sys::executable(&m)))
 }
 
-/// Why relay stopped a running agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stopped {
-    Interrupt,
-    Deadline,
-}
-
 /// How a session's process came out.
 #[derive(Debug)]
 pub struct Finished {
@@ -154,10 +148,7 @@ pub struct Finished {
 impl Finished {
     /// The exit code, or 128 + the signal that ended the process.
     pub fn code(&self) -> i32 {
-        self.status
-            .code()
-            .or_else(|| sys::signal_of(&self.status).map(|s| 128 + s))
-            .unwrap_or(-1)
+        process::code_of(&self.status)
     }
 }
 
@@ -173,7 +164,8 @@ pub struct Launch<'a> {
 }
 
 /// Runs the session to its end, or stops it on SIGINT/SIGTERM or at the
-/// deadline: SIGTERM to its process group, SIGKILL after [`GRACE`].
+/// deadline: SIGTERM to its process group, SIGKILL after [`GRACE`]. When it
+/// ends on its own, what it left running in its group is stopped the same way.
 pub fn run(launch: &Launch) -> anyhow::Result<Finished> {
     let argv = launch.spec.argv(launch.prompt);
     let log = File::create(launch.log).map_err(|e| Error::io(launch.log, "cannot create", e))?;
@@ -198,63 +190,32 @@ pub fn run(launch: &Launch) -> anyhow::Result<Finished> {
         .stdin(stdin)
         .stdout(log)
         .stderr(err_log);
-    sys::own_group(&mut cmd);
-    let mut child = cmd
+    let mut child = process::own_group(&mut cmd)
         .spawn()
         .map_err(|e| Error::io(&argv[0], "cannot run", e))?;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Finished {
-                status,
-                stopped: None,
-            });
-        }
-        let stop = if interrupted() {
-            Some(Stopped::Interrupt)
-        } else if launch.deadline.is_some_and(|d| Instant::now() >= d) {
-            Some(Stopped::Deadline)
-        } else {
-            None
-        };
-        if let Some(stopped) = stop {
-            let status = terminate(&mut child)?;
-            return Ok(Finished {
-                status,
-                stopped: Some(stopped),
-            });
-        }
-        std::thread::sleep(POLL);
-    }
+    let waited = process::wait(&mut child, launch.deadline, true, GRACE)?;
+    Ok(Finished {
+        status: waited.status,
+        stopped: waited.stopped,
+    })
 }
 
-/// SIGTERM to the child's process group, then waits for the whole group
-/// (a shell's children outlive it) and sends SIGKILL after the grace period
-/// or at the next Ctrl-C. Returns the child's own status.
-fn terminate(child: &mut std::process::Child) -> std::io::Result<ExitStatus> {
-    let signals = SIGNALS.load(Ordering::SeqCst);
-    sys::stop_group(child, false);
-    let until = Instant::now() + GRACE;
-    let mut status = None;
-    while Instant::now() < until && SIGNALS.load(Ordering::SeqCst) <= signals {
-        if status.is_none() {
-            status = child.try_wait()?;
-        }
-        if status.is_some() && !sys::group_alive(child) {
-            break;
-        }
-        std::thread::sleep(POLL);
-    }
-    if sys::group_alive(child) || status.is_none() {
-        sys::stop_group(child, true);
-    }
-    match status {
-        Some(s) => Ok(s),
-        None => child.wait(),
-    }
+/// How the `--until` check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    Passed,
+    /// It exited non-zero (or could not be run).
+    Failed,
+    /// Still running at its timeout (or the relay's deadline); stopped.
+    TimedOut,
+    /// SIGINT or SIGTERM arrived while it ran; stopped.
+    Interrupted,
 }
 
-/// Runs `sh -c CMD` in `dir`, its output appended to `log`; whether it passed.
-pub fn check_passes(cmd: &str, dir: &Path, log: &Path) -> bool {
+/// Runs `sh -c CMD` in `dir` in a process group of its own, its output
+/// appended to `log`, until it exits, `deadline` passes or a signal arrives
+/// (then its group is stopped, as an agent's is).
+pub fn check(cmd: &str, dir: &Path, log: &Path, deadline: Instant) -> Check {
     let out = std::fs::OpenOptions::new()
         .append(true)
         .create(true)
@@ -263,97 +224,38 @@ pub fn check_passes(cmd: &str, dir: &Path, log: &Path) -> bool {
         Ok((a, b)) => (Stdio::from(a), Stdio::from(b)),
         Err(_) => (Stdio::null(), Stdio::null()),
     };
-    Command::new("sh")
+    let mut command = Command::new("sh");
+    command
         .arg("-c")
         .arg(cmd)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(stdout)
-        .stderr(stderr)
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// SIGINT and SIGTERM received since [`catch_signals`].
-static SIGNALS: AtomicUsize = AtomicUsize::new(0);
-
-/// Catches SIGINT and SIGTERM from now on: they count in a flag that the
-/// wait loop and the relay loop look at, instead of ending relay at once.
-pub fn catch_signals() {
-    sys::catch_signals();
-}
-
-/// Whether SIGINT or SIGTERM arrived since [`catch_signals`].
-pub fn interrupted() -> bool {
-    SIGNALS.load(Ordering::SeqCst) > 0
+        .stderr(stderr);
+    let Ok(mut child) = process::own_group(&mut command).spawn() else {
+        return Check::Failed;
+    };
+    match process::wait(&mut child, Some(deadline), true, GRACE) {
+        Ok(w) => match w.stopped {
+            Some(Stopped::Interrupt) => Check::Interrupted,
+            Some(Stopped::Deadline) => Check::TimedOut,
+            None if w.status.success() => Check::Passed,
+            None => Check::Failed,
+        },
+        Err(_) => Check::Failed,
+    }
 }
 
 #[cfg(unix)]
 mod sys {
-    use std::os::unix::process::{CommandExt, ExitStatusExt};
-    use std::sync::atomic::Ordering;
-
-    extern "C" fn on_signal(_: libc::c_int) {
-        super::SIGNALS.fetch_add(1, Ordering::SeqCst);
-    }
-
-    pub fn catch_signals() {
-        let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        // SAFETY: the handler only adds to an atomic, which is async-signal-safe.
-        unsafe {
-            libc::signal(libc::SIGINT, handler);
-            libc::signal(libc::SIGTERM, handler);
-        }
-    }
-
-    /// The child leads a process group of its own: Ctrl-C in the terminal
-    /// reaches relay only, and relay stops the agent with all its children.
-    pub fn own_group(cmd: &mut std::process::Command) {
-        cmd.process_group(0);
-    }
-
-    pub fn stop_group(child: &mut std::process::Child, kill: bool) {
-        let signal = if kill { libc::SIGKILL } else { libc::SIGTERM };
-        // SAFETY: kill(2) on the child's process group; no memory is shared.
-        unsafe { libc::kill(-(child.id() as libc::pid_t), signal) };
-    }
-
-    pub fn signal_of(status: &std::process::ExitStatus) -> Option<i32> {
-        status.signal()
-    }
-
-    /// Whether a process of the child's group is still running.
-    pub fn group_alive(child: &std::process::Child) -> bool {
-        // SAFETY: signal 0 only checks that the group exists.
-        unsafe { libc::kill(-(child.id() as libc::pid_t), 0) == 0 }
-    }
-
     pub fn executable(meta: &std::fs::Metadata) -> bool {
         use std::os::unix::fs::PermissionsExt;
         meta.permissions().mode() & 0o111 != 0
     }
 }
 
-/// Elsewhere relay runs, but Ctrl-C ends it with the agent, and an agent
-/// stopped at `--max-time` is killed at once.
 #[cfg(not(unix))]
 mod sys {
-    pub fn catch_signals() {}
-
-    pub fn own_group(_: &mut std::process::Command) {}
-
-    pub fn stop_group(child: &mut std::process::Child, _kill: bool) {
-        let _ = child.kill();
-    }
-
-    pub fn signal_of(_: &std::process::ExitStatus) -> Option<i32> {
-        None
-    }
-
-    pub fn group_alive(_: &std::process::Child) -> bool {
-        false
-    }
-
     pub fn executable(_: &std::fs::Metadata) -> bool {
         true
     }

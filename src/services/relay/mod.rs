@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::Serialize;
 use serde_json::json;
 
-pub use ending::{parse_duration, Ending};
+pub use ending::{parse_duration, parse_duration_of, Ending};
 pub use launch::{AgentSpec, Builtin, Program};
 
 use crate::checkpoint::{Checkpoint, Fields};
@@ -28,6 +28,8 @@ use crate::workspace::Workspace;
 
 /// `max_handoffs_without_progress` for relay when the front matter sets none.
 pub const DEFAULT_MAX_HANDOFFS: u32 = 3;
+/// `--until-timeout`'s default: how long the `--until` check may run.
+pub const DEFAULT_UNTIL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// Agent logs kept in `.ctxkeep/relay/` (the oldest go first).
 const LOGS_KEPT: usize = 60;
 
@@ -40,6 +42,8 @@ pub struct Plan {
     pub prompt: Option<String>,
     /// A shell command that stops the relay with success once it passes.
     pub until: Option<String>,
+    /// How long `until` may run before it is stopped and taken as not passed.
+    pub until_timeout: Duration,
     /// A phase that stops the relay with success once the checkpoint has it.
     pub until_phase: Option<String>,
     pub max_sessions: u32,
@@ -276,8 +280,18 @@ pub fn run(
             }
         }
         if let Some(cmd) = &plan.until {
-            if launch::check_passes(cmd, &ws.root, &ws.root.join(&log)) {
-                break (Stop::Until, format!("`{cmd}` passed"));
+            let until = Instant::now() + plan.until_timeout;
+            let until = deadline.map_or(until, |d| d.min(until));
+            match launch::check(cmd, &ws.root, &ws.root.join(&log), until) {
+                launch::Check::Passed => break (Stop::Until, format!("`{cmd}` passed")),
+                launch::Check::Interrupted => break (Stop::Interrupted, "interrupted".to_string()),
+                launch::Check::TimedOut if deadline.is_none_or(|d| Instant::now() < d) => {
+                    out.warn(&format!(
+                        "relay: `{cmd}` was still running after {} s and was stopped (--until-timeout); taken as not passed",
+                        plan.until_timeout.as_secs()
+                    ))
+                }
+                launch::Check::TimedOut | launch::Check::Failed => {}
             }
             if launch::interrupted() {
                 break (Stop::Interrupted, "interrupted".to_string());

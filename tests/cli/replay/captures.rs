@@ -45,18 +45,20 @@ const CAPTURES: &[Expected] = &[
         // All four stages crossed at once at line 91: one instruction, for stage-98.
         stage_instructions: 1,
         stacked: 0,
-        // The three failures of one command listed one by one in the resume prompt after the
-        // compaction.
-        repeated_lines: 2,
-        checkpoints: &[("session-end", 2), ("stage-98", 1)],
-        skipped: 2,
+        // The three failures of one command are one line (×3) since issue 26.
+        repeated_lines: 0,
+        // The resumed run's "Carry on." is a nudge, not a new request: its end records nothing
+        // new (a second session-end before issue 26).
+        checkpoints: &[("session-end", 1), ("stage-98", 1)],
+        skipped: 3,
         at_compactions: &["stage-98"],
     },
     Expected {
         dir: "codex-0.169.0",
         agent: Agent::Codex,
         hidden_restarts: true,
-        hook_calls: 16,
+        // With the run's final SessionEnd, wired since issue 26.
+        hook_calls: 17,
         injections: 3,
         resume_prompts: 2,
         // The capture cuts the outputs before their exit code: no failure is seen.
@@ -65,7 +67,8 @@ const CAPTURES: &[Expected] = &[
         stacked: 0,
         repeated_lines: 0,
         checkpoints: &[("pre-compact", 1)],
-        skipped: 0,
+        // The session end, with nothing new since the pre-compact checkpoint.
+        skipped: 1,
         at_compactions: &["pre-compact"],
     },
     Expected {
@@ -80,10 +83,13 @@ const CAPTURES: &[Expected] = &[
         stage_instructions: 1,
         stacked: 0,
         repeated_lines: 0,
-        // A pre-compact checkpoint before the first model call of the first and second runs.
-        checkpoints: &[("pre-compact", 2), ("session-end", 1)],
-        skipped: 11,
-        at_compactions: &["pre-compact"],
+        // No pre-compact checkpoint before a run's first model call any more (two before issue
+        // 26); the one at the compression (line 58) records nothing new since the first run's
+        // end: the capture cuts the resumed runs' prompts and messages, so it sees only a
+        // command.
+        checkpoints: &[("session-end", 1)],
+        skipped: 13,
+        at_compactions: &["session-end"],
     },
 ];
 
