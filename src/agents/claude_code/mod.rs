@@ -5,6 +5,7 @@
 pub mod compaction;
 mod hooks;
 pub mod observe;
+pub mod plugin;
 pub mod settings;
 pub mod statusline;
 pub mod summary;
@@ -16,7 +17,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{DoctorSample, Headless, HookTraits, Integration, ReadSeek};
+use super::{DoctorSample, Headless, HookTraits, Integration, Plugin, ReadSeek};
 use crate::agent_settings::AgentSettings;
 use crate::compaction::Limit;
 use crate::error::Error;
@@ -117,6 +118,9 @@ impl Integration for ClaudeCode {
         hooks::doctor_common_fields()
     }
 
+    fn plugin(&self) -> Option<Plugin> {
+        Some(plugin::PLUGIN)
+    }
     fn headless(&self) -> Option<Headless> {
         Some(Headless {
             program: "claude",
