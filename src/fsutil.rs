@@ -20,7 +20,9 @@ pub fn open_input(path: &Path) -> Result<(File, u64), Error> {
     let file = open_no_wait(path).map_err(|e| input_error(path, e))?;
     // Checked again on what was opened: the path may have been replaced by
     // a FIFO or a device between the check and the open.
-    let meta = file.metadata().map_err(|e| Error::io(path, "cannot read", e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(path, "cannot read", e))?;
     if !meta.is_file() {
         return Err(not_regular(path, &meta));
     }

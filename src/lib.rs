@@ -90,7 +90,8 @@ pub fn usage_error(err: &clap::Error) -> u8 {
         return code;
     }
     if json_asked(std::env::args_os().skip(1)) {
-        let (_, mut doc) = error::report(&error::Error::Usage(usage_line(&rendered.to_string())).into());
+        let (_, mut doc) =
+            error::report(&error::Error::Usage(usage_line(&rendered.to_string())).into());
         doc["error"]["exit_code"] = code.into();
         let out = Output {
             json: true,
@@ -119,7 +120,9 @@ fn usage_line(rendered: &str) -> String {
     rendered
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
         .map(|l| l.strip_prefix("error: ").unwrap_or(l))
         .fold(String::new(), |mut line, part| {
             if !line.is_empty() {
@@ -146,8 +149,12 @@ mod tests {
             "the following required arguments were not provided: <FILE|->..."
         );
         let args = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
-        assert!(json_asked(args(&["checkpoint", "--json", "--nxt"]).into_iter()));
-        assert!(!json_asked(args(&["relay", "--agent-cmd", "x", "--", "--json"]).into_iter()));
+        assert!(json_asked(
+            args(&["checkpoint", "--json", "--nxt"]).into_iter()
+        ));
+        assert!(!json_asked(
+            args(&["relay", "--agent-cmd", "x", "--", "--json"]).into_iter()
+        ));
         assert!(!json_asked(args(&["count", "--jsonx"]).into_iter()));
     }
 }

@@ -67,7 +67,10 @@ where
     (transport, writer)
 }
 
-async fn write_lines<W: AsyncWrite + Unpin>(mut write: W, mut lines: mpsc::UnboundedReceiver<Outgoing>) {
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut write: W,
+    mut lines: mpsc::UnboundedReceiver<Outgoing>,
+) {
     while let Some((line, done)) = lines.recv().await {
         let written = match write.write_all(&line).await {
             Ok(()) => write.flush().await,
@@ -85,7 +88,10 @@ async fn write_lines<W: AsyncWrite + Unpin>(mut write: W, mut lines: mpsc::Unbou
 }
 
 fn closed() -> io::Error {
-    io::Error::new(io::ErrorKind::NotConnected, "the MCP client closed the connection")
+    io::Error::new(
+        io::ErrorKind::NotConnected,
+        "the MCP client closed the connection",
+    )
 }
 
 /// What one read of the input gave.
@@ -174,7 +180,9 @@ fn parse(line: &[u8]) -> Result<Option<RxJsonRpcMessage<RoleServer>>, (Value, i6
         )),
         Err(e) => {
             let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
-            let id = value.get("id").filter(|id| id.is_string() || id.is_number());
+            let id = value
+                .get("id")
+                .filter(|id| id.is_string() || id.is_number());
             match id {
                 None if value.get("method").is_some_and(Value::is_string) => Ok(None),
                 _ => Err((

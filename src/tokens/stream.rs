@@ -101,9 +101,12 @@ pub(super) fn count_stream(
     loop {
         // Never more than one byte past the limit: enough to know a run is
         // over it.
-        let room = limits
-            .block
-            .min(limits.max_run.saturating_add(1).saturating_sub(pending.len()));
+        let room = limits.block.min(
+            limits
+                .max_run
+                .saturating_add(1)
+                .saturating_sub(pending.len()),
+        );
         let eof = fill(reader, &mut pending, room.max(1))
             .map_err(|e| Error::io(name, "cannot read", e))?;
         valid += valid_utf8(&pending[valid..], eof, name, at + valid as u64)?;

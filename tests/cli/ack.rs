@@ -137,7 +137,9 @@ fn the_nonce_echoed_by_the_agent_in_its_transcript_acknowledges() {
     p.ctxkeep(&["ack", "--transcript", "missing.jsonl"])
         .assert()
         .code(66)
-        .stderr(predicate::str::contains("missing.jsonl: no such transcript"));
+        .stderr(predicate::str::contains(
+            "missing.jsonl: no such transcript",
+        ));
     // A symlink loop is not "no such transcript": it cannot be resolved.
     std::os::unix::fs::symlink("loop-b.jsonl", p.path("loop-a.jsonl")).unwrap();
     std::os::unix::fs::symlink("loop-a.jsonl", p.path("loop-b.jsonl")).unwrap();

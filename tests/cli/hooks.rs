@@ -1436,7 +1436,8 @@ fn a_folder_in_place_of_the_state_file_is_named_as_such_by_a_hook() {
     assert_eq!(ran.code, 0, "a hook never breaks the agent: {}", ran.stderr);
     let dir = p.path("project-state.md").display().to_string();
     assert!(
-        ran.stderr.contains(&format!("{dir}: is a directory, not a regular file")),
+        ran.stderr
+            .contains(&format!("{dir}: is a directory, not a regular file")),
         "{}",
         ran.stderr
     );
@@ -1446,10 +1447,7 @@ fn a_folder_in_place_of_the_state_file_is_named_as_such_by_a_hook() {
         ran.stderr
     );
     // `--state` naming the folder reads the same.
-    let out = p
-        .ctxkeep(&["--state", &dir, "status"])
-        .output()
-        .unwrap();
+    let out = p.ctxkeep(&["--state", &dir, "status"]).output().unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(66), "{err}");
     assert!(err.contains(&format!("{dir}: is a directory")), "{err}");

@@ -194,7 +194,14 @@ fn usage_errors_in_json_mode_are_one_document() {
         &["--json", "count"],
         &["--json", "status", "--no-such-flag"],
         &["--json"],
-        &["--json", "relay", "--agent-cmd", "x", "--until-timeout", "5m"],
+        &[
+            "--json",
+            "relay",
+            "--agent-cmd",
+            "x",
+            "--until-timeout",
+            "5m",
+        ],
     ] {
         let out = p.ctxkeep(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

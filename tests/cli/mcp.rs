@@ -601,7 +601,11 @@ fn every_line_gets_an_answer_and_the_server_stays_up() {
 
     c.send_raw(b"\xff\xfe garbage");
     let e = c.next_message();
-    assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (Value::Null, json!(-32700)), "{e}");
+    assert_eq!(
+        (e["id"].clone(), e["error"]["code"].clone()),
+        (Value::Null, json!(-32700)),
+        "{e}"
+    );
     ping(&mut c);
 
     let mut big = br#"{"jsonrpc":"2.0","id":99,"method":"ping","params":{"pad":""#.to_vec();

@@ -601,7 +601,10 @@ fn an_agent_leaves_nothing_running_after_its_session() {
     assert_eq!(doc["stopped"], "max-sessions");
     assert_eq!(field(&doc, "ended"), ["exited"]);
     let pid = read_pid_file(&p.home().join("bg.pid"));
-    assert!(!process_running(pid), "the agent's background sleep still runs");
+    assert!(
+        !process_running(pid),
+        "the agent's background sleep still runs"
+    );
 }
 
 /// SIGTERM or SIGINT while `--until` runs stops the check's whole process
@@ -630,7 +633,10 @@ fn a_signal_during_the_until_check_stops_it_and_exits_130() {
         assert_eq!(out.status.code(), Some(130), "{signal}: {err}");
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(doc["stopped"], "interrupted", "{signal}");
-        assert!(!process_running(pid), "{signal}: the --until check still runs");
+        assert!(
+            !process_running(pid),
+            "{signal}: the --until check still runs"
+        );
     }
 }
 
@@ -661,7 +667,17 @@ fn an_until_check_past_its_timeout_is_stopped_and_does_not_pass() {
     let pid = read_pid_file(&p.home().join("until.pid"));
     assert!(!process_running(pid), "the --until check still runs");
     for (args, what) in [
-        (vec!["--agent-cmd", &a, "--until", "true", "--until-timeout", "soon"], "--until-timeout"),
+        (
+            vec![
+                "--agent-cmd",
+                &a,
+                "--until",
+                "true",
+                "--until-timeout",
+                "soon",
+            ],
+            "--until-timeout",
+        ),
         (vec!["--agent-cmd", &a, "--until-timeout", "5m"], "--until"),
     ] {
         let out = command(&p, &args).output().unwrap();

@@ -503,7 +503,10 @@ fn the_probe_leaves_nothing_running() {
     let p = project();
     p.checkpoint(&[]).success();
     let pid_file = p.home().join("probe.pid");
-    let probe = format!("(sleep 1017 & echo $! > '{}'); echo '{{}}'", pid_file.display());
+    let probe = format!(
+        "(sleep 1017 & echo $! > '{}'); echo '{{}}'",
+        pid_file.display()
+    );
     let (v, code) = p.json(&["verify", "--probe", &probe]);
     assert_eq!(code, 0, "{v}");
     let pid = crate::support::read_pid_file(&pid_file);
