@@ -10,7 +10,8 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use ctxkeep::observe::{gutter, observe, GutterLimits};
+use ctxkeep::agents::observe;
+use ctxkeep::observe::{gutter, GutterLimits};
 use serde_json::json;
 
 /// One turn of a busy session: a prompt, reads with large results, an edit, a test run that

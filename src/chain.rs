@@ -199,7 +199,7 @@ pub fn read(ws: &Workspace) -> Result<Chain, Error> {
             what: "",
             size: Some(meta.len()),
             limit: MAX_CHAIN_BYTES,
-            hint: "; run `ctxkeep gc`",
+            hint: "; run `ctxkeep gc`".into(),
         });
     }
     let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, "cannot read", e))?;
@@ -407,8 +407,12 @@ pub fn record_restore(ws: &Workspace, _held: &Lock, restore: &RestoreRecord) -> 
 }
 
 /// The link as it reads once `restore` is applied (what the prompt shows).
+/// A restore (after a compaction, or `/clear`) is the same session going on,
+/// not a handoff: the stuck warning was given when the session opened and is
+/// not repeated.
 pub fn restored(link: &Link, restore: &RestoreRecord) -> SessionRecord {
     let mut record = link.record.clone();
+    record.stuck = false;
     record.checkpoint = restore.checkpoint.clone();
     record.next_action = restore.next_action.clone();
     record.nonce = restore.nonce.clone();
@@ -618,7 +622,12 @@ pub fn ack_from_transcript(
     if last.ack.is_some() {
         return Ok(None);
     }
-    if !crate::usage::echo::echoes(transcript, &last.record.nonce, TRANSCRIPT_SCAN_BYTES)? {
+    if !crate::usage::echo::echoes(
+        transcript,
+        &last.record.nonce,
+        TRANSCRIPT_SCAN_BYTES,
+        &crate::agents::authored_text,
+    )? {
         return Ok(None);
     }
     append_ack(ws, lock, last, "transcript").map(Some)

@@ -49,6 +49,10 @@ pub struct Checkpoint {
     /// for a checkpoint written by `ctxkeep checkpoint`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged: Vec<MergedLine>,
+    /// `sha256:<hex>` of the marked block written with this record
+    /// (`state::block_digest`): a hand edit of the block no longer matches.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub block_digest: String,
     /// `sha256:<hex>` over the canonical record without this field.
     #[serde(default)]
     pub digest: String,
@@ -321,9 +325,22 @@ impl Archive<'_> {
         ids
     }
 
-    pub fn store(&self, record: &Checkpoint) -> Result<(), Error> {
+    /// Archives `record`; `replaced_block` is the marked block as it stood
+    /// edited by hand before this checkpoint replaced it, kept beside the
+    /// record (key `replaced_block`) so that the edit is not lost.
+    pub fn store(&self, record: &Checkpoint, replaced_block: Option<&str>) -> Result<(), Error> {
         crate::fsutil::ensure_dir(self.dir)?;
-        let mut json = serde_json::to_string_pretty(record).expect("checkpoint serializes");
+        let mut json = match replaced_block {
+            None => serde_json::to_string_pretty(record),
+            Some(block) => {
+                let mut value = record.to_json();
+                if let Some(map) = value.as_object_mut() {
+                    map.insert("replaced_block".into(), block.into());
+                }
+                serde_json::to_string_pretty(&value)
+            }
+        }
+        .expect("checkpoint serializes");
         json.push('\n');
         let path = self.dir.join(format!("{}.json", record.id));
         if !crate::fsutil::create_new(&path, json.as_bytes())? {
@@ -455,9 +472,12 @@ mod tests {
         for n in 1..=5 {
             let mut c = sample();
             c.id = format_id(n);
-            a.store(&c).unwrap();
+            a.store(&c, None).unwrap();
         }
-        assert!(a.store(&sample()).is_err(), "ids are never overwritten");
+        assert!(
+            a.store(&sample(), None).is_err(),
+            "ids are never overwritten"
+        );
         assert_eq!(a.max_number(), 5);
         let removed = a.prune(2, None, chrono::Utc::now());
         assert_eq!(removed, vec!["ckpt-0001", "ckpt-0002", "ckpt-0003"]);

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::agents::Agent;
+
 /// Keep an LLM coding agent's working state in project-state.md, so that a
 /// fresh session (or a person) can pick the work up cold.
 #[derive(Debug, Parser)]
@@ -15,6 +17,39 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `ctxkeep hook AGENT [JSON]` alone, with the global options: what every agent hook runs on
+/// each prompt and tool call, parsed without building the whole command line (that was a
+/// third of a hook's work). The same argument definitions as [`Cli`]'s; whatever this does not
+/// accept is handed to [`Cli`], which says what is wrong.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ctxkeep hook",
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+pub struct HookCli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(flatten)]
+    pub hook: HookArgs,
+}
+
+impl HookCli {
+    /// The command line as [`Cli`] would have parsed it, when it is `ctxkeep hook …` with
+    /// nothing this parser cannot read.
+    pub fn parse_fast(args: &[std::ffi::OsString]) -> Option<Cli> {
+        if args.get(1).is_none_or(|a| a != "hook") {
+            return None;
+        }
+        let rest = args[..1].iter().chain(&args[2..]);
+        let h = HookCli::try_parse_from(rest).ok()?;
+        Some(Cli {
+            global: h.global,
+            command: Command::Hook(h.hook),
+        })
+    }
 }
 
 #[derive(Debug, Args, Clone)]
@@ -112,7 +147,9 @@ pub enum Command {
     #[command(after_long_help = crate::codes::exit_help())]
     Resolve(ResolveArgs),
     /// Run as an agent's hook: read the event's JSON on stdin, then track usage,
-    /// checkpoint or inject the resume prompt. Fails open (exit 0) unless --strict.
+    /// checkpoint or inject the resume prompt; around a compaction, brief the
+    /// summarizer (Claude Code's PreCompact, plain text), audit its summary and give
+    /// back only what it left out. Fails open (exit 0) unless --strict.
     Hook(HookArgs),
     /// Print a one-line context gauge for Claude Code's status line (reads its JSON on stdin).
     #[command(after_long_help = crate::codes::exit_help())]
@@ -162,7 +199,7 @@ pub struct ManArgs {
 pub struct HookArgs {
     /// The agent whose hook runs this command.
     #[arg(value_enum)]
-    pub agent: HookAgent,
+    pub agent: Agent,
 
     /// The event's JSON as an argument instead of stdin (Codex's `notify` passes it this way).
     #[arg(value_name = "JSON")]
@@ -174,24 +211,16 @@ pub struct HookArgs {
     pub strict: bool,
 }
 
-/// Agents whose hooks `ctxkeep hook` understands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HookAgent {
-    #[value(alias = "claude")]
-    ClaudeCode,
-    #[value(alias = "codex-cli")]
-    Codex,
-    #[value(alias = "gemini-cli")]
-    Gemini,
-}
+/// Every agent of the registry as a command-line value: its name, and its
+/// aliases (`claude`, `codex-cli`, `gemini-cli`, …) accepted too.
+impl ValueEnum for Agent {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Agent::ALL
+    }
 
-impl From<HookAgent> for crate::usage::Agent {
-    fn from(a: HookAgent) -> Self {
-        match a {
-            HookAgent::ClaudeCode => crate::usage::Agent::ClaudeCode,
-            HookAgent::Codex => crate::usage::Agent::Codex,
-            HookAgent::Gemini => crate::usage::Agent::Gemini,
-        }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let i = self.integration();
+        Some(clap::builder::PossibleValue::new(i.id()).aliases(i.aliases().iter().copied()))
     }
 }
 
@@ -205,34 +234,14 @@ pub struct HooksArgs {
 pub enum HooksCommand {
     /// Add ctxkeep's hooks to the agent's project settings (Claude Code: .claude/settings.json,
     /// with the status line; Codex: .codex/hooks.json; Gemini: .gemini/settings.json), keeping
-    /// every other setting; running it again changes nothing. Says which trust step the agent
-    /// needs before it runs them.
+    /// every other byte of the file; running it again changes nothing. Every file is checked
+    /// before any is written. Says which trust step the agent needs before it runs them.
     Install(HooksInstallArgs),
-    /// Remove ctxkeep's hooks (and Claude Code's status line), and nothing else.
+    /// Remove ctxkeep's hooks (and Claude Code's status line), and nothing else: the files
+    /// get back the bytes they had before `install` (one left empty is removed).
     Uninstall(HooksUninstallArgs),
     /// Check that the hooks are installed and that each command runs (exit 1 if not).
     Doctor(HooksDoctorArgs),
-}
-
-/// Agents whose settings `ctxkeep hooks` can edit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SettingsAgent {
-    #[value(alias = "claude")]
-    ClaudeCode,
-    #[value(alias = "codex-cli")]
-    Codex,
-    #[value(alias = "gemini-cli")]
-    Gemini,
-}
-
-impl From<SettingsAgent> for crate::usage::Agent {
-    fn from(a: SettingsAgent) -> Self {
-        match a {
-            SettingsAgent::ClaudeCode => crate::usage::Agent::ClaudeCode,
-            SettingsAgent::Codex => crate::usage::Agent::Codex,
-            SettingsAgent::Gemini => crate::usage::Agent::Gemini,
-        }
-    }
 }
 
 /// The settings file `hooks install` and `hooks uninstall` edit.
@@ -240,7 +249,7 @@ impl From<SettingsAgent> for crate::usage::Agent {
 pub struct SettingsEdit {
     /// The agent whose settings to edit.
     #[arg(value_enum)]
-    pub agent: SettingsAgent,
+    pub agent: Agent,
 
     /// Print the change and write nothing.
     #[arg(long)]
@@ -285,7 +294,7 @@ pub struct HooksUninstallArgs {
 pub struct HooksDoctorArgs {
     /// The agent whose hooks to check.
     #[arg(value_enum, default_value = "claude-code")]
-    pub agent: SettingsAgent,
+    pub agent: Agent,
 
     /// The settings file [default: beside project-state.md, .claude/settings.json,
     /// .codex/hooks.json or .gemini/settings.json].
@@ -376,14 +385,22 @@ pub struct CheckpointArgs {
     pub next: Option<String>,
 
     /// A decision made since the last commit (repeatable; replaces the list).
-    #[arg(long = "decision", value_name = "TEXT")]
+    #[arg(long = "decision", value_name = "TEXT", value_parser = decision_item)]
     pub decisions: Vec<String>,
 
+    /// Empty the list of decisions (the next checkpoint records none).
+    #[arg(long, conflicts_with = "decisions")]
+    pub clear_decisions: bool,
+
     /// An open question (repeatable; replaces the list).
-    #[arg(long = "question", value_name = "TEXT")]
+    #[arg(long = "question", value_name = "TEXT", value_parser = question_item)]
     pub questions: Vec<String>,
 
-    /// Free notes.
+    /// Empty the list of open questions.
+    #[arg(long, conflicts_with = "questions")]
+    pub clear_questions: bool,
+
+    /// Free notes (--note '' clears them).
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
 
@@ -410,6 +427,26 @@ pub struct CheckpointArgs {
     /// files and commands) from its transcript, under `observed`.
     #[arg(long, value_name = "PATH")]
     pub transcript: Option<PathBuf>,
+}
+
+/// An item of `--decision`: text, never empty (an empty item is no
+/// decision; `--clear-decisions` empties the list).
+fn decision_item(s: &str) -> Result<String, String> {
+    list_item(s, "--clear-decisions")
+}
+
+/// An item of `--question`, as [`decision_item`].
+fn question_item(s: &str) -> Result<String, String> {
+    list_item(s, "--clear-questions")
+}
+
+fn list_item(s: &str, clear: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err(format!(
+            "an item needs text (to empty the list, use {clear})"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -466,16 +503,40 @@ pub struct TrackArgs {
     pub fail_at: Option<f64>,
 }
 
-/// `--agent` values (aliases as the transcript readers accept them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// `--agent` values: `auto`, or an agent of the registry (aliases as the
+/// transcript readers accept them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentArg {
     Auto,
-    #[value(alias = "claude")]
-    ClaudeCode,
-    #[value(alias = "codex-cli")]
-    Codex,
-    #[value(alias = "gemini-cli")]
-    Gemini,
+    Named(Agent),
+}
+
+impl AgentArg {
+    /// The agent named, None for `auto`.
+    pub fn agent(self) -> Option<Agent> {
+        match self {
+            AgentArg::Auto => None,
+            AgentArg::Named(a) => Some(a),
+        }
+    }
+}
+
+impl ValueEnum for AgentArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        static VARIANTS: std::sync::LazyLock<Vec<AgentArg>> = std::sync::LazyLock::new(|| {
+            std::iter::once(AgentArg::Auto)
+                .chain(Agent::ALL.into_iter().map(AgentArg::Named))
+                .collect()
+        });
+        &VARIANTS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        match self {
+            AgentArg::Auto => Some(clap::builder::PossibleValue::new("auto")),
+            AgentArg::Named(a) => a.to_possible_value(),
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -495,14 +556,10 @@ pub struct CountArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The session to show.
-    #[arg(
-        long,
-        value_name = "ID",
-        env = "CTXKEEP_SESSION",
-        default_value = "default"
-    )]
-    pub session: String,
+    /// The session to show [default: the one most recently tracked in this project, with a
+    /// line for each other live session; `default` when none was]
+    #[arg(long, value_name = "ID", env = "CTXKEEP_SESSION")]
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -549,7 +606,7 @@ pub struct RelayArgs {
     /// An agent to run headless (`claude -p`, `codex exec`, `gemini -p`) with its own
     /// permissions; repeat for a rotation, taken in turn on each handoff or failure.
     #[arg(long, value_enum, value_name = "AGENT")]
-    pub agent: Vec<HookAgent>,
+    pub agent: Vec<Agent>,
 
     /// Any other command, run with `sh -c` and the prompt on stdin; repeatable, after the
     /// --agent ones in the rotation (docs/commands.md says what it is given).
@@ -601,7 +658,9 @@ pub struct LogArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// Treat warnings that matter (hand edits, undescribed changes) as errors.
+    /// Treat warnings that matter (undescribed changes, the probe's findings) as errors, and
+    /// name unknown top-level keys. A hand-edited checkpoint is an error either way (resume
+    /// refuses it).
     #[arg(long)]
     pub strict: bool,
 

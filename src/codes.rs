@@ -46,11 +46,11 @@ pub const EXIT_CODES: &[ExitCode] = &[
     },
     ExitCode {
         code: exit::USAGE,
-        meaning: "usage error (bad flag or value)",
+        meaning: "usage error (bad flag or value: an empty `--decision` or `--question`, a `--model` not in the model table)",
     },
     ExitCode {
         code: exit::DATA,
-        meaning: "bad data: malformed `project-state.md` (an unresolved merge conflict in it included), transcript or input; a hand-edited checkpoint given to `resume`; a damaged session record in `.ctxkeep/sessions/`",
+        meaning: "bad data: malformed `project-state.md` (an unresolved merge conflict in it included), transcript or input; a checkpoint field, list or whole record over a limit of docs/reliability.md (refused, nothing written); a hand-edited checkpoint given to `resume`; a damaged session record in `.ctxkeep/sessions/`",
     },
     ExitCode {
         code: exit::NO_INPUT,
@@ -58,7 +58,7 @@ pub const EXIT_CODES: &[ExitCode] = &[
     },
     ExitCode {
         code: exit::IO,
-        meaning: "I/O error: disk full, read-only file system",
+        meaning: "I/O error: disk full, read-only file system, a write past the file-size limit (`ulimit -f`)",
     },
     ExitCode {
         code: exit::TEMPFAIL,
@@ -102,8 +102,8 @@ pub const FINDING_CODES: &[FindingCode] = &[
     },
     FindingCode {
         code: "CK110",
-        severity: "warning (error with `--strict`)",
-        meaning: "the checkpoint was edited by hand since ctxkeep sealed it",
+        severity: "error",
+        meaning: "the checkpoint was edited by hand since ctxkeep sealed it (`resume` refuses it; `ctxkeep checkpoint` re-seals it)",
     },
     FindingCode {
         code: "CK111",
@@ -129,6 +129,11 @@ pub const FINDING_CODES: &[FindingCode] = &[
         code: "CK123",
         severity: "error",
         meaning: "an unresolved merge conflict (`<<<<<<<` … `>>>>>>>`) anywhere in the file, with its lines; `verify` exits 65 (`ctxkeep resolve` finishes the merge)",
+    },
+    FindingCode {
+        code: "CK124",
+        severity: "warning",
+        meaning: "the marked block was edited by hand since ctxkeep wrote it; the next checkpoint rewrites it and keeps the edited text in `.ctxkeep/checkpoints/` (`replaced_block`)",
     },
     FindingCode {
         code: "CK130",
@@ -269,14 +274,18 @@ pub fn finding_table() -> String {
 }
 
 /// `--help`'s footer: the exit codes as plain text.
-pub fn exit_help() -> String {
-    let mut t = String::from("Exit codes:\n");
-    for e in EXIT_CODES {
-        let plain = e.meaning.replace("\\|", "|").replace('`', "");
-        t.push_str(&format!("  {:<3} {plain}\n", e.code));
-    }
-    t.push_str("\nFinding codes of `verify`: see `ctxkeep help verify` and docs/codes.md.");
-    t
+pub fn exit_help() -> &'static str {
+    // Built once: clap asks for it for every subcommand on every run, hooks included.
+    static HELP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HELP.get_or_init(|| {
+        let mut t = String::from("Exit codes:\n");
+        for e in EXIT_CODES {
+            let plain = e.meaning.replace("\\|", "|").replace('`', "");
+            t.push_str(&format!("  {:<3} {plain}\n", e.code));
+        }
+        t.push_str("\nFinding codes of `verify`: see `ctxkeep help verify` and docs/codes.md.");
+        t
+    })
 }
 
 /// Whether `code` (e.g. `CK102`) is in the registry, alone or in a range.

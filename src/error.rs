@@ -43,7 +43,7 @@ pub enum Error {
         size: Option<u64>,
         limit: u64,
         /// What to do about it, with a leading "; ", or "".
-        hint: &'static str,
+        hint: std::borrow::Cow<'static, str>,
     },
     /// An I/O failure on a named file; the exit code follows the error kind.
     #[error("{}", io_message(path, what, source))]

@@ -24,10 +24,10 @@ pub fn append(ws: &Workspace, _held: &Lock, event: &str, fields: Value) -> Resul
 /// Said once per process: the log is something other than a file.
 static WARNED: AtomicBool = AtomicBool::new(false);
 
-/// Whether the log may be opened: a FIFO, socket or device in its place is
-/// never opened (a FIFO would block a reader, or swallow the events until
-/// its buffer fills and then block the writer); that is said once, naming
-/// it. A folder there fails the append as any write failure does (exit 74).
+/// Whether the log can be opened to append: a FIFO, socket or device in its
+/// place is never opened (a FIFO would block, or swallow the events); that
+/// is said once, naming it. A directory is left to the append, which fails
+/// with an I/O error the caller reports (a checkpoint's exit 74).
 fn usable(ws: &Workspace) -> bool {
     let path = ws.events_path();
     let special = std::fs::metadata(&path).is_ok_and(|m| !m.is_file() && !m.is_dir());

@@ -124,7 +124,7 @@ fn too_large(path: &Path, size: Option<u64>, limit: u64) -> Error {
         what: "",
         size,
         limit,
-        hint: "",
+        hint: "".into(),
     }
 }
 

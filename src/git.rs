@@ -16,6 +16,36 @@ pub struct GitState {
     pub head: Option<String>,
     #[serde(default)]
     pub dirty: Vec<DirtyFile>,
+    /// Uncommitted paths left out of `dirty` to keep the record small: those
+    /// sorting after its last path.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dirty_omitted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl GitState {
+    /// Keeps the first `at_most` uncommitted paths (they are sorted) and
+    /// counts the rest in `dirty_omitted`.
+    pub fn cap_dirty(&mut self, at_most: usize) {
+        if self.dirty.len() > at_most {
+            self.dirty_omitted += (self.dirty.len() - at_most) as u64;
+            self.dirty.truncate(at_most);
+        }
+    }
+
+    /// Whether the record accounts for `path` as uncommitted: listed, or
+    /// among those counted past the last listed path.
+    pub fn describes(&self, path: &str) -> bool {
+        self.dirty.iter().any(|d| d.path == path)
+            || (self.dirty_omitted > 0
+                && self
+                    .dirty
+                    .last()
+                    .is_none_or(|last| path > last.path.as_str()))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

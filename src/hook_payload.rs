@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::Error;
-use crate::usage::Agent;
 
 /// Largest payload accepted (real ones are a few KiB; a prompt can be long).
 pub const MAX_PAYLOAD_BYTES: u64 = 1024 * 1024;
@@ -53,10 +52,82 @@ pub struct Payload {
     /// starts with, and the model.
     pub context_tokens: Option<u64>,
     pub model: Option<String>,
+    /// The tool call a `PostToolUse`/`PostToolUseFailure`/`AfterTool` reports, as far as loop
+    /// detection and the checkpoint need it (each agent reads its own tools).
+    pub tool: Option<ToolCall>,
+    /// The summary the agent wrote, where the post-compaction event carries
+    /// it (Claude Code `PostCompact`: `compact_summary`).
+    pub summary: Option<String>,
 }
 
-/// Reads a payload from `input`, at most [`MAX_PAYLOAD_BYTES`].
-pub fn read(agent: Agent, input: impl Read) -> Result<Payload, Error> {
+/// A finished tool call, from the payload of the hook it fired. The agent's result is written
+/// to its transcript only after this hook has run, so this is the only place the hook can see
+/// its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    /// `tool_name`, as the agent spells it.
+    pub name: String,
+    /// `tool_use_id` (Claude Code, Codex; Gemini sends none).
+    pub id: Option<String>,
+    pub action: ToolAction,
+    /// None when the payload does not say (Codex's shell: its rollout has the exit code).
+    pub outcome: Option<ToolOutcome>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolAction {
+    /// A shell command.
+    Command(String),
+    /// Files written or edited, as the payload names them.
+    Files(Vec<ToolFile>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFile {
+    pub path: PathBuf,
+    /// [`content_hash`] of what the file holds after the call, when the payload gives it
+    /// (else it is read from the disk).
+    pub content: Option<String>,
+    /// [`content_hash`] of what it held before, when the payload gives it.
+    pub before: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutcome {
+    /// Whether it succeeded; None when the agent cannot tell (a command left running).
+    pub ok: Option<bool>,
+    pub exit_code: Option<i64>,
+    /// What it printed (a command's output, an error's text).
+    pub output: String,
+}
+
+impl ToolOutcome {
+    pub fn failed(text: &str) -> ToolOutcome {
+        ToolOutcome {
+            ok: Some(false),
+            exit_code: crate::observe::text::exit_code_in(text),
+            output: text.to_string(),
+        }
+    }
+
+    pub fn succeeded(output: String) -> ToolOutcome {
+        ToolOutcome {
+            ok: Some(true),
+            exit_code: None,
+            output,
+        }
+    }
+}
+
+pub use crate::observe::loops::content_hash;
+
+/// The object `key` of the payload, when it is one.
+pub fn object_of<'a>(root: &'a Map<String, Value>, key: &str) -> Option<&'a Map<String, Value>> {
+    root.get(key).and_then(Value::as_object)
+}
+
+/// Reads a payload's JSON object from `input`, at most [`MAX_PAYLOAD_BYTES`].
+pub fn read_object(input: impl Read) -> Result<Map<String, Value>, Error> {
     let stdin = Path::new("<stdin>");
     let mut bytes = Vec::new();
     input
@@ -71,60 +142,54 @@ pub fn read(agent: Agent, input: impl Read) -> Result<Payload, Error> {
     }
     let text =
         String::from_utf8(bytes).map_err(|_| Error::data(stdin, "hook input is not UTF-8"))?;
-    parse(agent, &text)
+    parse_object(&text)
 }
 
-/// Parses one payload of `agent`'s.
-pub fn parse(agent: Agent, text: &str) -> Result<Payload, Error> {
-    let stdin = Path::new("<stdin>");
+/// A payload's JSON object from its text.
+pub fn parse_object(text: &str) -> Result<Map<String, Value>, Error> {
     let value: Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
-        .map_err(|e| Error::data(stdin, format!("hook input is not valid JSON: {e}")))?;
-    let Value::Object(root) = value else {
-        return Err(Error::data(stdin, "hook input is not a JSON object"));
-    };
-    let text_of = |key: &str| {
-        root.get(key)
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-    };
-    let session = text_of("session_id");
-    let transcript = text_of("transcript_path").map(PathBuf::from);
-    let cwd = text_of("cwd").map(PathBuf::from);
-    // Codex's `notify` program gets `{"type": "agent-turn-complete", "thread-id": …}`.
-    if agent == Agent::Codex && root.get("hook_event_name").is_none() {
-        return match text_of("type").as_deref() {
-            Some(kind @ "agent-turn-complete") => Ok(Payload {
-                event: kind.to_string(),
-                session: text_of("thread-id"),
-                transcript: None,
-                cwd,
-                action: Action::Track { reply: false },
-                last_message: text_of("last-assistant-message"),
-                prompt: None,
-                context_tokens: None,
-                model: None,
-            }),
-            _ => Err(Error::data(
-                stdin,
-                "hook input has neither hook_event_name nor a notify type",
-            )),
-        };
+        .map_err(|e| Error::data(STDIN, format!("hook input is not valid JSON: {e}")))?;
+    match value {
+        Value::Object(root) => Ok(root),
+        _ => Err(Error::data(STDIN, "hook input is not a JSON object")),
     }
-    let event = text_of("hook_event_name")
-        .ok_or_else(|| Error::data(stdin, "hook input has no hook_event_name"))?;
-    let action = action_for(agent, &event, &root);
+}
+
+/// Where payloads come from, as errors name it.
+pub const STDIN: &str = "<stdin>";
+
+/// A trimmed, non-empty string field of the payload.
+pub fn text_of(root: &Map<String, Value>, key: &str) -> Option<String> {
+    root.get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+/// A payload in Claude Code's shape (`hook_event_name`, `session_id`, …),
+/// which every agent's hooks share; `event_meaning` maps an agent's own
+/// event name to the Claude Code event that means the same to ctxkeep.
+pub fn from_object(
+    root: &Map<String, Value>,
+    event_meaning: impl Fn(&str) -> &str,
+) -> Result<Payload, Error> {
+    let event = text_of(root, "hook_event_name")
+        .ok_or_else(|| Error::data(STDIN, "hook input has no hook_event_name"))?;
+    let action = action_for(event_meaning(&event), root);
     Ok(Payload {
         event,
-        session,
-        transcript,
-        cwd,
+        session: text_of(root, "session_id"),
+        transcript: text_of(root, "transcript_path").map(PathBuf::from),
+        cwd: text_of(root, "cwd").map(PathBuf::from),
         action,
-        last_message: text_of("last_assistant_message").or_else(|| text_of("prompt_response")),
-        prompt: text_of("prompt"),
+        last_message: text_of(root, "last_assistant_message")
+            .or_else(|| text_of(root, "prompt_response")),
+        prompt: text_of(root, "prompt"),
         context_tokens: root.get("context_tokens").and_then(Value::as_u64),
-        model: text_of("model"),
+        model: text_of(root, "model"),
+        tool: None,
+        summary: text_of(root, "compact_summary"),
     })
 }
 
@@ -139,18 +204,13 @@ impl Payload {
     }
 }
 
-fn action_for(agent: Agent, event: &str, root: &Map<String, Value>) -> Action {
+/// What a (Claude Code) event means to ctxkeep; `AfterTurn` stands for the
+/// end of a turn of an agent whose event has no Claude Code peer.
+fn action_for(event: &str, root: &Map<String, Value>) -> Action {
     let field = |keys: &[&str]| {
         keys.iter()
             .find_map(|k| root.get(*k).and_then(Value::as_str))
             .map(str::to_string)
-    };
-    // Codex's hooks copy Claude Code's names; Gemini has its own.
-    let event = match (agent, event) {
-        (Agent::Gemini, "BeforeAgent" | "AfterTool") => "UserPromptSubmit",
-        (Agent::Gemini, "AfterAgent") => "AfterTurn",
-        (Agent::Gemini, "PreCompress") => "PreCompact",
-        (_, e) => e,
     };
     match event {
         // A failing tool call fires Claude Code's `PostToolUseFailure`, not
@@ -174,106 +234,5 @@ fn action_for(agent: Agent, event: &str, root: &Map<String, Value>) -> Action {
             reason: field(&["reason", "trigger"]),
         },
         _ => Action::Ignore,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn claude_code_events_map_to_actions() {
-        let p = parse(
-            Agent::ClaudeCode,
-            r#"{"session_id":"abc123","transcript_path":"/t.jsonl","cwd":"/w","hook_event_name":"PreCompact","trigger":"auto","custom_instructions":null}"#,
-        )
-        .unwrap();
-        assert_eq!(p.session.as_deref(), Some("abc123"));
-        assert_eq!(p.transcript.as_deref(), Some(Path::new("/t.jsonl")));
-        assert_eq!(p.cwd.as_deref(), Some(Path::new("/w")));
-        assert_eq!(
-            p.action,
-            Action::PreCompact {
-                trigger: Some("auto".into())
-            }
-        );
-        let start = parse(
-            Agent::ClaudeCode,
-            r#"{"session_id":"s","hook_event_name":"SessionStart","source":"compact"}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            start.action,
-            Action::SessionStart {
-                source: "compact".into()
-            }
-        );
-        for (event, action) in [
-            ("UserPromptSubmit", Action::Track { reply: true }),
-            ("PostToolUse", Action::Track { reply: true }),
-            ("PostToolUseFailure", Action::Track { reply: true }),
-            ("Stop", Action::Track { reply: false }),
-            ("PostCompact", Action::PostCompact { trigger: None }),
-            ("SomethingNew", Action::Ignore),
-        ] {
-            let p = parse(
-                Agent::ClaudeCode,
-                &format!(r#"{{"session_id":"s","hook_event_name":"{event}"}}"#),
-            )
-            .unwrap();
-            assert_eq!(p.action, action, "{event}");
-            assert_eq!(p.event, event);
-        }
-    }
-
-    #[test]
-    fn codex_notify_and_gemini_names() {
-        let n = parse(
-            Agent::Codex,
-            r#"{"type":"agent-turn-complete","thread-id":"019c8a70","turn-id":"t","cwd":"/w","input-messages":["hi"],"last-assistant-message":"ok"}"#,
-        )
-        .unwrap();
-        assert_eq!(n.session.as_deref(), Some("019c8a70"));
-        assert_eq!(n.action, Action::Track { reply: false });
-        assert!(parse(Agent::Codex, r#"{"type":"other"}"#).is_err());
-        let hook = parse(
-            Agent::Codex,
-            r#"{"session_id":"s","transcript_path":null,"hook_event_name":"UserPromptSubmit","prompt":"x"}"#,
-        )
-        .unwrap();
-        assert_eq!(hook.transcript, None);
-        assert_eq!(hook.action, Action::Track { reply: true });
-        for (event, action) in [
-            ("BeforeAgent", Action::Track { reply: true }),
-            ("AfterAgent", Action::Track { reply: false }),
-            ("PreCompress", Action::PreCompact { trigger: None }),
-            ("BeforeTool", Action::Ignore),
-        ] {
-            let p = parse(
-                Agent::Gemini,
-                &format!(r#"{{"session_id":"s","hook_event_name":"{event}"}}"#),
-            )
-            .unwrap();
-            assert_eq!(p.action, action, "{event}");
-        }
-    }
-
-    #[test]
-    fn garbage_is_bad_data() {
-        for bad in ["", "nope", "[1]", "{}", r#"{"hook_event_name":""}"#] {
-            let err = parse(Agent::ClaudeCode, bad).unwrap_err();
-            assert_eq!(err.exit_code(), 65, "{bad:?}");
-        }
-        let big = vec![b' '; MAX_PAYLOAD_BYTES as usize + 1];
-        assert_eq!(
-            read(Agent::ClaudeCode, &big[..]).unwrap_err().exit_code(),
-            65
-        );
-        assert_eq!(
-            read(Agent::ClaudeCode, &b"{\"a\":\"\xff\"}"[..])
-                .unwrap_err()
-                .exit_code(),
-            65
-        );
     }
 }

@@ -2,6 +2,7 @@
 //! so that a fresh session can continue cold.
 
 pub mod agent_settings;
+pub mod agents;
 pub mod chain;
 pub mod checkpoint;
 pub mod checks;
@@ -13,6 +14,7 @@ pub mod compaction;
 pub mod config;
 pub mod error;
 pub mod events;
+pub mod file_batch;
 pub mod fsutil;
 pub mod git;
 pub mod hook_payload;
@@ -31,6 +33,7 @@ pub mod services;
 pub mod session;
 pub mod stages;
 pub mod state;
+pub mod summary;
 pub mod templates;
 pub mod tokens;
 pub mod usage;

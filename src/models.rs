@@ -135,6 +135,15 @@ fn best_match<'a, T>(name: &str, entries: impl Iterator<Item = (&'a str, T)>) ->
     best.map(|(_, v)| v)
 }
 
+/// The refusal of a `--model` neither the table nor the project's `models:`
+/// knows (exit 2), worded alike by every command; `what_to_do` says what
+/// to give instead.
+pub fn not_in_table(name: &str, what_to_do: &str) -> crate::error::Error {
+    crate::error::Error::Usage(format!(
+        "--model: '{name}' is not in the model table; {what_to_do}"
+    ))
+}
+
 /// The built-in entry for `name`, if known.
 pub fn lookup(name: &str) -> Option<ModelInfo> {
     let (n, one_m) = normalize(name);

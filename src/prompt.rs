@@ -14,8 +14,9 @@ use crate::templates::Templates;
 use crate::workspace::Workspace;
 
 /// Sections in the order they are dropped to fit the budget; the five
-/// recovered fields are never dropped.
-pub const DROP_ORDER: [&str; 7] = [
+/// recovered fields are never dropped. What remains (the request, the open
+/// plan items, the agent's next step) goes last.
+pub const DROP_ORDER: [&str; 8] = [
     "history",
     "notes",
     "tree",
@@ -23,6 +24,7 @@ pub const DROP_ORDER: [&str; 7] = [
     "observed",
     "questions",
     "decisions",
+    "remaining",
 ];
 
 /// The resume prompt as `resume` prints it (before redaction), and what it
@@ -141,7 +143,7 @@ fn changes_since(ws: &Workspace, c: &Checkpoint) -> Value {
     let newly_dirty: Vec<&DirtyFile> = now
         .dirty
         .iter()
-        .filter(|d| !was.contains(d.path.as_str()))
+        .filter(|d| !then.describes(&d.path))
         .collect();
     let now_clean: Vec<&str> = was.difference(&is).copied().collect();
     json!({

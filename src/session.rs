@@ -48,6 +48,19 @@ pub struct CountState {
     pub cursor: crate::tokens::CountCursor,
 }
 
+/// Turn-end figures kept for the forecast.
+const TURNS_KEPT: usize = 9;
+/// Turns of growth the forecast needs.
+pub const MIN_TURNS: usize = 3;
+
+/// Where the session is heading (`status --json`'s `forecast`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Forecast {
+    pub tokens_per_turn: u64,
+    /// Whole turns of that size that still fit below the limit.
+    pub turns_left: u64,
+}
+
 /// One session's live budget.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
@@ -88,9 +101,32 @@ pub struct Session {
     /// by it): a resume of the conversation is told only what changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seen_checkpoint: Option<String>,
-    /// Gutter patterns this session was told about (each fires once).
+    /// Loops found in this session (each is told once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gutter: Vec<crate::observe::GutterHit>,
+    /// What loop detection learned so far, and how far it read the transcript: each hook
+    /// goes on from there instead of reading it again.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::observe::loops::LoopState::is_empty"
+    )]
+    pub loops: crate::observe::loops::LoopState,
+    /// When the agent last compacted this session's context, while no figure
+    /// has been read since (the status line then says "compacted").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacted_at: Option<String>,
+    /// The figure at the end of each of the last turns, oldest first, since
+    /// the context last shrank: what the forecast is made from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_ends: Vec<u64>,
+    /// When a session start after compaction stated the restored size (Claude
+    /// Code's `SessionStart` `compact`): the `PostCompact` that follows keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored_at: Option<String>,
+    /// Stages fired at an event whose output cannot reach the model (`Stop`),
+    /// told at the next event that can, once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_stages: Vec<crate::stages::FiredStage>,
     /// Gemini: a session start whose prompt waits for the first real prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_start: Option<String>,
@@ -107,6 +143,55 @@ pub struct Session {
     /// Why a configured limit was not used, when one was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_note: Option<String>,
+    /// For an agent whose pre-compaction event fires before every model call
+    /// (Gemini CLI): the figure at the last such event past the limit that
+    /// got a checkpoint. Until a compaction is seen, another one past the
+    /// limit means the agent compacted nothing the last time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_compact_at: Option<u64>,
+    /// The compaction under way or just done: its summary against the
+    /// checkpoint, and what is still to be given back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_compaction: Option<AfterCompaction>,
+    /// The last compaction's audit (`status` shows it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_audit: Option<crate::summary::AuditNote>,
+}
+
+/// A compaction between its start and what ctxkeep gives back after it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AfterCompaction {
+    /// When it began (the pre-compaction hook, else when a hook first saw it):
+    /// a summary in the transcript older than this is an earlier one's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// `auto` or `manual`, when the agent said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// The checkpoint the summary was compared with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<String>,
+    /// What the summary left out of it; None until the summary is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<Vec<crate::summary::Fact>>,
+    /// Why the summary could not be read, when it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+    /// The restore's nonce, when the session start gave only a note and what
+    /// the summary left out waits for the next prompt or tool event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<String>,
+    /// The audit was logged (one `compaction_audit` per compaction).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub audited: bool,
+}
+
+impl AfterCompaction {
+    /// When the compaction began, as a time.
+    pub fn since_time(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        let t = chrono::DateTime::parse_from_rfc3339(self.since.as_deref()?).ok()?;
+        Some(t.with_timezone(&chrono::Utc))
+    }
 }
 
 impl Session {
@@ -129,20 +214,64 @@ impl Session {
             started_at: None,
             seen_checkpoint: None,
             gutter: Vec::new(),
+            loops: Default::default(),
             pending_start: None,
+            pending_stages: Vec::new(),
+            compacted_at: None,
+            restored_at: None,
+            turn_ends: Vec::new(),
             limit: None,
             limit_percent: None,
             limit_source: None,
             limit_note: None,
+            pre_compact_at: None,
+            after_compaction: None,
+            last_audit: None,
         }
     }
 
     /// Sets the figure and recomputes both percents.
     pub fn set_tokens(&mut self, tokens: Option<u64>, window: u64) {
+        if tokens.is_some() {
+            self.compacted_at = None;
+        }
         self.tokens = tokens;
         self.window = window;
         self.percent = tokens.map(|t| percent(t, window));
         self.limit_percent = tokens.map(|t| percent(t, self.limit()));
+    }
+
+    /// Notes the figure at the end of a turn. A figure below the last one
+    /// (the context was compacted) starts the history again.
+    pub fn note_turn_end(&mut self) {
+        let Some(t) = self.tokens else {
+            return;
+        };
+        match self.turn_ends.last() {
+            Some(&last) if t < last => self.turn_ends.clear(),
+            Some(&last) if t == last => return,
+            _ => {}
+        }
+        self.turn_ends.push(t);
+        let excess = self.turn_ends.len().saturating_sub(TURNS_KEPT);
+        self.turn_ends.drain(..excess);
+    }
+
+    /// How fast the context grows and how many turns are left before the
+    /// agent compacts: the median growth of the last turns (robust to one
+    /// large tool result); None with fewer than [`MIN_TURNS`] turns of growth.
+    pub fn forecast(&self) -> Option<Forecast> {
+        let tokens = self.tokens?;
+        let mut growth: Vec<u64> = self.turn_ends.windows(2).map(|w| w[1] - w[0]).collect();
+        if growth.len() < MIN_TURNS {
+            return None;
+        }
+        growth.sort_unstable();
+        let per_turn = growth[growth.len() / 2].max(1);
+        Some(Forecast {
+            tokens_per_turn: per_turn,
+            turns_left: self.limit().saturating_sub(tokens) / per_turn,
+        })
     }
 
     /// Sets the usable limit and recomputes its percent.

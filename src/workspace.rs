@@ -121,6 +121,11 @@ impl Workspace {
         self.data_dir.join("sessions")
     }
 
+    /// Where each agent was seen compacting on its own, per model.
+    pub fn compactions_path(&self) -> PathBuf {
+        self.data_dir.join("compactions.json")
+    }
+
     /// The session chain: one record per session opened from a checkpoint
     /// (not the live budgets in `sessions/`).
     pub fn chain_path(&self) -> PathBuf {

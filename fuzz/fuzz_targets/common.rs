@@ -4,11 +4,12 @@
 use std::io::Cursor;
 use std::path::Path;
 
-use ctxkeep::usage::{read_transcript_from, Agent, Usage};
+use ctxkeep::agents::{read_usage_from, Agent};
+use ctxkeep::usage::Usage;
 
 /// Reads `data` as a transcript of `agent` (None: auto-detect) under the name `name`.
 pub fn read(name: &str, data: &[u8], agent: Option<Agent>) -> anyhow::Result<Usage> {
-    read_transcript_from(Path::new(name), Cursor::new(data), data.len() as u64, agent)
+    read_usage_from(Path::new(name), &mut Cursor::new(data), data.len() as u64, agent)
 }
 
 /// A JSONL reader must not be swayed by a final line still being written: appending bytes
@@ -20,7 +21,7 @@ pub fn check_torn_tail_is_ignored(name: &str, data: &[u8], agent: Agent) {
     let second = read(name, &torn, Some(agent));
     match (first, second) {
         (Ok(a), Ok(b)) => {
-            assert_eq!(a.agent, agent);
+            assert_eq!(a.agent, agent.as_str());
             assert_eq!(a, b, "a torn final line changed the answer");
         }
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),

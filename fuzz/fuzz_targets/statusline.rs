@@ -2,7 +2,7 @@
 //! Invariants: no panic; reading bytes agrees with parsing text; the result serializes.
 #![no_main]
 
-use ctxkeep::usage::{parse_statusline, read_statusline};
+use ctxkeep::agents::claude_code::statusline::{parse_statusline, read_statusline};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,7 +5,7 @@
 #[path = "common.rs"]
 mod common;
 
-use ctxkeep::usage::Agent;
+use ctxkeep::agents::Agent;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

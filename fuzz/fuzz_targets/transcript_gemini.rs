@@ -6,13 +6,13 @@
 #[path = "common.rs"]
 mod common;
 
-use ctxkeep::usage::gemini::GEMINI_WINDOW;
-use ctxkeep::usage::Agent;
+use ctxkeep::agents::gemini::usage::GEMINI_WINDOW;
+use ctxkeep::agents::Agent;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(u) = common::read("session-x.json", data, Some(Agent::Gemini)) {
-        assert_eq!(u.agent, Agent::Gemini);
+        assert_eq!(u.agent, Agent::Gemini.as_str());
         assert_eq!(u.window, Some(GEMINI_WINDOW));
         assert!(
             u.tokens.is_none_or(|t| t > 0),

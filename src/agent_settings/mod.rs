@@ -1,9 +1,9 @@
 //! ctxkeep's entries in an agent's hook settings: add, find and remove them
 //! without touching anything else. One small file per agent says where its
 //! file is, which events ctxkeep hooks and what it must be told about
-//! trust; the merge, the search and the removal here are shared. Pure
-//! functions over the parsed document (key order is kept: serde_json's
-//! `preserve_order`).
+//! trust; the merge, the search and the removal here are shared. They
+//! decide from the parsed value and edit the file's text (`json_edit`):
+//! only ctxkeep's entries are inserted or removed, every other byte stays.
 //!
 //! All three agents read the same shape: `hooks` maps an event to a list of
 //! groups `{matcher?, hooks: [{type: "command", command}]}`. An entry is
@@ -11,16 +11,14 @@
 //! the binary, any extra flags, so a hand-added `--strict` is recognized
 //! too), or, for Claude Code's status line, `ctxkeep statusline`.
 
-pub mod claude_code;
-pub mod codex;
-pub mod gemini;
+pub mod json_edit;
 pub mod mcp;
 
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use crate::usage::Agent;
+use self::json_edit::{JsonText, Step};
 
 pub const STATUSLINE_COMMAND: &str = "ctxkeep statusline";
 
@@ -48,38 +46,13 @@ impl Event {
     }
 }
 
-/// A step the user must take before the agent runs the project's hooks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trust {
-    /// Codex loads `.codex/` only in a trusted project.
-    CodexProject,
-    /// Codex runs hooks only once they are trusted.
-    CodexHooks,
-    /// Gemini CLI runs project hooks only in a trusted folder.
-    GeminiFolder,
-}
-
-impl Trust {
-    /// What to do, in one line, for the project in `project`.
-    pub fn step(self, project: &Path) -> String {
-        match self {
-            Trust::CodexProject => format!(
-                "trust the project in Codex: add `[projects.\"{}\"]` with `trust_level = \"trusted\"` to ~/.codex/config.toml ($CODEX_HOME/config.toml), or accept Codex's trust prompt in that folder; Codex ignores .codex/ in an untrusted project",
-                project.display()
-            ),
-            Trust::CodexHooks => "trust the hooks in Codex: review and trust them with /hooks in the TUI, or run `codex exec --dangerously-bypass-hook-trust` headless; Codex skips hooks it has not been told to trust".into(),
-            Trust::GeminiFolder => format!(
-                "trust the folder {} in Gemini CLI: accept its trust prompt there, or set GEMINI_CLI_TRUST_WORKSPACE=true or pass --skip-trust headless; Gemini CLI runs no project hooks in an untrusted folder",
-                project.display()
-            ),
-        }
-    }
-}
-
 /// What ctxkeep writes into one agent's settings.
 #[derive(Debug, Clone, Copy)]
 pub struct AgentSettings {
-    pub agent: Agent,
+    /// The agent's id (`claude-code`, …), as `ctxkeep hook` names it.
+    pub name: &'static str,
+    /// The name people read (`Claude Code`).
+    pub display_name: &'static str,
     /// The folder beside `project-state.md` that holds the file.
     pub dir: &'static str,
     pub file: &'static str,
@@ -93,19 +66,16 @@ pub struct AgentSettings {
     pub status_line: bool,
     /// The agent wants JSON on a hook's stdout every time (Gemini CLI).
     pub json_always: bool,
-    /// What the user must do before the agent runs the hooks.
-    pub trust: &'static [Trust],
+    /// What the user must do before the agent runs the hooks: one line
+    /// each, for the project at the path given.
+    pub trust: &'static [fn(&Path) -> String],
+    /// What the user must do before the agent starts a project's MCP
+    /// server, when it asks.
+    pub mcp_approval: Option<&'static str>,
+    /// The agent reads its settings file as JSON with comments.
+    pub comments_allowed: bool,
     /// Where the agent reads the project's MCP servers.
     pub mcp: mcp::McpSettings,
-}
-
-/// The settings of `agent`.
-pub fn of(agent: Agent) -> &'static AgentSettings {
-    match agent {
-        Agent::ClaudeCode => &claude_code::SETTINGS,
-        Agent::Codex => &codex::SETTINGS,
-        Agent::Gemini => &gemini::SETTINGS,
-    }
 }
 
 /// One change to the document, for the report (`+`/`-` lines).
@@ -164,7 +134,7 @@ fn command_of(entry: &Value) -> Option<&str> {
 impl AgentSettings {
     /// The name the command line and `ctxkeep hook` use (`claude-code`, …).
     pub fn name(&self) -> &'static str {
-        self.agent.as_str()
+        self.name
     }
 
     /// Which of ctxkeep's commands for this agent `command` runs, if any.
@@ -226,25 +196,17 @@ impl AgentSettings {
     }
 
     /// Adds what is missing of ctxkeep's hooks (and Claude Code's status
-    /// line). Errors name the key whose shape is not what the agent reads
-    /// (nothing is changed).
-    pub fn install(&self, doc: &mut Value, force: bool) -> Result<Plan, String> {
-        let root = doc
-            .as_object_mut()
-            .ok_or("the settings are not a JSON object")?;
-        check_shape(root)?;
+    /// line) to the document's text, leaving every other byte as it is.
+    /// Errors name the key whose shape is not what the agent reads (nothing
+    /// is changed).
+    pub fn install(&self, doc: &mut JsonText, force: bool) -> Result<Plan, String> {
+        check_shape(root_of(doc)?)?;
         let mut changes = Vec::new();
         for event in self.events {
+            let root = root_of(doc)?;
             if self.our_hook(root, event.name).is_some() {
                 continue;
             }
-            let groups = root
-                .entry("hooks")
-                .or_insert_with(|| Value::Object(Map::new()))
-                .as_object_mut()
-                .map(|hooks| hooks.entry(event.name).or_insert_with(|| json!([])))
-                .and_then(Value::as_array_mut)
-                .ok_or("`hooks` changed shape")?;
             let mut group = Map::new();
             if let Some(m) = event.matcher {
                 group.insert("matcher".into(), json!(m));
@@ -253,7 +215,18 @@ impl AgentSettings {
                 "hooks".into(),
                 json!([{ "type": "command", "command": self.hook_command }]),
             );
-            groups.push(Value::Object(group));
+            let group = Value::Object(group);
+            match root.get("hooks") {
+                None => {
+                    let mut hooks = Map::new();
+                    hooks.insert(event.name.into(), json!([group]));
+                    doc.set(&[], "hooks", &Value::Object(hooks))
+                }
+                Some(hooks) if hooks.get(event.name).is_none() => {
+                    doc.set(&[Step::Key("hooks")], event.name, &json!([group]))
+                }
+                Some(_) => doc.push(&[Step::Key("hooks"), Step::Key(event.name)], &group),
+            }?;
             changes.push(Change {
                 op: "added",
                 key: format!("hooks.{}", event.name),
@@ -262,7 +235,7 @@ impl AgentSettings {
         }
         let mut kept_status_line = None;
         if self.status_line {
-            match self.status_line_of(root) {
+            match self.status_line_of(root_of(doc)?) {
                 StatusLine::Ours(_) => {}
                 StatusLine::Theirs(cmd) if !force => kept_status_line = Some(cmd),
                 other => {
@@ -273,10 +246,11 @@ impl AgentSettings {
                             command: cmd,
                         });
                     }
-                    root.insert(
-                        "statusLine".into(),
-                        json!({ "type": "command", "command": STATUSLINE_COMMAND }),
-                    );
+                    doc.set(
+                        &[],
+                        "statusLine",
+                        &json!({ "type": "command", "command": STATUSLINE_COMMAND }),
+                    )?;
                     changes.push(Change {
                         op: "added",
                         key: "statusLine".into(),
@@ -292,62 +266,56 @@ impl AgentSettings {
     }
 
     /// Removes ctxkeep's hook entries for this agent under every event (a
-    /// group left empty goes too, and an event or `hooks` left empty by
-    /// that) and its status line; nothing else.
-    pub fn uninstall(&self, doc: &mut Value) -> Result<Vec<Change>, String> {
-        let root = doc
-            .as_object_mut()
-            .ok_or("the settings are not a JSON object")?;
+    /// group left empty by that goes too, then an event, then `hooks`) and
+    /// its status line; nothing else, not a byte.
+    pub fn uninstall(&self, doc: &mut JsonText) -> Result<Vec<Change>, String> {
+        let root = root_of(doc)?;
         check_shape(root)?;
         let mut changes = Vec::new();
-        if let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) {
-            for (event, groups) in hooks.iter_mut() {
-                let Some(groups) = groups.as_array_mut() else {
-                    continue;
-                };
-                for group in groups.iter_mut() {
-                    let Some(entries) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
-                        continue;
-                    };
-                    entries.retain(|e| match command_of(e) {
-                        Some(cmd) if self.ours(cmd) == Some(Ours::Hook) => {
+        // (event, group, entry) of each of ours, in the file's order.
+        let mut ours: Vec<(String, usize, usize)> = Vec::new();
+        if let Some(hooks) = root.get("hooks").and_then(Value::as_object) {
+            for (event, groups) in hooks {
+                let groups = groups.as_array().map(Vec::as_slice).unwrap_or_default();
+                for (g, group) in groups.iter().enumerate() {
+                    let entries = group.get("hooks").and_then(Value::as_array);
+                    for (e, entry) in entries.into_iter().flatten().enumerate() {
+                        if let Some(cmd) =
+                            command_of(entry).filter(|c| self.ours(c) == Some(Ours::Hook))
+                        {
                             changes.push(Change {
                                 op: "removed",
                                 key: format!("hooks.{event}"),
                                 command: cmd.to_string(),
                             });
-                            false
-                        }
-                        _ => true,
-                    });
-                }
-            }
-            if !changes.is_empty() {
-                // Only what ctxkeep emptied goes: a removed entry's group,
-                // then its event, then `hooks`.
-                let touched: Vec<String> = changes
-                    .iter()
-                    .filter_map(|c| c.key.strip_prefix("hooks.").map(str::to_string))
-                    .collect();
-                for event in &touched {
-                    if let Some(groups) = hooks.get_mut(event).and_then(Value::as_array_mut) {
-                        groups.retain(|g| {
-                            g.get("hooks")
-                                .and_then(Value::as_array)
-                                .is_none_or(|e| !e.is_empty())
-                        });
-                        if groups.is_empty() {
-                            hooks.remove(event);
+                            ours.push((event.clone(), g, e));
                         }
                     }
                 }
-                if hooks.is_empty() {
-                    root.remove("hooks");
-                }
             }
         }
-        if let StatusLine::Ours(cmd) = self.status_line_of(root) {
-            root.remove("statusLine");
+        // From the last, so the positions of those before stay right. Only
+        // what ctxkeep emptied goes: a removed entry's group, then its
+        // event, then `hooks`.
+        for (event, g, e) in ours.iter().rev() {
+            let path = [
+                Step::Key("hooks"),
+                Step::Key(event),
+                Step::At(*g),
+                Step::Key("hooks"),
+                Step::At(*e),
+            ];
+            doc.remove(&path)?;
+            // (the list or object to look at, what goes when it is empty)
+            for (looked_at, goes) in [(4, 3), (2, 2), (1, 1)] {
+                if !empty_at(doc, &path[..looked_at]) {
+                    break;
+                }
+                doc.remove(&path[..goes])?;
+            }
+        }
+        if let StatusLine::Ours(cmd) = self.status_line_of(root_of(doc)?) {
+            doc.remove(&[Step::Key("statusLine")])?;
             changes.push(Change {
                 op: "removed",
                 key: "statusLine".into(),
@@ -356,6 +324,25 @@ impl AgentSettings {
         }
         Ok(changes)
     }
+}
+
+/// Whether the list or object at `path` is there and empty.
+fn empty_at(doc: &JsonText, path: &[Step]) -> bool {
+    let mut v = doc.value();
+    for step in path {
+        v = match step {
+            Step::Key(k) => &v[*k],
+            Step::At(n) => &v[*n],
+        };
+    }
+    v.as_array().is_some_and(Vec::is_empty) || v.as_object().is_some_and(Map::is_empty)
+}
+
+/// The document's top-level object.
+fn root_of(doc: &JsonText) -> Result<&Map<String, Value>, String> {
+    doc.value()
+        .as_object()
+        .ok_or_else(|| "the settings are not a JSON object".to_string())
 }
 
 /// `hooks` must be an object of arrays for ctxkeep to edit it safely.
@@ -378,9 +365,13 @@ fn check_shape(root: &Map<String, Value>) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    const CLAUDE: &AgentSettings = &claude_code::SETTINGS;
-    const CODEX: &AgentSettings = &codex::SETTINGS;
-    const GEMINI: &AgentSettings = &gemini::SETTINGS;
+    const CLAUDE: &AgentSettings = &crate::agents::claude_code::settings::SETTINGS;
+    const CODEX: &AgentSettings = &crate::agents::codex::settings::SETTINGS;
+    const GEMINI: &AgentSettings = &crate::agents::gemini::settings::SETTINGS;
+
+    fn doc(v: Value) -> JsonText {
+        JsonText::parse(&serde_json::to_string_pretty(&v).unwrap(), false).unwrap()
+    }
 
     #[test]
     fn ours_recognizes_paths_and_flags_only_for_our_commands() {
@@ -408,12 +399,13 @@ mod tests {
 
     #[test]
     fn install_keeps_other_entries_and_is_idempotent() {
-        let mut doc = json!({
+        let mut text = doc(json!({
             "model": "opus",
             "hooks": { "PostToolUse": [{ "matcher": "Write", "hooks": [{ "type": "command", "command": "fmt.sh" }] }] },
-        });
-        let plan = CLAUDE.install(&mut doc, false).unwrap();
+        }));
+        let plan = CLAUDE.install(&mut text, false).unwrap();
         assert_eq!(plan.changes.len(), CLAUDE.events.len() + 1);
+        let doc = text.value().clone();
         let post = doc["hooks"]["PostToolUse"].as_array().unwrap();
         assert_eq!(post.len(), 2);
         assert_eq!(post[0]["hooks"][0]["command"], "fmt.sh");
@@ -424,10 +416,10 @@ mod tests {
             ["model", "hooks", "statusLine"],
             "order kept, ours last"
         );
-        let before = doc.clone();
-        let again = CLAUDE.install(&mut doc, false).unwrap();
+        let before = text.text().to_string();
+        let again = CLAUDE.install(&mut text, false).unwrap();
         assert!(again.changes.is_empty());
-        assert_eq!(doc, before);
+        assert_eq!(text.text(), before);
         assert!(CLAUDE
             .installed(&doc)
             .hooks
@@ -447,6 +439,7 @@ mod tests {
                     "PreCompact",
                     "PostCompact",
                     "Stop",
+                    "SessionEnd",
                 ][..],
             ),
             (
@@ -461,9 +454,10 @@ mod tests {
                 ][..],
             ),
         ] {
-            let mut doc = json!({});
-            let plan = agent.install(&mut doc, false).unwrap();
+            let mut text = JsonText::parse("{}", false).unwrap();
+            let plan = agent.install(&mut text, false).unwrap();
             assert_eq!(plan.changes.len(), events.len());
+            let doc = text.value().clone();
             let keys: Vec<&String> = doc["hooks"].as_object().unwrap().keys().collect();
             assert_eq!(keys, events);
             assert!(doc.get("statusLine").is_none());
@@ -473,28 +467,31 @@ mod tests {
                     agent.hook_command
                 );
             }
-            assert_eq!(agent.uninstall(&mut doc).unwrap().len(), events.len());
-            assert_eq!(doc, json!({}));
+            assert_eq!(agent.uninstall(&mut text).unwrap().len(), events.len());
+            assert_eq!(text.text(), "{}");
         }
     }
 
     #[test]
     fn one_agents_entries_are_not_anothers() {
         // A file holding a Claude Code entry is not Codex's install.
-        let mut doc = json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": "ctxkeep hook claude-code" }] }] } });
-        assert_eq!(CODEX.installed(&doc).hooks[5], ("Stop", None));
-        assert!(CODEX.uninstall(&mut doc).unwrap().is_empty());
+        let mut text = doc(
+            json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": "ctxkeep hook claude-code" }] }] } }),
+        );
+        assert_eq!(CODEX.installed(text.value()).hooks[5], ("Stop", None));
+        assert!(CODEX.uninstall(&mut text).unwrap().is_empty());
     }
 
     #[test]
     fn a_user_status_line_is_kept_unless_forced() {
-        let mut doc = json!({ "statusLine": { "type": "command", "command": "~/bin/line.sh" } });
-        let plan = CLAUDE.install(&mut doc, false).unwrap();
+        let mut text =
+            doc(json!({ "statusLine": { "type": "command", "command": "~/bin/line.sh" } }));
+        let plan = CLAUDE.install(&mut text, false).unwrap();
         assert_eq!(plan.kept_status_line.as_deref(), Some("~/bin/line.sh"));
-        assert_eq!(doc["statusLine"]["command"], "~/bin/line.sh");
-        let plan = CLAUDE.install(&mut doc, true).unwrap();
+        assert_eq!(text.value()["statusLine"]["command"], "~/bin/line.sh");
+        let plan = CLAUDE.install(&mut text, true).unwrap();
         assert_eq!(plan.kept_status_line, None);
-        assert_eq!(doc["statusLine"]["command"], STATUSLINE_COMMAND);
+        assert_eq!(text.value()["statusLine"]["command"], STATUSLINE_COMMAND);
         assert!(plan
             .changes
             .iter()
@@ -503,28 +500,34 @@ mod tests {
 
     #[test]
     fn uninstall_removes_only_ours() {
-        let original = json!({
+        let original = doc(json!({
             "hooks": {
                 "PostToolUse": [{ "matcher": "Write", "hooks": [{ "type": "command", "command": "fmt.sh" }] }],
                 "Notification": [],
             },
             "env": { "A": "1" },
-        });
-        let mut doc = original.clone();
-        CLAUDE.install(&mut doc, false).unwrap();
-        let removed = CLAUDE.uninstall(&mut doc).unwrap();
+        }));
+        let mut text = original.clone();
+        CLAUDE.install(&mut text, false).unwrap();
+        let removed = CLAUDE.uninstall(&mut text).unwrap();
         assert_eq!(removed.len(), CLAUDE.events.len() + 1);
-        assert_eq!(doc, original, "back to the user's document exactly");
-        assert!(CLAUDE.uninstall(&mut doc).unwrap().is_empty());
+        assert_eq!(
+            text.text(),
+            original.text(),
+            "back to the user's bytes exactly"
+        );
+        assert!(CLAUDE.uninstall(&mut text).unwrap().is_empty());
     }
 
     #[test]
     fn odd_shapes_are_refused() {
-        assert!(CLAUDE.install(&mut json!([1]), false).is_err());
-        assert!(CODEX.install(&mut json!({ "hooks": [] }), false).is_err());
-        assert!(GEMINI
-            .install(&mut json!({ "hooks": { "Stop": {} } }), false)
+        assert!(CLAUDE.install(&mut doc(json!([1])), false).is_err());
+        assert!(CODEX
+            .install(&mut doc(json!({ "hooks": [] })), false)
             .is_err());
-        assert!(CLAUDE.uninstall(&mut json!({ "hooks": 3 })).is_err());
+        assert!(GEMINI
+            .install(&mut doc(json!({ "hooks": { "Stop": {} } })), false)
+            .is_err());
+        assert!(CLAUDE.uninstall(&mut doc(json!({ "hooks": 3 }))).is_err());
     }
 }

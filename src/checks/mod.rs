@@ -606,6 +606,7 @@ mod tests {
                     status: "untracked".into(),
                 },
             ],
+            dirty_omitted: 0,
         });
         let f = text_codes(&c, &repo);
         let codes: Vec<&str> = f.iter().map(|x| x.code).collect();
@@ -652,7 +653,7 @@ mod tests {
                 c.next_action = next;
                 c.notes = notes;
                 c.decisions = vec![item];
-                c.git = Some(GitState { branch: None, head: Some(head), dirty: vec![] });
+                c.git = Some(GitState { head: Some(head), ..GitState::default() });
                 let _ = text_codes(&c, &repo);
             }
         }

@@ -3,8 +3,6 @@
 //! Without git (not installed, not a repository) these checks are skipped
 //! with a note, never failed.
 
-use std::collections::BTreeSet;
-
 use super::{Finding, Locator, Outcome, Repo, Severity, Subject};
 use crate::checkpoint::Checkpoint;
 use crate::git;
@@ -94,11 +92,10 @@ pub fn check(c: &Checkpoint, s: &Subject, repo: &Repo, loc: &Locator, out: &mut 
         // A clone of the commit has no uncommitted changes to describe.
         return;
     }
-    let described: BTreeSet<&str> = then.dirty.iter().map(|d| d.path.as_str()).collect();
     let undescribed: Vec<String> = now
         .dirty
         .iter()
-        .filter(|d| d.path != state_rel && !described.contains(d.path.as_str()))
+        .filter(|d| d.path != state_rel && !then.describes(&d.path))
         .map(|d| format!("{} ({})", d.path, d.status))
         .collect();
     if !undescribed.is_empty() {

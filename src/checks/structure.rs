@@ -79,11 +79,13 @@ pub fn structural(sf: &StateFile, strict: bool) -> Vec<Finding> {
     }
     match seal(sf) {
         Some(Seal::Altered) => {
+            // An error, not a warning: `resume` refuses such a record, and
+            // the gate must fail whatever the reader it guards would refuse.
             let mut x = Finding::new(
                 "CK110",
-                if strict { Severity::Error } else { Severity::Warning },
+                Severity::Error,
                 Some("digest"),
-                format!("{} was edited by hand since ctxkeep wrote it (digest mismatch); run `ctxkeep checkpoint` to re-seal", c.id),
+                format!("{} was edited by hand since ctxkeep wrote it (digest mismatch), so `resume` refuses it; run `ctxkeep checkpoint` to re-seal it with the edit", c.id),
             );
             x.line = sf.nested_key_line("checkpoint", "digest");
             f.push(x);
@@ -196,6 +198,16 @@ fn body(sf: &StateFile, c: &Checkpoint) -> Vec<Finding> {
             format!("the marked block that shows {} to readers is missing (the file was cut short, or the markers were deleted); run `ctxkeep checkpoint` to write it again", c.id),
         )),
         _ => {}
+    }
+    if let (Some(line), true, Some(_)) = (begin, closed, crate::state::edited_block(sf)) {
+        let mut x = Finding::new(
+            "CK124",
+            Severity::Warning,
+            Some("body"),
+            format!("the marked block was edited by hand since ctxkeep wrote it with {}; the next checkpoint rewrites it (keeping the edited text in .ctxkeep/checkpoints/); put your own text outside the markers", c.id),
+        );
+        x.line = Some(line);
+        f.push(x);
     }
     if let Some(line) = conflict {
         let mut x = Finding::new(

@@ -18,8 +18,8 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         active_task: args.task,
         controlling_agent: args.agent,
         next_action: args.next,
-        decisions: (!args.decisions.is_empty()).then_some(args.decisions),
-        open_questions: (!args.questions.is_empty()).then_some(args.questions),
+        decisions: list_flag(args.decisions, args.clear_decisions),
+        open_questions: list_flag(args.questions, args.clear_questions),
         notes: args.note,
     };
     let req = record::Request {
@@ -33,4 +33,10 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     ctx.out.json(&record)?;
     ctx.out.data(&record.id)?;
     Ok(Outcome::Ok)
+}
+
+/// A list given by repeated flags (replacing the list), emptied by its
+/// `--clear-…` flag, or `None` to carry the list over.
+fn list_flag(items: Vec<String>, clear: bool) -> Option<Vec<String>> {
+    (clear || !items.is_empty()).then_some(items)
 }

@@ -93,10 +93,7 @@ fn pick_encoding(args: &CountArgs, ctx: &Ctx) -> anyhow::Result<Encoding> {
         };
         return match info {
             Some(i) => Ok(i.encoding),
-            None => Err(Error::Usage(format!(
-                "--model: '{m}' is not in the model table; give --encoding instead"
-            ))
-            .into()),
+            None => Err(crate::models::not_in_table(m, "give --encoding instead").into()),
         };
     }
     Ok(project.map(|c| c.encoding).unwrap_or(Encoding::O200kBase))

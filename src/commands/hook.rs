@@ -9,12 +9,12 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{Ctx, Outcome};
+use crate::agents::Agent;
 use crate::cli::HookArgs;
 use crate::error::Error;
-use crate::hook_payload::{self, Action, Payload, MAX_PAYLOAD_BYTES};
+use crate::hook_payload::{Action, Payload, MAX_PAYLOAD_BYTES};
 use crate::output::Output;
-use crate::services::agent_hook::{Hook, MAX_CONTEXT_CHARS};
-use crate::usage::Agent;
+use crate::services::agent_hook::{Answer, Hook, MAX_CONTEXT_CHARS};
 use crate::workspace::Workspace;
 
 /// Warnings from the shared code go nowhere: on exit 0 the agent only logs
@@ -26,14 +26,21 @@ const SILENT: Output = Output::SILENT;
 const ERROR_LOG_LOCK_WAIT: Duration = Duration::from_millis(500);
 
 pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
-    let agent = Agent::from(args.agent);
+    // Nothing a hook prints reports malformed transcript lines: not counted on this path.
+    crate::usage::skip_malformed_count();
+    let agent = args.agent;
+    let json_always = agent.integration().settings().json_always;
     let mut payload = None;
     match handle(&args, agent, ctx, &mut payload) {
         Ok(reply) => {
             let text = match (reply, &payload) {
-                (Some(context), Some(p)) => Some(reply_json(&p.event, context)),
-                // Gemini parses stdout as JSON and wants it even when empty.
-                _ if agent == Agent::Gemini => Some("{}".to_string()),
+                (Some(Answer::Context(context)), Some(p)) => Some(reply_json(&p.event, context)),
+                // Taken as it is (Claude Code's PreCompact: the summarizer's instructions).
+                (Some(Answer::Plain(text)), Some(_)) => {
+                    Some(crate::redact::redact(text.trim_end()).into_owned())
+                }
+                // Some agents (Gemini) parse stdout as JSON and want it even when empty.
+                _ if json_always => Some("{}".to_string()),
                 _ => None,
             };
             if let Some(text) = text {
@@ -45,8 +52,8 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         }
         Err(err) => {
             fail_open(&err, agent, payload.as_ref(), ctx);
-            // With nothing on stdout Gemini shows our stderr to the user.
-            if agent == Agent::Gemini {
+            // With nothing on stdout such an agent shows our stderr to the user.
+            if json_always {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{{}}").and_then(|_| out.flush());
             }
@@ -69,13 +76,13 @@ fn reply_json(event: &str, context: String) -> String {
         .to_string()
 }
 
-/// Reads the event and acts on it; returns the text to inject, if any.
+/// Reads the event and acts on it; returns what to answer, if anything.
 fn handle(
     args: &HookArgs,
     agent: Agent,
     ctx: &Ctx,
     seen: &mut Option<Payload>,
-) -> anyhow::Result<Option<String>> {
+) -> anyhow::Result<Option<Answer>> {
     let payload = match &args.payload {
         Some(text) if text.len() as u64 > MAX_PAYLOAD_BYTES => {
             return Err(Error::data(
@@ -84,8 +91,8 @@ fn handle(
             )
             .into())
         }
-        Some(text) => hook_payload::parse(agent, text)?,
-        None => hook_payload::read(agent, std::io::stdin().lock())?,
+        Some(text) => crate::agents::parse_payload(agent, text)?,
+        None => crate::agents::read_payload(agent, std::io::stdin().lock())?,
     };
     *seen = Some(payload.clone());
     if payload.action == Action::Ignore {

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{Ctx, Outcome};
+use crate::agents::Agent;
 use crate::cli::{HooksArgs, HooksCommand, HooksDoctorArgs, HooksInstallArgs, HooksUninstallArgs};
 use crate::error::Error;
 use crate::services::hook_setup::{self, Edit};
-use crate::usage::Agent;
 use crate::workspace::Workspace;
 
 pub fn run(args: HooksArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
@@ -34,10 +34,16 @@ fn settings_path(agent: Agent, given: Option<PathBuf>, ctx: &Ctx) -> anyhow::Res
 }
 
 fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
-    let agent = Agent::from(args.edit.agent);
-    if args.force && agent != Agent::ClaudeCode {
+    let agent = args.edit.agent;
+    if args.force && !agent.integration().settings().status_line {
+        let with: Vec<&str> = Agent::ALL
+            .into_iter()
+            .filter(|a| a.integration().settings().status_line)
+            .map(Agent::display_name)
+            .collect();
         return Err(Error::Usage(format!(
-            "--force replaces Claude Code's status line; {agent} has none"
+            "--force replaces {}'s status line; {agent} has none",
+            with.join(" or ")
         ))
         .into());
     }
@@ -68,7 +74,7 @@ fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
 }
 
 fn uninstall(args: HooksUninstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
-    let agent = Agent::from(args.edit.agent);
+    let agent = args.edit.agent;
     let path = settings_path(agent, args.edit.settings, ctx)?;
     let edit = hook_setup::uninstall(agent, &path, args.edit.dry_run)?;
     report(&edit, ctx)?;
@@ -113,7 +119,7 @@ fn doctor(args: HooksDoctorArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         return Err(Error::Usage("--timeout must be a number of seconds > 0".into()).into());
     }
     let timeout = Duration::from_secs_f64(args.timeout);
-    let agent = Agent::from(args.agent);
+    let agent = args.agent;
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let path = args
         .settings

@@ -19,6 +19,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     if args.window == Some(0) {
         return Err(Error::Usage("--window must be a positive number of tokens".into()).into());
     }
+    let window_given = args.window.is_some();
     let settings = Settings {
         model: args.model,
         window: args.window,
@@ -45,8 +46,17 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             report.path
         ));
     } else if !report.changed.is_empty() {
+        // A window that followed the model is said, with its figure: a
+        // wrong one makes every percent wrong.
+        let from_model = match (&report.model, window_given) {
+            (Some(m), false) if report.changed.iter().any(|k| k == "window") => format!(
+                " (window {} tokens, {m}'s in the model table)",
+                crate::output::thousands(report.window)
+            ),
+            _ => String::new(),
+        };
         out.info(&format!(
-            "updated {} in {}",
+            "updated {} in {}{from_model}",
             report.changed.join(", "),
             report.path
         ));

@@ -3,7 +3,8 @@
 //! per session on stderr, the whole run as one document with `--json`.
 
 use super::{Ctx, Outcome};
-use crate::cli::{HookAgent, RelayArgs};
+use crate::agents::Agent;
+use crate::cli::RelayArgs;
 use crate::error::Error;
 use crate::output::thousands;
 use crate::services::relay::{self, AgentSpec, Builtin, Plan, SessionReport, Stop};
@@ -47,12 +48,14 @@ fn plan(args: RelayArgs) -> anyhow::Result<Plan> {
     let builtins: Vec<Builtin> = args
         .agent
         .iter()
-        .map(|a| match a {
-            HookAgent::ClaudeCode => Builtin::ClaudeCode,
-            HookAgent::Codex => Builtin::Codex,
-            HookAgent::Gemini => Builtin::Gemini,
+        .map(|&a| {
+            Builtin::new(a).ok_or_else(|| {
+                Error::Usage(format!(
+                    "{a} has no headless mode for relay to run; use --agent-cmd"
+                ))
+            })
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let mut rotation: Vec<AgentSpec> = builtins
         .iter()
         .map(|b| AgentSpec::builtin(*b, extra_args(&args.agent_args, *b)))
@@ -130,8 +133,9 @@ fn extra_args(values: &[String], agent: Builtin) -> Vec<String> {
 }
 
 fn is_agent_name(name: &str) -> bool {
-    [Builtin::ClaudeCode, Builtin::Codex, Builtin::Gemini]
-        .iter()
+    Agent::ALL
+        .into_iter()
+        .filter_map(Builtin::new)
         .any(|b| name == b.name() || name == b.program())
 }
 
@@ -185,12 +189,15 @@ mod tests {
     #[test]
     fn each_distinct_agent_of_the_rotation_has_its_own_name() {
         let mut rotation = vec![
-            AgentSpec::builtin(Builtin::ClaudeCode, vec![]),
+            AgentSpec::builtin(Builtin::new(Agent::ClaudeCode).unwrap(), vec![]),
             AgentSpec::shell("./fake.sh fast"),
-            AgentSpec::builtin(Builtin::ClaudeCode, vec![]),
+            AgentSpec::builtin(Builtin::new(Agent::ClaudeCode).unwrap(), vec![]),
             AgentSpec::shell("./fake.sh slow"),
             AgentSpec::shell("/bin/fake.sh"),
-            AgentSpec::builtin(Builtin::ClaudeCode, vec!["--model".into(), "opus".into()]),
+            AgentSpec::builtin(
+                Builtin::new(Agent::ClaudeCode).unwrap(),
+                vec!["--model".into(), "opus".into()],
+            ),
         ];
         name_rotation(&mut rotation);
         let names: Vec<&str> = rotation.iter().map(|s| s.name.as_str()).collect();
@@ -216,11 +223,11 @@ mod tests {
             "--flag=value".to_string(),
         ];
         assert_eq!(
-            extra_args(&values, Builtin::Codex),
+            extra_args(&values, Builtin::new(Agent::Codex).unwrap()),
             ["--verbose", "--full-auto", "-m", "o3", "--flag=value"]
         );
         assert_eq!(
-            extra_args(&values, Builtin::ClaudeCode),
+            extra_args(&values, Builtin::new(Agent::ClaudeCode).unwrap()),
             ["--verbose", "--model", "opus", "--flag=value"]
         );
     }

@@ -8,7 +8,7 @@ use crate::workspace::Workspace;
 
 pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
-    let status = status::status(&ws, &args.session, &ctx.out)?;
+    let status = status::status(&ws, args.session.as_deref(), &ctx.out)?;
     ctx.out.json(&status)?;
     ctx.out.data(&status::human(&status))?;
     Ok(Outcome::Ok)

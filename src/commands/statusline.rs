@@ -7,13 +7,13 @@ use serde::Serialize;
 
 use super::{Ctx, Outcome};
 use crate::checkpoint::CheckpointRef;
+use crate::compaction::StagesAgainst;
 use crate::config::Config;
 use crate::output::{fmt_num, gauge, Output};
 use crate::services::tracking::{self, Options, Reading};
 use crate::session::{self, DEFAULT_SESSION};
 use crate::stages::Stage;
 use crate::state::StateFile;
-use crate::usage::Agent;
 use crate::workspace::Workspace;
 
 /// What `statusline --json` prints.
@@ -54,7 +54,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Outcome> {
 }
 
 fn view(ctx: &Ctx) -> anyhow::Result<View> {
-    let sl = crate::usage::read_statusline(std::io::stdin().lock())?;
+    let (agent, sl) = crate::agents::read_status_line(&mut std::io::stdin().lock())?;
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
@@ -66,9 +66,7 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
     // the figure unknown; the bar must still be drawn.
     let tokens = sl.tokens.or_else(|| {
         let path = sl.transcript_path.as_deref().filter(|p| p.is_file())?;
-        crate::usage::read_transcript(path, Some(Agent::ClaudeCode))
-            .ok()?
-            .tokens
+        crate::agents::read_usage(path, Some(agent)).ok()?.tokens
     });
     let applied = tracking::apply(
         &ws,
@@ -76,6 +74,7 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
         &config,
         &id,
         Reading::StatusLine {
+            agent,
             tokens,
             window: sl.window,
             model: sl.model.clone(),
@@ -95,35 +94,20 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
         .map(Stage::name);
     let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
 
-    let mut parts = vec![
-        format!(
-            "ctxkeep {} {} %",
-            gauge(s.percent.unwrap_or(0.0), 10),
-            s.percent.map(fmt_num).unwrap_or_else(|| "?".into())
-        ),
-        format!(
-            "{}/{}",
-            s.tokens.map(short).unwrap_or_else(|| "?".into()),
-            short(s.window)
-        ),
-    ];
-    if let Some(name) = &stage {
-        parts.push(name.clone());
-    }
-    if s.handoff_due {
-        parts.push("handoff due".into());
-    }
-    parts.push(match &last_checkpoint {
+    let checkpoint = match &last_checkpoint {
         Some(c) => match crate::clock::age(&c.created_at) {
             Some(age) => format!("{} {age} ago", c.id),
             None => c.id.clone(),
         },
         None => "no checkpoint".into(),
-    });
-    // Where the agent compacts, when that is not the window's end.
-    if let (Some(p), true) = (s.limit_percent, s.limit() != s.window) {
-        parts.push(format!("{} % of {} limit", fmt_num(p), short(s.limit())));
-    }
+    };
+    let line = line(
+        &s,
+        config.stages_against,
+        stage.as_deref(),
+        &checkpoint,
+        width(),
+    );
     Ok(View {
         session: s.id.clone(),
         tokens: s.tokens,
@@ -135,8 +119,72 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
         stage,
         handoff_due: s.handoff_due,
         last_checkpoint,
-        line: parts.join(" · "),
+        line,
     })
+}
+
+/// The terminal's width (`COLUMNS`), else 80.
+fn width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok())
+        .filter(|&c: &usize| c >= 20)
+        .unwrap_or(80)
+}
+
+/// The line: what matters first, detail only where `width` allows. It leads
+/// with the share the stages use (of the compaction limit by default), then
+/// the stage reached or "handoff due", then the checkpoint's age; then, when
+/// there is room, the figure behind the share and a gauge of that same share.
+/// Right after a compaction, with no figure yet, it says "compacted".
+fn line(
+    s: &session::Session,
+    against: StagesAgainst,
+    stage: Option<&str>,
+    checkpoint: &str,
+    width: usize,
+) -> String {
+    let share = s.stage_percent(against);
+    let of = match against {
+        StagesAgainst::Limit => s.limit(),
+        StagesAgainst::Window => s.window,
+    };
+    let lead = match (s.tokens, share) {
+        (None, _) if s.compacted_at.is_some() => "compacted".to_string(),
+        (_, Some(p)) => format!("{} %", fmt_num(p)),
+        _ => "? %".to_string(),
+    };
+    let status = match (s.handoff_due, stage) {
+        (true, _) => Some("handoff due".to_string()),
+        (false, Some(name)) => Some(name.to_string()),
+        _ => None,
+    };
+    let figure = s.tokens.map(|t| format!("{}/{}", short(t), short(of)));
+    let turns = s
+        .forecast()
+        .map(|f| format!("~{} turns left", f.turns_left));
+    let gauge = share.map(|p| gauge(p, 10));
+    let build = |gauge: Option<&str>, figure: Option<&str>, turns: Option<&str>| {
+        let mut parts = vec![match gauge {
+            Some(g) => format!("ctxkeep {g} {lead}"),
+            None => format!("ctxkeep {lead}"),
+        }];
+        parts.extend(figure.map(str::to_string));
+        parts.extend(status.clone());
+        parts.extend(turns.map(str::to_string));
+        parts.push(checkpoint.to_string());
+        parts.join(" · ")
+    };
+    let (g, f, t) = (gauge.as_deref(), figure.as_deref(), turns.as_deref());
+    [
+        build(g, f, t),
+        build(None, f, t),
+        build(None, None, t),
+        build(None, None, None),
+    ]
+    .into_iter()
+    .find(|l| l.chars().count() <= width)
+    .unwrap_or_else(|| build(None, None, None))
 }
 
 /// 84500 -> "84.5k", 1000000 -> "1M": a status line is narrow.

@@ -11,11 +11,9 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::output::{fmt_num, gauge, thousands};
 use crate::redact::redact;
-use crate::services::record;
 use crate::services::tracking::{self, Fired, Options, Reading, Report, TranscriptInfo};
 use crate::session::{self, Source};
 use crate::state::StateFile;
-use crate::usage::Agent;
 use crate::workspace::Workspace;
 
 #[derive(Debug, Serialize)]
@@ -56,16 +54,23 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             window: args.window,
             messages: args.messages,
             record_only: false,
+            deferred: false,
         },
         &ctx.out,
     )?;
     let mut instructions = tracking::instructions(&ws, &config, &applied)?;
     let mut gutter = Vec::new();
     if let (Some(path), Some(limits)) = (&args.transcript, config.gutter) {
-        let observed = record::observe_transcript(&ws, path, agent_of(args.agent))?;
-        for (hit, text) in
-            crate::services::gutter::check(&ws, &id, config.window, &observed, &limits)?
-        {
+        // What the transcript gained since the session's last reading.
+        let feed = crate::services::gutter::Feed {
+            session: &id,
+            window: config.window,
+            transcript: Some((path, args.agent.and_then(AgentArg::agent))),
+            tool: None,
+            cwd: None,
+            can_speak: true,
+        };
+        for (hit, text) in crate::services::gutter::check(&ws, &feed, &limits)? {
             gutter.push(hit);
             instructions.push(text);
         }
@@ -156,23 +161,13 @@ fn read_source(
         });
     }
     if let Some(path) = &args.transcript {
-        let agent = agent_of(args.agent);
-        let mut usage = crate::usage::read_transcript(path, agent)?;
+        let agent = args.agent.and_then(AgentArg::agent);
+        let mut usage = crate::agents::read_usage(path, agent)?;
         // Both are kept in the session record: redact them here, before the lock.
         usage.model = usage.model.map(|m| redact(&m).into_owned());
         return Ok(Reading::Transcript(Box::new(usage), display_path(path)));
     }
     Ok(Reading::Unchanged)
-}
-
-/// `--agent`'s value as a transcript format (None: detect it).
-fn agent_of(arg: Option<AgentArg>) -> Option<Agent> {
-    match arg {
-        None | Some(AgentArg::Auto) => None,
-        Some(AgentArg::ClaudeCode) => Some(Agent::ClaudeCode),
-        Some(AgentArg::Codex) => Some(Agent::Codex),
-        Some(AgentArg::Gemini) => Some(Agent::Gemini),
-    }
 }
 
 fn display_path(p: &Path) -> String {

@@ -225,8 +225,9 @@ pub fn call(
         }
         "status" => {
             let a: StatusArgs = args(name, value)?;
-            let session = session_of(a.session, opts);
-            let report = status::status(ws, &session, &ws.out)?;
+            // No session named: the one most recently tracked, as `ctxkeep status` does.
+            let session = a.session.or_else(|| opts.session.clone());
+            let report = status::status(ws, session.as_deref(), &ws.out)?;
             done(status::human(&report), &report)
         }
         "verify" => {

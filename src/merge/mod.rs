@@ -155,6 +155,13 @@ pub fn merge(
             json!({ "checkpoint": sf.fm.checkpoint, "history": history }),
         )?;
         sf.set_managed_block(&crate::redact::redact(&block))?;
+        // A merged checkpoint records the block written with it, as any
+        // checkpoint does, so that a later hand edit of the block shows.
+        if let (Some(c), Some(content)) = (made.as_mut(), sf.managed_block()) {
+            c["block_digest"] = json!(crate::state::block_digest(content));
+            record::reseal(c);
+            sf.set_keys(&[("checkpoint", Some(c.clone()))])?;
+        }
     }
 
     // Last, as the file no longer parses after it: both sides of each key
@@ -168,8 +175,13 @@ pub fn merge(
         let (o, t) = (sf.key_text(k), theirs.key_text(k));
         sf.mark_key_conflict(k, o.as_deref(), t.as_deref());
     }
+    // The one rule: a merge a reader could not take back is no merge (the
+    // driver falls back to git's text merge). Markers the merge leaves on
+    // purpose are allowed.
+    let text = sf.render();
+    crate::state::limits::check_text(path, &text, !conflicted.is_empty())?;
     Ok(Merged {
-        text: sf.render(),
+        text,
         conflicts: conflicted
             .into_iter()
             .map(|k| if k == "prose" { k } else { format!("key {k}") })
@@ -220,6 +232,34 @@ mod tests {
             ),
             "{}",
             m.text
+        );
+    }
+
+    #[test]
+    fn a_merge_no_reader_could_take_back_is_refused() {
+        // Each side alone fits; both sides' keys together would be over
+        // the 64 KiB of front matter a reader takes.
+        let big = |k: &str| format!("{k}: \"{}\"\n", "x".repeat(40_000));
+        let ours = BASE.replace(
+            "window: 200000\n",
+            &format!("window: 200000\n{}", big("mine")),
+        );
+        let theirs = BASE.replace(
+            "window: 200000\n",
+            &format!("window: 200000\n{}", big("yours")),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let texts = Texts {
+            base: BASE,
+            ours: &ours,
+            theirs: &theirs,
+        };
+        let e = merge(Path::new("project-state.md"), dir.path(), texts, "t", 0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the front matter would be") && e.contains("nothing was written"),
+            "{e}"
         );
     }
 

@@ -140,7 +140,7 @@ pub fn merge(base: &Side, ours: &Side, theirs: &Side, now: &str, min_number: u64
     }
 }
 
-fn reseal(c: &mut Value) {
+pub(crate) fn reseal(c: &mut Value) {
     if let Some(obj) = c.as_object_mut() {
         obj.remove("digest");
     }

@@ -1,21 +1,20 @@
 //! What an agent session did, read from its transcript (issue 12): the user's last request, the
-//! agent's task list, the files it changed and the last shell commands with their outcome, plus
-//! the counts gutter detection needs.
+//! agent's task list, the next step it stated, the files it changed and the last shell commands
+//! with their outcome, plus the counts gutter detection needs.
 //!
 //! At most the last [`TAIL_BYTES`] of the transcript are read (through [`crate::usage::tail`]):
-//! first the last [`FIRST_WINDOW`], further back only while no request is found, so the cost
+//! first the last [`FIRST_WINDOW`], further back only while no request is found (a nudge such as
+//! "continue" is not one, see [`text::weight`]), so the cost
 //! stays flat however long the session runs. Lines are cheaply pre-filtered as text
 //! before any JSON parsing: most of a transcript is tool output and model text that cannot
 //! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines
 //! are ignored.
 
-mod claude_code;
-mod codex;
-mod gemini;
-mod text;
+pub mod failure;
+pub mod loops;
+pub(crate) mod text;
 
-#[cfg(test)]
-mod tests;
+pub use loops::{GutterHit, GutterLimits};
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -26,13 +25,13 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::usage::open_transcript;
 use crate::usage::tail::{TailLine, TailReader};
-use crate::usage::{detect_agent, open_transcript, Agent};
 
 /// How much of the transcript's end is read.
 pub const TAIL_BYTES: u64 = 8 * 1024 * 1024;
-/// At most this many changed files are kept (most recent first).
-pub const MAX_FILES: usize = 20;
+/// At most this many changed files are listed (most recent first); the rest are counted.
+pub const MAX_FILES: usize = 40;
 /// At most this many commands are kept (the last ones, oldest first).
 pub const MAX_COMMANDS: usize = 5;
 /// The request is cut to this many characters (the cut marker included).
@@ -43,13 +42,21 @@ pub const MAX_COMMAND_CHARS: usize = 200;
 /// What the session did, as read from its transcript.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Observed {
-    /// The last prompt the user typed (redacted, at most [`MAX_REQUEST_CHARS`] characters).
+    /// The user's last request that states the task (redacted, at most [`MAX_REQUEST_CHARS`]
+    /// characters): not a nudge such as "continue", see [`text::weight`].
     pub request: Option<String>,
     /// The agent's current task list.
     pub plan: Vec<PlanItem>,
+    /// The next step the agent stated in its last replies since the request ("Next I will …"),
+    /// else the plan item in progress (redacted, at most [`text::MAX_NEXT_STEP_CHARS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
     /// Files the agent changed, most recent first, unique, at most [`MAX_FILES`]; relative to
     /// the repository when inside it.
     pub files: Vec<String>,
+    /// How many more files it changed than `files` lists.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_files: u64,
     /// The last [`MAX_COMMANDS`] shell commands, oldest first.
     pub commands: Vec<CommandRun>,
     /// `claude-code`, `codex` or `gemini`.
@@ -58,18 +65,39 @@ pub struct Observed {
     pub session: Option<String>,
     /// When the transcript was read (RFC 3339, seconds).
     pub read_at: String,
-    /// Per-session counts for [`gutter`]; not serialized (a stored observation has none).
+    /// Every tool call read, in order, for loop detection ([`gutter`]); not serialized (a
+    /// stored observation has none).
     #[serde(skip)]
-    pub activity: Activity,
+    pub steps: Vec<loops::Step>,
+    /// Set when a later automatic checkpoint kept this block because its own session did no
+    /// work: the checkpoint that first recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_from: Option<String>,
+    /// Whether `request` states the task (not only a bare slash command); not serialized.
+    #[serde(skip)]
+    pub(crate) task_found: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Observed {
     /// Nothing seen: no request, plan, file or command.
     pub fn is_empty(&self) -> bool {
-        self.request.is_none()
-            && self.plan.is_empty()
-            && self.files.is_empty()
-            && self.commands.is_empty()
+        self.request.is_none() && !self.did_work()
+    }
+
+    /// Whether the session did any work: a plan, a changed file or a command.
+    pub fn did_work(&self) -> bool {
+        !(self.plan.is_empty() && self.files.is_empty() && self.commands.is_empty())
+    }
+
+    /// The plan items still to do (pending and in progress), in the plan's order.
+    pub fn open_items(&self) -> impl Iterator<Item = &PlanItem> {
+        self.plan
+            .iter()
+            .filter(|p| p.status != PlanStatus::Completed)
     }
 }
 
@@ -97,7 +125,7 @@ impl PlanStatus {
     }
 
     /// An agent's status word; None for an item that left the list (cancelled, deleted).
-    fn parse(s: &str) -> Option<PlanStatus> {
+    pub(crate) fn parse(s: &str) -> Option<PlanStatus> {
         match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
             "completed" | "complete" | "done" => Some(PlanStatus::Completed),
             "in_progress" | "active" | "running" => Some(PlanStatus::InProgress),
@@ -114,99 +142,52 @@ pub struct CommandRun {
     /// Whether it succeeded; None when the transcript does not say (yet).
     pub ok: Option<bool>,
     pub exit_code: Option<i64>,
+    /// How many runs in a row this entry stands for: the same command with the same outcome
+    /// (absent for one).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub times: u32,
 }
 
-/// Counts kept for gutter detection, over the part of the session that was read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Activity {
-    /// Commands (trimmed, unredacted) whose latest runs failed, with how many in a row.
-    pub failure_streaks: Vec<(String, u32)>,
-    /// Every changed file with how many times it was changed.
-    pub file_changes: Vec<(String, u32)>,
+fn one() -> u32 {
+    1
 }
 
-/// The lifecycle rules' limits (front-matter settings `gutter.same_failure`/`same_file`).
-/// A limit of 0 turns that rule off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct GutterLimits {
-    pub same_failure: u32,
-    pub same_file: u32,
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
-impl Default for GutterLimits {
-    fn default() -> Self {
-        GutterLimits {
-            same_failure: 3,
-            same_file: 10,
-        }
-    }
-}
-
-/// A repeated pattern: `{"kind":"same_failure","command":…,"count":…}` or
-/// `{"kind":"same_file","path":…,"count":…}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum GutterHit {
-    SameFailure { command: String, count: u32 },
-    SameFile { path: String, count: u32 },
-}
-
-/// The gutter patterns in an observation made by [`observe`]: a command whose last
-/// `same_failure` (or more) runs all failed, and files changed `same_file` times or more.
-/// Failures first, then files, each by count (highest first). A deserialized observation has no
-/// counts and gives no hits.
+/// The loops in an observation made by [`observe`] (see [`loops`]), in the order they
+/// complete. A deserialized observation has no calls and gives none.
 pub fn gutter(observed: &Observed, limits: &GutterLimits) -> Vec<GutterHit> {
-    let mut fails: Vec<&(String, u32)> = observed
-        .activity
-        .failure_streaks
-        .iter()
-        .filter(|(_, n)| limits.same_failure > 0 && *n >= limits.same_failure)
-        .collect();
-    fails.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let mut files: Vec<&(String, u32)> = observed
-        .activity
-        .file_changes
-        .iter()
-        .filter(|(_, n)| limits.same_file > 0 && *n >= limits.same_file)
-        .collect();
-    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    fails
-        .into_iter()
-        .map(|(c, n)| GutterHit::SameFailure {
-            command: crate::redact::redact(c).into_owned(),
-            count: *n,
-        })
-        .chain(files.into_iter().map(|(p, n)| GutterHit::SameFile {
-            path: p.clone(),
-            count: *n,
-        }))
-        .collect()
+    loops::loops_in(&observed.steps, limits)
 }
 
-/// Reads what the session did from the transcript at `path`: its last [`TAIL_BYTES`] only.
-/// `agent_hint: None` detects the format; `repo_root` makes paths inside it relative; `now` is
-/// recorded as `read_at`. A missing file or non-file is a `NoInput` error, an unrecognized one a
-/// `Data` error (both name the file); a transcript with nothing to observe gives an empty
-/// observation.
+/// One agent's transcript reader: what it finds goes into the [`Recorder`].
+pub struct Reader<'a> {
+    /// The agent's id, recorded as [`Observed::agent`].
+    pub agent: &'a str,
+    #[allow(clippy::type_complexity)]
+    pub read: Box<dyn Fn(&Path, File, u64, &mut Recorder) -> anyhow::Result<()> + 'a>,
+}
+
+/// Reads what the session did from the transcript at `path` with `reader`: its last
+/// [`TAIL_BYTES`] only. `repo_root` makes paths inside it relative; `now` is recorded as
+/// `read_at`. A missing file or non-file is a `NoInput` error (naming the file); a transcript
+/// with nothing to observe gives an empty observation.
 pub fn observe(
     path: &Path,
-    agent_hint: Option<Agent>,
+    reader: &Reader,
     repo_root: Option<&Path>,
     now: DateTime<Utc>,
 ) -> anyhow::Result<Observed> {
     // Most sessions show their last request near the end: start small and
     // look further back (up to TAIL_BYTES) only while it is not found, so
     // the usual cost does not grow with the window.
-    let agent = match agent_hint {
-        Some(a) => a,
-        None => detect_agent(path)?,
-    };
     let mut window = FIRST_WINDOW;
     loop {
-        let seen = observe_within(path, Some(agent), repo_root, now, window)?;
+        let seen = observe_within(path, reader, repo_root, now, window)?;
         let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        if seen.request.is_some() || window >= TAIL_BYTES || window >= len {
+        if seen.task_found || window >= TAIL_BYTES || window >= len {
             return Ok(seen);
         }
         window = (window * 4).min(TAIL_BYTES);
@@ -220,25 +201,62 @@ pub const FIRST_WINDOW: u64 = 1024 * 1024;
 /// (the gutter check), at the price of not seeing what came before.
 pub fn observe_within(
     path: &Path,
-    agent_hint: Option<Agent>,
+    reader: &Reader,
     repo_root: Option<&Path>,
     now: DateTime<Utc>,
     window: u64,
 ) -> anyhow::Result<Observed> {
-    let agent = match agent_hint {
-        Some(a) => a,
-        None => detect_agent(path)?,
-    };
     let (file, len) = open_transcript(path)?;
     let root = Root::new(repo_root);
     let mut rec = Recorder::new(root);
     rec.window = window.min(TAIL_BYTES);
-    match agent {
-        Agent::ClaudeCode => claude_code::read(path, file, len, &mut rec)?,
-        Agent::Codex => codex::read(path, file, len, &mut rec)?,
-        Agent::Gemini => gemini::read(path, file, len, &mut rec)?,
+    (reader.read)(path, file, len, &mut rec)?;
+    Ok(rec.finish(reader.agent, now))
+}
+
+/// The calls in the transcript at `path` from byte `from` (the end of a line, or where an
+/// earlier read stopped) to its last complete line, in order, with `pending` (calls an earlier
+/// read saw without their outcome) first, so their outcomes are matched. Returns them and where
+/// the next read starts. Reads at most [`TAIL_BYTES`].
+pub fn steps_since(
+    path: &Path,
+    reader: &Reader,
+    repo_root: Option<&Path>,
+    from: u64,
+    pending: &[loops::PendingCall],
+) -> anyhow::Result<(Vec<loops::Step>, u64)> {
+    let (mut file, len) = open_transcript(path)?;
+    let from = from.max(len.saturating_sub(TAIL_BYTES));
+    let end = last_line_end(path, &mut file, from, len)?;
+    if end <= from {
+        return Ok((Vec::new(), from));
     }
-    Ok(rec.finish(agent, now))
+    let mut rec = Recorder::new(Root::new(repo_root));
+    rec.window = end - from;
+    rec.waiting(pending);
+    (reader.read)(path, file, end, &mut rec)?;
+    if rec.not_main {
+        return Ok((Vec::new(), end));
+    }
+    Ok((rec.into_steps(), end))
+}
+
+/// Where the last complete line in `from..len` ends (`from` when there is none).
+fn last_line_end(path: &Path, file: &mut File, from: u64, len: u64) -> anyhow::Result<u64> {
+    let io_err = |e| Error::io(path, "cannot read transcript", e);
+    let mut end = len;
+    let mut buf = vec![0u8; 64 * 1024];
+    while end > from {
+        let start = end.saturating_sub(buf.len() as u64).max(from);
+        let n = (end - start) as usize;
+        file.seek(SeekFrom::Start(start)).map_err(io_err)?;
+        file.read_exact(&mut buf[..n]).map_err(io_err)?;
+        if let Some(i) = buf[..n].iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(from)
 }
 
 /// A tool result's text: a string, or the `text` of its parts joined by lines.
@@ -355,7 +373,7 @@ pub(crate) struct Root {
 }
 
 impl Root {
-    fn new(root: Option<&Path>) -> Root {
+    pub(crate) fn new(root: Option<&Path>) -> Root {
         let given = root.map(normalize);
         let canonical = root
             .and_then(|r| std::fs::canonicalize(r).ok())
@@ -422,9 +440,18 @@ enum Event {
 
 struct Slot {
     event: Event,
+    /// The agent's id for the call.
+    id: Option<String>,
+    /// Its outcome has been read (or it needs none: a change reported without a call).
+    done: bool,
     ok: Option<bool>,
     exit_code: Option<i64>,
+    /// A command's output (bounded), for telling one failure from another.
+    output: String,
 }
+
+/// The agent's latest replies kept to look for its stated next step.
+const MAX_REPLIES: usize = 8;
 
 /// A plan item with the agent's id for it (Claude Code's task ids).
 struct Task {
@@ -435,9 +462,13 @@ struct Task {
 
 /// Collects what the per-agent readers find, in transcript order; outcomes arrive later than
 /// the calls and are matched by the call's id.
-pub(crate) struct Recorder {
+pub struct Recorder {
     pub(crate) root: Root,
+    /// The last request that states the task, and the last bare slash command.
     request: Option<String>,
+    bare_command: Option<String>,
+    /// The agent's replies since the last request, the newest last (at most [`MAX_REPLIES`]).
+    replies: Vec<String>,
     plan: Vec<Task>,
     events: Vec<Slot>,
     /// Call id → its entries in `events` (a patch run through the shell is a command and a
@@ -457,6 +488,8 @@ impl Recorder {
         Recorder {
             root,
             request: None,
+            bare_command: None,
+            replies: Vec::new(),
             plan: Vec::new(),
             events: Vec::new(),
             calls: HashMap::new(),
@@ -472,8 +505,32 @@ impl Recorder {
         self.calls.contains_key(call_id) || self.task_creates.contains_key(call_id)
     }
 
+    /// What the user said, in transcript order: a task replaces the request, a bare slash
+    /// command is kept in case no task is found, a nudge changes nothing. A new request makes
+    /// the agent's earlier replies out of date.
     pub(crate) fn request(&mut self, text: String) {
-        self.request = Some(text);
+        match text::weight(&text) {
+            text::Weight::Task => {
+                self.request = Some(text);
+                self.replies.clear();
+            }
+            text::Weight::BareCommand => {
+                self.bare_command = Some(text);
+                self.replies.clear();
+            }
+            text::Weight::Nudge => {}
+        }
+    }
+
+    /// Text the agent wrote to the user (not its tool calls or thoughts), in transcript order.
+    pub(crate) fn reply(&mut self, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
+        if self.replies.len() == MAX_REPLIES {
+            self.replies.remove(0);
+        }
+        self.replies.push(text.to_string());
     }
 
     pub(crate) fn files(&mut self, call_id: Option<&str>, paths: Vec<String>) {
@@ -497,18 +554,53 @@ impl Recorder {
         }
         self.events.push(Slot {
             event,
+            id: call_id.map(str::to_string),
+            done: call_id.is_none(),
             ok: None,
             exit_code: None,
+            output: String::new(),
         });
     }
 
     /// The outcome of call `call_id` (ignored unless that call is waiting for one).
     pub(crate) fn outcome(&mut self, call_id: &str, ok: Option<bool>, exit_code: Option<i64>) {
+        self.outcome_with_output(call_id, ok, exit_code, "");
+    }
+
+    /// [`Recorder::outcome`] with the call's output, which tells one failure from another.
+    pub(crate) fn outcome_with_output(
+        &mut self,
+        call_id: &str,
+        ok: Option<bool>,
+        exit_code: Option<i64>,
+        output: &str,
+    ) {
         for i in self.calls.remove(call_id).unwrap_or_default() {
             let slot = &mut self.events[i];
+            slot.done = true;
             slot.ok = ok.or(exit_code.map(|c| c == 0));
             slot.exit_code = exit_code;
+            if matches!(slot.event, Event::Command(_)) {
+                slot.output = failure::bounded(output);
+            }
         }
+    }
+
+    /// Calls whose outcome an earlier read did not find: their outcome may be in this one.
+    pub(crate) fn waiting(&mut self, pending: &[loops::PendingCall]) {
+        for p in pending {
+            if !p.files.is_empty() {
+                self.push(Some(&p.id), Event::Files(p.files.clone()));
+            }
+            if let Some(c) = &p.command {
+                self.push(Some(&p.id), Event::Command(c.clone()));
+            }
+        }
+    }
+
+    /// The calls read, in order, for loop detection.
+    fn into_steps(self) -> Vec<loops::Step> {
+        self.events.into_iter().map(Slot::into_step).collect()
     }
 
     /// Whether a call is waiting under this id (and what it was: true for a command).
@@ -592,9 +684,9 @@ impl Recorder {
         }
     }
 
-    fn finish(self, agent: Agent, now: DateTime<Utc>) -> Observed {
+    fn finish(self, agent: &str, now: DateTime<Utc>) -> Observed {
         let mut obs = Observed {
-            agent: agent.as_str().to_string(),
+            agent: agent.to_string(),
             session: self.session,
             read_at: now.to_rfc3339_opts(SecondsFormat::Secs, true),
             ..Observed::default()
@@ -602,7 +694,11 @@ impl Recorder {
         if self.not_main {
             return obs;
         }
-        obs.request = self.request.map(|r| text::request_text(&r));
+        obs.task_found = self.request.is_some();
+        obs.request = self
+            .request
+            .or(self.bare_command)
+            .map(|r| text::request_text(&r));
         obs.plan = self
             .plan
             .into_iter()
@@ -612,35 +708,20 @@ impl Recorder {
                 status: t.status,
             })
             .collect();
-        let mut changes: Vec<(String, u32)> = Vec::new();
         let mut latest: Vec<String> = Vec::new();
-        let mut streaks: Vec<(String, u32)> = Vec::new();
         let mut commands: Vec<CommandRun> = Vec::new();
-        for slot in self.events {
-            match slot.event {
+        for slot in &self.events {
+            match &slot.event {
                 Event::Files(paths) => {
                     if slot.ok == Some(false) {
                         continue; // an error changed nothing
                     }
                     for p in paths {
-                        match changes.iter_mut().find(|(q, _)| *q == p) {
-                            Some((_, n)) => *n += 1,
-                            None => changes.push((p.clone(), 1)),
-                        }
-                        latest.retain(|q| *q != p);
-                        latest.push(p);
+                        latest.retain(|q| q != p);
+                        latest.push(p.clone());
                     }
                 }
                 Event::Command(cmd) => {
-                    let key = cmd.trim().to_string();
-                    match slot.ok {
-                        Some(false) => match streaks.iter_mut().find(|(c, _)| *c == key) {
-                            Some((_, n)) => *n += 1,
-                            None => streaks.push((key, 1)),
-                        },
-                        Some(true) => streaks.retain(|(c, _)| *c != key),
-                        None => {}
-                    }
                     commands.push(CommandRun {
                         command: text::cut(
                             crate::redact::redact(cmd.trim()).as_ref(),
@@ -648,17 +729,85 @@ impl Recorder {
                         ),
                         ok: slot.ok,
                         exit_code: slot.exit_code,
+                        times: 1,
                     });
                 }
             }
         }
+        obs.more_files = latest.len().saturating_sub(MAX_FILES) as u64;
         obs.files = latest.into_iter().rev().take(MAX_FILES).collect();
+        let commands = collapse_repeats(commands);
         let skip = commands.len().saturating_sub(MAX_COMMANDS);
         obs.commands = commands.into_iter().skip(skip).collect();
-        obs.activity = Activity {
-            failure_streaks: streaks,
-            file_changes: changes,
-        };
+        obs.next_step = self
+            .replies
+            .iter()
+            .rev()
+            .find_map(|r| text::stated_next_step(r))
+            .or_else(|| {
+                obs.plan
+                    .iter()
+                    .find(|p| p.status == PlanStatus::InProgress)
+                    .map(|p| p.text.clone())
+            })
+            .map(|s| {
+                text::cut(
+                    crate::redact::redact(&s).as_ref(),
+                    text::MAX_NEXT_STEP_CHARS,
+                )
+            });
+        obs.steps = self.events.into_iter().map(Slot::into_step).collect();
         obs
     }
+}
+
+impl Slot {
+    fn into_step(self) -> loops::Step {
+        let action = match self.event {
+            Event::Command(c) => loops::Action::Command(c),
+            Event::Files(paths) => loops::Action::Files(
+                paths
+                    .into_iter()
+                    .map(|path| loops::FileChange {
+                        path,
+                        content: None,
+                        before: None,
+                    })
+                    .collect(),
+            ),
+        };
+        let outcome = if self.done {
+            loops::Outcome::Done {
+                ok: self.ok,
+                exit_code: self.exit_code,
+                output: self.output,
+            }
+        } else {
+            loops::Outcome::Pending
+        };
+        loops::Step {
+            id: self.id,
+            action,
+            outcome,
+        }
+    }
+}
+
+/// Runs of the same command with the same outcome, one after another, as one entry each with
+/// their count: "`cargo test`: failed ×4" rather than four lines.
+pub(crate) fn collapse_repeats(commands: Vec<CommandRun>) -> Vec<CommandRun> {
+    let mut out: Vec<CommandRun> = Vec::with_capacity(commands.len());
+    for c in commands {
+        match out.last_mut() {
+            Some(last)
+                if last.command == c.command
+                    && last.ok == c.ok
+                    && last.exit_code == c.exit_code =>
+            {
+                last.times = last.times.saturating_add(c.times);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }

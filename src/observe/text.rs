@@ -11,7 +11,7 @@ pub const RESUME_MARKERS: [&str; 2] = [
 ];
 
 /// Blocks agents and hooks wrap around injected context; never the user's words.
-const WRAPPERS: [&str; 14] = [
+const WRAPPERS: [&str; 16] = [
     "system-reminder",
     "user-prompt-submit-hook",
     "hook_context",
@@ -26,11 +26,16 @@ const WRAPPERS: [&str; 14] = [
     "local-command-stderr",
     "turn_aborted",
     "command-message",
+    // An agent's own preamble (the working folder, the date, the OS) put in front of a
+    // session as a user message.
+    "session_context",
+    // The summary a compression left in place of the conversation.
+    "state_snapshot",
 ];
 
 /// Line beginnings of text that is not a request: shell-mode echoes, interruptions, agents'
-/// own nudges and instruction files.
-const NOT_A_REQUEST: [&str; 10] = [
+/// own nudges and instruction files, ctxkeep's own instructions.
+const NOT_A_REQUEST: [&str; 11] = [
     "<bash-input>",
     "<bash-stdout>",
     "<bash-stderr>",
@@ -41,6 +46,7 @@ const NOT_A_REQUEST: [&str; 10] = [
     "# AGENTS.md instructions for",
     "<user_shell_command>",
     "<task-notification>",
+    "ctxkeep: ",
 ];
 
 /// Slash commands that drive the agent's interface rather than ask for work.
@@ -79,6 +85,245 @@ const UI_COMMANDS: [&str; 32] = [
     "usage",
 ];
 
+/// What a user's words say about the task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weight {
+    /// They state the work: this is the task.
+    Task,
+    /// A slash command without arguments: the command carries the task, its words do not.
+    /// Used only when no task is found.
+    BareCommand,
+    /// They only tell the agent to go on or agree ("continue", "go on", "yes please",
+    /// "continue until all are done"): never the task.
+    Nudge,
+}
+
+/// Words that only tell the agent to go on, agree, or point at the work already under way. A
+/// short request made of nothing else is a nudge; one more word ("continue with the parser")
+/// makes it a task.
+#[rustfmt::skip]
+const NUDGE_WORDS: &[&str] = &[
+    // going on
+    "continue", "continuing", "proceed", "resume", "go", "on", "ahead", "keep", "going", "carry",
+    "again", "try", "retry", "check", "finish", "complete", "do", "it", "that", "this", "let's",
+    "lets", "let", "us", "start",
+    // agreeing
+    "yes", "yeah", "yep", "y", "ok", "okay", "k", "sure", "fine", "good", "great", "sounds",
+    "looks", "lgtm", "please", "pls", "plz", "thanks", "thank", "right", "correct", "perfect",
+    "cool", "nice", "agreed",
+    // the work under way
+    "next", "now", "then", "and", "with", "the", "a", "all", "rest", "remaining", "reamining",
+    "other", "others", "task", "tasks", "step", "steps", "item", "items", "work", "working",
+    "implementation", "implementing", "plan", "todo", "todos", "until", "are", "is", "be", "done",
+    "finished", "completed", "them", "everything", "where", "from", "left", "off", "we", "were",
+    "i", "you", "your", "what", "was", "doing", "as", "planned", "of", "to", "for", "one", "ones",
+    "same",
+];
+
+/// Longer requests are never nudges.
+const MAX_NUDGE_WORDS: usize = 12;
+
+/// How much `request` (as [`user_request`] gives it) says about the task.
+pub fn weight(request: &str) -> Weight {
+    let text = request.trim();
+    if let Some(command) = text.strip_prefix('/') {
+        if !command.is_empty() && !command.contains(char::is_whitespace) {
+            return Weight::BareCommand;
+        }
+    }
+    let words: Vec<String> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.trim_matches('\'').to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let nudge =
+        words.len() <= MAX_NUDGE_WORDS && words.iter().all(|w| NUDGE_WORDS.contains(&w.as_str()));
+    if nudge {
+        Weight::Nudge
+    } else {
+        Weight::Task
+    }
+}
+
+/// The next step is cut to this many characters (the cut marker included).
+pub const MAX_NEXT_STEP_CHARS: usize = 300;
+
+/// Headings and labels under which agents list what comes next.
+const NEXT_LABELS: [&str; 9] = [
+    "next steps",
+    "next step",
+    "next:",
+    "what's next",
+    "what remains",
+    "remaining tasks",
+    "remaining work",
+    "still to do",
+    "to do next",
+];
+
+/// Sentence beginnings that state what the agent will do; those naming "next" first.
+const NEXT_WORDS: [&str; 5] = ["next ", "next,", "next:", "the next step", "my next step"];
+const INTENT_WORDS: [&str; 16] = [
+    "i'll ",
+    "i will ",
+    "i'm going to ",
+    "i am going to ",
+    "let me ",
+    "let's ",
+    "we'll ",
+    "we will ",
+    "i need to ",
+    "we need to ",
+    "i still need to ",
+    "still needed",
+    "then i ",
+    "after that",
+    "now ",
+    "remaining:",
+];
+
+/// Beginnings that look like intent but are not a step of the work.
+const NOT_INTENT: [&str; 4] = ["let me know", "i'll be happy", "i will be happy", "now you"];
+
+/// The next step an agent states in `text` (one of its replies): what follows a "Next steps"
+/// heading or label, else its first sentence saying what it will do ("Next I will …", then
+/// "I'll …", "Let me …", "Now …") with the rest of that paragraph; cut to
+/// [`MAX_NEXT_STEP_CHARS`]. None when the text states none.
+pub fn stated_next_step(text: &str) -> Option<String> {
+    let lines = prose_lines(text);
+    labelled_step(&lines)
+        .or_else(|| intent_sentence(&lines, &NEXT_WORDS))
+        .or_else(|| intent_sentence(&lines, &INTENT_WORDS))
+        .map(|s| cut(&s, MAX_NEXT_STEP_CHARS))
+}
+
+/// The lines of `text` outside code fences, trimmed.
+fn prose_lines(text: &str) -> Vec<&str> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// A line without its Markdown heading, list or emphasis marks.
+fn bare(line: &str) -> &str {
+    line.trim_start_matches(|c: char| matches!(c, '#' | '*' | '-' | '>' | '_') || c.is_whitespace())
+        .trim_end_matches(|c: char| matches!(c, '*' | '_') || c.is_whitespace())
+}
+
+fn is_list_item(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("- ")
+        || t.starts_with("* ")
+        || t.split_once(". ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// What follows a "Next steps" heading or label, its list items joined.
+fn labelled_step(lines: &[&str]) -> Option<String> {
+    for (i, line) in lines.iter().enumerate() {
+        let b = bare(line);
+        let lower = b.to_lowercase();
+        let Some(label) = NEXT_LABELS.iter().find(|l| lower.starts_with(*l)) else {
+            continue;
+        };
+        // A heading, or a label ending in a colon; not a sentence that starts with the words.
+        let Some(after) = b.get(label.len()..) else {
+            continue;
+        };
+        let after = after.trim_start_matches(['*', '_', ' ']);
+        if !(after.is_empty() || label.ends_with(':') || after.starts_with(':')) {
+            continue;
+        }
+        let mut parts: Vec<String> = Vec::new();
+        let rest = bare(after.trim_start_matches([':', '*', ' ']));
+        if !rest.is_empty() {
+            parts.push(rest.to_string());
+        }
+        for next in &lines[i + 1..] {
+            if next.starts_with('#') {
+                break;
+            }
+            if next.is_empty() {
+                if parts.is_empty() {
+                    continue;
+                }
+                break;
+            }
+            parts.push(bare(next).to_string());
+        }
+        if parts.is_empty() {
+            continue;
+        }
+        let mut out = String::new();
+        for p in parts.iter().filter(|p| !p.is_empty()) {
+            if !out.is_empty() {
+                out.push_str(if out.ends_with(':') { " " } else { "; " });
+            }
+            out.push_str(p);
+        }
+        return Some(out);
+    }
+    None
+}
+
+/// The first sentence beginning with one of `starts`, and the rest of its paragraph.
+fn intent_sentence(lines: &[&str], starts: &[&str]) -> Option<String> {
+    for paragraph in lines.split(|l| l.is_empty()) {
+        let text = paragraph.iter().map(|l| bare(l)).collect::<Vec<_>>().join(
+            if paragraph.iter().any(|l| is_list_item(l)) {
+                "; "
+            } else {
+                " "
+            },
+        );
+        for (from, sentence) in sentences(&text) {
+            let lower = sentence.to_lowercase();
+            let lower = lower
+                .trim_start_matches("ok, ")
+                .trim_start_matches("okay, ")
+                .trim_start_matches("so ")
+                .trim_start_matches("first, ");
+            if starts.iter().any(|s| lower.starts_with(s))
+                && !NOT_INTENT.iter().any(|n| lower.starts_with(n))
+            {
+                return Some(text[from..].trim().to_string());
+            }
+        }
+    }
+    None
+}
+
+/// The sentences of a paragraph with where each starts: cut after `.`, `!` or `?` followed by
+/// a space.
+fn sentences(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if matches!(b, b'.' | b'!' | b'?') && bytes.get(i + 1) == Some(&b' ') {
+            out.push((start, &text[start..=i]));
+            start = i + 1;
+        }
+    }
+    if start < text.len() {
+        out.push((start, &text[start..]));
+    }
+    out.into_iter()
+        .map(|(at, s)| (at + (s.len() - s.trim_start().len()), s.trim()))
+        .filter(|(_, s)| !s.is_empty())
+        .collect()
+}
+
 /// The user's request in a user line's text, or None when the text is not one (injected
 /// context, a nudge, ctxkeep's resume prompt, an interface command).
 pub fn user_request(text: &str) -> Option<String> {
@@ -89,15 +334,7 @@ pub fn user_request(text: &str) -> Option<String> {
     if NOT_A_REQUEST.iter().any(|p| trimmed.starts_with(p)) {
         return None;
     }
-    let mut text = strip_wrappers(text);
-    // Codex's IDE extension puts the request under a heading after the editor's context.
-    if text
-        .trim_start()
-        .starts_with("# Context from my IDE setup:")
-    {
-        let at = text.find("## My request for Codex:")?;
-        text = text[at + "## My request for Codex:".len()..].to_string();
-    }
+    let text = strip_wrappers(text);
     let text = text.trim();
     if text.is_empty()
         || NOT_A_REQUEST.iter().any(|p| text.starts_with(p))
@@ -246,6 +483,14 @@ pub fn argv_display(argv: &[&str]) -> String {
         .join(" ")
 }
 
+/// Every string value that follows `lead` (a key with its opening quote) in `line`.
+pub fn string_values<'a>(line: &'a str, lead: &'a str) -> impl Iterator<Item = &'a str> {
+    line.match_indices(lead).filter_map(move |(at, _)| {
+        let rest = &line[at + lead.len()..];
+        rest.find('"').map(|end| &rest[..end])
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,6 +513,106 @@ mod tests {
         assert_eq!(exit_code_in("Chunk\nProcess exited with code 1\n"), Some(1));
         assert_eq!(exit_code_in("all fine"), None);
         assert_eq!(exit_code_in("Exit Code: (none)"), None);
+    }
+
+    #[test]
+    fn nudges_are_not_the_task() {
+        for nudge in [
+            "continue",
+            "Continue.",
+            "go on",
+            "keep going!",
+            "continue please",
+            "continue until all are done",
+            "proceed",
+            "Carry on.",
+            "yes, go ahead",
+            "ok",
+            "check again",
+            "continue implementation",
+            "continue with the remaining tasks",
+            "Continue where you left off",
+            "...",
+        ] {
+            assert_eq!(weight(nudge), Weight::Nudge, "{nudge:?}");
+        }
+        for task in [
+            "Work on bead spotter-dov",
+            "continue with the parser refactor",
+            "fix the CRLF test",
+            "status?",
+            "/review src",
+            "go on and also rename the flag to --strict",
+        ] {
+            assert_eq!(weight(task), Weight::Task, "{task:?}");
+        }
+        assert_eq!(weight("/init"), Weight::BareCommand);
+        assert_eq!(
+            weight(&"continue ".repeat(13)),
+            Weight::Task,
+            "too long to be one"
+        );
+    }
+
+    #[test]
+    fn the_next_step_an_agent_states() {
+        assert_eq!(
+            stated_next_step(
+                "The split works. Next I will make parse_table recurse into nested tables."
+            ),
+            Some("Next I will make parse_table recurse into nested tables.".into())
+        );
+        // "Next" wins over an earlier "let me".
+        assert_eq!(
+            stated_next_step("Let me look. Tests pass.\n\nNext, run clippy and commit."),
+            Some("Next, run clippy and commit.".into())
+        );
+        assert_eq!(
+            stated_next_step(
+                "The root layout has no flash. I'll add a flash display inline. Let me also check the helpers."
+            ),
+            Some("I'll add a flash display inline. Let me also check the helpers.".into())
+        );
+        // A "Next steps" heading: its list, joined.
+        assert_eq!(
+            stated_next_step(
+                "## Summary\nDone with 4te.3.\n\n### Next Steps\nThe remaining tasks are:\n- 4te.4: trace Ash\n- 4te.5: trace LiveView\n\nThey are ready."
+            ),
+            Some("The remaining tasks are: 4te.4: trace Ash; 4te.5: trace LiveView".into())
+        );
+        assert_eq!(
+            stated_next_step("Next step: run `cargo test`"),
+            Some("run `cargo test`".into())
+        );
+        // Nothing stated; a courtesy is not a step; code is not prose.
+        assert_eq!(stated_next_step("All 297 tests pass."), None);
+        assert_eq!(
+            stated_next_step("Done. Let me know if you need more."),
+            None
+        );
+        assert_eq!(stated_next_step("```\nlet me = 1;\n```"), None);
+        assert_eq!(stated_next_step("Next.js is configured."), None);
+        let long = format!("I'll {}", "rewrite the parser ".repeat(40));
+        assert_eq!(
+            stated_next_step(&long).unwrap().chars().count(),
+            MAX_NEXT_STEP_CHARS
+        );
+    }
+
+    #[test]
+    fn agents_preambles_and_summaries_are_not_requests() {
+        assert_eq!(
+            user_request("<session_context>\nThis is the CLI. We are setting up the context.\n</session_context>"),
+            None
+        );
+        assert_eq!(
+            user_request("<state_snapshot>\n<overall_goal>x</overall_goal>\n</state_snapshot>"),
+            None
+        );
+        assert_eq!(
+            user_request("ctxkeep: context is at 81 % (…); stage stage-80 (warn) reached."),
+            None
+        );
     }
 
     #[test]

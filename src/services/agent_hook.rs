@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::agents::Agent;
 use crate::chain::{Opening, SessionRecord};
 use crate::checkpoint::{Checkpoint, Fields};
 use crate::config::Config;
@@ -18,11 +19,22 @@ use crate::services::record;
 use crate::services::tracking::{self, Options, Reading};
 use crate::session::{self, Session};
 use crate::state::StateFile;
-use crate::usage::Agent;
 use crate::workspace::Workspace;
+
+mod after_compaction;
 
 /// Claude Code's limit on injected text (longer text is replaced by a preview).
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
+
+/// What a hook answers the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Text for the model's context (`additionalContext`).
+    Context(String),
+    /// Plain text the agent takes as it is (Claude Code's `PreCompact`: the
+    /// summarizer's instructions).
+    Plain(String),
+}
 
 /// Everything one event needs, resolved once.
 pub struct Hook {
@@ -65,16 +77,17 @@ impl Hook {
         })
     }
 
-    /// Acts on the event; returns the text to inject, if any.
-    pub fn handle(&self) -> anyhow::Result<Option<String>> {
-        match self.payload.action.clone() {
+    /// Acts on the event; returns what to answer, if anything.
+    pub fn handle(&self) -> anyhow::Result<Option<Answer>> {
+        let context = match self.payload.action.clone() {
             Action::Track { reply } => self.track(reply),
-            Action::PreCompact { trigger } => self.pre_compact(trigger).map(|_| None),
+            Action::PreCompact { trigger } => return self.pre_compact(trigger),
             Action::SessionStart { source } => self.session_start(&source),
             Action::SessionEnd { reason } => self.session_end(reason).map(|_| None),
             Action::PostCompact { trigger } => self.post_compact(trigger).map(|_| None),
             Action::Ignore => Ok(None),
-        }
+        };
+        context.map(|c| c.map(Answer::Context))
     }
     /// The transcript to read, when there is one yet (a session's first
     /// prompt comes before its transcript exists).
@@ -83,10 +96,7 @@ impl Hook {
             .get_or_init(|| {
                 let path = match &self.payload.transcript {
                     Some(p) => p.clone(),
-                    None if self.agent == Agent::Codex => {
-                        crate::usage::codex::find_rollout(&codex_home()?, &self.session)?
-                    }
-                    None => return None,
+                    None => self.agent.integration().find_transcript(&self.session)?,
                 };
                 std::fs::metadata(&path).is_ok().then_some(path)
             })
@@ -94,11 +104,15 @@ impl Hook {
     }
 
     /// Updates the session from the transcript; None when there is none yet.
-    fn update(&self, record_only: bool) -> anyhow::Result<Option<tracking::Applied>> {
+    fn update(
+        &self,
+        record_only: bool,
+        deferred: bool,
+    ) -> anyhow::Result<Option<tracking::Applied>> {
         let Some(path) = self.transcript() else {
             return Ok(None);
         };
-        let usage = crate::usage::read_transcript(&path, Some(self.agent))?;
+        let usage = crate::agents::read_usage(&path, Some(self.agent))?;
         let applied = tracking::apply(
             &self.ws,
             &self.sf,
@@ -107,6 +121,7 @@ impl Hook {
             Reading::Transcript(Box::new(usage), path.display().to_string()),
             Options {
                 record_only,
+                deferred,
                 ..Options::default()
             },
             &self.out,
@@ -118,12 +133,14 @@ impl Hook {
     /// stages crossed fire, the gutter is looked for, and the instructions
     /// go to the model. Events that cannot reply (Stop) only track.
     fn track(&self, reply: bool) -> anyhow::Result<Option<String>> {
-        let gemini = self.agent == Agent::Gemini;
-        let before = match gemini {
+        let traits = self.agent.integration().hook_traits();
+        let before = match traits.compaction_seen_as_drop {
             true => session::load(&self.ws, &self.session)?,
             false => None,
         };
-        let applied = self.update(false)?;
+        // Loops first: a stage's checkpoint then has this call's outcome.
+        let loops = self.loops(reply)?;
+        let applied = self.update(false, !reply)?;
         self.acknowledge();
         if let (Some(before), Some(applied)) = (&before, &applied) {
             if compressed(before, &applied.session) {
@@ -131,17 +148,25 @@ impl Hook {
             }
         }
         let mut texts = Vec::new();
-        if reply && gemini {
+        if reply && traits.defer_start_context {
             texts.extend(self.pending_start()?);
+        }
+        // What a compaction's summary left out, once it can be read (the
+        // session record is already loaded: nothing is read when none waits).
+        if let (Some(applied), true) = (&applied, reply) {
+            if applied
+                .session
+                .after_compaction
+                .as_ref()
+                .is_some_and(|a| a.waiting.is_some())
+            {
+                texts.extend(self.deliver_after_compaction()?);
+            }
         }
         if let (Some(applied), true) = (applied, reply) {
             texts.extend(tracking::instructions(&self.ws, &self.config, &applied)?);
-            // A loop shows only in tool results, so only a tool event looks
-            // for it: a prompt turn does not pay for reading the transcript.
-            if self.payload.after_tool() {
-                texts.extend(self.gutter()?);
-            }
         }
+        texts.extend(loops);
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
     }
 
@@ -153,7 +178,10 @@ impl Hook {
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
         s.pending_start = Some("compact".into());
+        s.pre_compact_at = None;
         session::save(&self.ws, &lock, &s)?;
+        // The agent compresses on its own; the figure before the fall is where.
+        self.learn_compaction(&lock, before);
         self.log(
             &lock,
             "compaction",
@@ -162,38 +190,45 @@ impl Hook {
                 "before": before.tokens, "after": after.tokens,
             }),
         );
-        Ok(())
+        drop(lock);
+        self.audit_summary(Some("detected".into()), None)
     }
 
-    /// The gutter patterns this session has not been told about yet.
-    fn gutter(&self) -> anyhow::Result<Vec<String>> {
+    /// Remembers that the agent compacted on its own at `s`'s figure, so the
+    /// stages measure against where it really compacts. Never fails the hook.
+    fn learn_compaction(&self, lock: &crate::fsutil::Lock, s: &Session) {
+        let Some(tokens) = s.tokens else {
+            return;
+        };
+        let path = self.ws.compactions_path();
+        let model = s.model.as_deref();
+        if crate::compaction::Learned::record(&path, self.agent.as_str(), model, tokens).is_ok() {
+            self.log(
+                lock,
+                "compaction_learned",
+                json!({ "session": self.session, "agent": self.agent, "model": model, "tokens": tokens }),
+            );
+        }
+    }
+
+    /// Loop detection ([`super::gutter`]): feeds it this event's call (from the payload) and
+    /// what the transcript gained since the last event; returns the instructions for the loops
+    /// to tell now. An event whose reply cannot reach the model (`can_speak` false) keeps
+    /// them for the next one that can.
+    fn loops(&self, can_speak: bool) -> anyhow::Result<Vec<String>> {
         let Some(limits) = self.config.gutter else {
             return Ok(Vec::new());
         };
-        // Every turn pays for this read, so only the transcript's recent end
-        // is looked at: enough for N failures in a row, maybe not for all
-        // of a long session's edits of one file.
-        let Some(path) = self.transcript() else {
-            return Ok(Vec::new());
+        let transcript = self.transcript();
+        let feed = super::gutter::Feed {
+            session: &self.session,
+            window: self.config.window,
+            transcript: transcript.as_deref().map(|p| (p, Some(self.agent))),
+            tool: self.payload.tool.as_ref(),
+            cwd: self.payload.cwd.as_deref(),
+            can_speak,
         };
-        // Paths relative to the project's folder: asking git for the top
-        // level would cost a process on every turn.
-        let Ok(observed) = crate::observe::observe_within(
-            &path,
-            Some(self.agent),
-            Some(&self.ws.root),
-            chrono::Utc::now(),
-            super::gutter::WINDOW,
-        ) else {
-            return Ok(Vec::new());
-        };
-        let hits = super::gutter::check(
-            &self.ws,
-            &self.session,
-            self.config.window,
-            &observed,
-            &limits,
-        )?;
+        let hits = super::gutter::check(&self.ws, &feed, &limits)?;
         Ok(hits.into_iter().map(|(_, text)| text).collect())
     }
 
@@ -225,76 +260,141 @@ impl Hook {
 
     /// What the transcript says this session did; None without a
     /// transcript, or when it cannot be read (a checkpoint is still written).
+    /// A command whose result the agent has not written yet (a compaction in
+    /// the middle of a turn) gets the outcome its hook's payload gave.
     fn observed(&self) -> Option<Observed> {
         let path = self.transcript()?;
-        record::observe_transcript(&self.ws, &path, Some(self.agent)).ok()
+        let mut observed = record::observe_transcript(&self.ws, &path, Some(self.agent)).ok()?;
+        if let Ok(Some(s)) = session::load(&self.ws, &self.session) {
+            crate::observe::loops::fill_outcomes(&mut observed.commands, &s.loops.recent);
+        }
+        Some(observed)
     }
 
     /// An automatic checkpoint from this session: the last one's fields,
-    /// what the transcript shows it did, skipped when nothing is new.
+    /// what the transcript shows it did, skipped when nothing is new unless
+    /// the user asked for it (`asked`: a manual compaction).
     fn auto_checkpoint(
         &self,
         trigger: &str,
         budget: Option<crate::checkpoint::Budget>,
         extra: serde_json::Value,
-    ) -> anyhow::Result<()> {
+        asked: bool,
+    ) -> anyhow::Result<Checkpoint> {
         let observed = self.observed();
         let lock = self.ws.lock()?;
-        let written = record::write_new(
-            &self.ws,
-            &lock,
-            record::New {
-                fields: Fields::default(),
-                trigger,
-                budget,
-                observed,
-                extra,
-                automatic: true,
-            },
-            &self.out,
-        )?;
+        let new = record::New {
+            fields: Fields::default(),
+            trigger,
+            budget,
+            observed,
+            extra,
+            automatic: true,
+        };
+        let written = match asked {
+            true => record::write_new_always(&self.ws, &lock, new, &self.out)?,
+            false => record::write_new(&self.ws, &lock, new, &self.out)?,
+        };
         // The session wrote it, so it has seen it: a resume of this same
         // session is not told about its own checkpoint.
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
         s.seen_checkpoint = Some(written.checkpoint().id.clone());
         session::save(&self.ws, &lock, &s)?;
-        Ok(())
+        Ok(written.checkpoint().clone())
     }
 
     /// PreCompact: a checkpoint with the budget just before compaction. The
     /// figure is recorded without firing stages: their instructions could
     /// not reach the model now, and one checkpoint is enough.
-    fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
-        let applied = self.update(true)?;
-        // Gemini fires PreCompress before nearly every model call, and
-        // compresses only past its threshold (the session's limit).
-        if self.agent == Agent::Gemini {
-            if let Some(s) = applied.as_ref().map(|a| &a.session) {
-                if s.tokens.is_some_and(|t| t < s.limit()) {
-                    let lock = self.ws.lock()?;
-                    self.log(
-                        &lock,
-                        "checkpoint_skipped",
-                        json!({
-                            "trigger": "pre-compact", "session": self.session, "agent": self.agent,
-                            "why": format!("below Gemini's compression point ({} of {} tokens)",
-                                s.tokens.unwrap_or(0), s.limit()),
-                        }),
-                    );
-                    return Ok(());
-                }
+    /// Where the agent takes plain text as the summarizer's instructions,
+    /// the answer is ctxkeep's brief, built from that checkpoint.
+    fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<Option<Answer>> {
+        let often = self
+            .agent
+            .integration()
+            .hook_traits()
+            .pre_compact_fires_often;
+        // A compaction the user asked for always gets its checkpoint.
+        let asked = trigger.as_deref() == Some("manual");
+        // The figure this session had before: a resumed run's first event
+        // may name a transcript with no figure in it yet.
+        let known = match often && !asked {
+            true => session::load(&self.ws, &self.session)?.and_then(|s| s.tokens),
+            false => None,
+        };
+        let applied = self.update(true, false)?;
+        // Where an agent that fires this only before it compacts did so on its own.
+        if let (Some(s), Some("auto"), false) = (
+            applied.as_ref().map(|a| &a.session),
+            trigger.as_deref(),
+            often,
+        ) {
+            if let Ok(lock) = self.ws.lock() {
+                self.learn_compaction(&lock, s);
+            }
+        }
+        if often && !asked {
+            let now = applied.as_ref().and_then(|a| a.session.tokens).or(known);
+            if let Some(why) = self.compacts_nothing(now)? {
+                let lock = self.ws.lock()?;
+                self.log(
+                    &lock,
+                    "checkpoint_skipped",
+                    json!({
+                        "trigger": "pre-compact", "session": self.session, "agent": self.agent,
+                        "why": why,
+                    }),
+                );
+                return Ok(None);
             }
         }
         let budget = match applied {
             Some(applied) => applied.session.budget(),
             None => session::load(&self.ws, &self.session)?.and_then(|s| s.budget()),
         };
-        self.auto_checkpoint(
+        let written = self.auto_checkpoint(
             "pre-compact",
             budget,
             json!({ "session": self.session, "agent": self.agent, "compaction": trigger }),
-        )
+            asked,
+        )?;
+        self.compaction_begins(&written)
+    }
+
+    /// For an agent whose pre-compaction event fires before every model call
+    /// (Gemini CLI): why this one will compact nothing, if it will not. The
+    /// agent compacts only past its limit, measured by the last model call's
+    /// figure (`tokens`), so not before a session's first call (no figure
+    /// yet) nor below the limit; and once it let one pass the limit without
+    /// compacting (the figure did not fall), it compacts nothing at the next
+    /// either.
+    fn compacts_nothing(&self, tokens: Option<u64>) -> anyhow::Result<Option<String>> {
+        let name = self.agent.display_name();
+        let Some(tokens) = tokens else {
+            return Ok(Some(format!(
+                "before {name}'s first model call: no figure yet, nothing to compress"
+            )));
+        };
+        let lock = self.ws.lock()?;
+        let mut s = session::load(&self.ws, &self.session)?
+            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+        let limit = s.limit();
+        let why = if tokens < limit {
+            s.pre_compact_at = None;
+            Some(format!(
+                "below {name}'s compression point ({tokens} of {limit} tokens)"
+            ))
+        } else if let Some(at) = s.pre_compact_at {
+            Some(format!(
+                "{name} compressed nothing after the pre-compact checkpoint at {at} tokens (now {tokens} of {limit})"
+            ))
+        } else {
+            s.pre_compact_at = Some(tokens);
+            None
+        };
+        session::save(&self.ws, &lock, &s)?;
+        Ok(why)
     }
 
     /// PostCompact: the old figure is gone with the context; every stage
@@ -303,7 +403,11 @@ impl Hook {
         let lock = self.ws.lock()?;
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
-        forget_figure(&mut s);
+        // Claude Code starts the restored session (with its size) before
+        // PostCompact: that figure is the new one, not a stale one.
+        if s.restored_at.take().is_none() {
+            forget_figure(&mut s);
+        }
         s.updated_at = crate::clock::now_rfc3339();
         session::save(&self.ws, &lock, &s)?;
         self.log(
@@ -311,7 +415,8 @@ impl Hook {
             "compaction",
             json!({ "session": self.session, "agent": self.agent, "trigger": trigger }),
         );
-        Ok(())
+        drop(lock);
+        self.audit_summary(trigger, self.payload.summary.clone())
     }
 
     /// SessionStart, by what it means:
@@ -349,7 +454,8 @@ impl Hook {
         // Gemini puts a SessionStart's context in front of the user's prompt,
         // where it would turn a headless slash command into text: it gets it
         // with the first real prompt instead (BeforeAgent).
-        let deferred = self.agent == Agent::Gemini && self.sf.fm.checkpoint.is_some();
+        let deferred = self.agent.integration().hook_traits().defer_start_context
+            && self.sf.fm.checkpoint.is_some();
         let given = if deferred {
             s.pending_start = Some(source.to_string());
             Given::default()
@@ -358,7 +464,14 @@ impl Hook {
         };
         if source == "compact" {
             forget_figure(&mut s);
+            // The restored conversation's size, when the agent states it.
+            if let Some(t) = self.payload.context_tokens {
+                s.set_tokens(Some(t), s.window);
+                s.restored_at = Some(crate::clock::now_rfc3339());
+            }
         }
+        // A new process of the agent: whether it compacted before is not known.
+        s.pre_compact_at = None;
         let now = crate::clock::now_rfc3339();
         s.started_at = Some(now.clone());
         s.updated_at = now;
@@ -413,7 +526,10 @@ impl Hook {
                 if let Some(link) = chain.link_of(&self.session) {
                     let planned = crate::chain::plan_restore(link, c, &label);
                     let record = crate::chain::restored(link, &planned);
-                    given.prompt = self.prompt(Some(&record))?;
+                    match self.after_compaction_start(s, source, c, &planned.nonce) {
+                        Some(back) => given.back = Some(back),
+                        None => given.prompt = self.prompt(Some(&record))?,
+                    }
                     crate::chain::record_restore(&self.ws, lock, &planned)?;
                     given.restore = true;
                 } else {
@@ -431,7 +547,7 @@ impl Hook {
                 }
             }
         }
-        if given.prompt.is_some() || given.note.is_some() {
+        if given.prompt.is_some() || given.note.is_some() || given.back.is_some() {
             s.seen_checkpoint = Some(c.id.clone());
         }
         Ok(given)
@@ -521,6 +637,8 @@ impl Hook {
     /// checkpoint.
     fn session_end(&self, reason: Option<String>) -> anyhow::Result<()> {
         self.acknowledge();
+        // A loop seen only now is told if the session goes on (a resume).
+        self.loops(false)?;
         if self.sf.fm.checkpoint.is_none() {
             return Ok(());
         }
@@ -529,7 +647,9 @@ impl Hook {
             "session-end",
             budget,
             json!({ "session": self.session, "agent": self.agent, "reason": reason }),
+            false,
         )
+        .map(|_| ())
     }
 
     fn log(&self, lock: &crate::fsutil::Lock, event: &str, fields: serde_json::Value) {
@@ -549,11 +669,17 @@ struct Given {
     note: Option<String>,
     /// Given again to the same agent session (a compaction), no handoff.
     restore: bool,
+    /// Instead of the prompt after a compaction: what its summary left out,
+    /// or a note while the summary cannot be read yet.
+    back: Option<after_compaction::Back>,
 }
 
 impl Given {
     fn text(self) -> Option<String> {
-        self.prompt.map(|p| p.prompt).or(self.note)
+        self.prompt
+            .map(|p| p.prompt)
+            .or(self.note)
+            .or(self.back.map(|b| b.text))
     }
 
     fn event(&self, hook: &Hook, source: &str, deferred: bool) -> serde_json::Value {
@@ -565,6 +691,7 @@ impl Given {
             "deferred": deferred,
             "omitted": self.prompt.as_ref().map(|p| &p.omitted),
             "cut": self.prompt.as_ref().map(|p| p.cut),
+            "after_summary": self.back.as_ref().map(|b| b.kind),
         })
     }
 }
@@ -581,14 +708,9 @@ fn compressed(before: &Session, after: &Session) -> bool {
 /// The figure is gone with the context; every stage re-arms.
 fn forget_figure(s: &mut Session) {
     s.set_tokens(None, s.window);
+    s.compacted_at = Some(crate::clock::now_rfc3339());
     s.fired.clear();
+    s.pending_stages.clear();
+    s.turn_ends.clear();
     s.handoff_due = false;
-}
-
-/// `$CODEX_HOME`, else `~/.codex`.
-fn codex_home() -> Option<PathBuf> {
-    match std::env::var_os("CODEX_HOME") {
-        Some(h) if !h.is_empty() => Some(PathBuf::from(h)),
-        _ => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")),
-    }
 }

@@ -45,6 +45,8 @@ pub fn run(dir: &Path, on_step: &mut dyn FnMut(&Step)) -> anyhow::Result<Vec<Ste
     )?;
     let transcript = dir.join("session.jsonl");
     write(&transcript, TRANSCRIPT)?;
+    // The checkpoint names the agent that wrote the demo's transcript.
+    let writer = crate::agents::detect(&transcript)?.as_str();
     git_setup(&project);
 
     let me =
@@ -61,7 +63,7 @@ pub fn run(dir: &Path, on_step: &mut dyn FnMut(&Step)) -> anyhow::Result<Vec<Ste
                 "--task",
                 "accept CRLF line endings in src/parse.rs",
                 "--agent",
-                "claude-code",
+                writer,
                 "--next",
                 NEXT,
             ],

@@ -1,7 +1,9 @@
-//! `hooks install|uninstall|doctor`'s work: read an agent's settings file,
-//! merge ctxkeep's entries in or take them out (`agent_settings`), write it
-//! back atomically, and check that each installed command runs against a
-//! sandbox copy of the project with a payload in that agent's shape.
+//! `hooks install|uninstall|doctor`'s work: read an agent's settings file
+//! and its MCP configuration, insert ctxkeep's entries or take them out as
+//! text (`agent_settings`; every other byte stays), write every file changed
+//! all or nothing (`file_batch`), and check that each installed command runs
+//! against a sandbox copy of the project with a payload in that agent's
+//! shape.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -11,11 +13,13 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::agent_settings::json_edit::JsonText;
 use crate::agent_settings::mcp::Format;
-use crate::agent_settings::{self, AgentSettings, Change, StatusLine};
+use crate::agent_settings::{AgentSettings, Change, StatusLine};
+use crate::agents::Agent;
 use crate::error::Error;
+use crate::file_batch::{self, FileChange};
 use crate::fsutil;
-use crate::usage::Agent;
 use crate::workspace::{Workspace, STATE_FILE};
 
 /// A settings file is small; anything bigger is not one.
@@ -24,7 +28,7 @@ const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
 /// The agent's settings file beside the state file in `root`
 /// (`.claude/settings.json`, `.codex/hooks.json`, `.gemini/settings.json`).
 pub fn default_path(agent: Agent, root: &Path) -> PathBuf {
-    let s = agent_settings::of(agent);
+    let s = agent.integration().settings();
     root.join(s.dir).join(s.file)
 }
 
@@ -57,7 +61,8 @@ pub struct McpEdit {
 /// Merges ctxkeep's entries for `agent` into the file at `path` (created if
 /// missing). `force` replaces a status line of the user's (Claude Code).
 /// With `mcp`, `ctxkeep mcp` is registered too, in the agent's project MCP
-/// configuration beside the settings (see [`mcp_path`]).
+/// configuration beside the settings (see [`mcp_path`]). Every file is read
+/// and checked before the first is written.
 pub fn install(
     agent: Agent,
     path: &Path,
@@ -65,53 +70,73 @@ pub fn install(
     mcp: bool,
     dry_run: bool,
 ) -> anyhow::Result<Edit> {
-    let settings = agent_settings::of(agent);
-    let (mut doc, original) = load(settings, path)?;
+    let settings = agent.integration().settings();
+    let mut files = Pending::default();
+    let doc = files.json(settings, path)?;
     let plan = settings
-        .install(&mut doc, force)
-        .map_err(|why| Error::data(path, why))?;
-    let mut next_steps = trust_steps(agent, path);
-    let mut edit = finish(
-        path,
-        &doc,
-        original,
-        plan.changes,
-        plan.kept_status_line,
-        Vec::new(),
-        dry_run,
-    )?;
+        .install(doc, force)
+        .map_err(|why| Error::data(path, refused(why)))?;
+    let mut edit = Edit::of(path, dry_run, plan.changes);
+    edit.kept_status_line = plan.kept_status_line;
+    edit.next_steps = trust_steps(agent, path);
     if mcp {
-        let registered = edit_mcp(agent, &mcp_path(agent, path), true, dry_run)?;
-        if agent == Agent::ClaudeCode {
-            next_steps.push(format!(
-                "approve the ctxkeep MCP server when Claude Code asks (or in /mcp); it leaves a project's {} servers off until they are approved",
-                settings.mcp.file
-            ));
+        edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), true, &mut files)?);
+        if let Some(step) = settings.mcp_approval {
+            edit.next_steps.push(step.to_string());
         }
-        edit.mcp = Some(registered);
     }
-    edit.next_steps = next_steps;
+    if !dry_run {
+        files.write(false)?;
+    }
     Ok(edit)
 }
 
 /// Takes ctxkeep's entries for `agent` out of the file at `path`, and
-/// nothing else; `ctxkeep mcp`'s registration goes too.
+/// nothing else; `ctxkeep mcp`'s registration goes too. A file left holding
+/// nothing (as `install` made it where there was none) is removed.
 pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edit> {
-    let settings = agent_settings::of(agent);
-    let (mut doc, original) = load(settings, path)?;
+    let settings = agent.integration().settings();
+    let mut files = Pending::default();
+    let doc = files.json(settings, path)?;
     let changes = settings
-        .uninstall(&mut doc)
-        .map_err(|why| Error::data(path, why))?;
-    let mut edit = finish(path, &doc, original, changes, None, Vec::new(), dry_run)?;
-    edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), false, dry_run)?);
+        .uninstall(doc)
+        .map_err(|why| Error::data(path, refused(why)))?;
+    let mut edit = Edit::of(path, dry_run, changes);
+    edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), false, &mut files)?);
+    if !dry_run {
+        files.write(true)?;
+    }
     Ok(edit)
+}
+
+impl Edit {
+    fn of(path: &Path, dry_run: bool, changes: Vec<Change>) -> Edit {
+        Edit {
+            settings: path.display().to_string(),
+            dry_run,
+            changed: !changes.is_empty(),
+            changes,
+            kept_status_line: None,
+            next_steps: Vec::new(),
+            mcp: None,
+        }
+    }
+}
+
+/// A refusal's reason, saying that no file was touched.
+fn refused(why: String) -> String {
+    if why.contains("nothing was changed") {
+        why
+    } else {
+        format!("{why}; nothing was changed")
+    }
 }
 
 /// The agent's project MCP configuration for the settings file at
 /// `settings_path`: `.mcp.json`, `.codex/config.toml` or
 /// `.gemini/settings.json` in the project that file belongs to.
 pub fn mcp_path(agent: Agent, settings_path: &Path) -> PathBuf {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     if settings.mcp.dir == Some(settings.dir) && settings.mcp.file == settings.file {
         // Gemini CLI's: the settings file itself.
         return settings_path.to_path_buf();
@@ -125,63 +150,64 @@ pub fn mcp_path(agent: Agent, settings_path: &Path) -> PathBuf {
 pub fn mcp_registered(root: &Path, agent: Option<Agent>) -> bool {
     let agents = match agent {
         Some(a) => vec![a],
-        None => vec![Agent::ClaudeCode, Agent::Codex, Agent::Gemini],
+        None => Agent::ALL.to_vec(),
     };
     agents.into_iter().any(|a| {
-        registered_command(a, &root.join(agent_settings::of(a).mcp.relative_path())).is_some()
+        registered_command(
+            a,
+            &root.join(a.integration().settings().mcp.relative_path()),
+        )
+        .is_some()
     })
 }
 
 /// The command line of ctxkeep's entry in the MCP configuration at `path`.
 fn registered_command(agent: Agent, path: &Path) -> Option<String> {
-    let mcp = agent_settings::of(agent).mcp;
+    let settings = agent.integration().settings();
+    let mcp = settings.mcp;
     let text = fsutil::read_text(path, MAX_SETTINGS_BYTES).ok()?;
     match mcp.format {
-        Format::Json => mcp.registered_json(&serde_json::from_str(&text).ok()?),
+        Format::Json => {
+            let doc = JsonText::parse(&text, settings.comments_allowed).ok()?;
+            mcp.registered_json(doc.value())
+        }
         Format::Toml => mcp.registered_toml(&text).ok()?,
     }
 }
 
-/// Registers (or unregisters) `ctxkeep mcp` in the file at `path`.
-fn edit_mcp(agent: Agent, path: &Path, register: bool, dry_run: bool) -> anyhow::Result<McpEdit> {
-    let settings = agent_settings::of(agent);
+/// Registers (or unregisters) `ctxkeep mcp` in the file at `path`, in
+/// memory: `files` writes it with the rest.
+fn edit_mcp(
+    agent: Agent,
+    path: &Path,
+    register: bool,
+    files: &mut Pending,
+) -> anyhow::Result<McpEdit> {
+    let settings = agent.integration().settings();
     let mcp = settings.mcp;
     let changes = match mcp.format {
         Format::Json => {
-            let (mut doc, original) = load(settings, path)?;
-            let changes = if register {
-                mcp.register_json(&mut doc)
+            let doc = files.json(settings, path)?;
+            if register {
+                mcp.register_json(doc)
             } else {
-                mcp.unregister_json(&mut doc)
+                mcp.unregister_json(doc)
             }
-            .map_err(|why| Error::data(path, why))?;
-            if !changes.is_empty() && !dry_run {
-                save(path, &doc, original.as_deref())?;
-            }
-            changes
         }
         Format::Toml => {
-            let original = if std::fs::symlink_metadata(path).is_ok() {
-                Some(fsutil::read_text(path, MAX_SETTINGS_BYTES)?)
+            let text = files.toml(path)?;
+            let result = if register {
+                mcp.register_toml(text)
             } else {
-                None
+                mcp.unregister_toml(text)
             };
-            let text = original.clone().unwrap_or_default();
-            let (new, changes) = if register {
-                mcp.register_toml(&text)
-            } else {
-                mcp.unregister_toml(&text)
-            }
-            .map_err(|why| Error::data(path, format!("{why}; nothing was changed")))?;
-            if !changes.is_empty() && !dry_run {
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    fsutil::ensure_dir(dir)?;
-                }
-                fsutil::atomic_write(path, new.as_bytes(), original.as_deref().map(str::as_bytes))?;
-            }
-            changes
+            result.map(|(new, changes)| {
+                *text = new;
+                changes
+            })
         }
-    };
+    }
+    .map_err(|why| Error::data(path, refused(why)))?;
     Ok(McpEdit {
         config: path.display().to_string(),
         changed: !changes.is_empty(),
@@ -189,39 +215,145 @@ fn edit_mcp(agent: Agent, path: &Path, register: bool, dry_run: bool) -> anyhow:
     })
 }
 
-fn finish(
-    path: &Path,
-    doc: &Value,
-    original: Option<String>,
-    changes: Vec<Change>,
-    kept_status_line: Option<String>,
-    next_steps: Vec<String>,
-    dry_run: bool,
-) -> anyhow::Result<Edit> {
-    let changed = !changes.is_empty();
-    if changed && !dry_run {
-        save(path, doc, original.as_deref())?;
+/// The files an install or uninstall reads, each once (Gemini CLI's hooks
+/// and MCP server share one), with their new text.
+#[derive(Default)]
+struct Pending {
+    files: Vec<PendingFile>,
+}
+
+struct PendingFile {
+    path: PathBuf,
+    /// The text read (None: no file).
+    before: Option<String>,
+    doc: Doc,
+}
+
+enum Doc {
+    Json(JsonText),
+    Toml(String),
+}
+
+impl Doc {
+    fn text(&self) -> &str {
+        match self {
+            Doc::Json(doc) => doc.text(),
+            Doc::Toml(text) => text,
+        }
     }
-    Ok(Edit {
-        settings: path.display().to_string(),
-        dry_run,
-        changed,
-        changes,
-        kept_status_line,
-        next_steps,
-        mcp: None,
+
+    /// What is left when nothing of the user's is: what `install` starts
+    /// from where there is no file.
+    fn holds_nothing(&self) -> bool {
+        match self {
+            Doc::Json(doc) => matches!(doc.text(), "{}\n" | "{}\r\n"),
+            Doc::Toml(text) => text.is_empty(),
+        }
+    }
+}
+
+impl Pending {
+    /// The JSON settings at `path`, read on first use.
+    fn json(&mut self, settings: &AgentSettings, path: &Path) -> anyhow::Result<&mut JsonText> {
+        let at = match self.files.iter().position(|f| f.path == path) {
+            Some(at) => at,
+            None => {
+                let before = read(path)?;
+                let comments = settings.comments_allowed;
+                let doc =
+                    JsonText::parse(before.as_deref().unwrap_or(""), comments).map_err(|why| {
+                        Error::data(path, format!("{why}; fix it by hand, nothing was changed"))
+                    })?;
+                self.push(path, before, Doc::Json(doc))
+            }
+        };
+        match &mut self.files[at].doc {
+            Doc::Json(doc) => Ok(doc),
+            Doc::Toml(_) => Err(Error::data(path, "read as TOML and as JSON").into()),
+        }
+    }
+
+    /// The TOML text at `path`, read on first use ("" when missing).
+    fn toml(&mut self, path: &Path) -> anyhow::Result<&mut String> {
+        let at = match self.files.iter().position(|f| f.path == path) {
+            Some(at) => at,
+            None => {
+                let before = read(path)?;
+                let text = before.clone().unwrap_or_default();
+                self.push(path, before, Doc::Toml(text))
+            }
+        };
+        match &mut self.files[at].doc {
+            Doc::Toml(text) => Ok(text),
+            Doc::Json(_) => Err(Error::data(path, "read as JSON and as TOML").into()),
+        }
+    }
+
+    fn push(&mut self, path: &Path, before: Option<String>, doc: Doc) -> usize {
+        self.files.push(PendingFile {
+            path: path.to_path_buf(),
+            before,
+            doc,
+        });
+        self.files.len() - 1
+    }
+
+    /// Writes every file whose text changed, all or nothing. With
+    /// `remove_empty`, a file left holding nothing is removed, and the
+    /// agent's folder with it when that leaves the folder empty.
+    fn write(self, remove_empty: bool) -> anyhow::Result<()> {
+        let mut changes = Vec::new();
+        for f in &self.files {
+            let after = f.doc.text();
+            if f.before.as_deref() == Some(after) || (f.before.is_none() && after.is_empty()) {
+                continue;
+            }
+            let remove = remove_empty && f.doc.holds_nothing();
+            if remove && f.before.is_none() {
+                continue;
+            }
+            changes.push(FileChange {
+                path: f.path.clone(),
+                before: f.before.clone().map(String::into_bytes),
+                after: (!remove).then(|| after.as_bytes().to_vec()),
+            });
+        }
+        file_batch::apply(&changes)?;
+        for c in changes.iter().filter(|c| c.after.is_none()) {
+            if let Some(dir) = c.path.parent().filter(|d| is_agent_dir(d)) {
+                // Only when empty: anything else in it stays.
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `.claude`, `.codex` or `.gemini`: a folder `install` may have made.
+fn is_agent_dir(dir: &Path) -> bool {
+    Agent::ALL.iter().any(|a| {
+        dir.file_name()
+            .is_some_and(|n| n == a.integration().settings().dir)
     })
+}
+
+/// The file's text, None when there is no file.
+fn read(path: &Path) -> anyhow::Result<Option<String>> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(fsutil::read_text(path, MAX_SETTINGS_BYTES)?))
 }
 
 /// The trust steps the agent needs before it runs the hooks in the file at
 /// `path` (none for Claude Code).
 pub fn trust_steps(agent: Agent, path: &Path) -> Vec<String> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     if settings.trust.is_empty() {
         return Vec::new();
     }
     let project = project_dir(settings, path);
-    settings.trust.iter().map(|t| t.step(&project)).collect()
+    settings.trust.iter().map(|step| step(&project)).collect()
 }
 
 /// The folder the agent treats as the project: the one holding `.codex/`
@@ -236,40 +368,10 @@ fn project_dir(settings: &AgentSettings, path: &Path) -> PathBuf {
     }
 }
 
-/// The settings document and the text it was read from (None: no file yet).
-fn load(settings: &AgentSettings, path: &Path) -> anyhow::Result<(Value, Option<String>)> {
-    if std::fs::symlink_metadata(path).is_err() {
-        return Ok((json!({}), None));
-    }
-    let text = fsutil::read_text(path, MAX_SETTINGS_BYTES)?;
-    if text.trim().is_empty() {
-        return Ok((json!({}), Some(text)));
-    }
-    let doc = serde_json::from_str(&text).map_err(|e| {
-        // Gemini CLI reads its settings with comments stripped; JSON has none.
-        let comments =
-            if settings.agent == Agent::Gemini && (text.contains("//") || text.contains("/*")) {
-                "; comments, which Gemini CLI allows, are not JSON: take them out"
-            } else {
-                ""
-            };
-        Error::data(
-            path,
-            format!("not valid JSON ({e}){comments}; fix it by hand, nothing was changed"),
-        )
-    })?;
-    Ok((doc, Some(text)))
-}
-
-/// Writes the document atomically; refuses if the file changed since it was read.
-fn save(path: &Path, doc: &Value, original: Option<&str>) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fsutil::ensure_dir(dir)?;
-    }
-    let mut text = serde_json::to_string_pretty(doc)?;
-    text.push('\n');
-    fsutil::atomic_write(path, text.as_bytes(), original.map(str::as_bytes))?;
-    Ok(())
+/// What the settings file holds (an empty object when there is none).
+fn load(settings: &AgentSettings, path: &Path) -> anyhow::Result<Value> {
+    let mut files = Pending::default();
+    Ok(files.json(settings, path)?.value().clone())
 }
 
 /// One line of `hooks doctor`.
@@ -298,11 +400,11 @@ pub fn doctor(
     path: &Path,
     timeout: Duration,
 ) -> anyhow::Result<DoctorReport> {
-    let settings = agent_settings::of(agent);
+    let settings = agent.integration().settings();
     let install_hint = format!("run `ctxkeep hooks install {}`", settings.name());
     let mut checks = Vec::new();
     let doc = if path.is_file() {
-        load(settings, path)?.0
+        load(settings, path)?
     } else {
         checks.push(Check {
             name: "settings".into(),
@@ -353,17 +455,18 @@ pub fn doctor(
             });
             continue;
         };
-        let run = sandbox.run(
-            command,
-            &sandbox.hook_payload(event),
-            settings.json_always,
-            timeout,
-        );
+        let payload = sandbox.hook_payload(event);
+        // Plain text is the answer where it goes to the agent's summarizer.
+        let plain = agent.integration().hook_traits().steer_at_pre_compact
+            && crate::agents::parse_payload(agent, &payload)
+                .is_ok_and(|p| matches!(p.action, crate::hook_payload::Action::PreCompact { .. }));
+        let run = sandbox.run(command, &payload, settings.json_always, plain, timeout);
         checks.push(Check {
             name,
             ok: run.is_ok(),
             detail: match run {
                 Ok(()) if settings.json_always => format!("{command}: runs, prints JSON"),
+                Ok(()) if plain => format!("{command}: runs, briefs the summarizer"),
                 Ok(()) => format!("{command}: runs"),
                 Err(why) => format!("{command}: {why}"),
             },
@@ -389,7 +492,7 @@ fn mcp_check(agent: Agent, settings_path: &Path, sandbox: &Sandbox, timeout: Dur
             detail: format!(
                 "not registered in {} (`ctxkeep hooks install {}` registers it, unless --no-mcp)",
                 config.display(),
-                agent_settings::of(agent).name()
+                agent.integration().settings().name()
             ),
         };
     };
@@ -415,21 +518,30 @@ struct Sandbox {
     cwd: PathBuf,
 }
 
-/// A Claude Code transcript with one main-chain reply (20,000 tokens).
-const CLAUDE_TRANSCRIPT: &str = r#"{"parentUuid":null,"isSidechain":false,"type":"assistant","message":{"model":"claude-sonnet-4-5","id":"msg_doctor","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":10,"cache_creation_input_tokens":990,"cache_read_input_tokens":19000,"output_tokens":5}},"uuid":"u-doctor","timestamp":"2026-01-01T00:00:00.000Z"}
-"#;
-
-/// A Codex rollout with one response (20,000 tokens of a 258,400 window).
-const CODEX_TRANSCRIPT: &str = r#"{"timestamp":"2026-01-01T00:00:00.000Z","type":"session_meta","payload":{"id":"ctxkeep-doctor","cwd":"/","originator":"codex_cli_rs","cli_version":"0.169.0"}}
-{"timestamp":"2026-01-01T00:00:01.000Z","type":"turn_context","payload":{"turn_id":"t1","model":"gpt-5.3-codex"}}
-{"timestamp":"2026-01-01T00:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":19995,"cached_input_tokens":0,"output_tokens":5,"total_tokens":20000},"last_token_usage":{"input_tokens":19995,"cached_input_tokens":0,"output_tokens":5,"total_tokens":20000},"model_context_window":258400},"rate_limits":null}}
-"#;
-
-/// A Gemini CLI chat recording with one reply (20,000 input tokens).
-const GEMINI_TRANSCRIPT: &str = r#"{"sessionId":"ctxkeep-doctor","projectHash":"0","startTime":"2026-01-01T00:00:00.000Z","lastUpdated":"2026-01-01T00:00:00.000Z","kind":"main"}
-{"id":"u1","timestamp":"2026-01-01T00:00:01.000Z","type":"user","content":[{"text":"hello"}]}
-{"id":"g1","timestamp":"2026-01-01T00:00:02.000Z","type":"gemini","content":"ok","tokens":{"input":20000,"output":5,"cached":0,"thoughts":0,"tool":0,"total":20005},"model":"gemini-2.5-pro","toolCalls":[]}
-"#;
+/// What `hooks doctor` sends with `event`, unless the agent says otherwise.
+fn event_fields(event: &str) -> Value {
+    match event {
+        // `compact` renders the resume prompt when there is a checkpoint.
+        "SessionStart" => json!({ "source": "compact" }),
+        "UserPromptSubmit" | "BeforeAgent" => json!({ "prompt": "hello" }),
+        "PostToolUse" => {
+            json!({ "tool_name": "Bash", "tool_input": { "command": "true" }, "tool_response": {} })
+        }
+        "AfterTool" => json!({
+            "tool_name": "run_shell_command", "tool_input": { "command": "true" },
+            "tool_response": { "llmContent": "", "returnDisplay": "" },
+        }),
+        "AfterAgent" => {
+            json!({ "prompt": "hello", "prompt_response": "ok", "stop_hook_active": false })
+        }
+        "PreCompact" => json!({ "trigger": "manual", "custom_instructions": "" }),
+        "PostCompact" => json!({ "trigger": "manual", "compact_summary": "" }),
+        "PreCompress" => json!({ "trigger": "manual" }),
+        "Stop" => json!({ "stop_hook_active": false, "last_assistant_message": "ok" }),
+        "SessionEnd" => json!({ "reason": "other" }),
+        _ => json!({}),
+    }
+}
 
 impl Sandbox {
     fn new(ws: &Workspace, agent: Agent) -> anyhow::Result<Sandbox> {
@@ -437,16 +549,10 @@ impl Sandbox {
         let state = dir.path().join(STATE_FILE);
         std::fs::copy(&ws.state_path, &state)
             .map_err(|e| Error::io(&ws.state_path, "cannot copy for the check", e))?;
-        let (name, text) = match agent {
-            Agent::ClaudeCode => ("transcript.jsonl", CLAUDE_TRANSCRIPT),
-            Agent::Codex => (
-                "rollout-2026-01-01T00-00-00-ctxkeep-doctor.jsonl",
-                CODEX_TRANSCRIPT,
-            ),
-            Agent::Gemini => ("session-2026-01-01T00-00-ctxkeep.jsonl", GEMINI_TRANSCRIPT),
-        };
-        let transcript = dir.path().join(name);
-        std::fs::write(&transcript, text).map_err(|e| Error::io(&transcript, "cannot write", e))?;
+        let sample = agent.integration().doctor_sample();
+        let transcript = dir.path().join(sample.transcript_name);
+        std::fs::write(&transcript, sample.transcript)
+            .map_err(|e| Error::io(&transcript, "cannot write", e))?;
         Ok(Sandbox {
             _dir: dir,
             agent,
@@ -464,38 +570,11 @@ impl Sandbox {
             "cwd": self.cwd,
             "hook_event_name": event,
         });
-        let common = match self.agent {
-            Agent::ClaudeCode => json!({ "permission_mode": "default" }),
-            Agent::Codex => {
-                json!({ "model": "gpt-5.3-codex", "turn_id": "t1", "permission_mode": "default" })
-            }
-            Agent::Gemini => json!({ "timestamp": "2026-01-01T00:00:03.000Z" }),
-        };
-        let extra = match (self.agent, event) {
-            // `compact` and `clear` render the resume prompt when there is a
-            // checkpoint (Gemini has no `compact` source).
-            (Agent::Gemini, "SessionStart") => json!({ "source": "clear" }),
-            (_, "SessionStart") => json!({ "source": "compact" }),
-            (_, "UserPromptSubmit" | "BeforeAgent") => json!({ "prompt": "hello" }),
-            (_, "PostToolUse") => {
-                json!({ "tool_name": "Bash", "tool_input": { "command": "true" }, "tool_response": {} })
-            }
-            (_, "AfterTool") => json!({
-                "tool_name": "run_shell_command", "tool_input": { "command": "true" },
-                "tool_response": { "llmContent": "", "returnDisplay": "" },
-            }),
-            (_, "AfterAgent") => {
-                json!({ "prompt": "hello", "prompt_response": "ok", "stop_hook_active": false })
-            }
-            (Agent::Codex, "PreCompact") => json!({ "trigger": "manual" }),
-            (_, "PreCompact") => json!({ "trigger": "manual", "custom_instructions": "" }),
-            (_, "PostCompact") => json!({ "trigger": "manual", "compact_summary": "" }),
-            (_, "PreCompress") => json!({ "trigger": "manual" }),
-            (_, "Stop") => json!({ "stop_hook_active": false, "last_assistant_message": "ok" }),
-            (Agent::Gemini, "SessionEnd") => json!({ "reason": "exit" }),
-            (_, "SessionEnd") => json!({ "reason": "other" }),
-            _ => json!({}),
-        };
+        let integration = self.agent.integration();
+        let common = integration.doctor_common_fields();
+        let extra = integration
+            .doctor_event_fields(event)
+            .unwrap_or_else(|| event_fields(event));
         if let Some(p) = p.as_object_mut() {
             for extra in [common, extra] {
                 if let Value::Object(extra) = extra {
@@ -508,16 +587,20 @@ impl Sandbox {
 
     /// Runs a hook command: it must exit 0, say nothing on stderr (a hook
     /// that failed open does), and print nothing or one JSON object (with
-    /// `json_always`, exactly one JSON object).
+    /// `json_always`, exactly one JSON object; with `plain`, any text).
     fn run(
         &self,
         command: &str,
         payload: &str,
         json_always: bool,
+        plain: bool,
         timeout: Duration,
     ) -> Result<(), String> {
         let out = self.spawn(command, payload, timeout)?;
         let stdout = out.stdout.trim();
+        if plain {
+            return Ok(());
+        }
         if stdout.is_empty() {
             if json_always {
                 return Err("printed nothing on stdout; the agent wants a JSON object".into());

@@ -60,14 +60,32 @@ pub struct Settings {
 pub fn init(ws: &Workspace, args: Settings, out: &Output) -> anyhow::Result<InitReport> {
     let stages = args.stages.clone();
     let encoding = args.encoding;
-    let model_info = args.model.as_deref().and_then(crate::models::lookup);
     // A damaged file is refused before the lock, so nothing is created.
-    match StateFile::load(&ws.state_path) {
+    let current = match StateFile::load(&ws.state_path) {
         Err(Error::NotInitialized { .. }) if std::fs::symlink_metadata(&ws.state_path).is_err() => {
+            None
         }
         Err(e) => return Err(e.into()),
-        Ok(_) => {}
-    }
+        Ok(sf) => Some(sf),
+    };
+    // The model sets the window and encoding (as `count --model` reads
+    // them: the table, then the project's `models:`); one neither knows is
+    // refused unless both are given.
+    let model_info = match &args.model {
+        None => None,
+        Some(m) => {
+            let known = match current.as_ref().filter(|sf| sf.is_initialized()) {
+                Some(sf) => crate::config::Config::from_front(&sf.fm).model_info(m),
+                None => crate::models::lookup(m),
+            };
+            if known.is_none() && (args.window.is_none() || encoding.is_none()) {
+                return Err(
+                    crate::models::not_in_table(m, "give --window and --encoding with it").into(),
+                );
+            }
+            known
+        }
+    };
 
     let lock = ws.lock()?;
     let existing = match StateFile::load(&ws.state_path) {
@@ -102,11 +120,7 @@ pub fn init(ws: &Workspace, args: Settings, out: &Output) -> anyhow::Result<Init
     }
     let window = args
         .window
-        .or(if fresh {
-            model_info.as_ref().map(|m| m.window)
-        } else {
-            None
-        })
+        .or(model_info.as_ref().map(|m| m.window))
         .or(if fresh { Some(DEFAULT_WINDOW) } else { None });
     if let Some(w) = window {
         if fm.window != Some(w) {
@@ -114,11 +128,7 @@ pub fn init(ws: &Workspace, args: Settings, out: &Output) -> anyhow::Result<Init
         }
     }
     let encoding = encoding
-        .or(if fresh {
-            model_info.as_ref().map(|m| m.encoding)
-        } else {
-            None
-        })
+        .or(model_info.as_ref().map(|m| m.encoding))
         .or(if fresh {
             Some(Encoding::O200kBase)
         } else {
@@ -175,6 +185,9 @@ pub fn init(ws: &Workspace, args: Settings, out: &Output) -> anyhow::Result<Init
     }
     let wrote = if created {
         let text = sf.render();
+        // A project's own templates make the new file: held to the reader's
+        // limits as every write is (`save` checks the same).
+        crate::state::limits::check_text(&ws.state_path, &text, false)?;
         if !crate::fsutil::create_new(&ws.state_path, text.as_bytes())? {
             // Another init won the race; its file stands.
             false

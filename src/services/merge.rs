@@ -52,6 +52,17 @@ fn merge_or_fallback(path: &Path, root: &Path, texts: Texts) -> (merge::Merged, 
         Err(e) => {
             let (text, n) = crate::git::merge_text(texts.base, texts.ours, texts.theirs)
                 .unwrap_or_else(|_| (texts.ours.to_string(), 1));
+            // The text merge is held to the same rule: a result no reader
+            // could take back (both sides' additions over the front matter's
+            // limit) is not made; ours stays, as a conflict to settle by hand.
+            if let Err(why) = crate::state::limits::check_text(path, &text, true) {
+                let merged = merge::Merged {
+                    text: texts.ours.to_string(),
+                    conflicts: vec!["text".into()],
+                    checkpoint: None,
+                };
+                return (merged, Some(format!("{e}; and as plain text: {why}")));
+            }
             let merged = merge::Merged {
                 text,
                 conflicts: if n > 0 {
@@ -79,7 +90,7 @@ fn archive(root: &Path, record: &serde_json::Value, out: &Output) {
     if let Err(e) = (Archive {
         dir: &dir.join("checkpoints"),
     })
-    .store(&c)
+    .store(&c, None)
     {
         out.warn(&format!("the merged checkpoint was not archived: {e}"));
     }

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::fsutil::Lock;
 use crate::observe::Observed;
 use crate::output::Output;
-use crate::state::StateFile;
+use crate::state::{limits, StateFile};
 use crate::templates::Templates;
 use crate::workspace::Workspace;
 
@@ -90,11 +90,10 @@ pub struct Request<'a> {
 /// transcript, then writes under the lock with the session's budget.
 pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Checkpoint> {
     let trigger = req.trigger.trim();
-    if trigger.is_empty() || trigger.contains(char::is_whitespace) {
-        return Err(
-            Error::Usage("--trigger takes one word, e.g. manual or pre-compact".into()).into(),
-        );
-    }
+    limits::check_trigger(trigger)?;
+    // Before the lock, which would create `.ctxkeep/`: refused input
+    // changes nothing. `write_new` checks again for its other callers.
+    limits::check_fields(&ws.state_path, &req.fields)?;
     let session = crate::session::validate_id(req.session)?;
     // `write_new` checks again under the lock.
     StateFile::load(&ws.state_path)?.require_initialized()?;
@@ -144,6 +143,27 @@ impl Written {
 /// block, the archive and the event log. An automatic one that would repeat
 /// the last is skipped instead; see [`New`].
 pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow::Result<Written> {
+    write(ws, lock, new, true, out)
+}
+
+/// [`write_new`] for an automatic checkpoint the user asked for (a manual
+/// compaction): written even when it would record nothing new.
+pub fn write_new_always(
+    ws: &Workspace,
+    lock: &Lock,
+    new: New,
+    out: &Output,
+) -> anyhow::Result<Written> {
+    write(ws, lock, new, false, out)
+}
+
+fn write(
+    ws: &Workspace,
+    lock: &Lock,
+    new: New,
+    skip_repeats: bool,
+    out: &Output,
+) -> anyhow::Result<Written> {
     let New {
         fields,
         trigger,
@@ -152,10 +172,16 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
         extra,
         automatic,
     } = new;
+    // The one rule: nothing a reader would refuse is written.
+    limits::check_fields(&ws.state_path, &fields)?;
     let mut sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
     let prev = sf.fm.checkpoint.clone();
+    let observed = match automatic {
+        true => settle_observed(prev.as_ref(), observed),
+        false => observed,
+    };
     let archive = Archive {
         dir: &ws.checkpoints_dir(),
     };
@@ -164,7 +190,10 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
         &ws.root,
         std::slice::from_ref(&crate::fsutil::resolve_target(&ws.state_path)),
     ) {
-        Ok(g) => Some(g),
+        Ok(mut g) => {
+            g.cap_dirty(limits::MAX_DIRTY_LISTED);
+            Some(g)
+        }
         Err(why) => {
             out.warn(&format!("git state left out of the checkpoint: {why}"));
             None
@@ -232,15 +261,15 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
         budget,
         observed,
         merged: Vec::new(),
+        block_digest: String::new(),
         digest: String::new(),
     };
     if !automatic {
         refuse_missing_fields(&record)?;
     }
     redact_record(&mut record)?;
-    record.seal();
 
-    if let (true, Some(p)) = (automatic, &prev) {
+    if let (true, Some(p)) = (automatic && skip_repeats, &prev) {
         if records_nothing_new(p, &record) {
             let why = format!("nothing new since {}", p.id);
             let mut event = json!({ "trigger": record.trigger, "same_as": p.id, "why": why });
@@ -268,24 +297,35 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
     let mut history_json = serde_json::to_value(&history)?;
     crate::redact::redact_json(&mut history_json);
 
-    sf.set_keys(&[
-        ("checkpoint", Some(record.to_json())),
-        ("history", Some(history_json.clone())),
-    ])?;
+    // The block is rewritten at every checkpoint: a hand edit inside it
+    // goes to the archive with this record instead of being lost.
+    let edited_block = crate::state::edited_block(&sf).map(str::to_string);
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
-    let block = templates.render(
-        "state.md",
-        json!({ "checkpoint": record, "history": history_json }),
-    )?;
-    // A project's own template may add text of its own.
-    sf.set_managed_block(&crate::redact::redact(&block))?;
+    let left_out = place(&mut sf, &mut record, &mut history_json, &templates)?;
 
     warn_about_hard_links(&ws.state_path, out);
     // The archive first: its no-clobber create reserves the id.
-    archive.store(&record)?;
+    archive.store(&record, edited_block.as_deref())?;
     if let Err(e) = sf.save() {
         let _ = std::fs::remove_file(ws.checkpoints_dir().join(format!("{}.json", record.id)));
         return Err(e.into());
+    }
+    if !left_out.is_empty() {
+        out.warn(&format!(
+            "{}: left out of {} so that the front matter stays within the {} bytes ctxkeep reads back: {}",
+            ws.display_state(),
+            record.id,
+            crate::state::MAX_FRONT_MATTER_BYTES,
+            left_out.join(", ")
+        ));
+    }
+    if edited_block.is_some() {
+        out.warn(&format!(
+            "{}: the marked block (between the ctxkeep markers) was edited by hand since {}; ctxkeep rewrites it at every checkpoint, so the edited text is kept in {} (key replaced_block); put your own text outside the markers",
+            ws.display_state(),
+            prev.as_ref().map(|p| p.id.as_str()).unwrap_or("the last checkpoint"),
+            ws.checkpoints_dir().join(format!("{}.json", record.id)).display()
+        ));
     }
     archive.prune(config.retention, config.retention_days, crate::clock::now());
     if let Err(e) = crate::events::rotate_if_over(ws, lock, config.events_max_bytes) {
@@ -306,16 +346,136 @@ pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow:
     Ok(Written::New(record))
 }
 
+/// Puts a new checkpoint into `sf`: `record` (redacted, not sealed yet) and
+/// `history` in the front matter, the marked block rendered from them. The
+/// record is fitted to the front matter's limit first (see
+/// [`fit_front_matter`]), then records the block's digest and is sealed.
+/// Touches no file; returns what was left out to fit.
+pub fn place(
+    sf: &mut StateFile,
+    record: &mut Checkpoint,
+    history: &mut serde_json::Value,
+    templates: &Templates,
+) -> Result<Vec<String>, Error> {
+    let left_out = fit_front_matter(sf, record, history)?;
+    let block = templates.render(
+        "state.md",
+        json!({ "checkpoint": record, "history": history }),
+    )?;
+    // A project's own template may add text of its own.
+    sf.set_managed_block(&crate::redact::redact(&block))?;
+    record.block_digest = sf
+        .managed_block()
+        .map(crate::state::block_digest)
+        .unwrap_or_default();
+    record.seal();
+    sf.set_keys(&[
+        ("checkpoint", Some(record.to_json())),
+        ("history", Some(history.clone())),
+    ])?;
+    Ok(left_out)
+}
+
+/// Makes the record fit the front matter a reader takes back. What ctxkeep
+/// gathered on its own gives way first, in this order: the oldest history
+/// entries, the observed plan, the rest of what the transcript showed, the
+/// uncommitted paths (counted instead of listed). Returns what was left out;
+/// when even the fields given do not fit, refuses naming the largest part.
+fn fit_front_matter(
+    sf: &StateFile,
+    record: &mut Checkpoint,
+    history: &mut serde_json::Value,
+) -> Result<Vec<String>, Error> {
+    let limit = crate::state::MAX_FRONT_MATTER_BYTES;
+    // The digests are set after the block is rendered; they have this length.
+    let digest_sized = format!("sha256:{}", "0".repeat(64));
+    let size = |record: &Checkpoint, history: &serde_json::Value| {
+        let mut sealed = record.clone();
+        sealed.block_digest = digest_sized.clone();
+        sealed.digest = digest_sized.clone();
+        sf.front_matter_len_with(&[
+            ("checkpoint", Some(&sealed.to_json())),
+            ("history", Some(history)),
+        ])
+    };
+    let mut left_out = Vec::new();
+    if size(record, history) <= limit {
+        return Ok(left_out);
+    }
+    if let Some(entries) = history.as_array_mut() {
+        let total = entries.len();
+        while !entries.is_empty() && size(record, &json!(entries)) > limit {
+            entries.pop();
+        }
+        if entries.len() < total {
+            left_out.push(format!(
+                "{} of {total} history entries",
+                total - entries.len()
+            ));
+        }
+    }
+    let fits = |record: &Checkpoint| size(record, history) <= limit;
+    if !fits(record) {
+        if let Some(o) = record.observed.as_mut().filter(|o| !o.plan.is_empty()) {
+            o.plan.clear();
+            left_out.push("the observed plan".into());
+        }
+    }
+    if !fits(record) && record.observed.take().is_some() {
+        left_out.push("what the transcript showed (observed)".into());
+    }
+    for at_most in [10, 0] {
+        if fits(record) {
+            break;
+        }
+        if let Some(g) = record.git.as_mut().filter(|g| g.dirty.len() > at_most) {
+            g.cap_dirty(at_most);
+            left_out.push(format!(
+                "uncommitted paths past the first {at_most} (counted, not listed)"
+            ));
+        }
+    }
+    if fits(record) {
+        return Ok(left_out);
+    }
+    let list = |l: &[String]| l.iter().map(String::len).sum::<usize>();
+    let own_keys = sf.front_matter_len_with(&[("checkpoint", None), ("history", None)]);
+    let parts = [
+        ("phase (--phase)", record.phase.len()),
+        ("active_task (--task)", record.active_task.len()),
+        (
+            "controlling_agent (--agent)",
+            record.controlling_agent.len(),
+        ),
+        ("next_action (--next)", record.next_action.len()),
+        ("notes (--note)", record.notes.len()),
+        ("decisions (--decision)", list(&record.decisions)),
+        ("open_questions (--question)", list(&record.open_questions)),
+        ("the front matter's other keys", own_keys),
+    ];
+    let (part, bytes) = parts
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .unwrap_or(("notes", 0));
+    Err(Error::data(
+        &sf.path,
+        format!(
+            "the checkpoint does not fit: the front matter would be {} bytes, over the {limit} ctxkeep reads back; the largest part is {part} ({bytes} bytes): shorten it; nothing was written",
+            size(record, history)
+        ),
+    ))
+}
+
 /// What the transcript at `path` says the session did (the format
 /// detected unless `agent` says), paths relative to the repository around
 /// the project.
 pub fn observe_transcript(
     ws: &Workspace,
     path: &Path,
-    agent: Option<crate::usage::Agent>,
+    agent: Option<crate::agents::Agent>,
 ) -> anyhow::Result<Observed> {
     let root = crate::git::toplevel(&ws.root).ok();
-    crate::observe::observe(
+    crate::agents::observe(
         path,
         agent,
         Some(root.as_deref().unwrap_or(&ws.root)),
@@ -323,23 +483,86 @@ pub fn observe_transcript(
     )
 }
 
+/// What an automatic checkpoint records as the session's work, from what
+/// the transcript shows (`seen`) and the checkpoint before it (`prev`):
+/// - a session that did no work (no plan, file or command; "status?", a
+///   `/clear`), or whose transcript could not be read, keeps the previous
+///   block, marked `carried_from` that checkpoint when the block is another
+///   session's: an idle session never wipes the work from the resume prompt;
+/// - a later reading of the same agent session keeps what its window no
+///   longer shows: the request, plan and commands when it has none, and the
+///   files changed earlier after its own (past [`MAX_FILES`], counted).
+///
+/// [`MAX_FILES`]: crate::observe::MAX_FILES
+fn settle_observed(prev: Option<&Checkpoint>, seen: Option<Observed>) -> Option<Observed> {
+    let Some((prev_id, before)) = prev.and_then(|p| Some((&p.id, p.observed.as_ref()?))) else {
+        return seen;
+    };
+    let same_session = |o: &Observed| {
+        o.agent == before.agent && o.session.is_some() && o.session == before.session
+    };
+    let mut now = match seen {
+        Some(o) if o.did_work() => o,
+        idle => {
+            let mut kept = before.clone();
+            let own = idle.as_ref().is_some_and(same_session);
+            if !own && kept.carried_from.is_none() {
+                kept.carried_from = Some(prev_id.clone());
+            }
+            return Some(kept);
+        }
+    };
+    if !same_session(&now) {
+        return Some(now);
+    }
+    if now.request.is_none() {
+        now.request = before.request.clone();
+    }
+    if now.plan.is_empty() {
+        now.plan = before.plan.clone();
+    }
+    if now.commands.is_empty() {
+        now.commands = before.commands.clone();
+    }
+    let earlier: Vec<String> = before
+        .files
+        .iter()
+        .filter(|f| !now.files.contains(f))
+        .cloned()
+        .collect();
+    now.files.extend(earlier);
+    now.more_files += before.more_files;
+    let max = crate::observe::MAX_FILES;
+    if now.files.len() > max {
+        now.more_files += (now.files.len() - max) as u64;
+        now.files.truncate(max);
+    }
+    Some(now)
+}
+
 /// Whether `new` would record nothing `prev` does not: the same fields the
 /// agent writes, the same HEAD and uncommitted paths, the same observed
-/// request, plan and files.
+/// request, plan, next step and files.
 fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
-    let dirty = |c: &Checkpoint| -> Vec<String> {
+    let dirty = |c: &Checkpoint| -> (Vec<String>, u64) {
         let mut paths: Vec<String> = c
             .git
             .iter()
             .flat_map(|g| g.dirty.iter().map(|d| d.path.clone()))
             .collect();
         paths.sort();
-        paths
+        let omitted = c.git.as_ref().map(|g| g.dirty_omitted).unwrap_or(0);
+        (paths, omitted)
     };
     let seen = |c: &Checkpoint| {
-        c.observed
-            .as_ref()
-            .map(|o| (o.request.clone(), o.plan.clone(), o.files.clone()))
+        c.observed.as_ref().map(|o| {
+            (
+                o.request.clone(),
+                o.plan.clone(),
+                o.next_step.clone(),
+                o.files.clone(),
+            )
+        })
     };
     prev.phase == new.phase
         && prev.active_task == new.active_task
@@ -390,4 +613,128 @@ fn redact_record(r: &mut Checkpoint) -> anyhow::Result<()> {
     crate::redact::redact_json(&mut v);
     *r = serde_json::from_value(v)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{BEGIN_MARKER, END_MARKER};
+    use proptest::prelude::*;
+
+    /// `place` as `checkpoint` runs it, in memory: what it and the checks
+    /// around it accept, the reader reads back exactly (the fuzz target
+    /// `checkpoint_write` holds the same; tests/cli/readback.rs runs the
+    /// commands).
+    fn placed_reads_back(text: &str, fields: Fields) -> Result<(), TestCaseError> {
+        let path = Path::new("project-state.md");
+        let Ok(mut sf) = StateFile::from_text(path, text.to_string()) else {
+            return Ok(());
+        };
+        if limits::check_fields(path, &fields).is_err() {
+            return Ok(());
+        }
+        let mut record = Checkpoint {
+            id: "ckpt-0002".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            trigger: "manual".into(),
+            phase: fields.phase.unwrap_or_default(),
+            active_task: fields.active_task.unwrap_or_default(),
+            next_action: fields.next_action.unwrap_or_default(),
+            notes: fields.notes.unwrap_or_default(),
+            decisions: fields.decisions.unwrap_or_default(),
+            ..Checkpoint::default()
+        };
+        let mut history = json!([{"id": "ckpt-0001", "created_at": "t", "phase": record.phase, "next_action": "x"}]);
+        let templates = Templates::load(Path::new("."), None).unwrap();
+        if place(&mut sf, &mut record, &mut history, &templates).is_err() {
+            return Ok(());
+        }
+        let written = sf.render();
+        if limits::check_text(path, &written, false).is_err() {
+            return Ok(());
+        }
+        let again = StateFile::from_text(path, written.clone())
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{written}")))?;
+        prop_assert_eq!(crate::state::seal(&again), Some(crate::state::Seal::Intact));
+        prop_assert!(crate::state::edited_block(&again).is_none());
+        prop_assert_eq!(again.fm.checkpoint.as_ref(), Some(&record));
+        let block = again.managed_block().unwrap_or_default();
+        prop_assert!(!block.chars().any(limits::is_escaped_control), "{}", block);
+        prop_assert!(
+            !block.lines().any(limits::looks_like_conflict_marker),
+            "{}",
+            block
+        );
+        Ok(())
+    }
+
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z ]{1,8}",
+            "\\PC{1,4}",
+            prop::sample::select(vec![
+                "\0",
+                "\x1b",
+                "\x07",
+                "\r",
+                "\r\n",
+                "\n",
+                "\t",
+                "\x7f",
+                "\u{85}",
+                "\u{2028}",
+                "\u{feff}",
+                "\n<<<<<<< a\n",
+                "\n=======\n",
+                "\n>>>>>>> b\n",
+                "\n|||||||\n",
+                "\n<!-- ctxkeep:end -->\n",
+                "\n<!-- ctxkeep:begin -->\n",
+                "\n---\n",
+                "\n...\n",
+                "\"",
+                "\\",
+                ": ",
+                "# ",
+                "- ",
+                "{{ x }}",
+                "{%",
+                "&a",
+                "*a",
+                "no",
+            ])
+            .prop_map(str::to_string),
+        ]
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => prop::collection::vec(piece(), 0..8).prop_map(|p| p.concat()),
+            1 => (piece(), 14_000usize..17_000).prop_map(|(p, n)| p.repeat(n / p.len() + 1)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn what_place_accepts_reads_back(
+            prose in prop::collection::vec(piece(), 0..6),
+            own in prop::option::of("[a-z]{0,8}"),
+            phase in prop::option::of(text()),
+            task in prop::option::of(text()),
+            next in prop::option::of(text()),
+            notes in prop::option::of(text()),
+            decisions in prop::option::of(prop::collection::vec(text(), 0..4)),
+        ) {
+            let prose = prose.concat();
+            let own = own.map(|v| format!("owner: {v}\n")).unwrap_or_default();
+            let text = format!(
+                "---\nctxkeep: 1\n{own}---\n{prose}\n{BEGIN_MARKER}\nold\n{END_MARKER}\n"
+            );
+            let fields = Fields {
+                phase, active_task: task, next_action: next, notes, decisions,
+                ..Fields::default()
+            };
+            placed_reads_back(&text, fields)?;
+        }
+    }
 }

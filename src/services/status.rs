@@ -32,7 +32,29 @@ pub struct StatusReport {
     /// Set while the chain is stuck: the last handoffs resumed the same next
     /// action with no new commit, and neither has changed since.
     pub stuck: Option<Stuck>,
+    /// When no session was named: the other sessions tracked in this project
+    /// within the last [`LIVE_WITHIN_SECS`], newest first.
+    pub others: Vec<LiveSession>,
+    /// The session's last compaction: what its summary kept of the
+    /// checkpoint (null before the first one a hook saw).
+    pub last_audit: Option<crate::summary::AuditNote>,
 }
+
+/// Another session hooks are tracking now.
+#[derive(Debug, Serialize)]
+pub struct LiveSession {
+    pub session: String,
+    pub agent: Option<String>,
+    pub tokens: Option<u64>,
+    /// The share the stages go by (of the limit, unless `stages: window`).
+    pub stage_percent: Option<f64>,
+    pub stage: Option<String>,
+    pub handoff_due: bool,
+    pub updated_at: String,
+}
+
+/// A session updated this recently is live.
+pub const LIVE_WITHIN_SECS: i64 = 2 * 3600;
 
 #[derive(Debug, Serialize)]
 pub struct SessionRef {
@@ -51,12 +73,17 @@ pub struct Stuck {
     pub next_action: String,
 }
 
-/// The report for session `session` (validated here).
-pub fn status(ws: &Workspace, session: &str, out: &Output) -> anyhow::Result<StatusReport> {
-    let id = session::validate_id(session)?;
+/// The report for session `session` (validated here); None: the session
+/// most recently tracked in this project (`default` when none was), with the
+/// other live ones beside it.
+pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Result<StatusReport> {
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
+    let (id, others) = match session {
+        Some(named) => (session::validate_id(named)?, Vec::new()),
+        None => latest_and_live(ws, &config),
+    };
     let s = session::load(ws, &id)?;
     let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
     let report = match &s {
@@ -95,8 +122,41 @@ pub fn status(ws: &Workspace, session: &str, out: &Output) -> anyhow::Result<Sta
             acknowledged: l.ack.is_some(),
         }),
         stuck,
+        others,
+        last_audit: s.as_ref().and_then(|s| s.last_audit.clone()),
     };
     Ok(status)
+}
+
+/// The session most recently updated (else `default`), and the others
+/// updated within [`LIVE_WITHIN_SECS`], newest first.
+fn latest_and_live(ws: &Workspace, config: &Config) -> (String, Vec<LiveSession>) {
+    let mut all = session::all(ws);
+    let when = |s: &session::Session| chrono::DateTime::parse_from_rfc3339(&s.updated_at).ok();
+    all.sort_by_key(|s| std::cmp::Reverse(when(s)));
+    let Some(latest) = all.first() else {
+        return (session::DEFAULT_SESSION.to_string(), Vec::new());
+    };
+    let now = crate::clock::now();
+    let others = all[1..]
+        .iter()
+        .filter(|s| {
+            when(s).is_some_and(|t| {
+                (now - t.with_timezone(&chrono::Utc)).num_seconds() <= LIVE_WITHIN_SECS
+            })
+        })
+        .map(|s| LiveSession {
+            session: s.id.clone(),
+            agent: s.agent.clone(),
+            tokens: s.tokens,
+            stage_percent: s.stage_percent(config.stages_against),
+            stage: crate::stages::reached(&config.stages, s.stage_percent(config.stages_against))
+                .map(crate::stages::Stage::name),
+            handoff_due: s.handoff_due,
+            updated_at: s.updated_at.clone(),
+        })
+        .collect();
+    (latest.id.clone(), others)
 }
 
 /// The last session was stuck and nothing has moved since: the checkpoint
@@ -122,6 +182,7 @@ fn limit_line(r: &Report) -> String {
         "window" => "the window".to_string(),
         "front-matter" => "set in the front matter".to_string(),
         "default" => "the agent's default".to_string(),
+        "observed" => "where the agent compacted on its own before".to_string(),
         other => other.to_string(),
     };
     let mut line = format!(
@@ -131,6 +192,13 @@ fn limit_line(r: &Report) -> String {
     );
     if let Some(note) = &r.limit_note {
         line.push_str(&format!("limit note: {note}\n"));
+    }
+    if let Some(f) = &r.forecast {
+        line.push_str(&format!(
+            "forecast: about {} tokens a turn, some {} turns left before the limit\n",
+            thousands(f.tokens_per_turn),
+            f.turns_left
+        ));
     }
     line
 }
@@ -182,11 +250,14 @@ pub fn human(st: &StatusReport) -> String {
         text.push_str(&format!("stage: {stage}\n"));
         for hit in &st.gutter {
             text.push_str(&match hit {
-                crate::observe::GutterHit::SameFailure { command, count } => {
+                crate::observe::GutterHit::SameFailure { command, count, .. } => {
                     format!("gutter: `{command}` failed {count} times in a row\n")
                 }
-                crate::observe::GutterHit::SameFile { path, count } => {
-                    format!("gutter: {path} changed {count} times\n")
+                crate::observe::GutterHit::SameFile { path, count, .. } => format!(
+                    "gutter: {path} changed {count} times, the checks failing the same way\n"
+                ),
+                crate::observe::GutterHit::Oscillation { path, count } => {
+                    format!("gutter: {path} went back and forth ({count} times the same change)\n")
                 }
             });
         }
@@ -229,6 +300,10 @@ pub fn human(st: &StatusReport) -> String {
             l.number, l.checkpoint
         ));
     }
+    if let Some(a) = &st.last_audit {
+        text.push_str(&a.line(&a.when()));
+        text.push('\n');
+    }
     if let Some(s) = &st.stuck {
         text.push_str(&format!(
             "stuck: {} handoffs in a row resumed the same next action with no new commit; a new commit or a new next action clears this\n",
@@ -237,6 +312,28 @@ pub fn human(st: &StatusReport) -> String {
     }
     if r.handoff_due {
         text.push_str("handoff due: update the checkpoint with the exact next action, then stop; a fresh session starts from `ctxkeep resume`\n");
+    }
+    for o in &st.others {
+        let share = o
+            .stage_percent
+            .map(|p| format!("{} %", fmt_num(p)))
+            .unwrap_or_else(|| "size unknown".into());
+        let mut what = vec![share];
+        what.extend(o.stage.clone());
+        if o.handoff_due {
+            what.push("handoff due".into());
+        }
+        let age = crate::clock::age(&o.updated_at).unwrap_or_else(|| o.updated_at.clone());
+        let agent = o
+            .agent
+            .as_deref()
+            .map(|a| format!(" ({a})"))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "also live: session {}{agent}: {}, updated {age} ago\n",
+            o.session,
+            what.join(", ")
+        ));
     }
     text
 }

@@ -6,6 +6,7 @@
 use serde::Serialize;
 use serde_json::json;
 
+use crate::agents::Agent;
 use crate::checkpoint::{Checkpoint, Fields};
 use crate::compaction::StagesAgainst;
 use crate::config::Config;
@@ -15,7 +16,7 @@ use crate::stages::{FiredStage, Stage, StageAction};
 use crate::state::StateFile;
 use crate::templates::Templates;
 use crate::tokens::Encoding;
-use crate::usage::{Agent, Usage};
+use crate::usage::Usage;
 use crate::workspace::Workspace;
 
 /// What `track --json` prints (and `status --json` builds on).
@@ -44,6 +45,9 @@ pub struct Report {
     pub fired: Vec<Fired>,
     pub handoff_due: bool,
     pub messages: Option<u64>,
+    /// From the growth of the last turns; absent with too little data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<crate::session::Forecast>,
 }
 
 /// A stage in the JSON output.
@@ -88,18 +92,20 @@ impl Report {
             fired,
             handoff_due: session.handoff_due,
             messages: session.messages,
+            forecast: session.forecast(),
         }
     }
 
     /// A session nothing has tracked yet: its window and the limit it would
     /// have without an agent.
     pub fn untracked(id: &str, config: &Config) -> Report {
-        let limit = crate::compaction::limit(&crate::compaction::Query {
-            agent: None,
-            window: config.window,
-            project: std::path::Path::new("."),
-            front: Some(&config.compaction),
-        });
+        let limit = crate::agents::compaction_limit(
+            None,
+            config.window,
+            std::path::Path::new("."),
+            Some(&config.compaction),
+            None,
+        );
         Report {
             session: id.to_string(),
             tokens: None,
@@ -115,6 +121,7 @@ impl Report {
             fired: Vec::new(),
             handoff_due: false,
             messages: None,
+            forecast: None,
         }
     }
 }
@@ -130,7 +137,8 @@ pub fn stages_against_name(a: StagesAgainst) -> &'static str {
 #[derive(Debug, Serialize)]
 pub struct TranscriptInfo {
     pub path: String,
-    pub agent: Agent,
+    /// The id of the agent that wrote it.
+    pub agent: &'static str,
     pub model: Option<String>,
     pub compacted: bool,
     pub malformed_lines: u64,
@@ -145,9 +153,10 @@ pub enum Reading {
     },
     Relative(i64),
     Transcript(Box<Usage>, String),
-    /// Claude Code's status line: its exact window is remembered for the
-    /// session's later hooks.
+    /// An agent's status line (Claude Code's): its exact window is
+    /// remembered for the session's later hooks.
     StatusLine {
+        agent: Agent,
         tokens: Option<u64>,
         window: Option<u64>,
         model: Option<String>,
@@ -178,6 +187,10 @@ pub struct Options {
     /// Record the figure only: no stage fires or re-arms (the status line,
     /// whose output never reaches the agent; the next hook fires instead).
     pub record_only: bool,
+    /// Nothing said now reaches the model (`Stop`, Gemini's `AfterAgent`,
+    /// Codex's `notify`): stages fire, but their instruction waits in the
+    /// session for the next event that can carry it.
+    pub deferred: bool,
 }
 
 /// The outcome of [`apply`]: the session as saved and what happened on the way.
@@ -188,6 +201,10 @@ pub struct Applied {
     pub recorded: Option<Checkpoint>,
     /// Stages fired by this update, lowest first.
     pub fired: Vec<FiredStage>,
+    /// What to tell the model now: the stages fired by this update and
+    /// those that waited for an event that can reach it, lowest first
+    /// (empty when the update was `deferred`).
+    pub to_tell: Vec<FiredStage>,
     pub rearmed: Vec<String>,
     pub truncated: bool,
     pub previous_messages: Option<u64>,
@@ -215,7 +232,7 @@ pub fn apply(
     let mut compacted = false;
     let mut info = None;
     let (transcript_path, transcript_agent) = match &reading {
-        Reading::Transcript(usage, path) => (Some(path.clone()), Some(usage.agent)),
+        Reading::Transcript(usage, path) => (Some(path.clone()), usage.agent.parse::<Agent>().ok()),
         _ => (None, None),
     };
     match reading {
@@ -260,6 +277,7 @@ pub fn apply(
             });
         }
         Reading::StatusLine {
+            agent,
             tokens,
             window,
             model,
@@ -269,9 +287,12 @@ pub fn apply(
                 s.statusline_window = window;
             }
             let window = reading_window(&opts, &s, None, model.as_deref(), sf, config);
-            s.set_tokens(tokens, window);
+            // A line that knows no figure (before the first call, right after
+            // a compaction) keeps the one the hooks recorded, the restored
+            // size included.
+            s.set_tokens(tokens.or(s.tokens), window);
             s.source = Source::Usage;
-            s.agent = Some(Agent::ClaudeCode.to_string());
+            s.agent = Some(agent.to_string());
             s.transcript = transcript.or(s.transcript.take());
             s.model = model.or(s.model.take());
         }
@@ -298,12 +319,18 @@ pub fn apply(
     // Where the agent compacts on its own, read afresh each time (its
     // configuration may have changed); only the known agent's files.
     let agent = s.agent.as_deref().and_then(|a| a.parse::<Agent>().ok());
-    s.set_limit(crate::compaction::limit(&crate::compaction::Query {
+    // Where this agent was seen compacting with this model, once it was.
+    let observed = agent.and_then(|a| {
+        crate::compaction::Learned::load(&ws.compactions_path())
+            .point(a.as_str(), s.model.as_deref())
+    });
+    s.set_limit(crate::agents::compaction_limit(
         agent,
-        window: s.window,
-        project: &ws.root,
-        front: Some(&config.compaction),
-    }));
+        s.window,
+        &ws.root,
+        Some(&config.compaction),
+        observed,
+    ));
     // Truncation: the message count can only grow within a session.
     let previous_messages = s.messages;
     let truncated =
@@ -332,8 +359,15 @@ pub fn apply(
             // Read only when a stage asks for a checkpoint (rare): what the
             // session did, from the transcript the reading came from.
             let observed = transcript_path.as_deref().and_then(|p| {
-                super::record::observe_transcript(ws, std::path::Path::new(p), transcript_agent)
-                    .ok()
+                let mut o = super::record::observe_transcript(
+                    ws,
+                    std::path::Path::new(p),
+                    transcript_agent,
+                )
+                .ok()?;
+                // The call that fired the hook: its outcome is in the payload, not yet here.
+                crate::observe::loops::fill_outcomes(&mut o.commands, &s.loops.recent);
+                Some(o)
             });
             let written = super::record::write_new(
                 ws,
@@ -368,10 +402,33 @@ pub fn apply(
             checkpoint: (stage.action != StageAction::Warn)
                 .then(|| checkpoint_id.clone())
                 .flatten(),
+            tokens: s.tokens,
         });
     }
     s.fired = step.kept.clone();
     s.fired.extend(fired_now.iter().cloned());
+    if opts.deferred {
+        // The end of a turn (its output reaches no model): the forecast's figures.
+        s.note_turn_end();
+    }
+    // A stage left behind (usage fell, the context was compacted) has
+    // nothing left to say.
+    s.pending_stages
+        .retain(|p| s.fired.iter().any(|f| f.name == p.name));
+    let to_tell = if opts.deferred {
+        s.pending_stages.extend(fired_now.iter().cloned());
+        Vec::new()
+    } else if opts.record_only {
+        // Nothing is told by a reading that only records (the status line,
+        // a pre-compaction checkpoint): what waits keeps waiting.
+        Vec::new()
+    } else {
+        let mut all = std::mem::take(&mut s.pending_stages);
+        all.extend(fired_now.iter().cloned());
+        all.sort_by(|a, b| a.at.total_cmp(&b.at));
+        all.dedup_by(|a, b| a.name == b.name);
+        all
+    };
     if fired_now.iter().any(|f| f.action == StageAction::Handoff) {
         s.handoff_due = true;
     } else if !s.fired.iter().any(|f| f.action == StageAction::Handoff) {
@@ -408,6 +465,7 @@ pub fn apply(
         session: s,
         recorded,
         fired: fired_now,
+        to_tell,
         rearmed: step.rearmed,
         truncated,
         previous_messages,
@@ -435,17 +493,28 @@ fn reading_window(
         .unwrap_or(config.window)
 }
 
-/// What each stage fired by `applied` tells the agent (templates/stage.md).
-/// The templates are loaded only when a stage fired: hooks call this on
-/// every turn.
+/// At most this many characters reach the model for the stages of one event.
+pub const MAX_STAGE_CHARS: usize = 1_200;
+/// Fields quoted back to the model in a stage instruction are cut to this.
+const QUOTED_FIELD_CHARS: usize = 160;
+
+/// What the stages `applied` has to tell the agent (templates/stage.md):
+/// one instruction, for the highest of them (crossing several at once, or
+/// one that waited, says it once), at most [`MAX_STAGE_CHARS`]. The
+/// templates are loaded only when there is something to say: hooks call
+/// this on every turn.
 pub fn instructions(
     ws: &Workspace,
     config: &Config,
     applied: &Applied,
 ) -> anyhow::Result<Vec<String>> {
-    if applied.fired.is_empty() {
+    let Some(highest) = applied.to_tell.iter().max_by(|a, b| a.at.total_cmp(&b.at)) else {
         return Ok(Vec::new());
-    }
+    };
+    // The checkpoint a stage wrote, the highest's first.
+    let checkpoint = std::iter::once(highest)
+        .chain(applied.to_tell.iter().rev())
+        .find_map(|f| f.checkpoint.clone());
     let s = &applied.session;
     let in_progress = applied
         .recorded
@@ -456,32 +525,73 @@ pub fn instructions(
                 .iter()
                 .find(|p| p.status == crate::observe::PlanStatus::InProgress)
         })
-        .map(|p| p.text.clone());
+        .map(|p| quoted(&p.text));
+    let recorded = applied.recorded.as_ref().map(|c| {
+        json!({
+            "id": c.id, "phase": quoted(&c.phase), "active_task": quoted(&c.active_task),
+            "next_action": quoted(&c.next_action),
+            "remaining": c.observed.as_ref().map(remaining),
+        })
+    });
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
     // The agent is pointed at the MCP tool when its project MCP
     // configuration registers `ctxkeep mcp` (any agent's, when the session
     // does not say which agent it is).
     let agent = s.agent.as_deref().and_then(|a| a.parse().ok());
     let mcp = crate::services::hook_setup::mcp_registered(&ws.root, agent);
-    let texts = applied
-        .fired
-        .iter()
-        .map(|f| {
-            templates.render(
-                "stage.md",
-                json!({
-                    "percent": s.percent, "tokens": s.tokens, "window": s.window,
-                    "limit": s.limit(), "limit_percent": s.limit_percent,
-                    "stage": { "name": f.name, "action": f.action, "at": f.at },
-                    "checkpoint": f.checkpoint,
-                    "recorded": applied.recorded,
-                    "in_progress": in_progress,
-                    "mcp": mcp,
-                }),
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(texts)
+    // A stage told later, when no figure is known now, says the one it fired at.
+    let mut figure = s.clone();
+    if figure.tokens.is_none() {
+        figure.set_tokens(highest.tokens, s.window);
+    }
+    let mut text = templates.render(
+        "stage.md",
+        json!({
+            "percent": figure.percent, "tokens": figure.tokens, "window": s.window,
+            "limit": s.limit(), "limit_percent": figure.limit_percent,
+            "limit_source": s.limit_source(),
+            "forecast": s.forecast(),
+            "stage": { "name": highest.name, "action": highest.action, "at": highest.at },
+            "checkpoint": checkpoint,
+            "recorded": recorded,
+            "in_progress": in_progress,
+            "mcp": mcp,
+        }),
+    )?;
+    crate::output::cut_to_chars(&mut text, MAX_STAGE_CHARS);
+    Ok(vec![text])
+}
+
+/// A field quoted back to the model: one line, cut to [`QUOTED_FIELD_CHARS`].
+fn quoted(text: &str) -> String {
+    cut_line(text, QUOTED_FIELD_CHARS)
+}
+
+fn cut_line(text: &str, max: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &one_line[..at]),
+        None => one_line,
+    }
+}
+
+/// Open plan items a stage instruction names; the rest are counted.
+const QUOTED_OPEN_ITEMS: usize = 3;
+
+/// What remains as the checkpoint records it, quoted back so the agent
+/// corrects it: the request, the first open plan items, the next step, each
+/// cut shorter than the other fields so the whole stays within
+/// [`MAX_STAGE_CHARS`].
+fn remaining(o: &crate::observe::Observed) -> serde_json::Value {
+    let open: Vec<_> = o.open_items().collect();
+    json!({
+        "request": o.request.as_deref().map(|r| cut_line(r, 100)),
+        "open": open.iter().take(QUOTED_OPEN_ITEMS)
+            .map(|p| format!("[{}] {}", p.status.as_str(), cut_line(&p.text, 60)))
+            .collect::<Vec<_>>(),
+        "more_open": open.len().saturating_sub(QUOTED_OPEN_ITEMS),
+        "next_step": o.next_step.as_deref().map(|n| cut_line(n, 100)),
+    })
 }
 
 /// `track --count SRC`: the token count, and for a file the cursor that
@@ -511,6 +621,42 @@ pub fn count_source(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_remains_is_quoted_short_and_counted() {
+        use crate::observe::{Observed, PlanItem, PlanStatus};
+        let item = |n: usize, status| PlanItem {
+            text: format!("step {n} {}", "x".repeat(100)),
+            status,
+        };
+        let o = Observed {
+            request: Some("r".repeat(300)),
+            plan: (0..6)
+                .map(|n| {
+                    item(
+                        n,
+                        if n == 0 {
+                            PlanStatus::Completed
+                        } else {
+                            PlanStatus::Pending
+                        },
+                    )
+                })
+                .collect(),
+            next_step: Some("n".repeat(300)),
+            ..Observed::default()
+        };
+        let r = remaining(&o);
+        assert_eq!(r["open"].as_array().unwrap().len(), QUOTED_OPEN_ITEMS);
+        assert!(r["open"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("[pending] step 1 "));
+        assert_eq!(r["more_open"], 2);
+        for key in ["request", "next_step"] {
+            assert_eq!(r[key].as_str().unwrap().chars().count(), 101, "{key}");
+        }
+    }
 
     #[test]
     fn a_stated_figure_is_measured_against_its_agents_limit() {

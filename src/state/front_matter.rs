@@ -51,7 +51,7 @@ pub(super) fn split<'a>(path: &Path, text: &'a str) -> Result<(Option<Front>, &'
                     what: "front matter ",
                     size: Some(front_text.len() as u64),
                     limit: MAX_FRONT_MATTER_BYTES as u64,
-                    hint: "",
+                    hint: "".into(),
                 });
             }
             return Ok((
@@ -328,21 +328,4 @@ pub(super) fn managed_block_range(body: &str) -> Result<Option<(usize, usize)>, 
         Some((_, line)) => Err(line),
         None => Ok(None),
     }
-}
-
-/// A marker line inside the content would end (or restart) the block early on
-/// the next read, leaking the rest into the user's prose. Such lines are kept
-/// visible as text: `&lt;!--` renders as `<!--` but is not a marker.
-pub(super) fn escape_marker_lines(content: &str) -> String {
-    content
-        .split_inclusive('\n')
-        .map(|line| {
-            let bare = line.trim();
-            if bare == BEGIN_MARKER || bare == END_MARKER {
-                line.replacen("<!--", "&lt;!--", 1)
-            } else {
-                line.to_string()
-            }
-        })
-        .collect()
 }

@@ -18,6 +18,7 @@ use crate::yaml_emit::{emit_key, normalize_newlines};
 
 pub mod conflicts;
 mod front_matter;
+pub mod limits;
 pub use front_matter::parse_user_yaml;
 use front_matter::*;
 
@@ -73,8 +74,8 @@ pub struct FrontMatter {
     /// `resume` refuses (exit 1) once more handoffs than this in a row
     /// resumed the same next action with no new commit (unset: never).
     pub max_handoffs_without_progress: Option<u32>,
-    /// Gutter detection: `false` turns it off; `{same_failure, same_file}`
-    /// sets its limits (defaults 3 and 10).
+    /// Loop detection: `false` turns it off; `{same_failure, same_file,
+    /// oscillation}` sets its limits (defaults 3, 3 and 3; 0 turns one off).
     pub gutter: Option<GutterSetting>,
     /// Where each agent compacts on its own, overriding what ctxkeep reads
     /// from the agent's configuration, and what stages are measured against.
@@ -131,7 +132,7 @@ impl StateFile {
                 path,
                 why: "not initialized",
             },
-            other => other,
+            other => with_way_back(other),
         })
     }
 
@@ -139,7 +140,7 @@ impl StateFile {
     /// e.g. the one in git's index), conflict markers refused first.
     pub fn from_text(path: &Path, text: String) -> Result<StateFile, Error> {
         Self::refuse_conflicts(path, &text)?;
-        Self::parse(path, text)
+        Self::parse(path, text).map_err(with_way_back)
     }
 
     /// Fails with one line naming the lines when git's conflict markers
@@ -278,6 +279,21 @@ impl StateFile {
         find_key_block(&f.text, key).map(|(s, e)| f.text[s..e].to_string())
     }
 
+    /// The size in bytes the front matter would have with `updates` made
+    /// (as [`StateFile::set_keys`] would make them), without making them.
+    pub fn front_matter_len_with(&self, updates: &[(&str, Option<&serde_json::Value>)]) -> usize {
+        let mut text = self
+            .front
+            .as_ref()
+            .map(|f| f.text.clone())
+            .unwrap_or_default();
+        for (key, value) in updates {
+            let block = value.map(|v| emit_key(key, v, self.newline));
+            text = replace_key_block(&text, key, block.as_deref(), self.newline);
+        }
+        text.len()
+    }
+
     /// Replaces a top-level key's block by `block` (exact text, `None`
     /// removes it), leaving every other byte as it was. Verified by re-parsing.
     pub fn set_key_text(&mut self, key: &str, block: Option<&str>) -> Result<(), Error> {
@@ -346,7 +362,7 @@ impl StateFile {
     /// marked block when there is none). Nothing outside the markers changes.
     pub fn set_managed_block(&mut self, content: &str) -> Result<(), Error> {
         let nl = self.newline;
-        let content = escape_marker_lines(&normalize_newlines(content, nl));
+        let content = normalize_newlines(&limits::escape_block(content), nl);
         let content = if content.is_empty() || content.ends_with(nl) {
             content
         } else {
@@ -412,12 +428,15 @@ impl StateFile {
     }
 
     /// Writes the file atomically if it changed; refuses if someone else
-    /// changed it since it was read. Returns whether anything was written.
+    /// changed it since it was read, or if a reader could not take the new
+    /// text back (see [`limits::check_text`]). Returns whether anything was
+    /// written.
     pub fn save(&mut self) -> Result<bool, Error> {
         let new = self.render();
         if new == self.original {
             return Ok(false);
         }
+        limits::check_text(&self.path, &new, false)?;
         crate::fsutil::atomic_write(&self.path, new.as_bytes(), Some(self.original.as_bytes()))?;
         self.original = new;
         Ok(true)
@@ -426,6 +445,57 @@ impl StateFile {
     pub fn newline(&self) -> &'static str {
         self.newline
     }
+}
+
+/// The way back from a state file that no longer reads, appended to the
+/// error: git has the last committed version, the archive each checkpoint.
+fn with_way_back(e: Error) -> Error {
+    let way_back = |path: &Path| {
+        format!(
+            "; to go back, `git checkout -- {}` restores the last committed version, and .ctxkeep/checkpoints/ beside it keeps the checkpoints ctxkeep wrote",
+            path.display()
+        )
+    };
+    match e {
+        Error::Data { path, msg } => {
+            let msg = format!("{msg}{}", way_back(&path));
+            Error::Data { path, msg }
+        }
+        Error::TooLarge {
+            path,
+            what,
+            size,
+            limit,
+            hint,
+        } => Error::TooLarge {
+            hint: format!("{hint}{}", way_back(&path)).into(),
+            path,
+            what,
+            size,
+            limit,
+        },
+        other => other,
+    }
+}
+
+/// `sha256:<hex>` of the marked block's content as a reader sees it: line
+/// ends and trailing blanks do not count, so an editor that strips
+/// trailing spaces or a checkout that converts line ends is no edit.
+pub fn block_digest(content: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let normal: Vec<&str> = content.lines().map(str::trim_end).collect();
+    let normal = normal.join("\n");
+    let hash = Sha256::digest(normal.trim_matches('\n').as_bytes());
+    format!("sha256:{hash:x}")
+}
+
+/// The marked block's text when it was edited by hand since ctxkeep wrote
+/// it (its digest differs from the one the checkpoint recorded); None when
+/// intact, or when the checkpoint recorded none.
+pub fn edited_block(sf: &StateFile) -> Option<&str> {
+    let recorded = sf.fm.checkpoint.as_ref()?.block_digest.as_str();
+    let block = sf.managed_block()?;
+    (!recorded.is_empty() && block_digest(block) != recorded).then_some(block)
 }
 
 /// Whether the checkpoint in the file is the one ctxkeep sealed.

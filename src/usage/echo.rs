@@ -9,8 +9,15 @@ use serde_json::{Map, Value};
 
 use crate::error::Error;
 
-/// Whether an agent-authored line in the transcript's tail contains `nonce`.
-pub fn echoes(path: &Path, nonce: &str, scan_bytes: u64) -> Result<bool, Error> {
+/// Whether an agent-authored line in the transcript's tail contains `nonce`;
+/// `authored` gives the text of a line that the agent itself wrote (its
+/// replies and tool calls, never prompts, injected context or tool results).
+pub fn echoes(
+    path: &Path,
+    nonce: &str,
+    scan_bytes: u64,
+    authored: &dyn Fn(&Map<String, Value>) -> Vec<String>,
+) -> Result<bool, Error> {
     let (mut file, len) = crate::fsutil::open_input(path)?;
     // Only the tail: an ack is echoed soon after the resume, near the end.
     let start = len.saturating_sub(scan_bytes);
@@ -27,7 +34,7 @@ pub fn echoes(path: &Path, nonce: &str, scan_bytes: u64) -> Result<bool, Error> 
         let Ok(Value::Object(v)) = serde_json::from_slice::<Value>(line) else {
             continue;
         };
-        if agent_authored(&v).iter().any(|text| has_word(text, &nonce)) {
+        if authored(&v).iter().any(|text| has_word(text, &nonce)) {
             return Ok(true);
         }
     }
@@ -51,66 +58,6 @@ fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
         .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
-/// The text a transcript line holds that the agent itself wrote: Claude Code
-/// assistant content (text and tool calls), Codex assistant messages and
-/// tool calls, Gemini replies and tool arguments. Prompts, injected
-/// context and tool results are never included.
-fn agent_authored(line: &Map<String, Value>) -> Vec<String> {
-    let kind = line.get("type").and_then(Value::as_str);
-    match kind {
-        // Claude Code: main-chain assistant lines.
-        Some("assistant") if line.get("isSidechain") != Some(&Value::Bool(true)) => line
-            .get("message")
-            .and_then(|m| m.get("content"))
-            .map(|c| vec![c.to_string()])
-            .unwrap_or_default(),
-        // Codex rollout: what the model said or asked to run.
-        Some("response_item") => {
-            let Some(p) = line.get("payload") else {
-                return Vec::new();
-            };
-            let ptype = p.get("type").and_then(Value::as_str);
-            let role = p.get("role").and_then(Value::as_str);
-            match (ptype, role) {
-                (Some("message"), Some("assistant")) => p
-                    .get("content")
-                    .map(|c| vec![c.to_string()])
-                    .unwrap_or_default(),
-                (Some("function_call"), _) => p
-                    .get("arguments")
-                    .map(|c| vec![c.to_string()])
-                    .unwrap_or_default(),
-                (Some("custom_tool_call"), _) => p
-                    .get("input")
-                    .map(|c| vec![c.to_string()])
-                    .unwrap_or_default(),
-                (Some("local_shell_call"), _) => p
-                    .get("action")
-                    .map(|c| vec![c.to_string()])
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            }
-        }
-        // Gemini CLI: the model's reply and its tool arguments.
-        Some("gemini") => {
-            let mut out: Vec<String> = line
-                .get("content")
-                .map(|c| vec![c.to_string()])
-                .unwrap_or_default();
-            if let Some(Value::Array(calls)) = line.get("toolCalls") {
-                out.extend(
-                    calls
-                        .iter()
-                        .filter_map(|c| c.get("args"))
-                        .map(Value::to_string),
-                );
-            }
-            out
-        }
-        _ => Vec::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,27 +68,27 @@ mod tests {
         let t = dir.path().join("t.jsonl");
         let injected = r#"{"type":"user","message":{"role":"user","content":"run `ctxkeep ack 48213907` to confirm"}}"#;
         std::fs::write(&t, format!("{injected}\n")).unwrap();
-        assert!(!echoes(&t, "48213907", 1 << 20).unwrap());
+        assert!(!echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
         let side = r#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"48213907"}]}}"#;
         let tool = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"ctxkeep ack 48213907"}}]}}"#;
         std::fs::write(&t, format!("{injected}\n{side}\n")).unwrap();
-        assert!(!echoes(&t, "48213907", 1 << 20).unwrap());
+        assert!(!echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
         std::fs::write(&t, format!("{injected}\n{tool}\n")).unwrap();
-        assert!(echoes(&t, "48213907", 1 << 20).unwrap());
+        assert!(echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
         let codex = r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ctxkeep\",\"ack\",\"48213907\"]}"}}"#;
         let output = r#"{"type":"response_item","payload":{"type":"function_call_output","output":"ctxkeep ack 48213907"}}"#;
         std::fs::write(&t, format!("{output}\n")).unwrap();
-        assert!(!echoes(&t, "48213907", 1 << 20).unwrap());
+        assert!(!echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
         std::fs::write(&t, format!("{codex}\n")).unwrap();
-        assert!(echoes(&t, "48213907", 1 << 20).unwrap());
+        assert!(echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
         let inside = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"build 1482139070 and v48213907a"}]}}"#;
         std::fs::write(&t, format!("{inside}\n")).unwrap();
         assert!(
-            !echoes(&t, "48213907", 1 << 20).unwrap(),
+            !echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap(),
             "inside a longer number or word"
         );
         let gemini = r#"{"id":"m1","type":"gemini","content":"Restored; acknowledging 48213907."}"#;
         std::fs::write(&t, format!("{gemini}\n")).unwrap();
-        assert!(echoes(&t, "48213907", 1 << 20).unwrap());
+        assert!(echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
     }
 }

@@ -136,3 +136,141 @@ fn module_imports_have_no_cycle() {
         );
     }
 }
+
+/// How the registry and the agents' folders spell each agent: the `Agent`
+/// variants, the folders' names, and every id, alias and display name.
+struct AgentNames {
+    variants: Vec<String>,
+    folders: Vec<String>,
+    /// Ids and aliases: a string literal equal to one names an agent.
+    spellings: Vec<String>,
+    /// Display names: a string literal containing one names an agent.
+    display: Vec<String>,
+}
+
+fn agent_names(src: &Path) -> AgentNames {
+    let registry = std::fs::read_to_string(src.join("agents/mod.rs")).unwrap();
+    let body = registry
+        .split("pub enum Agent {")
+        .nth(1)
+        .and_then(|rest| rest.split('}').next())
+        .expect("src/agents/mod.rs defines `pub enum Agent`");
+    let variants: Vec<String> = body
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+        .collect();
+    let id = regex::Regex::new(r#"pub const ID: &str = "([^"]+)";"#).unwrap();
+    let aliases = regex::Regex::new(r#"fn aliases\(&self\)[^{]*\{\s*&\[([^\]]*)\]"#).unwrap();
+    let display = regex::Regex::new(r#"fn display_name\(&self\)[^{]*\{\s*"([^"]+)""#).unwrap();
+    let quoted = regex::Regex::new(r#""([^"]+)""#).unwrap();
+    let mut names = AgentNames {
+        variants,
+        folders: Vec::new(),
+        spellings: Vec::new(),
+        display: Vec::new(),
+    };
+    for entry in std::fs::read_dir(src.join("agents")).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        names
+            .folders
+            .push(dir.file_name().unwrap().to_string_lossy().into_owned());
+        let text = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+        let who = dir.display();
+        names
+            .spellings
+            .push(id.captures(&text).expect("an ID")[1].to_string());
+        let list = aliases
+            .captures(&text)
+            .unwrap_or_else(|| panic!("{who}: aliases"));
+        names
+            .spellings
+            .extend(quoted.captures_iter(&list[1]).map(|c| c[1].to_string()));
+        let shown = display
+            .captures(&text)
+            .unwrap_or_else(|| panic!("{who}: display name"));
+        names.display.push(shown[1].to_string());
+    }
+    names
+}
+
+/// Whatever in `code` names a particular agent: a variant of `Agent`, an
+/// agent's folder as a path, a string literal that is an agent's id or
+/// alias, or one that holds its display name.
+fn agent_mentions(code: &str, names: &AgentNames) -> Vec<String> {
+    let literal = regex::Regex::new(r#""((?:[^"\\\n]|\\.)*)""#).unwrap();
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        let at = |what: &str| format!("line {}: {what}", n + 1);
+        for v in &names.variants {
+            if line.contains(&format!("Agent::{v}")) {
+                found.push(at(&format!("Agent::{v}")));
+            }
+        }
+        for f in &names.folders {
+            if line.contains(&format!("{f}::")) {
+                found.push(at(&format!("{f}::")));
+            }
+        }
+        for c in literal.captures_iter(line) {
+            let text = &c[1];
+            if names.spellings.iter().any(|s| s == text)
+                || names.display.iter().any(|d| text.contains(d.as_str()))
+            {
+                found.push(at(&format!("\"{text}\"")));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn only_the_registry_the_agents_folders_and_the_clap_values_name_an_agent() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let names = agent_names(&src);
+    assert!(
+        names.variants.len() >= 3 && names.folders.len() == names.variants.len(),
+        "one folder per agent: {:?} for {:?}",
+        names.folders,
+        names.variants
+    );
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).unwrap();
+        // The model table names models ("claude", "gemini-2"), not the agents.
+        if rel.starts_with("agents") || rel == Path::new("cli.rs") || rel == Path::new("models.rs")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        // Unit tests may use any agent as sample data.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for m in agent_mentions(code, &names) {
+            wrong.push(format!("src/{}: {m}", rel.display()));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "only src/agents/ and src/cli.rs may name an agent; call through `Agent::integration()`:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_agent_rule_sees_each_way_of_naming_an_agent() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let names = agent_names(&src);
+    let code = "let a = Agent::Codex;\nuse crate::agents::gemini::usage;\nlet s = \"claude-code\";\nlet m = \"below Gemini CLI's limit\";\n// Agent::Codex in a comment is prose\nlet model = \"gemini-2.5-pro\";\n";
+    let found = agent_mentions(code, &names);
+    assert_eq!(found.len(), 4, "{found:?}");
+}

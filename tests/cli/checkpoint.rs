@@ -256,3 +256,51 @@ fn history_leaves_out_a_checkpoint_the_next_one_only_repeats() {
     // A checkpoint by hand is always written, even when it repeats.
     assert!(p.path(".ctxkeep/checkpoints/ckpt-0002.json").is_file());
 }
+
+/// An empty item was written, then failed `verify` (CK204); and no flag
+/// emptied a list.
+#[test]
+fn an_empty_list_item_is_refused_and_a_list_is_cleared_by_its_flag() {
+    let p = Project::initialized();
+    p.checkpoint(&["--decision", "use serde", "--question", "which YAML?"])
+        .success();
+    let before = p.snapshot();
+    for (flag, clear) in [
+        ("--decision", "--clear-decisions"),
+        ("--question", "--clear-questions"),
+    ] {
+        for empty in ["", "  "] {
+            let out = p.ctxkeep(&["checkpoint", flag, empty]).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{flag} {empty:?}: {err}");
+            assert!(
+                err.contains(flag)
+                    && err.contains(&format!(
+                        "an item needs text (to empty the list, use {clear})"
+                    )),
+                "{err}"
+            );
+        }
+        // A list cannot be both given and cleared.
+        p.ctxkeep(&["checkpoint", flag, "x", clear])
+            .assert()
+            .code(2);
+    }
+    assert!(p.snapshot() == before, "a refusal writes nothing");
+
+    let (v, code) = p.json(&["checkpoint", "--clear-decisions"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["decisions"], serde_json::json!([]));
+    assert_eq!(v["open_questions"], serde_json::json!(["which YAML?"]));
+    let (v, _) = p.json(&["checkpoint", "--clear-questions"]);
+    assert_eq!(v["open_questions"], serde_json::json!([]));
+    p.ctxkeep(&["verify"]).assert().success();
+    // The same through --from: an empty item is refused, naming the flag that clears.
+    p.write("from.yaml", "decisions: [\"keep it\", \"\"]\n");
+    p.ctxkeep(&["checkpoint", "--from", "from.yaml"])
+        .assert()
+        .code(65)
+        .stderr(predicate::str::contains(
+            "decisions (--decision) item 2 is empty; give each item some text, or clear the list with --clear-decisions",
+        ));
+}

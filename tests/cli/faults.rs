@@ -481,3 +481,65 @@ fn kill_during_writes(iterations: usize) {
 fn kill_9_during_checkpoint_writes_200_times() {
     kill_during_writes(200);
 }
+
+/// `sh -c` with the file-size limit at `blocks` of 512 bytes (POSIX
+/// `ulimit -f`), running `ctxkeep ARGS` as its last command.
+fn under_file_size_limit(p: &Project, blocks: u32, args: &str) -> std::process::Output {
+    p.sh(&format!("ulimit -f {blocks}; exec \"$CTXKEEP_BIN\" {args}"))
+        .output()
+        .unwrap()
+}
+
+/// A write past `ulimit -f` was SIGXFSZ: killed silently (exit 153) with
+/// `.project-state.md.*.tmp` left behind. Now it is an I/O error.
+#[test]
+fn a_checkpoint_past_the_file_size_limit_is_74_and_leaves_the_file_as_it_was() {
+    let p = with_prose();
+    p.checkpoint(&[]).success();
+    let before = p.state();
+    let events = p.read(".ctxkeep/events.jsonl");
+    // 16 KiB: the archive record (12 KB of note) fits, the state file
+    // (the note in the front matter and again in the block) does not.
+    let out = p
+        .sh("ulimit -f 32; exec \"$CTXKEEP_BIN\" checkpoint --note \"$NOTE\"")
+        .env("NOTE", "n".repeat(12_000))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(74), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("project-state.md: cannot write (file too large)"),
+        "{err}"
+    );
+    assert_eq!(p.state(), before);
+    assert_eq!(temp_files(p.root()), Vec::<String>::new());
+    assert!(
+        !p.path(".ctxkeep/checkpoints/ckpt-0002.json").exists(),
+        "the archive record of the failed checkpoint is taken back"
+    );
+    assert_eq!(p.read(".ctxkeep/events.jsonl"), events);
+    // Nothing to clean up: the next checkpoint takes the id.
+    p.checkpoint(&[]).success().stdout("ckpt-0002\n");
+
+    // Even the archive record past the limit: the same, one step earlier.
+    let before = p.state();
+    let out = under_file_size_limit(&p, 0, "checkpoint --note 'a note'");
+    assert_eq!(out.status.code(), Some(74));
+    assert_eq!(p.state(), before);
+    assert_eq!(temp_files(p.root()), Vec::<String>::new());
+}
+
+#[test]
+fn hooks_install_past_the_file_size_limit_is_74_and_leaves_the_settings() {
+    let p = Project::initialized();
+    let settings = "{\n  \"model\": \"opus\"\n}\n";
+    p.write(".claude/settings.json", settings);
+    let out = under_file_size_limit(&p, 0, "hooks install claude-code");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(74), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("file too large"), "{err}");
+    assert_eq!(p.read(".claude/settings.json"), settings);
+    assert_eq!(temp_files(p.root()), Vec::<String>::new());
+}

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::support::Project;
+use crate::support::{self, Project};
 use crate::transcripts::*;
 
 /// What a hook prints when it has something for the model.
@@ -252,7 +252,8 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
     assert_eq!(archived(&p, "ckpt-0002")["trigger"], "stage-90");
 
     // Claude compacts on its own: the checkpoint records the budget before
-    // (and is written because there is new work since the stage's).
+    // (and is written because there is new work since the stage's); the
+    // answer, plain text, is the brief Claude Code hands its summarizer.
     p.set_now("2026-01-15T10:30:00Z");
     p.write("src/lexer.rs", "fn lex() {}\n");
     let ran = hook(
@@ -266,7 +267,12 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
         ),
         &[],
     );
-    assert_eq!((ran.code, ran.stdout.as_str()), (0, ""), "{}", ran.stderr);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert!(
+        ran.stdout.contains("checkpoint ckpt-0003") && !ran.stdout.starts_with('{'),
+        "{}",
+        ran.stdout
+    );
     let pre = archived(&p, "ckpt-0003");
     assert_eq!(pre["trigger"], "pre-compact");
     assert_eq!(pre["budget"]["tokens"], 182_000);
@@ -283,7 +289,8 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
     );
     assert!(p.state().contains("trigger: pre-compact"));
 
-    // After the compaction the session continues from the checkpoint.
+    // The restored session starts before the summary can be read: a short
+    // note with the checkpoint's id and a nonce, not the whole prompt.
     let mut text = p.read("transcript.jsonl");
     text.push_str(&jsonl(&[claude_compact_boundary(Some(30_000))]));
     p.write("transcript.jsonl", text);
@@ -294,35 +301,23 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
         &claude(&p, "SessionStart", "sess-1", json!({ "source": "compact" })),
         &[],
     ));
-    let prompt = &resumed.additional_context;
-    assert!(prompt.chars().count() <= 10_000);
-    for recovered in [
-        "Recovered from ckpt-0003",
-        "(pre-compact)",
-        "- Phase: implementing the parser",
-        "- Active task: parse front matter in src/state.rs",
-        "- Controlling agent: claude-code",
-        "- Next action: run cargo test and fix the failing split test",
-    ] {
-        assert!(
-            prompt.contains(recovered),
-            "{recovered:?} missing from {prompt}"
-        );
-    }
+    let note = &resumed.additional_context;
+    assert!(note.contains("checkpoint ckpt-0003"), "{note}");
+    assert!(!note.contains("Recovered from"), "{note}");
     let started = events(&p, "session_start");
-    assert_eq!(started.last().unwrap()["resumed_from"], "ckpt-0003");
+    assert_eq!(started.last().unwrap()["after_summary"], "waiting");
     assert_eq!(
         session(&p, "sess-1")["fired"],
         json!([]),
         "every stage re-armed"
     );
 
-    // The prompt asks for an acknowledgement; echoing the nonce is one.
-    let nonce = prompt
+    // The note asks for an acknowledgement; echoing the nonce is one.
+    let nonce = note
         .split("ctxkeep ack ")
         .nth(1)
         .and_then(|rest| rest.split('`').next())
-        .expect("a nonce in the injected prompt")
+        .expect("a nonce in the note")
         .to_string();
     let (status, _) = p.json(&["status", "--session", "sess-1"]);
     assert_eq!(status["acknowledged"], false);
@@ -336,8 +331,17 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
     text.push_str(&format!("{echo}\n"));
     p.write("transcript.jsonl", text);
 
-    // The gauge starts again from the compacted size; a new climb fires again.
+    // PostCompact without its summary, and none in the transcript: the audit
+    // says so, and the next prompt gets the whole prompt after all.
     let ran = hook(
+        &p,
+        "claude-code",
+        &claude(&p, "PostCompact", "sess-1", json!({ "trigger": "auto" })),
+        &[],
+    );
+    assert_eq!((ran.code, ran.stdout.as_str()), (0, ""), "{}", ran.stderr);
+    assert!(events(&p, "compaction_audit").is_empty());
+    let given = reply(&hook(
         &p,
         "claude-code",
         &claude(
@@ -347,14 +351,37 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
             json!({ "prompt": "next" }),
         ),
         &[],
+    ));
+    let prompt = &given.additional_context;
+    assert!(prompt.chars().count() <= 10_000);
+    for recovered in [
+        "Recovered from ckpt-0003",
+        "(pre-compact)",
+        "- Phase: implementing the parser",
+        "- Active task: parse front matter in src/state.rs",
+        "- Controlling agent: claude-code",
+        "- Next action: run cargo test and fix the failing split test",
+        &format!("ctxkeep ack {nonce}"),
+    ] {
+        assert!(
+            prompt.contains(recovered),
+            "{recovered:?} missing from {prompt}"
+        );
+    }
+    let audits = events(&p, "compaction_audit");
+    assert_eq!(audits.len(), 1);
+    assert_eq!(
+        (&audits[0]["unreadable"], &audits[0]["summary_chars"]),
+        (&json!("not found"), &Value::Null)
     );
-    assert_eq!((ran.code, ran.stdout.as_str()), (0, ""));
     assert_eq!(session(&p, "sess-1")["tokens"], 30_000);
     let (status, _) = p.json(&["status", "--session", "sess-1"]);
     assert_eq!(
         status["acknowledged"], true,
         "the echoed nonce acknowledges the restore"
     );
+
+    // The gauge starts again from the compacted size; a new climb fires again.
     grow(&p, 6, 165_000);
     let again = reply(&hook(
         &p,
@@ -430,8 +457,8 @@ fn the_injected_prompt_fits_claudes_limit_and_warns_of_hand_edits() {
     ])
     .assert()
     .success();
-    let compact = claude(&p, "SessionStart", "s", json!({ "source": "compact" }));
-    let prompt = reply(&hook(&p, "claude-code", &compact, &[])).additional_context;
+    let clear = claude(&p, "SessionStart", "s", json!({ "source": "clear" }));
+    let prompt = reply(&hook(&p, "claude-code", &clear, &[])).additional_context;
     assert_eq!(prompt.chars().count(), 10_000);
     assert!(prompt.contains("Recovered from ckpt-0001"));
     assert!(
@@ -447,7 +474,7 @@ fn the_injected_prompt_fits_claudes_limit_and_warns_of_hand_edits() {
         "fix the CRLF case first",
     );
     p.write("project-state.md", edited);
-    let prompt = reply(&hook(&p, "claude-code", &compact, &[])).additional_context;
+    let prompt = reply(&hook(&p, "claude-code", &clear, &[])).additional_context;
     assert!(
         prompt.starts_with("WARNING: checkpoint ckpt-0002 was changed by hand"),
         "{prompt}"
@@ -615,7 +642,7 @@ fn the_status_line_prefers_current_usage_and_remembers_the_window() {
     assert_eq!(v.last_checkpoint.unwrap().id, "ckpt-0001");
     assert!(
         v.line
-            .starts_with("ctxkeep [##--------] 17 % · 170k/1M · ckpt-0001"),
+            .starts_with("ctxkeep [##--------] 17.6 % · 170k/967k · ckpt-0001"),
         "{}",
         v.line
     );
@@ -665,14 +692,14 @@ fn an_old_status_line_payload_falls_back_to_the_transcript() {
         (v.tokens, v.window, v.percent),
         (Some(90_000), 200_000, Some(45.0))
     );
-    assert!(v.line.contains("90k/200k · no checkpoint"), "{}", v.line);
+    assert!(v.line.contains("90k/167k · no checkpoint"), "{}", v.line);
 
     // No context window at all, no transcript: drawn as unknown.
     let bare = json!({ "session_id": "bare", "exceeds_200k_tokens": false });
     let v = statusline(&p, &bare.to_string());
     assert_eq!(v.tokens, None);
     assert!(
-        v.line.starts_with("ctxkeep [----------] ? % · ?/200k"),
+        v.line.starts_with("ctxkeep ? % · no checkpoint"),
         "{}",
         v.line
     );
@@ -926,7 +953,7 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
     assert!(
         report.checks[8]
             .detail
-            .contains("ctxkeep [#---------] 10 %"),
+            .contains("ctxkeep [#---------] 12 % · 20k/167k"),
         "{:?}",
         report.checks[8]
     );
@@ -1107,6 +1134,7 @@ const AGENTS: [(&str, &str, &str, &[&str]); 2] = [
             "PreCompact",
             "PostCompact",
             "Stop",
+            "SessionEnd",
         ],
     ),
     (
@@ -1306,7 +1334,12 @@ fn codex_and_gemini_installers_refuse_files_they_cannot_read() {
             "[1, 2]",
             "{\"hooks\": {\"Stop\": {}}}",
             "{\n  // mine\n  \"hooks\": {}\n}",
+            "{ \"hooks\": {}, }",
         ] {
+            if agent == "gemini" && bad.contains("//") {
+                // Gemini CLI allows comments; so does its installer (below).
+                continue;
+            }
             p.write(file, bad);
             for cmd in ["install", "uninstall"] {
                 let out = p.ctxkeep(&["hooks", cmd, agent]).output().unwrap();
@@ -1314,9 +1347,6 @@ fn codex_and_gemini_installers_refuse_files_they_cannot_read() {
                 let err = String::from_utf8(out.stderr).unwrap();
                 assert_eq!(err.lines().count(), 1, "{err}");
                 assert!(err.contains(file), "{err}");
-                if agent == "gemini" && bad.contains("//") {
-                    assert!(err.contains("comments"), "{err}");
-                }
                 assert_eq!(p.read(file), bad, "{agent}: untouched");
             }
         }
@@ -1424,6 +1454,664 @@ fn gemini_doctor_fails_a_hook_that_prints_no_json() {
     assert_eq!(code, 0, "{report:?}");
 }
 
+#[test]
+fn a_stage_crossed_at_stop_is_told_once_at_the_next_prompt() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    // A text-only turn: its only hook is Stop, whose output reaches no model.
+    grow(&p, 1, 150_000);
+    let stop = hook(
+        &p,
+        "claude-code",
+        &claude(&p, "Stop", "pend-1", json!({ "stop_hook_active": false })),
+        &[],
+    );
+    assert_eq!(
+        (stop.code, stop.stdout.as_str()),
+        (0, ""),
+        "{}",
+        stop.stderr
+    );
+    assert_eq!(events(&p, "stage").len(), 1, "the stage fired at Stop");
+    assert_eq!(
+        session(&p, "pend-1")["pending_stages"][0]["name"],
+        "stage-80"
+    );
+
+    // The next prompt carries it, though usage crossed nothing new.
+    let prompt = claude(
+        &p,
+        "UserPromptSubmit",
+        "pend-1",
+        json!({ "prompt": "next" }),
+    );
+    let told = reply(&hook(&p, "claude-code", &prompt, &[]));
+    assert!(
+        told.additional_context.contains("stage stage-80"),
+        "{}",
+        told.additional_context
+    );
+    assert!(session(&p, "pend-1").get("pending_stages").is_none());
+    // Once.
+    let again = hook(&p, "claude-code", &prompt, &[]);
+    assert_eq!(
+        (again.code, again.stdout.as_str()),
+        (0, ""),
+        "{}",
+        again.stderr
+    );
+}
+
+#[test]
+fn a_jump_past_every_stage_gives_one_instruction_for_the_highest() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    grow(&p, 1, 20_000);
+    let tool = claude(
+        &p,
+        "PostToolUse",
+        "jump-1",
+        json!({ "tool_name": "Bash", "tool_input": {}, "tool_response": {} }),
+    );
+    let ran = hook(&p, "claude-code", &tool, &[]);
+    assert_eq!(ran.stdout, "", "{}", ran.stderr);
+    p.write("src/lexer.rs", "fn lex() {}\n");
+    grow(&p, 2, 199_000);
+    let told = reply(&hook(&p, "claude-code", &tool, &[]));
+    let text = &told.additional_context;
+    assert!(events(&p, "stage").len() >= 3, "every stage crossed fired");
+    assert_eq!(text.matches("ctxkeep: context is at").count(), 1, "{text}");
+    assert!(
+        text.contains("(handoff)"),
+        "the highest is the handoff: {text}"
+    );
+    assert!(text.matches("Recorded now").count() <= 1, "{text}");
+    assert!(
+        text.chars().count() <= 1_200,
+        "{} chars: {text}",
+        text.chars().count()
+    );
+}
+
+#[test]
+fn a_restore_after_compaction_does_not_repeat_the_stuck_warning() {
+    let mut p = Project::initialized();
+    fn start(p: &Project, id: &str, source: &str) -> String {
+        let payload = claude(p, "SessionStart", id, json!({ "source": source }));
+        reply(&hook(p, "claude-code", &payload, &[])).additional_context
+    }
+    // Three sessions in a row resume the same next action with no commit.
+    for n in 1..=3 {
+        p.set_now(&format!("2026-01-15T1{n}:00:00Z"));
+        p.checkpoint(&[]).success();
+        let prompt = start(&p, &format!("stuck-{n}"), "startup");
+        assert_eq!(
+            prompt.contains("WARNING: this is handoff 3 in a row"),
+            n == 3,
+            "{prompt}"
+        );
+    }
+    // The third clears its context: the restore gives the prompt, not the
+    // warning again.
+    p.set_now("2026-01-15T13:30:00Z");
+    let restored = start(&p, "stuck-3", "clear");
+    assert!(restored.contains("You are continuing"), "{restored}");
+    assert!(!restored.contains("WARNING: this is handoff"), "{restored}");
+}
+
+/// A status-line payload of Claude Code's for session `id`.
+fn status_payload(p: &Project, id: &str, usage: Value) -> String {
+    json!({
+        "session_id": id, "transcript_path": p.path("transcript.jsonl"), "cwd": p.root(),
+        "model": { "id": "claude-sonnet-4-5" }, "version": "2.1.331",
+        "context_window": { "context_window_size": 200_000, "current_usage": usage },
+    })
+    .to_string()
+}
+
+#[test]
+fn the_status_line_fits_80_columns_and_leads_with_the_share_the_stages_use() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    // Past the handoff stage: a hook fires it, the line says so.
+    grow(&p, 1, 199_000);
+    let prompt = claude(&p, "UserPromptSubmit", "wide-1", json!({ "prompt": "x" }));
+    reply(&hook(&p, "claude-code", &prompt, &[]));
+    let usage = json!({ "input_tokens": 9_000, "cache_read_input_tokens": 190_000 });
+    let payload = status_payload(&p, "wide-1", usage);
+    let line = |columns: &str| {
+        let out = p
+            .ctxkeep(&["statusline"])
+            .env("COLUMNS", columns)
+            .write_stdin(payload.clone())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .trim_end()
+            .to_string()
+    };
+    let narrow = line("80");
+    assert!(narrow.chars().count() <= 80, "{narrow}");
+    // 199k of Claude Code's 167k limit: the share the stages went by leads.
+    assert!(
+        narrow.starts_with("ctxkeep ") && narrow.contains("119.2 %"),
+        "{narrow}"
+    );
+    assert!(
+        narrow.contains("handoff due") && narrow.contains("ckpt-000"),
+        "{narrow}"
+    );
+    assert!(
+        !narrow.contains("100 %"),
+        "no second, disagreeing share: {narrow}"
+    );
+    let wide = line("200");
+    assert!(
+        wide.contains("[##########] 119.2 %") && wide.contains("199k/167k"),
+        "{wide}"
+    );
+    let tiny = line("40");
+    assert!(
+        tiny.contains("119.2 %") && tiny.contains("handoff due"),
+        "{tiny}"
+    );
+}
+
+#[test]
+fn after_compact_the_status_line_says_compacted_or_the_restored_size_never_zero() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    grow(&p, 1, 190_000);
+    let prompt = claude(&p, "UserPromptSubmit", "cmp-1", json!({ "prompt": "x" }));
+    reply(&hook(&p, "claude-code", &prompt, &[]));
+    // `/compact` in the real CLI: PreCompact, SessionStart(compact), PostCompact, the
+    // transcript's boundary; then the status line arrives with an all-zero `current_usage`.
+    let mut text = p.read("transcript.jsonl");
+    text.push_str(&jsonl(&[claude_compact_boundary(None)]));
+    p.write("transcript.jsonl", text);
+    let zero = json!({ "input_tokens": 0, "output_tokens": 0,
+        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0 });
+    for (event, extra) in [
+        (
+            "PreCompact",
+            json!({ "trigger": "manual", "custom_instructions": "" }),
+        ),
+        ("SessionStart", json!({ "source": "compact" })),
+        (
+            "PostCompact",
+            json!({ "trigger": "manual", "compact_summary": "s" }),
+        ),
+    ] {
+        let ran = hook(&p, "claude-code", &claude(&p, event, "cmp-1", extra), &[]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+    }
+    let v = statusline(&p, &status_payload(&p, "cmp-1", zero.clone()));
+    assert_eq!(
+        v.tokens, None,
+        "an all-zero reading is not an empty context"
+    );
+    assert!(!v.handoff_due);
+    assert!(v.line.starts_with("ctxkeep compacted · "), "{}", v.line);
+    assert!(!v.line.contains("0 %"), "{}", v.line);
+    assert!(session(&p, "cmp-1")["tokens"].is_null(), "no 0 saved");
+
+    // When the agent states the restored size, the line shows it.
+    let start = json!({ "source": "compact", "context_tokens": 31_000 });
+    for (event, extra) in [
+        (
+            "PreCompact",
+            json!({ "trigger": "auto", "custom_instructions": "" }),
+        ),
+        ("SessionStart", start),
+        (
+            "PostCompact",
+            json!({ "trigger": "auto", "compact_summary": "s" }),
+        ),
+    ] {
+        let ran = hook(&p, "claude-code", &claude(&p, event, "cmp-1", extra), &[]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+    }
+    let v = statusline(&p, &status_payload(&p, "cmp-1", zero));
+    assert_eq!(v.tokens, Some(31_000), "{}", v.line);
+    assert!(
+        v.line.contains("31k/167k") && !v.line.contains("handoff due"),
+        "{}",
+        v.line
+    );
+}
+
+#[test]
+fn a_pending_stage_survives_readings_that_only_record() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    grow(&p, 1, 150_000);
+    let stop = claude(&p, "Stop", "pend-2", json!({ "stop_hook_active": false }));
+    assert_eq!(hook(&p, "claude-code", &stop, &[]).stdout, "");
+    // A status line and a pre-compaction hook read the figure and say nothing to the model.
+    let usage = json!({ "input_tokens": 150_000 });
+    statusline(&p, &status_payload(&p, "pend-2", usage));
+    let pre = claude(&p, "PreCompact", "pend-2", json!({ "trigger": "manual" }));
+    assert_eq!(hook(&p, "claude-code", &pre, &[]).code, 0);
+    assert_eq!(
+        session(&p, "pend-2")["pending_stages"][0]["name"],
+        "stage-80"
+    );
+    let prompt = claude(
+        &p,
+        "UserPromptSubmit",
+        "pend-2",
+        json!({ "prompt": "next" }),
+    );
+    let told = reply(&hook(&p, "claude-code", &prompt, &[]));
+    assert!(
+        told.additional_context.contains("stage stage-80"),
+        "{}",
+        told.additional_context
+    );
+}
+/// Valid JSON settings written the way people and other tools write them;
+/// each must come back byte for byte after `install` then `uninstall`.
+const HOSTILE_JSON: [(&str, &str); 12] = [
+    (
+        "three-space indent",
+        "{\n   \"model\": \"opus\",\n   \"env\": {\n      \"A\": \"1\"\n   }\n}\n",
+    ),
+    (
+        "tabs and the user's hooks",
+        "{\n\t\"hooks\": {\n\t\t\"Stop\": [\n\t\t\t{ \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-send done\" } ] }\n\t\t],\n\t\t\"Notification\": []\n\t}\n}\n",
+    ),
+    (
+        "CRLF",
+        "{\r\n  \"model\": \"opus\",\r\n  \"permissions\": { \"allow\": [\"Bash(ls)\"] }\r\n}\r\n",
+    ),
+    (
+        "escapes and number spellings, no final newline",
+        r#"{"name": "caf\u00e9 \/ \"q\" \ud83d\udc22", "n": 1e3, "big": 12345678901234567890123, "neg": -0.0, "f": 1.50, "E": 2E-7}"#,
+    ),
+    (
+        "duplicate keys",
+        "{\n  \"model\": \"a\",\n  \"model\": \"b\",\n  \"hooks\": { \"Stop\": [] },\n  \"hooks\": { \"Notification\": [] },\n  \"mcpServers\": 1,\n  \"mcpServers\": { \"docs\": { \"command\": \"docs-mcp\" } }\n}\n",
+    ),
+    ("minified", "{\"model\":\"opus\",\"env\":{\"A\":\"1\"}}"),
+    ("empty object, no newline", "{}"),
+    ("empty object with a space", "{ }\n"),
+    (
+        "one line with spaces",
+        "{ \"model\": \"opus\", \"mcpServers\": { \"docs\": { \"command\": \"d\" } } }\n",
+    ),
+    (
+        "blank lines around, lists across lines",
+        "\n\n  {\n    \"a\": [1,\n      2],\n\n    \"b\": [\n    ]\n  }  \n\n",
+    ),
+    (
+        "raw unicode",
+        "{\n  \"name\": \"żółw 🐢\",\n  \"hooks\": {\n    \"PostToolUse\": [\n      {\n        \"matcher\": \"Write\",\n        \"hooks\": [{ \"type\": \"command\", \"command\": \"fmt ✓\" }]\n      }\n    ]\n  }\n}\n",
+    ),
+    (
+        "four spaces, one event of every agent's taken",
+        "{\n    \"hooks\": {\n        \"SessionStart\": [\n            {\n                \"hooks\": [\n                    {\n                        \"type\": \"command\",\n                        \"command\": \"echo hi\"\n                    }\n                ]\n            }\n        ]\n    }\n}\n",
+    ),
+];
+
+/// Gemini CLI's settings may hold comments.
+const GEMINI_COMMENTS: [(&str, &str); 4] = [
+    (
+        "line comments",
+        "// project settings\n{\n  // the model\n  \"model\": { \"name\": \"gemini-2.5-pro\" }, // trailing\n  \"general\": { \"vimMode\": true } // last\n  // before the brace\n}\n",
+    ),
+    (
+        "block comments",
+        "/* head */\n{ /* inside */ \"a\": 1 /* after */ }\n/* tail */",
+    ),
+    ("an object holding only a comment", "{\n  // nothing yet\n}\n"),
+    (
+        "slashes and quotes in strings and comments",
+        "{\n  \"url\": \"http://x//y/*z*/\", // a \"quoted\" // comment\n  \"b\": 2\n}\n",
+    ),
+];
+
+/// Codex's `.codex/config.toml`, commented and laid out by hand.
+const HOSTILE_TOML: [(&str, &str); 7] = [
+    (
+        "comments and a server",
+        "# Codex project settings\nmodel = \"o4-mini\" # inline\n\n# servers\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\nargs = [\n  \"--port\", # why\n  \"9\",\n]\n",
+    ),
+    (
+        "CRLF",
+        "model = \"o4\"\r\n\r\n[profiles.fast]\r\nmodel = \"o4-mini\"\r\n",
+    ),
+    ("no final newline", "model = \"o4\""),
+    ("blank lines at the end", "model = \"o4\"\n\n\n"),
+    ("only a comment", "# nothing yet\n"),
+    ("an empty servers table", "[mcp_servers]\n"),
+    (
+        "escapes and numbers",
+        "name = \"caf\\u00e9\"\nbig = 1_000_000\nf = 1e3\n'literal key' = 'x'\n",
+    ),
+];
+
+/// Whether `small`'s bytes all appear in `big`, in order: what an edit
+/// that only inserts leaves.
+fn only_inserted(small: &str, big: &str) -> bool {
+    let mut rest = big.bytes();
+    small.bytes().all(|b| rest.any(|c| c == b))
+}
+
+/// The files one agent's install edits, each with the fixtures to try.
+fn hostile_files(agent: &str) -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    let json = HOSTILE_JSON.to_vec();
+    match agent {
+        "claude-code" => vec![(".claude/settings.json", json.clone()), (".mcp.json", json)],
+        "codex" => vec![
+            (".codex/hooks.json", json),
+            (".codex/config.toml", HOSTILE_TOML.to_vec()),
+        ],
+        _ => {
+            let mut all = json;
+            all.extend(GEMINI_COMMENTS);
+            vec![(".gemini/settings.json", all)]
+        }
+    }
+}
+
+#[test]
+fn install_then_uninstall_gives_back_every_settings_file_byte_for_byte() {
+    let mut tried = 0;
+    for agent in ["claude-code", "codex", "gemini"] {
+        let files = hostile_files(agent);
+        let rounds = files.iter().map(|(_, f)| f.len()).max().unwrap();
+        for round in 0..rounds {
+            let p = Project::initialized();
+            // Every file of the agent at once, each with one of its fixtures.
+            let mut case = Vec::new();
+            for (file, fixtures) in &files {
+                let (name, text) = fixtures[round % fixtures.len()];
+                p.write(file, text);
+                case.push((*file, name, text));
+            }
+            let before = p.snapshot();
+            let out = p.ctxkeep(&["hooks", "install", agent]).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{agent} {case:?}: {err}");
+            for (file, name, text) in &case {
+                let now = p.read(file);
+                assert_ne!(&now, text, "{agent} {file} ({name}): nothing added");
+                assert!(
+                    only_inserted(text, &now),
+                    "{agent} {file} ({name}): a byte of the user's changed:\n{now}"
+                );
+            }
+            edit(&p, &["uninstall", agent]);
+            for (file, name, text) in &case {
+                assert_eq!(&p.read(file), text, "{agent} {file} ({name})");
+            }
+            assert!(
+                p.snapshot() == before,
+                "{agent} {case:?}: {:?}",
+                support::diff(&before, &p.snapshot())
+            );
+            tried += case.len();
+        }
+    }
+    // Claude Code 2 × 12 files, Codex 2 × 12, Gemini 16.
+    assert_eq!(tried, 64);
+}
+
+#[test]
+fn uninstall_removes_the_files_install_created_and_nothing_else() {
+    for agent in ["claude-code", "codex", "gemini"] {
+        let p = Project::initialized();
+        let before = p.snapshot();
+        edit(&p, &["install", agent]);
+        assert_ne!(p.snapshot(), before, "{agent}");
+        let gone = edit(&p, &["uninstall", agent]);
+        assert!(gone.changed, "{agent}");
+        assert!(
+            p.snapshot() == before,
+            "{agent}: {:?}",
+            support::diff(&before, &p.snapshot())
+        );
+        // A file the user keeps something else in stays, even when ctxkeep
+        // made it: here a key added after the install.
+        edit(&p, &["install", agent]);
+        let file = hostile_files(agent)[0].0;
+        let mut s: Value = serde_json::from_str(&p.read(file)).unwrap();
+        s["mine"] = json!(true);
+        p.write(file, serde_json::to_string_pretty(&s).unwrap());
+        edit(&p, &["uninstall", agent]);
+        let left: Value = serde_json::from_str(&p.read(file)).unwrap();
+        assert_eq!(left, json!({ "mine": true }), "{agent}");
+    }
+    // An empty file (or `{}` and a line break) holds nothing either.
+    let p = Project::initialized();
+    p.write(".codex/hooks.json", "");
+    p.write(".codex/config.toml", "");
+    edit(&p, &["install", "codex"]);
+    edit(&p, &["uninstall", "codex"]);
+    assert!(!p.path(".codex").exists());
+}
+
+#[test]
+fn uninstall_codex_keeps_the_comment_above_the_users_next_table() {
+    let p = Project::initialized();
+    let mine = "# mine\nmodel = \"o4\"\n";
+    p.write(".codex/config.toml", mine);
+    edit(&p, &["install", "codex"]);
+    let installed = p.read(".codex/config.toml");
+    assert!(installed.starts_with(mine), "{installed}");
+    // The user adds a table of their own after ctxkeep's, with a comment.
+    let later = "\n# fast profile, for quick fixes\n[profiles.fast]\nmodel = \"o4-mini\" # cheap\n";
+    p.write(".codex/config.toml", format!("{installed}{later}"));
+    edit(&p, &["uninstall", "codex"]);
+    assert_eq!(p.read(".codex/config.toml"), format!("{mine}{later}"));
+
+    // A comment inside ctxkeep's own table goes with it; one above it stays.
+    let p = Project::initialized();
+    p.write(
+        ".codex/config.toml",
+        "model = \"o4\"\n\n# ctxkeep's server\n[mcp_servers.ctxkeep]\ncommand = \"ctxkeep\"\n# its arguments\nargs = [\"mcp\"] # the server\n\n# next\n[profiles.x]\nmodel = \"o3\"\n",
+    );
+    let gone = edit(&p, &["uninstall", "codex"]);
+    assert_eq!(gone.mcp.unwrap().changes.len(), 1);
+    assert_eq!(
+        p.read(".codex/config.toml"),
+        "model = \"o4\"\n\n# ctxkeep's server\n# next\n[profiles.x]\nmodel = \"o3\"\n"
+    );
+}
+
+/// Runs `hooks ARGS` expecting a refusal: the exit code and the one line.
+fn refused(p: &Project, args: &[&str], code: i32) -> String {
+    let mut all = vec!["hooks"];
+    all.extend_from_slice(args);
+    let out = p.ctxkeep(&all).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+#[test]
+fn a_file_that_cannot_take_the_change_leaves_every_file_as_it_was() {
+    // A malformed .codex/config.toml: .codex/hooks.json is not written either.
+    let p = Project::initialized();
+    p.write(".codex/config.toml", "model = [\n");
+    let before = p.snapshot();
+    let err = refused(&p, &["install", "codex"], 65);
+    assert!(
+        err.contains(".codex/config.toml") && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert!(
+        p.snapshot() == before,
+        "{:?}",
+        support::diff(&before, &p.snapshot())
+    );
+
+    // `"mcpServers": []` in .mcp.json: .claude/settings.json is not written.
+    let p = Project::initialized();
+    p.write(".mcp.json", "{ \"mcpServers\": [] }\n");
+    let before = p.snapshot();
+    let err = refused(&p, &["install", "claude-code"], 65);
+    assert!(
+        err.contains(".mcp.json") && err.contains("`mcpServers` is not an object"),
+        "{err}"
+    );
+    assert!(
+        p.snapshot() == before,
+        "{:?}",
+        support::diff(&before, &p.snapshot())
+    );
+
+    // The same for uninstall: the hooks stay while the MCP file is broken.
+    for (agent, broken, text) in [
+        ("claude-code", ".mcp.json", "{ \"mcpServers\": "),
+        ("codex", ".codex/config.toml", "[mcp_servers.ctxkeep\n"),
+    ] {
+        let p = Project::initialized();
+        edit(&p, &["install", agent]);
+        p.write(broken, text);
+        let before = p.snapshot();
+        let err = refused(&p, &["uninstall", agent], 65);
+        assert!(err.contains(broken), "{err}");
+        assert!(
+            p.snapshot() == before,
+            "{agent}: {:?}",
+            support::diff(&before, &p.snapshot())
+        );
+    }
+}
+
+#[test]
+fn a_write_that_fails_mid_way_puts_back_the_files_already_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::initialized();
+    p.write(".claude/settings.json", "{\n  \"model\": \"opus\"\n}\n");
+    let Some(uid) = crate::hostile::unprivileged(&p) else {
+        return;
+    };
+    // .claude/ can be written, the project's root (where .mcp.json goes) not.
+    std::fs::set_permissions(p.root(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let before = p.snapshot();
+    let args = ["hooks", "install", "claude-code"];
+    let out = if uid == support::euid() {
+        p.ctxkeep(&args).output().unwrap()
+    } else {
+        p.ctxkeep_as(uid, &args).output().unwrap()
+    };
+    std::fs::set_permissions(p.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(77), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(": nothing was changed (put back ")
+            && err.contains(".claude/settings.json")
+            && err.contains(".mcp.json")
+            && err.contains("need write access"),
+        "{err}"
+    );
+    assert!(
+        p.snapshot() == before,
+        "{:?}",
+        support::diff(&before, &p.snapshot())
+    );
+}
+
+#[test]
+fn a_file_changed_by_someone_else_mid_way_puts_back_the_first() {
+    let p = Project::initialized();
+    let settings = "{\n  \"model\": \"opus\"\n}\n";
+    p.write(".claude/settings.json", settings);
+    p.write(".mcp.json", "{}\n");
+    // Each write waits before its rename; the user saves .mcp.json while
+    // the second one waits.
+    let mut child = p
+        .ctxkeep_std(&["hooks", "install", "claude-code"])
+        .env("CTXKEEP_TEST_PAUSE_BEFORE_RENAME", "3000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while p.read(".claude/settings.json") == settings && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let saved = "{ \"mcpServers\": { \"docs\": { \"command\": \"d\" } } }\n";
+    p.write(".mcp.json", saved);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(75), "{err}");
+    assert!(
+        err.contains("changed by another program") && err.contains("put back"),
+        "{err}"
+    );
+    assert_eq!(p.read(".claude/settings.json"), settings);
+    assert_eq!(p.read(".mcp.json"), saved, "the user's save wins");
+}
+
+#[test]
+fn doctor_passes_on_files_edited_in_place() {
+    for (agent, file, text) in [
+        ("claude-code", ".claude/settings.json", HOSTILE_JSON[2].1),
+        ("codex", ".codex/hooks.json", HOSTILE_JSON[1].1),
+        ("gemini", ".gemini/settings.json", GEMINI_COMMENTS[0].1),
+    ] {
+        let p = Project::initialized();
+        p.checkpoint(&[]).success();
+        p.write(file, text);
+        edit(&p, &["install", agent]);
+        let (report, code, _) = doctor_for(&p, agent);
+        assert_eq!(code, 0, "{agent}: {report:?}");
+        let mcp = report.checks.iter().find(|c| c.name == "mcp").unwrap();
+        assert!(mcp.detail.contains("checkpoint"), "{agent}: {mcp:?}");
+    }
+}
+
+#[test]
+fn a_forecast_from_the_last_turns_in_status_the_status_line_and_the_first_stage() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let stop = claude(&p, "Stop", "fc-1", json!({ "stop_hook_active": false }));
+    // Too little data: no forecast.
+    grow(&p, 1, 60_000);
+    hook(&p, "claude-code", &stop, &[]);
+    let (st, _) = p.json(&["status", "--session", "fc-1"]);
+    assert!(st.get("forecast").is_none(), "{st}");
+    // Turns of 10k, 12k and 10k (one large tool result must not sway it: the median).
+    for (n, tokens) in [(2, 70_000), (3, 82_000), (4, 92_000), (5, 102_000)] {
+        grow(&p, n, tokens);
+        hook(&p, "claude-code", &stop, &[]);
+    }
+    let (st, _) = p.json(&["status", "--session", "fc-1"]);
+    assert_eq!(
+        st["forecast"],
+        json!({ "tokens_per_turn": 10_000, "turns_left": 6 }),
+        "{st}"
+    );
+    let text = String::from_utf8(
+        p.ctxkeep(&["status", "--session", "fc-1"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("forecast: about 10,000 tokens a turn, some 6 turns left"),
+        "{text}"
+    );
+    let usage = json!({ "input_tokens": 102_000 });
+    let v = statusline(&p, &status_payload(&p, "fc-1", usage));
+    assert!(v.line.contains("~6 turns left"), "{}", v.line);
+    // The first stage crossed says it too.
+    grow(&p, 6, 136_000);
+    let prompt = claude(&p, "UserPromptSubmit", "fc-1", json!({ "prompt": "go" }));
+    let told = reply(&hook(&p, "claude-code", &prompt, &[]));
+    assert!(
+        told.additional_context
+            .contains("turns are left before then"),
+        "{}",
+        told.additional_context
+    );
+}
 /// A folder where project-state.md should be: a hook names that folder and
 /// says it is not a file (it named `…/project-state.md/project-state.md`,
 /// a path that does not exist, and called the project not initialized).
@@ -1451,4 +2139,30 @@ fn a_folder_in_place_of_the_state_file_is_named_as_such_by_a_hook() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(66), "{err}");
     assert!(err.contains(&format!("{dir}: is a directory")), "{err}");
+}
+
+#[test]
+fn a_pending_stage_told_when_no_figure_is_known_says_the_one_it_fired_at() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    grow(&p, 1, 150_000);
+    let stop = claude(&p, "Stop", "pend-3", json!({ "stop_hook_active": false }));
+    assert_eq!(hook(&p, "claude-code", &stop, &[]).stdout, "");
+    // The conversation resumes into a new, still empty transcript: no figure yet.
+    p.write("resumed.jsonl", "");
+    let mut prompt: Value = serde_json::from_str(&claude(
+        &p,
+        "UserPromptSubmit",
+        "pend-3",
+        json!({ "prompt": "on" }),
+    ))
+    .unwrap();
+    prompt["transcript_path"] = json!(p.path("resumed.jsonl"));
+    let told = reply(&hook(&p, "claude-code", &prompt.to_string(), &[]));
+    let text = &told.additional_context;
+    assert!(
+        text.contains("context is at 75.0 % (150000 of 200000 tokens)"),
+        "{text}"
+    );
+    assert!(!text.contains("None"), "{text}");
 }

@@ -21,7 +21,13 @@ fn with_state(content: impl AsRef<[u8]>) -> Project {
 
 /// Runs `args`, expects a refusal with `code` and a one-line message that
 /// names `file` and contains every needle; nothing may change on disk.
-fn refused(p: &Project, args: &[&str], code: i32, file: &str, needles: &[&str]) -> String {
+pub(crate) fn refused(
+    p: &Project,
+    args: &[&str],
+    code: i32,
+    file: &str,
+    needles: &[&str],
+) -> String {
     let before = p.snapshot();
     let out = p.ctxkeep(args).output().unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
@@ -447,6 +453,32 @@ fn c19_nul_bytes_are_not_a_text_file() {
     refused_by_all(&p, 65, &["not a text file (NUL byte at offset 21)"]);
 }
 
+/// The exit-65 message gave no way back. Each kind of damage now names it:
+/// git's last committed version, or the archive beside the file.
+#[test]
+fn c19_a_state_file_that_no_longer_reads_names_the_way_back() {
+    let way_back = |p: &Project| {
+        format!(
+            "; to go back, `git checkout -- {}` restores the last committed version, and .ctxkeep/checkpoints/ beside it keeps the checkpoints ctxkeep wrote",
+            p.path(STATE).display()
+        )
+    };
+    for (damage, what) in [
+        (&b"---\nctxkeep: 1\n  bad: [\n---\n"[..], "front matter: "),
+        (b"---\nctxkeep: 1\n---\nab\0cd\n", "NUL byte"),
+        (b"---\nctxkeep: 1\nbody\n", "is not closed"),
+    ] {
+        let p = with_state(damage);
+        refused_by_all(&p, 65, &[what, &way_back(&p)]);
+    }
+    let p = with_state(format!("---\nblob: \"{}\"\n---\n", "x".repeat(64 * 1024)));
+    refused_by_all(&p, 65, &["front matter too large", &way_back(&p)]);
+    // A conflict has its own way back.
+    let p = with_state("---\nctxkeep: 1\n---\n<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n");
+    let err = refused(&p, &["status"], 65, STATE, &["run `ctxkeep resolve`"]);
+    assert!(!err.contains("git checkout"), "{err}");
+}
+
 /// Runs a command that must not block (a FIFO at the path); a guard, not a
 /// timing assertion: a blocked run fails the test instead of hanging it.
 fn finishes(mut cmd: StdCommand) -> std::process::Output {
@@ -549,7 +581,7 @@ fn c21_new_files_follow_the_umask_not_0600() {
 
 /// The uid to run a permission test as: ourselves when not root (chmod
 /// binds us), else nobody through setpriv (root ignores chmod).
-fn unprivileged(p: &Project) -> Option<u32> {
+pub(crate) fn unprivileged(p: &Project) -> Option<u32> {
     if euid() != 0 {
         return Some(euid());
     }

@@ -104,3 +104,71 @@ fn eject_templates_writes_defaults_and_names_the_folder() {
     }
     assert!(p.state().contains("templates: ctxkeep-templates\n"));
 }
+
+/// The window stayed 200,000 after `init --model gemini-2.5-pro` (300k
+/// tokens then read as 150 %), and `init --model gpt-9` was taken silently
+/// while `count --model gpt-9` refused it.
+#[test]
+fn init_model_on_an_existing_project_sets_its_window_and_says_so() {
+    let p = Project::new();
+    p.ctxkeep(&["init"]).assert().success();
+    p.ctxkeep(&["init", "--model", "gemini-2.5-pro"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("updated model, window in"))
+        .stderr(predicate::str::contains(
+            "(window 1,048,576 tokens, gemini-2.5-pro's in the model table)",
+        ));
+    let s = p.state();
+    assert!(
+        s.contains("\nmodel: gemini-2.5-pro\n") && s.contains("\nwindow: 1048576\n"),
+        "{s}"
+    );
+    // --window still wins over the model's.
+    p.ctxkeep(&["init", "--model", "claude-sonnet-4-5", "--window", "500000"])
+        .assert()
+        .success();
+    assert!(p.state().contains("\nwindow: 500000\n"));
+}
+
+#[test]
+fn init_refuses_a_model_the_table_does_not_know_as_count_does() {
+    let p = Project::new();
+    p.ctxkeep(&["init"]).assert().success();
+    let before = p.snapshot();
+    let init = p.ctxkeep(&["init", "--model", "gpt-9"]).output().unwrap();
+    let count = p
+        .ctxkeep(&["count", "--model", "gpt-9", "README.md"])
+        .output()
+        .unwrap();
+    assert_eq!(init.status.code(), Some(2));
+    assert_eq!(count.status.code(), Some(2));
+    let said = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    let prefix = "ctxkeep: error: --model: 'gpt-9' is not in the model table; ";
+    assert_eq!(
+        said(&init),
+        format!("{prefix}give --window and --encoding with it\n")
+    );
+    assert_eq!(said(&count), format!("{prefix}give --encoding instead\n"));
+    assert!(p.snapshot() == before, "nothing changed");
+    // Given its window and encoding, or named in the project's `models:`, it is taken.
+    p.ctxkeep(&[
+        "init",
+        "--model",
+        "gpt-9",
+        "--window",
+        "400000",
+        "--encoding",
+        "o200k_base",
+    ])
+    .assert()
+    .success();
+    let text = p.state().replacen(
+        "ctxkeep: 1\n",
+        "ctxkeep: 1\nmodels:\n  gpt-10: {window: 900000}\n",
+        1,
+    );
+    p.write("project-state.md", text);
+    p.ctxkeep(&["init", "--model", "gpt-10"]).assert().success();
+    assert!(p.state().contains("\nwindow: 900000\n"));
+}

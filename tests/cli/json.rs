@@ -24,6 +24,9 @@ struct Checkpoint {
     git: Option<Git>,
     #[serde(default)]
     budget: Option<Budget>,
+    /// Absent from a record written before it existed, or by hand.
+    #[serde(default)]
+    block_digest: Option<String>,
     digest: String,
 }
 
@@ -34,6 +37,9 @@ struct Git {
     branch: Option<String>,
     head: Option<String>,
     dirty: Vec<Dirty>,
+    /// Only when paths were left out (more than 100 uncommitted).
+    #[serde(default)]
+    dirty_omitted: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

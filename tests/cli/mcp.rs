@@ -546,13 +546,12 @@ fn hooks_install_registers_the_server_where_each_agent_reads_it() {
     for agent in ["claude-code", "codex", "gemini"] {
         p.ctxkeep(&["hooks", "uninstall", agent]).assert().success();
     }
-    assert_eq!(
-        serde_json::from_str::<Value>(&p.read(".mcp.json")).unwrap(),
-        serde_json::from_str::<Value>(&mcp_json_before).unwrap()
-    );
+    assert_eq!(p.read(".mcp.json"), mcp_json_before, "byte for byte");
     assert_eq!(p.read(".codex/config.toml"), config_before);
-    let gemini: Value = serde_json::from_str(&p.read(".gemini/settings.json")).unwrap();
-    assert_eq!(gemini, json!({}));
+    assert!(
+        !p.path(".gemini").exists(),
+        "install made .gemini/settings.json; uninstall takes it away"
+    );
 }
 
 #[test]
@@ -579,6 +578,36 @@ fn a_stage_points_at_the_tool_once_the_server_is_registered() {
     );
 }
 
+/// Through the MCP tool, a 10 MB phase wrote a 20 MB file and 20,000
+/// decisions 250 KB of front matter, both unreadable after. Now each is an
+/// error result naming the field, the file as it was, the server up.
+#[test]
+fn the_checkpoint_tool_refuses_what_no_reader_could_take_back() {
+    let p = Project::initialized();
+    let mut c = Client::start(&p, &[], &[]);
+    let r = c.call("checkpoint", serde_json::from_str(FIELDS).unwrap());
+    assert!(!is_error(&r), "{r}");
+    let before = p.snapshot();
+    let huge_phase = json!({ "phase": "p".repeat(10 * 1024 * 1024) });
+    let many = json!({ "decisions": vec!["keep it"; 20_000] });
+    let empty_item = json!({ "open_questions": ["why?", ""] });
+    for (args, said) in [
+        (
+            huge_phase,
+            "phase (--phase) is 10485760 bytes, over the 16384",
+        ),
+        (many, "decisions (--decision) has 20000 items, over the 100"),
+        (empty_item, "open_questions (--question) item 2 is empty"),
+    ] {
+        let r = c.call("checkpoint", args);
+        assert!(is_error(&r), "{r}");
+        assert_eq!(r["structuredContent"]["error"]["exit_code"], 65);
+        assert!(text(&r).contains(said), "{}", text(&r));
+        assert!(p.snapshot() == before, "{said}: a refusal writes nothing");
+    }
+    let r = c.call("status", json!({}));
+    assert!(!is_error(&r), "{r}");
+}
 /// Every line gets an answer: one that is not JSON a parse error (`-32700`,
 /// `id: null`), one over 16 MiB an error saying so (rmcp dropped both
 /// without a word, and a client waited for its id forever), JSON that is

@@ -655,3 +655,31 @@ fn hooks_and_commands_in_a_worktree_use_its_own_file() {
     let err = text(&out.stderr);
     assert!(err.contains(inner.to_str().unwrap()), "{err}");
 }
+
+/// Two sides that each fit, whose merge would not (a reader takes 64 KiB of
+/// front matter): the driver keeps ours and leaves the merge to settle by
+/// hand, rather than writing a file no command reads.
+#[test]
+fn a_merge_no_reader_could_take_back_is_left_as_ours() {
+    let p = project();
+    let parent = tempfile::tempdir().unwrap();
+    let main = Line::main(&p);
+    let b = worktree(&p, parent.path(), "feature");
+    let add = |l: &Line, key: &str, after: &str| {
+        let s = l.state().replacen(
+            after,
+            &format!("{after}{key}: \"{}\"\n", "x".repeat(40_000)),
+            1,
+        );
+        std::fs::write(l.dir.join("project-state.md"), s).unwrap();
+        l.git(&["commit", "-q", "-am", key]);
+    };
+    add(&main, "notes_of_main", "ctxkeep: 1\n");
+    add(&b, "notes_of_feature", "encoding: o200k_base\n");
+    let ours = main.state();
+    let out = main.git_status(&["merge", "--no-edit", "feature"]);
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    assert_eq!(main.state(), ours);
+    let status = main.ctxkeep(&["status"]);
+    assert!(status.status.success(), "{}", text(&status.stderr));
+}

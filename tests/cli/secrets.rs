@@ -275,8 +275,24 @@ fn no_key_reaches_any_output_or_any_file_ctxkeep_writes() {
     let dirty = format!("dump-{}.txt", pick(&keys, "aws").text);
     p.write(&dirty, "nothing secret in here\n");
 
-    // The model setting, written into the front matter.
-    let out = seen.run(&p, &["init", "--model", &pick(&keys, "openai").text]);
+    // The model setting, written into the front matter. A model the table
+    // does not know is refused (the refusal is redacted too), and taken
+    // with its window and encoding given.
+    let model = &pick(&keys, "openai").text;
+    let out = seen.run(&p, &["init", "--model", model]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = seen.run(
+        &p,
+        &[
+            "init",
+            "--model",
+            model,
+            "--window",
+            "128000",
+            "--encoding",
+            "o200k_base",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0));
 
     // Every checkpoint flag, the note, the trigger.

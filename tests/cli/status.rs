@@ -31,6 +31,9 @@ struct Status {
     acknowledged: bool,
     last_session: Option<SessionRef>,
     stuck: Option<Stuck>,
+    others: Vec<serde_json::Value>,
+    /// The last compaction audit (tests/cli/summaries.rs checks it).
+    last_audit: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -132,7 +135,7 @@ fn shows_gauge_stage_and_last_checkpoint_with_its_age() {
         ("ckpt-0001", "2026-01-15T10:00:00Z")
     );
     // Another session is untouched by s1.
-    assert!(!status(&p, &[]).tracked);
+    assert!(!status(&p, &["--session", "default"]).tracked);
 }
 
 #[test]
@@ -178,4 +181,50 @@ fn the_last_resume_and_its_acknowledgement_are_shown() {
         .assert()
         .success();
     assert!(status(&p, &[]).acknowledged);
+}
+
+#[test]
+fn without_a_session_status_shows_the_one_most_recently_tracked_and_the_other_live_ones() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    for (now, id, tokens) in [
+        ("2026-01-15T07:00:00Z", "old-1", "50000"),
+        ("2026-01-15T09:00:00Z", "live-1", "120000"),
+        ("2026-01-15T09:30:00Z", "new-1", "80000"),
+    ] {
+        p.set_now(now);
+        track(&p, &["--session", id, "--tokens", tokens]);
+    }
+    p.set_now("2026-01-15T09:40:00Z");
+    let (v, code) = p.json(&["status"]);
+    assert_eq!(code, 0);
+    let st: Status = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(
+        (st.session.as_str(), st.tokens),
+        ("new-1", Some(80_000)),
+        "{v}"
+    );
+    let others: Vec<&str> = st
+        .others
+        .iter()
+        .map(|o| o["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(others, ["live-1"], "old-1 was last tracked 2 h 40 min ago");
+    let text = p.ctxkeep(&["status"]).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.starts_with("session new-1: "), "{text}");
+    assert!(text.contains("also live: session live-1: "), "{text}");
+    assert!(!text.contains("nothing tracked yet"), "{text}");
+
+    // A session named is shown alone.
+    let (v, _) = p.json(&["status", "--session", "old-1"]);
+    assert_eq!(v["session"], "old-1");
+    assert_eq!(v["others"], serde_json::json!([]));
+    // In a project where nothing was tracked, the default session, as before.
+    let fresh = Project::initialized();
+    let (v, _) = fresh.json(&["status"]);
+    assert_eq!(
+        (v["session"].as_str(), v["tracked"].as_bool()),
+        (Some("default"), Some(false))
+    );
 }

@@ -33,12 +33,16 @@ fn verify_fails_on_missing_fields_and_names_them() {
         .iter()
         .map(|e| e["code"].as_str().unwrap())
         .collect();
-    assert_eq!(codes, vec!["CK102", "CK103", "CK104"]);
+    // The edit also broke the seal, which `resume` refuses: CK110.
+    assert_eq!(codes, vec!["CK102", "CK103", "CK104", "CK110"]);
     assert_eq!(v["errors"][0]["field"], "active_task");
 }
 
+/// The gate fails whatever the reader it guards refuses: `resume` refuses
+/// a hand-edited record (65), so `verify` fails on it (it passed with a
+/// warning before), with or without `--strict`.
 #[test]
-fn hand_edit_is_a_warning_and_an_error_with_strict() {
+fn a_hand_edited_field_fails_verify_as_resume_refuses_it() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
     let s = p.state().replace(
@@ -46,13 +50,21 @@ fn hand_edit_is_a_warning_and_an_error_with_strict() {
         "  controlling_agent: codex",
     );
     p.write("project-state.md", &s);
+    p.ctxkeep(&["resume", "--peek"]).assert().code(65);
+    for args in [&["verify"][..], &["verify", "--strict"]] {
+        let (v, code) = p.json(args);
+        assert_eq!(code, 1, "{args:?}");
+        assert_eq!(v["errors"][0]["code"], "CK110");
+        assert_eq!(v["errors"][0]["line"], line_of(&s, "  digest:"));
+        let msg = v["errors"][0]["message"].as_str().unwrap();
+        assert!(msg.contains("`resume` refuses it"), "{msg}");
+    }
+    // A checkpoint re-seals it, with the edit: both read it again.
+    p.ctxkeep(&["checkpoint"]).assert().success();
+    p.ctxkeep(&["resume", "--peek"]).assert().success();
     let (v, code) = p.json(&["verify"]);
-    assert_eq!(code, 0);
-    assert_eq!(v["warnings"][0]["code"], "CK110");
-    assert!(v["warnings"][0]["line"].as_u64().unwrap() > 1);
-    let (v, code) = p.json(&["verify", "--strict"]);
-    assert_eq!(code, 1);
-    assert_eq!(v["errors"][0]["code"], "CK110");
+    assert_eq!(code, 0, "{v}");
+    assert!(p.state().contains("  controlling_agent: codex\n"));
 }
 
 #[test]
@@ -239,8 +251,9 @@ fn a_recorded_head_unknown_to_the_repository_is_an_error() {
     p.write("project-state.md", &s);
     let (v, code) = p.json(&["verify"]);
     assert_eq!(code, 1);
-    assert_eq!(codes(&v, "errors"), ["CK501"]);
-    assert_eq!(v["errors"][0]["line"], line_of(&s, "head:"));
+    // The hand edit broke the seal too (CK110).
+    assert_eq!(codes(&v, "errors"), ["CK110", "CK501"]);
+    assert_eq!(v["errors"][1]["line"], line_of(&s, "head:"));
 }
 
 #[test]
@@ -496,6 +509,62 @@ fn probe_asks_a_fresh_reader_and_reports_what_it_could_not_resolve() {
     assert!(codes(&v, "warnings").contains(&"CK306".to_string()), "{v}");
 }
 
+/// An edit inside the marked block was overwritten at the next checkpoint
+/// without a word. Now `verify` reports it (CK124, a warning: `resume`
+/// does not read the block), and the next checkpoint warns and keeps the
+/// edited text in the archive.
+#[test]
+fn a_hand_edit_inside_the_marked_block_is_reported_and_kept() {
+    let p = project();
+    p.checkpoint(&[]).success();
+    let s = p.state();
+    let edited = s.replace(
+        "- **Next action:** run cargo test and fix the failing split test\n",
+        "- **Next action:** run cargo test and fix the failing split test\n- Mine: ask Ana about CRLF first\n",
+    );
+    assert_ne!(edited, s);
+    p.write("project-state.md", &edited);
+    let (v, code) = p.json(&["verify"]);
+    assert_eq!(code, 0, "a warning: {v}");
+    assert_eq!(codes(&v, "warnings"), ["CK124"]);
+    assert_eq!(
+        v["warnings"][0]["line"],
+        line_of(&edited, "<!-- ctxkeep:begin -->")
+    );
+    p.ctxkeep(&["resume", "--peek"]).assert().success();
+
+    let out = p.ctxkeep(&["checkpoint"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "the marked block (between the ctxkeep markers) was edited by hand since ckpt-0001"
+        ) && err.contains(".ctxkeep/checkpoints/ckpt-0002.json (key replaced_block)"),
+        "{err}"
+    );
+    assert!(!p.state().contains("ask Ana"), "the block is rewritten");
+    let archived: serde_json::Value =
+        serde_json::from_str(&p.read(".ctxkeep/checkpoints/ckpt-0002.json")).unwrap();
+    assert!(
+        archived["replaced_block"]
+            .as_str()
+            .unwrap()
+            .contains("- Mine: ask Ana about CRLF first\n"),
+        "{archived}"
+    );
+    // Written again, the block is intact: no finding, no warning.
+    let (v, _) = p.json(&["verify"]);
+    assert_eq!(codes(&v, "warnings"), Vec::<&str>::new());
+    p.ctxkeep(&["checkpoint"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("marked block").not());
+    // Trailing blanks an editor strips, or CRLF line ends, are no edit.
+    let trimmed = p.state().replace(" \n", "\n").replace('\n', "\r\n");
+    p.write("project-state.md", &trimmed);
+    let (v, _) = p.json(&["verify"]);
+    assert!(!v.to_string().contains("CK124"), "{v}");
+}
 /// The reader's whole process group is stopped when it has answered:
 /// `(sleep … &); echo "{}"` leaves no sleep behind.
 #[test]

@@ -9,7 +9,8 @@ Serves the three wire protocols the agents speak, on 127.0.0.1 only:
 Replies come from a JSON script:
   {"steps": [REPLY, ...],        # consumed in order by the agent's main requests
    "default": REPLY,             # once the steps run out
-   "aux": [{"match": REGEX, "reply": REPLY}, ...]}   # side requests (summaries, titles), never consumed
+   "aux": [{"match": REGEX, "reply": REPLY}, ...],  # side requests (summaries, titles), never consumed
+   "summary": "..."}             # what the agent's compaction requests are answered with (default SUMMARY)
   REPLY = {"text": "...", "tools": [{"name": "...", "input": {...}}],
            "usage": {"input": N, "output": N}}
 "{nonce}" in a reply's text or tool input is replaced by the last `ctxkeep ack NNNNNNNN` seen in the
@@ -39,10 +40,10 @@ SUMMARY_RE = re.compile(
 SUMMARY = ("the user asked for small edits in a scratch repository; files were written and a shell "
            "command was run.")
 # Each agent parses its summary in its own shape.
-SUMMARY_TEXT = {
-    "anthropic": f"<analysis>Short session.</analysis>\n<summary>{SUMMARY}</summary>",
-    "responses": f"Summary: {SUMMARY}",
-    "gemini": f"<state_snapshot>{SUMMARY}</state_snapshot>",
+SUMMARY_SHAPE = {
+    "anthropic": "<analysis>Short session.</analysis>\n<summary>{}</summary>",
+    "responses": "Summary: {}",
+    "gemini": "<state_snapshot>{}</state_snapshot>",
 }
 
 
@@ -135,11 +136,16 @@ def choose(api, body, raw, stream):
         if re.search(rule["match"], last, re.IGNORECASE | re.DOTALL):
             return "aux", None, rule["reply"], last
     system_text = text_of(body.get("systemInstruction", "")) if api == "gemini" else ""
-    # The agent's continuation after a compaction quotes our own summary: that is not a new request for one.
-    if SUMMARY_RE.search(last[-4000:]) and SUMMARY not in last and not re.search(r"ctxkeep|SCRIPTED", last[-300:]):
-        return "summary", None, {"text": SUMMARY_TEXT[api]}, last
+    summary = script.get("summary", SUMMARY)
+    answer = {"text": SUMMARY_SHAPE[api].format(summary)}
+    # The agent's continuation after a compaction quotes our own summary: that is not a new request
+    # for one; nor is a request whose end is ctxkeep's own text (a restore, a stage: "ctxkeep: ...",
+    # "ctxkeep ack N"), which may say "summary". ctxkeep's brief for the summarizer may end one.
+    if (SUMMARY_RE.search(last[-4000:]) and summary not in last
+            and not re.search(r"ctxkeep ack|ctxkeep: |SCRIPTED", last[-300:])):
+        return "summary", None, answer, last
     if api == "gemini" and SUMMARY_RE.search(system_text[:3000]) and "state_snapshot" in system_text:
-        return "summary", None, {"text": SUMMARY_TEXT[api]}, last
+        return "summary", None, answer, last
     main = has_tools(api, body) and (api != "gemini" or stream)
     if not main:
         return "aux", None, {"text": "ok"}, last

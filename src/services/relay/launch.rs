@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::agents::{Agent, Headless};
 use crate::error::Error;
 use crate::process;
 
@@ -18,40 +19,33 @@ pub use crate::process::{catch_signals, interrupted, Stopped};
 /// How long a stopped agent gets between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(10);
 
-/// The agents relay knows the headless mode of.
+/// An agent of the registry with a headless mode relay can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Builtin {
-    ClaudeCode,
-    Codex,
-    Gemini,
+pub struct Builtin {
+    agent: Agent,
+    headless: Headless,
 }
 
 impl Builtin {
+    /// None when the agent has no headless mode.
+    pub fn new(agent: Agent) -> Option<Builtin> {
+        let headless = agent.integration().headless()?;
+        Some(Builtin { agent, headless })
+    }
+
     /// The name in the chain and in `AGENT=ARGS`.
     pub fn name(self) -> &'static str {
-        match self {
-            Builtin::ClaudeCode => "claude-code",
-            Builtin::Codex => "codex",
-            Builtin::Gemini => "gemini",
-        }
+        self.agent.as_str()
     }
 
     /// The executable looked up on PATH.
     pub fn program(self) -> &'static str {
-        match self {
-            Builtin::ClaudeCode => "claude",
-            Builtin::Codex => "codex",
-            Builtin::Gemini => "gemini",
-        }
+        self.headless.program
     }
 
     /// Whose transcript format its sessions write.
-    pub fn transcript_format(self) -> crate::usage::Agent {
-        match self {
-            Builtin::ClaudeCode => crate::usage::Agent::ClaudeCode,
-            Builtin::Codex => crate::usage::Agent::Codex,
-            Builtin::Gemini => crate::usage::Agent::Gemini,
-        }
+    pub fn transcript_format(self) -> Agent {
+        self.agent
     }
 }
 
@@ -98,23 +92,10 @@ impl AgentSpec {
 
     /// The command line, the prompt included where the agent takes it.
     pub fn argv(&self, prompt: &str) -> Vec<String> {
-        let mut argv: Vec<String> = Vec::new();
         match &self.program {
-            Program::Shell(cmd) => return vec!["sh".into(), "-c".into(), cmd.clone()],
-            Program::Builtin(b) => {
-                argv.push(b.program().into());
-                if *b == Builtin::Codex {
-                    argv.push("exec".into());
-                }
-                argv.extend(self.args.iter().cloned());
-                match b {
-                    Builtin::Codex => argv.push("--".into()),
-                    Builtin::ClaudeCode | Builtin::Gemini => argv.push("-p".into()),
-                }
-                argv.push(prompt.to_string());
-            }
+            Program::Shell(cmd) => vec!["sh".into(), "-c".into(), cmd.clone()],
+            Program::Builtin(b) => b.headless.argv(&self.args, prompt),
         }
-        argv
     }
 
     /// Whether the prompt goes to stdin rather than the command line.
@@ -123,7 +104,7 @@ impl AgentSpec {
     }
 
     /// The transcript format, when the agent is one ctxkeep knows.
-    pub fn transcript_format(&self) -> Option<crate::usage::Agent> {
+    pub fn transcript_format(&self) -> Option<Agent> {
         match self.program {
             Program::Builtin(b) => Some(b.transcript_format()),
             Program::Shell(_) => None,

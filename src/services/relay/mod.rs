@@ -488,7 +488,7 @@ impl Session<'_> {
             .unwrap_or(0);
         let tokens = touched.iter().rev().find_map(|s| s.tokens).or_else(|| {
             let t = transcript.as_deref()?;
-            crate::usage::read_transcript(t, format).ok()?.tokens
+            crate::agents::read_usage(t, format).ok()?.tokens
         });
         Ok(SessionReport {
             number: self.number,

@@ -1,12 +1,12 @@
 //! Claude Code: `.claude/settings.json`, `hooks` by event, and the status
 //! line (FORMATS: docs/agents.md, "Use with Claude Code").
 
-use super::mcp::{Format, McpSettings};
-use super::{AgentSettings, Event};
-use crate::usage::Agent;
+use crate::agent_settings::mcp::{Format, McpSettings};
+use crate::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
-    agent: Agent::ClaudeCode,
+    name: super::ID,
+    display_name: "Claude Code",
     dir: ".claude",
     file: "settings.json",
     hook_command: "ctxkeep hook claude-code",
@@ -26,6 +26,10 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     status_line: true,
     json_always: false,
     trust: &[],
+    mcp_approval: Some(
+        "approve the ctxkeep MCP server when Claude Code asks (or in /mcp); it leaves a project's .mcp.json servers off until they are approved",
+    ),
+    comments_allowed: false,
     mcp: McpSettings {
         dir: None,
         file: ".mcp.json",

@@ -29,9 +29,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{
-    get_obj, get_str, get_u64, open_transcript, read_jsonl, Agent, Scanner, Usage,
-    SIDE_SEARCH_BUDGET,
+use crate::usage::{
+    get_obj, get_str, get_u64, open_transcript, read_jsonl, Scanner, Usage, SIDE_SEARCH_BUDGET,
 };
 
 pub fn read(path: &Path) -> anyhow::Result<Usage> {
@@ -114,7 +113,7 @@ fn valid_usage(last: &Map<String, Value>, window: Option<u64>) -> Option<u64> {
 }
 
 pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
-    let mut usage = Usage::empty(Agent::Codex);
+    let mut usage = Usage::empty(super::ID);
     let own_thread = thread_id_of(scanner.path());
     // Offset of the line that settled the tokens (a usage record or a compaction marker).
     let mut settled_at: Option<u64> = None;
@@ -300,7 +299,7 @@ mod tests {
         assert_eq!(u.model.as_deref(), Some("gpt-5.3-codex"));
         assert!(!u.compacted);
         assert_eq!(u.malformed_lines, 0);
-        assert_eq!(u.agent, Agent::Codex);
+        assert_eq!(u.agent, super::super::ID);
     }
 
     #[test]

@@ -4,7 +4,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::*;
+use chrono::{DateTime, Utc};
+
+use crate::agents::{observe, Agent};
+use crate::observe::*;
 
 fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-23T20:00:00Z")
@@ -189,7 +192,7 @@ fn todowrite_last_call_holds_the_whole_list() {
         v["plan"][1],
         json!({"text": "Fix the split", "status": "in_progress"})
     );
-    assert!(v.get("activity").is_none());
+    assert!(v.get("activity").is_none() && v.get("steps").is_none());
     let back: Observed = serde_json::from_value(v).unwrap();
     assert_eq!(back.plan, obs.plan);
 }
@@ -267,44 +270,47 @@ fn a_command_failing_three_times_in_a_row_is_a_gutter() {
         lines.push(result(&format!("e{i}"), "ok", false));
     }
     let obs = read("s.jsonl", &lines);
-    assert_eq!(obs.commands.len(), 3);
+    // The three runs, one after another among the commands, are one entry with their count.
     assert_eq!(
-        obs.commands[2],
-        CommandRun {
+        obs.commands,
+        vec![CommandRun {
             command: cmd.into(),
             ok: Some(false),
-            exit_code: Some(101)
-        }
+            exit_code: Some(101),
+            times: 3,
+        }]
+    );
+    assert_eq!(
+        serde_json::to_value(&obs.commands[0]).unwrap(),
+        json!({"command": cmd, "ok": false, "exit_code": 101, "times": 3})
     );
     let hits = gutter(&obs, &GutterLimits::default());
+    let error = "exit 101: error: 1 test failed";
     assert_eq!(
         hits,
         vec![GutterHit::SameFailure {
             command: cmd.into(),
-            count: 3
+            count: 3,
+            error: Some(error.into()),
         }]
     );
     assert_eq!(
         serde_json::to_value(&hits[0]).unwrap(),
-        json!({"kind": "same_failure", "command": cmd, "count": 3})
+        json!({"kind": "same_failure", "command": cmd, "count": 3, "error": error})
     );
     // A limit of 0 turns the rule off; a higher one is not reached.
-    assert!(gutter(
-        &obs,
-        &GutterLimits {
-            same_failure: 0,
-            same_file: 10
-        }
-    )
-    .is_empty());
-    assert!(gutter(
-        &obs,
-        &GutterLimits {
-            same_failure: 4,
-            same_file: 10
-        }
-    )
-    .is_empty());
+    let off = GutterLimits {
+        same_failure: 0,
+        same_file: 0,
+        ..GutterLimits::default()
+    };
+    assert!(gutter(&obs, &off).is_empty());
+    let higher = GutterLimits {
+        same_failure: 4,
+        same_file: 4,
+        ..GutterLimits::default()
+    };
+    assert!(gutter(&obs, &higher).is_empty());
 }
 
 #[test]
@@ -317,16 +323,24 @@ fn failing_twice_then_passing_is_not_a_gutter() {
     lines.extend(bash("d", "make test", 2));
     let obs = read("s.jsonl", &lines);
     assert!(gutter(&obs, &GutterLimits::default()).is_empty());
-    let outcomes: Vec<_> = obs.commands.iter().map(|c| (c.ok, c.exit_code)).collect();
+    let outcomes: Vec<_> = obs
+        .commands
+        .iter()
+        .map(|c| (c.command.as_str(), c.ok, c.exit_code, c.times))
+        .collect();
     assert_eq!(
         outcomes,
         vec![
-            (Some(false), Some(2)),
-            (Some(false), Some(2)),
-            (Some(true), Some(0)),
-            (Some(true), Some(0)),
-            (Some(false), Some(2)),
+            ("make test", Some(false), Some(2), 2),
+            ("ls", Some(true), Some(0), 1),
+            ("make test", Some(true), Some(0), 1),
+            ("make test", Some(false), Some(2), 1),
         ]
+    );
+    // One run has no count in the record.
+    assert_eq!(
+        serde_json::to_value(&obs.commands[1]).unwrap(),
+        json!({"command": "ls", "ok": true, "exit_code": 0})
     );
 }
 
@@ -369,8 +383,8 @@ fn only_the_last_five_commands_are_kept_and_unknown_outcomes_are_null() {
 }
 
 #[test]
-fn the_same_file_changed_ten_times_is_a_gutter() {
-    let edits = |n: usize| {
+fn edits_alone_or_with_passing_checks_are_never_a_gutter() {
+    let edits = |n: usize, check: Option<i64>| {
         let mut lines = Vec::new();
         for i in 0..n {
             lines.push(call(
@@ -379,19 +393,22 @@ fn the_same_file_changed_ten_times_is_a_gutter() {
                 json!({"file_path": format!("{ROOT}/src/lexer.rs")}),
             ));
             lines.push(result(&format!("e{i}"), "ok", false));
+            if let Some(exit) = check {
+                lines.extend(bash(&format!("t{i}"), "cargo test", exit));
+            }
         }
         lines
     };
-    let obs = read("s.jsonl", &edits(10));
+    let obs = read("s.jsonl", &edits(12, None));
     assert_eq!(obs.files, vec!["src/lexer.rs"]);
-    assert_eq!(
-        gutter(&obs, &GutterLimits::default()),
-        vec![GutterHit::SameFile {
-            path: "src/lexer.rs".into(),
-            count: 10
-        }]
-    );
-    assert!(gutter(&read("s.jsonl", &edits(9)), &GutterLimits::default()).is_empty());
+    assert!(gutter(&obs, &GutterLimits::default()).is_empty());
+    let green = read("s.jsonl", &edits(12, Some(0)));
+    assert!(gutter(&green, &GutterLimits::default()).is_empty());
+    // The same failure after every edit: one loop, told once.
+    let red = read("s.jsonl", &edits(12, Some(101)));
+    let hits = gutter(&red, &GutterLimits::default());
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(matches!(&hits[0], GutterHit::SameFailure { count: 3, .. }));
 }
 
 #[test]
@@ -828,7 +845,8 @@ fn codex_failing_command_three_times_and_a_subagent_rollout() {
         gutter(&obs, &GutterLimits::default()),
         vec![GutterHit::SameFailure {
             command: "pytest -x".into(),
-            count: 3
+            count: 3,
+            error: Some("exit 1: FAILED".into()),
         }]
     );
     let mut sub = lines.clone();
@@ -1123,4 +1141,192 @@ fn every_shared_fixture_reads_plausibly() {
     assert!(find("test_conversation_gemini.legacy.json")
         .request
         .is_some());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The task and what remains (issue 26)
+
+fn said(text: &str) -> Value {
+    cc(
+        "assistant",
+        json!({"model": "claude-opus-5-5", "id": "msg_t", "role": "assistant",
+               "content": [{"type": "text", "text": text}],
+               "usage": {"input_tokens": 3, "output_tokens": 5}}),
+    )
+}
+
+#[test]
+fn a_nudge_is_not_the_request_and_the_task_is_looked_for_further_back() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    writeln!(
+        f,
+        "{}",
+        prompt("Work on bead spotter-dov: make the importer idempotent")
+    )
+    .unwrap();
+    // More than the first window of tool output, then only nudges.
+    let pad = result("unrelated", &"x".repeat(4000), false).to_string();
+    let mut written = 0u64;
+    while written < FIRST_WINDOW + 64 * 1024 {
+        writeln!(f, "{pad}").unwrap();
+        written += pad.len() as u64 + 1;
+    }
+    for nudge in [
+        "continue",
+        "go on",
+        "continue until all are done",
+        "Carry on.",
+    ] {
+        writeln!(f, "{}", prompt(nudge)).unwrap();
+    }
+    drop(f);
+    let obs = observe(&path, Some(Agent::ClaudeCode), Some(Path::new(ROOT)), now()).unwrap();
+    assert_eq!(
+        obs.request.as_deref(),
+        Some("Work on bead spotter-dov: make the importer idempotent")
+    );
+    // Only nudges: no request at all; a bare slash command when nothing says more.
+    let obs = read("s.jsonl", &[prompt("continue"), prompt("keep going")]);
+    assert_eq!(obs.request, None);
+    let init = "<command-name>/init</command-name>\n<command-message>init</command-message>";
+    let obs = read("s.jsonl", &[prompt(init), prompt("continue please")]);
+    assert_eq!(obs.request.as_deref(), Some("/init"));
+    let obs = read(
+        "s.jsonl",
+        &[prompt("Rename the flag to --strict"), prompt(init)],
+    );
+    assert_eq!(obs.request.as_deref(), Some("Rename the flag to --strict"));
+}
+
+#[test]
+fn the_next_step_is_the_agents_latest_statement_since_the_request() {
+    let obs = read(
+        "s.jsonl",
+        &[
+            prompt("Make the table parser handle nested tables"),
+            said("Let me read the parser first."),
+            call(
+                "e1",
+                "Edit",
+                json!({"file_path": format!("{ROOT}/src/table.rs")}),
+            ),
+            result("e1", "ok", false),
+            said("The flat case works. Next I will make parse_table recurse into nested tables."),
+            said("Running the tests."),
+            // A nudge does not make the agent's words out of date.
+            prompt("go on"),
+        ],
+    );
+    assert_eq!(
+        obs.next_step.as_deref(),
+        Some("Next I will make parse_table recurse into nested tables.")
+    );
+    // A new task does; without a statement since, the plan item in progress stands for it.
+    let obs = read(
+        "s.jsonl",
+        &[
+            prompt("Make the table parser handle nested tables"),
+            said("Next I will make parse_table recurse."),
+            call(
+                "t",
+                "TodoWrite",
+                json!({"todos": [{"content": "Write the changelog", "status": "in_progress"},
+                                  {"content": "Tag the release", "status": "pending"}]}),
+            ),
+            prompt("Now release version 2.1"),
+        ],
+    );
+    assert_eq!(obs.next_step.as_deref(), Some("Write the changelog"));
+    let open: Vec<&str> = obs.open_items().map(|p| p.text.as_str()).collect();
+    assert_eq!(open, ["Write the changelog", "Tag the release"]);
+    // Claude Code's own error notices are not the agent's words.
+    let mut notice = said("I'll retry in a moment.");
+    notice["isApiErrorMessage"] = json!(true);
+    let obs = read("s.jsonl", &[prompt("do the thing"), notice]);
+    assert_eq!(obs.next_step, None);
+}
+
+#[test]
+fn every_changed_file_is_listed_or_counted_and_reads_are_not_changes() {
+    let mut lines = vec![prompt("rename everything")];
+    for i in 0..MAX_FILES + 5 {
+        let id = format!("w{i}");
+        lines.push(call(
+            &id,
+            "Write",
+            json!({"file_path": format!("{ROOT}/src/f{i}.rs")}),
+        ));
+        lines.push(result(&id, "ok", false));
+    }
+    for (id, tool) in [("r", "Read"), ("g", "Grep"), ("l", "Glob")] {
+        lines.push(call(
+            id,
+            tool,
+            json!({"file_path": format!("{ROOT}/src/read_only.rs"), "pattern": "x"}),
+        ));
+        lines.push(result(id, "ok", false));
+    }
+    let obs = read("s.jsonl", &lines);
+    assert_eq!(obs.files.len(), MAX_FILES);
+    assert_eq!(obs.more_files, 5);
+    assert_eq!(obs.files[0], format!("src/f{}.rs", MAX_FILES + 4));
+    assert!(!obs.files.iter().any(|f| f.contains("read_only")));
+    let v = serde_json::to_value(&obs).unwrap();
+    assert_eq!(v["more_files"], 5);
+}
+
+#[test]
+fn codex_keeps_the_task_through_a_nudge_and_reads_the_models_next_step() {
+    let reply = |text: &str| {
+        cx(
+            "response_item",
+            json!({"type": "message", "role": "assistant",
+                   "content": [{"type": "output_text", "text": text}]}),
+        )
+    };
+    let obs = read(
+        "rollout-x.jsonl",
+        &[
+            cx_meta(),
+            cx_typed("Write notes.txt saying alpha, then run the check"),
+            cx_user("Write notes.txt saying alpha, then run the check"),
+            reply("The check fails. Next I will fix the widget parser."),
+            cx_typed("Carry on."),
+            cx_user("Carry on."),
+            reply("Resumed."),
+        ],
+    );
+    assert_eq!(
+        obs.request.as_deref(),
+        Some("Write notes.txt saying alpha, then run the check")
+    );
+    assert_eq!(
+        obs.next_step.as_deref(),
+        Some("Next I will fix the widget parser.")
+    );
+}
+
+#[test]
+fn gemini_preamble_is_never_the_request_and_the_reply_gives_the_next_step() {
+    let mut reply = gm_reply("g1", vec![]);
+    reply["content"] = json!("Planning first. I'll write notes.txt, then run the check.");
+    let obs = read(
+        "session-x.jsonl",
+        &[
+            gm_meta(),
+            gm_user(
+                "u0",
+                "<session_context>\nThis is the CLI. We are setting up the context for our chat.\nToday's date is Monday.\n</session_context>",
+            ),
+            reply,
+        ],
+    );
+    assert_eq!(obs.request, None);
+    assert_eq!(
+        obs.next_step.as_deref(),
+        Some("I'll write notes.txt, then run the check.")
+    );
 }

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::text::{exit_code_in, user_request};
-use super::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
+use crate::observe::text::{exit_code_in, string_values, user_request};
+use crate::observe::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
 
 /// The tools whose calls matter, as they appear in a compact `tool_use` line.
 const TRACKED: [&str; 8] = [
@@ -67,15 +67,11 @@ fn worth_parsing(line: &str, rec: &Recorder) -> bool {
     if line.contains("\"queued_command\"") {
         return true;
     }
+    // The agent's own words, for the next step it states.
+    if line.contains("\"type\":\"assistant\"") && line.contains("\"type\":\"text\"") {
+        return true;
+    }
     line.contains("\"user\"")
-}
-
-/// Every string value that follows `lead` (a key with its opening quote) in `line`.
-pub(super) fn string_values<'a>(line: &'a str, lead: &'a str) -> impl Iterator<Item = &'a str> {
-    line.match_indices(lead).filter_map(move |(at, _)| {
-        let rest = &line[at + lead.len()..];
-        rest.find('"').map(|end| &rest[..end])
-    })
 }
 
 struct Reader {
@@ -104,8 +100,15 @@ impl Reader {
                     return;
                 };
                 for b in blocks {
-                    if b.get("type").and_then(Value::as_str) == Some("tool_use") {
-                        self.call(b, cwd, rec);
+                    match b.get("type").and_then(Value::as_str) {
+                        Some("tool_use") => self.call(b, cwd, rec),
+                        // Not the error notices Claude Code writes in place of a reply.
+                        Some("text") if !synthetic(line) => {
+                            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                                rec.reply(t);
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -256,12 +259,22 @@ impl Reader {
                     // A foreground `Bash` result is an error unless the command exited 0.
                     (Some(true), Some(0))
                 };
-                rec.outcome(id, ok, code);
+                rec.outcome_with_output(id, ok, code, &text);
             }
             Some(false) => rec.outcome(id, Some(!failed), None),
             None => {}
         }
     }
+}
+
+/// An assistant line Claude Code wrote itself (an API error, "No response requested.").
+fn synthetic(line: &Map<String, Value>) -> bool {
+    line.get("isApiErrorMessage") == Some(&Value::Bool(true))
+        || line
+            .get("message")
+            .and_then(|m| m.get("model"))
+            .and_then(Value::as_str)
+            == Some("<synthetic>")
 }
 
 fn content(line: &Map<String, Value>) -> Option<&Value> {

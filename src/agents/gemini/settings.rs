@@ -3,12 +3,14 @@
 //! trusted folder, and a hook must print JSON on stdout every time
 //! (docs/agents.md, "Use with Gemini CLI").
 
-use super::mcp::{Format, McpSettings};
-use super::{AgentSettings, Event, Trust};
-use crate::usage::Agent;
+use crate::agent_settings::mcp::{Format, McpSettings};
+use std::path::Path;
+
+use crate::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
-    agent: Agent::Gemini,
+    name: super::ID,
+    display_name: "Gemini CLI",
     dir: ".gemini",
     file: "settings.json",
     hook_command: "ctxkeep hook gemini",
@@ -24,7 +26,9 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     ],
     status_line: false,
     json_always: true,
-    trust: &[Trust::GeminiFolder],
+    trust: &[trust_folder],
+    mcp_approval: None,
+    comments_allowed: true,
     mcp: McpSettings {
         dir: Some(".gemini"),
         file: "settings.json",
@@ -32,3 +36,11 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         key: "mcpServers",
     },
 };
+
+/// Gemini CLI runs project hooks only in a trusted folder.
+fn trust_folder(project: &Path) -> String {
+    format!(
+        "trust the folder {} in Gemini CLI: accept its trust prompt there, or set GEMINI_CLI_TRUST_WORKSPACE=true or pass --skip-trust headless; Gemini CLI runs no project hooks in an untrusted folder",
+        project.display()
+    )
+}

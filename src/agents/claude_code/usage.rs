@@ -17,9 +17,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{
-    get_obj, get_str, get_u64, input_context_tokens, open_transcript, read_jsonl, Agent, Scanner,
-    Usage, SIDE_SEARCH_BUDGET,
+use crate::usage::{
+    get_obj, get_str, get_u64, input_context_tokens, open_transcript, read_jsonl, Scanner, Usage,
+    SIDE_SEARCH_BUDGET,
 };
 
 /// A usage record found on a qualifying assistant line.
@@ -88,7 +88,7 @@ pub fn read_from<R: Read + Seek>(path: &Path, src: R, len: u64) -> anyhow::Resul
 }
 
 pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
-    let mut usage = Usage::empty(Agent::ClaudeCode);
+    let mut usage = Usage::empty(super::ID);
     while let Some((offset, line)) = scanner.next_object()? {
         if let Some(found) = assistant_usage(&line) {
             usage.tokens = Some(found.tokens);
@@ -121,8 +121,9 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::read_usage as read_transcript;
     use crate::usage::testutil::{jsonl, write_temp};
-    use crate::usage::{read_transcript, DIAG_WINDOW};
+    use crate::usage::DIAG_WINDOW;
 
     /// A real-shaped main-chain assistant line (Claude Code 2.1.x envelope).
     fn assistant(id: &str, model: &str, input: u64, create: u64, read: u64, out: u64) -> String {
@@ -185,7 +186,7 @@ mod tests {
         assert!(!u.compacted);
         assert_eq!(u.window, None);
         assert_eq!(u.malformed_lines, 0);
-        assert_eq!(u.agent, Agent::ClaudeCode);
+        assert_eq!(u.agent, super::super::ID);
     }
 
     #[test]
@@ -334,7 +335,7 @@ mod tests {
             r#"{"type":"summary","summary":"t","leafUuid":"x"}"#.to_string(),
             user("hello"),
         ]);
-        assert_eq!(u, Usage::empty(Agent::ClaudeCode));
+        assert_eq!(u, Usage::empty(super::super::ID));
     }
 
     #[test]
@@ -346,7 +347,7 @@ mod tests {
         let auto = read_transcript(&path, None).unwrap();
         assert_eq!(
             auto,
-            read_transcript(&path, Some(Agent::ClaudeCode)).unwrap()
+            read_transcript(&path, Some(crate::agents::Agent::ClaudeCode)).unwrap()
         );
         assert_eq!(auto.tokens, Some(24));
     }
@@ -395,11 +396,11 @@ mod tests {
         let mut scanner = Scanner::open(&path).unwrap();
         let u = scan(&mut scanner).unwrap();
         assert_eq!(u.tokens, Some(160_735));
-        assert_eq!(scanner.bytes_read(), super::super::tail::CHUNK_SIZE as u64);
+        assert_eq!(scanner.bytes_read(), crate::usage::tail::CHUNK_SIZE as u64);
         assert!(scanner.len() > 50 * 1024 * 1024);
         // Counting malformed lines over the diagnostic window stays bounded too.
         assert_eq!(scanner.finish().unwrap(), 0);
-        let chunk = super::super::tail::CHUNK_SIZE as u64;
+        let chunk = crate::usage::tail::CHUNK_SIZE as u64;
         assert!(
             scanner.bytes_read() <= DIAG_WINDOW + 2 * chunk,
             "{}",

@@ -11,13 +11,15 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::claude_code::string_values;
-use super::text::{exit_code_in, user_request};
-use super::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 use crate::error::Error;
+use crate::observe::text::string_values;
+use crate::observe::text::{exit_code_in, user_request};
+use crate::observe::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 
-const TRACKED: [&str; 5] = [
+const TRACKED: [&str; 6] = [
     "\"type\":\"user\"",
+    // Replies, for the next step the model states.
+    "\"type\":\"gemini\"",
     "\"name\":\"write_file\"",
     "\"name\":\"replace\"",
     "\"name\":\"run_shell_command\"",
@@ -168,6 +170,9 @@ impl Messages {
                     }
                 }
                 Some("gemini") => {
+                    if let Some(content) = msg.get("content") {
+                        rec.reply(&parts_text(content));
+                    }
                     for call in msg
                         .get("toolCalls")
                         .and_then(Value::as_array)
@@ -212,6 +217,8 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
     let arg = |k: &str| args.get(k).and_then(Value::as_str);
     let status = s("status");
     let failed = matches!(status, Some("error" | "cancelled"));
+    // A call still running is recorded again, finished, in a later copy of its message.
+    let finished = failed || status == Some("success");
     match name {
         "write_file" | "replace" => {
             if failed {
@@ -222,6 +229,9 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
                 .and_then(|p| rec.root.display(p, None))
             {
                 rec.files(Some(id), vec![p]);
+                if finished {
+                    rec.outcome(id, Some(true), None);
+                }
             }
         }
         "run_shell_command" => {
@@ -244,7 +254,9 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
                 Some("success") => Some(code.is_none_or(|c| c == 0)),
                 _ => code.map(|c| c == 0),
             };
-            rec.outcome(id, ok, code);
+            if finished || ok.is_some() {
+                rec.outcome_with_output(id, ok, code, &super::hooks::shell_output(&output));
+            }
         }
         "write_todos" => {
             let Some(todos) = args.get("todos").and_then(Value::as_array) else {

@@ -10,12 +10,26 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::claude_code::string_values;
-use super::text::{argv_display, exit_code_in, patch_files, user_request};
-use super::{first_line_object, parts_text, plan_items, window_lines, Recorder};
+use crate::observe::text::string_values;
+use crate::observe::text::{argv_display, exit_code_in, patch_files, user_request};
+
+/// The heading Codex's IDE extension puts the request under, after the editor's context.
+const IDE_CONTEXT: &str = "# Context from my IDE setup:";
+const IDE_REQUEST: &str = "## My request for Codex:";
+
+/// The user's request in a user message, out of the IDE extension's wrapper when it has one.
+fn request_in(text: &str) -> Option<String> {
+    if text.trim_start().starts_with(IDE_CONTEXT) {
+        let at = text.find(IDE_REQUEST)?;
+        return user_request(&text[at + IDE_REQUEST.len()..]);
+    }
+    user_request(text)
+}
+use crate::observe::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 
 /// Line shapes worth parsing (outputs are judged by their call id first).
-const WANTED: [&str; 9] = [
+const WANTED: [&str; 11] = [
+    "\"type\":\"CommandExecution\"",
     "\"type\":\"function_call\"",
     "\"type\":\"custom_tool_call\"",
     "\"type\":\"local_shell_call\"",
@@ -25,6 +39,7 @@ const WANTED: [&str; 9] = [
     "\"type\":\"session_meta\"",
     "\"type\":\"turn_context\"",
     "\"role\":\"user\"",
+    "\"role\":\"assistant\"",
 ];
 
 pub(super) fn read(
@@ -55,8 +70,16 @@ pub(super) fn read(
             Some(payload.get("id")?.as_str()?.to_string())
         });
     }
-    if let Some(r) = r.typed.or(r.fallback) {
-        rec.request(r);
+    // What the user typed, in order with the replies; the user items only when the rollout
+    // has no typed events (they also carry instructions and context).
+    let typed = r.said.iter().any(|s| matches!(s, Said::Typed(_)));
+    for said in r.said {
+        match said {
+            Said::Typed(t) => rec.request(t),
+            Said::UserItem(t) if !typed => rec.request(t),
+            Said::UserItem(_) => {}
+            Said::Reply(t) => rec.reply(&t),
+        }
     }
     Ok(())
 }
@@ -69,13 +92,20 @@ fn id_from_name(path: &Path) -> Option<String> {
     (id.len() == 36 && id.chars().filter(|&c| c == '-').count() == 4).then(|| id.to_string())
 }
 
+/// What the user and the model said, in rollout order.
+enum Said {
+    /// An `event_msg/user_message` that reads as a request.
+    Typed(String),
+    /// A user `response_item` that reads as one (older rollouts have no events).
+    UserItem(String),
+    /// An assistant message's text.
+    Reply(String),
+}
+
 #[derive(Default)]
 struct Reader {
     cwd: Option<String>,
-    /// The last `event_msg/user_message`.
-    typed: Option<String>,
-    /// The last user `response_item` that reads as a request (older rollouts have no events).
-    fallback: Option<String>,
+    said: Vec<Said>,
     /// `write_stdin` call id → the exec session it feeds.
     stdin_calls: HashMap<String, String>,
     /// Exec session id → the `exec_command` call still running in it.
@@ -142,10 +172,31 @@ impl Reader {
                 if let Some(r) = p
                     .get("message")
                     .and_then(Value::as_str)
-                    .and_then(user_request)
+                    .and_then(request_in)
                 {
-                    self.typed = Some(r);
+                    self.said.push(Said::Typed(r));
                 }
+            }
+            // Codex 0.169 writes this before the call's PostToolUse hook runs, and the
+            // output only after it: the outcome of the call that fired the hook.
+            Some("item_completed") => {
+                let Some(item) = p
+                    .get("item")
+                    .filter(|i| i.get("type").and_then(Value::as_str) == Some("CommandExecution"))
+                else {
+                    return;
+                };
+                let (Some(id), Some(code)) = (
+                    item.get("id").and_then(Value::as_str),
+                    item.get("exit_code").and_then(Value::as_i64),
+                ) else {
+                    return;
+                };
+                let output = item
+                    .get("aggregated_output")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                rec.outcome_with_output(id, Some(code == 0), Some(code), output);
             }
             Some("exec_command_end") => {
                 if let (Some(id), Some(code)) = (
@@ -188,9 +239,12 @@ impl Reader {
         match s("type") {
             Some("message") if s("role") == Some("user") => {
                 let text = message_text(p);
-                if let Some(r) = user_request(&text) {
-                    self.fallback = Some(r);
+                if let Some(r) = request_in(&text) {
+                    self.said.push(Said::UserItem(r));
                 }
+            }
+            Some("message") if s("role") == Some("assistant") => {
+                self.said.push(Said::Reply(message_text(p)));
             }
             Some("function_call") => {
                 let (Some(name), Some(id)) = (s("name"), call_id) else {
@@ -331,7 +385,17 @@ impl Reader {
         if ok.is_none() && code.is_some() {
             ok = code.map(|c| c == 0);
         }
-        rec.outcome(id, ok, code);
+        rec.outcome_with_output(id, ok, code, command_output(&text));
+    }
+}
+
+/// The command's own output in an `exec_command` result, after the `Chunk ID`, `Wall time`,
+/// `Process exited with code` lines Codex puts before it (what its hooks' `tool_response` and
+/// its `item_completed` event carry).
+fn command_output(text: &str) -> &str {
+    match text.split_once("\nOutput:\n") {
+        Some((head, rest)) if head.lines().count() <= 6 => rest,
+        _ => text,
     }
 }
 

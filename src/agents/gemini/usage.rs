@@ -27,11 +27,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{
-    get_obj, get_str, get_u64, open_transcript, parse_line, read_jsonl, Agent, Parsed, Scanner,
-    Usage,
-};
 use crate::error::Error;
+use crate::usage::{
+    get_obj, get_str, get_u64, open_transcript, parse_line, read_jsonl, Parsed, Scanner, Usage,
+};
 
 /// Gemini CLI's token limit for every current model (`DEFAULT_TOKEN_LIMIT`).
 pub const GEMINI_WINDOW: u64 = 1_048_576;
@@ -81,7 +80,7 @@ fn starts_with_brace(head: &[u8]) -> bool {
 }
 
 fn empty() -> Usage {
-    let mut u = Usage::empty(Agent::Gemini);
+    let mut u = Usage::empty(super::ID);
     u.window = Some(GEMINI_WINDOW);
     u
 }
@@ -196,8 +195,8 @@ fn read_legacy<R: Read + Seek>(path: &Path, mut src: R, len: u64) -> anyhow::Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::read_usage as read_transcript;
     use crate::error::{exit, exit_code_of};
-    use crate::usage::read_transcript;
     use crate::usage::testutil::{read_lines_detected, write_temp};
 
     fn meta() -> String {
@@ -257,7 +256,7 @@ mod tests {
         assert_eq!(u.model.as_deref(), Some("gemini-3.1-pro-preview"));
         assert_eq!(u.window, Some(GEMINI_WINDOW));
         assert!(!u.compacted);
-        assert_eq!(u.agent, Agent::Gemini);
+        assert_eq!(u.agent, super::super::ID);
         assert_eq!(u.malformed_lines, 0);
     }
 
@@ -337,7 +336,7 @@ mod tests {
         );
         let (_d, path) = write_temp("session-2025-10-05T07-11-eefc44a3.json", doc.as_bytes());
         let u = read_transcript(&path, None).unwrap();
-        assert_eq!(u.agent, Agent::Gemini);
+        assert_eq!(u.agent, super::super::ID);
         assert_eq!(u.tokens, Some(37_206));
         assert_eq!(u.window, Some(1_048_576));
         assert_eq!(u.model.as_deref(), Some("gemini-2.5-pro"));

@@ -7,37 +7,23 @@
 //! 2. Payloads without `current_usage`: `context_window.total_input_tokens` only from Claude
 //!    Code 2.1.132 on, where it is the current context. Before that version it was a cumulative
 //!    session total, which is never reported as context; tokens stay unknown.
+//!
+//! A `current_usage` whose figures are all zero (Claude Code sends one right after `/compact`)
+//! is unknown too, never an empty context.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{get_obj, get_str, get_u64, input_context_tokens};
 use crate::error::Error;
+use crate::usage::{get_obj, get_str, get_u64, input_context_tokens, StatusLine};
 
 /// Largest status-line payload accepted (real ones are a few KiB).
 pub const MAX_STATUSLINE_BYTES: u64 = 1024 * 1024;
 
 /// The first Claude Code version whose `total_input_tokens` is the current context.
 const CURRENT_TOTALS_SINCE: (u64, u64, u64) = (2, 1, 132);
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct StatusLine {
-    pub session_id: Option<String>,
-    pub transcript_path: Option<PathBuf>,
-    /// `model.id` (e.g. `claude-opus-4-6`; may carry a `[1m]` suffix).
-    pub model: Option<String>,
-    /// Tokens currently in context; None when unknown (see the module doc).
-    pub tokens: Option<u64>,
-    /// `context_window.context_window_size`.
-    pub window: Option<u64>,
-    /// `context_window.used_percentage` as Claude computed it; None early in a session and in
-    /// old payloads.
-    pub used_percentage: Option<f64>,
-    /// The Claude Code version that sent the payload.
-    pub version: Option<String>,
-}
 
 /// Reads a status-line payload from `input` (stdin), at most [`MAX_STATUSLINE_BYTES`].
 pub fn read_statusline(input: impl Read) -> anyhow::Result<StatusLine> {
@@ -100,7 +86,8 @@ pub fn parse_statusline(text: &str) -> anyhow::Result<StatusLine> {
 
 fn context_tokens(cw: &Map<String, Value>, version: Option<&str>) -> Option<u64> {
     match cw.get("current_usage") {
-        Some(Value::Object(cu)) => input_context_tokens(cu),
+        // All zero right after `/compact`: nothing is known yet, not an empty context.
+        Some(Value::Object(cu)) => input_context_tokens(cu).filter(|&t| t > 0),
         // Present but null (or odd): unknown right now.
         Some(_) => None,
         None => {

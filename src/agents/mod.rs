@@ -1,0 +1,478 @@
+//! Every agent ctxkeep works with, one folder each, behind one interface.
+//!
+//! This file is the registry: the [`Agent`] ids, their spellings, and the
+//! one `match` that maps an id to its [`Integration`]. Everything else that
+//! is particular to an agent lives in its folder (`claude_code/`, `codex/`,
+//! `gemini/`), split by concern: `usage.rs` (context usage from its
+//! transcript), `observe.rs` (what the session did), `settings.rs` (its
+//! hook settings and MCP registration), `compaction.rs` (where it compacts
+//! on its own), `hooks.rs` (its hook payloads, and the samples `hooks
+//! doctor` sends). The shared machinery (the tail reader, tracking, stages,
+//! the checkpoint writer, the settings merge, relay's loop) calls through
+//! [`Integration`] and never names an agent; `tests/cli/architecture.rs`
+//! checks that. docs/architecture.md, "Adding an agent", lists every place
+//! a new agent touches.
+
+pub mod claude_code;
+pub mod codex;
+pub mod gemini;
+
+use std::fmt;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use crate::agent_settings::AgentSettings;
+use crate::compaction::{CompactionConfig, Limit};
+use crate::error::Error;
+use crate::hook_payload::Payload;
+use crate::observe::{Observed, Recorder};
+use crate::summary::Found;
+use crate::usage::{StatusLine, Usage};
+
+/// An agent ctxkeep knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+    Gemini,
+}
+
+impl Agent {
+    /// Every agent, in the order lists and help show them.
+    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+
+    /// What ctxkeep knows about this agent.
+    pub fn integration(self) -> &'static dyn Integration {
+        match self {
+            Agent::ClaudeCode => &claude_code::ClaudeCode,
+            Agent::Codex => &codex::Codex,
+            Agent::Gemini => &gemini::Gemini,
+        }
+    }
+
+    /// The name on the command line, in the chain and in session files.
+    pub fn as_str(self) -> &'static str {
+        self.integration().id()
+    }
+
+    /// The name people read ("Claude Code").
+    pub fn display_name(self) -> &'static str {
+        self.integration().display_name()
+    }
+
+    /// The agent that wrote a file with nothing to sniff and a name no agent
+    /// claims (an empty transcript, the first line still being written).
+    const FALLBACK: Agent = Agent::ClaudeCode;
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown agent {0:?}: expected {names}", names = names_or())]
+pub struct ParseAgentError(pub String);
+
+/// "claude-code, codex or gemini".
+fn names_or() -> String {
+    let names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+    match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+impl FromStr for Agent {
+    type Err = ParseAgentError;
+
+    /// Accepts each agent's name and its aliases (`claude`, `gemini-cli`, …),
+    /// in any case.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase();
+        Agent::ALL
+            .into_iter()
+            .find(|a| {
+                let i = a.integration();
+                i.id() == wanted || i.aliases().contains(&wanted.as_str())
+            })
+            .ok_or_else(|| ParseAgentError(s.to_string()))
+    }
+}
+
+pub use crate::usage::ReadSeek;
+
+/// How an agent's hooks behave where they differ from Claude Code's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HookTraits {
+    /// The session start's context would land in front of the user's first
+    /// prompt (turning a headless slash command into text): it is given
+    /// with the first real prompt instead.
+    pub defer_start_context: bool,
+    /// The pre-compaction event fires before nearly every model call; the
+    /// agent compacts only past its limit, so an automatic one gets no
+    /// checkpoint before the first model call, below the limit, or past it
+    /// again when the last one compacted nothing (a manual one always does).
+    pub pre_compact_fires_often: bool,
+    /// The agent fires no event after compacting: a drop in usage between
+    /// two readings is how the compaction is seen.
+    pub compaction_seen_as_drop: bool,
+    /// What the pre-compaction hook prints as plain text goes to the agent's
+    /// summarizer as its instructions: ctxkeep answers with its brief there.
+    pub steer_at_pre_compact: bool,
+    /// The summary can be read only after the restored session has started
+    /// (its session start comes before the post-compaction event): the start
+    /// gets a short note, and what the summary left out follows at the next
+    /// prompt or tool event.
+    pub summary_after_start: bool,
+}
+
+/// What a headless session of the agent runs, for `relay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Headless {
+    /// The executable looked up on PATH.
+    pub program: &'static str,
+    /// Words between the program and the user's pass-through arguments.
+    pub before_args: &'static [&'static str],
+    /// Words between the pass-through arguments and the prompt.
+    pub before_prompt: &'static [&'static str],
+}
+
+impl Headless {
+    /// The command line, the prompt last.
+    pub fn argv(&self, args: &[String], prompt: &str) -> Vec<String> {
+        let mut argv = vec![self.program.to_string()];
+        argv.extend(self.before_args.iter().map(|w| w.to_string()));
+        argv.extend(args.iter().cloned());
+        argv.extend(self.before_prompt.iter().map(|w| w.to_string()));
+        argv.push(prompt.to_string());
+        argv
+    }
+}
+
+/// A small transcript and the payload fields `hooks doctor` sends a hook
+/// in a sandbox copy of the project.
+pub struct DoctorSample {
+    /// The transcript's file name (some agents are recognized by it).
+    pub transcript_name: &'static str,
+    pub transcript: &'static str,
+}
+
+/// Everything ctxkeep knows about one agent. One unit struct per agent
+/// implements it; the registry above hands out `&'static dyn Integration`.
+pub trait Integration: Sync {
+    /// The name on the command line (`claude-code`).
+    fn id(&self) -> &'static str;
+    /// Other spellings the command line and the front matter accept.
+    fn aliases(&self) -> &'static [&'static str];
+    /// The name people read (`Claude Code`).
+    fn display_name(&self) -> &'static str;
+
+    // --- Transcripts --------------------------------------------------------------------
+
+    /// Context usage at the end of the transcript in the first `len` bytes of `src`.
+    fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage>;
+    /// What the session did, from the transcript's tail, into `rec`.
+    fn observe(&self, path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()>;
+    /// Whether a transcript line has this agent's shape.
+    fn sniff_line(&self, line: &Map<String, Value>) -> bool;
+    /// Whether the head of a file with no JSON line is this agent's (a
+    /// single-document transcript).
+    fn sniff_head(&self, _head: &[u8]) -> bool {
+        false
+    }
+    /// Whether a file with nothing to sniff is this agent's by its name.
+    fn claims_file_name(&self, _path: &Path) -> bool {
+        false
+    }
+    /// The transcript of `session` when the hook payload does not name it.
+    fn find_transcript(&self, _session: &str) -> Option<PathBuf> {
+        None
+    }
+    /// The text a transcript line holds that the agent itself wrote
+    /// (replies and tool calls; never prompts, injected context or tool
+    /// results); empty for lines that are not this agent's.
+    fn authored_text(&self, line: &Map<String, Value>) -> Vec<String>;
+
+    // --- Compaction ---------------------------------------------------------------------
+
+    /// Where the agent compacts on its own in a `window`-token session, from
+    /// its configuration (`env` stands for the environment).
+    fn compaction_limit(
+        &self,
+        window: u64,
+        project: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Limit;
+    /// The summary the agent wrote at its last compaction, from its
+    /// transcript; one written before `since` (when the compaction began) is
+    /// an earlier compaction's and not returned.
+    fn compaction_summary(
+        &self,
+        _path: &Path,
+        _since: Option<DateTime<Utc>>,
+    ) -> anyhow::Result<Found> {
+        Ok(Found::None)
+    }
+
+    // --- Hooks --------------------------------------------------------------------------
+
+    /// One hook payload, parsed: what the event means to ctxkeep.
+    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
+        crate::hook_payload::from_object(root, |event| event)
+    }
+    fn hook_traits(&self) -> HookTraits {
+        HookTraits::default()
+    }
+    /// Its hook settings, MCP registration and trust steps.
+    fn settings(&self) -> &'static AgentSettings;
+    /// What `hooks doctor` runs the hooks on.
+    fn doctor_sample(&self) -> DoctorSample;
+    /// The payload fields the agent sends with every event, besides the
+    /// session, the transcript, the directory and the event's name.
+    fn doctor_common_fields(&self) -> Value;
+    /// The fields the agent sends with `event` where they differ from what
+    /// `hooks doctor` sends every agent with that event; None: the same.
+    fn doctor_event_fields(&self, _event: &str) -> Option<Value> {
+        None
+    }
+
+    // --- Elsewhere ------------------------------------------------------------------------
+
+    /// Its headless mode, for `relay`; None when it has none.
+    fn headless(&self) -> Option<Headless> {
+        None
+    }
+    /// Its status-line input, read from `input`, when the agent has a
+    /// status line that runs a command (None: it has none).
+    fn read_status_line(&self, _input: &mut dyn Read) -> Option<anyhow::Result<StatusLine>> {
+        None
+    }
+}
+
+// --- Calls that pick the agent ------------------------------------------------------------
+
+/// Which agent wrote the transcript at `path`, from its content (first lines,
+/// then last lines), else from its name when it is empty.
+pub fn detect(path: &Path) -> anyhow::Result<Agent> {
+    let (mut file, len) = crate::usage::open_transcript(path)?;
+    detect_from(path, &mut file, len)?.ok_or_else(|| not_recognized(path))
+}
+
+/// The order lines are tried in: the most particular shapes first (a Gemini
+/// line with an `id` and a `sessionId` would pass Claude Code's looser test).
+const SNIFF_ORDER: [Agent; 3] = [Agent::Codex, Agent::Gemini, Agent::ClaudeCode];
+
+fn detect_from(path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Option<Agent>> {
+    let by_line = |line: &Map<String, Value>| {
+        SNIFF_ORDER
+            .into_iter()
+            .find(|a| a.integration().sniff_line(line))
+    };
+    let by_head = |head: &[u8]| {
+        Agent::ALL
+            .into_iter()
+            .find(|a| a.integration().sniff_head(head))
+    };
+    let by_name = || {
+        Agent::ALL
+            .into_iter()
+            .find(|a| a.integration().claims_file_name(path))
+            .unwrap_or(Agent::FALLBACK)
+    };
+    crate::usage::sniff(path, src, len, &by_line, &by_head, &by_name)
+}
+
+fn not_recognized(path: &Path) -> anyhow::Error {
+    let names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+    Error::data(
+        path,
+        format!(
+            "not a recognized transcript (expected Claude Code, Codex or Gemini CLI \
+             JSONL, or a Gemini session JSON); `track` takes --agent {} to name it",
+            names.join("|")
+        ),
+    )
+    .into()
+}
+
+/// Reads the context usage at the end of the transcript at `path`. `agent: None` detects it.
+pub fn read_usage(path: &Path, agent: Option<Agent>) -> anyhow::Result<Usage> {
+    let (mut file, len) = crate::usage::open_transcript(path)?;
+    read_usage_from(path, &mut file, len, agent)
+}
+
+/// As [`read_usage`], over the first `len` bytes of an open source (the fuzz
+/// targets feed bytes through a `Cursor`). `path` names the transcript in
+/// errors and is the name detection falls back on.
+pub fn read_usage_from(
+    path: &Path,
+    src: &mut dyn ReadSeek,
+    len: u64,
+    agent: Option<Agent>,
+) -> anyhow::Result<Usage> {
+    let agent = match agent {
+        Some(a) => a,
+        None => detect_from(path, src, len)?.ok_or_else(|| not_recognized(path))?,
+    };
+    agent.integration().read_usage(path, src, len)
+}
+
+/// What the session in the transcript at `path` did (see
+/// [`crate::observe::observe`]); `agent: None` detects the format.
+pub fn observe(
+    path: &Path,
+    agent: Option<Agent>,
+    repo_root: Option<&Path>,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Observed> {
+    let agent = resolve(path, agent)?;
+    crate::observe::observe(path, &reader(agent), repo_root, now)
+}
+
+/// [`observe`] over only the last `window` bytes.
+pub fn observe_within(
+    path: &Path,
+    agent: Option<Agent>,
+    repo_root: Option<&Path>,
+    now: DateTime<Utc>,
+    window: u64,
+) -> anyhow::Result<Observed> {
+    let agent = resolve(path, agent)?;
+    crate::observe::observe_within(path, &reader(agent), repo_root, now, window)
+}
+
+/// The tool calls in the transcript at `path` from byte `from` on (see
+/// [`crate::observe::steps_since`]).
+pub fn steps_since(
+    path: &Path,
+    agent: Option<Agent>,
+    repo_root: Option<&Path>,
+    from: u64,
+    pending: &[crate::observe::loops::PendingCall],
+) -> anyhow::Result<(Vec<crate::observe::loops::Step>, u64)> {
+    let agent = resolve(path, agent)?;
+    crate::observe::steps_since(path, &reader(agent), repo_root, from, pending)
+}
+
+fn resolve(path: &Path, agent: Option<Agent>) -> anyhow::Result<Agent> {
+    match agent {
+        Some(a) => Ok(a),
+        None => detect(path),
+    }
+}
+
+fn reader(agent: Agent) -> crate::observe::Reader<'static> {
+    let integration = agent.integration();
+    crate::observe::Reader {
+        agent: integration.id(),
+        read: Box::new(move |path, file, len, rec| integration.observe(path, file, len, rec)),
+    }
+}
+
+/// The text of a transcript line that an agent wrote itself, whichever
+/// agent's line it is.
+pub fn authored_text(line: &Map<String, Value>) -> Vec<String> {
+    Agent::ALL
+        .into_iter()
+        .flat_map(|a| a.integration().authored_text(line))
+        .collect()
+}
+
+/// Where a session compacts on its own: the front matter's `compaction:`
+/// for the agent, else the agent's own configuration when it sets one, else
+/// where the agent was `observed` compacting (`limit_source: observed`),
+/// else its default (what it is expected to do); without an agent, the front
+/// matter's `default` or the window. Reads the process's environment.
+pub fn compaction_limit(
+    agent: Option<Agent>,
+    window: u64,
+    project: &Path,
+    front: Option<&CompactionConfig>,
+    observed: Option<u64>,
+) -> Limit {
+    compaction_limit_with(agent, window, project, front, observed, &|name| {
+        std::env::var(name).ok()
+    })
+}
+
+/// [`compaction_limit`] with `env` standing for the environment (tests).
+pub fn compaction_limit_with(
+    agent: Option<Agent>,
+    window: u64,
+    project: &Path,
+    front: Option<&CompactionConfig>,
+    observed: Option<u64>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Limit {
+    let names: Vec<&str> = match agent {
+        Some(a) => {
+            let i = a.integration();
+            std::iter::once(i.id())
+                .chain(i.aliases().iter().copied())
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    crate::compaction::limit_with(window, front, &names, &|window| match agent {
+        Some(a) => {
+            let own = a.integration().compaction_limit(window, project, env);
+            // What was seen beats the agent's default, never what the user set
+            // (a setting changed since is what the agent will do next).
+            match observed {
+                Some(tokens) if own.source == "default" => Limit::new(tokens, "observed"),
+                _ => own,
+            }
+        }
+        None => Limit::window(window),
+    })
+}
+
+/// The summary `agent` wrote at its last compaction, from the transcript at
+/// `path` (see [`Integration::compaction_summary`]).
+pub fn compaction_summary(
+    agent: Agent,
+    path: &Path,
+    since: Option<DateTime<Utc>>,
+) -> anyhow::Result<Found> {
+    agent.integration().compaction_summary(path, since)
+}
+
+/// What `ctxkeep statusline` reads on `input`: the status-line input of the
+/// agent that has one, and that agent.
+pub fn read_status_line(input: &mut dyn Read) -> anyhow::Result<(Agent, StatusLine)> {
+    for agent in Agent::ALL {
+        if let Some(read) = agent.integration().read_status_line(input) {
+            return Ok((agent, read?));
+        }
+    }
+    Err(Error::Usage("no agent has a status line that runs a command".into()).into())
+}
+
+/// Parses a hook payload of `agent`'s from `input`, at most
+/// [`crate::hook_payload::MAX_PAYLOAD_BYTES`].
+pub fn read_payload(agent: Agent, input: impl Read) -> Result<Payload, Error> {
+    let root = crate::hook_payload::read_object(input)?;
+    agent.integration().payload(&root)
+}
+
+/// As [`read_payload`], from text.
+pub fn parse_payload(agent: Agent, text: &str) -> Result<Payload, Error> {
+    let root = crate::hook_payload::parse_object(text)?;
+    agent.integration().payload(&root)
+}
+
+#[cfg(test)]
+mod compaction_tests;
+#[cfg(test)]
+mod observe_tests;
+#[cfg(test)]
+mod tests;
