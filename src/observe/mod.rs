@@ -245,7 +245,8 @@ pub fn steps_since(
 fn last_line_end(path: &Path, file: &mut File, from: u64, len: u64) -> anyhow::Result<u64> {
     let io_err = |e| Error::io(path, "cannot read transcript", e);
     let mut end = len;
-    let mut buf = vec![0u8; 64 * 1024];
+    // Transcripts end with a newline but while a line is written: a small read first.
+    let mut buf = vec![0u8; 4 * 1024];
     while end > from {
         let start = end.saturating_sub(buf.len() as u64).max(from);
         let n = (end - start) as usize;
@@ -255,6 +256,9 @@ fn last_line_end(path: &Path, file: &mut File, from: u64, len: u64) -> anyhow::R
             return Ok(start + i as u64 + 1);
         }
         end = start;
+        if buf.len() < 256 * 1024 {
+            buf.resize(buf.len() * 4, 0);
+        }
     }
     Ok(from)
 }
