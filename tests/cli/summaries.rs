@@ -469,8 +469,8 @@ fn gemini_audits_the_snapshot_when_the_compression_shows_and_gives_back_what_it_
     .unwrap();
     let a = &events(&p, "compaction_audit")[0];
     assert_eq!(
-        (&a["trigger"], &a["agent"]),
-        (&json!("detected"), &json!("gemini"))
+        (&a["trigger"], &a["agent"], &a["checkpoint"]),
+        (&json!("detected"), &json!("gemini"), &current)
     );
     assert!(
         a["missing"]
