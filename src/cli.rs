@@ -19,6 +19,39 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `ctxkeep hook AGENT [JSON]` alone, with the global options: what every agent hook runs on
+/// each prompt and tool call, parsed without building the whole command line (that was a
+/// third of a hook's work). The same argument definitions as [`Cli`]'s; whatever this does not
+/// accept is handed to [`Cli`], which says what is wrong.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ctxkeep hook",
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+pub struct HookCli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(flatten)]
+    pub hook: HookArgs,
+}
+
+impl HookCli {
+    /// The command line as [`Cli`] would have parsed it, when it is `ctxkeep hook …` with
+    /// nothing this parser cannot read.
+    pub fn parse_fast(args: &[std::ffi::OsString]) -> Option<Cli> {
+        if args.get(1).is_none_or(|a| a != "hook") {
+            return None;
+        }
+        let rest = args[..1].iter().chain(&args[2..]);
+        let h = HookCli::try_parse_from(rest).ok()?;
+        Some(Cli {
+            global: h.global,
+            command: Command::Hook(h.hook),
+        })
+    }
+}
+
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {

@@ -274,14 +274,18 @@ pub fn finding_table() -> String {
 }
 
 /// `--help`'s footer: the exit codes as plain text.
-pub fn exit_help() -> String {
-    let mut t = String::from("Exit codes:\n");
-    for e in EXIT_CODES {
-        let plain = e.meaning.replace("\\|", "|").replace('`', "");
-        t.push_str(&format!("  {:<3} {plain}\n", e.code));
-    }
-    t.push_str("\nFinding codes of `verify`: see `ctxkeep help verify` and docs/codes.md.");
-    t
+pub fn exit_help() -> &'static str {
+    // Built once: clap asks for it for every subcommand on every run, hooks included.
+    static HELP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HELP.get_or_init(|| {
+        let mut t = String::from("Exit codes:\n");
+        for e in EXIT_CODES {
+            let plain = e.meaning.replace("\\|", "|").replace('`', "");
+            t.push_str(&format!("  {:<3} {plain}\n", e.code));
+        }
+        t.push_str("\nFinding codes of `verify`: see `ctxkeep help verify` and docs/codes.md.");
+        t
+    })
 }
 
 /// Whether `code` (e.g. `CK102`) is in the registry, alone or in a range.

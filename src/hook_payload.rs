@@ -55,6 +55,75 @@ pub struct Payload {
     /// The summary the agent wrote, where the post-compaction event carries
     /// it (Claude Code `PostCompact`: `compact_summary`).
     pub summary: Option<String>,
+    /// The tool call a `PostToolUse`/`PostToolUseFailure`/`AfterTool` reports, as far as loop
+    /// detection and the checkpoint need it (each agent reads its own tools).
+    pub tool: Option<ToolCall>,
+}
+
+/// A finished tool call, from the payload of the hook it fired. The agent's result is written
+/// to its transcript only after this hook has run, so this is the only place the hook can see
+/// its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    /// `tool_name`, as the agent spells it.
+    pub name: String,
+    /// `tool_use_id` (Claude Code, Codex; Gemini sends none).
+    pub id: Option<String>,
+    pub action: ToolAction,
+    /// None when the payload does not say (Codex's shell: its rollout has the exit code).
+    pub outcome: Option<ToolOutcome>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolAction {
+    /// A shell command.
+    Command(String),
+    /// Files written or edited, as the payload names them.
+    Files(Vec<ToolFile>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFile {
+    pub path: PathBuf,
+    /// [`content_hash`] of what the file holds after the call, when the payload gives it
+    /// (else it is read from the disk).
+    pub content: Option<String>,
+    /// [`content_hash`] of what it held before, when the payload gives it.
+    pub before: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutcome {
+    /// Whether it succeeded; None when the agent cannot tell (a command left running).
+    pub ok: Option<bool>,
+    pub exit_code: Option<i64>,
+    /// What it printed (a command's output, an error's text).
+    pub output: String,
+}
+
+impl ToolOutcome {
+    pub fn failed(text: &str) -> ToolOutcome {
+        ToolOutcome {
+            ok: Some(false),
+            exit_code: crate::observe::text::exit_code_in(text),
+            output: text.to_string(),
+        }
+    }
+
+    pub fn succeeded(output: String) -> ToolOutcome {
+        ToolOutcome {
+            ok: Some(true),
+            exit_code: None,
+            output,
+        }
+    }
+}
+
+pub use crate::observe::loops::content_hash;
+
+/// The object `key` of the payload, when it is one.
+pub fn object_of<'a>(root: &'a Map<String, Value>, key: &str) -> Option<&'a Map<String, Value>> {
+    root.get(key).and_then(Value::as_object)
 }
 
 /// Reads a payload's JSON object from `input`, at most [`MAX_PAYLOAD_BYTES`].
@@ -120,6 +189,7 @@ pub fn from_object(
         context_tokens: root.get("context_tokens").and_then(Value::as_u64),
         model: text_of(root, "model"),
         summary: text_of(root, "compact_summary"),
+        tool: None,
     })
 }
 

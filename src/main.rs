@@ -4,7 +4,11 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     ignore_file_size_signal();
-    match ctxkeep::cli::Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(cli) = ctxkeep::cli::HookCli::parse_fast(&args) {
+        return ExitCode::from(ctxkeep::run(cli));
+    }
+    match ctxkeep::cli::Cli::try_parse_from(&args) {
         Ok(cli) => ExitCode::from(ctxkeep::run(cli)),
         Err(err) => ExitCode::from(ctxkeep::usage_error(&err)),
     }

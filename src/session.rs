@@ -101,9 +101,16 @@ pub struct Session {
     /// by it): a resume of the conversation is told only what changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seen_checkpoint: Option<String>,
-    /// Gutter patterns this session was told about (each fires once).
+    /// Loops found in this session (each is told once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gutter: Vec<crate::observe::GutterHit>,
+    /// What loop detection learned so far, and how far it read the transcript: each hook
+    /// goes on from there instead of reading it again.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::observe::loops::LoopState::is_empty"
+    )]
+    pub loops: crate::observe::loops::LoopState,
     /// When the agent last compacted this session's context, while no figure
     /// has been read since (the status line then says "compacted").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -207,6 +214,7 @@ impl Session {
             started_at: None,
             seen_checkpoint: None,
             gutter: Vec::new(),
+            loops: Default::default(),
             pending_start: None,
             pending_stages: Vec::new(),
             compacted_at: None,

@@ -350,6 +350,19 @@ pub fn observe_within(
     crate::observe::observe_within(path, &reader(agent), repo_root, now, window)
 }
 
+/// The tool calls in the transcript at `path` from byte `from` on (see
+/// [`crate::observe::steps_since`]).
+pub fn steps_since(
+    path: &Path,
+    agent: Option<Agent>,
+    repo_root: Option<&Path>,
+    from: u64,
+    pending: &[crate::observe::loops::PendingCall],
+) -> anyhow::Result<(Vec<crate::observe::loops::Step>, u64)> {
+    let agent = resolve(path, agent)?;
+    crate::observe::steps_since(path, &reader(agent), repo_root, from, pending)
+}
+
 fn resolve(path: &Path, agent: Option<Agent>) -> anyhow::Result<Agent> {
     match agent {
         Some(a) => Ok(a),

@@ -192,7 +192,7 @@ fn todowrite_last_call_holds_the_whole_list() {
         v["plan"][1],
         json!({"text": "Fix the split", "status": "in_progress"})
     );
-    assert!(v.get("activity").is_none());
+    assert!(v.get("activity").is_none() && v.get("steps").is_none());
     let back: Observed = serde_json::from_value(v).unwrap();
     assert_eq!(back.plan, obs.plan);
 }
@@ -285,34 +285,32 @@ fn a_command_failing_three_times_in_a_row_is_a_gutter() {
         json!({"command": cmd, "ok": false, "exit_code": 101, "times": 3})
     );
     let hits = gutter(&obs, &GutterLimits::default());
+    let error = "exit 101: error: 1 test failed";
     assert_eq!(
         hits,
         vec![GutterHit::SameFailure {
             command: cmd.into(),
-            count: 3
+            count: 3,
+            error: Some(error.into()),
         }]
     );
     assert_eq!(
         serde_json::to_value(&hits[0]).unwrap(),
-        json!({"kind": "same_failure", "command": cmd, "count": 3})
+        json!({"kind": "same_failure", "command": cmd, "count": 3, "error": error})
     );
     // A limit of 0 turns the rule off; a higher one is not reached.
-    assert!(gutter(
-        &obs,
-        &GutterLimits {
-            same_failure: 0,
-            same_file: 10
-        }
-    )
-    .is_empty());
-    assert!(gutter(
-        &obs,
-        &GutterLimits {
-            same_failure: 4,
-            same_file: 10
-        }
-    )
-    .is_empty());
+    let off = GutterLimits {
+        same_failure: 0,
+        same_file: 0,
+        ..GutterLimits::default()
+    };
+    assert!(gutter(&obs, &off).is_empty());
+    let higher = GutterLimits {
+        same_failure: 4,
+        same_file: 4,
+        ..GutterLimits::default()
+    };
+    assert!(gutter(&obs, &higher).is_empty());
 }
 
 #[test]
@@ -385,8 +383,8 @@ fn only_the_last_five_commands_are_kept_and_unknown_outcomes_are_null() {
 }
 
 #[test]
-fn the_same_file_changed_ten_times_is_a_gutter() {
-    let edits = |n: usize| {
+fn edits_alone_or_with_passing_checks_are_never_a_gutter() {
+    let edits = |n: usize, check: Option<i64>| {
         let mut lines = Vec::new();
         for i in 0..n {
             lines.push(call(
@@ -395,19 +393,22 @@ fn the_same_file_changed_ten_times_is_a_gutter() {
                 json!({"file_path": format!("{ROOT}/src/lexer.rs")}),
             ));
             lines.push(result(&format!("e{i}"), "ok", false));
+            if let Some(exit) = check {
+                lines.extend(bash(&format!("t{i}"), "cargo test", exit));
+            }
         }
         lines
     };
-    let obs = read("s.jsonl", &edits(10));
+    let obs = read("s.jsonl", &edits(12, None));
     assert_eq!(obs.files, vec!["src/lexer.rs"]);
-    assert_eq!(
-        gutter(&obs, &GutterLimits::default()),
-        vec![GutterHit::SameFile {
-            path: "src/lexer.rs".into(),
-            count: 10
-        }]
-    );
-    assert!(gutter(&read("s.jsonl", &edits(9)), &GutterLimits::default()).is_empty());
+    assert!(gutter(&obs, &GutterLimits::default()).is_empty());
+    let green = read("s.jsonl", &edits(12, Some(0)));
+    assert!(gutter(&green, &GutterLimits::default()).is_empty());
+    // The same failure after every edit: one loop, told once.
+    let red = read("s.jsonl", &edits(12, Some(101)));
+    let hits = gutter(&red, &GutterLimits::default());
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(matches!(&hits[0], GutterHit::SameFailure { count: 3, .. }));
 }
 
 #[test]
@@ -844,7 +845,8 @@ fn codex_failing_command_three_times_and_a_subagent_rollout() {
         gutter(&obs, &GutterLimits::default()),
         vec![GutterHit::SameFailure {
             command: "pytest -x".into(),
-            count: 3
+            count: 3,
+            error: Some("exit 1: FAILED".into()),
         }]
     );
     let mut sub = lines.clone();

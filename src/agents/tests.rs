@@ -343,3 +343,131 @@ fn garbage_is_bad_data() {
         65
     );
 }
+
+// --- The tool call in a hook's payload, on the payloads the real CLIs sent ------------------
+
+fn captured(agent: Agent, file: &str) -> crate::hook_payload::Payload {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    parse_payload(agent, &text).unwrap()
+}
+
+fn hash(text: &str) -> Option<String> {
+    Some(crate::hook_payload::content_hash(text.as_bytes()))
+}
+
+#[test]
+fn claude_code_payloads_give_the_call_and_its_outcome() {
+    use crate::hook_payload::{ToolAction, ToolFile, ToolOutcome};
+    let dir = "claude-code-2.1.328/hooks";
+    let failed = captured(
+        Agent::ClaudeCode,
+        &format!("{dir}/PostToolUseFailure-Bash.json"),
+    );
+    let tool = failed.tool.unwrap();
+    assert_eq!(tool.id.as_deref(), Some("toolu_fc61db0687bf4f098fc4"));
+    assert_eq!(
+        tool.action,
+        ToolAction::Command("sh -c 'echo widget check failed >&2; exit 3'".into())
+    );
+    assert_eq!(
+        tool.outcome,
+        Some(ToolOutcome {
+            ok: Some(false),
+            exit_code: Some(3),
+            output: "Exit code 3\nwidget check failed".into()
+        })
+    );
+    let ok = captured(Agent::ClaudeCode, &format!("{dir}/PostToolUse-Bash.json"));
+    let outcome = ok.tool.unwrap().outcome.unwrap();
+    assert_eq!(
+        (outcome.ok, outcome.exit_code, outcome.output.as_str()),
+        (Some(true), Some(0), "before-compaction")
+    );
+    let edit = captured(Agent::ClaudeCode, &format!("{dir}/PostToolUse-Edit.json"));
+    assert_eq!(
+        edit.tool.unwrap().action,
+        ToolAction::Files(vec![ToolFile {
+            path: "/work/repo/notes.txt".into(),
+            content: hash("beta\n"),
+            before: hash("alpha\n"),
+        }])
+    );
+    let write = captured(Agent::ClaudeCode, &format!("{dir}/PostToolUse-Write.json"));
+    let ToolAction::Files(files) = write.tool.unwrap().action else {
+        panic!("a file change")
+    };
+    assert_eq!(
+        (files[0].content.clone(), files[0].before.clone()),
+        (hash("alpha\n"), None)
+    );
+    for other in [
+        "PostToolUse-ToolSearch.json",
+        "PreToolUse-Bash.json",
+        "Stop.json",
+    ] {
+        let p = captured(Agent::ClaudeCode, &format!("{dir}/{other}"));
+        assert_eq!(p.tool, None, "{other}");
+    }
+}
+
+#[test]
+fn codex_payloads_give_the_call_but_a_command_outcome_only_in_the_rollout() {
+    use crate::hook_payload::{ToolAction, ToolFile};
+    let dir = "codex-0.169.0/hooks";
+    let bash = captured(Agent::Codex, &format!("{dir}/PostToolUse-Bash.json"))
+        .tool
+        .unwrap();
+    assert_eq!(bash.id.as_deref(), Some("call_78e0ee904e5c4e20"));
+    assert!(matches!(bash.action, ToolAction::Command(_)));
+    assert_eq!(
+        bash.outcome, None,
+        "only its output; the exit code is in the rollout"
+    );
+    let patch = captured(Agent::Codex, &format!("{dir}/PostToolUse-apply_patch.json"))
+        .tool
+        .unwrap();
+    assert_eq!(
+        patch.action,
+        ToolAction::Files(vec![ToolFile {
+            path: "notes.txt".into(),
+            content: None,
+            before: None,
+        }])
+    );
+    let outcome = patch.outcome.unwrap();
+    assert_eq!((outcome.ok, outcome.exit_code), (Some(true), Some(0)));
+}
+
+#[test]
+fn gemini_payloads_give_the_call_and_its_outcome() {
+    use crate::hook_payload::{ToolAction, ToolFile};
+    let dir = "gemini-0.61.0/hooks";
+    let shell = captured(
+        Agent::Gemini,
+        &format!("{dir}/AfterTool-run_shell_command.json"),
+    )
+    .tool
+    .unwrap();
+    assert_eq!(shell.id, None);
+    let outcome = shell.outcome.unwrap();
+    assert_eq!(
+        (outcome.ok, outcome.exit_code, outcome.output.as_str()),
+        (Some(false), Some(3), "widget check failed")
+    );
+    let replace = captured(Agent::Gemini, &format!("{dir}/AfterTool-replace.json"))
+        .tool
+        .unwrap();
+    assert_eq!(
+        replace.action,
+        ToolAction::Files(vec![ToolFile {
+            path: "/work/repo/notes.txt".into(),
+            content: hash("beta\n"),
+            before: hash("alpha\n"),
+        }])
+    );
+    let todos = captured(Agent::Gemini, &format!("{dir}/AfterTool-write_todos.json"));
+    assert_eq!(todos.tool, None);
+}

@@ -26,6 +26,8 @@ const SILENT: Output = Output::SILENT;
 const ERROR_LOG_LOCK_WAIT: Duration = Duration::from_millis(500);
 
 pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
+    // Nothing a hook prints reports malformed transcript lines: not counted on this path.
+    crate::usage::skip_malformed_count();
     let agent = args.agent;
     let json_always = agent.integration().settings().json_always;
     let mut payload = None;

@@ -11,7 +11,6 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::output::{fmt_num, gauge, thousands};
 use crate::redact::redact;
-use crate::services::record;
 use crate::services::tracking::{self, Fired, Options, Reading, Report, TranscriptInfo};
 use crate::session::{self, Source};
 use crate::state::StateFile;
@@ -62,10 +61,16 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let mut instructions = tracking::instructions(&ws, &config, &applied)?;
     let mut gutter = Vec::new();
     if let (Some(path), Some(limits)) = (&args.transcript, config.gutter) {
-        let observed = record::observe_transcript(&ws, path, args.agent.and_then(AgentArg::agent))?;
-        for (hit, text) in
-            crate::services::gutter::check(&ws, &id, config.window, &observed, &limits)?
-        {
+        // What the transcript gained since the session's last reading.
+        let feed = crate::services::gutter::Feed {
+            session: &id,
+            window: config.window,
+            transcript: Some((path, args.agent.and_then(AgentArg::agent))),
+            tool: None,
+            cwd: None,
+            can_speak: true,
+        };
+        for (hit, text) in crate::services::gutter::check(&ws, &feed, &limits)? {
             gutter.push(hit);
             instructions.push(text);
         }

@@ -10,7 +10,11 @@
 //! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines
 //! are ignored.
 
+pub mod failure;
+pub mod loops;
 pub(crate) mod text;
+
+pub use loops::{GutterHit, GutterLimits};
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -61,13 +65,14 @@ pub struct Observed {
     pub session: Option<String>,
     /// When the transcript was read (RFC 3339, seconds).
     pub read_at: String,
+    /// Every tool call read, in order, for loop detection ([`gutter`]); not serialized (a
+    /// stored observation has none).
+    #[serde(skip)]
+    pub steps: Vec<loops::Step>,
     /// Set when a later automatic checkpoint kept this block because its own session did no
     /// work: the checkpoint that first recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carried_from: Option<String>,
-    /// Per-session counts for [`gutter`]; not serialized (a stored observation has none).
-    #[serde(skip)]
-    pub activity: Activity,
     /// Whether `request` states the task (not only a bare slash command); not serialized.
     #[serde(skip)]
     pub(crate) task_found: bool,
@@ -151,72 +156,10 @@ fn is_one(n: &u32) -> bool {
     *n == 1
 }
 
-/// Counts kept for gutter detection, over the part of the session that was read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Activity {
-    /// Commands (trimmed, unredacted) whose latest runs failed, with how many in a row.
-    pub failure_streaks: Vec<(String, u32)>,
-    /// Every changed file with how many times it was changed.
-    pub file_changes: Vec<(String, u32)>,
-}
-
-/// The lifecycle rules' limits (front-matter settings `gutter.same_failure`/`same_file`).
-/// A limit of 0 turns that rule off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct GutterLimits {
-    pub same_failure: u32,
-    pub same_file: u32,
-}
-
-impl Default for GutterLimits {
-    fn default() -> Self {
-        GutterLimits {
-            same_failure: 3,
-            same_file: 10,
-        }
-    }
-}
-
-/// A repeated pattern: `{"kind":"same_failure","command":…,"count":…}` or
-/// `{"kind":"same_file","path":…,"count":…}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum GutterHit {
-    SameFailure { command: String, count: u32 },
-    SameFile { path: String, count: u32 },
-}
-
-/// The gutter patterns in an observation made by [`observe`]: a command whose last
-/// `same_failure` (or more) runs all failed, and files changed `same_file` times or more.
-/// Failures first, then files, each by count (highest first). A deserialized observation has no
-/// counts and gives no hits.
+/// The loops in an observation made by [`observe`] (see [`loops`]), in the order they
+/// complete. A deserialized observation has no calls and gives none.
 pub fn gutter(observed: &Observed, limits: &GutterLimits) -> Vec<GutterHit> {
-    let mut fails: Vec<&(String, u32)> = observed
-        .activity
-        .failure_streaks
-        .iter()
-        .filter(|(_, n)| limits.same_failure > 0 && *n >= limits.same_failure)
-        .collect();
-    fails.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let mut files: Vec<&(String, u32)> = observed
-        .activity
-        .file_changes
-        .iter()
-        .filter(|(_, n)| limits.same_file > 0 && *n >= limits.same_file)
-        .collect();
-    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    fails
-        .into_iter()
-        .map(|(c, n)| GutterHit::SameFailure {
-            command: crate::redact::redact(c).into_owned(),
-            count: *n,
-        })
-        .chain(files.into_iter().map(|(p, n)| GutterHit::SameFile {
-            path: p.clone(),
-            count: *n,
-        }))
-        .collect()
+    loops::loops_in(&observed.steps, limits)
 }
 
 /// One agent's transcript reader: what it finds goes into the [`Recorder`].
@@ -269,6 +212,51 @@ pub fn observe_within(
     rec.window = window.min(TAIL_BYTES);
     (reader.read)(path, file, len, &mut rec)?;
     Ok(rec.finish(reader.agent, now))
+}
+
+/// The calls in the transcript at `path` from byte `from` (the end of a line, or where an
+/// earlier read stopped) to its last complete line, in order, with `pending` (calls an earlier
+/// read saw without their outcome) first, so their outcomes are matched. Returns them and where
+/// the next read starts. Reads at most [`TAIL_BYTES`].
+pub fn steps_since(
+    path: &Path,
+    reader: &Reader,
+    repo_root: Option<&Path>,
+    from: u64,
+    pending: &[loops::PendingCall],
+) -> anyhow::Result<(Vec<loops::Step>, u64)> {
+    let (mut file, len) = open_transcript(path)?;
+    let from = from.max(len.saturating_sub(TAIL_BYTES));
+    let end = last_line_end(path, &mut file, from, len)?;
+    if end <= from {
+        return Ok((Vec::new(), from));
+    }
+    let mut rec = Recorder::new(Root::new(repo_root));
+    rec.window = end - from;
+    rec.waiting(pending);
+    (reader.read)(path, file, end, &mut rec)?;
+    if rec.not_main {
+        return Ok((Vec::new(), end));
+    }
+    Ok((rec.into_steps(), end))
+}
+
+/// Where the last complete line in `from..len` ends (`from` when there is none).
+fn last_line_end(path: &Path, file: &mut File, from: u64, len: u64) -> anyhow::Result<u64> {
+    let io_err = |e| Error::io(path, "cannot read transcript", e);
+    let mut end = len;
+    let mut buf = vec![0u8; 64 * 1024];
+    while end > from {
+        let start = end.saturating_sub(buf.len() as u64).max(from);
+        let n = (end - start) as usize;
+        file.seek(SeekFrom::Start(start)).map_err(io_err)?;
+        file.read_exact(&mut buf[..n]).map_err(io_err)?;
+        if let Some(i) = buf[..n].iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(from)
 }
 
 /// A tool result's text: a string, or the `text` of its parts joined by lines.
@@ -385,7 +373,7 @@ pub(crate) struct Root {
 }
 
 impl Root {
-    fn new(root: Option<&Path>) -> Root {
+    pub(crate) fn new(root: Option<&Path>) -> Root {
         let given = root.map(normalize);
         let canonical = root
             .and_then(|r| std::fs::canonicalize(r).ok())
@@ -452,8 +440,14 @@ enum Event {
 
 struct Slot {
     event: Event,
+    /// The agent's id for the call.
+    id: Option<String>,
+    /// Its outcome has been read (or it needs none: a change reported without a call).
+    done: bool,
     ok: Option<bool>,
     exit_code: Option<i64>,
+    /// A command's output (bounded), for telling one failure from another.
+    output: String,
 }
 
 /// The agent's latest replies kept to look for its stated next step.
@@ -560,18 +554,53 @@ impl Recorder {
         }
         self.events.push(Slot {
             event,
+            id: call_id.map(str::to_string),
+            done: call_id.is_none(),
             ok: None,
             exit_code: None,
+            output: String::new(),
         });
     }
 
     /// The outcome of call `call_id` (ignored unless that call is waiting for one).
     pub(crate) fn outcome(&mut self, call_id: &str, ok: Option<bool>, exit_code: Option<i64>) {
+        self.outcome_with_output(call_id, ok, exit_code, "");
+    }
+
+    /// [`Recorder::outcome`] with the call's output, which tells one failure from another.
+    pub(crate) fn outcome_with_output(
+        &mut self,
+        call_id: &str,
+        ok: Option<bool>,
+        exit_code: Option<i64>,
+        output: &str,
+    ) {
         for i in self.calls.remove(call_id).unwrap_or_default() {
             let slot = &mut self.events[i];
+            slot.done = true;
             slot.ok = ok.or(exit_code.map(|c| c == 0));
             slot.exit_code = exit_code;
+            if matches!(slot.event, Event::Command(_)) {
+                slot.output = failure::bounded(output);
+            }
         }
+    }
+
+    /// Calls whose outcome an earlier read did not find: their outcome may be in this one.
+    pub(crate) fn waiting(&mut self, pending: &[loops::PendingCall]) {
+        for p in pending {
+            if !p.files.is_empty() {
+                self.push(Some(&p.id), Event::Files(p.files.clone()));
+            }
+            if let Some(c) = &p.command {
+                self.push(Some(&p.id), Event::Command(c.clone()));
+            }
+        }
+    }
+
+    /// The calls read, in order, for loop detection.
+    fn into_steps(self) -> Vec<loops::Step> {
+        self.events.into_iter().map(Slot::into_step).collect()
     }
 
     /// Whether a call is waiting under this id (and what it was: true for a command).
@@ -679,35 +708,20 @@ impl Recorder {
                 status: t.status,
             })
             .collect();
-        let mut changes: Vec<(String, u32)> = Vec::new();
         let mut latest: Vec<String> = Vec::new();
-        let mut streaks: Vec<(String, u32)> = Vec::new();
         let mut commands: Vec<CommandRun> = Vec::new();
-        for slot in self.events {
-            match slot.event {
+        for slot in &self.events {
+            match &slot.event {
                 Event::Files(paths) => {
                     if slot.ok == Some(false) {
                         continue; // an error changed nothing
                     }
                     for p in paths {
-                        match changes.iter_mut().find(|(q, _)| *q == p) {
-                            Some((_, n)) => *n += 1,
-                            None => changes.push((p.clone(), 1)),
-                        }
-                        latest.retain(|q| *q != p);
-                        latest.push(p);
+                        latest.retain(|q| q != p);
+                        latest.push(p.clone());
                     }
                 }
                 Event::Command(cmd) => {
-                    let key = cmd.trim().to_string();
-                    match slot.ok {
-                        Some(false) => match streaks.iter_mut().find(|(c, _)| *c == key) {
-                            Some((_, n)) => *n += 1,
-                            None => streaks.push((key, 1)),
-                        },
-                        Some(true) => streaks.retain(|(c, _)| *c != key),
-                        None => {}
-                    }
                     commands.push(CommandRun {
                         command: text::cut(
                             crate::redact::redact(cmd.trim()).as_ref(),
@@ -742,17 +756,46 @@ impl Recorder {
                     text::MAX_NEXT_STEP_CHARS,
                 )
             });
-        obs.activity = Activity {
-            failure_streaks: streaks,
-            file_changes: changes,
-        };
+        obs.steps = self.events.into_iter().map(Slot::into_step).collect();
         obs
+    }
+}
+
+impl Slot {
+    fn into_step(self) -> loops::Step {
+        let action = match self.event {
+            Event::Command(c) => loops::Action::Command(c),
+            Event::Files(paths) => loops::Action::Files(
+                paths
+                    .into_iter()
+                    .map(|path| loops::FileChange {
+                        path,
+                        content: None,
+                        before: None,
+                    })
+                    .collect(),
+            ),
+        };
+        let outcome = if self.done {
+            loops::Outcome::Done {
+                ok: self.ok,
+                exit_code: self.exit_code,
+                output: self.output,
+            }
+        } else {
+            loops::Outcome::Pending
+        };
+        loops::Step {
+            id: self.id,
+            action,
+            outcome,
+        }
     }
 }
 
 /// Runs of the same command with the same outcome, one after another, as one entry each with
 /// their count: "`cargo test`: failed ×4" rather than four lines.
-fn collapse_repeats(commands: Vec<CommandRun>) -> Vec<CommandRun> {
+pub(crate) fn collapse_repeats(commands: Vec<CommandRun>) -> Vec<CommandRun> {
     let mut out: Vec<CommandRun> = Vec::with_capacity(commands.len());
     for c in commands {
         match out.last_mut() {

@@ -138,6 +138,8 @@ impl Hook {
             true => session::load(&self.ws, &self.session)?,
             false => None,
         };
+        // Loops first: a stage's checkpoint then has this call's outcome.
+        let loops = self.loops(reply)?;
         let applied = self.update(false, !reply)?;
         self.acknowledge();
         if let (Some(before), Some(applied)) = (&before, &applied) {
@@ -163,12 +165,8 @@ impl Hook {
         }
         if let (Some(applied), true) = (applied, reply) {
             texts.extend(tracking::instructions(&self.ws, &self.config, &applied)?);
-            // A loop shows only in tool results, so only a tool event looks
-            // for it: a prompt turn does not pay for reading the transcript.
-            if self.payload.after_tool() {
-                texts.extend(self.gutter()?);
-            }
         }
+        texts.extend(loops);
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
     }
 
@@ -213,35 +211,24 @@ impl Hook {
         }
     }
 
-    /// The gutter patterns this session has not been told about yet.
-    fn gutter(&self) -> anyhow::Result<Vec<String>> {
+    /// Loop detection ([`super::gutter`]): feeds it this event's call (from the payload) and
+    /// what the transcript gained since the last event; returns the instructions for the loops
+    /// to tell now. An event whose reply cannot reach the model (`can_speak` false) keeps
+    /// them for the next one that can.
+    fn loops(&self, can_speak: bool) -> anyhow::Result<Vec<String>> {
         let Some(limits) = self.config.gutter else {
             return Ok(Vec::new());
         };
-        // Every turn pays for this read, so only the transcript's recent end
-        // is looked at: enough for N failures in a row, maybe not for all
-        // of a long session's edits of one file.
-        let Some(path) = self.transcript() else {
-            return Ok(Vec::new());
+        let transcript = self.transcript();
+        let feed = super::gutter::Feed {
+            session: &self.session,
+            window: self.config.window,
+            transcript: transcript.as_deref().map(|p| (p, Some(self.agent))),
+            tool: self.payload.tool.as_ref(),
+            cwd: self.payload.cwd.as_deref(),
+            can_speak,
         };
-        // Paths relative to the project's folder: asking git for the top
-        // level would cost a process on every turn.
-        let Ok(observed) = crate::agents::observe_within(
-            &path,
-            Some(self.agent),
-            Some(&self.ws.root),
-            chrono::Utc::now(),
-            super::gutter::WINDOW,
-        ) else {
-            return Ok(Vec::new());
-        };
-        let hits = super::gutter::check(
-            &self.ws,
-            &self.session,
-            self.config.window,
-            &observed,
-            &limits,
-        )?;
+        let hits = super::gutter::check(&self.ws, &feed, &limits)?;
         Ok(hits.into_iter().map(|(_, text)| text).collect())
     }
 
@@ -273,9 +260,15 @@ impl Hook {
 
     /// What the transcript says this session did; None without a
     /// transcript, or when it cannot be read (a checkpoint is still written).
+    /// A command whose result the agent has not written yet (a compaction in
+    /// the middle of a turn) gets the outcome its hook's payload gave.
     fn observed(&self) -> Option<Observed> {
         let path = self.transcript()?;
-        record::observe_transcript(&self.ws, &path, Some(self.agent)).ok()
+        let mut observed = record::observe_transcript(&self.ws, &path, Some(self.agent)).ok()?;
+        if let Ok(Some(s)) = session::load(&self.ws, &self.session) {
+            crate::observe::loops::fill_outcomes(&mut observed.commands, &s.loops.recent);
+        }
+        Some(observed)
     }
 
     /// An automatic checkpoint from this session: the last one's fields,
@@ -644,6 +637,8 @@ impl Hook {
     /// checkpoint.
     fn session_end(&self, reason: Option<String>) -> anyhow::Result<()> {
         self.acknowledge();
+        // A loop seen only now is told if the session goes on (a resume).
+        self.loops(false)?;
         if self.sf.fm.checkpoint.is_none() {
             return Ok(());
         }

@@ -250,11 +250,14 @@ pub fn human(st: &StatusReport) -> String {
         text.push_str(&format!("stage: {stage}\n"));
         for hit in &st.gutter {
             text.push_str(&match hit {
-                crate::observe::GutterHit::SameFailure { command, count } => {
+                crate::observe::GutterHit::SameFailure { command, count, .. } => {
                     format!("gutter: `{command}` failed {count} times in a row\n")
                 }
-                crate::observe::GutterHit::SameFile { path, count } => {
-                    format!("gutter: {path} changed {count} times\n")
+                crate::observe::GutterHit::SameFile { path, count, .. } => format!(
+                    "gutter: {path} changed {count} times, the checks failing the same way\n"
+                ),
+                crate::observe::GutterHit::Oscillation { path, count } => {
+                    format!("gutter: {path} went back and forth ({count} times the same change)\n")
                 }
             });
         }

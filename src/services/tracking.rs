@@ -359,8 +359,15 @@ pub fn apply(
             // Read only when a stage asks for a checkpoint (rare): what the
             // session did, from the transcript the reading came from.
             let observed = transcript_path.as_deref().and_then(|p| {
-                super::record::observe_transcript(ws, std::path::Path::new(p), transcript_agent)
-                    .ok()
+                let mut o = super::record::observe_transcript(
+                    ws,
+                    std::path::Path::new(p),
+                    transcript_agent,
+                )
+                .ok()?;
+                // The call that fired the hook: its outcome is in the payload, not yet here.
+                crate::observe::loops::fill_outcomes(&mut o.commands, &s.loops.recent);
+                Some(o)
             });
             let written = super::record::write_new(
                 ws,
@@ -395,6 +402,7 @@ pub fn apply(
             checkpoint: (stage.action != StageAction::Warn)
                 .then(|| checkpoint_id.clone())
                 .flatten(),
+            tokens: s.tokens,
         });
     }
     s.fired = step.kept.clone();
@@ -531,11 +539,16 @@ pub fn instructions(
     // does not say which agent it is).
     let agent = s.agent.as_deref().and_then(|a| a.parse().ok());
     let mcp = crate::services::hook_setup::mcp_registered(&ws.root, agent);
+    // A stage told later, when no figure is known now, says the one it fired at.
+    let mut figure = s.clone();
+    if figure.tokens.is_none() {
+        figure.set_tokens(highest.tokens, s.window);
+    }
     let mut text = templates.render(
         "stage.md",
         json!({
-            "percent": s.percent, "tokens": s.tokens, "window": s.window,
-            "limit": s.limit(), "limit_percent": s.limit_percent,
+            "percent": figure.percent, "tokens": figure.tokens, "window": s.window,
+            "limit": s.limit(), "limit_percent": figure.limit_percent,
             "limit_source": s.limit_source(),
             "forecast": s.forecast(),
             "stage": { "name": highest.name, "action": highest.action, "at": highest.at },

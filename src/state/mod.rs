@@ -74,8 +74,8 @@ pub struct FrontMatter {
     /// `resume` refuses (exit 1) once more handoffs than this in a row
     /// resumed the same next action with no new commit (unset: never).
     pub max_handoffs_without_progress: Option<u32>,
-    /// Gutter detection: `false` turns it off; `{same_failure, same_file}`
-    /// sets its limits (defaults 3 and 10).
+    /// Loop detection: `false` turns it off; `{same_failure, same_file,
+    /// oscillation}` sets its limits (defaults 3, 3 and 3; 0 turns one off).
     pub gutter: Option<GutterSetting>,
     /// Where each agent compacts on its own, overriding what ctxkeep reads
     /// from the agent's configuration, and what stages are measured against.

@@ -79,6 +79,16 @@ pub struct StatusLine {
 /// count does not depend on how close to the end the usage record happened to be. Every hook call
 /// reads and parses this much, so it is kept small (at 1 MiB it was most of the hook's time).
 pub const DIAG_WINDOW: u64 = 256 * 1024;
+/// Whether readings count the malformed lines of the [`DIAG_WINDOW`] (what `track` reports).
+static COUNT_MALFORMED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Readings in this process leave the [`DIAG_WINDOW`] unchecked: the agent hooks show no count
+/// of malformed lines, and checking was a third of their work. Lines the scan itself meets are
+/// still counted.
+pub fn skip_malformed_count() {
+    COUNT_MALFORMED.store(false, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// How far beyond the usage record a scan may go to find secondary facts (window, model).
 pub const SIDE_SEARCH_BUDGET: u64 = 4 * 1024 * 1024;
 
@@ -194,6 +204,9 @@ impl<R: Read + Seek> Scanner<R> {
     /// Ends the scan: checks the rest of the diagnostic window for malformed lines (without
     /// building values) and returns the total count.
     pub(crate) fn finish(&mut self) -> anyhow::Result<u64> {
+        if !COUNT_MALFORMED.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(self.malformed);
+        }
         let floor = self.reader.len().saturating_sub(DIAG_WINDOW);
         loop {
             match self.next_line()? {

@@ -2140,3 +2140,29 @@ fn a_folder_in_place_of_the_state_file_is_named_as_such_by_a_hook() {
     assert_eq!(out.status.code(), Some(66), "{err}");
     assert!(err.contains(&format!("{dir}: is a directory")), "{err}");
 }
+
+#[test]
+fn a_pending_stage_told_when_no_figure_is_known_says_the_one_it_fired_at() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    grow(&p, 1, 150_000);
+    let stop = claude(&p, "Stop", "pend-3", json!({ "stop_hook_active": false }));
+    assert_eq!(hook(&p, "claude-code", &stop, &[]).stdout, "");
+    // The conversation resumes into a new, still empty transcript: no figure yet.
+    p.write("resumed.jsonl", "");
+    let mut prompt: Value = serde_json::from_str(&claude(
+        &p,
+        "UserPromptSubmit",
+        "pend-3",
+        json!({ "prompt": "on" }),
+    ))
+    .unwrap();
+    prompt["transcript_path"] = json!(p.path("resumed.jsonl"));
+    let told = reply(&hook(&p, "claude-code", &prompt.to_string(), &[]));
+    let text = &told.additional_context;
+    assert!(
+        text.contains("context is at 75.0 % (150000 of 200000 tokens)"),
+        "{text}"
+    );
+    assert!(!text.contains("None"), "{text}");
+}

@@ -17,6 +17,7 @@ mod json;
 mod lifecycle;
 mod limits;
 mod log;
+mod loops;
 mod mcp;
 mod merge;
 mod precommit;

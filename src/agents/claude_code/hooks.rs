@@ -1,9 +1,132 @@
 //! Claude Code's hooks: its payloads are the shape every agent's hooks
-//! share (`crate::hook_payload`); this is what `hooks doctor` sends them.
+//! share (`crate::hook_payload`), plus its own tools in `PostToolUse` and
+//! `PostToolUseFailure`; and what `hooks doctor` sends them.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::agents::DoctorSample;
+use crate::error::Error;
+use crate::hook_payload::{
+    content_hash, from_object, object_of, text_of, Payload, ToolAction, ToolCall, ToolFile,
+    ToolOutcome,
+};
+
+/// A payload; after a tool call, the call and its outcome.
+pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
+    let mut p = from_object(root, |event| event)?;
+    if p.after_tool() {
+        p.tool = tool_call(root);
+    }
+    Ok(p)
+}
+
+/// The call a `PostToolUse` (`tool_response`) or `PostToolUseFailure` (`error`) reports, for
+/// the tools that run commands or change files.
+pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
+    let name = text_of(root, "tool_name")?;
+    let input = object_of(root, "tool_input")?;
+    let s = |k: &str| input.get(k).and_then(Value::as_str);
+    let response = root.get("tool_response");
+    let error = root.get("error").and_then(Value::as_str);
+    let failed = error.is_some()
+        || text_of(root, "hook_event_name").as_deref() == Some("PostToolUseFailure");
+    let action = match name.as_str() {
+        "Bash" => ToolAction::Command(s("command")?.to_string()),
+        "Write" | "Edit" | "MultiEdit" => {
+            let content = match name.as_str() {
+                "Write" => s("content").map(str::to_string),
+                _ => edited(input, response),
+            };
+            let before = response
+                .and_then(|r| r.get("originalFile"))
+                .and_then(Value::as_str);
+            ToolAction::Files(vec![ToolFile {
+                path: s("file_path")?.into(),
+                content: content.map(|c| content_hash(c.as_bytes())),
+                before: before.map(|b| content_hash(b.as_bytes())),
+            }])
+        }
+        "NotebookEdit" => ToolAction::Files(vec![ToolFile {
+            path: s("notebook_path")?.into(),
+            content: None,
+            before: None,
+        }]),
+        _ => return None,
+    };
+    let outcome = if failed {
+        ToolOutcome::failed(error.unwrap_or(""))
+    } else if name == "Bash" {
+        bash_outcome(input, response)
+    } else {
+        ToolOutcome::succeeded(String::new())
+    };
+    Some(ToolCall {
+        name,
+        id: text_of(root, "tool_use_id"),
+        action,
+        outcome: Some(outcome),
+    })
+}
+
+/// A `Bash` call that did not fail exited 0 (a non-zero exit fires `PostToolUseFailure`),
+/// unless it was left running or interrupted: then nothing is known.
+fn bash_outcome(input: &Map<String, Value>, response: Option<&Value>) -> ToolOutcome {
+    let r = response.and_then(Value::as_object);
+    let field = |k: &str| r.and_then(|r| r.get(k));
+    let unknown = input.get("run_in_background") == Some(&Value::Bool(true))
+        || field("backgroundTaskId").is_some()
+        || field("interrupted") == Some(&Value::Bool(true));
+    let text = |k: &str| field(k).and_then(Value::as_str).unwrap_or("");
+    let output = match (text("stdout"), text("stderr")) {
+        (out, "") => out.to_string(),
+        ("", err) => err.to_string(),
+        (out, err) => format!("{out}\n{err}"),
+    };
+    if unknown {
+        return ToolOutcome {
+            ok: None,
+            exit_code: None,
+            output,
+        };
+    }
+    ToolOutcome {
+        ok: Some(true),
+        exit_code: Some(0),
+        output,
+    }
+}
+
+/// The file an `Edit` or `MultiEdit` left: its `originalFile` (in the response) with the
+/// edits applied as Claude Code applies them; None when the response does not hold it.
+fn edited(input: &Map<String, Value>, response: Option<&Value>) -> Option<String> {
+    let original = response?.get("originalFile")?.as_str()?;
+    let edits: Vec<&Value> = match input.get("edits").and_then(Value::as_array) {
+        Some(list) => list.iter().collect(),
+        None => vec![&Value::Null],
+    };
+    let mut text = original.to_string();
+    for e in edits {
+        let field = |k: &str| {
+            e.get(k)
+                .or_else(|| input.get(k).filter(|_| e.is_null()))
+                .and_then(Value::as_str)
+        };
+        let (old, new) = (field("old_string")?, field("new_string")?);
+        let all = e
+            .get("replace_all")
+            .or_else(|| input.get("replace_all").filter(|_| e.is_null()))
+            == Some(&Value::Bool(true));
+        if old.is_empty() || !text.contains(old) {
+            return None;
+        }
+        text = if all {
+            text.replace(old, new)
+        } else {
+            text.replacen(old, new, 1)
+        };
+    }
+    Some(text)
+}
 
 /// A Claude Code transcript with one main-chain reply (20,000 tokens).
 pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {

@@ -19,6 +19,8 @@ use serde_json::{Map, Value};
 use super::{DoctorSample, Headless, HookTraits, Integration, ReadSeek};
 use crate::agent_settings::AgentSettings;
 use crate::compaction::Limit;
+use crate::error::Error;
+use crate::hook_payload::Payload;
 use crate::observe::Recorder;
 use crate::usage::{get_str, StatusLine, Usage};
 
@@ -101,6 +103,9 @@ impl Integration for ClaudeCode {
             summary_after_start: true,
             ..HookTraits::default()
         }
+    }
+    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
+        hooks::payload(root)
     }
     fn settings(&self) -> &'static AgentSettings {
         &settings::SETTINGS

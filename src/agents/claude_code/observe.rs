@@ -259,7 +259,7 @@ impl Reader {
                     // A foreground `Bash` result is an error unless the command exited 0.
                     (Some(true), Some(0))
                 };
-                rec.outcome(id, ok, code);
+                rec.outcome_with_output(id, ok, code, &text);
             }
             Some(false) => rec.outcome(id, Some(!failed), None),
             None => {}

@@ -5,12 +5,19 @@ use serde_json::{json, Map, Value};
 
 use crate::agents::DoctorSample;
 use crate::error::Error;
-use crate::hook_payload::{from_object, text_of, Action, Payload, STDIN};
+use crate::hook_payload::{
+    from_object, object_of, text_of, Action, Payload, ToolAction, ToolCall, ToolFile, ToolOutcome,
+    STDIN,
+};
 
 /// A hook payload, or `notify`'s `{"type": "agent-turn-complete", "thread-id": …}`.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
     if root.get("hook_event_name").is_some() {
-        return from_object(root, |event| event);
+        let mut p = from_object(root, |event| event)?;
+        if p.after_tool() {
+            p.tool = tool_call(root);
+        }
+        return Ok(p);
     }
     match text_of(root, "type").as_deref() {
         Some(kind @ "agent-turn-complete") => Ok(Payload {
@@ -24,12 +31,55 @@ pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
             context_tokens: None,
             model: None,
             summary: None,
+            tool: None,
         }),
         _ => Err(Error::data(
             STDIN,
             "hook input has neither hook_event_name nor a notify type",
         )),
     }
+}
+
+/// The call a `PostToolUse` reports. Codex fires it for failures too (it has no
+/// `PostToolUseFailure`), and its payload has no outcome field: a shell command's
+/// `tool_response` is only what it printed, so its exit code is read from the rollout, where
+/// Codex writes it (`item_completed`) before running the hook. `apply_patch`'s response states
+/// its exit code.
+pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
+    let name = text_of(root, "tool_name")?;
+    let input = object_of(root, "tool_input")?;
+    let command = input.get("command").and_then(Value::as_str)?;
+    let (action, outcome) = match name.as_str() {
+        "Bash" => (ToolAction::Command(command.to_string()), None),
+        "apply_patch" => {
+            let files = crate::observe::text::patch_files(command)
+                .into_iter()
+                .map(|p| ToolFile {
+                    path: p.into(),
+                    content: None,
+                    before: None,
+                })
+                .collect();
+            let response = root
+                .get("tool_response")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let code = crate::observe::text::exit_code_in(response);
+            let outcome = ToolOutcome {
+                ok: code.map(|c| c == 0),
+                exit_code: code,
+                output: response.to_string(),
+            };
+            (ToolAction::Files(files), Some(outcome))
+        }
+        _ => return None,
+    };
+    Some(ToolCall {
+        name,
+        id: text_of(root, "tool_use_id"),
+        action,
+        outcome,
+    })
 }
 
 /// What the model said or asked to run, in a rollout line.

@@ -28,7 +28,8 @@ fn request_in(text: &str) -> Option<String> {
 use crate::observe::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 
 /// Line shapes worth parsing (outputs are judged by their call id first).
-const WANTED: [&str; 10] = [
+const WANTED: [&str; 11] = [
+    "\"type\":\"CommandExecution\"",
     "\"type\":\"function_call\"",
     "\"type\":\"custom_tool_call\"",
     "\"type\":\"local_shell_call\"",
@@ -175,6 +176,27 @@ impl Reader {
                 {
                     self.said.push(Said::Typed(r));
                 }
+            }
+            // Codex 0.169 writes this before the call's PostToolUse hook runs, and the
+            // output only after it: the outcome of the call that fired the hook.
+            Some("item_completed") => {
+                let Some(item) = p
+                    .get("item")
+                    .filter(|i| i.get("type").and_then(Value::as_str) == Some("CommandExecution"))
+                else {
+                    return;
+                };
+                let (Some(id), Some(code)) = (
+                    item.get("id").and_then(Value::as_str),
+                    item.get("exit_code").and_then(Value::as_i64),
+                ) else {
+                    return;
+                };
+                let output = item
+                    .get("aggregated_output")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                rec.outcome_with_output(id, Some(code == 0), Some(code), output);
             }
             Some("exec_command_end") => {
                 if let (Some(id), Some(code)) = (
@@ -363,7 +385,17 @@ impl Reader {
         if ok.is_none() && code.is_some() {
             ok = code.map(|c| c == 0);
         }
-        rec.outcome(id, ok, code);
+        rec.outcome_with_output(id, ok, code, command_output(&text));
+    }
+}
+
+/// The command's own output in an `exec_command` result, after the `Chunk ID`, `Wall time`,
+/// `Process exited with code` lines Codex puts before it (what its hooks' `tool_response` and
+/// its `item_completed` event carry).
+fn command_output(text: &str) -> &str {
+    match text.split_once("\nOutput:\n") {
+        Some((head, rest)) if head.lines().count() <= 6 => rest,
+        _ => text,
     }
 }
 

@@ -1,9 +1,115 @@
 //! Gemini CLI's hooks: Claude Code's payload shape under Gemini's own event
 //! names, and a JSON object on stdout every time.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::agents::DoctorSample;
+use crate::error::Error;
+use crate::hook_payload::{
+    content_hash, from_object, object_of, text_of, Payload, ToolAction, ToolCall, ToolFile,
+    ToolOutcome,
+};
+
+/// A payload; after a tool call (`AfterTool`), the call and its outcome.
+pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
+    let mut p = from_object(root, event_meaning)?;
+    if p.after_tool() {
+        p.tool = tool_call(root);
+    }
+    Ok(p)
+}
+
+/// The call an `AfterTool` reports: its `tool_response` is what the model gets (`llmContent`,
+/// where a shell command's result says `Exit Code: N` when it is not 0), what the user sees
+/// (`returnDisplay`, with a written file's `newContent`), and `error` when the tool failed.
+/// Gemini sends no id for the call.
+pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
+    let name = text_of(root, "tool_name")?;
+    let input = object_of(root, "tool_input")?;
+    let s = |k: &str| input.get(k).and_then(Value::as_str);
+    let response = object_of(root, "tool_response");
+    let llm = response
+        .and_then(|r| r.get("llmContent"))
+        .map(crate::observe::parts_text)
+        .unwrap_or_default();
+    let error = response
+        .and_then(|r| r.get("error"))
+        .filter(|e| !e.is_null())
+        .map(|e| match e {
+            Value::String(s) => s.clone(),
+            other => other
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| other.to_string()),
+        });
+    let (action, outcome) = match name.as_str() {
+        "run_shell_command" => {
+            let code = crate::observe::text::exit_code_in(&llm);
+            let output = shell_output(&llm);
+            let outcome = match &error {
+                Some(e) => ToolOutcome {
+                    ok: Some(false),
+                    exit_code: code,
+                    output: format!("{e}\n{output}"),
+                },
+                None => ToolOutcome {
+                    ok: Some(code.is_none_or(|c| c == 0)),
+                    exit_code: Some(code.unwrap_or(0)),
+                    output,
+                },
+            };
+            (ToolAction::Command(s("command")?.to_string()), outcome)
+        }
+        "write_file" | "replace" => {
+            let path = s("file_path").or_else(|| s("path"))?;
+            let display = response.and_then(|r| r.get("returnDisplay"));
+            let hash_of = |key: &str| {
+                display
+                    .and_then(|d| d.get(key))
+                    .and_then(Value::as_str)
+                    .map(|c| content_hash(c.as_bytes()))
+            };
+            let (content, before) = (hash_of("newContent"), hash_of("originalContent"));
+            let outcome = match &error {
+                Some(e) => ToolOutcome::failed(e),
+                None => ToolOutcome::succeeded(String::new()),
+            };
+            (
+                ToolAction::Files(vec![ToolFile {
+                    path: path.into(),
+                    content,
+                    before,
+                }]),
+                outcome,
+            )
+        }
+        _ => return None,
+    };
+    Some(ToolCall {
+        name,
+        id: None,
+        action,
+        outcome: Some(outcome),
+    })
+}
+
+/// What a shell command printed, out of the frame Gemini puts around it for the model
+/// (`<untrusted_context>`, `Output: `, `Exit Code: N`, `Process Group PGID: N`).
+pub(super) fn shell_output(llm: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for line in llm.lines() {
+        let t = line.trim();
+        if matches!(t, "<untrusted_context>" | "</untrusted_context>")
+            || t.starts_with("Exit Code: ")
+            || t.starts_with("Process Group PGID: ")
+        {
+            continue;
+        }
+        out.push(line.strip_prefix("Output: ").unwrap_or(line));
+    }
+    out.join("\n")
+}
 
 /// The Claude Code event that means to ctxkeep what Gemini's `event` does.
 pub fn event_meaning(event: &str) -> &str {

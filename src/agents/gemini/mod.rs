@@ -96,7 +96,7 @@ impl Integration for Gemini {
     }
 
     fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
-        crate::hook_payload::from_object(root, hooks::event_meaning)
+        hooks::payload(root)
     }
     fn hook_traits(&self) -> HookTraits {
         HookTraits {

@@ -217,6 +217,8 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
     let arg = |k: &str| args.get(k).and_then(Value::as_str);
     let status = s("status");
     let failed = matches!(status, Some("error" | "cancelled"));
+    // A call still running is recorded again, finished, in a later copy of its message.
+    let finished = failed || status == Some("success");
     match name {
         "write_file" | "replace" => {
             if failed {
@@ -227,6 +229,9 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
                 .and_then(|p| rec.root.display(p, None))
             {
                 rec.files(Some(id), vec![p]);
+                if finished {
+                    rec.outcome(id, Some(true), None);
+                }
             }
         }
         "run_shell_command" => {
@@ -249,7 +254,9 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
                 Some("success") => Some(code.is_none_or(|c| c == 0)),
                 _ => code.map(|c| c == 0),
             };
-            rec.outcome(id, ok, code);
+            if finished || ok.is_some() {
+                rec.outcome_with_output(id, ok, code, &super::hooks::shell_output(&output));
+            }
         }
         "write_todos" => {
             let Some(todos) = args.get("todos").and_then(Value::as_array) else {

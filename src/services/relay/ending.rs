@@ -118,13 +118,18 @@ pub fn classify(e: &Evidence) -> (Ending, Option<String>) {
     let hooks_saw = e.touched.iter().flat_map(|s| s.gutter.iter());
     if let Some(hit) = e.gutter.iter().chain(hooks_saw).next() {
         let what = match hit {
-            GutterHit::SameFailure { command, count } => {
+            GutterHit::SameFailure { command, count, .. } => {
                 format!(
                     "`{}` failed {count} times in a row",
                     crate::output::clip(command, 60)
                 )
             }
-            GutterHit::SameFile { path, count } => format!("{path} changed {count} times"),
+            GutterHit::SameFile { path, count, .. } => {
+                format!("{path} changed {count} times, the checks failing the same way")
+            }
+            GutterHit::Oscillation { path, count } => {
+                format!("{path} changed back and forth ({count} times the same change)")
+            }
         };
         return (Ending::Gutter, Some(what));
     }

@@ -43,13 +43,13 @@ const CAPTURES: &[Expected] = &[
         agent: Agent::ClaudeCode,
         hidden_restarts: false,
         hook_calls: 22,
-        injections: 3,
+        injections: 4,
         // The compaction's restore is a note with the nonce: Claude Code's summary arrives with
         // PostCompact, and no prompt or tool event follows it before the run ends.
         resume_prompts: 1,
         give_backs: 1,
-        // Three failures in a row at lines 54, 58 and 62, warned only at the next tool call
-        // (line 91), in the next session but one.
+        // Three failures in a row at lines 54, 58 and 62, warned in the third one's own hook
+        // (its outcome is in the payload).
         loop_warnings: 1,
         // All four stages crossed at once at line 91: one instruction, for stage-98.
         stage_instructions: 1,
