@@ -52,12 +52,12 @@ pub struct Payload {
     /// starts with, and the model.
     pub context_tokens: Option<u64>,
     pub model: Option<String>,
-    /// The summary the agent wrote, where the post-compaction event carries
-    /// it (Claude Code `PostCompact`: `compact_summary`).
-    pub summary: Option<String>,
     /// The tool call a `PostToolUse`/`PostToolUseFailure`/`AfterTool` reports, as far as loop
     /// detection and the checkpoint need it (each agent reads its own tools).
     pub tool: Option<ToolCall>,
+    /// The summary the agent wrote, where the post-compaction event carries
+    /// it (Claude Code `PostCompact`: `compact_summary`).
+    pub summary: Option<String>,
 }
 
 /// A finished tool call, from the payload of the hook it fired. The agent's result is written
@@ -188,8 +188,8 @@ pub fn from_object(
         prompt: text_of(root, "prompt"),
         context_tokens: root.get("context_tokens").and_then(Value::as_u64),
         model: text_of(root, "model"),
-        summary: text_of(root, "compact_summary"),
         tool: None,
+        summary: text_of(root, "compact_summary"),
     })
 }
 

@@ -3,7 +3,7 @@
 //! This file is the registry: the [`Agent`] ids, their spellings, and the
 //! one `match` that maps an id to its [`Integration`]. Everything else that
 //! is particular to an agent lives in its folder (`claude_code/`, `codex/`,
-//! `gemini/`), split by concern: `usage.rs` (context usage from its
+//! `gemini/`, `qwen/`), split by concern: `usage.rs` (context usage from its
 //! transcript), `observe.rs` (what the session did), `settings.rs` (its
 //! hook settings and MCP registration), `compaction.rs` (where it compacts
 //! on its own), `hooks.rs` (its hook payloads, and the samples `hooks
@@ -16,6 +16,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod gemini;
+pub mod qwen;
 
 use std::fmt;
 use std::fs::File;
@@ -41,11 +42,17 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     Gemini,
+    QwenCode,
 }
 
 impl Agent {
     /// Every agent, in the order lists and help show them.
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 4] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::QwenCode,
+    ];
 
     /// What ctxkeep knows about this agent.
     pub fn integration(self) -> &'static dyn Integration {
@@ -53,6 +60,7 @@ impl Agent {
             Agent::ClaudeCode => &claude_code::ClaudeCode,
             Agent::Codex => &codex::Codex,
             Agent::Gemini => &gemini::Gemini,
+            Agent::QwenCode => &qwen::Qwen,
         }
     }
 
@@ -158,6 +166,23 @@ impl Headless {
     }
 }
 
+/// The environment, by variable name (a stand-in in tests).
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// A plugin of ctxkeep's that the agent installs from its own marketplace
+/// (Claude Code's): its hooks run `ctxkeep hook <agent> --plugin`.
+#[derive(Debug, Clone, Copy)]
+pub struct Plugin {
+    /// What a user types to install it.
+    pub install: &'static str,
+    /// The settings file that enables the plugin for the project at
+    /// `project` (`env` stands for the environment); None: not enabled.
+    pub enabled_in: fn(project: &Path, env: Env) -> Option<PathBuf>,
+    /// The project's settings files, besides the one `hooks install` writes,
+    /// whose ctxkeep hooks also make the plugin's step aside.
+    pub other_settings: &'static [&'static str],
+}
+
 /// A small transcript and the payload fields `hooks doctor` sends a hook
 /// in a sandbox copy of the project.
 pub struct DoctorSample {
@@ -247,6 +272,10 @@ pub trait Integration: Sync {
 
     // --- Elsewhere ------------------------------------------------------------------------
 
+    /// ctxkeep's plugin for this agent, when it has one.
+    fn plugin(&self) -> Option<Plugin> {
+        None
+    }
     /// Its headless mode, for `relay`; None when it has none.
     fn headless(&self) -> Option<Headless> {
         None
@@ -268,8 +297,14 @@ pub fn detect(path: &Path) -> anyhow::Result<Agent> {
 }
 
 /// The order lines are tried in: the most particular shapes first (a Gemini
-/// line with an `id` and a `sessionId` would pass Claude Code's looser test).
-const SNIFF_ORDER: [Agent; 3] = [Agent::Codex, Agent::Gemini, Agent::ClaudeCode];
+/// line with an `id` and a `sessionId`, or a Qwen Code record in Claude
+/// Code's envelope, would pass Claude Code's looser test).
+const SNIFF_ORDER: [Agent; 4] = [
+    Agent::Codex,
+    Agent::Gemini,
+    Agent::QwenCode,
+    Agent::ClaudeCode,
+];
 
 fn detect_from(path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Option<Agent>> {
     let by_line = |line: &Map<String, Value>| {
@@ -296,8 +331,8 @@ fn not_recognized(path: &Path) -> anyhow::Error {
     Error::data(
         path,
         format!(
-            "not a recognized transcript (expected Claude Code, Codex or Gemini CLI \
-             JSONL, or a Gemini session JSON); `track` takes --agent {} to name it",
+            "not a recognized transcript (expected Claude Code, Codex, Gemini CLI or \
+             Qwen Code JSONL, or a Gemini session JSON); `track` takes --agent {} to name it",
             names.join("|")
         ),
     )

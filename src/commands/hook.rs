@@ -98,8 +98,23 @@ fn handle(
     if payload.action == Action::Ignore {
         return Ok(None);
     }
-    let ws = workspace(ctx, Some(&payload))?;
+    let ws = match workspace(ctx, Some(&payload)) {
+        // A plugin runs in every project its user opens: one without
+        // ctxkeep is none of its business.
+        Err(_) if args.plugin => return Ok(None),
+        ws => ws?,
+    };
+    if args.plugin && plugin_steps_aside(agent, &ws) {
+        return Ok(None);
+    }
     Hook::new(ws, agent, payload, SILENT)?.handle()
+}
+
+/// Whether a hook run from the agent's plugin leaves the event alone: no
+/// state file, or the project's settings run ctxkeep's hooks themselves.
+fn plugin_steps_aside(agent: Agent, ws: &Workspace) -> bool {
+    !ws.state_path.is_file()
+        || crate::services::hook_setup::settings_with_hooks(agent, &ws.root).is_some()
 }
 
 /// `--state`/`CTXKEEP_STATE`, else the project around the agent's working

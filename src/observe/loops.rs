@@ -284,7 +284,7 @@ impl LoopState {
             Some(i) => i,
             None => {
                 self.commands.push(CommandTrack {
-                    key,
+                    key: key.clone(),
                     shown: shown.clone(),
                     streak: 0,
                     last: None,
@@ -338,7 +338,7 @@ impl LoopState {
                 self.last_failed = Some(shown.clone());
                 if limits.same_failure > 0 && streak >= limits.same_failure {
                     if let Some(hit) = self.tell(
-                        format!("failure:{}", failure.signature),
+                        loop_key(&failure, &key),
                         GutterHit::SameFailure {
                             command: shown.clone(),
                             count: streak,
@@ -357,7 +357,7 @@ impl LoopState {
                         .collect();
                     for (path, count) in stalled {
                         if let Some(hit) = self.tell(
-                            format!("failure:{}", failure.signature),
+                            loop_key(&failure, &key),
                             GutterHit::SameFile {
                                 path,
                                 count,
@@ -557,6 +557,18 @@ fn twin_key(action: &Action) -> String {
 fn key_of(cmd: &str) -> String {
     let key = command_key(&crate::redact::redact(cmd));
     content_hash(key.as_bytes())
+}
+
+/// What one loop is, for telling it once: its failure (the same failure seen by both rules, or
+/// from two spellings of one check, is one loop); a failure that printed nothing is told apart
+/// by its command.
+fn loop_key(f: &Failure, command_key: &str) -> String {
+    let code = f.exit_code.map(|c| c.to_string()).unwrap_or_default();
+    if f.first_error.is_empty() {
+        format!("failure:{command_key}:{code}")
+    } else {
+        format!("failure:{code}:{}", f.signature)
+    }
 }
 
 fn error_of(f: &Failure) -> Option<String> {
@@ -900,6 +912,13 @@ mod tests {
             run("make check", 2, out),
         ];
         assert_eq!(feed_all(&steps), vec![]);
+    }
+
+    #[test]
+    fn silent_failures_of_two_commands_are_two_loops() {
+        let mut steps: Vec<Step> = (0..3).map(|_| run("make lint", 2, "")).collect();
+        steps.extend((0..3).map(|_| run("make docs", 2, "")));
+        assert_eq!(feed_all(&steps).len(), 2);
     }
 
     #[test]

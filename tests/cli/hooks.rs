@@ -61,6 +61,7 @@ pub(crate) struct Edit {
     kept_status_line: Option<String>,
     pub next_steps: Vec<String>,
     pub mcp: Option<McpEdit>,
+    pub plugin: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -772,6 +773,10 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
     assert!(done.changed && !done.dry_run);
     assert!(done.settings.ends_with(".claude/settings.json"));
     assert_eq!(done.kept_status_line, None);
+    assert_eq!(
+        done.plugin, None,
+        "no ctxkeep plugin is enabled in this HOME"
+    );
     let keys: Vec<(String, String)> = done
         .changes
         .iter()

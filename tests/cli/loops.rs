@@ -82,7 +82,10 @@ impl<'a> Session<'a> {
         if stdout.trim().is_empty() || (event == "PreCompact" && !stdout.starts_with('{')) {
             return String::new();
         }
-        let v: Value = serde_json::from_str(&stdout).unwrap();
+        // Claude Code's PreCompact answer is plain text for its summarizer (issue 27).
+        let Ok(v) = serde_json::from_str::<Value>(&stdout) else {
+            return stdout;
+        };
         if let Some(text) = v["hookSpecificOutput"]["additionalContext"].as_str() {
             assert_eq!(v["hookSpecificOutput"]["hookEventName"], event);
             return text.to_string();

@@ -5,6 +5,7 @@
 pub mod compaction;
 mod hooks;
 pub mod observe;
+pub mod plugin;
 pub mod settings;
 pub mod statusline;
 pub mod summary;
@@ -16,7 +17,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{DoctorSample, Headless, HookTraits, Integration, ReadSeek};
+use super::{DoctorSample, Headless, HookTraits, Integration, Plugin, ReadSeek};
 use crate::agent_settings::AgentSettings;
 use crate::compaction::Limit;
 use crate::error::Error;
@@ -94,6 +95,9 @@ impl Integration for ClaudeCode {
         summary::last(path, since)
     }
 
+    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
+        hooks::payload(root)
+    }
     fn hook_traits(&self) -> HookTraits {
         // PreCompact's plain stdout is the summarizer's custom instructions;
         // SessionStart(compact) fires before PostCompact and before the
@@ -103,9 +107,6 @@ impl Integration for ClaudeCode {
             summary_after_start: true,
             ..HookTraits::default()
         }
-    }
-    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
-        hooks::payload(root)
     }
     fn settings(&self) -> &'static AgentSettings {
         &settings::SETTINGS
@@ -117,6 +118,9 @@ impl Integration for ClaudeCode {
         hooks::doctor_common_fields()
     }
 
+    fn plugin(&self) -> Option<Plugin> {
+        Some(plugin::PLUGIN)
+    }
     fn headless(&self) -> Option<Headless> {
         Some(Headless {
             program: "claude",

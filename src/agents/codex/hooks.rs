@@ -30,8 +30,8 @@ pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
             prompt: None,
             context_tokens: None,
             model: None,
-            summary: None,
             tool: None,
+            summary: None,
         }),
         _ => Err(Error::data(
             STDIN,
