@@ -493,3 +493,50 @@ fn gemini_audits_the_snapshot_when_the_compression_shows_and_gives_back_what_it_
     assert!(!back.contains("Recovered from"), "{back}");
     p.ctxkeep(&["ack", &nonce_in(&back)]).assert().success();
 }
+
+#[test]
+fn qwen_code_audits_post_compacts_summary_and_gives_back_at_the_start_that_follows() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    p.write("qwen.jsonl", "");
+    let at = |p: &Project, event: &str, extra: Value| {
+        hook(
+            p,
+            "qwen-code",
+            &payload(p, "qwen.jsonl", "qw", event, extra),
+        )
+    };
+    context(&at(&p, "SessionStart", json!({ "source": "startup" })));
+    p.set_now("2026-01-15T10:30:00Z");
+    // Qwen Code takes no brief from PreCompact: nothing printed.
+    let ran = at(
+        &p,
+        "PreCompact",
+        json!({ "trigger": "auto", "custom_instructions": "" }),
+    );
+    assert_eq!(
+        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
+        (0, "", "")
+    );
+    // Its PostCompact carries the summary and comes before SessionStart(compact).
+    at(
+        &p,
+        "PostCompact",
+        json!({ "trigger": "auto", "compact_summary": "We parse front matter in src/state.rs." }),
+    );
+    let a = &events(&p, "compaction_audit")[0];
+    assert_eq!(
+        (a["kept"].clone(), a["missing"].clone()),
+        (
+            json!(["parse front matter in src/state.rs"]),
+            json!(["run cargo test and fix the failing split test"])
+        )
+    );
+    let back = context(&at(&p, "SessionStart", json!({ "source": "compact" }))).unwrap();
+    assert!(
+        back.contains("- Next action: run cargo test and fix the failing split test"),
+        "{back}"
+    );
+    assert!(!back.contains("Recovered from"), "{back}");
+    p.ctxkeep(&["ack", &nonce_in(&back)]).assert().success();
+}
