@@ -56,7 +56,7 @@ pub fn brief(id: &str, state_file: &str, facts: &[Fact]) -> String {
 pub fn waiting_note(id: &str, state_file: &str, nonce: &str) -> String {
     format!(
         "ctxkeep: the conversation was compacted. The work is recorded in checkpoint {id} \
-         ({state_file}; `ctxkeep resume --peek` prints it). What the summary left out of it \
+         ({state_file}; `ctxkeep resume --peek` prints it). Whatever the summary left out of it \
          comes with your next tool result or prompt.\n\
          When you have read this, run `ctxkeep ack {nonce}` to confirm the restore."
     )

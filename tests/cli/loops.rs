@@ -78,7 +78,8 @@ impl<'a> Session<'a> {
         assert_eq!(out.status.code(), Some(0));
         assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{payload}");
         let stdout = String::from_utf8(out.stdout).unwrap();
-        if stdout.trim().is_empty() {
+        // Claude Code's PreCompact answers in plain text, for the summarizer, not the model.
+        if stdout.trim().is_empty() || (event == "PreCompact" && !stdout.starts_with('{')) {
             return String::new();
         }
         // Claude Code's PreCompact answer is plain text for its summarizer (issue 27).

@@ -396,3 +396,147 @@ fn a_broken_transcript_at_post_compact_fails_open() {
     assert_eq!(events(&p, "compaction_audit")[0]["unreadable"], "not found");
     assert!(events(&p, "error").is_empty());
 }
+
+/// A Gemini CLI `gemini` message with `input` tokens that wrote `files` (absolute paths).
+fn gemini_wrote(id: &str, input: u64, files: &[String]) -> String {
+    let calls: Vec<Value> = files
+        .iter()
+        .enumerate()
+        .map(|(n, f)| {
+            json!({"id": format!("write_file_{id}_{n}"), "name": "write_file",
+                   "args": {"file_path": f, "content": "x"}, "status": "success"})
+        })
+        .collect();
+    json!({"id": id, "timestamp": "2026-04-23T12:53:05.000Z", "type": "gemini", "content": "ok",
+           "tokens": {"input": input, "output": 20, "cached": 0, "thoughts": 0, "tool": 0,
+                      "total": input + 20},
+           "model": "gemini-2.5-pro", "toolCalls": calls})
+    .to_string()
+}
+
+#[test]
+fn gemini_audits_the_snapshot_when_the_compression_shows_and_gives_back_what_it_dropped() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let root = p.root().display().to_string();
+    let (kept, dropped) = (
+        format!("{root}/src/kept.rs"),
+        format!("{root}/src/dropped.rs"),
+    );
+    let mut lines = vec![
+        gemini_meta(),
+        json!({"id": "u1", "timestamp": "2026-04-23T12:53:00.000Z", "type": "user",
+               "content": [{"text": REQUEST}]})
+        .to_string(),
+        gemini_wrote("g1", 530_000, &[kept.clone(), dropped.clone()]),
+    ];
+    p.write("chat.jsonl", jsonl(&lines));
+    let at = |p: &Project, event: &str, extra: Value| {
+        hook(p, "gemini", &payload(p, "chat.jsonl", "gm", event, extra))
+    };
+    // Gemini answers JSON every time; the start's prompt waits for the first prompt.
+    assert_eq!(
+        at(&p, "SessionStart", json!({ "source": "startup" }))
+            .stdout
+            .trim(),
+        "{}"
+    );
+    let first = context(&at(&p, "BeforeAgent", json!({ "prompt": "go" }))).unwrap();
+    assert!(first.contains("Recovered from ckpt-0001"));
+    // Past its compression point: the pre-compact checkpoint, and nothing but `{}`.
+    p.set_now("2026-01-15T10:30:00Z");
+    let ran = at(&p, "PreCompress", json!({ "trigger": "auto" }));
+    assert_eq!((ran.code, ran.stdout.trim()), (0, "{}"), "{}", ran.stderr);
+    // (Skipped when the stage's checkpoint at the prompt already says it all.)
+    let current = events(&p, "checkpoint").last().unwrap()["id"].clone();
+    // Gemini compresses: the message list is replaced by the snapshot, and the figure falls.
+    lines.push(
+        json!({"$set": {"messages": [
+            {"id": "c1", "type": "user", "content": [{"text": "<session_context>ctx</session_context>"}]},
+            {"id": "c2", "type": "user", "content": [{"text": format!(
+                "<state_snapshot>The user asked to {REQUEST}. Wrote src/kept.rs.</state_snapshot>")}]},
+            {"id": "c3", "type": "gemini", "content": [{"text": "Got it."}]}]}})
+        .to_string(),
+    );
+    lines.push(gemini_wrote("g2", 40_000, &[]));
+    p.write("chat.jsonl", jsonl(&lines));
+    p.set_now("2026-01-15T10:31:00Z");
+    let back = context(&at(
+        &p,
+        "AfterTool",
+        json!({ "tool_name": "run_shell_command" }),
+    ))
+    .unwrap();
+    let a = &events(&p, "compaction_audit")[0];
+    assert_eq!(
+        (&a["trigger"], &a["agent"], &a["checkpoint"]),
+        (&json!("detected"), &json!("gemini"), &current)
+    );
+    assert!(
+        a["missing"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("src/dropped.rs")),
+        "{a}"
+    );
+    assert!(
+        a["kept"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("src/kept.rs")),
+        "{a}"
+    );
+    assert!(
+        back.contains("src/dropped.rs") && !back.contains("src/kept.rs"),
+        "{back}"
+    );
+    assert!(!back.contains("Recovered from"), "{back}");
+    p.ctxkeep(&["ack", &nonce_in(&back)]).assert().success();
+}
+
+#[test]
+fn qwen_code_audits_post_compacts_summary_and_gives_back_at_the_start_that_follows() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    p.write("qwen.jsonl", "");
+    let at = |p: &Project, event: &str, extra: Value| {
+        hook(
+            p,
+            "qwen-code",
+            &payload(p, "qwen.jsonl", "qw", event, extra),
+        )
+    };
+    context(&at(&p, "SessionStart", json!({ "source": "startup" })));
+    p.set_now("2026-01-15T10:30:00Z");
+    // Qwen Code takes no brief from PreCompact: nothing printed.
+    let ran = at(
+        &p,
+        "PreCompact",
+        json!({ "trigger": "auto", "custom_instructions": "" }),
+    );
+    assert_eq!(
+        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
+        (0, "", "")
+    );
+    // Its PostCompact carries the summary and comes before SessionStart(compact).
+    at(
+        &p,
+        "PostCompact",
+        json!({ "trigger": "auto", "compact_summary": "We parse front matter in src/state.rs." }),
+    );
+    let a = &events(&p, "compaction_audit")[0];
+    assert_eq!(
+        (a["kept"].clone(), a["missing"].clone()),
+        (
+            json!(["parse front matter in src/state.rs"]),
+            json!(["run cargo test and fix the failing split test"])
+        )
+    );
+    let back = context(&at(&p, "SessionStart", json!({ "source": "compact" }))).unwrap();
+    assert!(
+        back.contains("- Next action: run cargo test and fix the failing split test"),
+        "{back}"
+    );
+    assert!(!back.contains("Recovered from"), "{back}");
+    p.ctxkeep(&["ack", &nonce_in(&back)]).assert().success();
+}

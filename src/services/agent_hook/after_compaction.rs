@@ -99,7 +99,10 @@ impl Hook {
         if trigger.is_some() {
             a.trigger = trigger;
         }
-        self.record_audit(&lock, &mut s, &mut a, c, &found);
+        // Another hook of the same compaction may have audited it meanwhile.
+        if !a.audited {
+            self.record_audit(&lock, &mut s, &mut a, c, &found);
+        }
         s.after_compaction = Some(a);
         session::save(&self.ws, &lock, &s)?;
         Ok(())
