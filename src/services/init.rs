@@ -60,11 +60,12 @@ pub struct Settings {
 pub fn init(ws: &Workspace, args: Settings, out: &Output) -> anyhow::Result<InitReport> {
     let stages = args.stages.clone();
     let encoding = args.encoding;
-    // A damaged file is refused before the lock, so nothing is created.
+    // A damaged file is refused before the lock, so nothing is created. One
+    // without ctxkeep's front matter is left to the locked read below: it may
+    // be a concurrent init's new file, caught between its creation and its
+    // first bytes.
     let current = match StateFile::load(&ws.state_path) {
-        Err(Error::NotInitialized { .. }) if std::fs::symlink_metadata(&ws.state_path).is_err() => {
-            None
-        }
+        Err(Error::NotInitialized { .. }) => None,
         Err(e) => return Err(e.into()),
         Ok(sf) => Some(sf),
     };
