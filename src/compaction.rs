@@ -237,6 +237,52 @@ pub fn read_config(path: &Path) -> Option<Result<String, String>> {
     Some(std::fs::read_to_string(path).map_err(|e| e.to_string()))
 }
 
+/// A fraction of the window set in an agent's JSON settings (comments
+/// allowed) at `pointer`, the last of `files` that sets a valid one winning:
+/// the fraction, where it came from (`config:PATH` or `default`), and why a
+/// file or value was not used.
+pub fn fraction_setting(
+    files: &[PathBuf],
+    pointer: &str,
+    default: f64,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> (f64, String, Vec<String>) {
+    let key = pointer.trim_start_matches('/').replace('/', ".");
+    let mut notes = Vec::new();
+    let mut found: Option<(f64, String)> = None;
+    for path in files {
+        let text = match read_config(path) {
+            None => continue,
+            Some(Ok(t)) => t,
+            Some(Err(e)) => {
+                notes.push(format!("{}: {e}", show(path, env)));
+                continue;
+            }
+        };
+        let value: serde_json::Value = match serde_json::from_str(&strip_json_comments(&text)) {
+            Ok(v) => v,
+            Err(e) => {
+                notes.push(format!("{}: not valid JSON ({e})", show(path, env)));
+                continue;
+            }
+        };
+        if let Some(v) = value.pointer(pointer) {
+            match v.as_f64() {
+                Some(t) if t > 0.0 && t <= 1.0 => found = Some((t, show(path, env))),
+                _ => notes.push(format!(
+                    "{}: {key} {v} is not a fraction in (0, 1]; the default {default} is used",
+                    show(path, env)
+                )),
+            }
+        }
+    }
+    let (t, source) = match found {
+        Some((t, path)) => (t, format!("config:{path}")),
+        None => (default, "default".to_string()),
+    };
+    (t, source, notes)
+}
+
 /// Removes `//` and `/* */` comments outside strings (Gemini's settings
 /// files are JSON with comments).
 pub fn strip_json_comments(text: &str) -> String {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::compaction::{home, read_config, show, strip_json_comments, Limit};
+use crate::compaction::{fraction_setting, home, Limit};
 
 /// Gemini CLI's default `model.compressionThreshold`.
 pub const DEFAULT_THRESHOLD: f64 = 0.5;
@@ -17,39 +17,12 @@ pub fn limit(window: u64, project: &Path, env: &dyn Fn(&str) -> Option<String>) 
             project.join(".gemini").join("settings.json"),
         ))
         .collect();
-    let mut notes = Vec::new();
-    let mut threshold: Option<(f64, String)> = None;
-    for path in &files {
-        let text = match read_config(path) {
-            None => continue,
-            Some(Ok(t)) => t,
-            Some(Err(e)) => {
-                notes.push(format!("{}: {e}", show(path, env)));
-                continue;
-            }
-        };
-        let value: serde_json::Value = match serde_json::from_str(&strip_json_comments(&text)) {
-            Ok(v) => v,
-            Err(e) => {
-                notes.push(format!("{}: not valid JSON ({e})", show(path, env)));
-                continue;
-            }
-        };
-        match value.pointer("/model/compressionThreshold") {
-            None => {}
-            Some(v) => match v.as_f64() {
-                Some(t) if t > 0.0 && t <= 1.0 => threshold = Some((t, show(path, env))),
-                _ => notes.push(format!(
-                    "{}: model.compressionThreshold {v} is not a fraction in (0, 1]; the default {DEFAULT_THRESHOLD} is used",
-                    show(path, env)
-                )),
-            },
-        }
-    }
-    let (t, source) = match threshold {
-        Some((t, path)) => (t, format!("config:{path}")),
-        None => (DEFAULT_THRESHOLD, "default".to_string()),
-    };
+    let (t, source, notes) = fraction_setting(
+        &files,
+        "/model/compressionThreshold",
+        DEFAULT_THRESHOLD,
+        env,
+    );
     Limit {
         tokens: (window as f64 * t).floor() as u64,
         source,
