@@ -147,7 +147,9 @@ pub enum Command {
     #[command(after_long_help = crate::codes::exit_help())]
     Resolve(ResolveArgs),
     /// Run as an agent's hook: read the event's JSON on stdin, then track usage,
-    /// checkpoint or inject the resume prompt. Fails open (exit 0) unless --strict.
+    /// checkpoint or inject the resume prompt; around a compaction, brief the
+    /// summarizer (Claude Code's PreCompact, plain text), audit its summary and give
+    /// back only what it left out. Fails open (exit 0) unless --strict.
     Hook(HookArgs),
     /// Print a one-line context gauge for Claude Code's status line (reads its JSON on stdin).
     #[command(after_long_help = crate::codes::exit_help())]
@@ -207,6 +209,12 @@ pub struct HookArgs {
     /// without its checkpoint), instead of failing open with exit 0.
     #[arg(long)]
     pub strict: bool,
+
+    /// Run from ctxkeep's plugin for the agent (Claude Code's): do nothing, silently, in a
+    /// folder without project-state.md, or when the project's settings carry ctxkeep's own
+    /// hooks for the agent (those run instead, so no event is handled twice).
+    #[arg(long)]
+    pub plugin: bool,
 }
 
 /// Every agent of the registry as a command-line value: its name, and its
@@ -231,7 +239,8 @@ pub struct HooksArgs {
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
     /// Add ctxkeep's hooks to the agent's project settings (Claude Code: .claude/settings.json,
-    /// with the status line; Codex: .codex/hooks.json; Gemini: .gemini/settings.json), keeping
+    /// with the status line; Codex: .codex/hooks.json; Gemini: .gemini/settings.json; Qwen Code:
+    /// .qwen/settings.json), keeping
     /// every other byte of the file; running it again changes nothing. Every file is checked
     /// before any is written. Says which trust step the agent needs before it runs them.
     Install(HooksInstallArgs),
@@ -254,7 +263,7 @@ pub struct SettingsEdit {
     pub dry_run: bool,
 
     /// The settings file [default: beside project-state.md, .claude/settings.json,
-    /// .codex/hooks.json or .gemini/settings.json].
+    /// .codex/hooks.json, .gemini/settings.json or .qwen/settings.json].
     #[arg(long, value_name = "PATH")]
     pub settings: Option<PathBuf>,
 }
@@ -269,7 +278,7 @@ pub struct HooksInstallArgs {
     pub force: bool,
 
     /// Leave out `ctxkeep mcp`'s registration in the agent's project MCP configuration
-    /// (.mcp.json, .codex/config.toml or .gemini/settings.json).
+    /// (.mcp.json, .codex/config.toml, .gemini/settings.json or .qwen/settings.json).
     #[arg(long)]
     pub no_mcp: bool,
 }
@@ -295,7 +304,7 @@ pub struct HooksDoctorArgs {
     pub agent: Agent,
 
     /// The settings file [default: beside project-state.md, .claude/settings.json,
-    /// .codex/hooks.json or .gemini/settings.json].
+    /// .codex/hooks.json, .gemini/settings.json or .qwen/settings.json].
     #[arg(long, value_name = "PATH")]
     pub settings: Option<PathBuf>,
 

@@ -24,15 +24,16 @@ pub fn append(ws: &Workspace, _held: &Lock, event: &str, fields: Value) -> Resul
 /// Said once per process: the log is something other than a file.
 static WARNED: AtomicBool = AtomicBool::new(false);
 
-/// Whether the log can be read and appended to: it is a regular file or is
-/// not there yet. A FIFO, socket or device in its place is never opened (a
-/// FIFO would block, or swallow the events); that is said once, naming it.
+/// Whether the log can be opened to append: a FIFO, socket or device in its
+/// place is never opened (a FIFO would block, or swallow the events); that
+/// is said once, naming it. A directory is left to the append, which fails
+/// with an I/O error the caller reports (a checkpoint's exit 74).
 fn usable(ws: &Workspace) -> bool {
     let path = ws.events_path();
-    let special = std::fs::metadata(&path).is_ok_and(|m| !m.is_file());
+    let special = std::fs::metadata(&path).is_ok_and(|m| !m.is_file() && !m.is_dir());
     if special && !WARNED.swap(true, Ordering::SeqCst) {
         ws.out.warn(&format!(
-            "{}: not a regular file (a directory, FIFO, socket or device); events are not logged until it is removed",
+            "{}: not a regular file (a FIFO, socket or device); events are not logged until it is removed",
             path.display()
         ));
     }

@@ -55,6 +55,9 @@ pub struct Payload {
     /// The tool call a `PostToolUse`/`PostToolUseFailure`/`AfterTool` reports, as far as loop
     /// detection and the checkpoint need it (each agent reads its own tools).
     pub tool: Option<ToolCall>,
+    /// The summary the agent wrote, where the post-compaction event carries
+    /// it (Claude Code `PostCompact`: `compact_summary`).
+    pub summary: Option<String>,
 }
 
 /// A finished tool call, from the payload of the hook it fired. The agent's result is written
@@ -186,6 +189,7 @@ pub fn from_object(
         context_tokens: root.get("context_tokens").and_then(Value::as_u64),
         model: text_of(root, "model"),
         tool: None,
+        summary: text_of(root, "compact_summary"),
     })
 }
 

@@ -33,6 +33,7 @@ pub mod services;
 pub mod session;
 pub mod stages;
 pub mod state;
+pub mod summary;
 pub mod templates;
 pub mod tokens;
 pub mod usage;

@@ -149,6 +149,49 @@ pub struct Session {
     /// limit means the agent compacted nothing the last time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_compact_at: Option<u64>,
+    /// The compaction under way or just done: its summary against the
+    /// checkpoint, and what is still to be given back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_compaction: Option<AfterCompaction>,
+    /// The last compaction's audit (`status` shows it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_audit: Option<crate::summary::AuditNote>,
+}
+
+/// A compaction between its start and what ctxkeep gives back after it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AfterCompaction {
+    /// When it began (the pre-compaction hook, else when a hook first saw it):
+    /// a summary in the transcript older than this is an earlier one's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// `auto` or `manual`, when the agent said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// The checkpoint the summary was compared with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<String>,
+    /// What the summary left out of it; None until the summary is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<Vec<crate::summary::Fact>>,
+    /// Why the summary could not be read, when it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+    /// The restore's nonce, when the session start gave only a note and what
+    /// the summary left out waits for the next prompt or tool event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<String>,
+    /// The audit was logged (one `compaction_audit` per compaction).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub audited: bool,
+}
+
+impl AfterCompaction {
+    /// When the compaction began, as a time.
+    pub fn since_time(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        let t = chrono::DateTime::parse_from_rfc3339(self.since.as_deref()?).ok()?;
+        Some(t.with_timezone(&chrono::Utc))
+    }
 }
 
 impl Session {
@@ -182,6 +225,8 @@ impl Session {
             limit_source: None,
             limit_note: None,
             pre_compact_at: None,
+            after_compaction: None,
+            last_audit: None,
         }
     }
 

@@ -106,6 +106,10 @@ pub struct FiredStage {
     pub action: StageAction,
     /// The checkpoint written for it, if any.
     pub checkpoint: Option<String>,
+    /// The figure it fired at: what a stage told later says when the
+    /// session knows no figure then (a resumed conversation's first hook).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
 }
 
 /// The outcome of moving a session to a new percent.
@@ -206,6 +210,7 @@ mod tests {
                 name: st.name(),
                 action: st.action,
                 checkpoint: None,
+                tokens: None,
             });
         }
         s.fire.iter().map(Stage::name).collect()
@@ -256,6 +261,7 @@ mod tests {
             name: "stage-80".into(),
             action: StageAction::Warn,
             checkpoint: None,
+            tokens: None,
         }];
         assert_eq!(step(&stages, &fired, None, false).kept, fired);
         let s = step(&stages, &fired, None, true);

@@ -3,7 +3,7 @@
 //! This file is the registry: the [`Agent`] ids, their spellings, and the
 //! one `match` that maps an id to its [`Integration`]. Everything else that
 //! is particular to an agent lives in its folder (`claude_code/`, `codex/`,
-//! `gemini/`), split by concern: `usage.rs` (context usage from its
+//! `gemini/`, `qwen/`), split by concern: `usage.rs` (context usage from its
 //! transcript), `observe.rs` (what the session did), `settings.rs` (its
 //! hook settings and MCP registration), `compaction.rs` (where it compacts
 //! on its own), `hooks.rs` (its hook payloads, and the samples `hooks
@@ -16,6 +16,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod gemini;
+pub mod qwen;
 
 use std::fmt;
 use std::fs::File;
@@ -31,6 +32,7 @@ use crate::compaction::{CompactionConfig, Limit};
 use crate::error::Error;
 use crate::hook_payload::Payload;
 use crate::observe::{Observed, Recorder};
+use crate::summary::Found;
 use crate::usage::{StatusLine, Usage};
 
 /// An agent ctxkeep knows.
@@ -40,11 +42,17 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     Gemini,
+    QwenCode,
 }
 
 impl Agent {
     /// Every agent, in the order lists and help show them.
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 4] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::QwenCode,
+    ];
 
     /// What ctxkeep knows about this agent.
     pub fn integration(self) -> &'static dyn Integration {
@@ -52,6 +60,7 @@ impl Agent {
             Agent::ClaudeCode => &claude_code::ClaudeCode,
             Agent::Codex => &codex::Codex,
             Agent::Gemini => &gemini::Gemini,
+            Agent::QwenCode => &qwen::Qwen,
         }
     }
 
@@ -124,6 +133,14 @@ pub struct HookTraits {
     /// The agent fires no event after compacting: a drop in usage between
     /// two readings is how the compaction is seen.
     pub compaction_seen_as_drop: bool,
+    /// What the pre-compaction hook prints as plain text goes to the agent's
+    /// summarizer as its instructions: ctxkeep answers with its brief there.
+    pub steer_at_pre_compact: bool,
+    /// The summary can be read only after the restored session has started
+    /// (its session start comes before the post-compaction event): the start
+    /// gets a short note, and what the summary left out follows at the next
+    /// prompt or tool event.
+    pub summary_after_start: bool,
 }
 
 /// What a headless session of the agent runs, for `relay`.
@@ -147,6 +164,23 @@ impl Headless {
         argv.push(prompt.to_string());
         argv
     }
+}
+
+/// The environment, by variable name (a stand-in in tests).
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// A plugin of ctxkeep's that the agent installs from its own marketplace
+/// (Claude Code's): its hooks run `ctxkeep hook <agent> --plugin`.
+#[derive(Debug, Clone, Copy)]
+pub struct Plugin {
+    /// What a user types to install it.
+    pub install: &'static str,
+    /// The settings file that enables the plugin for the project at
+    /// `project` (`env` stands for the environment); None: not enabled.
+    pub enabled_in: fn(project: &Path, env: Env) -> Option<PathBuf>,
+    /// The project's settings files, besides the one `hooks install` writes,
+    /// whose ctxkeep hooks also make the plugin's step aside.
+    pub other_settings: &'static [&'static str],
 }
 
 /// A small transcript and the payload fields `hooks doctor` sends a hook
@@ -203,6 +237,16 @@ pub trait Integration: Sync {
         project: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Limit;
+    /// The summary the agent wrote at its last compaction, from its
+    /// transcript; one written before `since` (when the compaction began) is
+    /// an earlier compaction's and not returned.
+    fn compaction_summary(
+        &self,
+        _path: &Path,
+        _since: Option<DateTime<Utc>>,
+    ) -> anyhow::Result<Found> {
+        Ok(Found::None)
+    }
 
     // --- Hooks --------------------------------------------------------------------------
 
@@ -228,6 +272,10 @@ pub trait Integration: Sync {
 
     // --- Elsewhere ------------------------------------------------------------------------
 
+    /// ctxkeep's plugin for this agent, when it has one.
+    fn plugin(&self) -> Option<Plugin> {
+        None
+    }
     /// Its headless mode, for `relay`; None when it has none.
     fn headless(&self) -> Option<Headless> {
         None
@@ -249,8 +297,14 @@ pub fn detect(path: &Path) -> anyhow::Result<Agent> {
 }
 
 /// The order lines are tried in: the most particular shapes first (a Gemini
-/// line with an `id` and a `sessionId` would pass Claude Code's looser test).
-const SNIFF_ORDER: [Agent; 3] = [Agent::Codex, Agent::Gemini, Agent::ClaudeCode];
+/// line with an `id` and a `sessionId`, or a Qwen Code record in Claude
+/// Code's envelope, would pass Claude Code's looser test).
+const SNIFF_ORDER: [Agent; 4] = [
+    Agent::Codex,
+    Agent::Gemini,
+    Agent::QwenCode,
+    Agent::ClaudeCode,
+];
 
 fn detect_from(path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Option<Agent>> {
     let by_line = |line: &Map<String, Value>| {
@@ -277,8 +331,8 @@ fn not_recognized(path: &Path) -> anyhow::Error {
     Error::data(
         path,
         format!(
-            "not a recognized transcript (expected Claude Code, Codex or Gemini CLI \
-             JSONL, or a Gemini session JSON); `track` takes --agent {} to name it",
+            "not a recognized transcript (expected Claude Code, Codex, Gemini CLI or \
+             Qwen Code JSONL, or a Gemini session JSON); `track` takes --agent {} to name it",
             names.join("|")
         ),
     )
@@ -415,6 +469,16 @@ pub fn compaction_limit_with(
         }
         None => Limit::window(window),
     })
+}
+
+/// The summary `agent` wrote at its last compaction, from the transcript at
+/// `path` (see [`Integration::compaction_summary`]).
+pub fn compaction_summary(
+    agent: Agent,
+    path: &Path,
+    since: Option<DateTime<Utc>>,
+) -> anyhow::Result<Found> {
+    agent.integration().compaction_summary(path, since)
 }
 
 /// What `ctxkeep statusline` reads on `input`: the status-line input of the

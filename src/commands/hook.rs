@@ -14,7 +14,7 @@ use crate::cli::HookArgs;
 use crate::error::Error;
 use crate::hook_payload::{Action, Payload, MAX_PAYLOAD_BYTES};
 use crate::output::Output;
-use crate::services::agent_hook::{Hook, MAX_CONTEXT_CHARS};
+use crate::services::agent_hook::{Answer, Hook, MAX_CONTEXT_CHARS};
 use crate::workspace::Workspace;
 
 /// Warnings from the shared code go nowhere: on exit 0 the agent only logs
@@ -34,7 +34,11 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     match handle(&args, agent, ctx, &mut payload) {
         Ok(reply) => {
             let text = match (reply, &payload) {
-                (Some(context), Some(p)) => Some(reply_json(&p.event, context)),
+                (Some(Answer::Context(context)), Some(p)) => Some(reply_json(&p.event, context)),
+                // Taken as it is (Claude Code's PreCompact: the summarizer's instructions).
+                (Some(Answer::Plain(text)), Some(_)) => {
+                    Some(crate::redact::redact(text.trim_end()).into_owned())
+                }
                 // Some agents (Gemini) parse stdout as JSON and want it even when empty.
                 _ if json_always => Some("{}".to_string()),
                 _ => None,
@@ -72,13 +76,13 @@ fn reply_json(event: &str, context: String) -> String {
         .to_string()
 }
 
-/// Reads the event and acts on it; returns the text to inject, if any.
+/// Reads the event and acts on it; returns what to answer, if anything.
 fn handle(
     args: &HookArgs,
     agent: Agent,
     ctx: &Ctx,
     seen: &mut Option<Payload>,
-) -> anyhow::Result<Option<String>> {
+) -> anyhow::Result<Option<Answer>> {
     let payload = match &args.payload {
         Some(text) if text.len() as u64 > MAX_PAYLOAD_BYTES => {
             return Err(Error::data(
@@ -94,8 +98,23 @@ fn handle(
     if payload.action == Action::Ignore {
         return Ok(None);
     }
-    let ws = workspace(ctx, Some(&payload))?;
+    let ws = match workspace(ctx, Some(&payload)) {
+        // A plugin runs in every project its user opens: one without
+        // ctxkeep is none of its business.
+        Err(_) if args.plugin => return Ok(None),
+        ws => ws?,
+    };
+    if args.plugin && plugin_steps_aside(agent, &ws) {
+        return Ok(None);
+    }
     Hook::new(ws, agent, payload, SILENT)?.handle()
+}
+
+/// Whether a hook run from the agent's plugin leaves the event alone: no
+/// state file, or the project's settings run ctxkeep's hooks themselves.
+fn plugin_steps_aside(agent: Agent, ws: &Workspace) -> bool {
+    !ws.state_path.is_file()
+        || crate::services::hook_setup::settings_with_hooks(agent, &ws.root).is_some()
 }
 
 /// `--state`/`CTXKEEP_STATE`, else the project around the agent's working

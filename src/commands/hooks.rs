@@ -67,6 +67,9 @@ fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         ));
     }
     report(&edit, ctx)?;
+    if let Some(note) = &edit.plugin {
+        ctx.out.info(&format!("note: {note}"));
+    }
     for step in &edit.next_steps {
         ctx.out.info(&format!("next: {step}"));
     }

@@ -44,6 +44,9 @@ struct LogReport {
     entries: Vec<Entry>,
     /// Entries before `--limit`.
     total: usize,
+    /// The project's last compaction audit (of any session still recorded):
+    /// what the agent's summary kept of the checkpoint.
+    last_audit: Option<crate::summary::AuditNote>,
 }
 
 pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
@@ -85,14 +88,28 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     if let Some(n) = args.limit {
         entries.truncate(n);
     }
-    let report = LogReport { entries, total };
+    let last_audit = crate::session::all(&ws)
+        .into_iter()
+        .filter_map(|s| s.last_audit)
+        .max_by(|a, b| a.at.cmp(&b.at));
+    let report = LogReport {
+        entries,
+        total,
+        last_audit,
+    };
     ctx.out.json(&report)?;
     if report.entries.is_empty() {
         ctx.out
             .info("no checkpoints or sessions yet; write one with `ctxkeep checkpoint`");
         return Ok(Outcome::Ok);
     }
-    ctx.out.data(&human(&report.entries))?;
+    let mut text = human(&report.entries);
+    if let Some(a) = &report.last_audit {
+        let when = a.at.get(..16).unwrap_or(&a.at).replace('T', " ");
+        text.push_str(&a.line(&when));
+        text.push('\n');
+    }
+    ctx.out.data(&text)?;
     Ok(Outcome::Ok)
 }
 

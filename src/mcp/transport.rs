@@ -275,10 +275,13 @@ mod tests {
         assert_eq!((id, code), (json!(7), INVALID_REQUEST));
         let (id, code, _) = parse(b"[1,2]").unwrap_err();
         assert_eq!((id, code), (Value::Null, INVALID_REQUEST));
-        // An unknown notification is not answered.
-        assert!(parse(br#"{"jsonrpc":"2.0","method":"notifications/nope"}"#)
-            .unwrap()
-            .is_none());
+        // A notification is never answered, even one that does not parse.
+        assert!(parse(br#"{"jsonrpc":"2.0","method":"notifications/nope"}"#).is_ok());
+        assert!(
+            parse(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":5}"#)
+                .unwrap()
+                .is_none()
+        );
         assert!(parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
             .unwrap()
             .is_some());

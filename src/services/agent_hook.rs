@@ -21,8 +21,20 @@ use crate::session::{self, Session};
 use crate::state::StateFile;
 use crate::workspace::Workspace;
 
+mod after_compaction;
+
 /// Claude Code's limit on injected text (longer text is replaced by a preview).
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
+
+/// What a hook answers the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Text for the model's context (`additionalContext`).
+    Context(String),
+    /// Plain text the agent takes as it is (Claude Code's `PreCompact`: the
+    /// summarizer's instructions).
+    Plain(String),
+}
 
 /// Everything one event needs, resolved once.
 pub struct Hook {
@@ -65,16 +77,17 @@ impl Hook {
         })
     }
 
-    /// Acts on the event; returns the text to inject, if any.
-    pub fn handle(&self) -> anyhow::Result<Option<String>> {
-        match self.payload.action.clone() {
+    /// Acts on the event; returns what to answer, if anything.
+    pub fn handle(&self) -> anyhow::Result<Option<Answer>> {
+        let context = match self.payload.action.clone() {
             Action::Track { reply } => self.track(reply),
-            Action::PreCompact { trigger } => self.pre_compact(trigger).map(|_| None),
+            Action::PreCompact { trigger } => return self.pre_compact(trigger),
             Action::SessionStart { source } => self.session_start(&source),
             Action::SessionEnd { reason } => self.session_end(reason).map(|_| None),
             Action::PostCompact { trigger } => self.post_compact(trigger).map(|_| None),
             Action::Ignore => Ok(None),
-        }
+        };
+        context.map(|c| c.map(Answer::Context))
     }
     /// The transcript to read, when there is one yet (a session's first
     /// prompt comes before its transcript exists).
@@ -138,6 +151,18 @@ impl Hook {
         if reply && traits.defer_start_context {
             texts.extend(self.pending_start()?);
         }
+        // What a compaction's summary left out, once it can be read (the
+        // session record is already loaded: nothing is read when none waits).
+        if let (Some(applied), true) = (&applied, reply) {
+            if applied
+                .session
+                .after_compaction
+                .as_ref()
+                .is_some_and(|a| a.waiting.is_some())
+            {
+                texts.extend(self.deliver_after_compaction()?);
+            }
+        }
         if let (Some(applied), true) = (applied, reply) {
             texts.extend(tracking::instructions(&self.ws, &self.config, &applied)?);
         }
@@ -165,7 +190,8 @@ impl Hook {
                 "before": before.tokens, "after": after.tokens,
             }),
         );
-        Ok(())
+        drop(lock);
+        self.audit_summary(Some("detected".into()), None)
     }
 
     /// Remembers that the agent compacted on its own at `s`'s figure, so the
@@ -254,7 +280,7 @@ impl Hook {
         budget: Option<crate::checkpoint::Budget>,
         extra: serde_json::Value,
         asked: bool,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<Checkpoint> {
         let observed = self.observed();
         let lock = self.ws.lock()?;
         let new = record::New {
@@ -275,13 +301,15 @@ impl Hook {
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
         s.seen_checkpoint = Some(written.checkpoint().id.clone());
         session::save(&self.ws, &lock, &s)?;
-        Ok(())
+        Ok(written.checkpoint().clone())
     }
 
     /// PreCompact: a checkpoint with the budget just before compaction. The
     /// figure is recorded without firing stages: their instructions could
     /// not reach the model now, and one checkpoint is enough.
-    fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
+    /// Where the agent takes plain text as the summarizer's instructions,
+    /// the answer is ctxkeep's brief, built from that checkpoint.
+    fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<Option<Answer>> {
         let often = self
             .agent
             .integration()
@@ -318,19 +346,20 @@ impl Hook {
                         "why": why,
                     }),
                 );
-                return Ok(());
+                return Ok(None);
             }
         }
         let budget = match applied {
             Some(applied) => applied.session.budget(),
             None => session::load(&self.ws, &self.session)?.and_then(|s| s.budget()),
         };
-        self.auto_checkpoint(
+        let written = self.auto_checkpoint(
             "pre-compact",
             budget,
             json!({ "session": self.session, "agent": self.agent, "compaction": trigger }),
             asked,
-        )
+        )?;
+        self.compaction_begins(&written)
     }
 
     /// For an agent whose pre-compaction event fires before every model call
@@ -386,7 +415,8 @@ impl Hook {
             "compaction",
             json!({ "session": self.session, "agent": self.agent, "trigger": trigger }),
         );
-        Ok(())
+        drop(lock);
+        self.audit_summary(trigger, self.payload.summary.clone())
     }
 
     /// SessionStart, by what it means:
@@ -496,7 +526,10 @@ impl Hook {
                 if let Some(link) = chain.link_of(&self.session) {
                     let planned = crate::chain::plan_restore(link, c, &label);
                     let record = crate::chain::restored(link, &planned);
-                    given.prompt = self.prompt(Some(&record))?;
+                    match self.after_compaction_start(s, source, c, &planned.nonce) {
+                        Some(back) => given.back = Some(back),
+                        None => given.prompt = self.prompt(Some(&record))?,
+                    }
                     crate::chain::record_restore(&self.ws, lock, &planned)?;
                     given.restore = true;
                 } else {
@@ -514,7 +547,7 @@ impl Hook {
                 }
             }
         }
-        if given.prompt.is_some() || given.note.is_some() {
+        if given.prompt.is_some() || given.note.is_some() || given.back.is_some() {
             s.seen_checkpoint = Some(c.id.clone());
         }
         Ok(given)
@@ -616,6 +649,7 @@ impl Hook {
             json!({ "session": self.session, "agent": self.agent, "reason": reason }),
             false,
         )
+        .map(|_| ())
     }
 
     fn log(&self, lock: &crate::fsutil::Lock, event: &str, fields: serde_json::Value) {
@@ -635,11 +669,17 @@ struct Given {
     note: Option<String>,
     /// Given again to the same agent session (a compaction), no handoff.
     restore: bool,
+    /// Instead of the prompt after a compaction: what its summary left out,
+    /// or a note while the summary cannot be read yet.
+    back: Option<after_compaction::Back>,
 }
 
 impl Given {
     fn text(self) -> Option<String> {
-        self.prompt.map(|p| p.prompt).or(self.note)
+        self.prompt
+            .map(|p| p.prompt)
+            .or(self.note)
+            .or(self.back.map(|b| b.text))
     }
 
     fn event(&self, hook: &Hook, source: &str, deferred: bool) -> serde_json::Value {
@@ -651,6 +691,7 @@ impl Given {
             "deferred": deferred,
             "omitted": self.prompt.as_ref().map(|p| &p.omitted),
             "cut": self.prompt.as_ref().map(|p| p.cut),
+            "after_summary": self.back.as_ref().map(|b| b.kind),
         })
     }
 }

@@ -47,6 +47,8 @@ pub struct Edit {
     pub next_steps: Vec<String>,
     /// The MCP server's registration (null with `--no-mcp`).
     pub mcp: Option<McpEdit>,
+    /// ctxkeep's plugin for the agent is enabled as well: whose hooks run.
+    pub plugin: Option<String>,
 }
 
 /// What registering (or unregistering) `ctxkeep mcp` did, or would do.
@@ -79,6 +81,7 @@ pub fn install(
     let mut edit = Edit::of(path, dry_run, plan.changes);
     edit.kept_status_line = plan.kept_status_line;
     edit.next_steps = trust_steps(agent, path);
+    edit.plugin = install_note(agent, &project_dir(settings, path));
     if mcp {
         edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), true, &mut files)?);
         if let Some(step) = settings.mcp_approval {
@@ -119,6 +122,7 @@ impl Edit {
             kept_status_line: None,
             next_steps: Vec::new(),
             mcp: None,
+            plugin: None,
         }
     }
 }
@@ -345,6 +349,60 @@ fn read(path: &Path) -> anyhow::Result<Option<String>> {
     Ok(Some(fsutil::read_text(path, MAX_SETTINGS_BYTES)?))
 }
 
+// --- ctxkeep's agent plugins --------------------------------------------------------------
+//
+// When the agent's plugin is enabled and the project's settings carry
+// ctxkeep's hooks too, the agent would run both for every event. The
+// plugin's give way: the settings are the project's (often committed, so
+// teammates without the plugin rely on them) and say exactly which events
+// run, while the plugin is one user's choice for every project.
+/// The settings file that enables `agent`'s plugin for the project at
+/// `root`, if one does (reads the process's environment for the user's
+/// settings folder).
+pub fn enabled_in(agent: Agent, root: &Path) -> Option<PathBuf> {
+    let plugin = agent.integration().plugin()?;
+    (plugin.enabled_in)(root, &|name| std::env::var(name).ok())
+}
+
+/// The project's settings file that carries ctxkeep's hooks for `agent`,
+/// if one does: then the plugin's hooks step aside.
+pub fn settings_with_hooks(agent: Agent, root: &Path) -> Option<PathBuf> {
+    let others = agent
+        .integration()
+        .plugin()
+        .map(|p| p.other_settings)
+        .unwrap_or_default();
+    std::iter::once(default_path(agent, root))
+        .chain(others.iter().map(|f| root.join(f)))
+        .find(|path| has_hooks(agent, path))
+}
+
+/// What `hooks install` says when the plugin is enabled as well.
+pub fn install_note(agent: Agent, root: &Path) -> Option<String> {
+    let enabled = enabled_in(agent, root)?;
+    Some(format!(
+        "ctxkeep's {} plugin is enabled too ({}); its hooks step aside in this project while these settings carry ctxkeep's, so no event runs twice",
+        agent.display_name(),
+        enabled.display()
+    ))
+}
+
+/// Whether the settings file at `path` carries any of ctxkeep's hooks for
+/// `agent` (a file that is missing or unreadable carries none).
+pub fn has_hooks(agent: Agent, path: &Path) -> bool {
+    if !path.is_file() {
+        return false;
+    }
+    let settings = agent.integration().settings();
+    load(settings, path).is_ok_and(|doc| {
+        settings
+            .installed(&doc)
+            .hooks
+            .iter()
+            .any(|(_, command)| command.is_some())
+    })
+}
+
 /// The trust steps the agent needs before it runs the hooks in the file at
 /// `path` (none for Claude Code).
 pub fn trust_steps(agent: Agent, path: &Path) -> Vec<String> {
@@ -403,17 +461,46 @@ pub fn doctor(
     let settings = agent.integration().settings();
     let install_hint = format!("run `ctxkeep hooks install {}`", settings.name());
     let mut checks = Vec::new();
+    let plugin = enabled_in(agent, &ws.root);
     let doc = if path.is_file() {
         load(settings, path)?
     } else {
-        checks.push(Check {
-            name: "settings".into(),
-            ok: false,
-            detail: format!("{} does not exist; {install_hint}", path.display()),
-        });
+        if plugin.is_none() {
+            checks.push(Check {
+                name: "settings".into(),
+                ok: false,
+                detail: format!("{} does not exist; {install_hint}", path.display()),
+            });
+        }
         json!({})
     };
-    let found = settings.installed(&doc);
+    let mut found = settings.installed(&doc);
+    // The plugin's hooks run where the settings carry none of ctxkeep's.
+    let plugin_runs = match &plugin {
+        Some(enabled) => {
+            let beside = settings_with_hooks(agent, &ws.root);
+            checks.push(Check {
+                name: "plugin".into(),
+                ok: true,
+                detail: match &beside {
+                    Some(file) => format!(
+                        "enabled ({}); its hooks step aside here: the ones in {} run",
+                        enabled.display(),
+                        file.display()
+                    ),
+                    None => format!("enabled ({}); its hooks run", enabled.display()),
+                },
+            });
+            beside.is_none()
+        }
+        None => false,
+    };
+    if plugin_runs {
+        let command = format!("{} --plugin", settings.hook_command);
+        for (_, hook) in found.hooks.iter_mut() {
+            hook.get_or_insert_with(|| command.clone());
+        }
+    }
 
     // The commands run against a copy of the project, so checking writes
     // no checkpoint, session or event into the real one.
@@ -439,6 +526,11 @@ pub fn doctor(
                 "yours ({command}); hooks take the window from the config or the model table"
             ),
         },
+        StatusLine::None if plugin_runs => Check {
+            name: "statusLine".into(),
+            ok: true,
+            detail: "not installed (a plugin cannot carry one); hooks take the window from the config or the model table".into(),
+        },
         StatusLine::None => Check {
             name: "statusLine".into(),
             ok: false,
@@ -455,24 +547,25 @@ pub fn doctor(
             });
             continue;
         };
-        let run = sandbox.run(
-            command,
-            &sandbox.hook_payload(event),
-            settings.json_always,
-            timeout,
-        );
+        let payload = sandbox.hook_payload(event);
+        // Plain text is the answer where it goes to the agent's summarizer.
+        let plain = agent.integration().hook_traits().steer_at_pre_compact
+            && crate::agents::parse_payload(agent, &payload)
+                .is_ok_and(|p| matches!(p.action, crate::hook_payload::Action::PreCompact { .. }));
+        let run = sandbox.run(command, &payload, settings.json_always, plain, timeout);
         checks.push(Check {
             name,
             ok: run.is_ok(),
             detail: match run {
                 Ok(()) if settings.json_always => format!("{command}: runs, prints JSON"),
+                Ok(()) if plain => format!("{command}: runs, briefs the summarizer"),
                 Ok(()) => format!("{command}: runs"),
                 Err(why) => format!("{command}: {why}"),
             },
         });
     }
     checks.extend(status_line_check);
-    checks.push(mcp_check(agent, path, &sandbox, timeout));
+    checks.push(mcp_check(agent, path, &sandbox, timeout, plugin_runs));
     Ok(DoctorReport {
         settings: path.display().to_string(),
         ok: checks.iter().all(|c| c.ok),
@@ -482,9 +575,18 @@ pub fn doctor(
 
 /// `ctxkeep mcp` where the agent reads it: started against the sandbox, its
 /// tools listed. Not registered is no failure (`--no-mcp` leaves it out).
-fn mcp_check(agent: Agent, settings_path: &Path, sandbox: &Sandbox, timeout: Duration) -> Check {
+fn mcp_check(
+    agent: Agent,
+    settings_path: &Path,
+    sandbox: &Sandbox,
+    timeout: Duration,
+    plugin_runs: bool,
+) -> Check {
     let config = mcp_path(agent, settings_path);
-    let Some(command) = registered_command(agent, &config) else {
+    // The plugin registers the same server itself.
+    let registered = registered_command(agent, &config)
+        .or_else(|| plugin_runs.then(|| "ctxkeep mcp".to_string()));
+    let Some(command) = registered else {
         return Check {
             name: "mcp".into(),
             ok: true,
@@ -586,16 +688,20 @@ impl Sandbox {
 
     /// Runs a hook command: it must exit 0, say nothing on stderr (a hook
     /// that failed open does), and print nothing or one JSON object (with
-    /// `json_always`, exactly one JSON object).
+    /// `json_always`, exactly one JSON object; with `plain`, any text).
     fn run(
         &self,
         command: &str,
         payload: &str,
         json_always: bool,
+        plain: bool,
         timeout: Duration,
     ) -> Result<(), String> {
         let out = self.spawn(command, payload, timeout)?;
         let stdout = out.stdout.trim();
+        if plain {
+            return Ok(());
+        }
         if stdout.is_empty() {
             if json_always {
                 return Err("printed nothing on stdout; the agent wants a JSON object".into());

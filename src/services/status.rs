@@ -35,6 +35,9 @@ pub struct StatusReport {
     /// When no session was named: the other sessions tracked in this project
     /// within the last [`LIVE_WITHIN_SECS`], newest first.
     pub others: Vec<LiveSession>,
+    /// The session's last compaction: what its summary kept of the
+    /// checkpoint (null before the first one a hook saw).
+    pub last_audit: Option<crate::summary::AuditNote>,
 }
 
 /// Another session hooks are tracking now.
@@ -120,6 +123,7 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
         }),
         stuck,
         others,
+        last_audit: s.as_ref().and_then(|s| s.last_audit.clone()),
     };
     Ok(status)
 }
@@ -295,6 +299,10 @@ pub fn human(st: &StatusReport) -> String {
             "last resume: session {} from {} ({age}), {ack}\n",
             l.number, l.checkpoint
         ));
+    }
+    if let Some(a) = &st.last_audit {
+        text.push_str(&a.line(&a.when()));
+        text.push('\n');
     }
     if let Some(s) = &st.stuck {
         text.push_str(&format!(

@@ -402,6 +402,7 @@ pub fn apply(
             checkpoint: (stage.action != StageAction::Warn)
                 .then(|| checkpoint_id.clone())
                 .flatten(),
+            tokens: s.tokens,
         });
     }
     s.fired = step.kept.clone();
@@ -538,11 +539,16 @@ pub fn instructions(
     // does not say which agent it is).
     let agent = s.agent.as_deref().and_then(|a| a.parse().ok());
     let mcp = crate::services::hook_setup::mcp_registered(&ws.root, agent);
+    // A stage told later, when no figure is known now, says the one it fired at.
+    let mut figure = s.clone();
+    if figure.tokens.is_none() {
+        figure.set_tokens(highest.tokens, s.window);
+    }
     let mut text = templates.render(
         "stage.md",
         json!({
-            "percent": s.percent, "tokens": s.tokens, "window": s.window,
-            "limit": s.limit(), "limit_percent": s.limit_percent,
+            "percent": figure.percent, "tokens": figure.tokens, "window": s.window,
+            "limit": s.limit(), "limit_percent": figure.limit_percent,
             "limit_source": s.limit_source(),
             "forecast": s.forecast(),
             "stage": { "name": highest.name, "action": highest.action, "at": highest.at },

@@ -15,7 +15,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::{count, Encoding};
+use super::parallel::Counters;
+use super::Encoding;
 use crate::error::Error;
 use ctxkeep_bpe::last_safe_cut;
 
@@ -96,6 +97,7 @@ pub(super) fn count_stream(
     let mut valid = 0usize;
     let mut checked = 1usize;
     let mut before = start.before;
+    let mut counters = Counters::new(enc);
     loop {
         // Never more than one byte past the limit: enough to know a run is
         // over it.
@@ -114,7 +116,7 @@ pub(super) fn count_stream(
         match cut {
             _ if eof && (cut.is_some() || valid <= limits.max_run) => break,
             Some(cut) => {
-                tokens += count(&text[..cut], enc).with_context(context)?;
+                tokens += counters.count(&text[..cut]).with_context(context)?;
                 progress(cut as u64);
                 keep_last(&mut before, &pending[..cut]);
                 pending.drain(..cut);
@@ -141,8 +143,8 @@ pub(super) fn count_stream(
     // incremental count can start.
     let text = as_text(&pending[..valid]);
     let cut = last_safe_cut(text, enc);
-    let tokens_before_boundary = tokens + count(&text[..cut], enc).with_context(context)?;
-    let total = tokens_before_boundary + count(&text[cut..], enc).with_context(context)?;
+    let tokens_before_boundary = tokens + counters.count(&text[..cut]).with_context(context)?;
+    let total = tokens_before_boundary + counters.count(&text[cut..]).with_context(context)?;
     progress(valid as u64);
     keep_last(&mut before, &pending[..cut]);
     let next = text[cut..].chars().next().map_or(0, char::len_utf8);
@@ -157,25 +159,13 @@ pub(super) fn count_stream(
 }
 
 /// Reads up to `block` more bytes onto `buf`; whether the reader is done.
-/// The buffer grows by exactly what is read, never by doubling.
+/// The buffer grows by exactly what is read, never by doubling, and is
+/// not zeroed first.
 fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, block: usize) -> io::Result<bool> {
     let start = buf.len();
     buf.reserve_exact(block);
-    buf.resize(start + block, 0);
-    let mut got = 0;
-    let result = loop {
-        if got == block {
-            break Ok(false);
-        }
-        match reader.read(&mut buf[start + got..]) {
-            Ok(0) => break Ok(true),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => break Err(e),
-        }
-    };
-    buf.truncate(start + got);
-    result
+    reader.take(block as u64).read_to_end(buf)?;
+    Ok(buf.len() - start < block)
 }
 
 /// How many bytes of `new` are complete UTF-8; a char cut at the end of a
@@ -231,6 +221,7 @@ fn keep_last(kept: &mut Vec<u8>, more: &[u8]) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::count;
     use super::super::texts::{reference, text_strategy};
     use super::*;
     use proptest::prelude::*;

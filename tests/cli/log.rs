@@ -7,9 +7,12 @@ use crate::support::Project;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[allow(dead_code)]
 struct Log {
     entries: Vec<Entry>,
     total: usize,
+    /// The last compaction audit (tests/cli/summaries.rs checks it).
+    last_audit: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -78,10 +78,14 @@ impl<'a> Session<'a> {
         assert_eq!(out.status.code(), Some(0));
         assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{payload}");
         let stdout = String::from_utf8(out.stdout).unwrap();
-        if stdout.trim().is_empty() {
+        // Claude Code's PreCompact answers in plain text, for the summarizer, not the model.
+        if stdout.trim().is_empty() || (event == "PreCompact" && !stdout.starts_with('{')) {
             return String::new();
         }
-        let v: Value = serde_json::from_str(&stdout).unwrap();
+        // Claude Code's PreCompact answer is plain text for its summarizer (issue 27).
+        let Ok(v) = serde_json::from_str::<Value>(&stdout) else {
+            return stdout;
+        };
         if let Some(text) = v["hookSpecificOutput"]["additionalContext"].as_str() {
             assert_eq!(v["hookSpecificOutput"]["hookEventName"], event);
             return text.to_string();

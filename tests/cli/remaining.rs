@@ -46,7 +46,8 @@ fn run(p: &Project, agent: &str, payload: &Value) -> String {
     let (code, out, err) = hook(p, agent, payload);
     assert_eq!((code, err.as_str()), (0, ""), "{payload}");
     let out = out.trim();
-    if out.is_empty() || out == "{}" {
+    // Claude Code's PreCompact answers in plain text, for the summarizer, not the model.
+    if out.is_empty() || out == "{}" || !out.starts_with('{') {
         return String::new();
     }
     let v: Value = serde_json::from_str(out).unwrap();

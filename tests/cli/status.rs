@@ -32,6 +32,8 @@ struct Status {
     last_session: Option<SessionRef>,
     stuck: Option<Stuck>,
     others: Vec<serde_json::Value>,
+    /// The last compaction audit (tests/cli/summaries.rs checks it).
+    last_audit: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -101,7 +101,7 @@ impl Project {
         self.now = now.to_string();
     }
 
-    fn env(&self, cmd: &mut StdCommand) {
+    pub fn env(&self, cmd: &mut StdCommand) {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.home.path())

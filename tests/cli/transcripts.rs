@@ -93,3 +93,18 @@ pub fn jsonl(lines: &[String]) -> String {
     s.push('\n');
     s
 }
+
+/// A Claude Code assistant line calling tool `name` with `input` (context = `context`).
+pub fn claude_tool_use(id: &str, name: &str, input: &str, context: u64) -> String {
+    format!(
+        r#"{{"parentUuid":"p-{id}","isSidechain":false,"userType":"external","cwd":"/home/u/proj","sessionId":"sess-1","version":"2.1.39","message":{{"model":"claude-opus-4-6","id":"m-{id}","type":"message","role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"{name}","input":{input}}}],"usage":{{"input_tokens":6,"cache_creation_input_tokens":1000,"cache_read_input_tokens":{},"output_tokens":42}}}},"type":"assistant","uuid":"u-{id}","timestamp":"2026-02-11T21:12:00.000Z"}}"#,
+        context - 1_006
+    )
+}
+
+/// The result of tool call `id`.
+pub fn claude_tool_result(id: &str, is_error: bool, content: &str) -> String {
+    format!(
+        r#"{{"parentUuid":"u-{id}","isSidechain":false,"userType":"external","sessionId":"sess-1","type":"user","message":{{"role":"user","content":[{{"tool_use_id":"{id}","type":"tool_result","content":"{content}","is_error":{is_error}}}]}},"uuid":"r-{id}","timestamp":"2026-02-11T21:12:01.000Z"}}"#
+    )
+}

@@ -5,11 +5,13 @@ Serves the three wire protocols the agents speak, on 127.0.0.1 only:
   * Anthropic Messages   POST /v1/messages (SSE when "stream": true), /v1/messages/count_tokens
   * OpenAI Responses     POST /v1/responses (SSE), GET /v1/models
   * Gemini               POST /v1beta/models/M:streamGenerateContent?alt=sse, :generateContent, :countTokens
+  * OpenAI Chat Completions  POST /v1/chat/completions (SSE when "stream": true; Qwen Code)
 
 Replies come from a JSON script:
   {"steps": [REPLY, ...],        # consumed in order by the agent's main requests
    "default": REPLY,             # once the steps run out
-   "aux": [{"match": REGEX, "reply": REPLY}, ...]}   # side requests (summaries, titles), never consumed
+   "aux": [{"match": REGEX, "reply": REPLY}, ...],  # side requests (summaries, titles), never consumed
+   "summary": "..."}             # what the agent's compaction requests are answered with (default SUMMARY)
   REPLY = {"text": "...", "tools": [{"name": "...", "input": {...}}],
            "usage": {"input": N, "output": N}}
 "{nonce}" in a reply's text or tool input is replaced by the last `ctxkeep ack NNNNNNNN` seen in the
@@ -39,10 +41,11 @@ SUMMARY_RE = re.compile(
 SUMMARY = ("the user asked for small edits in a scratch repository; files were written and a shell "
            "command was run.")
 # Each agent parses its summary in its own shape.
-SUMMARY_TEXT = {
-    "anthropic": f"<analysis>Short session.</analysis>\n<summary>{SUMMARY}</summary>",
-    "responses": f"Summary: {SUMMARY}",
-    "gemini": f"<state_snapshot>{SUMMARY}</state_snapshot>",
+SUMMARY_SHAPE = {
+    "anthropic": "<analysis>Short session.</analysis>\n<summary>{}</summary>",
+    "responses": "Summary: {}",
+    "gemini": "<state_snapshot>{}</state_snapshot>",
+    "chat": "<state_snapshot>{}</state_snapshot>",
 }
 
 
@@ -108,6 +111,9 @@ def last_user_text(api, body):
     if api == "gemini":
         contents = [c for c in body.get("contents", []) if c.get("role", "user") == "user"]
         return text_of(contents[-1].get("parts", [])) if contents else ""
+    if api == "chat":
+        msgs = [m for m in body.get("messages", []) if m.get("role") in ("user", "tool")]
+        return text_of(msgs[-1].get("content", "")) if msgs else ""
     return ""
 
 
@@ -135,11 +141,18 @@ def choose(api, body, raw, stream):
         if re.search(rule["match"], last, re.IGNORECASE | re.DOTALL):
             return "aux", None, rule["reply"], last
     system_text = text_of(body.get("systemInstruction", "")) if api == "gemini" else ""
-    # The agent's continuation after a compaction quotes our own summary: that is not a new request for one.
-    if SUMMARY_RE.search(last[-4000:]) and SUMMARY not in last and not re.search(r"ctxkeep|SCRIPTED", last[-300:]):
-        return "summary", None, {"text": SUMMARY_TEXT[api]}, last
-    if api == "gemini" and SUMMARY_RE.search(system_text[:3000]) and "state_snapshot" in system_text:
-        return "summary", None, {"text": SUMMARY_TEXT[api]}, last
+    summary = script.get("summary", SUMMARY)
+    answer = {"text": SUMMARY_SHAPE[api].format(summary)}
+    # The agent's continuation after a compaction quotes our own summary: that is not a new request
+    # for one; nor is a request whose end is ctxkeep's own text (a restore, a stage: "ctxkeep: ...",
+    # "ctxkeep ack N"), which may say "summary". ctxkeep's brief for the summarizer may end one.
+    if (SUMMARY_RE.search(last[-4000:]) and summary not in last
+            and not re.search(r"ctxkeep ack|ctxkeep: |SCRIPTED", last[-300:])):
+        return "summary", None, answer, last
+    if api == "chat":
+        system_text = "\n".join(text_of(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "system")
+    if api in ("gemini", "chat") and SUMMARY_RE.search(system_text[:3000]) and "state_snapshot" in system_text:
+        return "summary", None, answer, last
     main = has_tools(api, body) and (api != "gemini" or stream)
     if not main:
         return "aux", None, {"text": "ok"}, last
@@ -252,6 +265,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._anthropic(path, body, raw)
         if path.startswith("/v1/responses") or path.startswith("/responses"):
             return self._responses(path, body, raw)
+        if path.startswith("/v1/chat/completions") or path.startswith("/chat/completions"):
+            return self._chat(path, body, raw)
         if ":countTokens" in path:
             self._log("gemini", path, body, "count", None, "")
             return self._json(200, {"totalTokens": max(1, len(raw) // 4)})
@@ -316,6 +331,45 @@ class Handler(BaseHTTPRequestHandler):
         self._sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                     "usage": {"input_tokens": inp, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": out}})
         self._sse("message_stop", {"type": "message_stop"})
+
+    # --- OpenAI Chat Completions (Qwen Code) --------------------------------------------------
+    def _chat(self, path, body, raw):
+        kind, step, reply, last = choose("chat", body, raw, True)
+        nonce = (NONCE_RE.findall(text_of(body)) or [None])[-1]
+        reply = substitute(reply, nonce)
+        self._log("chat", path, body, kind, step, last, reply)
+        inp, out = usage_of(reply, raw)
+        cid = "chatcmpl-" + uuid.uuid4().hex[:20]
+        model = body.get("model", "qwen-e2e")
+        text = reply.get("text") or ("" if reply.get("tools") else "ok")
+        calls = [{"index": i, "id": "call_" + uuid.uuid4().hex[:20], "type": "function",
+                  "function": {"name": t["name"], "arguments": json.dumps(t.get("input", {}))}}
+                 for i, t in enumerate(reply.get("tools", []))]
+        finish = "tool_calls" if calls else "stop"
+        usage = {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out}
+        if not body.get("stream"):
+            message = {"role": "assistant", "content": text or None}
+            if calls:
+                message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in calls]
+            return self._json(200, {"id": cid, "object": "chat.completion", "created": int(time.time()), "model": model,
+                                    "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage})
+        self._sse_start()
+
+        def chunk(delta, finish_reason=None, usage=None):
+            obj = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+            if usage is not None:
+                obj["choices"] = []
+                obj["usage"] = usage
+            self._sse(None, obj)
+
+        chunk({"role": "assistant", "content": text})
+        if calls:
+            chunk({"tool_calls": calls})
+        chunk({}, finish)
+        chunk({}, usage=usage)
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
     # --- OpenAI Responses (Codex) ------------------------------------------------------------
     def _responses(self, path, body, raw):

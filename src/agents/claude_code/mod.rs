@@ -5,8 +5,10 @@
 pub mod compaction;
 mod hooks;
 pub mod observe;
+pub mod plugin;
 pub mod settings;
 pub mod statusline;
+pub mod summary;
 pub mod usage;
 
 use std::fs::File;
@@ -15,7 +17,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{DoctorSample, Headless, Integration, ReadSeek};
+use super::{DoctorSample, Headless, HookTraits, Integration, Plugin, ReadSeek};
 use crate::agent_settings::AgentSettings;
 use crate::compaction::Limit;
 use crate::error::Error;
@@ -85,9 +87,26 @@ impl Integration for ClaudeCode {
     ) -> Limit {
         compaction::limit(window, env)
     }
+    fn compaction_summary(
+        &self,
+        path: &Path,
+        since: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> anyhow::Result<crate::summary::Found> {
+        summary::last(path, since)
+    }
 
     fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
         hooks::payload(root)
+    }
+    fn hook_traits(&self) -> HookTraits {
+        // PreCompact's plain stdout is the summarizer's custom instructions;
+        // SessionStart(compact) fires before PostCompact and before the
+        // summary is in the transcript (FORMATS §7b, seen with 2.1.328).
+        HookTraits {
+            steer_at_pre_compact: true,
+            summary_after_start: true,
+            ..HookTraits::default()
+        }
     }
     fn settings(&self) -> &'static AgentSettings {
         &settings::SETTINGS
@@ -99,6 +118,9 @@ impl Integration for ClaudeCode {
         hooks::doctor_common_fields()
     }
 
+    fn plugin(&self) -> Option<Plugin> {
+        Some(plugin::PLUGIN)
+    }
     fn headless(&self) -> Option<Headless> {
         Some(Headless {
             program: "claude",

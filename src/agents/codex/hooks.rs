@@ -31,6 +31,7 @@ pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
             context_tokens: None,
             model: None,
             tool: None,
+            summary: None,
         }),
         _ => Err(Error::data(
             STDIN,

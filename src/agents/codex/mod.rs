@@ -6,6 +6,7 @@ pub mod compaction;
 mod hooks;
 pub mod observe;
 pub mod settings;
+pub mod summary;
 pub mod usage;
 
 use std::fs::File;
@@ -77,6 +78,13 @@ impl Integration for Codex {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Limit {
         compaction::limit(window, project, env)
+    }
+    fn compaction_summary(
+        &self,
+        path: &Path,
+        _since: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> anyhow::Result<crate::summary::Found> {
+        summary::last(path)
     }
 
     fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {

@@ -6,6 +6,7 @@ pub mod compaction;
 mod hooks;
 pub mod observe;
 pub mod settings;
+pub mod summary;
 pub mod usage;
 
 use std::fs::File;
@@ -86,6 +87,13 @@ impl Integration for Gemini {
     ) -> Limit {
         compaction::limit(window, project, env)
     }
+    fn compaction_summary(
+        &self,
+        path: &Path,
+        _since: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> anyhow::Result<crate::summary::Found> {
+        summary::last(path)
+    }
 
     fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
         hooks::payload(root)
@@ -95,6 +103,7 @@ impl Integration for Gemini {
             defer_start_context: true,
             pre_compact_fires_often: true,
             compaction_seen_as_drop: true,
+            ..HookTraits::default()
         }
     }
     fn settings(&self) -> &'static AgentSettings {

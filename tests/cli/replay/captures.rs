@@ -19,6 +19,9 @@ struct Expected {
     hook_calls: usize,
     injections: usize,
     resume_prompts: usize,
+    /// What a compaction's summary left out given back instead of the prompt (or the note given
+    /// while the summary cannot be read yet).
+    give_backs: usize,
     loop_warnings: usize,
     stage_instructions: usize,
     /// Injections holding more than one stage instruction.
@@ -29,6 +32,9 @@ struct Expected {
     skipped: usize,
     /// The trigger of the checkpoint current at each compaction's `PreCompact`.
     at_compactions: &'static [&'static str],
+    /// `compaction_audit` events: the facts each audit found missing from the summary (None:
+    /// the summary could not be read).
+    audits: &'static [Option<usize>],
 }
 
 const CAPTURES: &[Expected] = &[
@@ -38,7 +44,10 @@ const CAPTURES: &[Expected] = &[
         hidden_restarts: false,
         hook_calls: 22,
         injections: 4,
-        resume_prompts: 2,
+        // The compaction's restore is a note with the nonce: Claude Code's summary arrives with
+        // PostCompact, and no prompt or tool event follows it before the run ends.
+        resume_prompts: 1,
+        give_backs: 1,
         // Three failures in a row at lines 54, 58 and 62, warned in the third one's own hook
         // (its outcome is in the payload).
         loop_warnings: 1,
@@ -52,6 +61,8 @@ const CAPTURES: &[Expected] = &[
         checkpoints: &[("session-end", 1), ("stage-98", 1)],
         skipped: 3,
         at_compactions: &["stage-98"],
+        // The stand-in's summary names none of the checkpoint's five facts.
+        audits: &[Some(5)],
     },
     Expected {
         dir: "codex-0.169.0",
@@ -60,7 +71,10 @@ const CAPTURES: &[Expected] = &[
         // With the run's final SessionEnd, wired since issue 26.
         hook_calls: 17,
         injections: 3,
-        resume_prompts: 2,
+        // The compaction's summary is in the rollout by PostCompact: what it left out is given
+        // back at SessionStart(compact).
+        resume_prompts: 1,
+        give_backs: 1,
         // The capture cuts the outputs before their exit code: no failure is seen.
         loop_warnings: 0,
         stage_instructions: 1,
@@ -70,6 +84,7 @@ const CAPTURES: &[Expected] = &[
         // The session end, with nothing new since the pre-compact checkpoint.
         skipped: 1,
         at_compactions: &["pre-compact"],
+        audits: &[Some(2)],
     },
     Expected {
         dir: "gemini-0.61.0",
@@ -78,6 +93,7 @@ const CAPTURES: &[Expected] = &[
         hook_calls: 29,
         injections: 2,
         resume_prompts: 1,
+        give_backs: 0,
         loop_warnings: 0,
         // Four stages crossed at once: one instruction, for the highest.
         stage_instructions: 1,
@@ -90,6 +106,8 @@ const CAPTURES: &[Expected] = &[
         checkpoints: &[("session-end", 1)],
         skipped: 13,
         at_compactions: &["session-end"],
+        // The capture cuts the compressed message list, snapshot and all.
+        audits: &[None],
     },
 ];
 
@@ -194,6 +212,7 @@ fn todays_figures_on_the_captures() {
             s.hook_calls,
             s.injections,
             s.count(Kind::Resume),
+            s.count(Kind::GiveBack),
             s.count(Kind::Loop),
             s.count(Kind::Stage),
             s.stacked,
@@ -203,6 +222,7 @@ fn todays_figures_on_the_captures() {
             e.hook_calls,
             e.injections,
             e.resume_prompts,
+            e.give_backs,
             e.loop_warnings,
             e.stage_instructions,
             e.stacked,
@@ -210,7 +230,7 @@ fn todays_figures_on_the_captures() {
         );
         assert_eq!(
             got, want,
-            "{}: (hook calls, injections, resume prompts, loop warnings, stage instructions, stacked, repeated lines)",
+            "{}: (hook calls, injections, resume prompts, give-backs, loop warnings, stage instructions, stacked, repeated lines)",
             e.dir
         );
         let checkpoints: Vec<(&str, usize)> = s
@@ -233,5 +253,15 @@ fn todays_figures_on_the_captures() {
             "{}: checkpoint at each compaction",
             e.dir
         );
+        let audits: Vec<Option<usize>> = run
+            .ran()
+            .flat_map(|s| s.logged("compaction_audit"))
+            .map(|a| {
+                a["unreadable"]
+                    .is_null()
+                    .then(|| a["missing"].as_array().map_or(0, Vec::len))
+            })
+            .collect();
+        assert_eq!(audits, e.audits, "{}: facts missing at each audit", e.dir);
     }
 }

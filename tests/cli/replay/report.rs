@@ -21,6 +21,9 @@ pub enum Kind {
     Stage,
     /// A loop ("gutter") warning.
     Loop,
+    /// After a compaction, instead of the prompt: what the summary left out, or the note
+    /// given while the summary cannot be read yet.
+    GiveBack,
     Other,
 }
 
@@ -31,6 +34,7 @@ impl Kind {
             Kind::Note => "note",
             Kind::Stage => "stage instruction",
             Kind::Loop => "loop warning",
+            Kind::GiveBack => "give-back",
             Kind::Other => "other",
         }
     }
@@ -51,15 +55,21 @@ fn kind_of(line: &str) -> Option<Kind> {
         return Some(Kind::Resume);
     }
     let rest = lower.strip_prefix("ctxkeep: ")?;
-    Some(if rest.contains("loop") {
-        Kind::Loop
-    } else if rest.starts_with("context is at") || rest.contains(" stage ") {
-        Kind::Stage
-    } else if rest.starts_with("since this session") || rest.starts_with("checkpoint ") {
-        Kind::Note
-    } else {
-        Kind::Other
-    })
+    Some(
+        if rest.starts_with("the compaction summary")
+            || rest.starts_with("the conversation was compacted")
+        {
+            Kind::GiveBack
+        } else if rest.contains("loop") {
+            Kind::Loop
+        } else if rest.starts_with("context is at") || rest.contains(" stage ") {
+            Kind::Stage
+        } else if rest.starts_with("since this session") || rest.starts_with("checkpoint ") {
+            Kind::Note
+        } else {
+            Kind::Other
+        },
+    )
 }
 
 /// The injected text cut into the blocks ctxkeep joined (each starts at a line `kind_of` knows;
@@ -266,6 +276,16 @@ pub struct Audit {
     /// them the checkpoint holds anywhere.
     pub remaining: Vec<String>,
     pub remaining_held: Vec<String>,
+    /// The checkpoint's facts (ctxkeep's own rule, `ctxkeep::summary::facts`): how many, how
+    /// many the summary has, and how many the summary and what ctxkeep injected after the
+    /// compaction (the resume prompt, or the give-back) have together.
+    pub facts: usize,
+    pub facts_in_summary: Option<usize>,
+    pub facts_after: usize,
+    /// Characters of the resume prompts and give-backs injected after the compaction (until
+    /// the next one), and the injections.
+    pub injected_chars: usize,
+    pub injected: Vec<Kind>,
 }
 
 impl Audit {
@@ -467,11 +487,42 @@ pub fn remaining_identifiers(summary: &str) -> Vec<String> {
     out
 }
 
+/// The text a compaction's checkpoint facts are looked for in, and the facts found.
+fn facts_found(record: Option<&Value>, text: &str) -> (usize, usize) {
+    let Some(c) = record
+        .and_then(|r| serde_json::from_value::<ctxkeep::checkpoint::Checkpoint>(r.clone()).ok())
+    else {
+        return (0, 0);
+    };
+    let facts = ctxkeep::summary::facts::of(&c);
+    let (kept, _) = ctxkeep::summary::facts::split(&facts, text);
+    (facts.len(), kept.len())
+}
+
+/// The resume prompts and give-backs injected after compaction `i` (before the next one).
+fn injected_after(run: &Run, i: usize) -> Vec<Block> {
+    let compactions = &run.replay.compactions;
+    let from = compactions[i].pre_compact.map_or(0, |p| p + 1);
+    let to = compactions
+        .get(i + 1)
+        .and_then(|c| c.pre_compact)
+        .unwrap_or(run.steps.len());
+    run.steps
+        .iter()
+        .enumerate()
+        .filter(|(n, s)| *n >= from && *n < to && s.ran)
+        .filter_map(|(_, s)| s.context.as_deref())
+        .flat_map(blocks)
+        .filter(|b| matches!(b.kind, Kind::Resume | Kind::GiveBack))
+        .collect()
+}
+
 pub fn audits(run: &Run) -> Vec<Audit> {
     run.replay
         .compactions
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
             let checkpoint = c
                 .pre_compact
                 .and_then(|i| run.steps.get(i))
@@ -530,7 +581,16 @@ pub fn audits(run: &Run) -> Vec<Audit> {
                 .filter(|id| held.contains(id.as_str()))
                 .cloned()
                 .collect();
+            let given = injected_after(run, i);
+            let given_text: Vec<&str> = given.iter().map(|b| b.text.as_str()).collect();
+            let (facts, in_summary) = facts_found(record, summary);
+            let (_, after) = facts_found(record, &format!("{summary}\n{}", given_text.join("\n")));
             Audit {
+                facts,
+                facts_in_summary: c.summary.as_ref().map(|_| in_summary),
+                facts_after: after,
+                injected_chars: given.iter().map(|b| b.text.chars().count()).sum(),
+                injected: given.iter().map(|b| b.kind).collect(),
                 line: c.line,
                 trigger: c.trigger.clone(),
                 pre_tokens: c.pre_tokens,
@@ -660,6 +720,39 @@ pub fn markdown(runs: &[Run]) -> String {
                 a.remaining_held.len(),
                 a.remaining.len(),
                 pct(a.overlap()),
+            ));
+        }
+    }
+    out.push_str(
+        "\n| Transcript | Line | Trigger | Checkpoint facts | In the summary | Summary + injected | Injected after (chars) |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for run in runs {
+        for a in audits(run) {
+            let share = |n: usize| {
+                if a.facts == 0 {
+                    "–".to_string()
+                } else {
+                    format!("{n} ({:.2})", n as f64 / a.facts as f64)
+                }
+            };
+            let kinds: Vec<&str> = a.injected.iter().map(|k| k.name()).collect();
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} ({}) |\n",
+                cell(&run.name, 40),
+                a.line,
+                a.trigger,
+                a.facts,
+                a.facts_in_summary
+                    .map(share)
+                    .unwrap_or_else(|| "unreadable".into()),
+                share(a.facts_after),
+                a.injected_chars,
+                if kinds.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    kinds.join(" + ")
+                },
             ));
         }
     }

@@ -135,8 +135,7 @@ fn drive(t: Transcript, replay: Replay) -> Run {
         file.flush().unwrap();
         written = event.cut;
         let payload = payload(&p, &replay, event, &path);
-        let out = p
-            .ctxkeep(&["hook", agent.name()])
+        let out = hook_command(&p, agent)
             .write_stdin(payload)
             .output()
             .unwrap();
@@ -175,6 +174,20 @@ fn drive(t: Transcript, replay: Replay) -> Run {
         wired,
         steps,
         checkpoints,
+    }
+}
+
+/// `ctxkeep hook AGENT`, with the binary `CTXKEEP_REPLAY_BIN` names when set (another
+/// build's hooks, e.g. main's for the figures before a change), else this build's.
+fn hook_command(p: &Project, agent: Agent) -> assert_cmd::Command {
+    match std::env::var_os("CTXKEEP_REPLAY_BIN") {
+        Some(bin) => {
+            let mut std = std::process::Command::new(bin);
+            p.env(&mut std);
+            std.args(["hook", agent.name()]);
+            assert_cmd::Command::from_std(std)
+        }
+        None => p.ctxkeep(&["hook", agent.name()]),
     }
 }
 

@@ -1,0 +1,117 @@
+//! What a Qwen Code session did, from its chat records: the user's requests
+//! (`type: user` with `provenance: real_user`), the replies' `functionCall`
+//! parts, and their outcomes in the `tool_result` records'
+//! `functionResponse` parts, matched by call id.
+
+use std::fs::File;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::observe::text::{exit_code_in, user_request};
+use crate::observe::{parts_text, plan_items, window_lines, Recorder};
+
+pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    for bytes in &window_lines(path, file, len, rec.window)? {
+        let Ok(Value::Object(line)) = serde_json::from_slice::<Value>(bytes) else {
+            continue;
+        };
+        if let Some(s) = line.get("sessionId").and_then(Value::as_str) {
+            rec.session = Some(s.to_string());
+        }
+        let parts = line
+            .get("message")
+            .and_then(|m| m.get("parts"))
+            .and_then(Value::as_array);
+        match line.get("type").and_then(Value::as_str) {
+            Some("user") if line.get("provenance").and_then(Value::as_str) == Some("real_user") => {
+                if let Some(r) =
+                    parts.and_then(|p| user_request(&parts_text(&Value::Array(p.clone()))))
+                {
+                    rec.request(r);
+                }
+            }
+            Some("assistant") => {
+                for call in parts
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p.get("functionCall"))
+                {
+                    tool_call(call, rec);
+                }
+            }
+            Some("tool_result") => {
+                for resp in parts
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p.get("functionResponse"))
+                {
+                    tool_result(resp, rec);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn tool_call(call: &Value, rec: &mut Recorder) {
+    let s = |k: &str| call.get(k).and_then(Value::as_str);
+    let (Some(name), Some(id)) = (s("name"), s("id")) else {
+        return;
+    };
+    let empty = Map::new();
+    let args = call
+        .get("args")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let arg = |k: &str| args.get(k).and_then(Value::as_str);
+    match name {
+        "write_file" | "edit" | "replace" => {
+            if let Some(p) = arg("file_path")
+                .or_else(|| arg("path"))
+                .and_then(|p| rec.root.display(p, None))
+            {
+                rec.files(Some(id), vec![p]);
+            }
+        }
+        "run_shell_command" => {
+            if let Some(cmd) = arg("command") {
+                rec.command(Some(id), cmd.to_string());
+            }
+        }
+        "todo_write" => {
+            if let Some(todos) = args.get("todos").and_then(Value::as_array) {
+                rec.replace_plan(plan_items(todos, &["content", "description"]));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn tool_result(resp: &Value, rec: &mut Recorder) {
+    let Some(id) = resp.get("id").and_then(Value::as_str) else {
+        return;
+    };
+    if !rec.is_pending(id) {
+        return;
+    }
+    let response = resp.get("response");
+    let error = response
+        .and_then(|r| r.get("error"))
+        .and_then(Value::as_str);
+    let output = response
+        .and_then(|r| r.get("output"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let code = exit_code_in(output);
+    let ok = if error.is_some() {
+        Some(false)
+    } else {
+        Some(code.is_none_or(|c| c == 0))
+    };
+    rec.outcome(id, ok, code);
+}

@@ -1,0 +1,36 @@
+//! Qwen Code: `.qwen/settings.json`, a `hooks` object with Claude Code's
+//! event names and group shape, MCP servers under `mcpServers` in the same
+//! file (docs/agents.md, "Use with Qwen Code").
+
+use crate::agent_settings::mcp::{Format, McpSettings};
+use crate::agent_settings::{AgentSettings, Event};
+
+pub const SETTINGS: AgentSettings = AgentSettings {
+    name: super::ID,
+    display_name: "Qwen Code",
+    dir: ".qwen",
+    file: "settings.json",
+    hook_command: "ctxkeep hook qwen-code",
+    hook_words: &["qwen-code", "qwen"],
+    events: &[
+        Event::new("SessionStart"),
+        Event::new("UserPromptSubmit"),
+        Event::matching("PostToolUse", "*"),
+        Event::matching("PostToolUseFailure", "*"),
+        Event::new("PreCompact"),
+        Event::new("PostCompact"),
+        Event::new("Stop"),
+        Event::new("SessionEnd"),
+    ],
+    status_line: false,
+    json_always: false,
+    trust: &[],
+    mcp_approval: None,
+    comments_allowed: true,
+    mcp: McpSettings {
+        dir: Some(".qwen"),
+        file: "settings.json",
+        format: Format::Json,
+        key: "mcpServers",
+    },
+};

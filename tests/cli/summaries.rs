@@ -1,0 +1,542 @@
+//! The agent's own compaction summary (issue 27): the brief `PreCompact` answers with, the
+//! `compaction_audit` of what the summary kept, and the give-back of only what it dropped,
+//! with each agent's order of events.
+
+use serde_json::{json, Value};
+
+use crate::support::Project;
+use crate::transcripts::*;
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn hook(p: &Project, agent: &str, payload: &Value) -> Ran {
+    let out = p
+        .ctxkeep(&["hook", agent])
+        .write_stdin(payload.to_string())
+        .output()
+        .unwrap();
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+/// The `additionalContext` of a hook's answer (None when it printed nothing).
+fn context(ran: &Ran) -> Option<String> {
+    assert_eq!(ran.code, 0, "stderr: {}", ran.stderr);
+    assert_eq!(ran.stderr, "");
+    if ran.stdout.trim().is_empty() {
+        return None;
+    }
+    let v: Value =
+        serde_json::from_str(&ran.stdout).unwrap_or_else(|e| panic!("{e}: {}", ran.stdout));
+    Some(
+        v["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    )
+}
+
+fn payload(p: &Project, transcript: &str, session: &str, event: &str, extra: Value) -> Value {
+    let mut v = json!({
+        "session_id": session,
+        "transcript_path": p.path(transcript),
+        "cwd": p.root(),
+        "hook_event_name": event,
+    });
+    v.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    v
+}
+
+fn events(p: &Project, kind: &str) -> Vec<Value> {
+    std::fs::read_to_string(p.path(".ctxkeep/events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event"] == kind)
+        .collect()
+}
+
+fn nonce_in(text: &str) -> String {
+    text.split("ctxkeep ack ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("no nonce in {text}"))
+        .to_string()
+}
+
+const REQUEST: &str = "make the split test pass on CRLF input";
+
+/// A Claude Code session that wrote two files and ran a failing command.
+fn claude_session(p: &Project) {
+    let root = p.root().display().to_string();
+    p.write(
+        "transcript.jsonl",
+        jsonl(&[
+            claude_user(REQUEST),
+            claude_tool_use(
+                "w1",
+                "Write",
+                &format!(r#"{{"file_path":"{root}/src/split.rs","content":"x"}}"#),
+                60_000,
+            ),
+            claude_tool_result("w1", false, "written"),
+            claude_tool_use(
+                "w2",
+                "Edit",
+                &format!(
+                    r#"{{"file_path":"{root}/tests/crlf_cases.rs","old_string":"a","new_string":"b"}}"#
+                ),
+                70_000,
+            ),
+            claude_tool_result("w2", false, "edited"),
+            claude_tool_use(
+                "b1",
+                "Bash",
+                r#"{"command":"cargo test --locked split"}"#,
+                80_000,
+            ),
+            claude_tool_result("b1", true, "Exit code 101\\ntest split ... FAILED"),
+        ]),
+    );
+}
+
+#[test]
+fn claude_code_compaction_is_briefed_audited_and_given_back_only_what_the_summary_dropped() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    claude_session(&p);
+    let at = |p: &Project, event: &str, extra: Value| {
+        hook(
+            p,
+            "claude-code",
+            &payload(p, "transcript.jsonl", "s1", event, extra),
+        )
+    };
+    p.set_now("2026-01-15T10:05:00Z");
+    let start = context(&at(&p, "SessionStart", json!({ "source": "startup" }))).unwrap();
+    assert!(start.contains("Recovered from ckpt-0001"));
+
+    // PreCompact: the checkpoint first, then the brief, as plain text.
+    p.set_now("2026-01-15T10:30:00Z");
+    let ran = at(
+        &p,
+        "PreCompact",
+        json!({ "trigger": "auto", "custom_instructions": null }),
+    );
+    assert_eq!((ran.code, ran.stderr.as_str()), (0, ""));
+    let brief = ran.stdout.trim_end();
+    assert!(!brief.starts_with('{'), "{brief}");
+    assert!(brief.chars().count() <= 2_000, "{}", brief.chars().count());
+    for must in [
+        "checkpoint ckpt-0002",
+        REQUEST,
+        "src/split.rs",
+        "tests/crlf_cases.rs",
+        "`cargo test --locked split` (exit 101)",
+        "run cargo test and fix the failing split test",
+        "Resume from ctxkeep checkpoint ckpt-0002.",
+    ] {
+        assert!(
+            brief.contains(must),
+            "{must:?} missing from the brief:\n{brief}"
+        );
+    }
+    let pre: Value = serde_json::from_str(&p.read(".ctxkeep/checkpoints/ckpt-0002.json")).unwrap();
+    assert_eq!(pre["trigger"], "pre-compact");
+
+    // SessionStart(compact) comes before the summary: a note with the nonce.
+    p.set_now("2026-01-15T10:31:00Z");
+    let note = context(&at(&p, "SessionStart", json!({ "source": "compact" }))).unwrap();
+    assert!(note.contains("checkpoint ckpt-0002"), "{note}");
+    assert!(!note.contains("Recovered from"), "{note}");
+    let nonce = nonce_in(&note);
+
+    // PostCompact carries the summary, which keeps the request and one file only.
+    let summary = format!(
+        "This session is being continued from a previous conversation. The user asked to \
+         {REQUEST}. I wrote src/split.rs."
+    );
+    let ran = at(
+        &p,
+        "PostCompact",
+        json!({ "trigger": "auto", "compact_summary": summary }),
+    );
+    assert_eq!(
+        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
+        (0, "", "")
+    );
+    let audits = events(&p, "compaction_audit");
+    assert_eq!(audits.len(), 1, "{audits:?}");
+    let a = &audits[0];
+    assert_eq!(
+        (&a["session"], &a["agent"], &a["trigger"], &a["checkpoint"]),
+        (
+            &json!("s1"),
+            &json!("claude-code"),
+            &json!("auto"),
+            &json!("ckpt-0002")
+        )
+    );
+    assert_eq!(
+        a["missing"],
+        json!([
+            "parse front matter in src/state.rs",
+            "run cargo test and fix the failing split test",
+            "cargo test --locked split",
+            "tests/crlf_cases.rs"
+        ])
+    );
+    assert_eq!(a["kept"], json!([REQUEST, "src/split.rs"]));
+    assert_eq!(a["summary_chars"], summary.chars().count());
+
+    // The next prompt gets what was dropped and the nonce, not the prompt again.
+    let mut text = p.read("transcript.jsonl");
+    text.push_str(&jsonl(&[claude_compact_boundary(Some(20_000))]));
+    p.write("transcript.jsonl", text);
+    let back = context(&at(&p, "UserPromptSubmit", json!({ "prompt": "go on" }))).unwrap();
+    assert!(back.contains("tests/crlf_cases.rs"), "{back}");
+    assert!(
+        back.contains("run cargo test and fix the failing split test"),
+        "{back}"
+    );
+    assert!(
+        back.contains("`cargo test --locked split` (exit 101)"),
+        "{back}"
+    );
+    assert!(back.contains(&format!("ctxkeep ack {nonce}")), "{back}");
+    assert!(back.contains("ckpt-0002"), "{back}");
+    assert!(!back.contains("Recovered from"), "{back}");
+    assert!(
+        !back.contains("src/split.rs"),
+        "a kept fact repeated: {back}"
+    );
+    // Shorter than the whole prompt of that checkpoint it replaces.
+    let whole = p.ctxkeep(&["resume", "--peek"]).output().unwrap().stdout;
+    assert!(
+        back.chars().count() < String::from_utf8(whole).unwrap().chars().count(),
+        "{back}"
+    );
+    // Once: the following prompt gets nothing more.
+    assert_eq!(
+        context(&at(&p, "UserPromptSubmit", json!({ "prompt": "more" }))),
+        None
+    );
+    // `ack` takes the nonce.
+    p.ctxkeep(&["ack", &nonce]).assert().success();
+
+    // status and log show the audit in a line.
+    let (status, _) = p.json(&["status", "--session", "s1"]);
+    assert_eq!(status["last_audit"]["kept"], 2);
+    assert_eq!(status["last_audit"]["checkpoint"], "ckpt-0002");
+    let out = p.ctxkeep(&["status", "--session", "s1"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("last compaction (claude-code, auto, ")
+            && text
+                .contains("the summary kept 2 of 6 facts of ckpt-0002; missing parse front matter"),
+        "{text}"
+    );
+    let (log, _) = p.json(&["log"]);
+    assert_eq!(log["last_audit"]["missing"][3], "tests/crlf_cases.rs");
+    let out = p.ctxkeep(&["log"]).output().unwrap();
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("the summary kept 2 of 6 facts of ckpt-0002"));
+}
+
+#[test]
+fn a_summary_that_keeps_everything_gets_nothing_more_after_the_note() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    claude_session(&p);
+    let at = |p: &Project, event: &str, extra: Value| {
+        hook(
+            p,
+            "claude-code",
+            &payload(p, "transcript.jsonl", "s2", event, extra),
+        )
+    };
+    context(&at(&p, "SessionStart", json!({ "source": "startup" })));
+    p.set_now("2026-01-15T10:30:00Z");
+    let brief = at(
+        &p,
+        "PreCompact",
+        json!({ "trigger": "manual", "custom_instructions": "" }),
+    )
+    .stdout;
+    // The summarizer did as it was told: everything the brief names is there.
+    context(&at(&p, "SessionStart", json!({ "source": "compact" })));
+    at(
+        &p,
+        "PostCompact",
+        json!({ "trigger": "manual", "compact_summary": brief }),
+    );
+    let a = &events(&p, "compaction_audit")[0];
+    assert_eq!(
+        (a["missing"].clone(), a["kept"].as_array().unwrap().len()),
+        (json!([]), 6)
+    );
+    assert_eq!(
+        context(&at(&p, "PostToolUse", json!({ "tool_name": "Bash" }))),
+        None
+    );
+}
+
+/// A Codex rollout whose last compaction wrote `message` as the summary.
+fn codex_rollout(p: &Project, compacted: &str) {
+    p.write(
+        "rollout.jsonl",
+        jsonl(&[
+            codex_meta(),
+            codex_token_count((150_000, 151_000), 900_000, Some(190_000)),
+            compacted.to_string(),
+        ]),
+    );
+}
+
+#[test]
+fn codex_audits_at_post_compact_and_gives_back_at_the_start_that_follows() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    codex_rollout(
+        &p,
+        &codex_token_count((10_000, 11_000), 900_000, Some(190_000)),
+    );
+    let at = |p: &Project, event: &str, extra: Value| {
+        hook(p, "codex", &payload(p, "rollout.jsonl", "cx", event, extra))
+    };
+    context(&at(&p, "SessionStart", json!({ "source": "startup" })));
+    p.set_now("2026-01-15T10:30:00Z");
+    // Codex takes no plain text at PreCompact: the checkpoint, and nothing printed.
+    let ran = at(&p, "PreCompact", json!({ "trigger": "auto" }));
+    assert_eq!(
+        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
+        (0, "", "")
+    );
+
+    // Codex writes the `compacted` item, then fires PostCompact, then SessionStart(compact).
+    let compacted = json!({"timestamp": "2026-01-15T10:30:05Z", "type": "compacted", "payload": {
+        "message": "Summary: the task is to parse front matter in src/state.rs.",
+        "replacement_history": []}});
+    codex_rollout(&p, &compacted.to_string());
+    let ran = at(&p, "PostCompact", json!({ "trigger": "auto" }));
+    assert_eq!((ran.code, ran.stdout.as_str()), (0, ""));
+    let a = &events(&p, "compaction_audit")[0];
+    assert_eq!(
+        (a["kept"].clone(), a["missing"].clone()),
+        (
+            json!(["parse front matter in src/state.rs"]),
+            json!(["run cargo test and fix the failing split test"])
+        )
+    );
+    let back = context(&at(&p, "SessionStart", json!({ "source": "compact" }))).unwrap();
+    assert!(
+        back.contains("- Next action: run cargo test and fix the failing split test"),
+        "{back}"
+    );
+    assert!(!back.contains("Recovered from"), "{back}");
+    p.ctxkeep(&["ack", &nonce_in(&back)]).assert().success();
+}
+
+#[test]
+fn an_encrypted_codex_summary_is_logged_as_such_and_the_whole_prompt_is_given() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    codex_rollout(
+        &p,
+        &codex_token_count((10_000, 11_000), 900_000, Some(190_000)),
+    );
+    let at = |p: &Project, event: &str, extra: Value| {
+        hook(p, "codex", &payload(p, "rollout.jsonl", "cx", event, extra))
+    };
+    context(&at(&p, "SessionStart", json!({ "source": "startup" })));
+    p.set_now("2026-01-15T10:30:00Z");
+    at(&p, "PreCompact", json!({ "trigger": "auto" }));
+    let compacted = json!({"timestamp": "t", "type": "compacted", "payload": {
+        "message": "", "replacement_history": [{"type": "compaction", "encrypted_content": "gAAAA"}]}});
+    codex_rollout(&p, &compacted.to_string());
+    at(&p, "PostCompact", json!({ "trigger": "auto" }));
+    let a = &events(&p, "compaction_audit")[0];
+    assert_eq!(
+        (&a["unreadable"], &a["summary_chars"], &a["missing"]),
+        (&json!("encrypted"), &Value::Null, &json!([]))
+    );
+    let back = context(&at(&p, "SessionStart", json!({ "source": "compact" }))).unwrap();
+    assert!(back.contains("Recovered from ckpt-0002"), "{back}");
+}
+
+#[test]
+fn a_broken_transcript_at_post_compact_fails_open() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    p.write(
+        "rollout.jsonl",
+        "\u{0}\u{1}not json at all\n{\"type\":\"compacted\",\"payload\":7}\n",
+    );
+    let at = |p: &Project, event: &str, extra: Value| {
+        hook(p, "codex", &payload(p, "rollout.jsonl", "cx", event, extra))
+    };
+    p.set_now("2026-01-15T10:30:00Z");
+    for (event, extra) in [
+        ("PreCompact", json!({ "trigger": "auto" })),
+        ("PostCompact", json!({ "trigger": "auto" })),
+    ] {
+        let ran = at(&p, event, extra);
+        assert_eq!((ran.code, ran.stderr.as_str()), (0, ""), "{event}");
+    }
+    assert_eq!(events(&p, "compaction_audit")[0]["unreadable"], "not found");
+    assert!(events(&p, "error").is_empty());
+}
+
+/// A Gemini CLI `gemini` message with `input` tokens that wrote `files` (absolute paths).
+fn gemini_wrote(id: &str, input: u64, files: &[String]) -> String {
+    let calls: Vec<Value> = files
+        .iter()
+        .enumerate()
+        .map(|(n, f)| {
+            json!({"id": format!("write_file_{id}_{n}"), "name": "write_file",
+                   "args": {"file_path": f, "content": "x"}, "status": "success"})
+        })
+        .collect();
+    json!({"id": id, "timestamp": "2026-04-23T12:53:05.000Z", "type": "gemini", "content": "ok",
+           "tokens": {"input": input, "output": 20, "cached": 0, "thoughts": 0, "tool": 0,
+                      "total": input + 20},
+           "model": "gemini-2.5-pro", "toolCalls": calls})
+    .to_string()
+}
+
+#[test]
+fn gemini_audits_the_snapshot_when_the_compression_shows_and_gives_back_what_it_dropped() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let root = p.root().display().to_string();
+    let (kept, dropped) = (
+        format!("{root}/src/kept.rs"),
+        format!("{root}/src/dropped.rs"),
+    );
+    let mut lines = vec![
+        gemini_meta(),
+        json!({"id": "u1", "timestamp": "2026-04-23T12:53:00.000Z", "type": "user",
+               "content": [{"text": REQUEST}]})
+        .to_string(),
+        gemini_wrote("g1", 530_000, &[kept.clone(), dropped.clone()]),
+    ];
+    p.write("chat.jsonl", jsonl(&lines));
+    let at = |p: &Project, event: &str, extra: Value| {
+        hook(p, "gemini", &payload(p, "chat.jsonl", "gm", event, extra))
+    };
+    // Gemini answers JSON every time; the start's prompt waits for the first prompt.
+    assert_eq!(
+        at(&p, "SessionStart", json!({ "source": "startup" }))
+            .stdout
+            .trim(),
+        "{}"
+    );
+    let first = context(&at(&p, "BeforeAgent", json!({ "prompt": "go" }))).unwrap();
+    assert!(first.contains("Recovered from ckpt-0001"));
+    // Past its compression point: the pre-compact checkpoint, and nothing but `{}`.
+    p.set_now("2026-01-15T10:30:00Z");
+    let ran = at(&p, "PreCompress", json!({ "trigger": "auto" }));
+    assert_eq!((ran.code, ran.stdout.trim()), (0, "{}"), "{}", ran.stderr);
+    // (Skipped when the stage's checkpoint at the prompt already says it all.)
+    let current = events(&p, "checkpoint").last().unwrap()["id"].clone();
+    // Gemini compresses: the message list is replaced by the snapshot, and the figure falls.
+    lines.push(
+        json!({"$set": {"messages": [
+            {"id": "c1", "type": "user", "content": [{"text": "<session_context>ctx</session_context>"}]},
+            {"id": "c2", "type": "user", "content": [{"text": format!(
+                "<state_snapshot>The user asked to {REQUEST}. Wrote src/kept.rs.</state_snapshot>")}]},
+            {"id": "c3", "type": "gemini", "content": [{"text": "Got it."}]}]}})
+        .to_string(),
+    );
+    lines.push(gemini_wrote("g2", 40_000, &[]));
+    p.write("chat.jsonl", jsonl(&lines));
+    p.set_now("2026-01-15T10:31:00Z");
+    let back = context(&at(
+        &p,
+        "AfterTool",
+        json!({ "tool_name": "run_shell_command" }),
+    ))
+    .unwrap();
+    let a = &events(&p, "compaction_audit")[0];
+    assert_eq!(
+        (&a["trigger"], &a["agent"], &a["checkpoint"]),
+        (&json!("detected"), &json!("gemini"), &current)
+    );
+    assert!(
+        a["missing"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("src/dropped.rs")),
+        "{a}"
+    );
+    assert!(
+        a["kept"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("src/kept.rs")),
+        "{a}"
+    );
+    assert!(
+        back.contains("src/dropped.rs") && !back.contains("src/kept.rs"),
+        "{back}"
+    );
+    assert!(!back.contains("Recovered from"), "{back}");
+    p.ctxkeep(&["ack", &nonce_in(&back)]).assert().success();
+}
+
+#[test]
+fn qwen_code_audits_post_compacts_summary_and_gives_back_at_the_start_that_follows() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    p.write("qwen.jsonl", "");
+    let at = |p: &Project, event: &str, extra: Value| {
+        hook(
+            p,
+            "qwen-code",
+            &payload(p, "qwen.jsonl", "qw", event, extra),
+        )
+    };
+    context(&at(&p, "SessionStart", json!({ "source": "startup" })));
+    p.set_now("2026-01-15T10:30:00Z");
+    // Qwen Code takes no brief from PreCompact: nothing printed.
+    let ran = at(
+        &p,
+        "PreCompact",
+        json!({ "trigger": "auto", "custom_instructions": "" }),
+    );
+    assert_eq!(
+        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
+        (0, "", "")
+    );
+    // Its PostCompact carries the summary and comes before SessionStart(compact).
+    at(
+        &p,
+        "PostCompact",
+        json!({ "trigger": "auto", "compact_summary": "We parse front matter in src/state.rs." }),
+    );
+    let a = &events(&p, "compaction_audit")[0];
+    assert_eq!(
+        (a["kept"].clone(), a["missing"].clone()),
+        (
+            json!(["parse front matter in src/state.rs"]),
+            json!(["run cargo test and fix the failing split test"])
+        )
+    );
+    let back = context(&at(&p, "SessionStart", json!({ "source": "compact" }))).unwrap();
+    assert!(
+        back.contains("- Next action: run cargo test and fix the failing split test"),
+        "{back}"
+    );
+    assert!(!back.contains("Recovered from"), "{back}");
+    p.ctxkeep(&["ack", &nonce_in(&back)]).assert().success();
+}
