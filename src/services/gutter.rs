@@ -44,7 +44,9 @@ pub fn check(
     feed: &Feed,
     limits: &GutterLimits,
 ) -> anyhow::Result<Vec<(GutterHit, String)>> {
-    let lock = ws.lock()?;
+    // Every caller takes the lock again right after (tracking, a checkpoint), and that one
+    // sweeps stale temp files: one sweep per event is enough.
+    let lock = ws.lock_only()?;
     let mut s =
         session::load(ws, feed.session)?.unwrap_or_else(|| Session::new(feed.session, feed.window));
     let before = s.loops.clone();
