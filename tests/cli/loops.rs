@@ -660,3 +660,125 @@ fn calls_already_read_are_never_counted_again() {
     assert_eq!(record["loops"]["cursor"]["offset"], len);
     assert!(cc_bash(&s, "b2", "make check", 2, "Error 2").contains(LOOP));
 }
+
+// --- Qwen Code -------------------------------------------------------------------------------
+
+/// Qwen Code's frame around a shell command's result, as its hooks and chat records carry it.
+fn qw_frame(cmd: &str, exit: i64, output: &str) -> String {
+    format!(
+        "Command: {cmd}\nDirectory: (root)\nOutput: {output}\nError: (none)\nExit Code: {exit}\n\
+         Signal: (none)\nProcess Group PGID: (none)"
+    )
+}
+
+/// One shell call: its hook (`PostToolUseFailure` for a non-zero exit, as Qwen Code 0.24.4 fires
+/// it), then the reply and the result in the chat file, which Qwen writes after the hook.
+fn qw_shell(s: &Session, n: usize, cmd: &str, exit: i64, output: &str) -> String {
+    let frame = qw_frame(cmd, exit, output);
+    let call = format!("call_{n}");
+    let said = if exit == 0 {
+        s.hook(
+            "PostToolUse",
+            json!({"tool_name": "run_shell_command", "tool_use_id": format!("toolu_{n}"), "tool_call_id": call,
+                "tool_input": {"command": cmd, "is_background": false},
+                "tool_response": {"llmContent": frame, "returnDisplay": output}}),
+        )
+    } else {
+        s.hook(
+            "PostToolUseFailure",
+            json!({"tool_name": "run_shell_command", "tool_use_id": format!("toolu_{n}"), "tool_call_id": call,
+                "tool_input": {"command": cmd, "is_background": false},
+                "error": frame, "is_interrupt": false}),
+        )
+    };
+    let record = |kind: &str, provenance: &str, message: Value| {
+        json!({"uuid": format!("{kind}{n}"), "sessionId": "s1", "timestamp": "2026-11-25T05:50:40.294Z",
+            "type": kind, "provenance": provenance, "cwd": s.p.root(), "version": "0.24.4",
+            "message": message})
+    };
+    s.append(&[
+        record(
+            "assistant",
+            "assistant_output",
+            json!({"role": "model", "parts": [{"functionCall": {"id": call, "name": "run_shell_command",
+                "args": {"command": cmd, "is_background": false}}}]}),
+        ),
+        record(
+            "tool_result",
+            "tool_result",
+            json!({"role": "user", "parts": [{"functionResponse": {"id": call, "name": "run_shell_command",
+                "response": {"output": frame}}}]}),
+        ),
+    ]);
+    said
+}
+
+#[test]
+fn qwen_a_real_failure_loop_is_told_in_the_failing_calls_own_hook() {
+    let p = project();
+    let s = Session::new(&p, "qwen-code", "chat.jsonl");
+    let mut told = Vec::new();
+    for i in 0..4 {
+        told.push(qw_shell(&s, i, WIDGET, 3, "widget check failed"));
+        // A prompt in between reads the chat file's copies of the calls: not counted twice.
+        told.push(s.hook("UserPromptSubmit", json!({"prompt": "go on"})));
+    }
+    let warned: Vec<usize> = told
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.contains(LOOP))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(warned, vec![4], "the third failing call: {told:#?}");
+    assert!(
+        told[4].contains("exit 3: widget check failed"),
+        "{}",
+        told[4]
+    );
+    assert_eq!(events(&p, "gutter").len(), 1);
+}
+
+#[test]
+fn qwen_a_checkpoint_records_the_call_its_chat_file_does_not_show_yet() {
+    let p = project();
+    let s = Session::new(&p, "qwen-code", "chat.jsonl");
+    s.hook(
+        "UserPromptSubmit",
+        json!({"prompt": "run the widget check"}),
+    );
+    s.hook(
+        "PostToolUseFailure",
+        json!({"tool_name": "run_shell_command", "tool_use_id": "toolu_1",
+            "tool_input": {"command": WIDGET, "is_background": false},
+            "error": qw_frame(WIDGET, 3, "widget check failed"), "is_interrupt": false}),
+    );
+    s.hook("PreCompact", json!({"trigger": "auto"}));
+    let ckpt: Value = serde_json::from_str(&p.read(".ctxkeep/checkpoints/ckpt-0002.json")).unwrap();
+    assert_eq!(ckpt["trigger"], "pre-compact");
+    assert_eq!(
+        ckpt["observed"]["commands"],
+        json!([{"command": WIDGET, "ok": false, "exit_code": 3}]),
+        "{ckpt}"
+    );
+}
+
+#[test]
+fn qwen_passing_checks_and_edits_are_never_told() {
+    let p = project();
+    let s = Session::new(&p, "qwen-code", "chat.jsonl");
+    let mut told = Vec::new();
+    for i in 0..5 {
+        told.push(qw_shell(&s, i, "cargo test", 0, "test result: ok"));
+        told.push(s.hook(
+            "PostToolUse",
+            json!({"tool_name": "edit", "tool_use_id": format!("toolu_e{i}"),
+                "tool_input": {"file_path": p.path("src.rs"), "old_string": format!("v{i}"),
+                    "new_string": format!("v{}", i + 1)},
+                "tool_response": {"llmContent": "The file has been updated.",
+                    "returnDisplay": {"fileName": "src.rs", "originalContent": format!("v{i}\n"),
+                        "newContent": format!("v{}\n", i + 1)}}}),
+        ));
+    }
+    assert!(told.iter().all(|t| !t.contains(LOOP)), "{told:#?}");
+    assert!(events(&p, "gutter").is_empty());
+}

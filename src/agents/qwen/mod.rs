@@ -16,6 +16,8 @@ use serde_json::{Map, Value};
 use super::{DoctorSample, Headless, Integration, ReadSeek};
 use crate::agent_settings::AgentSettings;
 use crate::compaction::Limit;
+use crate::error::Error;
+use crate::hook_payload::Payload;
 use crate::observe::Recorder;
 use crate::usage::{get_str, Usage};
 
@@ -56,6 +58,10 @@ impl Integration for Qwen {
     }
     fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
         hooks::authored_text(line)
+    }
+
+    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
+        hooks::payload(root)
     }
 
     fn compaction_limit(
