@@ -55,6 +55,11 @@ pub struct Payload {
     /// The tool call a `PostToolUse`/`PostToolUseFailure`/`AfterTool` reports, as far as loop
     /// detection and the checkpoint need it (each agent reads its own tools).
     pub tool: Option<ToolCall>,
+    /// `tool_use_id` of a tool event, whatever the tool (`tool` holds only those ctxkeep reads).
+    pub tool_use_id: Option<String>,
+    /// The event fired inside a subagent (Claude Code's `agent_id`): its calls are in the
+    /// subagent's own transcript, not the one the payload names.
+    pub in_subagent: bool,
     /// The summary the agent wrote, where the post-compaction event carries
     /// it (Claude Code `PostCompact`: `compact_summary`).
     pub summary: Option<String>,
@@ -189,6 +194,8 @@ pub fn from_object(
         context_tokens: root.get("context_tokens").and_then(Value::as_u64),
         model: text_of(root, "model"),
         tool: None,
+        tool_use_id: text_of(root, "tool_use_id"),
+        in_subagent: root.contains_key("agent_id"),
         summary: text_of(root, "compact_summary"),
     })
 }

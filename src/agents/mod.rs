@@ -141,6 +141,10 @@ pub struct HookTraits {
     /// gets a short note, and what the summary left out follows at the next
     /// prompt or tool event.
     pub summary_after_start: bool,
+    /// The reply that made a tool call reaches the transcript on the agent's own schedule, not
+    /// always before the call's hook runs: the hook waits briefly for the call's id there, or
+    /// it would read the figure from before that reply.
+    pub call_reaches_transcript_late: bool,
 }
 
 /// What a headless session of the agent runs, for `relay`.

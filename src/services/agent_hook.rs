@@ -22,6 +22,7 @@ use crate::state::StateFile;
 use crate::workspace::Workspace;
 
 mod after_compaction;
+mod late_call;
 
 /// Claude Code's limit on injected text (longer text is replaced by a preview).
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
@@ -138,6 +139,9 @@ impl Hook {
             true => session::load(&self.ws, &self.session)?,
             false => None,
         };
+        if traits.call_reaches_transcript_late && !self.payload.in_subagent {
+            self.await_call();
+        }
         // Loops first: a stage's checkpoint then has this call's outcome.
         let loops = self.loops(reply)?;
         let applied = self.update(false, !reply)?;
@@ -168,6 +172,24 @@ impl Hook {
         }
         texts.extend(loops);
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
+    }
+
+    /// Waits for the reply that made this event's tool call to reach the transcript
+    /// ([`late_call`]); a call that never shows is logged, and the hook goes on without it.
+    fn await_call(&self) {
+        let (Some(id), Some(path)) = (&self.payload.tool_use_id, self.transcript()) else {
+            return;
+        };
+        if late_call::await_call(&path, id) {
+            return;
+        }
+        if let Ok(lock) = self.ws.lock() {
+            self.log(
+                &lock,
+                "call_not_in_transcript",
+                json!({ "session": self.session, "agent": self.agent, "tool_use_id": id }),
+            );
+        }
     }
 
     /// Gemini has no `SessionStart(compact)`: a compression shows only as

@@ -2171,3 +2171,81 @@ fn a_pending_stage_told_when_no_figure_is_known_says_the_one_it_fired_at() {
     );
     assert!(!text.contains("None"), "{text}");
 }
+
+/// Claude Code writes the reply that made a tool call on its own schedule: under load its
+/// `PostToolUse` hook has run before that reply was in the transcript. The hook waits for the
+/// call's id, so the stage the reply crossed is told in that same hook, not a turn later.
+#[test]
+fn a_tool_hook_that_runs_before_its_reply_is_written_waits_for_it() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    grow(&p, 1, 20_000);
+    let payload = claude(
+        &p,
+        "PostToolUse",
+        "late-1",
+        json!({ "tool_name": "Bash", "tool_use_id": "toolu_late_7",
+                "tool_input": {"command": "cargo test"}, "tool_response": {"stdout": "ok"} }),
+    );
+    let mut child = p
+        .ctxkeep_std(&["hook", "claude-code"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), payload.as_bytes()).unwrap();
+    // The reply with the call, and the usage that crosses the first stage, lands after the
+    // hook has started (it waits up to 1.5 s).
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    let line = claude_assistant("msg_late", 6, 1_000, 140_000 - 1_006).replace(
+        r#"[{"type":"text","text":"ok"}]"#,
+        r#"[{"type":"tool_use","id":"toolu_late_7","name":"Bash","input":{"command":"cargo test"}}]"#,
+    );
+    assert!(line.contains("toolu_late_7"));
+    let mut text = p.read("transcript.jsonl");
+    text.push_str(&line);
+    text.push('\n');
+    p.write("transcript.jsonl", text);
+    let out = child.wait_with_output().unwrap();
+    let ran = Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    };
+    let told = reply(&ran);
+    assert!(
+        told.additional_context.contains("stage stage-80"),
+        "{}",
+        told.additional_context
+    );
+}
+
+/// A hook fired inside a subagent names the main transcript, where the subagent's calls never
+/// appear: it does not wait for them.
+#[test]
+fn a_subagents_tool_hook_does_not_wait_for_its_call_in_the_main_transcript() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    grow(&p, 1, 140_000);
+    let payload = claude(
+        &p,
+        "PostToolUse",
+        "late-2",
+        json!({ "tool_name": "Bash", "tool_use_id": "toolu_sub_1", "agent_id": "a1b2",
+                "agent_type": "general-purpose",
+                "tool_input": {"command": "ls"}, "tool_response": {"stdout": "ok"} }),
+    );
+    // The stage is told from what the transcript holds; the call is never written there.
+    let told = reply(&hook(&p, "claude-code", &payload, &[]));
+    assert!(told.additional_context.contains("stage stage-80"));
+    assert!(events(&p, "call_not_in_transcript").is_empty());
+    // The same call outside a subagent is waited for, then logged as never written.
+    let main = payload.replace(r#""agent_id":"a1b2","#, "");
+    assert_ne!(main, payload);
+    let ran = hook(&p, "claude-code", &main, &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let logged = events(&p, "call_not_in_transcript");
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(logged[0]["tool_use_id"], "toolu_sub_1");
+}

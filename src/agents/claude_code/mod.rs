@@ -101,10 +101,13 @@ impl Integration for ClaudeCode {
     fn hook_traits(&self) -> HookTraits {
         // PreCompact's plain stdout is the summarizer's custom instructions;
         // SessionStart(compact) fires before PostCompact and before the
-        // summary is in the transcript (FORMATS §7b, seen with 2.1.328).
+        // summary is in the transcript (FORMATS §7b, seen with 2.1.328). Under load, 2.1.331
+        // ran a PostToolUse hook before the reply with the call was in the transcript (seen
+        // in 1 of 20 calls with both cores busy; there 0.3 s later).
         HookTraits {
             steer_at_pre_compact: true,
             summary_after_start: true,
+            call_reaches_transcript_late: true,
             ..HookTraits::default()
         }
     }

@@ -31,6 +31,8 @@ pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
             context_tokens: None,
             model: None,
             tool: None,
+            tool_use_id: None,
+            in_subagent: false,
             summary: None,
         }),
         _ => Err(Error::data(
