@@ -98,14 +98,7 @@ fn scan_range(file: &mut File, from: u64, to: u64, needle: &[u8]) -> Scan {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    let Some((&first, rest)) = needle.split_first() else {
-        return true;
-    };
-    haystack
-        .iter()
-        .enumerate()
-        .filter(|(_, &b)| b == first)
-        .any(|(i, _)| haystack[i + 1..].starts_with(rest))
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 #[cfg(test)]
@@ -173,5 +166,6 @@ mod tests {
         assert!(!contains(b"abc toolu_ def", b"toolu_9"));
         assert!(contains(b"toolu_9", b"toolu_9"));
         assert!(!contains(b"", b"x"));
+        assert!(contains(b"", b""));
     }
 }
