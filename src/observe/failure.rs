@@ -78,11 +78,20 @@ impl Failure {
     }
 
     /// Whether `self`, the newer run, is the same failure as `before`: the same exit code and
-    /// the same lines, and no fewer failures reported.
+    /// the same lines, and no fewer failures reported. A run that printed nothing (or whose
+    /// output the agent lost: Qwen Code 0.24.4 sometimes records a failing command's stderr as
+    /// empty) shows no progress either, so with the same exit code it counts as the same.
     pub fn same_as(&self, before: &Failure) -> bool {
         self.exit_code == before.exit_code
-            && self.signature == before.signature
-            && !matches!((self.failures, before.failures), (Some(now), Some(was)) if now < was)
+            && (self.says_nothing()
+                || before.says_nothing()
+                || (self.signature == before.signature
+                    && !matches!((self.failures, before.failures), (Some(now), Some(was)) if now < was)))
+    }
+
+    /// The run printed nothing to tell it by.
+    pub fn says_nothing(&self) -> bool {
+        self.first_error.is_empty()
     }
 }
 

@@ -317,6 +317,12 @@ impl LoopState {
                 c.shown = shown.clone();
                 let again = c.last.as_ref().is_some_and(|l| failure.same_as(l));
                 c.streak = if again { c.streak + 1 } else { 1 };
+                // A run that printed nothing keeps the last failure that did say something: the
+                // next run is compared with it, and a warning quotes it.
+                let failure = match &c.last {
+                    Some(last) if again && failure.says_nothing() => last.clone(),
+                    _ => failure,
+                };
                 c.last = Some(failure.clone());
                 let streak = c.streak;
                 // The checks' verdict on the edits since the last one.
@@ -732,6 +738,31 @@ mod tests {
             .iter()
             .map(|n| run("npm test", 1, &format!("Tests: {n} failed, 10 total")))
             .collect();
+        assert_eq!(feed_all(&steps), vec![]);
+    }
+
+    #[test]
+    fn a_run_whose_output_was_lost_neither_resets_nor_replaces_the_failure() {
+        let out = "widget check failed: 2 widgets unparsed";
+        let steps = [
+            run("make check", 3, out),
+            run("make check", 3, ""),
+            run("make check", 3, out),
+        ];
+        let hits = feed_all(&steps);
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        let GutterHit::SameFailure { count, error, .. } = &hits[0].1 else {
+            panic!("{hits:?}");
+        };
+        assert_eq!((hits[0].0, *count), (2, 3));
+        let error = error.as_deref().unwrap_or_default();
+        assert!(error.contains("2 widgets unparsed"), "{error}");
+        // Another exit code is still another failure.
+        let steps = [
+            run("make check", 3, out),
+            run("make check", 2, ""),
+            run("make check", 3, out),
+        ];
         assert_eq!(feed_all(&steps), vec![]);
     }
 

@@ -672,10 +672,49 @@ fn qw_frame(cmd: &str, exit: i64, output: &str) -> String {
 }
 
 /// One shell call: its hook (`PostToolUseFailure` for a non-zero exit, as Qwen Code 0.24.4 fires
-/// it), then the reply and the result in the chat file, which Qwen writes after the hook.
+/// it), and the reply and the result in the chat file, which Qwen usually writes after the hook.
 fn qw_shell(s: &Session, n: usize, cmd: &str, exit: i64, output: &str) -> String {
+    qw_shell_ordered(s, n, cmd, exit, output, false)
+}
+
+fn qw_shell_ordered(
+    s: &Session,
+    n: usize,
+    cmd: &str,
+    exit: i64,
+    output: &str,
+    chat_first: bool,
+) -> String {
     let frame = qw_frame(cmd, exit, output);
     let call = format!("call_{n}");
+    let record = |kind: &str, provenance: &str, message: Value| {
+        json!({"uuid": format!("{kind}{n}"), "sessionId": "s1", "timestamp": "2026-11-25T05:50:40.294Z",
+            "type": kind, "provenance": provenance, "cwd": s.p.root(), "version": "0.24.4",
+            "message": message})
+    };
+    // A failed command's frame is the response's `error`, a finished one's its `output`.
+    let response = if exit == 0 {
+        json!({"output": frame})
+    } else {
+        json!({"error": frame})
+    };
+    let chat = [
+        record(
+            "assistant",
+            "assistant_output",
+            json!({"role": "model", "parts": [{"functionCall": {"id": call, "name": "run_shell_command",
+                "args": {"command": cmd, "is_background": false}}}]}),
+        ),
+        record(
+            "tool_result",
+            "tool_result",
+            json!({"role": "user", "parts": [{"functionResponse": {"id": call, "name": "run_shell_command",
+                "response": response}}]}),
+        ),
+    ];
+    if chat_first {
+        s.append(&chat);
+    }
     let said = if exit == 0 {
         s.hook(
             "PostToolUse",
@@ -691,26 +730,42 @@ fn qw_shell(s: &Session, n: usize, cmd: &str, exit: i64, output: &str) -> String
                 "error": frame, "is_interrupt": false}),
         )
     };
-    let record = |kind: &str, provenance: &str, message: Value| {
-        json!({"uuid": format!("{kind}{n}"), "sessionId": "s1", "timestamp": "2026-11-25T05:50:40.294Z",
-            "type": kind, "provenance": provenance, "cwd": s.p.root(), "version": "0.24.4",
-            "message": message})
-    };
-    s.append(&[
-        record(
-            "assistant",
-            "assistant_output",
-            json!({"role": "model", "parts": [{"functionCall": {"id": call, "name": "run_shell_command",
-                "args": {"command": cmd, "is_background": false}}}]}),
-        ),
-        record(
-            "tool_result",
-            "tool_result",
-            json!({"role": "user", "parts": [{"functionResponse": {"id": call, "name": "run_shell_command",
-                "response": {"output": frame}}}]}),
-        ),
-    ]);
+    if !chat_first {
+        s.append(&chat);
+    }
     said
+}
+
+/// Qwen Code sometimes writes the result to its chat file before the call's hook has run: the
+/// failure read there is the one the payload gives, so the count goes on either way.
+#[test]
+fn qwen_a_failure_loop_is_told_whether_the_chat_file_or_the_hook_comes_first() {
+    let p = project();
+    let s = Session::new(&p, "qwen-code", "chat.jsonl");
+    let mut told = Vec::new();
+    for i in 0..4 {
+        told.push(qw_shell_ordered(
+            &s,
+            i,
+            WIDGET,
+            3,
+            "widget check failed",
+            i % 2 == 0,
+        ));
+        told.push(s.hook("UserPromptSubmit", json!({"prompt": "go on"})));
+    }
+    let warned: Vec<usize> = told
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.contains(LOOP))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(warned, vec![4], "the third failing call: {told:#?}");
+    assert!(
+        told[4].contains("exit 3: widget check failed"),
+        "{}",
+        told[4]
+    );
 }
 
 #[test]
@@ -781,4 +836,28 @@ fn qwen_passing_checks_and_edits_are_never_told() {
     }
     assert!(told.iter().all(|t| !t.contains(LOOP)), "{told:#?}");
     assert!(events(&p, "gutter").is_empty());
+}
+
+/// Qwen Code 0.24.4 sometimes records a failing command's stderr as `Output: (empty)`, in the
+/// payload and the chat file alike: the lost output is not taken for a new error.
+#[test]
+fn qwen_a_failure_whose_output_qwen_lost_still_counts() {
+    let p = project();
+    let s = Session::new(&p, "qwen-code", "chat.jsonl");
+    let mut told = Vec::new();
+    for (i, out) in ["widget check failed", "(empty)", "widget check failed"]
+        .iter()
+        .enumerate()
+    {
+        told.push(qw_shell(&s, i, WIDGET, 3, out));
+    }
+    assert!(
+        !told[1].contains(LOOP) && told[2].contains(LOOP),
+        "{told:#?}"
+    );
+    assert!(
+        told[2].contains("exit 3: widget check failed"),
+        "{}",
+        told[2]
+    );
 }

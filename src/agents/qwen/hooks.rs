@@ -99,7 +99,7 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
 /// What a shell command printed, out of the frame Qwen Code puts around it for the model
 /// (`Command:`, `Directory:`, `Output: `, `Error: (none)`, `Exit Code:`, `Signal:`, `Process
 /// Group PGID:`).
-fn shell_output(frame: &str) -> String {
+pub(super) fn shell_output(frame: &str) -> String {
     const FRAME: [&str; 5] = [
         "Command: ",
         "Directory: ",
@@ -112,7 +112,12 @@ fn shell_output(frame: &str) -> String {
         if FRAME.iter().any(|lead| line.starts_with(lead)) || line == "Error: (none)" {
             continue;
         }
-        out.push(line.strip_prefix("Output: ").unwrap_or(line));
+        match line.strip_prefix("Output: ") {
+            // Qwen Code's word for no output at all.
+            Some("(empty)") => {}
+            Some(rest) => out.push(rest),
+            None => out.push(line),
+        }
     }
     out.join("\n").trim().to_string()
 }

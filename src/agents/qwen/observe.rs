@@ -103,9 +103,12 @@ fn tool_result(resp: &Value, rec: &mut Recorder) {
     let error = response
         .and_then(|r| r.get("error"))
         .and_then(Value::as_str);
+    // A failed command's frame (`Output: …`, `Exit Code: N`) is its `error`, a finished one's
+    // its `output`.
     let output = response
         .and_then(|r| r.get("output"))
         .and_then(Value::as_str)
+        .or(error)
         .unwrap_or_default();
     let code = exit_code_in(output);
     let ok = if error.is_some() {
@@ -113,5 +116,7 @@ fn tool_result(resp: &Value, rec: &mut Recorder) {
     } else {
         Some(code.is_none_or(|c| c == 0))
     };
-    rec.outcome(id, ok, code);
+    // The same output the call's hook read from its payload, so the failure is the same
+    // whichever of the two loop detection sees first.
+    rec.outcome_with_output(id, ok, code, &super::hooks::shell_output(output));
 }
