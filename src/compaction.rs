@@ -332,3 +332,50 @@ pub fn strip_json_comments(text: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod learned_tests {
+    use super::*;
+
+    /// Claude Code 2.1.39's automatic compactions on a 200k window in the spotter sessions
+    /// (`preTokens`, as ../shared/FORMATS.md lists them), and its derived limit.
+    const SEEN: [u64; 4] = [167_094, 167_117, 167_731, 170_251];
+    const DERIVED: u64 = 167_000;
+
+    #[test]
+    fn the_point_is_the_median_of_the_last_five_per_agent_and_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("compactions.json");
+        assert_eq!(Learned::load(&path).point("claude-code", None), None);
+        for tokens in [170_000, 100, 160_000, 165_000, 166_000, 167_000] {
+            Learned::record(&path, "claude-code", Some("opus"), tokens).unwrap();
+        }
+        let learned = Learned::load(&path);
+        // The first one fell out; one odd reading does not move the median.
+        assert_eq!(learned.0["claude-code"]["opus"].len(), LEARNED_KEPT);
+        assert_eq!(learned.point("claude-code", Some("opus")), Some(165_000));
+        assert_eq!(learned.point("claude-code", Some("sonnet")), None);
+        assert_eq!(learned.point("codex", Some("opus")), None);
+    }
+
+    /// The calibration error: after each compaction, the observed point against where the
+    /// next one really came, beside the derived limit's error (docs/agents.md gives the figures).
+    #[test]
+    fn the_observed_point_predicts_the_next_compaction_better_than_the_derived_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("compactions.json");
+        let mut observed = Vec::new();
+        let mut derived = Vec::new();
+        for pair in SEEN.windows(2) {
+            Learned::record(&path, "claude-code", Some("claude-opus-4-6"), pair[0]).unwrap();
+            let point = Learned::load(&path)
+                .point("claude-code", Some("claude-opus-4-6"))
+                .unwrap();
+            observed.push(point.abs_diff(pair[1]));
+            derived.push(DERIVED.abs_diff(pair[1]));
+        }
+        assert_eq!(observed, vec![23, 614, 3_134]);
+        assert_eq!(derived, vec![117, 731, 3_251]);
+        assert!(observed.iter().zip(&derived).all(|(o, d)| o < d));
+    }
+}
