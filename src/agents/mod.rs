@@ -137,6 +137,10 @@ pub struct HookTraits {
     /// The agent fires no event after compacting: a drop in usage between
     /// two readings is how the compaction is seen.
     pub compaction_seen_as_drop: bool,
+    /// With `compaction_seen_as_drop`: the fall counts only when the reading also says the
+    /// transcript recorded a compaction since the call before (`Usage::compacted`), so a figure
+    /// that is merely smaller (a conversation resumed in another process) is not taken for one.
+    pub compaction_in_transcript: bool,
     /// What the pre-compaction hook prints as plain text goes to the agent's
     /// summarizer as its instructions: ctxkeep answers with its brief there.
     pub steer_at_pre_compact: bool,

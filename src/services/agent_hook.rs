@@ -150,7 +150,9 @@ impl Hook {
         let applied = self.update(false, !reply)?;
         self.acknowledge();
         if let (Some(before), Some(applied)) = (&before, &applied) {
-            if compressed(before, &applied.session) {
+            let logged = !traits.compaction_in_transcript
+                || applied.transcript.as_ref().is_some_and(|t| t.compacted);
+            if logged && compressed(before, &applied.session) {
                 self.note_compression(before, &applied.session)?;
             }
         }

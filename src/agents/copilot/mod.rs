@@ -94,10 +94,11 @@ impl Integration for Copilot {
     fn hook_traits(&self) -> HookTraits {
         // Copilot CLI reads `additionalContext` at the top of a hook's reply (Claude Code's
         // `hookSpecificOutput` is ignored there, seen with 1.0.102); `PreCompact`'s output
-        // reaches no one; no event follows a compaction, which shows in the session log and in
-        // the figure's fall.
+        // reaches no one; no event follows a compaction: it is seen when the figure falls and
+        // the session log has a compaction since the call before.
         HookTraits {
             compaction_seen_as_drop: true,
+            compaction_in_transcript: true,
             context_at_top_level: true,
             ..HookTraits::default()
         }

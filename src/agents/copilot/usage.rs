@@ -5,7 +5,9 @@
 //! Scanning from the end, the answer is the first of:
 //! * a `session.usage_record` of the main conversation (`interactionType:
 //!   conversation-agent`) with `usage.inputTokens` above 0: context = that count, the prompt
-//!   the provider was sent; the window is its `maxPromptTokens`, the model its `model`;
+//!   the provider was sent; the window is its `maxPromptTokens`, the model its `model`; when a
+//!   successful `session.compaction_complete` lies between it and the call before, it is the
+//!   first figure after that compaction (`compacted`, with the call before's as `pre_tokens`);
 //! * a `session.compaction_complete` that succeeded: the older figure is stale; the context is
 //!   Copilot CLI's own estimate of what is left (`postCompactionTokens`) until the next call
 //!   reports one.
@@ -72,6 +74,23 @@ fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
             usage.tokens = Some(c.tokens);
             usage.window = c.window;
             usage.model = c.model;
+            // Whether a compaction came between this call and the one before.
+            let floor = offset.saturating_sub(SIDE_SEARCH_BUDGET);
+            while let Some((off, line)) = scanner.next_object()? {
+                if let Some(c) = call(&line) {
+                    if usage.compacted {
+                        usage.pre_tokens = Some(c.tokens);
+                    }
+                    break;
+                }
+                if let Some((trigger, _)) = compaction(&line) {
+                    usage.compacted = true;
+                    usage.compaction_trigger = trigger;
+                }
+                if off < floor {
+                    break;
+                }
+            }
             return Ok(usage);
         }
         if let Some((trigger, after)) = compaction(&line) {
@@ -141,7 +160,19 @@ mod tests {
             &jsonl(&[call(170_000), COMPACTED.to_string(), call(12_000)]),
         );
         let u = read_usage(&path, Some(Agent::Copilot)).unwrap();
+        assert!(u.compacted, "the first figure after it");
+        assert_eq!((u.pre_tokens, u.tokens), (Some(170_000), Some(12_000)));
+        let (_d, path) = write_temp(
+            "events.jsonl",
+            &jsonl(&[
+                call(170_000),
+                COMPACTED.to_string(),
+                call(12_000),
+                call(13_000),
+            ]),
+        );
+        let u = read_usage(&path, Some(Agent::Copilot)).unwrap();
         assert!(!u.compacted);
-        assert_eq!(u.tokens, Some(12_000));
+        assert_eq!(u.tokens, Some(13_000));
     }
 }
