@@ -192,6 +192,82 @@ pub fn authored_text(line: &Map<String, Value>) -> Vec<String> {
 mod tests {
     use super::*;
 
+    fn captured(name: &str) -> Payload {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/agents/copilot-1.0.102/hooks")
+            .join(format!("{name}.json"));
+        let text = std::fs::read_to_string(path).unwrap();
+        payload(&crate::hook_payload::parse_object(&text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn captured_payloads_give_the_call_its_outcome_and_the_mark_to_wait_for() {
+        let start = captured("SessionStart-new");
+        assert_eq!(
+            start.action,
+            Action::SessionStart {
+                source: "startup".into()
+            }
+        );
+        assert_eq!(start.written_mark, None);
+        let resumed = captured("SessionStart-resume");
+        assert_eq!(
+            resumed.action,
+            Action::SessionStart {
+                source: "resume".into()
+            }
+        );
+        let bash = captured("PostToolUse-Bash");
+        // 2026-11-27T09:18:12.187Z
+        assert_eq!(
+            bash.written_mark.as_deref(),
+            Some("\"timestamp\":1795771092187")
+        );
+        let tool = bash.tool.unwrap();
+        assert_eq!(tool.id, None);
+        assert_eq!(
+            tool.action,
+            ToolAction::Command("sh -c 'echo widget check failed >&2; exit 3'".into())
+        );
+        assert_eq!(
+            tool.outcome,
+            Some(ToolOutcome {
+                ok: Some(false),
+                exit_code: Some(3),
+                output: "widget check failed".into()
+            })
+        );
+        let write = captured("PostToolUse-Write").tool.unwrap();
+        assert_eq!(
+            write.action,
+            ToolAction::Files(vec![ToolFile {
+                path: "/work/repo/notes.txt".into(),
+                content: Some(content_hash(b"alpha\n")),
+                before: None,
+            }])
+        );
+        let edit = captured("PostToolUse-Edit").tool.unwrap();
+        assert_eq!(
+            edit.action,
+            ToolAction::Files(vec![ToolFile {
+                path: "/work/repo/notes.txt".into(),
+                content: None,
+                before: None,
+            }])
+        );
+        let failed = captured("PostToolUseFailure-Edit").tool.unwrap();
+        let outcome = failed.outcome.unwrap();
+        assert_eq!(outcome.ok, Some(false));
+        assert!(outcome.output.contains("ENOENT"), "{outcome:?}");
+        let stop = captured("Stop");
+        assert_eq!(stop.action, Action::Track { reply: false });
+        assert!(stop.transcript.is_some());
+        assert!(matches!(
+            captured("PreCompact-auto").action,
+            Action::PreCompact { trigger: Some(ref t) } if t == "auto"
+        ));
+    }
+
     #[test]
     fn the_exit_code_comes_from_the_shell_status_line() {
         let o = shell_outcome("bad\n<shellId: 1 completed with exit code 3>", false);
