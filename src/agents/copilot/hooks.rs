@@ -164,8 +164,10 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
 "#,
 };
 
+/// No `timestamp`: with one the hook would wait for its own record in the sample log, which
+/// `hooks doctor` does not write.
 pub fn doctor_common_fields() -> Value {
-    json!({ "timestamp": "2026-01-01T00:00:03.000Z" })
+    json!({})
 }
 
 /// A reply's text and tool calls (`assistant.message`: `content`, `toolRequests`).

@@ -1,4 +1,4 @@
-//! Copilot CLI session logs (docs/agents.md, "Copilot CLI session logs"):
+//! Copilot CLI session logs (docs/agents.md, "Use with GitHub Copilot CLI"):
 //! `~/.copilot/session-state/<session>/events.jsonl`, one event a line
 //! (`type`, `data`, `id`, `timestamp`, `parentId`).
 //!
