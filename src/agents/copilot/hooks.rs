@@ -9,12 +9,20 @@ use crate::agents::DoctorSample;
 use crate::error::Error;
 use crate::hook_payload::{
     content_hash, from_object, object_of, text_of, Action, Payload, ToolAction, ToolCall, ToolFile,
-    ToolOutcome,
+    ToolOutcome, STDIN,
 };
 
 /// A payload; a new session's start (`source: new`) is ctxkeep's `startup`; after a tool call,
 /// the call and its outcome.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
+    if !root.contains_key("hook_event_name") && root.contains_key("sessionId") {
+        return Err(Error::data(
+            STDIN,
+            "hook input has no hook_event_name: Copilot CLI names the event only to hooks \
+             configured with Claude Code's event names (`ctxkeep hooks install copilot` writes \
+             them), not its own camelCase ones",
+        ));
+    }
     let mut p = from_object(root, |event| event)?;
     if let Action::SessionStart { source } = &mut p.action {
         if source == "new" {
@@ -268,6 +276,13 @@ mod tests {
             captured("PreCompact-auto").action,
             Action::PreCompact { trigger: Some(ref t) } if t == "auto"
         ));
+    }
+
+    #[test]
+    fn a_payload_of_copilots_own_event_names_is_refused_with_the_reason() {
+        let camel = r#"{"sessionId":"s","timestamp":1795769935548,"cwd":"/p","toolName":"bash"}"#;
+        let err = payload(&crate::hook_payload::parse_object(camel).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("camelCase"), "{err}");
     }
 
     #[test]
