@@ -7,9 +7,9 @@
 //!   conversation-agent`) with `usage.inputTokens` above 0: context = that count, the whole
 //!   prompt the provider was sent (cached tokens included: for an Anthropic provider Copilot CLI
 //!   adds the cache reads and writes to it, seen with 1.0.102); the window is its
-//!   `maxPromptTokens`, the model its `model`; when a
-//!   successful `session.compaction_complete` lies between it and the call before, it is the
-//!   first figure after that compaction (`compacted`, with the call before's as `pre_tokens`);
+//!   `maxPromptTokens`, the model its `model`; when a successful `session.compaction_complete`
+//!   lies between it and the call before, it is the first figure after that compaction
+//!   (`compacted`, with the call before's as `pre_tokens`);
 //! * a `session.compaction_complete` that succeeded: the older figure is stale; the context is
 //!   Copilot CLI's own estimate of what is left (`postCompactionTokens`) until the next call
 //!   reports one.
