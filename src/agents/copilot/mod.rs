@@ -114,10 +114,10 @@ impl Integration for Copilot {
     }
 
     fn headless(&self) -> Option<Headless> {
-        // `-p` needs every tool allowed: it cannot ask.
+        // `-p` denies what it would have to ask about; `--allow-all-tools` is the user's to add.
         Some(Headless {
             program: "copilot",
-            before_args: &["--allow-all-tools"],
+            before_args: &[],
             before_prompt: &["-p"],
         })
     }
