@@ -63,6 +63,10 @@ pub struct Payload {
     /// The summary the agent wrote, where the post-compaction event carries
     /// it (Claude Code `PostCompact`: `compact_summary`).
     pub summary: Option<String>,
+    /// Text that is in the transcript once the agent has written everything before this
+    /// event, for an agent that writes it on its own schedule (Copilot CLI: the event's own
+    /// hook record): the hook waits for it briefly before reading the transcript.
+    pub written_mark: Option<String>,
 }
 
 /// A finished tool call, from the payload of the hook it fired. The agent's result is written
@@ -197,6 +201,7 @@ pub fn from_object(
         tool_use_id: text_of(root, "tool_use_id"),
         in_subagent: root.contains_key("agent_id"),
         summary: text_of(root, "compact_summary"),
+        written_mark: None,
     })
 }
 

@@ -3,7 +3,7 @@
 //! This file is the registry: the [`Agent`] ids, their spellings, and the
 //! one `match` that maps an id to its [`Integration`]. Everything else that
 //! is particular to an agent lives in its folder (`claude_code/`, `codex/`,
-//! `gemini/`, `qwen/`), split by concern: `usage.rs` (context usage from its
+//! `gemini/`, `qwen/`, `copilot/`), split by concern: `usage.rs` (context usage from its
 //! transcript), `observe.rs` (what the session did), `settings.rs` (its
 //! hook settings and MCP registration), `compaction.rs` (where it compacts
 //! on its own), `hooks.rs` (its hook payloads, and the samples `hooks
@@ -15,6 +15,7 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod copilot;
 pub mod gemini;
 pub mod qwen;
 
@@ -43,15 +44,17 @@ pub enum Agent {
     Codex,
     Gemini,
     QwenCode,
+    Copilot,
 }
 
 impl Agent {
     /// Every agent, in the order lists and help show them.
-    pub const ALL: [Agent; 4] = [
+    pub const ALL: [Agent; 5] = [
         Agent::ClaudeCode,
         Agent::Codex,
         Agent::Gemini,
         Agent::QwenCode,
+        Agent::Copilot,
     ];
 
     /// What ctxkeep knows about this agent.
@@ -61,6 +64,7 @@ impl Agent {
             Agent::Codex => &codex::Codex,
             Agent::Gemini => &gemini::Gemini,
             Agent::QwenCode => &qwen::Qwen,
+            Agent::Copilot => &copilot::Copilot,
         }
     }
 
@@ -133,6 +137,10 @@ pub struct HookTraits {
     /// The agent fires no event after compacting: a drop in usage between
     /// two readings is how the compaction is seen.
     pub compaction_seen_as_drop: bool,
+    /// With `compaction_seen_as_drop`: the fall counts only when the reading also says the
+    /// transcript recorded a compaction since the call before (`Usage::compacted`), so a figure
+    /// that is merely smaller (a conversation resumed in another process) is not taken for one.
+    pub compaction_in_transcript: bool,
     /// What the pre-compaction hook prints as plain text goes to the agent's
     /// summarizer as its instructions: ctxkeep answers with its brief there.
     pub steer_at_pre_compact: bool,
@@ -145,6 +153,9 @@ pub struct HookTraits {
     /// always before the call's hook runs: the hook waits briefly for the call's id there, or
     /// it would read the figure from before that reply.
     pub call_reaches_transcript_late: bool,
+    /// The agent reads the context to add from `additionalContext` at the top of the hook's
+    /// reply, not inside Claude Code's `hookSpecificOutput`.
+    pub context_at_top_level: bool,
 }
 
 /// What a headless session of the agent runs, for `relay`.
@@ -303,7 +314,8 @@ pub fn detect(path: &Path) -> anyhow::Result<Agent> {
 /// The order lines are tried in: the most particular shapes first (a Gemini
 /// line with an `id` and a `sessionId`, or a Qwen Code record in Claude
 /// Code's envelope, would pass Claude Code's looser test).
-const SNIFF_ORDER: [Agent; 4] = [
+const SNIFF_ORDER: [Agent; 5] = [
+    Agent::Copilot,
     Agent::Codex,
     Agent::Gemini,
     Agent::QwenCode,
@@ -335,8 +347,9 @@ fn not_recognized(path: &Path) -> anyhow::Error {
     Error::data(
         path,
         format!(
-            "not a recognized transcript (expected Claude Code, Codex, Gemini CLI or \
-             Qwen Code JSONL, or a Gemini session JSON); `track` takes --agent {} to name it",
+            "not a recognized transcript (expected Claude Code, Codex, Gemini CLI, Qwen Code \
+             or GitHub Copilot CLI JSONL, or a Gemini session JSON); `track` takes --agent {} \
+             to name it",
             names.join("|")
         ),
     )

@@ -17,9 +17,10 @@ fn agent_names_round_trip() {
     }
     assert_eq!("Claude".parse::<Agent>().unwrap(), Agent::ClaudeCode);
     assert_eq!("gemini-cli".parse::<Agent>().unwrap(), Agent::Gemini);
+    assert_eq!("GitHub-Copilot".parse::<Agent>().unwrap(), Agent::Copilot);
     assert_eq!(
         "cursor".parse::<Agent>().unwrap_err().to_string(),
-        "unknown agent \"cursor\": expected claude-code, codex, gemini or qwen-code"
+        "unknown agent \"cursor\": expected claude-code, codex, gemini, qwen-code or copilot"
     );
 }
 

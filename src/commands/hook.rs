@@ -30,11 +30,14 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     crate::usage::skip_malformed_count();
     let agent = args.agent;
     let json_always = agent.integration().settings().json_always;
+    let top_level = agent.integration().hook_traits().context_at_top_level;
     let mut payload = None;
     match handle(&args, agent, ctx, &mut payload) {
         Ok(reply) => {
             let text = match (reply, &payload) {
-                (Some(Answer::Context(context)), Some(p)) => Some(reply_json(&p.event, context)),
+                (Some(Answer::Context(context)), Some(p)) => {
+                    Some(reply_json(&p.event, context, top_level))
+                }
                 // Taken as it is (Claude Code's PreCompact: the summarizer's instructions).
                 (Some(Answer::Plain(text)), Some(_)) => {
                     Some(crate::redact::redact(text.trim_end()).into_owned())
@@ -66,14 +69,18 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     }
 }
 
-/// The reply that adds `context` to the model's context.
-fn reply_json(event: &str, context: String) -> String {
+/// The reply that adds `context` to the model's context (`top_level`: the agent reads it
+/// outside `hookSpecificOutput`).
+fn reply_json(event: &str, context: String, top_level: bool) -> String {
     // Everything ctxkeep prints for an agent is redacted (the prompt is
     // already; stage text quotes the user's config).
     let mut context = crate::redact::redact(&context).into_owned();
     crate::output::cut_to_chars(&mut context, MAX_CONTEXT_CHARS);
-    json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": context } })
-        .to_string()
+    match top_level {
+        true => json!({ "additionalContext": context }),
+        false => json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": context } }),
+    }
+    .to_string()
 }
 
 /// Reads the event and acts on it; returns what to answer, if anything.

@@ -80,6 +80,9 @@ impl Hook {
 
     /// Acts on the event; returns what to answer, if anything.
     pub fn handle(&self) -> anyhow::Result<Option<Answer>> {
+        if let Some(mark) = &self.payload.written_mark {
+            self.await_written(mark);
+        }
         let context = match self.payload.action.clone() {
             Action::Track { reply } => self.track(reply),
             Action::PreCompact { trigger } => return self.pre_compact(trigger),
@@ -147,12 +150,15 @@ impl Hook {
         let applied = self.update(false, !reply)?;
         self.acknowledge();
         if let (Some(before), Some(applied)) = (&before, &applied) {
-            if compressed(before, &applied.session) {
+            let logged = !traits.compaction_in_transcript
+                || applied.transcript.as_ref().is_some_and(|t| t.compacted);
+            if logged && compressed(before, &applied.session) {
                 self.note_compression(before, &applied.session)?;
             }
         }
         let mut texts = Vec::new();
-        if reply && traits.defer_start_context {
+        // A start deferred to this event, or left by a compaction seen only now.
+        if reply && (traits.defer_start_context || traits.compaction_seen_as_drop) {
             texts.extend(self.pending_start()?);
         }
         // What a compaction's summary left out, once it can be read (the
@@ -188,6 +194,30 @@ impl Hook {
                 &lock,
                 "call_not_in_transcript",
                 json!({ "session": self.session, "agent": self.agent, "tool_use_id": id }),
+            );
+        }
+    }
+
+    /// Waits for the agent to write the transcript up to this event ([`late_call`], the
+    /// event's mark instead of a call's id); a mark that never shows is logged, and the hook
+    /// goes on with what the transcript holds.
+    fn await_written(&self, mark: &str) {
+        let path = match &self.payload.transcript {
+            Some(p) => p.clone(),
+            None => match self.agent.integration().find_transcript(&self.session) {
+                Some(p) => p,
+                None => return,
+            },
+        };
+        // The first batch creates the file.
+        if late_call::await_file(&path) && late_call::await_call(&path, mark) {
+            return;
+        }
+        if let Ok(lock) = self.ws.lock() {
+            self.log(
+                &lock,
+                "event_not_in_transcript",
+                json!({ "session": self.session, "agent": self.agent, "hook_event": self.payload.event }),
             );
         }
     }

@@ -324,7 +324,7 @@ impl Pending {
         }
         file_batch::apply(&changes)?;
         for c in changes.iter().filter(|c| c.after.is_none()) {
-            if let Some(dir) = c.path.parent().filter(|d| is_agent_dir(d)) {
+            for dir in agent_dirs(&c.path) {
                 // Only when empty: anything else in it stays.
                 let _ = std::fs::remove_dir(dir);
             }
@@ -333,12 +333,22 @@ impl Pending {
     }
 }
 
-/// `.claude`, `.codex` or `.gemini`: a folder `install` may have made.
-fn is_agent_dir(dir: &Path) -> bool {
-    Agent::ALL.iter().any(|a| {
-        dir.file_name()
-            .is_some_and(|n| n == a.integration().settings().dir)
-    })
+/// The folders `install` may have made for the file at `path` (`.claude`, `.codex`,
+/// `.gemini`; a nested one's, such as `.github/hooks`, innermost first, then its parents).
+fn agent_dirs(path: &Path) -> Vec<&Path> {
+    let Some(parent) = path.parent() else {
+        return Vec::new();
+    };
+    let nested = Agent::ALL.iter().flat_map(|a| {
+        let s = a.integration().settings();
+        std::iter::once(s.dir).chain(s.mcp.dir)
+    });
+    let depth = nested
+        .filter(|d| parent.ends_with(d))
+        .map(|d| Path::new(d).components().count())
+        .max()
+        .unwrap_or(0);
+    parent.ancestors().take(depth).collect()
 }
 
 /// The file's text, None when there is no file.
@@ -414,16 +424,21 @@ pub fn trust_steps(agent: Agent, path: &Path) -> Vec<String> {
     settings.trust.iter().map(|step| step(&project)).collect()
 }
 
-/// The folder the agent treats as the project: the one holding `.codex/`
-/// or `.gemini/`, as an absolute path (trust is keyed by it).
+/// The folder the agent treats as the project: the one holding `.codex/`,
+/// `.gemini/` or `.github/hooks/`, as an absolute path (trust is keyed by it).
 fn project_dir(settings: &AgentSettings, path: &Path) -> PathBuf {
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-    match dir.file_name() {
-        Some(name) if name == settings.dir => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
-        _ => dir,
+    // The folder above the agent's, which may be nested (`.github/hooks`).
+    let sub = Path::new(settings.dir);
+    if !dir.ends_with(sub) {
+        return dir;
     }
+    dir.ancestors()
+        .nth(sub.components().count())
+        .map(Path::to_path_buf)
+        .unwrap_or(dir)
 }
 
 /// What the settings file holds (an empty object when there is none).

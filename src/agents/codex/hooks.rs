@@ -34,6 +34,7 @@ pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
             tool_use_id: None,
             in_subagent: false,
             summary: None,
+            written_mark: None,
         }),
         _ => Err(Error::data(
             STDIN,

@@ -60,6 +60,20 @@ pub fn await_call(path: &Path, id: &str) -> bool {
     }
 }
 
+/// Returns true once a file is at `path`, false after [`PATIENCE`] without one.
+pub fn await_file(path: &Path) -> bool {
+    let started = Instant::now();
+    loop {
+        if path.is_file() {
+            return true;
+        }
+        if started.elapsed() >= PATIENCE {
+            return false;
+        }
+        std::thread::sleep(STEP);
+    }
+}
+
 enum Scan {
     Found,
     /// Not there; the length read up to.

@@ -1,0 +1,50 @@
+//! GitHub Copilot CLI: ctxkeep's own file `.github/hooks/ctxkeep.json` (Copilot CLI loads every
+//! `*.json` in that folder), with Claude Code's event names and group shape, which Copilot CLI
+//! accepts beside its own camelCase names and answers with Claude Code's payload fields; MCP
+//! servers in `.github/mcp.json` under `mcpServers` (docs/agents.md, "Use with GitHub Copilot
+//! CLI").
+
+use std::path::Path;
+
+use crate::agent_settings::mcp::{Format, McpSettings};
+use crate::agent_settings::{AgentSettings, Event};
+
+pub const SETTINGS: AgentSettings = AgentSettings {
+    name: super::ID,
+    display_name: super::DISPLAY_NAME,
+    dir: ".github/hooks",
+    file: "ctxkeep.json",
+    hook_command: "ctxkeep hook copilot",
+    hook_words: &["copilot", "copilot-cli", "github-copilot"],
+    events: &[
+        Event::new("SessionStart"),
+        Event::new("UserPromptSubmit"),
+        Event::new("PostToolUse"),
+        Event::new("PostToolUseFailure"),
+        Event::new("PreCompact"),
+        Event::new("Stop"),
+        Event::new("SessionEnd"),
+    ],
+    status_line: false,
+    json_always: false,
+    trust: &[trust_folder],
+    mcp_approval: None,
+    comments_allowed: false,
+    mcp: McpSettings {
+        dir: Some(".github"),
+        file: "mcp.json",
+        format: Format::Json,
+        key: "mcpServers",
+    },
+};
+
+/// Copilot CLI loads a repository's hooks and MCP servers only in a folder the user trusts.
+fn trust_folder(project: &Path) -> String {
+    format!(
+        "trust the folder {} in Copilot CLI: accept its trust prompt there, or add it to \
+         `trustedFolders` in ~/.copilot/config.json, or pass --trust-folder to one headless \
+         `copilot -p` run; Copilot CLI loads no repository hooks or MCP servers in an \
+         untrusted folder",
+        project.display()
+    )
+}
