@@ -3,7 +3,7 @@
 //! This file is the registry: the [`Agent`] ids, their spellings, and the
 //! one `match` that maps an id to its [`Integration`]. Everything else that
 //! is particular to an agent lives in its folder (`claude_code/`, `codex/`,
-//! `gemini/`, `qwen/`), split by concern: `usage.rs` (context usage from its
+//! `gemini/`, `qwen/`, `opencode/`), split by concern: `usage.rs` (context usage from its
 //! transcript), `observe.rs` (what the session did), `settings.rs` (its
 //! hook settings and MCP registration), `compaction.rs` (where it compacts
 //! on its own), `hooks.rs` (its hook payloads, and the samples `hooks
@@ -16,6 +16,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod gemini;
+pub mod opencode;
 pub mod qwen;
 
 use std::fmt;
@@ -43,15 +44,18 @@ pub enum Agent {
     Codex,
     Gemini,
     QwenCode,
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
     /// Every agent, in the order lists and help show them.
-    pub const ALL: [Agent; 4] = [
+    pub const ALL: [Agent; 5] = [
         Agent::ClaudeCode,
         Agent::Codex,
         Agent::Gemini,
         Agent::QwenCode,
+        Agent::OpenCode,
     ];
 
     /// What ctxkeep knows about this agent.
@@ -61,6 +65,7 @@ impl Agent {
             Agent::Codex => &codex::Codex,
             Agent::Gemini => &gemini::Gemini,
             Agent::QwenCode => &qwen::Qwen,
+            Agent::OpenCode => &opencode::OpenCode,
         }
     }
 
@@ -303,10 +308,11 @@ pub fn detect(path: &Path) -> anyhow::Result<Agent> {
 /// The order lines are tried in: the most particular shapes first (a Gemini
 /// line with an `id` and a `sessionId`, or a Qwen Code record in Claude
 /// Code's envelope, would pass Claude Code's looser test).
-const SNIFF_ORDER: [Agent; 4] = [
+const SNIFF_ORDER: [Agent; 5] = [
     Agent::Codex,
     Agent::Gemini,
     Agent::QwenCode,
+    Agent::OpenCode,
     Agent::ClaudeCode,
 ];
 
@@ -336,7 +342,8 @@ fn not_recognized(path: &Path) -> anyhow::Error {
         path,
         format!(
             "not a recognized transcript (expected Claude Code, Codex, Gemini CLI or \
-             Qwen Code JSONL, or a Gemini session JSON); `track` takes --agent {} to name it",
+             Qwen Code JSONL, an OpenCode session record of ctxkeep's plugin, or a Gemini \
+             session JSON); `track` takes --agent {} to name it",
             names.join("|")
         ),
     )

@@ -19,7 +19,7 @@ fn agent_names_round_trip() {
     assert_eq!("gemini-cli".parse::<Agent>().unwrap(), Agent::Gemini);
     assert_eq!(
         "cursor".parse::<Agent>().unwrap_err().to_string(),
-        "unknown agent \"cursor\": expected claude-code, codex, gemini or qwen-code"
+        "unknown agent \"cursor\": expected claude-code, codex, gemini, qwen-code or opencode"
     );
 }
 
