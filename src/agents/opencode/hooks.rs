@@ -62,8 +62,9 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
             (ToolAction::Command(s("command")?.to_string()), outcome)
         }
         "write" | "edit" => {
+            // `write` names the file in `filepath`, `edit` in `filediff.file`.
             let path = metadata
-                .and_then(|m| m.get("filepath"))
+                .and_then(|m| m.get("filepath").or_else(|| m.get("filediff")?.get("file")))
                 .and_then(Value::as_str)
                 .or_else(|| s("filePath"))?;
             let file = ToolFile {

@@ -74,7 +74,7 @@ fn tool(part: &Map<String, Value>, rec: &mut Recorder) {
     match name {
         "write" | "edit" => {
             let path = metadata
-                .and_then(|m| m.get("filepath"))
+                .and_then(|m| m.get("filepath").or_else(|| m.get("filediff")?.get("file")))
                 .and_then(Value::as_str)
                 .or_else(|| arg("filePath"));
             if let Some(p) = path.and_then(|p| rec.root.display(p, None)) {
