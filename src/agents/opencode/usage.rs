@@ -1,5 +1,5 @@
-//! The session record ctxkeep's OpenCode plugin keeps (docs/agents.md,
-//! "OpenCode session records"): JSONL, one event a line as OpenCode sent it
+//! The session record ctxkeep's OpenCode plugin keeps (docs/agents.md, "Use with
+//! OpenCode"): JSONL, one event a line as OpenCode sent it
 //! to the plugin (`{type, properties}`), plus the plugin's own `chat.message`
 //! and `chat.params` lines.
 //!
