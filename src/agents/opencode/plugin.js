@@ -197,7 +197,6 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
             await hook("PostCompact", session, { trigger: trigger.get(session) ?? null });
             const text = await hook("SessionStart", session, { source: "compact" });
             if (text) pending.set(session, text);
-            anchored.delete(session);
           })();
           inflight.set(session, after);
           await after;
