@@ -1353,7 +1353,7 @@ fn opencode_prompts_calls_and_outcomes_from_the_record() {
         "ses_oc1.jsonl",
         &[
             json!({"type": "chat.message", "properties": {"sessionID": "ses_oc1", "messageID": "msg_u",
-                   "text": "Write notes.txt saying alpha, then run the check"}}),
+                   "text": "\"Write notes.txt saying alpha, then run the check\""}}),
             oc_tool(
                 "call_1",
                 "todowrite",

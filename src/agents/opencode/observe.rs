@@ -30,7 +30,7 @@ pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> any
                 if let Some(r) = props
                     .get("text")
                     .and_then(Value::as_str)
-                    .and_then(user_request)
+                    .and_then(|t| user_request(&unquoted(t)))
                 {
                     rec.request(r);
                 }
@@ -111,4 +111,16 @@ fn tool(part: &Map<String, Value>, rec: &mut Recorder) {
         }
         _ => {}
     }
+}
+
+/// A prompt as the user typed it: `opencode run` (1.18.33) hands the model its message as a
+/// JSON string, quotes and escapes included.
+fn unquoted(text: &str) -> String {
+    let t = text.trim();
+    if t.len() >= 2 && t.starts_with('"') && t.ends_with('"') {
+        if let Ok(inner) = serde_json::from_str::<String>(t) {
+            return inner;
+        }
+    }
+    text.to_string()
 }
