@@ -4,6 +4,8 @@
 //! `mcp` in the project's `opencode.json`, as a local server whose command is
 //! a list of words (docs/agents.md, "Use with OpenCode").
 
+use std::path::Path;
+
 use crate::agent_settings::mcp::{Format, McpSettings};
 use crate::agent_settings::{AgentSettings, CodeFile, Event};
 
@@ -31,8 +33,8 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     ],
     status_line: false,
     json_always: false,
-    // OpenCode 1.18 loads a project's plugins without asking.
-    trust: &[],
+    // OpenCode 1.18 loads a project's plugins without asking, but only when it starts.
+    trust: &[restart],
     mcp_approval: None,
     comments_allowed: true,
     mcp: McpSettings {
@@ -46,3 +48,11 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         marker: MARKER,
     }),
 };
+
+/// OpenCode reads a project's plugins when it starts.
+fn restart(project: &Path) -> String {
+    format!(
+        "start OpenCode afresh in {} (a running one loads no new plugin); it asks no trust for a project's plugins",
+        project.display()
+    )
+}
