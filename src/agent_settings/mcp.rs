@@ -24,6 +24,9 @@ pub enum Format {
     Json,
     /// A TOML document with the servers as `[key.<name>]` tables.
     Toml,
+    /// A JSON object with the servers under `key`, each a local server whose
+    /// `command` is a list of words (`{"type": "local", "command": [...]}`).
+    JsonLocal,
 }
 
 /// Where one agent reads a project's MCP servers.
@@ -69,7 +72,12 @@ impl McpSettings {
             .value()
             .as_object()
             .ok_or("the settings are not a JSON object")?;
-        let entry = json!({ "command": "ctxkeep", "args": ["mcp"] });
+        let entry = match self.format {
+            Format::JsonLocal => {
+                json!({ "type": "local", "command": ["ctxkeep", "mcp"], "enabled": true })
+            }
+            _ => json!({ "command": "ctxkeep", "args": ["mcp"] }),
+        };
         match root.get(self.key) {
             None => {
                 let mut servers = Map::new();
@@ -216,6 +224,10 @@ impl McpSettings {
 
 /// An entry's command and arguments as one line.
 fn command_line(entry: &Value) -> Option<String> {
+    if let Some(words) = entry.get("command").and_then(Value::as_array) {
+        let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
+        return (!words.is_empty()).then(|| words.join(" "));
+    }
     let command = entry.get("command")?.as_str()?;
     let args = entry
         .get("args")

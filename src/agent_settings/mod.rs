@@ -76,6 +76,27 @@ pub struct AgentSettings {
     pub comments_allowed: bool,
     /// Where the agent reads the project's MCP servers.
     pub mcp: mcp::McpSettings,
+    /// The agent takes code, not settings (a plugin): the file at
+    /// `dir`/`file` is ctxkeep's own, written whole and removed whole, and
+    /// it runs `hook_command` for every event in `events`.
+    pub code: Option<CodeFile>,
+}
+
+/// A file of ctxkeep's code that the agent loads (a plugin).
+#[derive(Debug, Clone, Copy)]
+pub struct CodeFile {
+    /// Its text, as `hooks install` writes it.
+    pub text: &'static str,
+    /// A word only ctxkeep's file holds: a file at that path without it is
+    /// the user's, and neither replaced nor removed.
+    pub marker: &'static str,
+}
+
+impl CodeFile {
+    /// Whether `text` is a file of ctxkeep's (this version or another).
+    pub fn is_ours(&self, text: &str) -> bool {
+        text.contains(self.marker)
+    }
 }
 
 /// One change to the document, for the report (`+`/`-` lines).
@@ -180,6 +201,20 @@ impl AgentSettings {
             .filter_map(command_of)
             .find(|c| self.ours(c) == Some(Ours::Hook))
             .map(str::to_string)
+    }
+
+    /// What the code file at hand (None: no file) installs: every event's
+    /// command when it is ctxkeep's.
+    pub fn installed_code(&self, text: Option<&str>) -> Installed {
+        let ours = matches!((self.code, text), (Some(code), Some(t)) if code.is_ours(t));
+        Installed {
+            hooks: self
+                .events
+                .iter()
+                .map(|e| (e.name, ours.then(|| self.hook_command.to_string())))
+                .collect(),
+            status_line: StatusLine::None,
+        }
     }
 
     pub fn installed(&self, doc: &Value) -> Installed {

@@ -3,7 +3,7 @@
 //! This file is the registry: the [`Agent`] ids, their spellings, and the
 //! one `match` that maps an id to its [`Integration`]. Everything else that
 //! is particular to an agent lives in its folder (`claude_code/`, `codex/`,
-//! `gemini/`, `qwen/`, `copilot/`), split by concern: `usage.rs` (context usage from its
+//! `gemini/`, `qwen/`, `opencode/`, `copilot/`), split by concern: `usage.rs` (context usage from its
 //! transcript), `observe.rs` (what the session did), `settings.rs` (its
 //! hook settings and MCP registration), `compaction.rs` (where it compacts
 //! on its own), `hooks.rs` (its hook payloads, and the samples `hooks
@@ -17,6 +17,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod copilot;
 pub mod gemini;
+pub mod opencode;
 pub mod qwen;
 
 use std::fmt;
@@ -44,16 +45,19 @@ pub enum Agent {
     Codex,
     Gemini,
     QwenCode,
+    #[serde(rename = "opencode")]
+    OpenCode,
     Copilot,
 }
 
 impl Agent {
     /// Every agent, in the order lists and help show them.
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 6] = [
         Agent::ClaudeCode,
         Agent::Codex,
         Agent::Gemini,
         Agent::QwenCode,
+        Agent::OpenCode,
         Agent::Copilot,
     ];
 
@@ -64,6 +68,7 @@ impl Agent {
             Agent::Codex => &codex::Codex,
             Agent::Gemini => &gemini::Gemini,
             Agent::QwenCode => &qwen::Qwen,
+            Agent::OpenCode => &opencode::OpenCode,
             Agent::Copilot => &copilot::Copilot,
         }
     }
@@ -314,11 +319,12 @@ pub fn detect(path: &Path) -> anyhow::Result<Agent> {
 /// The order lines are tried in: the most particular shapes first (a Gemini
 /// line with an `id` and a `sessionId`, or a Qwen Code record in Claude
 /// Code's envelope, would pass Claude Code's looser test).
-const SNIFF_ORDER: [Agent; 5] = [
+const SNIFF_ORDER: [Agent; 6] = [
     Agent::Copilot,
     Agent::Codex,
     Agent::Gemini,
     Agent::QwenCode,
+    Agent::OpenCode,
     Agent::ClaudeCode,
 ];
 
@@ -348,8 +354,8 @@ fn not_recognized(path: &Path) -> anyhow::Error {
         path,
         format!(
             "not a recognized transcript (expected Claude Code, Codex, Gemini CLI, Qwen Code \
-             or GitHub Copilot CLI JSONL, or a Gemini session JSON); `track` takes --agent {} \
-             to name it",
+             or GitHub Copilot CLI JSONL, an OpenCode session record of ctxkeep's plugin, or a \
+             Gemini session JSON); `track` takes --agent {} to name it",
             names.join("|")
         ),
     )

@@ -20,7 +20,7 @@ fn agent_names_round_trip() {
     assert_eq!("GitHub-Copilot".parse::<Agent>().unwrap(), Agent::Copilot);
     assert_eq!(
         "cursor".parse::<Agent>().unwrap_err().to_string(),
-        "unknown agent \"cursor\": expected claude-code, codex, gemini, qwen-code or copilot"
+        "unknown agent \"cursor\": expected claude-code, codex, gemini, qwen-code, opencode or copilot"
     );
 }
 

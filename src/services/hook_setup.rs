@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::agent_settings::json_edit::JsonText;
 use crate::agent_settings::mcp::Format;
-use crate::agent_settings::{AgentSettings, Change, StatusLine};
+use crate::agent_settings::{AgentSettings, Change, Plan, StatusLine};
 use crate::agents::Agent;
 use crate::error::Error;
 use crate::file_batch::{self, FileChange};
@@ -74,10 +74,19 @@ pub fn install(
 ) -> anyhow::Result<Edit> {
     let settings = agent.integration().settings();
     let mut files = Pending::default();
-    let doc = files.json(settings, path)?;
-    let plan = settings
-        .install(doc, force)
-        .map_err(|why| Error::data(path, refused(why)))?;
+    let plan = match settings.code {
+        Some(_) => Plan {
+            changes: install_code(settings, files.code(path)?)
+                .map_err(|why| Error::data(path, refused(why)))?,
+            kept_status_line: None,
+        },
+        None => {
+            let doc = files.json(settings, path)?;
+            settings
+                .install(doc, force)
+                .map_err(|why| Error::data(path, refused(why)))?
+        }
+    };
     let mut edit = Edit::of(path, dry_run, plan.changes);
     edit.kept_status_line = plan.kept_status_line;
     edit.next_steps = trust_steps(agent, path);
@@ -100,16 +109,67 @@ pub fn install(
 pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edit> {
     let settings = agent.integration().settings();
     let mut files = Pending::default();
-    let doc = files.json(settings, path)?;
-    let changes = settings
-        .uninstall(doc)
-        .map_err(|why| Error::data(path, refused(why)))?;
+    let changes = match settings.code {
+        Some(_) => uninstall_code(settings, files.code(path)?),
+        None => {
+            let doc = files.json(settings, path)?;
+            settings
+                .uninstall(doc)
+                .map_err(|why| Error::data(path, refused(why)))?
+        }
+    };
     let mut edit = Edit::of(path, dry_run, changes);
     edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), false, &mut files)?);
     if !dry_run {
         files.write(true)?;
     }
     Ok(edit)
+}
+
+/// Writes ctxkeep's code file (`text`: what is there, None: nothing), or
+/// this version of it over an older one; a file of the user's at that path
+/// is refused.
+fn install_code(
+    settings: &AgentSettings,
+    text: &mut Option<String>,
+) -> Result<Vec<Change>, String> {
+    let Some(code) = settings.code else {
+        return Ok(Vec::new());
+    };
+    let change = |op| Change {
+        op,
+        key: "plugin".into(),
+        command: settings.hook_command.into(),
+    };
+    let changes = match text.as_deref() {
+        Some(t) if t == code.text => return Ok(Vec::new()),
+        Some(t) if !code.is_ours(t) => {
+            return Err(format!(
+                "the file is not ctxkeep's (it lacks `{}`); move it away and run this again",
+                code.marker
+            ))
+        }
+        // Another version of ctxkeep's: replaced by this one.
+        Some(_) => vec![change("removed"), change("added")],
+        None => vec![change("added")],
+    };
+    *text = Some(code.text.to_string());
+    Ok(changes)
+}
+
+/// Removes ctxkeep's code file; a file of the user's at that path stays.
+fn uninstall_code(settings: &AgentSettings, text: &mut Option<String>) -> Vec<Change> {
+    match (settings.code, text.as_deref()) {
+        (Some(code), Some(t)) if code.is_ours(t) => {
+            *text = None;
+            vec![Change {
+                op: "removed",
+                key: "plugin".into(),
+                command: settings.hook_command.into(),
+            }]
+        }
+        _ => Vec::new(),
+    }
 }
 
 impl Edit {
@@ -171,7 +231,7 @@ fn registered_command(agent: Agent, path: &Path) -> Option<String> {
     let mcp = settings.mcp;
     let text = fsutil::read_text(path, MAX_SETTINGS_BYTES).ok()?;
     match mcp.format {
-        Format::Json => {
+        Format::Json | Format::JsonLocal => {
             let doc = JsonText::parse(&text, settings.comments_allowed).ok()?;
             mcp.registered_json(doc.value())
         }
@@ -190,7 +250,7 @@ fn edit_mcp(
     let settings = agent.integration().settings();
     let mcp = settings.mcp;
     let changes = match mcp.format {
-        Format::Json => {
+        Format::Json | Format::JsonLocal => {
             let doc = files.json(settings, path)?;
             if register {
                 mcp.register_json(doc)
@@ -236,13 +296,19 @@ struct PendingFile {
 enum Doc {
     Json(JsonText),
     Toml(String),
+    /// A code file of ctxkeep's, whole (None: no file).
+    Code(Option<String>),
 }
 
 impl Doc {
-    fn text(&self) -> &str {
+    /// The text to write; None: the file is to be removed (with
+    /// `remove_empty`, a settings file left holding nothing is too).
+    fn after(&self, remove_empty: bool) -> Option<&str> {
         match self {
-            Doc::Json(doc) => doc.text(),
-            Doc::Toml(text) => text,
+            Doc::Code(text) => text.as_deref(),
+            _ if remove_empty && self.holds_nothing() => None,
+            Doc::Json(doc) => Some(doc.text()),
+            Doc::Toml(text) => Some(text),
         }
     }
 
@@ -252,6 +318,7 @@ impl Doc {
         match self {
             Doc::Json(doc) => matches!(doc.text(), "{}\n" | "{}\r\n"),
             Doc::Toml(text) => text.is_empty(),
+            Doc::Code(text) => text.is_none(),
         }
     }
 }
@@ -273,7 +340,7 @@ impl Pending {
         };
         match &mut self.files[at].doc {
             Doc::Json(doc) => Ok(doc),
-            Doc::Toml(_) => Err(Error::data(path, "read as TOML and as JSON").into()),
+            _ => Err(Error::data(path, "read as JSON and as something else").into()),
         }
     }
 
@@ -289,7 +356,22 @@ impl Pending {
         };
         match &mut self.files[at].doc {
             Doc::Toml(text) => Ok(text),
-            Doc::Json(_) => Err(Error::data(path, "read as JSON and as TOML").into()),
+            _ => Err(Error::data(path, "read as TOML and as something else").into()),
+        }
+    }
+
+    /// The code file at `path`, read on first use (None when missing).
+    fn code(&mut self, path: &Path) -> anyhow::Result<&mut Option<String>> {
+        let at = match self.files.iter().position(|f| f.path == path) {
+            Some(at) => at,
+            None => {
+                let before = read(path)?;
+                self.push(path, before.clone(), Doc::Code(before))
+            }
+        };
+        match &mut self.files[at].doc {
+            Doc::Code(text) => Ok(text),
+            _ => Err(Error::data(path, "read as code and as settings").into()),
         }
     }
 
@@ -308,47 +390,62 @@ impl Pending {
     fn write(self, remove_empty: bool) -> anyhow::Result<()> {
         let mut changes = Vec::new();
         for f in &self.files {
-            let after = f.doc.text();
-            if f.before.as_deref() == Some(after) || (f.before.is_none() && after.is_empty()) {
-                continue;
-            }
-            let remove = remove_empty && f.doc.holds_nothing();
-            if remove && f.before.is_none() {
+            let after = f.doc.after(remove_empty);
+            if f.before.as_deref() == after
+                || (f.before.is_none() && after.is_none_or(str::is_empty))
+            {
                 continue;
             }
             changes.push(FileChange {
                 path: f.path.clone(),
                 before: f.before.clone().map(String::into_bytes),
-                after: (!remove).then(|| after.as_bytes().to_vec()),
+                after: after.map(|a| a.as_bytes().to_vec()),
             });
         }
         file_batch::apply(&changes)?;
         for c in changes.iter().filter(|c| c.after.is_none()) {
-            for dir in agent_dirs(&c.path) {
+            for d in agent_dirs(&c.path) {
                 // Only when empty: anything else in it stays.
-                let _ = std::fs::remove_dir(dir);
+                if std::fs::remove_dir(&d).is_err() {
+                    break;
+                }
             }
         }
         Ok(())
     }
 }
 
-/// The folders `install` may have made for the file at `path` (`.claude`, `.codex`,
-/// `.gemini`; a nested one's, such as `.github/hooks`, innermost first, then its parents).
-fn agent_dirs(path: &Path) -> Vec<&Path> {
+/// The folders `install` may have made for the file at `path`, innermost first: the agent's own
+/// (`.claude`, `.codex`, …), a nested one's and its parents (`.github/hooks`, then `.github`), the
+/// folder of an agent's code file and its parents (`.opencode/plugins`, then `.opencode`).
+fn agent_dirs(path: &Path) -> Vec<PathBuf> {
     let Some(parent) = path.parent() else {
         return Vec::new();
     };
-    let nested = Agent::ALL.iter().flat_map(|a| {
+    let made = Agent::ALL.iter().flat_map(|a| {
         let s = a.integration().settings();
-        std::iter::once(s.dir).chain(s.mcp.dir)
+        let code = s
+            .code
+            .is_some()
+            .then(|| Path::new(s.dir).join(s.file))
+            .and_then(|p| p.parent().map(Path::to_path_buf));
+        [
+            Some(PathBuf::from(s.dir)),
+            s.mcp.dir.map(PathBuf::from),
+            code,
+        ]
     });
-    let depth = nested
+    let depth = made
+        .flatten()
         .filter(|d| parent.ends_with(d))
-        .map(|d| Path::new(d).components().count())
+        .map(|d| d.components().count())
         .max()
         .unwrap_or(0);
-    parent.ancestors().take(depth).collect()
+    parent
+        .ancestors()
+        .take(depth)
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 /// The file's text, None when there is no file.
@@ -404,13 +501,8 @@ pub fn has_hooks(agent: Agent, path: &Path) -> bool {
         return false;
     }
     let settings = agent.integration().settings();
-    load(settings, path).is_ok_and(|doc| {
-        settings
-            .installed(&doc)
-            .hooks
-            .iter()
-            .any(|(_, command)| command.is_some())
-    })
+    installed_at(settings, path)
+        .is_ok_and(|found| found.hooks.iter().any(|(_, command)| command.is_some()))
 }
 
 /// The trust steps the agent needs before it runs the hooks in the file at
@@ -424,27 +516,44 @@ pub fn trust_steps(agent: Agent, path: &Path) -> Vec<String> {
     settings.trust.iter().map(|step| step(&project)).collect()
 }
 
-/// The folder the agent treats as the project: the one holding `.codex/`,
-/// `.gemini/` or `.github/hooks/`, as an absolute path (trust is keyed by it).
+/// The folder the agent treats as the project: the one holding `.codex/`, `.gemini/`,
+/// `.github/hooks/` or a plugins folder such as `.opencode/plugins/`, as an absolute path (trust
+/// is keyed by it).
 fn project_dir(settings: &AgentSettings, path: &Path) -> PathBuf {
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-    // The folder above the agent's, which may be nested (`.github/hooks`).
-    let sub = Path::new(settings.dir);
-    if !dir.ends_with(sub) {
-        return dir;
+    // The folders between the project and the file (`.claude`, `.github/hooks`, or a plugins
+    // folder in one).
+    let between = Path::new(settings.dir).join(settings.file);
+    let between = between.parent().unwrap_or(Path::new(""));
+    let depth = between.components().count();
+    match dir.file_name() {
+        Some(_) if depth > 0 && dir.ends_with(between) => dir
+            .ancestors()
+            .nth(depth)
+            .map(Path::to_path_buf)
+            .unwrap_or(dir),
+        _ => dir,
     }
-    dir.ancestors()
-        .nth(sub.components().count())
-        .map(Path::to_path_buf)
-        .unwrap_or(dir)
 }
 
 /// What the settings file holds (an empty object when there is none).
 fn load(settings: &AgentSettings, path: &Path) -> anyhow::Result<Value> {
     let mut files = Pending::default();
     Ok(files.json(settings, path)?.value().clone())
+}
+
+/// What of ctxkeep's the file at `path` installs: its hook entries, or,
+/// for an agent that takes code, every event when the file is ctxkeep's.
+fn installed_at(
+    settings: &AgentSettings,
+    path: &Path,
+) -> anyhow::Result<crate::agent_settings::Installed> {
+    match settings.code {
+        Some(_) => Ok(settings.installed_code(read(path)?.as_deref())),
+        None => Ok(settings.installed(&load(settings, path)?)),
+    }
 }
 
 /// One line of `hooks doctor`.
@@ -477,8 +586,8 @@ pub fn doctor(
     let install_hint = format!("run `ctxkeep hooks install {}`", settings.name());
     let mut checks = Vec::new();
     let plugin = enabled_in(agent, &ws.root);
-    let doc = if path.is_file() {
-        load(settings, path)?
+    let mut found = if path.is_file() {
+        installed_at(settings, path)?
     } else {
         if plugin.is_none() {
             checks.push(Check {
@@ -487,9 +596,29 @@ pub fn doctor(
                 detail: format!("{} does not exist; {install_hint}", path.display()),
             });
         }
-        json!({})
+        settings.installed(&json!({}))
     };
-    let mut found = settings.installed(&doc);
+    // A code file of ctxkeep's from another version runs that version's hooks.
+    if let (Some(code), Some(text)) = (settings.code, read(path)?) {
+        checks.push(Check {
+            name: "plugin".into(),
+            ok: text == code.text,
+            detail: if text == code.text {
+                format!("{}: this version of ctxkeep's", path.display())
+            } else if code.is_ours(&text) {
+                format!(
+                    "{}: another version of ctxkeep's; {install_hint} to bring it up to date",
+                    path.display()
+                )
+            } else {
+                format!(
+                    "{}: not ctxkeep's (it lacks `{}`)",
+                    path.display(),
+                    code.marker
+                )
+            },
+        });
+    }
     // The plugin's hooks run where the settings carry none of ctxkeep's.
     let plugin_runs = match &plugin {
         Some(enabled) => {

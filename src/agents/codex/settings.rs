@@ -39,6 +39,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         format: Format::Toml,
         key: "mcp_servers",
     },
+    code: None,
 };
 
 /// Codex loads `.codex/` only in a trusted project.

@@ -36,6 +36,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         format: Format::Json,
         key: "mcpServers",
     },
+    code: None,
 };
 
 /// Copilot CLI loads a repository's hooks and MCP servers only in a folder the user trusts.

@@ -35,6 +35,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         format: Format::Json,
         key: "mcpServers",
     },
+    code: None,
 };
 
 /// Gemini CLI runs project hooks only in a trusted folder.

@@ -33,4 +33,5 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         format: Format::Json,
         key: "mcpServers",
     },
+    code: None,
 };

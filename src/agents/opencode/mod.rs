@@ -1,0 +1,128 @@
+//! OpenCode: no hook settings but plugins. `hooks install` writes ctxkeep's
+//! plugin (`.opencode/plugins/ctxkeep.js`), which runs `ctxkeep hook
+//! opencode` for each event and keeps a record of the session's events
+//! (`$XDG_STATE_HOME/ctxkeep/opencode/<session>.jsonl`): OpenCode keeps its
+//! own sessions in a SQLite database whose layout is its internal business,
+//! while the events a plugin gets are its published interface
+//! (docs/agents.md, "Use with OpenCode").
+
+pub mod compaction;
+mod hooks;
+pub mod observe;
+pub mod settings;
+mod summary;
+pub mod usage;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::{DoctorSample, Headless, HookTraits, Integration, ReadSeek};
+use crate::agent_settings::AgentSettings;
+use crate::compaction::Limit;
+use crate::error::Error;
+use crate::hook_payload::Payload;
+use crate::observe::Recorder;
+use crate::summary::Found;
+use crate::usage::{get_str, Usage};
+
+pub const ID: &str = "opencode";
+
+pub struct OpenCode;
+
+/// Where the plugin keeps its records: `$XDG_STATE_HOME/ctxkeep/opencode`
+/// (`~/.local/state/ctxkeep/opencode` without it).
+fn records_dir() -> Option<PathBuf> {
+    let state = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME")?)
+            .join(".local")
+            .join("state"),
+    };
+    Some(state.join("ctxkeep").join(ID))
+}
+
+impl Integration for OpenCode {
+    fn id(&self) -> &'static str {
+        ID
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["open-code", "opencode-ai"]
+    }
+    fn display_name(&self) -> &'static str {
+        "OpenCode"
+    }
+
+    fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
+        usage::read_from(path, src, len)
+    }
+    fn observe(&self, path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
+        observe::read(path, file, len, rec)
+    }
+    fn sniff_line(&self, map: &Map<String, Value>) -> bool {
+        // An OpenCode bus event (`session.compacted`, `message.updated`, …) or the plugin's own
+        // (`chat.message`, `chat.params`): a dotted `type` and an object of `properties`.
+        get_str(map, "type").is_some_and(|t| t.contains('.'))
+            && map.get("properties").is_some_and(Value::is_object)
+    }
+    fn claims_file_name(&self, path: &Path) -> bool {
+        let mut parts = path.components().rev().skip(1);
+        parts.next().is_some_and(|c| c.as_os_str() == ID)
+            && parts.next().is_some_and(|c| c.as_os_str() == "ctxkeep")
+    }
+    fn find_transcript(&self, session: &str) -> Option<PathBuf> {
+        Some(records_dir()?.join(format!("{session}.jsonl")))
+    }
+    fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
+        hooks::authored_text(line)
+    }
+
+    fn compaction_limit(
+        &self,
+        window: u64,
+        project: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Limit {
+        compaction::limit(window, project, env)
+    }
+    fn compaction_summary(
+        &self,
+        path: &Path,
+        since: Option<DateTime<Utc>>,
+    ) -> anyhow::Result<Found> {
+        summary::read(path, since)
+    }
+
+    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
+        hooks::payload(root)
+    }
+    fn hook_traits(&self) -> HookTraits {
+        HookTraits {
+            // `experimental.session.compacting` adds context to the summarizer's prompt.
+            steer_at_pre_compact: true,
+            ..HookTraits::default()
+        }
+    }
+    fn settings(&self) -> &'static AgentSettings {
+        &settings::SETTINGS
+    }
+    fn doctor_sample(&self) -> DoctorSample {
+        hooks::DOCTOR_SAMPLE
+    }
+    fn doctor_common_fields(&self) -> Value {
+        hooks::doctor_common_fields()
+    }
+    fn doctor_event_fields(&self, event: &str) -> Option<Value> {
+        hooks::doctor_event_fields(event)
+    }
+
+    fn headless(&self) -> Option<Headless> {
+        Some(Headless {
+            program: "opencode",
+            before_args: &["run"],
+            before_prompt: &[],
+        })
+    }
+}

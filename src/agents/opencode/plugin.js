@@ -1,0 +1,287 @@
+// ctxkeep's OpenCode plugin (ctxkeep-opencode-plugin 1).
+// Written by `ctxkeep hooks install opencode`, which writes it again as its own version has it
+// (keep code of yours in another file); `ctxkeep hooks uninstall opencode` removes it.
+//
+// Each event runs `ctxkeep hook opencode` with a JSON payload on stdin and hands its answer to the
+// model; nothing is decided here. Besides, the events ctxkeep reads are appended as OpenCode sent
+// them to a record of the session ($XDG_STATE_HOME/ctxkeep/opencode/<session>.jsonl), which the
+// hook reads as the session's transcript. A hook that fails, is missing or is slow is skipped:
+// OpenCode goes on as if this file were not there.
+
+import { spawn } from "node:child_process";
+import { appendFileSync, mkdirSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+const COMMAND = ["ctxkeep", "hook", "opencode"];
+const TIMEOUT_MS = 10000;
+const CUT = 4000;
+
+const STATE = process.env.XDG_STATE_HOME || join(homedir(), ".local", "state");
+const RECORDS = join(STATE, "ctxkeep", "opencode");
+
+export const CtxkeepPlugin = async ({ client, directory }) => {
+  const created = new Set(); // sessions this process saw created
+  const children = new Set(); // subagent sessions: their work is their parent's
+  const started = new Set(); // sessions whose start ctxkeep was told of
+  const recorded = new Set(); // ids already in a record
+  const lastText = new Map(); // session -> the model's last text
+  const trigger = new Map(); // session -> "auto" | "manual", from the compaction part
+  const compacting = new Set(); // sessions whose summarizer's request comes next
+  const pending = new Map(); // session -> text for the next request (after a compaction)
+  const anchored = new Map(); // session -> [{ call | message, text }] given with earlier requests
+  const inflight = new Map(); // session -> the compaction's hooks, still running
+  const said = new Set();
+
+  const log = (level, message) => {
+    try {
+      client.app.log({ body: { service: "ctxkeep", level, message } }).catch(() => {});
+    } catch {}
+  };
+  const warn = (message) => {
+    if (said.has(message)) return;
+    said.add(message);
+    log("warn", message);
+    try {
+      process.stderr.write(`ctxkeep: ${message}\n`);
+    } catch {}
+  };
+
+  const recordPath = (session) => join(RECORDS, `${session.replace(/[^A-Za-z0-9_-]/g, "_")}.jsonl`);
+  const record = (session, line) => {
+    if (!session) return;
+    try {
+      mkdirSync(RECORDS, { recursive: true });
+      appendFileSync(recordPath(session), JSON.stringify(line) + "\n");
+    } catch (e) {
+      warn(`cannot write the session record in ${RECORDS}: ${e.message}`);
+    }
+  };
+  const cut = (text) => (typeof text === "string" && text.length > CUT ? text.slice(0, CUT) + "…[cut]" : text);
+
+  // One hook: the payload on stdin, the answer's text (or null) back; never throws.
+  const hook = (event, session, fields) =>
+    new Promise((resolve) => {
+      if (!session || children.has(session)) return resolve(null);
+      const payload = {
+        hook_event_name: event,
+        session_id: session,
+        transcript_path: recordPath(session),
+        cwd: directory,
+        ...fields,
+      };
+      let child;
+      let out = "";
+      let err = "";
+      let done = false;
+      const finish = (value) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        resolve(value);
+      };
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch {}
+        warn(`\`${COMMAND.join(" ")}\` gave no answer to ${event} within ${TIMEOUT_MS / 1000} s; skipped`);
+        finish(null);
+      }, TIMEOUT_MS);
+      try {
+        child = spawn(COMMAND[0], COMMAND.slice(1), { cwd: directory, stdio: ["pipe", "pipe", "pipe"] });
+      } catch (e) {
+        warn(`cannot run ctxkeep (${e.message}); its hooks are skipped`);
+        return finish(null);
+      }
+      child.on("error", (e) => {
+        if (e.code === "ENOENT")
+          warn("`ctxkeep` is not on the PATH OpenCode runs with: its hooks are skipped until it is (or remove .opencode/plugins/ctxkeep.js)");
+        else warn(`cannot run ctxkeep (${e.message}); its hooks are skipped`);
+        finish(null);
+      });
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (err += d));
+      child.on("close", () => {
+        if (err.trim()) log("warn", err.trim().split("\n")[0]);
+        finish(answer(out));
+      });
+      child.stdin.on("error", () => {});
+      child.stdin.end(JSON.stringify(payload));
+    });
+
+  // ctxkeep answers JSON (`hookSpecificOutput.additionalContext`) or, before a compaction, plain text.
+  const answer = (out) => {
+    const text = out.trim();
+    if (!text) return null;
+    if (!text.startsWith("{")) return text;
+    try {
+      const context = JSON.parse(text)?.hookSpecificOutput?.additionalContext;
+      return typeof context === "string" && context.trim() ? context : null;
+    } catch {
+      return null;
+    }
+  };
+
+  // A text part of ours, sorting after the message's last part.
+  const partAfter = (message, parts, text) => {
+    const last = parts.length ? parts[parts.length - 1].id : "";
+    const id = last.length >= 16 ? last.slice(0, 16) + "zzzzzzzctxkeep" : `prt_ctxkeep${Date.now()}`;
+    return { id, messageID: message.id, sessionID: message.sessionID, type: "text", text, synthetic: true };
+  };
+
+  // What ctxkeep gave with earlier requests goes where it was given in every later one.
+  const reapply = (session, messages) => {
+    for (const given of anchored.get(session) || []) {
+      for (const m of messages) {
+        if (given.message && m.info.id === given.message) {
+          if (!m.parts.some((p) => p.type === "text" && p.text === given.text))
+            m.parts.push(partAfter(m.info, m.parts, given.text));
+        }
+        if (given.call) {
+          for (const p of m.parts) {
+            if (p.type === "tool" && p.callID === given.call && p.state?.status === "completed") {
+              if (!String(p.state.output).endsWith(given.text)) p.state.output = `${p.state.output}\n\n${given.text}`;
+            }
+          }
+        }
+      }
+    }
+  };
+
+  const textOf = (parts) =>
+    parts
+      .filter((p) => p.type === "text" && !p.synthetic)
+      .map((p) => p.text)
+      .join("\n");
+
+  return {
+    event: async ({ event }) => {
+      const props = event.properties || {};
+      switch (event.type) {
+        case "session.created": {
+          const info = props.info || {};
+          if (info.parentID) children.add(info.id);
+          else created.add(info.id);
+          break;
+        }
+        case "message.updated": {
+          const info = props.info || {};
+          if (info.role === "assistant" && info.time?.completed && !recorded.has(info.id)) {
+            recorded.add(info.id);
+            record(info.sessionID, { type: event.type, properties: { sessionID: info.sessionID, info } });
+          }
+          break;
+        }
+        case "message.part.updated": {
+          const part = props.part || {};
+          if (part.type === "compaction") {
+            trigger.set(part.sessionID, part.auto === false ? "manual" : "auto");
+            break;
+          }
+          const doneTool = part.type === "tool" && ["completed", "error"].includes(part.state?.status);
+          const doneText = part.type === "text" && part.time?.end && !part.synthetic;
+          if ((doneTool || doneText) && !recorded.has(part.id)) {
+            recorded.add(part.id);
+            if (doneText) lastText.set(part.sessionID, part.text);
+            const state = doneTool
+              ? { ...part.state, output: cut(part.state.output), error: cut(part.state.error), metadata: { ...part.state.metadata, output: cut(part.state.metadata?.output) } }
+              : undefined;
+            record(part.sessionID, { type: event.type, properties: { part: state ? { ...part, state } : part } });
+          }
+          break;
+        }
+        case "session.compacted": {
+          const session = props.sessionID;
+          record(session, { type: event.type, properties: { sessionID: session, time: Date.now() } });
+          const after = (async () => {
+            await hook("PostCompact", session, { trigger: trigger.get(session) ?? null });
+            const text = await hook("SessionStart", session, { source: "compact" });
+            if (text) pending.set(session, text);
+          })();
+          inflight.set(session, after);
+          await after;
+          inflight.delete(session);
+          break;
+        }
+        case "session.idle": {
+          const session = props.sessionID;
+          await hook("Stop", session, { stop_hook_active: false, last_assistant_message: lastText.get(session) ?? "" });
+          break;
+        }
+      }
+    },
+
+    "chat.message": async (input, output) => {
+      const session = input.sessionID;
+      if (children.has(session)) return;
+      const prompt = textOf(output.parts);
+      record(session, { type: "chat.message", properties: { sessionID: session, messageID: output.message.id, text: cut(prompt) } });
+      const texts = [];
+      if (!started.has(session)) {
+        started.add(session);
+        const text = await hook("SessionStart", session, { source: created.has(session) ? "startup" : "resume" });
+        if (text) texts.push(text);
+      }
+      const text = await hook("UserPromptSubmit", session, { prompt });
+      if (text) texts.push(text);
+      if (texts.length) output.parts.push(partAfter(output.message, output.parts, texts.join("\n\n")));
+    },
+
+    "chat.params": async (input) => {
+      const model = input.model || {};
+      const key = `${input.sessionID}:${model.providerID}/${model.id}`;
+      if (recorded.has(key) || children.has(input.sessionID)) return;
+      recorded.add(key);
+      record(input.sessionID, {
+        type: "chat.params",
+        properties: { sessionID: input.sessionID, model: { id: model.id, providerID: model.providerID, limit: model.limit } },
+      });
+    },
+
+    "tool.execute.after": async (input, output) => {
+      const text = await hook("PostToolUse", input.sessionID, {
+        tool_name: input.tool,
+        tool_input: input.args ?? {},
+        tool_response: { title: output.title, output: cut(output.output), metadata: output.metadata },
+        tool_use_id: input.callID,
+      });
+      if (text) output.output = `${output.output ?? ""}\n\n${text}`;
+    },
+
+    // Before each model request: the figure of the reply that made the last tool call is known
+    // only now, so the stages it crossed are told here, beside that call's result.
+    "experimental.chat.messages.transform": async (_input, output) => {
+      const messages = output.messages || [];
+      const last = messages[messages.length - 1];
+      const session = last?.info?.sessionID;
+      if (!session || children.has(session)) return;
+      if (compacting.delete(session)) return; // the summarizer's copy
+      await inflight.get(session);
+      const texts = [];
+      if (pending.has(session)) texts.push(pending.get(session));
+      pending.delete(session);
+      const text = await hook("PreRequest", session, {});
+      if (text) texts.push(text);
+      if (texts.length) {
+        const calls = last.parts.filter((p) => p.type === "tool" && p.state?.status === "completed");
+        const given = { text: texts.join("\n\n") };
+        if (last.info.role === "assistant" && calls.length) given.call = calls[calls.length - 1].callID;
+        else given.message = last.info.id;
+        anchored.set(session, [...(anchored.get(session) || []), given]);
+      }
+      reapply(session, messages);
+    },
+
+    "experimental.session.compacting": async (input, output) => {
+      const session = input.sessionID;
+      if (children.has(session)) return;
+      compacting.add(session);
+      const brief = await hook("PreCompact", session, { trigger: trigger.get(session) ?? null, custom_instructions: "" });
+      if (brief) output.context.push(brief);
+    },
+
+    dispose: async () => {
+      await Promise.all([...started].map((session) => hook("SessionEnd", session, { reason: "exit" })));
+    },
+  };
+};
