@@ -185,6 +185,26 @@ impl<R: Read + Seek> Scanner<R> {
         }
     }
 
+    /// The first thing `found` finds in the objects before `offset`, going back at most
+    /// [`SIDE_SEARCH_BUDGET`] bytes (a compaction's side facts: the window, model and figure of the
+    /// last reply before it), so the cost stays flat whatever the file's size.
+    pub(crate) fn find_back<T>(
+        &mut self,
+        offset: u64,
+        found: impl Fn(&Map<String, Value>) -> Option<T>,
+    ) -> anyhow::Result<Option<T>> {
+        let floor = offset.saturating_sub(SIDE_SEARCH_BUDGET);
+        while let Some((off, line)) = self.next_object()? {
+            if let Some(t) = found(&line) {
+                return Ok(Some(t));
+            }
+            if off < floor {
+                break;
+            }
+        }
+        Ok(None)
+    }
+
     /// The transcript's path (its name can carry the session's id).
     pub(crate) fn path(&self) -> &Path {
         &self.path

@@ -19,7 +19,6 @@ use serde_json::{Map, Value};
 
 use crate::usage::{
     get_obj, get_str, get_u64, input_context_tokens, open_transcript, read_jsonl, Scanner, Usage,
-    SIDE_SEARCH_BUDGET,
 };
 
 /// A usage record found on a qualifying assistant line.
@@ -102,15 +101,8 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
             usage.tokens = post;
             // The model is still worth knowing (for the window): take it from the last
             // qualifying line before the boundary, within a bounded distance.
-            let floor = offset.saturating_sub(SIDE_SEARCH_BUDGET);
-            while let Some((off, line)) = scanner.next_object()? {
-                if let Some(found) = assistant_usage(&line) {
-                    usage.model = found.model;
-                    break;
-                }
-                if off < floor {
-                    break;
-                }
+            if let Some(found) = scanner.find_back(offset, assistant_usage)? {
+                usage.model = found.model;
             }
             return Ok(usage);
         }

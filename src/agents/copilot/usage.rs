@@ -100,17 +100,10 @@ fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
             usage.compaction_trigger = trigger;
             usage.tokens = after;
             // The window, the model and the figure before: from the last call before it.
-            let floor = offset.saturating_sub(SIDE_SEARCH_BUDGET);
-            while let Some((off, line)) = scanner.next_object()? {
-                if let Some(c) = call(&line) {
-                    usage.pre_tokens = Some(c.tokens);
-                    usage.window = c.window;
-                    usage.model = c.model;
-                    break;
-                }
-                if off < floor {
-                    break;
-                }
+            if let Some(c) = scanner.find_back(offset, call)? {
+                usage.pre_tokens = Some(c.tokens);
+                usage.window = c.window;
+                usage.model = c.model;
             }
             return Ok(usage);
         }

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::usage::{get_obj, get_str, get_u64, read_jsonl, Scanner, Usage, SIDE_SEARCH_BUDGET};
+use crate::usage::{get_obj, get_str, get_u64, read_jsonl, Scanner, Usage};
 
 struct Reply {
     tokens: u64,
@@ -68,16 +68,9 @@ fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
             usage.pre_tokens = before;
             usage.tokens = None;
             // The window and model still matter: from the last reply before it.
-            let floor = offset.saturating_sub(SIDE_SEARCH_BUDGET);
-            while let Some((off, line)) = scanner.next_object()? {
-                if let Some(r) = reply(&line) {
-                    usage.window = r.window;
-                    usage.model = r.model;
-                    break;
-                }
-                if off < floor {
-                    break;
-                }
+            if let Some(r) = scanner.find_back(offset, reply)? {
+                usage.window = r.window;
+                usage.model = r.model;
             }
             return Ok(usage);
         }
