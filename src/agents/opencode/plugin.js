@@ -15,7 +15,9 @@ import { join } from "node:path";
 
 const COMMAND = ["ctxkeep", "hook", "opencode"];
 const TIMEOUT_MS = 10000;
-const CUT = 4000;
+// Long texts keep their start and their end (where errors and test summaries are), as ctxkeep's
+// own reading of a command's output does.
+const CUT = 16000;
 
 const STATE = process.env.XDG_STATE_HOME || join(homedir(), ".local", "state");
 const RECORDS = join(STATE, "ctxkeep", "opencode");
@@ -57,7 +59,10 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
       warn(`cannot write the session record in ${RECORDS}: ${e.message}`);
     }
   };
-  const cut = (text) => (typeof text === "string" && text.length > CUT ? text.slice(0, CUT) + "…[cut]" : text);
+  const cut = (text) =>
+    typeof text === "string" && text.length > CUT
+      ? `${text.slice(0, CUT / 2)}\n…[cut]…\n${text.slice(-CUT / 2)}`
+      : text;
 
   // One hook: the payload on stdin, the answer's text (or null) back; never throws.
   const hook = (event, session, fields) =>
@@ -242,7 +247,13 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
       const text = await hook("PostToolUse", input.sessionID, {
         tool_name: input.tool,
         tool_input: input.args ?? {},
-        tool_response: { title: output.title, output: cut(output.output), metadata: output.metadata },
+        // Cut as in the record: ctxkeep reads at most 1 MiB of a payload, and a shell call's
+        // metadata repeats its whole output.
+        tool_response: {
+          title: output.title,
+          output: cut(output.output),
+          metadata: output.metadata && { ...output.metadata, output: cut(output.metadata.output) },
+        },
         tool_use_id: input.callID,
       });
       if (text) output.output = `${output.output ?? ""}\n\n${text}`;
