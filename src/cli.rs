@@ -240,9 +240,9 @@ pub struct HooksArgs {
 pub enum HooksCommand {
     /// Add ctxkeep's hooks to the agent's project settings (Claude Code: .claude/settings.json,
     /// with the status line; Codex: .codex/hooks.json; Gemini: .gemini/settings.json; Qwen Code:
-    /// .qwen/settings.json; OpenCode, which takes code: ctxkeep's plugin
-    /// .opencode/plugins/ctxkeep.js, written whole), keeping
-    /// every other byte of the file; running it again changes nothing. Every file is checked
+    /// .qwen/settings.json; Copilot CLI: .github/hooks/ctxkeep.json; OpenCode, which takes code:
+    /// ctxkeep's plugin .opencode/plugins/ctxkeep.js, written whole), keeping every other byte
+    /// of the file; running it again changes nothing. Every file is checked
     /// before any is written. Says which trust step the agent needs before it runs them.
     Install(HooksInstallArgs),
     /// Remove ctxkeep's hooks (and Claude Code's status line), and nothing else: the files
@@ -264,8 +264,8 @@ pub struct SettingsEdit {
     pub dry_run: bool,
 
     /// The settings file [default: beside project-state.md, .claude/settings.json,
-    /// .codex/hooks.json, .gemini/settings.json, .qwen/settings.json or (OpenCode's plugin)
-    /// .opencode/plugins/ctxkeep.js].
+    /// .codex/hooks.json, .gemini/settings.json, .qwen/settings.json, .github/hooks/ctxkeep.json
+    /// or (OpenCode's plugin) .opencode/plugins/ctxkeep.js].
     #[arg(long, value_name = "PATH")]
     pub settings: Option<PathBuf>,
 }
@@ -280,8 +280,8 @@ pub struct HooksInstallArgs {
     pub force: bool,
 
     /// Leave out `ctxkeep mcp`'s registration in the agent's project MCP configuration
-    /// (.mcp.json, .codex/config.toml, .gemini/settings.json, .qwen/settings.json or
-    /// opencode.json).
+    /// (.mcp.json, .codex/config.toml, .gemini/settings.json, .qwen/settings.json, opencode.json
+    /// or .github/mcp.json).
     #[arg(long)]
     pub no_mcp: bool,
 }
@@ -307,8 +307,8 @@ pub struct HooksDoctorArgs {
     pub agent: Agent,
 
     /// The settings file [default: beside project-state.md, .claude/settings.json,
-    /// .codex/hooks.json, .gemini/settings.json, .qwen/settings.json or (OpenCode's plugin)
-    /// .opencode/plugins/ctxkeep.js].
+    /// .codex/hooks.json, .gemini/settings.json, .qwen/settings.json, .github/hooks/ctxkeep.json
+    /// or (OpenCode's plugin) .opencode/plugins/ctxkeep.js].
     #[arg(long, value_name = "PATH")]
     pub settings: Option<PathBuf>,
 
