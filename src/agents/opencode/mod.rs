@@ -73,7 +73,22 @@ impl Integration for OpenCode {
             && parts.next().is_some_and(|c| c.as_os_str() == "ctxkeep")
     }
     fn find_transcript(&self, session: &str) -> Option<PathBuf> {
-        Some(records_dir()?.join(format!("{session}.jsonl")))
+        if session.is_empty() {
+            return None;
+        }
+        // The plugin's own file name for the session: anything but letters, digits, `_` and `-`
+        // becomes `_`, so no id can name a file outside the records' folder.
+        let name: String = session
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Some(records_dir()?.join(format!("{name}.jsonl")))
     }
     fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
         hooks::authored_text(line)
@@ -124,5 +139,21 @@ impl Integration for OpenCode {
             before_args: &["run"],
             before_prompt: &[],
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_id_names_a_record_in_the_records_folder_only() {
+        let dir = records_dir().expect("HOME or XDG_STATE_HOME is set where tests run");
+        let plain = OpenCode.find_transcript("ses_4bX-1_a").unwrap();
+        assert_eq!(plain, dir.join("ses_4bX-1_a.jsonl"));
+        let hostile = OpenCode.find_transcript("../../etc/passwd").unwrap();
+        assert_eq!(hostile.parent(), Some(dir.as_path()));
+        assert_eq!(hostile.file_name().unwrap(), "______etc_passwd.jsonl");
+        assert_eq!(OpenCode.find_transcript(""), None);
     }
 }
