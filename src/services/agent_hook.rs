@@ -209,8 +209,7 @@ impl Hook {
                 None => return,
             },
         };
-        // The first batch creates the file.
-        if late_call::await_file(&path) && late_call::await_call(&path, mark) {
+        if late_call::await_file_then(&path, mark) {
             return;
         }
         if let Ok(lock) = self.ws.lock() {

@@ -136,11 +136,7 @@ fn install_code(
     let Some(code) = settings.code else {
         return Ok(Vec::new());
     };
-    let change = |op| Change {
-        op,
-        key: "plugin".into(),
-        command: settings.hook_command.into(),
-    };
+    let change = |op| code_change(settings, op);
     let changes = match text.as_deref() {
         Some(t) if t == code.text => return Ok(Vec::new()),
         Some(t) if !code.is_ours(t) => {
@@ -162,13 +158,18 @@ fn uninstall_code(settings: &AgentSettings, text: &mut Option<String>) -> Vec<Ch
     match (settings.code, text.as_deref()) {
         (Some(code), Some(t)) if code.is_ours(t) => {
             *text = None;
-            vec![Change {
-                op: "removed",
-                key: "plugin".into(),
-                command: settings.hook_command.into(),
-            }]
+            vec![code_change(settings, "removed")]
         }
         _ => Vec::new(),
+    }
+}
+
+/// The report's line for the code file (`+ plugin: ctxkeep hook …`).
+fn code_change(settings: &AgentSettings, op: &'static str) -> Change {
+    Change {
+        op,
+        key: "plugin".into(),
+        command: settings.hook_command.into(),
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::hooks::path_with_ctxkeep;
+use crate::hooks::doctor_text;
 use crate::support::Project;
 
 const SESSION: &str = "2a23ea55-c3b9-431a-96c9-cb640840b1a5";
@@ -118,13 +118,8 @@ fn install_writes_its_own_file_under_github_hooks_and_uninstall_gives_everything
     );
     assert_eq!(p.read(".github/hooks/format.json"), "{\"hooks\": {}}\n");
 
-    let out = p
-        .ctxkeep(&["hooks", "doctor", "copilot"])
-        .env("PATH", path_with_ctxkeep())
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{report}");
+    let (report, code) = doctor_text(&p, "copilot");
+    assert_eq!(code, Some(0), "{report}");
     assert!(
         report.contains("hooks.PostToolUse: ctxkeep hook copilot: runs"),
         "{report}"

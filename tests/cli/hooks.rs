@@ -909,6 +909,20 @@ pub(crate) fn path_with_ctxkeep() -> String {
     )
 }
 
+/// `hooks doctor AGENT` as text, with this build's ctxkeep on the PATH the hooks run with: the
+/// report and the exit code.
+pub(crate) fn doctor_text(p: &Project, agent: &str) -> (String, Option<i32>) {
+    let out = p
+        .ctxkeep(&["hooks", "doctor", agent])
+        .env("PATH", path_with_ctxkeep())
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code(),
+    )
+}
+
 fn doctor(p: &Project) -> (Doctor, i32) {
     let out = p
         .ctxkeep(&["--json", "hooks", "doctor"])

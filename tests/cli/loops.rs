@@ -96,6 +96,15 @@ impl<'a> Session<'a> {
 
 const LOOP: &str = "you look stuck in a loop";
 
+/// Which of the hooks' answers carry a loop warning, by index.
+fn warned_at(told: &[String]) -> Vec<usize> {
+    told.iter()
+        .enumerate()
+        .filter(|(_, t)| t.contains(LOOP))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 fn project() -> Project {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
@@ -214,12 +223,7 @@ fn claude_code_a_real_failure_loop_is_told_once_in_the_failing_calls_own_hook() 
             PYTEST_FAIL,
         ));
     }
-    let warned: Vec<usize> = told
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.contains(LOOP))
-        .map(|(i, _)| i)
-        .collect();
+    let warned = warned_at(&told);
     assert_eq!(
         warned,
         vec![5],
@@ -314,12 +318,7 @@ fn claude_code_a_file_flip_flopping_is_told_once() {
         let (before, after) = if i % 2 == 0 { ("a", "b") } else { ("b", "a") };
         told.push(cc_edit(&s, &format!("e{i}"), "fmt.rs", before, after));
     }
-    let warned: Vec<usize> = told
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.contains(LOOP))
-        .map(|(i, _)| i)
-        .collect();
+    let warned = warned_at(&told);
     // a→b, b→a, a→b, b→a, a→b: the same change a third time.
     assert_eq!(warned, vec![4], "{told:#?}");
     assert!(
@@ -551,12 +550,7 @@ fn gemini_a_real_failure_loop_is_told_in_the_failing_calls_own_hook() {
         // counted twice.
         told.push(s.hook("BeforeAgent", json!({"prompt": "go on"})));
     }
-    let warned: Vec<usize> = told
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.contains(LOOP))
-        .map(|(i, _)| i)
-        .collect();
+    let warned = warned_at(&told);
     assert_eq!(warned, vec![4], "the third AfterTool: {told:#?}");
     assert!(
         told[4].contains("exit 3: widget check failed"),
@@ -754,12 +748,7 @@ fn qwen_a_failure_loop_is_told_whether_the_chat_file_or_the_hook_comes_first() {
         ));
         told.push(s.hook("UserPromptSubmit", json!({"prompt": "go on"})));
     }
-    let warned: Vec<usize> = told
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.contains(LOOP))
-        .map(|(i, _)| i)
-        .collect();
+    let warned = warned_at(&told);
     assert_eq!(warned, vec![4], "the third failing call: {told:#?}");
     assert!(
         told[4].contains("exit 3: widget check failed"),
@@ -778,12 +767,7 @@ fn qwen_a_real_failure_loop_is_told_in_the_failing_calls_own_hook() {
         // A prompt in between reads the chat file's copies of the calls: not counted twice.
         told.push(s.hook("UserPromptSubmit", json!({"prompt": "go on"})));
     }
-    let warned: Vec<usize> = told
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.contains(LOOP))
-        .map(|(i, _)| i)
-        .collect();
+    let warned = warned_at(&told);
     assert_eq!(warned, vec![4], "the third failing call: {told:#?}");
     assert!(
         told[4].contains("exit 3: widget check failed"),

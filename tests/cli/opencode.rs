@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::hooks::path_with_ctxkeep;
+use crate::hooks::doctor_text;
 use crate::support::Project;
 
 const FIXTURES: &str = concat!(
@@ -106,13 +106,8 @@ fn install_writes_the_plugin_and_the_mcp_server_and_uninstall_gives_the_bytes_ba
         .unwrap();
     assert!(again.stdout.is_empty());
 
-    let out = p
-        .ctxkeep(&["hooks", "doctor", "opencode"])
-        .env("PATH", path_with_ctxkeep())
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{report}");
+    let (report, code) = doctor_text(&p, "opencode");
+    assert_eq!(code, Some(0), "{report}");
     for line in [
         "ok    plugin: ",
         "ok    hooks.SessionStart: ctxkeep hook opencode: runs",
@@ -192,13 +187,8 @@ fn another_version_of_the_plugin_fails_the_doctor_and_install_replaces_it() {
         PLUGIN,
         "// ctxkeep-opencode-plugin 0\nexport const Old = async () => ({});\n",
     );
-    let out = p
-        .ctxkeep(&["hooks", "doctor", "opencode"])
-        .env("PATH", path_with_ctxkeep())
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{report}");
+    let (report, code) = doctor_text(&p, "opencode");
+    assert_eq!(code, Some(1), "{report}");
     assert!(
         report.contains("FAIL  plugin: ") && report.contains("another version"),
         "{report}"

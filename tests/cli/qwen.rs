@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::hooks::path_with_ctxkeep;
+use crate::hooks::doctor_text;
 use crate::support::Project;
 
 /// A Qwen Code chat record of a reply with `prompt` tokens in context.
@@ -59,13 +59,8 @@ fn install_writes_claude_codes_events_into_qwens_settings_and_doctor_runs_them()
         "{text}"
     );
     assert!(text.contains("\"mcpServers\""), "{text}");
-    let out = p
-        .ctxkeep(&["hooks", "doctor", "qwen-code"])
-        .env("PATH", path_with_ctxkeep())
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{report}");
+    let (report, code) = doctor_text(&p, "qwen-code");
+    assert_eq!(code, Some(0), "{report}");
     assert!(
         report.contains("hooks.PostCompact: ctxkeep hook qwen-code: runs"),
         "{report}"

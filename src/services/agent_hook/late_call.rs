@@ -25,6 +25,23 @@ const STEP: Duration = Duration::from_millis(10);
 /// Returns true once `id` is in the transcript's tail, false after [`PATIENCE`] without it;
 /// never fails (an unreadable transcript is the caller's to report).
 pub fn await_call(path: &Path, id: &str) -> bool {
+    find_until(path, id, Instant::now() + PATIENCE)
+}
+
+/// As [`await_call`], for an agent that creates the file with its first batch of writes: the
+/// file may be missing at first. One [`PATIENCE`] covers both waits.
+pub fn await_file_then(path: &Path, mark: &str) -> bool {
+    let deadline = Instant::now() + PATIENCE;
+    while !path.is_file() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(STEP);
+    }
+    find_until(path, mark, deadline)
+}
+
+fn find_until(path: &Path, id: &str, deadline: Instant) -> bool {
     let needle = id.as_bytes();
     let Ok(mut file) = File::open(path) else {
         return false;
@@ -32,7 +49,6 @@ pub fn await_call(path: &Path, id: &str) -> bool {
     let Some(len) = file_len(&file) else {
         return false;
     };
-    let started = Instant::now();
     let mut from = len.saturating_sub(NEAR);
     let mut looked_far = false;
     loop {
@@ -53,21 +69,7 @@ pub fn await_call(path: &Path, id: &str) -> bool {
                 from = end.saturating_sub(needle.len() as u64);
             }
         }
-        if started.elapsed() >= PATIENCE {
-            return false;
-        }
-        std::thread::sleep(STEP);
-    }
-}
-
-/// Returns true once a file is at `path`, false after [`PATIENCE`] without one.
-pub fn await_file(path: &Path) -> bool {
-    let started = Instant::now();
-    loop {
-        if path.is_file() {
-            return true;
-        }
-        if started.elapsed() >= PATIENCE {
+        if Instant::now() >= deadline {
             return false;
         }
         std::thread::sleep(STEP);
