@@ -479,7 +479,7 @@ pub fn observe_transcript(
         path,
         agent,
         Some(root.as_deref().unwrap_or(&ws.root)),
-        chrono::Utc::now(),
+        crate::clock::now(),
     )
 }
 
