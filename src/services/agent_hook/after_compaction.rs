@@ -210,8 +210,8 @@ impl Hook {
 
     /// At the first prompt or tool event after a start that gave only a note: what the
     /// summary left out (read from the transcript now if the post-compaction event did not
-    /// carry it), else the whole prompt. Nothing when the summary kept everything (the note
-    /// already gave the nonce).
+    /// carry it), else the whole prompt. Nothing when the summary kept everything. The
+    /// give-back does not ask for the acknowledgement again: the note already did.
     pub(super) fn deliver_after_compaction(&self) -> anyhow::Result<Option<String>> {
         let Some(before) = session::load(&self.ws, &self.session)?.and_then(|s| s.after_compaction)
         else {
@@ -229,10 +229,10 @@ impl Hook {
         let Some(mut a) = s.after_compaction.take() else {
             return Ok(None);
         };
-        let Some(nonce) = a.waiting.clone() else {
+        if a.waiting.is_none() {
             s.after_compaction = Some(a);
             return Ok(None);
-        };
+        }
         if let (Some(found), false, Some(c)) = (&found, a.audited, &self.sf.fm.checkpoint) {
             self.record_audit(&lock, &mut s, &mut a, c, found);
         }
@@ -243,12 +243,7 @@ impl Hook {
             .unwrap_or_default();
         let text = match &a.missing {
             Some(missing) if missing.is_empty() => None,
-            Some(missing) => Some(text::give_back(
-                &id,
-                &self.state_name(),
-                missing,
-                Some(&nonce),
-            )),
+            Some(missing) => Some(text::give_back(&id, &self.state_name(), missing, None)),
             None => {
                 let chain = crate::chain::read(&self.ws)?;
                 match chain.link_of(&self.session) {
