@@ -132,7 +132,10 @@ pub enum Command {
         override_usage = "ctxkeep ack <NONCE>\n       ctxkeep ack --transcript <PATH>"
     )]
     Ack(AckArgs),
-    /// Apply the retention by hand: prune the archive, rotate the event log, sweep temp files.
+    /// Apply the retention by hand: prune the archive, rotate the event log, sweep stale files.
+    ///
+    /// Stale files are temp files a killed process left behind, and the session records
+    /// OpenCode's plugin keeps outside the project once no session wrote them for 30 days.
     #[command(after_long_help = crate::codes::exit_help())]
     Gc(GcArgs),
     /// List checkpoints and sessions, newest first, one line each.

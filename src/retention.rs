@@ -1,10 +1,13 @@
 //! Keeping `.ctxkeep/` bounded: the checkpoint archive to N records and D
 //! days, the event log rotated at a size, the session chain to N sessions,
 //! and temp files a killed process left behind. `checkpoint` and `resume`
-//! apply the limits as they go; `gc` applies them all by hand.
+//! apply the limits as they go; `gc` applies them all by hand, and removes
+//! the records an agent's integration keeps outside the project once no
+//! session has written them for a while ([`crate::agents::records`]).
 
 use serde::Serialize;
 
+use crate::agents::records::{self, Stale};
 use crate::checkpoint::Archive;
 use crate::config::Config;
 use crate::error::Error;
@@ -23,6 +26,9 @@ pub struct Collected {
     pub sessions_removed: usize,
     /// Stale temp files removed, relative to the project root.
     pub temp_files_removed: Vec<String>,
+    /// Records an agent's integration keeps outside the project (the OpenCode plugin's session
+    /// records) that no session wrote for `records::KEPT_DAYS` days: full paths.
+    pub agent_records_removed: Vec<String>,
 }
 
 impl Collected {
@@ -31,6 +37,7 @@ impl Collected {
             && self.events_rotated_bytes.is_none()
             && self.sessions_removed == 0
             && self.temp_files_removed.is_empty()
+            && self.agent_records_removed.is_empty()
     }
 }
 
@@ -52,12 +59,14 @@ pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected,
     let now = crate::clock::now();
     let chain = crate::chain::read(ws)?;
     let temps = ws.stale_temp_files();
+    let records = records::stale(std::time::SystemTime::now(), None, None);
     match mode {
         Mode::DryRun => {
             out.checkpoints_removed = archive.expired(config.retention, config.retention_days, now);
             out.events_rotated_bytes = crate::events::over_limit(ws, config.events_max_bytes);
             out.sessions_removed = chain.sessions.len().saturating_sub(config.sessions_kept);
             out.temp_files_removed = temps.iter().map(|p| rel(ws, p)).collect();
+            out.agent_records_removed = records.iter().map(shown).collect();
         }
         Mode::Apply(lock) => {
             out.checkpoints_removed = archive.prune(config.retention, config.retention_days, now);
@@ -69,6 +78,7 @@ pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected,
                 .filter(|p| std::fs::remove_file(p).is_ok())
                 .map(|p| rel(ws, p))
                 .collect();
+            out.agent_records_removed = records::remove(records).iter().map(shown).collect();
         }
     }
     Ok(out)
@@ -79,4 +89,8 @@ fn rel(ws: &Workspace, p: &std::path::Path) -> String {
         .unwrap_or(p)
         .to_string_lossy()
         .into_owned()
+}
+
+fn shown(s: &Stale) -> String {
+    s.path.display().to_string()
 }

@@ -19,6 +19,7 @@ pub mod copilot;
 pub mod gemini;
 pub mod opencode;
 pub mod qwen;
+pub mod records;
 
 use std::fmt;
 use std::fs::File;
@@ -240,6 +241,11 @@ pub trait Integration: Sync {
     }
     /// The transcript of `session` when the hook payload does not name it.
     fn find_transcript(&self, _session: &str) -> Option<PathBuf> {
+        None
+    }
+    /// The folder of per-session records this integration writes outside any project, which
+    /// [`records`] keeps bounded; None for an agent that keeps its own transcripts.
+    fn records_dir(&self) -> Option<PathBuf> {
         None
     }
     /// The text a transcript line holds that the agent itself wrote

@@ -72,6 +72,17 @@ fn human(c: &Collected, config: &Config) -> String {
             config.sessions_kept
         ));
     }
+    if !c.agent_records_removed.is_empty() {
+        s.push_str(&format!(
+            "{} {} agent session record(s) outside the project, not written for {} days:\n",
+            verb("removed", "would remove"),
+            c.agent_records_removed.len(),
+            crate::agents::records::KEPT_DAYS
+        ));
+        for r in &c.agent_records_removed {
+            s.push_str(&format!("  {r}\n"));
+        }
+    }
     for t in &c.temp_files_removed {
         s.push_str(&format!(
             "{} stale temp file {t}\n",

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::agents::Agent;
+use crate::agents::{records, Agent};
 use crate::chain::{Opening, SessionRecord};
 use crate::checkpoint::{Checkpoint, Fields};
 use crate::config::Config;
@@ -532,7 +532,33 @@ impl Hook {
         }
         session::save(&self.ws, &lock, &s)?;
         self.log(&lock, "session_start", given.event(self, source, deferred));
+        if matches!(source, "startup" | "resume") {
+            self.sweep_records(&lock);
+        }
         Ok(given.text())
+    }
+
+    /// An agent whose integration keeps records outside the project (nothing else deletes
+    /// them) drops those no session wrote for `records::KEPT_DAYS` days as a session starts,
+    /// never this session's own: one listing of a folder, once per session.
+    fn sweep_records(&self, lock: &crate::fsutil::Lock) {
+        if self.agent.integration().records_dir().is_none() {
+            return;
+        }
+        let own = self.payload.transcript.as_deref();
+        let stale = records::stale(std::time::SystemTime::now(), Some(self.agent), own);
+        let removed = records::remove(stale);
+        if !removed.is_empty() {
+            let paths: Vec<String> = removed
+                .iter()
+                .map(|r| r.path.display().to_string())
+                .collect();
+            self.log(
+                lock,
+                "agent_records_removed",
+                json!({ "agent": self.agent, "older_than_days": records::KEPT_DAYS, "paths": paths }),
+            );
+        }
     }
 
     /// Gemini: the start deferred to the first prompt that is not a slash

@@ -5,6 +5,7 @@ use std::time::{Duration, SystemTime};
 use serde::Deserialize;
 
 use crate::lifecycle::{resume, set_config};
+use crate::opencode::plugin_record;
 use crate::support::Project;
 
 #[derive(Debug, Deserialize)]
@@ -15,6 +16,7 @@ struct Gc {
     events_rotated_bytes: Option<u64>,
     sessions_removed: usize,
     temp_files_removed: Vec<String>,
+    agent_records_removed: Vec<String>,
 }
 
 fn gc(p: &Project, args: &[&str]) -> Gc {
@@ -172,4 +174,26 @@ fn gc_without_local_data_does_nothing_and_creates_nothing() {
     assert!(!p.path(".ctxkeep").exists());
     p.ctxkeep(&["gc", "--dry-run"]).assert().success();
     assert!(!p.path(".ctxkeep").exists());
+}
+
+#[test]
+fn gc_lists_then_removes_the_opencode_plugins_stale_records() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let old = plugin_record(&p, "ses_old.jsonl", 45);
+    let recent = plugin_record(&p, "ses_recent.jsonl", 1);
+    let plan = gc(&p, &["--dry-run"]);
+    assert_eq!(plan.agent_records_removed, [old.display().to_string()]);
+    assert!(old.exists(), "a dry run removed it");
+    let out = p.ctxkeep(&["gc"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        said.contains(
+            "removed 1 agent session record(s) outside the project, not written for 30 days"
+        ) && said.contains(&old.display().to_string()),
+        "{said}"
+    );
+    assert!(!old.exists() && recent.exists());
+    assert!(gc(&p, &[]).agent_records_removed.is_empty());
 }

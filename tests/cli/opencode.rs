@@ -282,3 +282,51 @@ fn the_summarizer_is_briefed_and_the_compaction_read_from_the_record() {
         "the restored session is told something"
     );
 }
+
+/// Writes `name` in the plugin's records folder under the test's HOME, last written `days_ago`.
+pub fn plugin_record(p: &Project, name: &str, days_ago: u64) -> std::path::PathBuf {
+    let dir = p.home().join(".local/state/ctxkeep/opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, "{\"type\":\"chat.message\",\"properties\":{}}\n").unwrap();
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(days_ago * 86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(then)
+        .unwrap();
+    path
+}
+
+#[test]
+fn a_session_start_removes_the_plugins_records_no_session_wrote_for_thirty_days() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let old = plugin_record(&p, "ses_old.jsonl", 31);
+    let recent = plugin_record(&p, "ses_recent.jsonl", 29);
+    let not_a_record = plugin_record(&p, "notes.txt", 90);
+    // This session's own record, however old it looks, is never removed.
+    let own = plugin_record(&p, "ses_own.jsonl", 40);
+    let mut start: Value =
+        serde_json::from_str(&payload(&p, "SessionStart-startup", "record.jsonl")).unwrap();
+    start["transcript_path"] = json!(own);
+    hook(&p, start.to_string());
+    assert!(!old.exists(), "a record unused for 31 days is kept");
+    for kept in [&recent, &not_a_record, &own] {
+        assert!(kept.exists(), "{} was removed", kept.display());
+    }
+    let events: Vec<Value> = p
+        .read(".ctxkeep/events.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|e: &Value| e["event"] == "agent_records_removed")
+        .collect();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["agent"], "opencode");
+    assert_eq!(events[0]["paths"], json!([old.display().to_string()]));
+    // A compaction's start in the same session sweeps nothing.
+    let again = plugin_record(&p, "ses_again.jsonl", 31);
+    hook(&p, payload(&p, "SessionStart-compact", "record.jsonl"));
+    assert!(again.exists());
+}

@@ -90,6 +90,9 @@ impl Integration for OpenCode {
             .collect();
         Some(records_dir()?.join(format!("{name}.jsonl")))
     }
+    fn records_dir(&self) -> Option<PathBuf> {
+        records_dir()
+    }
     fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
         hooks::authored_text(line)
     }
