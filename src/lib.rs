@@ -66,13 +66,10 @@ pub fn run(cli: Cli) -> u8 {
             if out.json {
                 let _ = out.json(&doc);
             }
-            eprintln!(
-                "{}",
-                output::paint_stderr(
-                    output::Style::Error,
-                    &output::for_terminal(&format!("ctxkeep: error: {msg}"))
-                )
-            );
+            output::stderr_line(&output::paint_stderr(
+                output::Style::Error,
+                &output::for_terminal(&format!("ctxkeep: error: {msg}")),
+            ));
             code
         }
     }

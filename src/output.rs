@@ -33,11 +33,13 @@ impl Output {
         let text = redact(text);
         let text = for_terminal(&text);
         let mut out = io::stdout().lock();
-        out.write_all(text.as_bytes())?;
-        if !text.ends_with('\n') && !text.is_empty() {
-            out.write_all(b"\n")?;
-        }
-        out.flush()
+        let written = out.write_all(text.as_bytes()).and_then(|()| {
+            if !text.ends_with('\n') && !text.is_empty() {
+                out.write_all(b"\n")?;
+            }
+            out.flush()
+        });
+        written.map_err(on_stdout)
     }
 
     /// The one JSON document (only in JSON mode).
@@ -48,15 +50,17 @@ impl Output {
         let mut doc = serde_json::to_value(value).map_err(io::Error::other)?;
         crate::redact::redact_json(&mut doc);
         let mut out = io::stdout().lock();
-        serde_json::to_writer(&mut out, &doc).map_err(io::Error::other)?;
-        out.write_all(b"\n")?;
-        out.flush()
+        let written = serde_json::to_writer(&mut out, &doc)
+            .map_err(io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush());
+        written.map_err(on_stdout)
     }
 
     /// A progress or result message for people, on stderr.
     pub fn info(&self, msg: &str) {
         if !self.quiet {
-            eprintln!("{}", for_terminal(&redact(msg)));
+            stderr_line(&for_terminal(&redact(msg)));
         }
     }
 
@@ -64,9 +68,21 @@ impl Output {
         if !self.quiet {
             let msg = redact(msg);
             let msg = for_terminal(&msg);
-            eprintln!("{}", paint_stderr(Style::Warn, &format!("warning: {msg}")));
+            stderr_line(&paint_stderr(Style::Warn, &format!("warning: {msg}")));
         }
     }
+}
+
+/// A failed write to stdout, saying so (the kind kept: a closed pipe is not an error).
+fn on_stdout(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot write to standard output: {e}"))
+}
+
+/// One line on stderr. A stderr that cannot be written (a full disk, a pipe the agent closed) loses
+/// the line; `eprintln!` would panic instead and turn a clean exit code into 101.
+pub fn stderr_line(line: &str) {
+    let mut err = io::stderr().lock();
+    let _ = writeln!(err, "{line}");
 }
 
 static ASCII: AtomicBool = AtomicBool::new(false);

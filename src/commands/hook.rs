@@ -142,7 +142,7 @@ fn workspace(ctx: &Ctx, payload: Option<&Payload>) -> Result<Workspace, Error> {
 /// without ever blocking the agent.
 fn fail_open(err: &anyhow::Error, agent: Agent, payload: Option<&Payload>, ctx: &Ctx) {
     let msg = crate::redact::redact(&format!("{err:#}")).replace('\n', " ");
-    eprintln!("ctxkeep: hook error: {msg}");
+    crate::output::stderr_line(&format!("ctxkeep: hook error: {msg}"));
     let Ok(mut ws) = workspace(ctx, payload) else {
         return;
     };

@@ -543,3 +543,37 @@ fn hooks_install_past_the_file_size_limit_is_74_and_leaves_the_settings() {
     assert_eq!(p.read(".claude/settings.json"), settings);
     assert_eq!(temp_files(p.root()), Vec::<String>::new());
 }
+
+/// Standard output or error that cannot be written (here `/dev/full`, as a full disk or a pipe an
+/// agent closed): stderr loses the message and the exit code stays the documented one (it was
+/// 101, a panic, when an error's line could not be written); stdout is an I/O error, 74, saying
+/// which stream.
+#[test]
+fn a_full_stdout_is_74_and_a_full_stderr_keeps_the_exit_code() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full here");
+        return;
+    }
+    let p = Project::initialized();
+    let not_initialized = p
+        .sh("exec \"$CTXKEEP_BIN\" status --state missing.md 2>/dev/full")
+        .output()
+        .unwrap();
+    assert_eq!(not_initialized.status.code(), Some(66));
+    let hook = p
+        .sh("echo 'not json' | \"$CTXKEEP_BIN\" hook claude-code 2>/dev/full")
+        .output()
+        .unwrap();
+    assert_eq!(hook.status.code(), Some(0), "a hook fails open");
+    p.checkpoint(&[]).success();
+    let out = p
+        .sh("exec \"$CTXKEEP_BIN\" log >/dev/full")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(74));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write to standard output: No space left on device"),
+        "{err}"
+    );
+}
