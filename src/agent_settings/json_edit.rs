@@ -13,10 +13,12 @@
 //! one that does not.
 //!
 //! Removing is the exact inverse of inserting, so `install` then
-//! `uninstall` gives back the original bytes. Where two originals would
-//! become the same text, one of them cannot come back: an empty object or
-//! list written across lines with nothing inside (`{` and `}` on two lines)
-//! comes back as `{}`.
+//! `uninstall` gives back the original bytes. An empty object or list that
+//! ctxkeep fills is left in place when emptied again if the install noted
+//! it (`kept.rs`). Where two originals would become the same text, one of
+//! them cannot come back: blanks inside an empty container ctxkeep fills
+//! (`{ }`, or `{` and `}` on two lines) do not come back as they were
+//! (`{` and `}` on two lines comes back as `{}`).
 
 use serde_json::Value;
 
@@ -35,6 +37,9 @@ pub struct JsonText {
     /// `//` and `/* */` comments are allowed (Gemini CLI's settings).
     comments: bool,
     value: Value,
+    /// Empty lists and objects that were there before ctxkeep's entries went in: an uninstall
+    /// that empties them again leaves them (see [`JsonText::empty_containers`]).
+    kept: Vec<Vec<String>>,
 }
 
 impl JsonText {
@@ -46,6 +51,7 @@ impl JsonText {
                 text: text.to_string(),
                 comments,
                 value: Value::Object(Default::default()),
+                kept: Vec::new(),
             });
         }
         let plain = if comments {
@@ -58,6 +64,53 @@ impl JsonText {
             text: text.to_string(),
             comments,
             value,
+            kept: Vec::new(),
+        })
+    }
+
+    /// The paths of the empty lists and objects in the document (keys, and list positions as
+    /// numbers), outermost first, down to a depth of 8: what an uninstall could not tell from
+    /// containers ctxkeep made and emptied again.
+    pub fn empty_containers(&self) -> Vec<Vec<String>> {
+        fn walk(v: &Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+            let children: Vec<(String, &Value)> = match v {
+                Value::Object(m) => m.iter().map(|(k, v)| (k.clone(), v)).collect(),
+                Value::Array(a) => a
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (i.to_string(), v))
+                    .collect(),
+                _ => return,
+            };
+            if children.is_empty() {
+                out.push(at.clone());
+            } else if at.len() < 8 {
+                for (step, child) in children {
+                    at.push(step);
+                    walk(child, at, out);
+                    at.pop();
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.value, &mut Vec::new(), &mut out);
+        out.retain(|p| !p.is_empty());
+        out
+    }
+
+    /// Containers an uninstall must leave even when it empties them.
+    pub fn keep_empty(&mut self, paths: Vec<Vec<String>>) {
+        self.kept = paths;
+    }
+
+    /// Whether the container at `path` was there, empty, before ctxkeep's entries went in.
+    pub fn kept(&self, path: &[Step]) -> bool {
+        self.kept.iter().any(|k| {
+            k.len() == path.len()
+                && k.iter().zip(path).all(|(k, step)| match step {
+                    Step::Key(key) => k == key,
+                    Step::At(n) => *k == n.to_string(),
+                })
         })
     }
 
@@ -270,9 +323,10 @@ impl JsonText {
         for (_, e) in edits {
             text.replace_range(e.start..e.end, &e.text);
         }
-        let next = JsonText::parse(&text, self.comments).map_err(|e| {
+        let mut next = JsonText::parse(&text, self.comments).map_err(|e| {
             format!("ctxkeep's edit would break the file ({e}); nothing was changed")
         })?;
+        next.kept = std::mem::take(&mut self.kept);
         *self = next;
         Ok(())
     }

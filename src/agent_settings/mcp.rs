@@ -109,7 +109,8 @@ impl McpSettings {
             return Ok(Vec::new());
         };
         doc.remove(&[Step::Key(self.key), Step::Key(SERVER)])?;
-        if doc.value()[self.key].as_object().is_some_and(Map::is_empty) {
+        let emptied = doc.value()[self.key].as_object().is_some_and(Map::is_empty);
+        if emptied && !doc.kept(&[Step::Key(self.key)]) {
             doc.remove(&[Step::Key(self.key)])?;
         }
         Ok(vec![self.change("removed", command)])

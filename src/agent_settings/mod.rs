@@ -12,6 +12,7 @@
 //! too), or, for Claude Code's status line, `ctxkeep statusline`.
 
 pub mod json_edit;
+pub mod kept;
 pub mod mcp;
 
 use std::path::Path;
@@ -343,7 +344,7 @@ impl AgentSettings {
             doc.remove(&path)?;
             // (the list or object to look at, what goes when it is empty)
             for (looked_at, goes) in [(4, 3), (2, 2), (1, 1)] {
-                if !empty_at(doc, &path[..looked_at]) {
+                if !empty_at(doc, &path[..looked_at]) || doc.kept(&path[..looked_at]) {
                     break;
                 }
                 doc.remove(&path[..goes])?;

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::agent_settings::json_edit::JsonText;
+use crate::agent_settings::kept::{self, Kept};
 use crate::agent_settings::mcp::Format;
 use crate::agent_settings::{AgentSettings, Change, Plan, StatusLine};
 use crate::agents::Agent;
@@ -292,6 +293,11 @@ struct PendingFile {
     /// The text read (None: no file).
     before: Option<String>,
     doc: Doc,
+    /// JSON settings: what this read found that an uninstall could not tell from ctxkeep's own
+    /// (empty containers, a file holding nothing), for an install to note.
+    found: Option<Kept>,
+    /// JSON settings: what an earlier install noted about this file.
+    noted: Option<Kept>,
 }
 
 enum Doc {
@@ -332,11 +338,19 @@ impl Pending {
             None => {
                 let before = read(path)?;
                 let comments = settings.comments_allowed;
-                let doc =
+                let mut doc =
                     JsonText::parse(before.as_deref().unwrap_or(""), comments).map_err(|why| {
                         Error::data(path, format!("{why}; fix it by hand, nothing was changed"))
                     })?;
-                self.push(path, before, Doc::Json(doc))
+                let found = before.as_ref().and_then(|_| Kept::of(&doc));
+                let noted = kept::load(path);
+                if let Some(n) = &noted {
+                    doc.keep_empty(n.empty.clone());
+                }
+                let at = self.push(path, before, Doc::Json(doc));
+                self.files[at].found = found;
+                self.files[at].noted = noted;
+                at
             }
         };
         match &mut self.files[at].doc {
@@ -381,6 +395,8 @@ impl Pending {
             path: path.to_path_buf(),
             before,
             doc,
+            found: None,
+            noted: None,
         });
         self.files.len() - 1
     }
@@ -388,14 +404,23 @@ impl Pending {
     /// Writes every file whose text changed, all or nothing. With
     /// `remove_empty`, a file left holding nothing is removed, and the
     /// agent's folder with it when that leaves the folder empty.
+    /// A file an install noted as there before it (see [`kept`]) is never removed, and the notes
+    /// follow: an install notes what it found, an uninstall forgets the note.
     fn write(self, remove_empty: bool) -> anyhow::Result<()> {
         let mut changes = Vec::new();
+        let mut notes = Vec::new();
         for f in &self.files {
-            let after = f.doc.after(remove_empty);
+            let was_there = f.noted.as_ref().is_some_and(|n| n.file);
+            let after = f.doc.after(remove_empty && !was_there);
             if f.before.as_deref() == after
                 || (f.before.is_none() && after.is_none_or(str::is_empty))
             {
                 continue;
+            }
+            if remove_empty && f.noted.is_some() {
+                notes.push((f.path.clone(), None));
+            } else if !remove_empty && f.noted.is_none() && f.found.is_some() {
+                notes.push((f.path.clone(), f.found.clone()));
             }
             changes.push(FileChange {
                 path: f.path.clone(),
@@ -404,6 +429,9 @@ impl Pending {
             });
         }
         file_batch::apply(&changes)?;
+        for (path, note) in notes {
+            kept::save(&path, note);
+        }
         for c in changes.iter().filter(|c| c.after.is_none()) {
             for d in agent_dirs(&c.path) {
                 // Only when empty: anything else in it stays.

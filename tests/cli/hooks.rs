@@ -1877,6 +1877,66 @@ fn install_then_uninstall_gives_back_every_settings_file_byte_for_byte() {
     assert_eq!(tried, 64);
 }
 
+/// Empty containers and files of the user's look like what ctxkeep makes and takes away again
+/// (`"hooks": {}`, `"mcpServers": {}`, a file holding `{}`): the install notes them (outside the
+/// project, in the state folder), so the uninstall leaves them and gives the bytes back. The
+/// uninstall had deleted a user's `.mcp.json` holding `{"mcpServers": {}}`.
+#[test]
+fn the_users_empty_containers_and_files_come_back_after_uninstall() {
+    let cases: [(&str, &[(&str, &str)]); 3] = [
+        (
+            "claude-code",
+            &[
+                (
+                    ".claude/settings.json",
+                    "{\n    \"hooks\": {\"Stop\": []},\n    \"n\": 1e3\n}\n",
+                ),
+                (".mcp.json", "{\n  \"mcpServers\": {}\n}\n"),
+            ],
+        ),
+        (
+            "gemini",
+            &[(
+                ".gemini/settings.json",
+                "// mine\n{\n  \"hooks\": {},\n  \"mcpServers\": {}\n}\n",
+            )],
+        ),
+        ("codex", &[(".codex/hooks.json", "{}\n")]),
+    ];
+    let note = |p: &Project| p.home().join(".local/state/ctxkeep/settings-kept.json");
+    for (agent, files) in cases {
+        let p = Project::initialized();
+        for (file, text) in files {
+            p.write(file, text);
+        }
+        edit(&p, &["install", agent]);
+        assert!(note(&p).exists(), "{agent}: nothing noted");
+        edit(&p, &["uninstall", agent]);
+        for (file, text) in files {
+            assert_eq!(&p.read(file), text, "{agent} {file}");
+        }
+        assert!(
+            !note(&p).exists(),
+            "{agent}: the note outlived the uninstall"
+        );
+    }
+    // Without the note (another clone, an older install), what ctxkeep emptied goes.
+    let p = Project::initialized();
+    p.write(".mcp.json", "{\n  \"mcpServers\": {}\n}\n");
+    edit(&p, &["install", "claude-code"]);
+    std::fs::remove_file(note(&p)).unwrap();
+    edit(&p, &["uninstall", "claude-code"]);
+    assert!(!p.path(".mcp.json").exists());
+    // A file with no empty container needs no note.
+    let p = Project::initialized();
+    p.write(
+        ".mcp.json",
+        "{\"mcpServers\": {\"other\": {\"command\": \"x\"}}}\n",
+    );
+    edit(&p, &["install", "claude-code"]);
+    assert!(!note(&p).exists());
+}
+
 #[test]
 fn uninstall_removes_the_files_install_created_and_nothing_else() {
     for agent in ["claude-code", "codex", "gemini"] {
@@ -1902,7 +1962,7 @@ fn uninstall_removes_the_files_install_created_and_nothing_else() {
         let left: Value = serde_json::from_str(&p.read(file)).unwrap();
         assert_eq!(left, json!({ "mine": true }), "{agent}");
     }
-    // An empty file (or `{}` and a line break) holds nothing either.
+    // An empty file holds nothing either.
     let p = Project::initialized();
     p.write(".codex/hooks.json", "");
     p.write(".codex/config.toml", "");
