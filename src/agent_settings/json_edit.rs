@@ -16,9 +16,9 @@
 //! `uninstall` gives back the original bytes. An empty object or list that
 //! ctxkeep fills is left in place when emptied again if the install noted
 //! it (`kept.rs`). Where two originals would become the same text, one of
-//! them cannot come back: blanks inside an empty container ctxkeep fills
-//! (`{ }`, or `{` and `}` on two lines) do not come back as they were
-//! (`{` and `}` on two lines comes back as `{}`).
+//! them cannot come back: an empty object or list that ctxkeep fills,
+//! written across lines with nothing inside (`{` and `}` on two lines),
+//! comes back as `{}`.
 
 use serde_json::Value;
 
@@ -193,14 +193,37 @@ impl JsonText {
             let mut to = item.value.end;
             // What `append` opened in an empty container goes too: the line
             // break and indentation left before the closing bracket, when
-            // nothing but that line's blanks would stay inside.
+            // nothing but that line's blanks would stay inside. That
+            // indentation was the bracket's line's then; another edit of the
+            // same install may have moved the bracket to a new line since, so
+            // the item's own indentation less one step says it first.
             if from == parent.start + 1 {
                 let rest = &t[to..parent.end - 1];
-                let indent = line_indent(t, parent.start);
-                if let Some(after) = strip_line_break(rest).and_then(|r| r.strip_prefix(indent)) {
+                let item_line = starts_line(t, item.start).then(|| line_indent(t, item.start));
+                // The step, from the item's own first inner line (ctxkeep's items are
+                // containers written across lines where their container spans lines).
+                let step = item_line.and_then(|outer| {
+                    let first = item.value.items.first()?;
+                    starts_line(t, first.start)
+                        .then(|| line_indent(t, first.start))?
+                        .strip_prefix(outer)
+                });
+                // Else (an item emptied before it goes) the document's step.
+                let unit = Style::of(t, &tree).unit;
+                let opened = [
+                    item_line.zip(step).and_then(|(i, s)| i.strip_suffix(s)),
+                    item_line.and_then(|i| i.strip_suffix(unit.as_str())),
+                    Some(line_indent(t, parent.start)),
+                ];
+                for indent in opened.into_iter().flatten() {
+                    let Some(after) = strip_line_break(rest).and_then(|r| r.strip_prefix(indent))
+                    else {
+                        continue;
+                    };
                     let after = parent.end - 1 - after.len();
                     if last_line_break(t, after, parent.end - 1).is_none() {
                         to = after;
+                        break;
                     }
                 }
             }
@@ -1028,32 +1051,32 @@ mod tests {
             }
             if self.below(2) == 0 {
                 let mut events = Vec::new();
-                for _ in 0..1 + self.below(3) {
+                // Empty lists and objects too: the user's, which an uninstall must leave.
+                for _ in 0..self.below(4) {
                     let names: Vec<&str> = settings
                         .events
                         .iter()
                         .map(|e| e.name)
                         .chain(["Notification"])
                         .collect();
-                    let groups = (0..1 + self.below(2))
+                    let groups = (0..self.below(3))
                         .map(|_| {
                             let mut group = Vec::new();
                             if self.below(2) == 0 {
                                 group.push(("matcher".into(), V::Raw(r#""Write""#.into())));
                             }
-                            let entries = (0..1 + self.below(2))
-                                .map(|_| self.command("fmt.sh"))
-                                .collect();
-                            group.push(("hooks".into(), V::Arr(entries)));
+                            let entries =
+                                (0..self.below(3)).map(|_| self.command("fmt.sh")).collect();
+                            group.push(("hooks".into(), self.list(entries)));
                             V::Obj(group)
                         })
                         .collect();
-                    events.push((self.pick(&names).to_string(), V::Arr(groups)));
+                    events.push((self.pick(&names).to_string(), self.list(groups)));
                 }
-                root.push(("hooks".into(), V::Obj(events)));
+                root.push(("hooks".into(), self.object(events)));
             }
             if self.below(2) == 0 {
-                let servers = (0..1 + self.below(2))
+                let servers = (0..self.below(3))
                     .map(|n| {
                         (
                             format!("docs{n}"),
@@ -1061,7 +1084,7 @@ mod tests {
                         )
                     })
                     .collect();
-                root.push((settings.mcp.key.into(), V::Obj(servers)));
+                root.push((settings.mcp.key.into(), self.object(servers)));
             }
             if settings.status_line && self.below(3) == 0 {
                 root.push(("statusLine".into(), self.command("~/line.sh")));
@@ -1094,6 +1117,23 @@ mod tests {
                 (_, 1) => " /* a \"note\" */".into(),
                 (_, 2) => format!(" /* two{}lines */", self.nl),
                 _ => String::new(),
+            }
+        }
+
+        /// A list ctxkeep adds into: when empty, `[]` or `[ ]` (the module's note: one written
+        /// across lines comes back as `[]`, so it is not generated).
+        fn list(&mut self, items: Vec<V>) -> V {
+            match items.is_empty() {
+                true => V::Raw(self.pick(&["[]", "[ ]"]).into()),
+                false => V::Arr(items),
+            }
+        }
+
+        /// As [`Gen::list`], for an object.
+        fn object(&mut self, members: Vec<(String, V)>) -> V {
+            match members.is_empty() {
+                true => V::Raw(self.pick(&["{}", "{ }"]).into()),
+                false => V::Obj(members),
             }
         }
 
@@ -1204,6 +1244,8 @@ mod tests {
                 let mut doc = JsonText::parse(&original, comments)
                     .map_err(|e| TestCaseError::fail(format!("{e}:\n{original}")))?;
                 let before = doc.value().clone();
+                // What `hooks install` notes and `hooks uninstall` reads back (kept.rs).
+                let noted = super::super::kept::Kept::of(&doc);
                 settings.install(&mut doc, false).map_err(TestCaseError::fail)?;
                 settings.mcp.register_json(&mut doc).map_err(TestCaseError::fail)?;
                 let installed = doc.text().to_string();
@@ -1211,6 +1253,9 @@ mod tests {
                 prop_assert!(original.bytes().all(|b| rest.any(|c| c == b)), "{}\n---\n{}", original, installed);
                 prop_assert!(all_ours(&settings.installed(doc.value()), settings.status_line));
                 prop_assert!(settings.mcp.registered_json(doc.value()).is_some());
+                if let Some(n) = noted {
+                    doc.keep_empty(n.empty);
+                }
                 settings.uninstall(&mut doc).map_err(TestCaseError::fail)?;
                 settings.mcp.unregister_json(&mut doc).map_err(TestCaseError::fail)?;
                 prop_assert_eq!(doc.text(), original.as_str(), "installed:\n{}", installed);
