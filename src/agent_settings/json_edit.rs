@@ -69,8 +69,9 @@ impl JsonText {
     }
 
     /// The paths of the empty lists and objects in the document (keys, and list positions as
-    /// numbers), outermost first, down to a depth of 8: what an uninstall could not tell from
-    /// containers ctxkeep made and emptied again.
+    /// numbers), outermost first, down to a depth of 4 (ctxkeep's deepest container is a hook
+    /// group's list, `hooks.EVENT.N.hooks`): what an uninstall could not tell from containers
+    /// ctxkeep made and emptied again.
     pub fn empty_containers(&self) -> Vec<Vec<String>> {
         fn walk(v: &Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
             let children: Vec<(String, &Value)> = match v {
@@ -84,7 +85,7 @@ impl JsonText {
             };
             if children.is_empty() {
                 out.push(at.clone());
-            } else if at.len() < 8 {
+            } else if at.len() < 4 {
                 for (step, child) in children {
                     at.push(step);
                     walk(child, at, out);
