@@ -115,6 +115,11 @@ pub struct Session {
     /// has been read since (the status line then says "compacted").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compacted_at: Option<String>,
+    /// An agent whose compaction shows only as the figure's fall (Gemini CLI): the figure the
+    /// last fall was noted from. A late reading of that figure, applied again, is not taken for
+    /// a second compaction when the figure falls from it once more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fall_noted_from: Option<u64>,
     /// The figure at the end of each of the last turns, oldest first, since
     /// the context last shrank: what the forecast is made from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -218,6 +223,7 @@ impl Session {
             pending_start: None,
             pending_stages: Vec::new(),
             compacted_at: None,
+            fall_noted_from: None,
             restored_at: None,
             turn_ends: Vec::new(),
             limit: None,

@@ -138,10 +138,6 @@ impl Hook {
     /// go to the model. Events that cannot reply (Stop) only track.
     fn track(&self, reply: bool) -> anyhow::Result<Option<String>> {
         let traits = self.agent.integration().hook_traits();
-        let before = match traits.compaction_seen_as_drop {
-            true => session::load(&self.ws, &self.session)?,
-            false => None,
-        };
         if traits.call_reaches_transcript_late && !self.payload.in_subagent {
             self.await_call();
         }
@@ -149,7 +145,11 @@ impl Hook {
         let loops = self.loops(reply)?;
         let applied = self.update(false, !reply)?;
         self.acknowledge();
-        if let (Some(before), Some(applied)) = (&before, &applied) {
+        // The fall is measured from the figure this update replaced (read under its lock).
+        let before = applied.as_ref().and_then(|a| a.previous.as_ref());
+        if let (true, Some(before), Some(applied)) =
+            (traits.compaction_seen_as_drop, before, &applied)
+        {
             let logged = !traits.compaction_in_transcript
                 || applied.transcript.as_ref().is_some_and(|t| t.compacted);
             if logged && compressed(before, &applied.session) {
@@ -228,6 +228,11 @@ impl Hook {
         let lock = self.ws.lock()?;
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+        if before.tokens.is_some() && s.fall_noted_from == before.tokens {
+            // The same fall again: a reading from before it was applied late.
+            return Ok(());
+        }
+        s.fall_noted_from = before.tokens;
         s.pending_start = Some("compact".into());
         s.pre_compact_at = None;
         session::save(&self.ws, &lock, &s)?;

@@ -209,6 +209,10 @@ pub struct Applied {
     pub truncated: bool,
     pub previous_messages: Option<u64>,
     pub transcript: Option<TranscriptInfo>,
+    /// The session as it was just before this update, read under the same lock: what a
+    /// change (a compaction seen as the figure's fall) is measured from, so two hooks at
+    /// once never both see the same change.
+    pub previous: Option<Session>,
 }
 
 /// Moves session `id` to `reading` under the lock: fires the stages crossed
@@ -470,6 +474,7 @@ pub fn apply(
         truncated,
         previous_messages,
         transcript: info,
+        previous: prev,
     })
 }
 

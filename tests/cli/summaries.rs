@@ -495,6 +495,58 @@ fn gemini_audits_the_snapshot_when_the_compression_shows_and_gives_back_what_it_
     p.ctxkeep(&["ack", &nonce_in(&back)]).assert().success();
 }
 
+/// A reading taken before Gemini's compression can be applied after the one that saw the fall
+/// (a hook that read the chat file, then waited for the lock): the figure is back where it
+/// was, and falls from it once more. That is the same compression, audited once. The
+/// end-to-end suite saw two audits for one compression under load.
+#[test]
+fn gemini_a_late_reading_from_before_the_fall_is_not_a_second_compression() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let root = p.root().display().to_string();
+    let before_fall = jsonl(&[
+        gemini_meta(),
+        json!({"id": "u1", "timestamp": "2026-04-23T12:53:00.000Z", "type": "user",
+               "content": [{"text": REQUEST}]})
+        .to_string(),
+        gemini_wrote("g1", 530_000, &[format!("{root}/src/a.rs")]),
+    ]);
+    let mut lines: Vec<String> = before_fall.lines().map(String::from).collect();
+    lines.push(
+        json!({"$set": {"messages": [
+            {"id": "c1", "type": "user", "content": [{"text": format!(
+                "<state_snapshot>The user asked to {REQUEST}.</state_snapshot>")}]},
+            {"id": "c2", "type": "gemini", "content": [{"text": "Got it."}]}]}})
+        .to_string(),
+    );
+    lines.push(gemini_wrote("g2", 40_000, &[]));
+    let after_fall = jsonl(&lines);
+    let at = |p: &Project, event: &str, extra: Value| {
+        hook(p, "gemini", &payload(p, "chat.jsonl", "gl", event, extra))
+    };
+    p.write("chat.jsonl", &before_fall);
+    at(&p, "SessionStart", json!({ "source": "startup" }));
+    at(&p, "BeforeAgent", json!({ "prompt": "go" }));
+    p.set_now("2026-01-15T10:30:00Z");
+    // The compression, seen at the next tool's hook.
+    p.write("chat.jsonl", &after_fall);
+    at(&p, "AfterTool", json!({ "tool_name": "run_shell_command" }));
+    assert_eq!(events(&p, "compaction").len(), 1);
+    // A PreCompress hook that read the file before the compression applies its figure late.
+    p.write("chat.jsonl", &before_fall);
+    at(&p, "PreCompress", json!({ "trigger": "auto" }));
+    // The next hook reads the file as it is: the same fall again.
+    p.write("chat.jsonl", &after_fall);
+    at(&p, "AfterTool", json!({ "tool_name": "run_shell_command" }));
+    assert_eq!(
+        events(&p, "compaction").len(),
+        1,
+        "{:?}",
+        events(&p, "compaction")
+    );
+    assert_eq!(events(&p, "compaction_audit").len(), 1);
+}
+
 #[test]
 fn qwen_code_audits_post_compacts_summary_and_gives_back_at_the_start_that_follows() {
     let mut p = Project::initialized();
