@@ -137,6 +137,19 @@ pub fn text_from_bytes(bytes: Vec<u8>, path: &Path, offset: u64) -> Result<Strin
     })
 }
 
+/// ctxkeep's folder in the user's state directory, for what belongs to this machine rather than
+/// to a project: `$XDG_STATE_HOME/ctxkeep` (`~/.local/state/ctxkeep` without it). None without
+/// either variable.
+pub fn user_state_dir() -> Option<PathBuf> {
+    let state = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME")?)
+            .join(".local")
+            .join("state"),
+    };
+    Some(state.join("ctxkeep"))
+}
+
 /// Resolves a symlink so that writes replace its target and keep the link.
 pub fn resolve_target(path: &Path) -> PathBuf {
     fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())

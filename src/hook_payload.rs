@@ -176,6 +176,20 @@ pub fn text_of(root: &Map<String, Value>, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// [`from_object`], and after a tool call the call and its outcome, read by the agent's own
+/// `tool_call`.
+pub fn with_tool_call(
+    root: &Map<String, Value>,
+    event_meaning: impl Fn(&str) -> &str,
+    tool_call: fn(&Map<String, Value>) -> Option<ToolCall>,
+) -> Result<Payload, Error> {
+    let mut p = from_object(root, event_meaning)?;
+    if p.after_tool() {
+        p.tool = tool_call(root);
+    }
+    Ok(p)
+}
+
 /// A payload in Claude Code's shape (`hook_event_name`, `session_id`, …),
 /// which every agent's hooks share; `event_meaning` maps an agent's own
 /// event name to the Claude Code event that means the same to ctxkeep.

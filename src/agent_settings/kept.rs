@@ -41,13 +41,7 @@ impl Kept {
 }
 
 fn store() -> Option<PathBuf> {
-    let state = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME")?)
-            .join(".local")
-            .join("state"),
-    };
-    Some(state.join("ctxkeep").join("settings-kept.json"))
+    Some(crate::fsutil::user_state_dir()?.join("settings-kept.json"))
 }
 
 /// The settings file's full path, symlinks resolved: the note's key.

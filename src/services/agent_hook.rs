@@ -98,13 +98,19 @@ impl Hook {
     fn transcript(&self) -> Option<PathBuf> {
         self.transcript
             .get_or_init(|| {
-                let path = match &self.payload.transcript {
-                    Some(p) => p.clone(),
-                    None => self.agent.integration().find_transcript(&self.session)?,
-                };
+                let path = self.transcript_named()?;
                 std::fs::metadata(&path).is_ok().then_some(path)
             })
             .clone()
+    }
+
+    /// The transcript the payload names, else the one the agent keeps for the session,
+    /// whether it exists yet or not.
+    fn transcript_named(&self) -> Option<PathBuf> {
+        match &self.payload.transcript {
+            Some(p) => Some(p.clone()),
+            None => self.agent.integration().find_transcript(&self.session),
+        }
     }
 
     /// Updates the session from the transcript; None when there is none yet.
@@ -202,12 +208,8 @@ impl Hook {
     /// event's mark instead of a call's id); a mark that never shows is logged, and the hook
     /// goes on with what the transcript holds.
     fn await_written(&self, mark: &str) {
-        let path = match &self.payload.transcript {
-            Some(p) => p.clone(),
-            None => match self.agent.integration().find_transcript(&self.session) {
-                Some(p) => p,
-                None => return,
-            },
+        let Some(path) = self.transcript_named() else {
+            return;
         };
         if late_call::await_file_then(&path, mark) {
             return;

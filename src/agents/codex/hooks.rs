@@ -6,18 +6,14 @@ use serde_json::{json, Map, Value};
 use crate::agents::DoctorSample;
 use crate::error::Error;
 use crate::hook_payload::{
-    from_object, object_of, text_of, Action, Payload, ToolAction, ToolCall, ToolFile, ToolOutcome,
-    STDIN,
+    object_of, text_of, with_tool_call, Action, Payload, ToolAction, ToolCall, ToolFile,
+    ToolOutcome, STDIN,
 };
 
 /// A hook payload, or `notify`'s `{"type": "agent-turn-complete", "thread-id": …}`.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
     if root.get("hook_event_name").is_some() {
-        let mut p = from_object(root, |event| event)?;
-        if p.after_tool() {
-            p.tool = tool_call(root);
-        }
-        return Ok(p);
+        return with_tool_call(root, |event| event, tool_call);
     }
     match text_of(root, "type").as_deref() {
         Some(kind @ "agent-turn-complete") => Ok(Payload {

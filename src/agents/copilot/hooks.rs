@@ -8,8 +8,8 @@ use serde_json::{json, Map, Value};
 use crate::agents::DoctorSample;
 use crate::error::Error;
 use crate::hook_payload::{
-    content_hash, from_object, object_of, text_of, Action, Payload, ToolAction, ToolCall, ToolFile,
-    ToolOutcome, STDIN,
+    content_hash, object_of, text_of, with_tool_call, Action, Payload, ToolAction, ToolCall,
+    ToolFile, ToolOutcome, STDIN,
 };
 
 /// A payload; a new session's start (`source: new`) is ctxkeep's `startup`; after a tool call,
@@ -23,14 +23,11 @@ pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
              them), not its own camelCase ones",
         ));
     }
-    let mut p = from_object(root, |event| event)?;
+    let mut p = with_tool_call(root, |event| event, tool_call)?;
     if let Action::SessionStart { source } = &mut p.action {
         if source == "new" {
             *source = "startup".into();
         }
-    }
-    if p.after_tool() {
-        p.tool = tool_call(root);
     }
     if !matches!(p.action, Action::SessionStart { .. } | Action::Ignore) {
         p.written_mark = written_mark(root);

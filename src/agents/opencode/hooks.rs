@@ -18,21 +18,21 @@ use serde_json::{json, Map, Value};
 use crate::agents::DoctorSample;
 use crate::error::Error;
 use crate::hook_payload::{
-    content_hash, from_object, object_of, text_of, Payload, ToolAction, ToolCall, ToolFile,
+    content_hash, object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile,
     ToolOutcome,
 };
 
 /// A payload; after a tool call, the call and its outcome.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
     // Before a request the reply that made the last call is in the record: read like a tool's.
-    let mut p = from_object(root, |event| match event {
-        "PreRequest" => "PostToolUse",
-        other => other,
-    })?;
-    if p.after_tool() {
-        p.tool = tool_call(root);
-    }
-    Ok(p)
+    with_tool_call(
+        root,
+        |event| match event {
+            "PreRequest" => "PostToolUse",
+            other => other,
+        },
+        tool_call,
+    )
 }
 
 /// The call `tool.execute.after` reports: `tool_input` (the call's arguments) and

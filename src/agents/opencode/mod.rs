@@ -35,13 +35,7 @@ pub struct OpenCode;
 /// Where the plugin keeps its records: `$XDG_STATE_HOME/ctxkeep/opencode`
 /// (`~/.local/state/ctxkeep/opencode` without it).
 fn records_dir() -> Option<PathBuf> {
-    let state = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME")?)
-            .join(".local")
-            .join("state"),
-    };
-    Some(state.join("ctxkeep").join(ID))
+    Some(crate::fsutil::user_state_dir()?.join(ID))
 }
 
 impl Integration for OpenCode {

@@ -7,17 +7,13 @@ use serde_json::{json, Map, Value};
 use crate::agents::DoctorSample;
 use crate::error::Error;
 use crate::hook_payload::{
-    content_hash, from_object, object_of, text_of, Payload, ToolAction, ToolCall, ToolFile,
+    content_hash, object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile,
     ToolOutcome,
 };
 
 /// A payload; after a tool call, the call and its outcome.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
-    let mut p = from_object(root, |event| event)?;
-    if p.after_tool() {
-        p.tool = tool_call(root);
-    }
-    Ok(p)
+    with_tool_call(root, |event| event, tool_call)
 }
 
 /// The call a `PostToolUse` (`tool_response`: `llmContent` for the model, `returnDisplay` with a
