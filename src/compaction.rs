@@ -158,8 +158,10 @@ const MAX_LEARNED_BYTES: u64 = 256 * 1024;
 
 /// Where each agent was seen compacting on its own (`.ctxkeep/compactions.json`):
 /// agent id → model (`*` when unknown) → the context sizes at its last
-/// automatic compactions, oldest first. Manual ones are not recorded: the
-/// user chose when.
+/// automatic compactions under load, oldest first, each the agent's own
+/// figure (`preTokens`, the last usage before Codex's `compacted`). Manual
+/// and idle ones, and one forced by a model switch, are not recorded: they
+/// say nothing about where the agent compacts under load.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Learned(pub BTreeMap<String, BTreeMap<String, Vec<u64>>>);
@@ -195,6 +197,18 @@ impl Learned {
         crate::fsutil::replace_cache(path, format!("{text}\n").as_bytes())
     }
 
+    /// [`Learned::point`] and how many compactions it is the median of.
+    pub fn seen(&self, agent: &str, model: Option<&str>) -> LearnedPoint {
+        LearnedPoint {
+            point: self.point(agent, model),
+            count: self
+                .0
+                .get(agent)
+                .and_then(|m| m.get(model.unwrap_or("*")))
+                .map_or(0, Vec::len),
+        }
+    }
+
     /// The observed point for `agent` and `model`: the median of the last
     /// automatic compactions (robust to one odd one), None before the first.
     pub fn point(&self, agent: &str, model: Option<&str>) -> Option<u64> {
@@ -203,6 +217,13 @@ impl Learned {
         sorted.sort_unstable();
         sorted.get(sorted.len() / 2).copied()
     }
+}
+
+/// Where an agent was seen compacting with a model, and from how many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LearnedPoint {
+    pub point: Option<u64>,
+    pub count: usize,
 }
 
 pub fn home(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {

@@ -38,18 +38,23 @@ pub const ONE_M: u64 = 1_000_000;
 ///
 /// Claude: Anthropic's tokenizer is not public, so counts use o200k_base as
 /// an estimate. The 4.x models have a 200,000-token window by default; the
-/// 1M-context beta variants need `--window 1000000` or a `[1m]` suffix.
+/// 1M-context beta variants need `--window 1000000` or a `[1m]` suffix. The 5
+/// models (Sonnet 5 since Claude Code 2.1.197, Opus 5, its default Opus since
+/// 2.1.219) have a native 1,000,000-token window. A Claude name the table does
+/// not know matches no entry: its window is not guessed.
 ///
 /// Gemini: its tokenizer is not tiktoken either; o200k_base is an estimate.
 const TABLE: &[(&str, Encoding, u64)] = &[
     // Anthropic
-    ("claude", O200K, 200_000),
     ("claude-opus-4", O200K, 200_000),
     ("claude-sonnet-4", O200K, 200_000),
     ("claude-haiku-4", O200K, 200_000),
+    ("claude-opus-5", O200K, ONE_M),
+    ("claude-sonnet-5", O200K, ONE_M),
     ("claude-3", O200K, 200_000),
-    ("opus", O200K, 200_000),
-    ("sonnet", O200K, 200_000),
+    // Claude Code's aliases name the newest of each line (Opus 5, Sonnet 5).
+    ("opus", O200K, ONE_M),
+    ("sonnet", O200K, ONE_M),
     ("haiku", O200K, 200_000),
     // OpenAI, o200k_base
     ("gpt-4o", O200K, 128_000),
@@ -63,6 +68,9 @@ const TABLE: &[(&str, Encoding, u64)] = &[
     ("gpt-5.1-codex-mini", O200K, 400_000),
     ("gpt-5.1-codex-max", O200K, 400_000),
     ("gpt-5.2-codex", O200K, 400_000),
+    ("gpt-5.1", O200K, 400_000),
+    ("gpt-5.2", O200K, 400_000),
+    ("gpt-5.5", O200K, 400_000),
     ("codex-mini", O200K, 200_000),
     ("gpt-oss", O200K, 131_072),
     ("o1", O200K, 200_000),
@@ -154,6 +162,32 @@ pub fn lookup(name: &str) -> Option<ModelInfo> {
     })
 }
 
+/// The family a model name belongs to: its first word (`claude`, `gpt`,
+/// `gemini`), after the provider prefix.
+fn family(name: &str) -> String {
+    let (n, _) = normalize(name);
+    n.split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The smallest window a model of `name`'s family has in the table that
+/// holds `tokens`: what a session that passed its assumed window without
+/// compacting is measured against. None when the family has none that large
+/// (the window is then unknown).
+pub fn larger_window(name: &str, tokens: u64) -> Option<u64> {
+    let fam = family(name);
+    if fam.is_empty() {
+        return None;
+    }
+    TABLE
+        .iter()
+        .filter(|(k, _, w)| family(k) == fam && *w >= tokens)
+        .map(|&(_, _, w)| w)
+        .min()
+}
+
 /// Like [`lookup`], with the project's overrides on top. Override keys match
 /// the same way (case-insensitive, exact, then longest prefix). An override's
 /// `window` wins over a `[1m]` suffix, which wins over the table. A model
@@ -187,7 +221,11 @@ mod tests {
         assert_eq!(w("Claude-Haiku-4-5"), Some(200_000));
         assert_eq!(w("claude-sonnet-4-5[1m]"), Some(1_000_000));
         assert_eq!(w("sonnet[1M]"), Some(1_000_000));
-        assert_eq!(w("opus"), Some(200_000));
+        assert_eq!(w("opus"), Some(1_000_000));
+        assert_eq!(w("claude-opus-5"), Some(1_000_000));
+        assert_eq!(w("claude-opus-5-5"), Some(1_000_000));
+        assert_eq!(w("claude-sonnet-5-20261001"), Some(1_000_000));
+        assert_eq!(w("claude-opus-4-6"), Some(200_000));
         assert_eq!(
             w("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
             Some(200_000)
@@ -233,6 +271,17 @@ mod tests {
         assert_eq!(lookup("gpt-50"), None);
         assert_eq!(lookup("o30"), None);
         assert_eq!(lookup("sonnetx"), None);
+        // A Claude model the table does not know is not taken for a 200k one.
+        assert_eq!(lookup("claude-opus-6"), None);
+    }
+
+    #[test]
+    fn a_larger_window_is_looked_for_in_the_same_family() {
+        assert_eq!(larger_window("claude-opus-4-6", 297_000), Some(1_000_000));
+        assert_eq!(larger_window("claude-opus-4-6", 150_000), Some(200_000));
+        assert_eq!(larger_window("claude-opus-4-6", 1_200_000), None);
+        assert_eq!(larger_window("gemini-2.5-pro", 1_500_000), Some(2_097_152));
+        assert_eq!(larger_window("llama-3", 10), None);
     }
 
     #[test]

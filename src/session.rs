@@ -161,6 +161,41 @@ pub struct Session {
     /// The last compaction's audit (`status` shows it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_audit: Option<crate::summary::AuditNote>,
+    /// Where the window comes from (`status-line`, `agent`, `model`,
+    /// `front-matter`, `evidence`, `unknown`, …; see docs/state-file.md).
+    /// `unknown`: usage passed every window this model's family is known to
+    /// have, so no percent is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_source: Option<String>,
+    /// The larger window this session's usage proved (it passed the assumed
+    /// one without a compaction), kept until the model changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_evidence: Option<u64>,
+    /// How many automatic compactions the learned limit is the median of
+    /// (with `limit_source: observed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_learned_from: Option<usize>,
+    /// The last compaction read from the transcript, noted once: whether it
+    /// teaches where the agent compacts is decided at the next figure (the
+    /// model then in use tells a compaction forced by a model switch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction_seen: Option<SeenCompaction>,
+}
+
+/// A compaction as the agent recorded it (`crate::usage::Usage::pre_tokens`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenCompaction {
+    /// The context just before it, as the agent states it.
+    pub pre_tokens: u64,
+    /// `auto`, `manual`, `idle`, … as the agent or the hook said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// The model in use before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Whether it was judged (learned, or recorded as teaching nothing).
+    #[serde(default)]
+    pub judged: bool,
 }
 
 /// A compaction between its start and what ctxkeep gives back after it.
@@ -233,7 +268,17 @@ impl Session {
             pre_compact_at: None,
             after_compaction: None,
             last_audit: None,
+            window_source: None,
+            window_evidence: None,
+            limit_learned_from: None,
+            compaction_seen: None,
         }
+    }
+
+    /// Whether the window is known (usage did not pass every window its
+    /// model's family has).
+    pub fn window_known(&self) -> bool {
+        self.window_source.as_deref() != Some("unknown")
     }
 
     /// Sets the figure and recomputes both percents.
@@ -243,8 +288,11 @@ impl Session {
         }
         self.tokens = tokens;
         self.window = window;
-        self.percent = tokens.map(|t| percent(t, window));
-        self.limit_percent = tokens.map(|t| percent(t, self.limit()));
+        let known = self.window_known();
+        self.percent = tokens.filter(|_| known).map(|t| shown_percent(t, window));
+        self.limit_percent = tokens
+            .filter(|_| known)
+            .map(|t| shown_percent(t, self.limit()));
     }
 
     /// Notes the figure at the end of a turn. A figure below the last one
@@ -285,7 +333,11 @@ impl Session {
         self.limit = Some(limit.tokens);
         self.limit_source = Some(limit.source);
         self.limit_note = limit.note;
-        self.limit_percent = self.tokens.map(|t| percent(t, limit.tokens));
+        let known = self.window_known();
+        self.limit_percent = self
+            .tokens
+            .filter(|_| known)
+            .map(|t| shown_percent(t, limit.tokens));
     }
 
     /// The usable limit: the window for records written before limits.
@@ -324,6 +376,13 @@ pub fn percent(tokens: u64, window: u64) -> f64 {
         return 0.0;
     }
     (tokens as f64 * 1000.0 / window as f64).round() / 10.0
+}
+
+/// [`percent`], never above 100: a figure past the window or the limit is
+/// "all of it", not more (a window found too small is replaced by the
+/// evidence rule before this is shown).
+pub fn shown_percent(tokens: u64, of: u64) -> f64 {
+    percent(tokens, of).min(100.0)
 }
 
 /// Checks a session id given by a user or a hook.

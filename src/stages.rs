@@ -1,6 +1,8 @@
-//! Which stages fire as usage moves: each fires once as usage climbs past
-//! it, and re-arms when usage falls back below it (after a compaction).
-//! Pure logic; `track` does the writing.
+//! Which stages fire as usage moves: each fires once per fill, as usage
+//! climbs past it, and re-arms only after a compaction (or a `/clear`) or
+//! when usage falls well below it, by [`REARM_MARGIN`] points: a dip of a
+//! few thousand tokens (a cleared tool output) and the climb back fire
+//! nothing again. Pure logic; `track` does the writing.
 
 use serde::{Deserialize, Serialize};
 
@@ -134,6 +136,11 @@ impl Step {
     }
 }
 
+/// How far below a fired stage usage must fall, in points of the percent
+/// stages are measured with (10 % of the limit by default), before the stage
+/// can fire again without a compaction.
+pub const REARM_MARGIN: f64 = 10.0;
+
 /// Moves from the `fired` set to `percent`. `None` (a figure unknown since a
 /// compaction) re-arms every stage when `compacted`, else changes nothing.
 pub fn step(stages: &[Stage], fired: &[FiredStage], percent: Option<f64>, compacted: bool) -> Step {
@@ -152,6 +159,12 @@ pub fn step(stages: &[Stage], fired: &[FiredStage], percent: Option<f64>, compac
             }
         };
     };
+    // A compaction empties the context: every stage is armed again.
+    let (fired, rearmed_now): (&[FiredStage], Vec<String>) = if compacted {
+        (&[], fired.iter().map(|f| f.name.clone()).collect())
+    } else {
+        (fired, Vec::new())
+    };
     let mut sorted: Vec<&Stage> = stages.iter().collect();
     sorted.sort_by(|a, b| a.at.total_cmp(&b.at));
     let was_fired = |s: &Stage| fired.iter().any(|f| f.name == s.name());
@@ -160,15 +173,17 @@ pub fn step(stages: &[Stage], fired: &[FiredStage], percent: Option<f64>, compac
         .filter(|s| s.at <= p && !was_fired(s))
         .map(|s| (*s).clone())
         .collect();
-    // A fired stage stays fired while usage is at or above it; one no longer
-    // configured is dropped with the rest.
+    // A fired stage stays fired until usage falls the margin below it; one no
+    // longer configured is dropped with the rest.
     let (kept, gone): (Vec<FiredStage>, Vec<FiredStage>) = fired
         .iter()
         .cloned()
-        .partition(|f| f.at <= p && stages.iter().any(|s| s.name() == f.name));
+        .partition(|f| f.at - REARM_MARGIN <= p && stages.iter().any(|s| s.name() == f.name));
+    let mut rearmed = rearmed_now;
+    rearmed.extend(gone.into_iter().map(|f| f.name));
     Step {
         fire,
-        rearmed: gone.into_iter().map(|f| f.name).collect(),
+        rearmed,
         kept,
     }
 }
@@ -249,6 +264,41 @@ mod tests {
         assert_eq!(s.kept.len(), 1);
         assert_eq!(s.kept[0].name, "stage-50");
         assert!(s.fire.is_empty());
+    }
+
+    #[test]
+    fn a_dip_and_climb_fires_nothing_again_a_fall_past_the_margin_does() {
+        let stages = parse_stages("80:warn,90:checkpoint,95:checkpoint,98:handoff").unwrap();
+        let mut fired = Vec::new();
+        assert_eq!(
+            walk(&stages, &mut fired, 95.5),
+            ["stage-80", "stage-90", "stage-95"]
+        );
+        // A cleared tool output: a few thousand tokens down, then back up.
+        for p in [94.0, 96.0, 93.8, 95.2, 88.0, 97.0] {
+            assert!(walk(&stages, &mut fired, p).is_empty(), "{p}");
+        }
+        // Well below (more than 10 points under stage-95, not under stage-90):
+        // stage-95 re-arms, the others stay fired.
+        assert!(walk(&stages, &mut fired, 84.0).is_empty());
+        assert_eq!(
+            fired.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+            ["stage-80", "stage-90"]
+        );
+        assert_eq!(walk(&stages, &mut fired, 95.0), ["stage-95"]);
+    }
+
+    #[test]
+    fn a_compaction_rearms_every_stage_whatever_the_figure() {
+        let stages = parse_stages("80,90").unwrap();
+        let mut fired = Vec::new();
+        walk(&stages, &mut fired, 91.0);
+        let s = step(&stages, &fired, Some(85.0), true);
+        assert_eq!(s.rearmed, ["stage-80", "stage-90"]);
+        assert_eq!(
+            s.fire.iter().map(Stage::name).collect::<Vec<_>>(),
+            ["stage-80"]
+        );
     }
 
     #[test]

@@ -263,6 +263,28 @@ pub trait Integration: Sync {
         project: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Limit;
+    /// [`Integration::compaction_limit`] for a session on `model`, where the
+    /// agent's configuration sets the point per model (Claude Code's
+    /// `modelSettings`); by default the same for every model.
+    fn compaction_limit_for(
+        &self,
+        window: u64,
+        _model: Option<&str>,
+        project: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Limit {
+        self.compaction_limit(window, project, env)
+    }
+    /// The window the agent's configuration holds a session to when it is
+    /// below the model's (Claude Code's `CLAUDE_CODE_DISABLE_1M_CONTEXT`), and
+    /// where that comes from; None when it does not.
+    fn window_cap(
+        &self,
+        _window: u64,
+        _env: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<(u64, String)> {
+        None
+    }
     /// The summary the agent wrote at its last compaction, from its
     /// transcript; one written before `since` (when the compaction began) is
     /// an earlier compaction's and not returned.
@@ -477,6 +499,20 @@ pub fn compaction_limit_with(
     observed: Option<u64>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Limit {
+    compaction_limit_for_model(agent, window, None, project, front, observed, env)
+}
+
+/// [`compaction_limit_with`] for a session on `model` (an agent may set its
+/// point per model).
+pub fn compaction_limit_for_model(
+    agent: Option<Agent>,
+    window: u64,
+    model: Option<&str>,
+    project: &Path,
+    front: Option<&CompactionConfig>,
+    observed: Option<u64>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Limit {
     let names: Vec<&str> = match agent {
         Some(a) => {
             let i = a.integration();
@@ -488,7 +524,9 @@ pub fn compaction_limit_with(
     };
     crate::compaction::limit_with(window, front, &names, &|window| match agent {
         Some(a) => {
-            let own = a.integration().compaction_limit(window, project, env);
+            let own = a
+                .integration()
+                .compaction_limit_for(window, model, project, env);
             // What was seen beats the agent's default, never what the user set
             // (a setting changed since is what the agent will do next).
             match observed {
@@ -498,6 +536,15 @@ pub fn compaction_limit_with(
         }
         None => Limit::window(window),
     })
+}
+
+/// The window `agent`'s configuration holds a `window`-token session to, when
+/// it holds it below that (see [`Integration::window_cap`]). Reads the
+/// process's environment.
+pub fn window_cap(agent: Agent, window: u64) -> Option<(u64, String)> {
+    agent
+        .integration()
+        .window_cap(window, &|name| std::env::var(name).ok())
 }
 
 /// The summary `agent` wrote at its last compaction, from the transcript at

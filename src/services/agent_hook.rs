@@ -238,8 +238,17 @@ impl Hook {
         s.pending_start = Some("compact".into());
         s.pre_compact_at = None;
         session::save(&self.ws, &lock, &s)?;
-        // The agent compresses on its own; the figure before the fall is where.
-        self.learn_compaction(&lock, before);
+        // Where the transcript states the figure before the compaction, that is learned
+        // (`learning`); else the agent's own last figure before the fall is where, when it
+        // fell from past the point the agent compresses at on its own: from below it, the
+        // user asked (`/compress`).
+        let traits = self.agent.integration().hook_traits();
+        let past_point = before
+            .tokens
+            .is_some_and(|t| t.saturating_mul(10) >= before.limit().saturating_mul(9));
+        if !traits.compaction_in_transcript && past_point {
+            self.learn_compaction(&lock, before);
+        }
         self.log(
             &lock,
             "compaction",
@@ -250,6 +259,16 @@ impl Hook {
         );
         drop(lock);
         self.audit_summary(Some("detected".into()), None)
+    }
+
+    /// The compaction the transcript ends with, as the agent recorded it (its own figure
+    /// before it, the trigger, the model): read at the events that follow a compaction, so
+    /// the learning never takes ctxkeep's last reading for the agent's point.
+    fn compaction_in_transcript(&self) -> Option<crate::usage::Usage> {
+        let path = self.transcript()?;
+        crate::agents::read_usage(&path, Some(self.agent))
+            .ok()
+            .filter(|u| u.compacted)
     }
 
     /// Remembers that the agent compacted on its own at `s`'s figure, so the
@@ -381,17 +400,9 @@ impl Hook {
             true => session::load(&self.ws, &self.session)?.and_then(|s| s.tokens),
             false => None,
         };
+        // The figure now is ctxkeep's last reading, not where the agent compacts: that is
+        // learned from the agent's own figure once the compaction is in the transcript.
         let applied = self.update(true, false)?;
-        // Where an agent that fires this only before it compacts did so on its own.
-        if let (Some(s), Some("auto"), false) = (
-            applied.as_ref().map(|a| &a.session),
-            trigger.as_deref(),
-            often,
-        ) {
-            if let Ok(lock) = self.ws.lock() {
-                self.learn_compaction(&lock, s);
-            }
-        }
         if often && !asked {
             let now = applied.as_ref().and_then(|a| a.session.tokens).or(known);
             if let Some(why) = self.compacts_nothing(now)? {
@@ -458,9 +469,13 @@ impl Hook {
     /// PostCompact: the old figure is gone with the context; every stage
     /// re-arms (the next reading sets the new size).
     fn post_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
+        let boundary = self.compaction_in_transcript();
         let lock = self.ws.lock()?;
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+        if let Some(usage) = &boundary {
+            super::learning::note_compaction(&mut s, usage, trigger.as_deref());
+        }
         // Claude Code starts the restored session (with its size) before
         // PostCompact: that figure is the new one, not a stale one.
         if s.restored_at.take().is_none() {
@@ -506,6 +521,10 @@ impl Hook {
                 &self.out,
             )?;
         }
+        let boundary = match source {
+            "compact" => self.compaction_in_transcript(),
+            _ => None,
+        };
         let lock = self.ws.lock()?;
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
@@ -520,7 +539,15 @@ impl Hook {
         } else {
             self.give(&lock, &mut s, source)?
         };
+        if source == "clear" {
+            // A cleared context: every stage re-arms, the next reading sets the size.
+            forget_figure(&mut s);
+            s.compacted_at = None;
+        }
         if source == "compact" {
+            if let Some(usage) = &boundary {
+                super::learning::note_compaction(&mut s, usage, None);
+            }
             forget_figure(&mut s);
             // The restored conversation's size, when the agent states it.
             if let Some(t) = self.payload.context_tokens {

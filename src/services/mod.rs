@@ -8,6 +8,7 @@ pub mod demo;
 pub mod gutter;
 pub mod hook_setup;
 pub mod init;
+pub mod learning;
 pub mod merge;
 pub mod record;
 pub mod relay;

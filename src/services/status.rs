@@ -182,14 +182,26 @@ fn limit_line(r: &Report) -> String {
         "window" => "the window".to_string(),
         "front-matter" => "set in the front matter".to_string(),
         "default" => "the agent's default".to_string(),
-        "observed" => "where the agent compacted on its own before".to_string(),
+        "observed" => match r.limit_learned_from {
+            Some(n) => format!(
+                "where the agent compacted on its own before, the median of {n} compaction{}",
+                if n == 1 { "" } else { "s" }
+            ),
+            None => "where the agent compacted on its own before".to_string(),
+        },
         other => other.to_string(),
     };
-    let mut line = format!(
-        "limit: {of}{} tokens ({what}); stages measured against the {}\n",
-        thousands(r.limit),
-        r.stages_against
-    );
+    let mut line = match r.limit_source.as_str() {
+        "unknown" => format!(
+            "limit: unknown, as the window is; stages measured against the {}\n",
+            r.stages_against
+        ),
+        _ => format!(
+            "limit: {of}{} tokens ({what}); stages measured against the {}\n",
+            thousands(r.limit),
+            r.stages_against
+        ),
+    };
     if let Some(note) = &r.limit_note {
         line.push_str(&format!("limit note: {note}\n"));
     }
@@ -221,6 +233,12 @@ pub fn human(st: &StatusReport) -> String {
             thousands(t),
             thousands(r.window),
             r.source.map(|s| s.to_string()).unwrap_or_default()
+        ),
+        (Some(t), None) if r.window_source == "unknown" => format!(
+            "session {}: {} tokens, window unknown (usage passed the {} tokens assumed, without a compaction)",
+            r.session,
+            thousands(t),
+            thousands(r.window),
         ),
         _ => format!(
             "session {}: size unknown since the last compaction (window {} tokens)",

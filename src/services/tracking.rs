@@ -33,8 +33,17 @@ pub struct Report {
     /// Percent of the limit.
     pub limit_percent: Option<f64>,
     /// Where the limit comes from: `window`, `front-matter`, `default` (the
-    /// agent's own), `env:NAME`, `config:PATH`.
+    /// agent's own), `env:NAME`, `config:PATH`, `observed` (learned from the
+    /// agent's own automatic compactions), `unknown`.
     pub limit_source: String,
+    /// With `limit_source: observed`: how many compactions the limit was
+    /// learned from (their median).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_learned_from: Option<usize>,
+    /// Where the window comes from: `option`, `status-line`, `agent`,
+    /// `evidence`, `model`, `env:NAME`, `config`, or `unknown` (usage passed
+    /// every window known for the model: no percent is given).
+    pub window_source: String,
     /// Why a configured limit was not used, when one was not.
     pub limit_note: Option<String>,
     /// What stage percents are of: `limit` or `window`.
@@ -81,6 +90,11 @@ impl Report {
             limit: session.limit(),
             limit_percent: session.stage_percent(StagesAgainst::Limit),
             limit_source: session.limit_source().to_string(),
+            limit_learned_from: session.limit_learned_from,
+            window_source: session
+                .window_source
+                .clone()
+                .unwrap_or_else(|| "config".to_string()),
             limit_note: session.limit_note.clone(),
             stages_against: stages_against_name(config.stages_against),
             source: Some(session.source),
@@ -114,6 +128,8 @@ impl Report {
             limit: limit.tokens,
             limit_percent: None,
             limit_source: limit.source,
+            limit_learned_from: None,
+            window_source: "config".to_string(),
             limit_note: limit.note,
             stages_against: stages_against_name(config.stages_against),
             source: None,
@@ -239,12 +255,18 @@ pub fn apply(
         Reading::Transcript(usage, path) => (Some(path.clone()), usage.agent.parse::<Agent>().ok()),
         _ => (None, None),
     };
+    // Only an agent's reading says anything about the window.
+    let agent_reading = matches!(
+        reading,
+        Reading::Transcript(..) | Reading::StatusLine { .. } | Reading::Stated { .. }
+    );
     match reading {
         Reading::Absolute {
             tokens,
             source,
             count,
         } => {
+            s.window_source = None;
             s.set_tokens(Some(tokens), opts.window.unwrap_or(config.window));
             s.source = source;
             if count.is_some() {
@@ -252,6 +274,7 @@ pub fn apply(
             }
         }
         Reading::Relative(delta) => {
+            s.window_source = None;
             let base = s.tokens.unwrap_or(0);
             let tokens = base.saturating_add_signed(delta);
             let window = opts
@@ -262,9 +285,20 @@ pub fn apply(
             s.source = Source::Manual;
         }
         Reading::Transcript(usage, path) => {
-            let window =
-                reading_window(&opts, &s, usage.window, usage.model.as_deref(), sf, config);
+            switch_model(&mut s, usage.model.as_deref());
+            let window = reading_window(
+                &opts,
+                &mut s,
+                usage.agent.parse().ok(),
+                usage.window,
+                usage.model.as_deref(),
+                sf,
+                config,
+            );
             compacted = usage.compacted;
+            if compacted {
+                super::learning::note_compaction(&mut s, &usage, None);
+            }
             // No figure (a new transcript, or compacted without `postTokens`)
             // is recorded as unknown rather than guessed.
             s.set_tokens(usage.tokens, window);
@@ -287,10 +321,19 @@ pub fn apply(
             model,
             transcript,
         } => {
+            switch_model(&mut s, model.as_deref());
             if window.is_some() {
                 s.statusline_window = window;
             }
-            let window = reading_window(&opts, &s, None, model.as_deref(), sf, config);
+            let window = reading_window(
+                &opts,
+                &mut s,
+                Some(agent),
+                None,
+                model.as_deref(),
+                sf,
+                config,
+            );
             // A line that knows no figure (before the first call, right after
             // a compaction) keeps the one the hooks recorded, the restored
             // size included.
@@ -307,9 +350,19 @@ pub fn apply(
             window,
         } => {
             if model.is_some() {
+                switch_model(&mut s, model.as_deref());
                 s.model = model;
             }
-            let window = reading_window(&opts, &s, window, s.model.as_deref(), sf, config);
+            let model = s.model.clone();
+            let window = reading_window(
+                &opts,
+                &mut s,
+                Some(agent),
+                window,
+                model.as_deref(),
+                sf,
+                config,
+            );
             s.set_tokens(tokens.or(s.tokens), window);
             s.source = Source::Usage;
             s.agent = Some(agent.to_string());
@@ -324,17 +377,35 @@ pub fn apply(
     // configuration may have changed); only the known agent's files.
     let agent = s.agent.as_deref().and_then(|a| a.parse::<Agent>().ok());
     // Where this agent was seen compacting with this model, once it was.
-    let observed = agent.and_then(|a| {
+    // A figure past the window the session assumed, without a compaction:
+    // the window is larger than assumed (or unknown).
+    let was_unknown = prev.as_ref().is_some_and(|p| !p.window_known());
+    let evidence = agent_reading
+        .then(|| super::learning::window_evidence(&mut s, was_unknown))
+        .flatten();
+    // A compaction read earlier is judged at the first figure after it.
+    let judged = agent.and_then(|a| super::learning::judge(ws, &mut s, a, compacted));
+    let learned = agent.map(|a| {
         crate::compaction::Learned::load(&ws.compactions_path())
-            .point(a.as_str(), s.model.as_deref())
+            .seen(a.as_str(), s.model.as_deref())
     });
-    s.set_limit(crate::agents::compaction_limit(
+    let observed = learned.as_ref().and_then(|l| l.point);
+    let mut limit = crate::agents::compaction_limit_for_model(
         agent,
         s.window,
+        s.model.as_deref(),
         &ws.root,
         Some(&config.compaction),
         observed,
-    ));
+        &|name| std::env::var(name).ok(),
+    );
+    if !s.window_known() {
+        limit = crate::compaction::Limit::new(s.window, "unknown");
+    }
+    s.limit_learned_from = learned
+        .filter(|_| limit.source == "observed")
+        .map(|l| l.count);
+    s.set_limit(limit);
     // Truncation: the message count can only grow within a session.
     let previous_messages = s.messages;
     let truncated =
@@ -458,6 +529,12 @@ pub fn apply(
             }),
         );
     }
+    if let Some(fields) = evidence {
+        log("window_evidence", fields);
+    }
+    if let Some((event, fields)) = judged {
+        log(event, fields);
+    }
     if truncated {
         log(
             "truncation_suspected",
@@ -478,24 +555,53 @@ pub fn apply(
     })
 }
 
-/// The window for a reading from an agent: `--window`, else the status
-/// line's (exact: it tells a 1M session from a 200k one, the transcript
-/// does not), else the reading's own, else the config's, else the model
-/// table's for the reading's model, else the configured default.
+/// The window for a reading from an agent, and where it came from (the
+/// session's `window_source`), in this order: `--window`; what the agent
+/// reports for the session (its status line's, exact: it tells a 1M session
+/// from a 200k one; a window the transcript or payload states); a larger
+/// window this session's usage proved; the model table's for the reading's
+/// model (with the project's `models:` overrides), held down where the
+/// agent's configuration says so (`CLAUDE_CODE_DISABLE_1M_CONTEXT`); the
+/// project's configured window (the front matter's `window`, else the default).
 fn reading_window(
     opts: &Options,
-    s: &Session,
+    s: &mut Session,
+    agent: Option<Agent>,
     stated: Option<u64>,
     model: Option<&str>,
     sf: &StateFile,
     config: &Config,
 ) -> u64 {
-    opts.window
-        .or(s.statusline_window)
-        .or(stated)
-        .or(sf.fm.window)
-        .or(model.and_then(|m| config.model_info(m)).map(|m| m.window))
-        .unwrap_or(config.window)
+    let (window, source) = if let Some(w) = opts.window {
+        (w, "option".to_string())
+    } else if let Some(w) = s.statusline_window {
+        (w, "status-line".to_string())
+    } else if let Some(w) = stated {
+        (w, "agent".to_string())
+    } else if let Some(w) = s.window_evidence {
+        (w, "evidence".to_string())
+    } else if let Some(w) = model.and_then(|m| config.model_info(m)).map(|m| m.window) {
+        match agent.and_then(|a| crate::agents::window_cap(a, w)) {
+            Some((cap, why)) => (cap, why),
+            None => (w, "model".to_string()),
+        }
+    } else {
+        (sf.fm.window.unwrap_or(config.window), "config".to_string())
+    };
+    s.window_source = Some(source);
+    window
+}
+
+/// A reading on another model than the session's last: what the agent
+/// reported for the old model's window (and what its usage proved) no
+/// longer holds.
+fn switch_model(s: &mut Session, model: Option<&str>) {
+    if let (Some(new), Some(old)) = (model, s.model.as_deref()) {
+        if !new.eq_ignore_ascii_case(old) {
+            s.statusline_window = None;
+            s.window_evidence = None;
+        }
+    }
 }
 
 /// At most this many characters reach the model for the stages of one event.

@@ -240,36 +240,54 @@ fn an_automatic_compaction_seen_becomes_the_limit_the_stages_use() {
         String::from_utf8(out.stdout).unwrap()
     };
     // The newest Claude Code compacts later than its documented point: at 190,000 here.
-    let write = |tokens: u64| {
-        std::fs::write(
-            &transcript,
-            jsonl(&[claude_assistant("m1", 6, 1_000, tokens - 1_006)]),
-        )
-        .unwrap()
+    let lines = std::cell::RefCell::new(Vec::new());
+    let add = |line: String| {
+        lines.borrow_mut().push(line);
+        std::fs::write(&transcript, jsonl(&lines.borrow())).unwrap();
     };
-    write(150_000);
+    add(claude_assistant_on("claude-opus-4-6", "m1", 150_000));
     let said = hook("UserPromptSubmit", serde_json::json!({ "prompt": "x" }));
     assert!(
         said.contains("at which the agent is expected to compact"),
         "{said}"
     );
-    write(190_000);
+    // ctxkeep's last reading is 182,000; the agent's own figure at the compaction 190,000.
+    add(claude_assistant_on("claude-opus-4-6", "m2", 182_000));
     hook("PreCompact", serde_json::json!({ "trigger": "auto" }));
+    add(claude_compaction("auto", 190_000));
+    hook("SessionStart", serde_json::json!({ "source": "compact" }));
+    hook("PostCompact", serde_json::json!({ "trigger": "auto" }));
+    assert!(
+        !p.path(".ctxkeep/compactions.json").exists(),
+        "judged at the next figure"
+    );
+    add(claude_assistant_on("claude-opus-4-6", "m3", 30_000));
+    hook("UserPromptSubmit", serde_json::json!({ "prompt": "go on" }));
     // A manual compaction says nothing of where the agent compacts on its own.
-    write(120_000);
+    add(claude_assistant_on("claude-opus-4-6", "m4", 120_000));
     hook("PreCompact", serde_json::json!({ "trigger": "manual" }));
+    add(claude_compaction("manual", 120_000));
+    hook("PostCompact", serde_json::json!({ "trigger": "manual" }));
+    add(claude_assistant_on("claude-opus-4-6", "m5", 25_000));
+    hook("UserPromptSubmit", serde_json::json!({ "prompt": "z" }));
     let learned: serde_json::Value =
         serde_json::from_str(&p.read(".ctxkeep/compactions.json")).unwrap();
     assert_eq!(
         learned["claude-code"]["claude-opus-4-6"],
         serde_json::json!([190_000])
     );
+    let events = p.read(".ctxkeep/events.jsonl");
+    assert!(
+        events.contains(r#""why":"manual""#),
+        "the manual one is recorded as such: {events}"
+    );
 
     // The next reading measures against 190,000, and the model is told it was seen.
-    write(160_000);
+    add(claude_assistant_on("claude-opus-4-6", "m6", 160_000));
     let (t, _) = track(&p, &["--transcript", "t.jsonl", "--session", "learn-1"]);
     assert_eq!((t.limit, t.limit_source.as_str()), (190_000, "observed"));
-    write(182_000);
+    assert_eq!(t.limit_learned_from, Some(1));
+    add(claude_assistant_on("claude-opus-4-6", "m7", 182_000));
     let said = hook("UserPromptSubmit", serde_json::json!({ "prompt": "y" }));
     assert!(
         said.contains("95.8 % of the 190000 at which the agent compacted on its own before"),

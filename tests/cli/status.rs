@@ -17,6 +17,9 @@ struct Status {
     limit_percent: Option<f64>,
     limit_source: String,
     limit_note: Option<String>,
+    window_source: String,
+    #[serde(default)]
+    limit_learned_from: Option<usize>,
     stages_against: String,
     source: Option<String>,
     stage: Option<String>,

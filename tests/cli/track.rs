@@ -19,6 +19,9 @@ pub struct Track {
     pub limit_percent: Option<f64>,
     pub limit_source: String,
     pub limit_note: Option<String>,
+    pub window_source: String,
+    #[serde(default)]
+    pub limit_learned_from: Option<usize>,
     pub stages_against: String,
     pub source: Option<String>,
     pub stage: Option<String>,

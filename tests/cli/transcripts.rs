@@ -108,3 +108,16 @@ pub fn claude_tool_result(id: &str, is_error: bool, content: &str) -> String {
         r#"{{"parentUuid":"u-{id}","isSidechain":false,"userType":"external","sessionId":"sess-1","type":"user","message":{{"role":"user","content":[{{"tool_use_id":"{id}","type":"tool_result","content":"{content}","is_error":{is_error}}}]}},"uuid":"r-{id}","timestamp":"2026-02-11T21:12:01.000Z"}}"#
     )
 }
+
+/// [`claude_assistant`] on another model.
+pub fn claude_assistant_on(model: &str, id: &str, context: u64) -> String {
+    claude_assistant(id, 6, 1_000, context - 1_006).replace("claude-opus-4-6", model)
+}
+
+/// A compaction boundary as Claude Code writes it: its trigger (`auto`,
+/// `manual`) and its own figure before the compaction.
+pub fn claude_compaction(trigger: &str, pre: u64) -> String {
+    claude_compact_boundary(None)
+        .replace(r#""trigger":"auto""#, &format!(r#""trigger":"{trigger}""#))
+        .replace("167094", &pre.to_string())
+}

@@ -87,6 +87,22 @@ impl Integration for ClaudeCode {
     ) -> Limit {
         compaction::limit(window, env)
     }
+    fn compaction_limit_for(
+        &self,
+        window: u64,
+        model: Option<&str>,
+        project: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Limit {
+        compaction::limit_for(window, model, project, env)
+    }
+    fn window_cap(
+        &self,
+        window: u64,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<(u64, String)> {
+        compaction::window_cap(window, env)
+    }
     fn compaction_summary(
         &self,
         path: &Path,

@@ -18,7 +18,9 @@
 //! * A `compacted` line or a `context_compacted` event means the context was reset. A
 //!   `token_count` after it (before any response) is Codex's own estimate of the new size and
 //!   is taken even with `input_tokens == 0` while within the window; without one, tokens are
-//!   unknown until the next response.
+//!   unknown until the next response. The last valid figure before it (the compaction's own
+//!   request, else the last record or `token_count` met going back) is `pre_tokens`: where
+//!   Codex compacted, in its own figure.
 //! * Window = `info.model_context_window`, else `task_started`/`turn_started`
 //!   `.model_context_window`, else None (older builds write null; the caller's configuration or
 //!   model table decides). Model = the latest `turn_context.model`. Both are searched backwards
@@ -128,7 +130,8 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
     while let Some((offset, line)) = scanner.next_object()? {
         if let Some(at) = settled_at {
             since_settled += 1;
-            if usage.window.is_some() && usage.model.is_some() && since_settled > 8 {
+            let pre_wanted = usage.compacted && usage.pre_tokens.is_none();
+            if usage.window.is_some() && usage.model.is_some() && since_settled > 8 && !pre_wanted {
                 break;
             }
             if offset.saturating_add(SIDE_SEARCH_BUDGET) < at {
@@ -144,7 +147,9 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
                 let own_request = record_id.is_some()
                     && get_str(payload, "compaction_response_id") == record_id.as_deref();
                 if own_request {
-                    // The record that settled the figure was the compaction's request.
+                    // The record that settled the figure was the compaction's request:
+                    // its input is the context Codex compacted.
+                    usage.pre_tokens = usage.tokens;
                     usage.tokens = estimate;
                     usage.compacted = true;
                     record_id = None;
@@ -161,6 +166,13 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
                 continue;
             }
             Some("token_usage_record") => {
+                if usage.compacted
+                    && usage.pre_tokens.is_none()
+                    && is_own_record(payload, own_thread.as_deref())
+                {
+                    usage.pre_tokens =
+                        get_obj(payload, "usage").and_then(|u| valid_usage(u, usage.window));
+                }
                 if settled_at.is_none() && is_own_record(payload, own_thread.as_deref()) {
                     if let Some(total) =
                         get_obj(payload, "usage").and_then(|u| valid_usage(u, usage.window))
@@ -191,6 +203,9 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
                 };
                 let info_window = get_u64(info, "model_context_window").filter(|&w| w > 0);
                 usage.window = usage.window.or(info_window);
+                if usage.compacted && usage.pre_tokens.is_none() && settled_at.is_some() {
+                    usage.pre_tokens = valid_total(info, usage.window);
+                }
                 if settled_at.is_none() {
                     if let Some(total) = valid_total(info, usage.window) {
                         usage.tokens = Some(total);
