@@ -28,6 +28,10 @@ pub enum Action {
     /// The agent compacted its context (Claude Code and Codex `PostCompact`):
     /// the old figure is gone and every stage re-arms.
     PostCompact { trigger: Option<String> },
+    /// The session moved to another model (Claude Code's `PostModelSwitch`):
+    /// its window and limit are the new model's from now on; the payload's
+    /// `context_tokens` is a reading, and the reply reaches the new model.
+    ModelSwitch,
     /// Nothing to do (e.g. `Stop`): answered without reading any file.
     Ignore,
 }
@@ -48,8 +52,8 @@ pub struct Payload {
     pub last_message: Option<String>,
     /// The user's prompt (`UserPromptSubmit`, Gemini `BeforeAgent`).
     pub prompt: Option<String>,
-    /// Claude Code's `SessionStart`: the context size the restored session
-    /// starts with, and the model.
+    /// Claude Code's `SessionStart` (resume, fork) and `PostModelSwitch`: the
+    /// context size, and the model (`to_model` after a switch).
     pub context_tokens: Option<u64>,
     pub model: Option<String>,
     /// The tool call a `PostToolUse`/`PostToolUseFailure`/`AfterTool` reports, as far as loop
@@ -210,7 +214,8 @@ pub fn from_object(
             .or_else(|| text_of(root, "prompt_response")),
         prompt: text_of(root, "prompt"),
         context_tokens: root.get("context_tokens").and_then(Value::as_u64),
-        model: text_of(root, "model"),
+        // `PostModelSwitch` names the model switched to `to_model`.
+        model: text_of(root, "model").or_else(|| text_of(root, "to_model")),
         tool: None,
         tool_use_id: text_of(root, "tool_use_id"),
         in_subagent: root.contains_key("agent_id"),
@@ -256,6 +261,7 @@ fn action_for(event: &str, root: &Map<String, Value>) -> Action {
         "SessionStart" => Action::SessionStart {
             source: field(&["source", "trigger"]).unwrap_or_else(|| "startup".into()),
         },
+        "PostModelSwitch" => Action::ModelSwitch,
         "SessionEnd" => Action::SessionEnd {
             reason: field(&["reason", "trigger"]),
         },

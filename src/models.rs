@@ -152,6 +152,13 @@ pub fn not_in_table(name: &str, what_to_do: &str) -> crate::error::Error {
     ))
 }
 
+/// Whether two names are the same model (case, provider prefix and a
+/// `[1m]` suffix aside: the status line says `claude-opus-4-6[1m]` where the
+/// transcript says `claude-opus-4-6`).
+pub fn same_model(a: &str, b: &str) -> bool {
+    normalize(a).0 == normalize(b).0
+}
+
 /// The built-in entry for `name`, if known.
 pub fn lookup(name: &str) -> Option<ModelInfo> {
     let (n, one_m) = normalize(name);

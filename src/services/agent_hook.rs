@@ -89,6 +89,7 @@ impl Hook {
             Action::SessionStart { source } => self.session_start(&source),
             Action::SessionEnd { reason } => self.session_end(reason).map(|_| None),
             Action::PostCompact { trigger } => self.post_compact(trigger).map(|_| None),
+            Action::ModelSwitch => self.model_switch(),
             Action::Ignore => Ok(None),
         };
         context.map(|c| c.map(Answer::Context))
@@ -183,6 +184,40 @@ impl Hook {
             texts.extend(tracking::instructions(&self.ws, &self.config, &applied)?);
         }
         texts.extend(loops);
+        Ok((!texts.is_empty()).then(|| texts.join("\n")))
+    }
+
+    /// PostModelSwitch: the figure the agent states is a reading on the new model, whose
+    /// window and compaction point apply from now (what was reported or proved for the old
+    /// model's window is forgotten, `tracking`); a stage that the smaller window crosses is
+    /// told with the new model's next request.
+    fn model_switch(&self) -> anyhow::Result<Option<String>> {
+        let applied = tracking::apply(
+            &self.ws,
+            &self.sf,
+            &self.config,
+            &self.session,
+            Reading::Stated {
+                agent: self.agent,
+                tokens: self.payload.context_tokens,
+                model: self.payload.model.clone(),
+                window: None,
+            },
+            Options::default(),
+            &self.out,
+        )?;
+        if let Ok(lock) = self.ws.lock() {
+            let s = &applied.session;
+            self.log(
+                &lock,
+                "model_switch",
+                json!({
+                    "session": self.session, "agent": self.agent, "model": s.model,
+                    "tokens": s.tokens, "window": s.window, "limit": s.limit(),
+                }),
+            );
+        }
+        let texts = tracking::instructions(&self.ws, &self.config, &applied)?;
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
     }
 

@@ -110,8 +110,10 @@ pub fn judge(
     let model_now = s.model.clone();
     let seen = s.compaction_seen.as_mut().filter(|c| !c.judged)?;
     seen.judged = true;
-    let switched =
-        matches!((&seen.model, &model_now), (Some(a), Some(b)) if !a.eq_ignore_ascii_case(b));
+    let switched = matches!(
+        (&seen.model, &model_now),
+        (Some(a), Some(b)) if !crate::models::same_model(a, b)
+    );
     let why = match seen.trigger.as_deref() {
         Some("auto") if switched => Some("model-switch"),
         Some("auto") if seen.pre_tokens > window => Some("above-window"),

@@ -597,7 +597,7 @@ fn reading_window(
 /// longer holds.
 fn switch_model(s: &mut Session, model: Option<&str>) {
     if let (Some(new), Some(old)) = (model, s.model.as_deref()) {
-        if !new.eq_ignore_ascii_case(old) {
+        if !crate::models::same_model(new, old) {
             s.statusline_window = None;
             s.window_evidence = None;
         }

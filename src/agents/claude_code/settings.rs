@@ -20,6 +20,8 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::matching("PostToolUseFailure", "*"),
         Event::new("PreCompact"),
         Event::new("PostCompact"),
+        // A `/model` switch: the new model's window and compaction point apply.
+        Event::new("PostModelSwitch"),
         Event::new("Stop"),
         Event::new("SessionEnd"),
     ],
