@@ -295,3 +295,158 @@ fn an_automatic_compaction_seen_becomes_the_limit_the_stages_use() {
     );
     assert!(!said.contains("expected"), "{said}");
 }
+
+/// `track --json ARGS` with `env` added to the hermetic environment.
+fn track_with(p: &Project, args: &[&str], env: &[(&str, &str)]) -> crate::track::Track {
+    let mut all = vec!["--json", "track"];
+    all.extend_from_slice(args);
+    let mut cmd = p.ctxkeep(&all);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}: {v}"))
+}
+
+/// A plain `ctxkeep init` (its configured window is 200,000) and a first checkpoint.
+fn plain_project() -> Project {
+    let p = Project::new();
+    p.ctxkeep(&["init"]).assert().success();
+    p.commit_all("init");
+    p.checkpoint(&[]).success();
+    p
+}
+
+fn write_on(p: &Project, model: &str, context: u64) {
+    p.write(
+        "t.jsonl",
+        jsonl(&[claude_assistant_on(model, &format!("m{context}"), context)]),
+    );
+}
+
+#[test]
+fn a_1m_model_past_200k_is_measured_against_its_own_window() {
+    let p = plain_project();
+    // Before: 164k on claude-opus-5 fired "URGENT: hand off now" (82 % of a 200k window).
+    write_on(&p, "claude-opus-5", 164_000);
+    let t = track_with(&p, &["--transcript", "t.jsonl"], &[]);
+    assert_eq!(
+        (t.window, t.window_source.as_str(), t.percent),
+        (1_000_000, "model", Some(16.4))
+    );
+    assert!(t.fired.is_empty() && t.instructions.is_empty(), "{t:?}");
+    // Before: "percent": 148.5 at 297k.
+    write_on(&p, "claude-opus-5-5", 297_000);
+    let t = track_with(&p, &["--transcript", "t.jsonl"], &[]);
+    assert_eq!((t.percent, t.limit), (Some(29.7), 967_000));
+    assert!(t.fired.is_empty());
+    // Claude Code's own setting holds a 1M model to 200k: measured against that.
+    write_on(&p, "claude-opus-5", 150_000);
+    let held = [("CLAUDE_CODE_DISABLE_1M_CONTEXT", "1")];
+    let t = track_with(&p, &["--transcript", "t.jsonl", "--session", "held"], &held);
+    assert_eq!(
+        (t.window, t.window_source.as_str(), t.limit),
+        (200_000, "env:CLAUDE_CODE_DISABLE_1M_CONTEXT", 167_000)
+    );
+}
+
+#[test]
+fn usage_past_the_assumed_window_proves_a_larger_one_said_once() {
+    let p = plain_project();
+    // The table has claude-opus-4-6 at 200k; a session on its 1M variant says nothing of it
+    // in the transcript.
+    write_on(&p, "claude-opus-4-6", 150_000);
+    let t = track_with(&p, &["--transcript", "t.jsonl"], &[]);
+    assert_eq!((t.window, t.percent), (200_000, Some(75.0)));
+    for (tokens, percent) in [(297_000, 29.7), (310_000, 31.0)] {
+        write_on(&p, "claude-opus-4-6", tokens);
+        let t = track_with(&p, &["--transcript", "t.jsonl"], &[]);
+        assert_eq!(
+            (t.window, t.window_source.as_str(), t.percent),
+            (1_000_000, "evidence", Some(percent))
+        );
+        assert!(t.limit_percent.unwrap() <= 100.0);
+    }
+    let events = p.read(".ctxkeep/events.jsonl");
+    assert_eq!(
+        events.matches(r#""event":"window_evidence""#).count(),
+        1,
+        "{events}"
+    );
+    // A model whose family has no window that large: unknown, never a number.
+    p.write(
+        "t.jsonl",
+        jsonl(&[claude_assistant_on("claude-opus-4-6", "x", 1_500_000)]),
+    );
+    let t = track_with(&p, &["--transcript", "t.jsonl", "--session", "huge"], &[]);
+    assert_eq!(
+        (t.window_source.as_str(), t.percent, t.limit_percent),
+        ("unknown", None, None)
+    );
+    assert!(t.fired.is_empty(), "nothing fires on an unknown window");
+    let out = p
+        .ctxkeep(&["status", "--session", "huge"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("window unknown"), "{text}");
+    assert!(!text.contains("750"), "no percent past 100: {text}");
+}
+
+#[test]
+fn autocompactwindow_in_claude_codes_settings_sets_the_limit_per_model() {
+    let p = plain_project();
+    write_on(&p, "claude-opus-5", 100_000);
+    p.write(
+        ".claude/settings.json",
+        r#"{"autoCompactWindow": 400000, "modelSettings": {"claude-sonnet-5": {"autoCompactWindow": 300000}}}"#,
+    );
+    let t = track_with(&p, &["--transcript", "t.jsonl"], &[]);
+    assert_eq!(
+        t.limit, 367_000,
+        "400,000 less Claude Code's 33,000 margins"
+    );
+    assert!(
+        t.limit_source.starts_with("config:") && t.limit_source.ends_with(".claude/settings.json"),
+        "{}",
+        t.limit_source
+    );
+    write_on(&p, "claude-sonnet-5", 100_000);
+    let t = track_with(&p, &["--transcript", "t.jsonl", "--session", "s5"], &[]);
+    assert_eq!(t.limit, 267_000, "the model's own setting");
+    // The environment wins over the files.
+    let env = [("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "250000")];
+    let t = track_with(&p, &["--transcript", "t.jsonl", "--session", "s6"], &env);
+    assert_eq!(
+        (t.limit, t.limit_source.as_str()),
+        (217_000, "env:CLAUDE_CODE_AUTO_COMPACT_WINDOW")
+    );
+}
+
+#[test]
+fn a_stage_fires_once_per_fill_a_dip_and_climb_fires_nothing_again() {
+    let p = project("200000");
+    let before = std::cell::RefCell::new(Vec::<String>::new());
+    // The stages this reading fired: fired now, not fired before it.
+    let fired = |tokens: &str| -> Vec<String> {
+        let (t, _) = track(&p, &["--tokens", tokens]);
+        let now: Vec<String> = t.fired.iter().map(|f| f.name.clone()).collect();
+        let new = now
+            .iter()
+            .filter(|n| !before.borrow().contains(n))
+            .cloned()
+            .collect();
+        *before.borrow_mut() = now;
+        new
+    };
+    assert_eq!(fired("190500"), ["stage-80", "stage-90", "stage-95"]);
+    // A cleared tool output: 2–3k down, then back up, twice.
+    for tokens in ["187800", "191000", "188200", "192500"] {
+        assert!(fired(tokens).is_empty(), "{tokens}");
+    }
+    // Well below (more than 10 % of the limit under stage-95): it fires again on the climb.
+    assert!(fired("165000").is_empty());
+    assert_eq!(fired("190500"), ["stage-95"]);
+}
