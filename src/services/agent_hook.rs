@@ -427,8 +427,10 @@ impl Hook {
             .integration()
             .hook_traits()
             .pre_compact_fires_often;
-        // A compaction the user asked for always gets its checkpoint.
-        let asked = trigger.as_deref() == Some("manual");
+        // A compaction the user asked for always gets its checkpoint; so does an idle one
+        // (Claude Code's, before the prompt cache expires): nobody is at the keyboard, and
+        // this checkpoint is what a cold start will read.
+        let asked = matches!(trigger.as_deref(), Some("manual" | "idle"));
         // The figure this session had before: a resumed run's first event
         // may name a transcript with no figure in it yet.
         let known = match often && !asked {

@@ -450,3 +450,173 @@ fn a_stage_fires_once_per_fill_a_dip_and_climb_fires_nothing_again() {
     assert!(fired("165000").is_empty());
     assert_eq!(fired("190500"), ["stage-95"]);
 }
+
+/// Runs Claude Code's hook for `event` in session `session` of transcript `t.jsonl`; its stdout.
+fn claude_hook(p: &Project, session: &str, event: &str, extra: Value) -> String {
+    let mut v = serde_json::json!({
+        "session_id": session, "transcript_path": p.path("t.jsonl"), "cwd": p.root(),
+        "hook_event_name": event,
+    });
+    v.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    let out = p
+        .ctxkeep(&["hook", "claude-code"])
+        .write_stdin(v.to_string())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(0) && stderr.is_empty(),
+        "{stderr}"
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The transcript grows by `line`.
+fn append(p: &Project, line: String) {
+    let mut text = std::fs::read_to_string(p.path("t.jsonl")).unwrap_or_default();
+    text.push_str(&line);
+    text.push('\n');
+    p.write("t.jsonl", text);
+}
+
+fn events_named(p: &Project, event: &str) -> Vec<Value> {
+    p.read(".ctxkeep/events.jsonl")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == event)
+        .collect()
+}
+
+#[test]
+fn a_compaction_forced_by_a_model_switch_or_an_idle_one_teaches_nothing() {
+    let p = plain_project();
+    let s = "switch-1";
+    // Real-shaped: Opus on a 1M window at 149,997, `/model sonnet`, and Claude Code compacts
+    // at once at its own 173,977, above where Sonnet compacts under load.
+    append(&p, claude_assistant_on("claude-opus-4-6", "m1", 149_997));
+    claude_hook(
+        &p,
+        s,
+        "UserPromptSubmit",
+        serde_json::json!({ "prompt": "x" }),
+    );
+    claude_hook(
+        &p,
+        s,
+        "PreCompact",
+        serde_json::json!({ "trigger": "auto" }),
+    );
+    append(&p, claude_compaction("auto", 173_977));
+    claude_hook(
+        &p,
+        s,
+        "SessionStart",
+        serde_json::json!({ "source": "compact" }),
+    );
+    claude_hook(
+        &p,
+        s,
+        "PostCompact",
+        serde_json::json!({ "trigger": "auto" }),
+    );
+    append(&p, claude_assistant_on("claude-sonnet-4-6", "m2", 29_374));
+    claude_hook(
+        &p,
+        s,
+        "UserPromptSubmit",
+        serde_json::json!({ "prompt": "y" }),
+    );
+    assert!(!p.path(".ctxkeep/compactions.json").exists());
+    let not = events_named(&p, "compaction_not_learned");
+    assert_eq!(not.len(), 1, "{not:?}");
+    assert_eq!(
+        (&not[0]["why"], &not[0]["tokens"]),
+        (
+            &serde_json::json!("model-switch"),
+            &serde_json::json!(173_977)
+        )
+    );
+
+    // An idle compaction (nobody at the keyboard) gets its pre-compact checkpoint, recorded
+    // as idle, and teaches nothing either.
+    append(&p, claude_assistant_on("claude-sonnet-4-6", "m3", 120_000));
+    claude_hook(&p, s, "Stop", serde_json::json!({}));
+    let before = events_named(&p, "checkpoint").len();
+    claude_hook(
+        &p,
+        s,
+        "PreCompact",
+        serde_json::json!({ "trigger": "idle" }),
+    );
+    let written = events_named(&p, "checkpoint");
+    assert_eq!(written.len(), before + 1, "{written:?}");
+    assert!(
+        p.read(".ctxkeep/events.jsonl")
+            .contains(r#""compaction":"idle""#),
+        "recorded as idle"
+    );
+    append(&p, claude_compaction("auto", 120_000));
+    claude_hook(
+        &p,
+        s,
+        "PostCompact",
+        serde_json::json!({ "trigger": "idle" }),
+    );
+    append(&p, claude_assistant_on("claude-sonnet-4-6", "m4", 20_000));
+    claude_hook(
+        &p,
+        s,
+        "UserPromptSubmit",
+        serde_json::json!({ "prompt": "z" }),
+    );
+    assert!(!p.path(".ctxkeep/compactions.json").exists());
+    let not = events_named(&p, "compaction_not_learned");
+    assert_eq!(not.last().unwrap()["why"], "idle");
+}
+
+#[test]
+fn a_model_switch_rebases_the_window_and_a_clear_rearms_the_stages() {
+    let p = plain_project();
+    let s = "switch-2";
+    append(&p, claude_assistant_on("claude-opus-5", "m1", 180_000));
+    let said = claude_hook(
+        &p,
+        s,
+        "UserPromptSubmit",
+        serde_json::json!({ "prompt": "x" }),
+    );
+    assert_eq!(said, "", "18 % of Opus 5's 1M window");
+    // `/model` to a 200k model: its window and compaction point apply from now, and the
+    // stages the smaller window crosses are told with the new model's next request.
+    let said = claude_hook(
+        &p,
+        s,
+        "PostModelSwitch",
+        serde_json::json!({ "from_model": "claude-opus-5", "to_model": "claude-opus-4-6",
+            "context_tokens": 181_000 }),
+    );
+    assert!(said.contains("stage stage-98 (handoff)"), "{said}");
+    let (t, _) = p.json(&["status", "--session", s]);
+    assert_eq!(
+        (&t["tokens"], &t["window"], &t["limit"], &t["window_source"]),
+        (
+            &Value::from(181_000),
+            &Value::from(200_000),
+            &Value::from(167_000),
+            &Value::from("model")
+        )
+    );
+    assert_eq!(t["handoff_due"], true);
+    // `/clear` empties the context: every stage is armed again.
+    claude_hook(
+        &p,
+        s,
+        "SessionStart",
+        serde_json::json!({ "source": "clear" }),
+    );
+    let (t, _) = p.json(&["status", "--session", s]);
+    assert_eq!(t["fired"], serde_json::json!([]), "{t}");
+    assert_eq!(t["handoff_due"], false);
+}
