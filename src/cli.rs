@@ -338,7 +338,8 @@ pub struct InitArgs {
     pub window: Option<u64>,
 
     /// Threshold stages as PCT[:ACTION] items, ACTION one of warn, checkpoint, handoff
-    /// [default: 80:warn,90:checkpoint,95:checkpoint,98:handoff].
+    /// [default: 80:warn,90:checkpoint,95:checkpoint,98:handoff]. Each fires once per fill and
+    /// re-arms after a compaction, a /clear, or a fall of more than 10 points below it.
     #[arg(long, value_name = "LIST")]
     pub stages: Option<String>,
 
