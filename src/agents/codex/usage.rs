@@ -18,9 +18,9 @@
 //! * A `compacted` line or a `context_compacted` event means the context was reset. A
 //!   `token_count` after it (before any response) is Codex's own estimate of the new size and
 //!   is taken even with `input_tokens == 0` while within the window; without one, tokens are
-//!   unknown until the next response. The last valid figure before it (the compaction's own
-//!   request, else the last record or `token_count` met going back) is `pre_tokens`: where
-//!   Codex compacted, in its own figure.
+//!   unknown until the next response. The last valid figure before it (before the compaction's
+//!   own request, whose total holds the summary's output) is `pre_tokens`: where Codex
+//!   compacted, in its own figure.
 //! * Window = `info.model_context_window`, else `task_started`/`turn_started`
 //!   `.model_context_window`, else None (older builds write null; the caller's configuration or
 //!   model table decides). Model = the latest `turn_context.model`. Both are searched backwards
@@ -127,6 +127,8 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
     // A `token_count` with no input, met before anything settled: Codex's estimate after a
     // compaction if a compaction marker comes next (backwards).
     let mut estimate: Option<u64> = None;
+    // The response id of the last compaction's own request (its usage is not a figure before it).
+    let mut compaction_request: Option<String> = None;
     while let Some((offset, line)) = scanner.next_object()? {
         if let Some(at) = settled_at {
             since_settled += 1;
@@ -144,12 +146,12 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
         let event = match get_str(&line, "type") {
             Some("event_msg") => get_str(payload, "type"),
             Some("compacted") => {
+                compaction_request = get_str(payload, "compaction_response_id").map(str::to_string);
                 let own_request = record_id.is_some()
                     && get_str(payload, "compaction_response_id") == record_id.as_deref();
                 if own_request {
-                    // The record that settled the figure was the compaction's request:
-                    // its input is the context Codex compacted.
-                    usage.pre_tokens = usage.tokens;
+                    // The record that settled the figure was the compaction's request (its
+                    // total holds the summary's output): the figure before it is found going on.
                     usage.tokens = estimate;
                     usage.compacted = true;
                     record_id = None;
@@ -169,6 +171,8 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
                 if usage.compacted
                     && usage.pre_tokens.is_none()
                     && is_own_record(payload, own_thread.as_deref())
+                    && (compaction_request.is_none()
+                        || get_str(payload, "response_id") != compaction_request.as_deref())
                 {
                     usage.pre_tokens =
                         get_obj(payload, "usage").and_then(|u| valid_usage(u, usage.window));
@@ -346,6 +350,11 @@ mod tests {
         let u = read_lines(&before);
         assert_eq!(u.tokens, None);
         assert!(u.compacted);
+        assert_eq!(
+            u.pre_tokens,
+            Some(212_134),
+            "Codex's own last figure before it, not the bogus one"
+        );
         assert_eq!(u.window, Some(258_400));
         assert_eq!(u.model.as_deref(), Some("gpt-5.3-codex"));
 
@@ -521,6 +530,11 @@ mod tests {
         let u = read_rollout(&before);
         assert!(u.compacted);
         assert_eq!(u.tokens, None, "unknown until Codex says");
+        assert_eq!(
+            u.pre_tokens,
+            Some(150_200),
+            "the last figure before the compaction's own request"
+        );
         // Codex's estimate of the new size, with no input of its own.
         let mut after = before.clone();
         after.push(token_count((0, 0, 0, 9_500), 153_200, W190));
