@@ -2302,7 +2302,12 @@ fn a_tool_hook_that_runs_before_its_reply_is_written_waits_for_it() {
 fn a_new_sessions_first_tool_hook_waits_for_the_transcript_to_be_created() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
-    let start = claude(&p, "SessionStart", "first-1", json!({ "source": "startup" }));
+    let start = claude(
+        &p,
+        "SessionStart",
+        "first-1",
+        json!({ "source": "startup" }),
+    );
     assert_eq!(hook(&p, "claude-code", &start, &[]).code, 0);
     assert!(!p.path("transcript.jsonl").exists());
     let payload = claude(
