@@ -198,9 +198,12 @@ impl Hook {
         let Some(path) = self.transcript() else {
             return;
         };
-        if late_call::await_call(&path, id) {
-            return;
+        if !late_call::await_call(&path, id) {
+            self.log_call_missing(id);
         }
+    }
+
+    fn log_call_missing(&self, id: &str) {
         if let Ok(lock) = self.ws.lock() {
             self.log(
                 &lock,
@@ -214,13 +217,15 @@ impl Hook {
     /// creates it just after that hook starts): the hook then waits for the file and the call
     /// in it, as for an agent that always writes late ([`late_call::await_file_then`]). Only a
     /// session with no figure yet waits, and only once: one whose file never comes is marked,
-    /// so its later hooks do not wait again. True when the wait happened (found or not).
+    /// so its later hooks do not wait again. False when no wait was due (the ordinary hook,
+    /// whose file is there: that one look is the one `transcript` would make, so it costs
+    /// nothing new); true when the wait is over and what it missed is logged.
     fn await_new_transcript(&self, id: &str) -> bool {
         let Some(path) = self.transcript_named() else {
             return false;
         };
-        // The ordinary hook: the file is there (one stat, which `transcript` repeats).
-        if path.is_file() {
+        if std::fs::metadata(&path).is_ok() {
+            let _ = self.transcript.set(Some(path));
             return false;
         }
         let new = match session::load(&self.ws, &self.session) {
@@ -230,7 +235,12 @@ impl Hook {
         if !new {
             return false;
         }
-        if late_call::await_file_then(&path, id) {
+        let found = late_call::await_file_then(&path, id);
+        if std::fs::metadata(&path).is_ok() {
+            let _ = self.transcript.set(Some(path));
+            if !found {
+                self.log_call_missing(id);
+            }
             return true;
         }
         if let Ok(lock) = self.ws.lock() {

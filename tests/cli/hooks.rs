@@ -2353,6 +2353,46 @@ fn a_new_sessions_first_tool_hook_waits_for_the_transcript_to_be_created() {
     assert!(events(&p, "transcript_not_created").is_empty());
 }
 
+/// The transcript comes, but without the call: the wait ends as a late call's does (one
+/// `call_not_in_transcript` event), and the figure the file holds is recorded.
+#[test]
+fn a_new_transcript_without_the_call_is_read_as_it_is() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let payload = claude(
+        &p,
+        "PostToolUse",
+        "first-2",
+        json!({ "tool_name": "Bash", "tool_use_id": "toolu_first_2",
+                "tool_input": {"command": "ls"}, "tool_response": {"stdout": "ok"} }),
+    );
+    let mut child = p
+        .ctxkeep_std(&["hook", "claude-code"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), payload.as_bytes()).unwrap();
+    let path = p.path("transcript.jsonl");
+    let agent = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let lines = [
+            claude_user("list the files"),
+            claude_assistant("msg_other", 6, 1_000, 30_000 - 1_006),
+        ];
+        std::fs::write(&path, jsonl(&lines)).unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    agent.join().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let logged = events(&p, "call_not_in_transcript");
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(logged[0]["tool_use_id"], "toolu_first_2");
+    assert!(events(&p, "transcript_not_created").is_empty());
+    assert_eq!(session(&p, "first-2")["tokens"], json!(30_000));
+}
+
 /// An agent run that keeps no transcript (its path is named but never written): the first tool
 /// hook's wait ends in one `transcript_not_created` event, and later hooks do not wait again.
 #[test]
