@@ -135,6 +135,10 @@ pub struct Session {
     /// Gemini: a session start whose prompt waits for the first real prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_start: Option<String>,
+    /// A first tool hook waited for this session's transcript and it never came (an agent
+    /// run that keeps none): later hooks do not wait again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub transcript_awaited: bool,
     /// Tokens at which the agent compacts on its own (src/compaction.rs);
     /// None in records written before limits, read as the window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -256,6 +260,7 @@ impl Session {
             gutter: Vec::new(),
             loops: Default::default(),
             pending_start: None,
+            transcript_awaited: false,
             pending_stages: Vec::new(),
             compacted_at: None,
             fall_noted_from: None,

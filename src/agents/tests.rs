@@ -362,13 +362,13 @@ fn hash(text: &str) -> Option<String> {
 #[test]
 fn claude_code_payloads_give_the_call_and_its_outcome() {
     use crate::hook_payload::{ToolAction, ToolFile, ToolOutcome};
-    let dir = "claude-code-2.1.328/hooks";
+    let dir = "claude-code-2.1.332/hooks";
     let failed = captured(
         Agent::ClaudeCode,
         &format!("{dir}/PostToolUseFailure-Bash.json"),
     );
     let tool = failed.tool.unwrap();
-    assert_eq!(tool.id.as_deref(), Some("toolu_fc61db0687bf4f098fc4"));
+    assert_eq!(tool.id.as_deref(), Some("toolu_0f5f53de982249e68554"));
     assert_eq!(
         tool.action,
         ToolAction::Command("sh -c 'echo widget check failed >&2; exit 3'".into())
@@ -417,11 +417,11 @@ fn claude_code_payloads_give_the_call_and_its_outcome() {
 #[test]
 fn codex_payloads_give_the_call_but_a_command_outcome_only_in_the_rollout() {
     use crate::hook_payload::{ToolAction, ToolFile};
-    let dir = "codex-0.169.0/hooks";
+    let dir = "codex-0.171.0/hooks";
     let bash = captured(Agent::Codex, &format!("{dir}/PostToolUse-Bash.json"))
         .tool
         .unwrap();
-    assert_eq!(bash.id.as_deref(), Some("call_78e0ee904e5c4e20"));
+    assert_eq!(bash.id.as_deref(), Some("call_62fbc1e31a1045fb"));
     assert!(matches!(bash.action, ToolAction::Command(_)));
     assert_eq!(
         bash.outcome, None,

@@ -224,12 +224,21 @@ impl Hook {
     /// Waits for the reply that made this event's tool call to reach the transcript
     /// ([`late_call`]); a call that never shows is logged, and the hook goes on without it.
     fn await_call(&self) {
-        let (Some(id), Some(path)) = (&self.payload.tool_use_id, self.transcript()) else {
+        let Some(id) = &self.payload.tool_use_id else {
             return;
         };
-        if late_call::await_call(&path, id) {
+        if self.await_new_transcript(id) {
             return;
         }
+        let Some(path) = self.transcript() else {
+            return;
+        };
+        if !late_call::await_call(&path, id) {
+            self.log_call_missing(id);
+        }
+    }
+
+    fn log_call_missing(&self, id: &str) {
         if let Ok(lock) = self.ws.lock() {
             self.log(
                 &lock,
@@ -237,6 +246,51 @@ impl Hook {
                 json!({ "session": self.session, "agent": self.agent, "tool_use_id": id }),
             );
         }
+    }
+
+    /// A new session's transcript may not exist yet when its first tool hook runs (Claude Code
+    /// creates it just after that hook starts): the hook then waits for the file and the call
+    /// in it, as for an agent that always writes late ([`late_call::await_file_then`]). Only a
+    /// session with no figure yet waits, and only once: one whose file never comes is marked,
+    /// so its later hooks do not wait again. False when no wait was due (the ordinary hook,
+    /// whose file is there: that one look is the one `transcript` would make, so it costs
+    /// nothing new); true when the wait is over and what it missed is logged.
+    fn await_new_transcript(&self, id: &str) -> bool {
+        let Some(path) = self.transcript_named() else {
+            return false;
+        };
+        if std::fs::metadata(&path).is_ok() {
+            let _ = self.transcript.set(Some(path));
+            return false;
+        }
+        let new = match session::load(&self.ws, &self.session) {
+            Ok(s) => s.is_none_or(|s| s.tokens.is_none() && !s.transcript_awaited),
+            Err(_) => false,
+        };
+        if !new {
+            return false;
+        }
+        let found = late_call::await_file_then(&path, id);
+        if std::fs::metadata(&path).is_ok() {
+            let _ = self.transcript.set(Some(path));
+            if !found {
+                self.log_call_missing(id);
+            }
+            return true;
+        }
+        if let Ok(lock) = self.ws.lock() {
+            if let Ok(s) = session::load(&self.ws, &self.session) {
+                let mut s = s.unwrap_or_else(|| Session::new(&self.session, self.config.window));
+                s.transcript_awaited = true;
+                let _ = session::save(&self.ws, &lock, &s);
+            }
+            self.log(
+                &lock,
+                "transcript_not_created",
+                json!({ "session": self.session, "agent": self.agent, "transcript": path.display().to_string() }),
+            );
+        }
+        true
     }
 
     /// Waits for the agent to write the transcript up to this event ([`late_call`], the

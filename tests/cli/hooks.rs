@@ -2297,6 +2297,144 @@ fn a_tool_hook_that_runs_before_its_reply_is_written_waits_for_it() {
     );
 }
 
+/// Claude Code creates a new session's transcript just after its first `PostToolUse` hook has
+/// started: the hook waits for the file and the call in it, so the first figure is recorded and
+/// the stage it crossed is told in that same hook.
+#[test]
+fn a_new_sessions_first_tool_hook_waits_for_the_transcript_to_be_created() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let start = claude(
+        &p,
+        "SessionStart",
+        "first-1",
+        json!({ "source": "startup" }),
+    );
+    assert_eq!(hook(&p, "claude-code", &start, &[]).code, 0);
+    assert!(!p.path("transcript.jsonl").exists());
+    let payload = claude(
+        &p,
+        "PostToolUse",
+        "first-1",
+        json!({ "tool_name": "Bash", "tool_use_id": "toolu_first_1",
+                "tool_input": {"command": "ls"}, "tool_response": {"stdout": "ok"} }),
+    );
+    let mut child = p
+        .ctxkeep_std(&["hook", "claude-code"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), payload.as_bytes()).unwrap();
+    // The agent creates the transcript, with the reply that made the call, after the hook started.
+    let path = p.path("transcript.jsonl");
+    let line = claude_assistant("msg_first", 6, 1_000, 140_000 - 1_006).replace(
+        r#"[{"type":"text","text":"ok"}]"#,
+        r#"[{"type":"tool_use","id":"toolu_first_1","name":"Bash","input":{"command":"ls"}}]"#,
+    );
+    assert!(line.contains("toolu_first_1"));
+    let agent = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::fs::write(&path, jsonl(&[claude_user("list the files"), line])).unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    agent.join().unwrap();
+    let ran = Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    };
+    let told = reply(&ran);
+    assert!(
+        told.additional_context.contains("stage stage-80"),
+        "{}",
+        told.additional_context
+    );
+    assert_eq!(session(&p, "first-1")["tokens"], json!(140_000));
+    assert!(events(&p, "transcript_not_created").is_empty());
+}
+
+/// The transcript comes, but without the call: the wait ends as a late call's does (one
+/// `call_not_in_transcript` event), and the figure the file holds is recorded.
+#[test]
+fn a_new_transcript_without_the_call_is_read_as_it_is() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let payload = claude(
+        &p,
+        "PostToolUse",
+        "first-2",
+        json!({ "tool_name": "Bash", "tool_use_id": "toolu_first_2",
+                "tool_input": {"command": "ls"}, "tool_response": {"stdout": "ok"} }),
+    );
+    let mut child = p
+        .ctxkeep_std(&["hook", "claude-code"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), payload.as_bytes()).unwrap();
+    let path = p.path("transcript.jsonl");
+    let agent = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let lines = [
+            claude_user("list the files"),
+            claude_assistant("msg_other", 6, 1_000, 30_000 - 1_006),
+        ];
+        std::fs::write(&path, jsonl(&lines)).unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    agent.join().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let logged = events(&p, "call_not_in_transcript");
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(logged[0]["tool_use_id"], "toolu_first_2");
+    assert!(events(&p, "transcript_not_created").is_empty());
+    assert_eq!(session(&p, "first-2")["tokens"], json!(30_000));
+}
+
+/// An agent run that keeps no transcript (its path is named but never written): the first tool
+/// hook's wait ends in one `transcript_not_created` event, and later hooks do not wait again.
+#[test]
+fn a_transcript_that_never_comes_is_waited_for_once() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let start = claude(&p, "SessionStart", "none-1", json!({ "source": "startup" }));
+    assert_eq!(hook(&p, "claude-code", &start, &[]).code, 0);
+    for n in 1..=2 {
+        let payload = claude(
+            &p,
+            "PostToolUse",
+            "none-1",
+            json!({ "tool_name": "Bash", "tool_use_id": format!("toolu_none_{n}"),
+                    "tool_input": {"command": "ls"}, "tool_response": {"stdout": "ok"} }),
+        );
+        let ran = hook(&p, "claude-code", &payload, &[]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+    }
+    let logged = events(&p, "transcript_not_created");
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(logged[0]["session"], "none-1");
+    assert!(session(&p, "none-1")["tokens"].is_null());
+    // A session with a figure whose transcript is gone is not new: it does not wait either.
+    grow(&p, 1, 20_000);
+    let payload = claude(
+        &p,
+        "PostToolUse",
+        "old-1",
+        json!({ "tool_name": "Bash", "tool_use_id": "toolu_old_1",
+                "tool_input": {"command": "ls"}, "tool_response": {"stdout": "ok"} }),
+    );
+    hook(&p, "claude-code", &payload, &[]);
+    assert_eq!(session(&p, "old-1")["tokens"], json!(20_000));
+    std::fs::remove_file(p.path("transcript.jsonl")).unwrap();
+    let ran = hook(&p, "claude-code", &payload, &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(events(&p, "transcript_not_created").len(), 1);
+}
+
 /// A hook fired inside a subagent names the main transcript, where the subagent's calls never
 /// appear: it does not wait for them.
 #[test]

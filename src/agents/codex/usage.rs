@@ -592,4 +592,42 @@ mod tests {
         assert_eq!(u.tokens, Some(8));
         assert_eq!(u.malformed_lines, 2);
     }
+
+    /// Codex 0.169/0.171 lines carry `ordinal` and a top-level `metadata` (with
+    /// `model_search_state` from 0.171), and usage has a sixth field, `cache_write_input_tokens`:
+    /// none of them moves the figure, which is still `total_tokens`.
+    #[test]
+    fn the_fields_newer_codex_adds_change_no_figure() {
+        let with_new_fields = |line: String, ordinal: u64| {
+            let mut v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            v["ordinal"] = ordinal.into();
+            v["metadata"] = serde_json::json!({"history_sequence": ordinal,
+                "client_authored": false, "model_search_state": "unused"});
+            let text = v.to_string().replace(
+                r#""cached_input_tokens":0,"#,
+                r#""cached_input_tokens":0,"cache_write_input_tokens":5000,"#,
+            );
+            assert!(text.contains("cache_write_input_tokens") || !line.contains("cached_input"));
+            text
+        };
+        let lines: Vec<String> = [
+            session_meta(),
+            task_started(W190),
+            turn_context("gpt-5.5"),
+            response_item("writing it"),
+            usage_record(THREAD, "r1", 150_000, 200),
+            function_call_output(),
+            token_count((150_000, 0, 200, 150_200), 150_200, W190),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(n, l)| with_new_fields(l, n as u64))
+        .collect();
+        let u = read_rollout(&lines);
+        assert_eq!(u.tokens, Some(150_200));
+        assert_eq!(u.window, Some(190_000));
+        assert_eq!(u.malformed_lines, 0);
+        // The usage record alone, before its token_count: the same figure.
+        assert_eq!(read_rollout(&lines[..6]).tokens, Some(150_200));
+    }
 }

@@ -39,37 +39,41 @@ struct Expected {
 
 const CAPTURES: &[Expected] = &[
     Expected {
-        dir: "claude-code-2.1.328",
+        dir: "claude-code-2.1.332",
         agent: Agent::ClaudeCode,
-        hidden_restarts: false,
-        hook_calls: 22,
-        injections: 4,
-        // The compaction's restore is a note with the nonce: Claude Code's summary arrives with
-        // PostCompact, and no prompt or tool event follows it before the run ends.
+        // Claude Code marks a hook in the transcript only when it printed something, and a
+        // resume of a conversation that saw the checkpoint is told nothing.
+        hidden_restarts: true,
+        hook_calls: 21,
+        injections: 5,
         resume_prompts: 1,
-        give_backs: 1,
-        // Three failures in a row at lines 54, 58 and 62, warned in the third one's own hook
+        // The compaction's restore is a note with the nonce at SessionStart(compact) (Claude
+        // Code's summary arrives with PostCompact); what the summary left out follows with the
+        // next tool call's result.
+        give_backs: 2,
+        // Three failures in a row at lines 55, 59 and 63, warned in the third one's own hook
         // (its outcome is in the payload).
         loop_warnings: 1,
-        // All four stages crossed at once at line 91: one instruction, for stage-98.
+        // All four stages crossed at once at line 96: one instruction, for stage-98.
         stage_instructions: 1,
         stacked: 0,
         // The three failures of one command are one line (×3) since issue 26.
         repeated_lines: 0,
-        // The resumed run's "Carry on." is a nudge, not a new request: its end records nothing
-        // new (a second session-end before issue 26).
-        checkpoints: &[("session-end", 1), ("stage-98", 1)],
-        skipped: 3,
+        // The ends of the first two runs are hidden (above); the compaction's and the last
+        // run's end record nothing new since the stage-98 checkpoint.
+        checkpoints: &[("stage-98", 1)],
+        skipped: 2,
         at_compactions: &["stage-98"],
-        // The stand-in's summary names none of the checkpoint's five facts.
-        audits: &[Some(5)],
+        // Seven facts of the stage-98 checkpoint are not in the stand-in's short summary.
+        audits: &[Some(7)],
     },
     Expected {
-        dir: "codex-0.169.0",
+        dir: "codex-0.171.0",
         agent: Agent::Codex,
         hidden_restarts: true,
-        // With the run's final SessionEnd, wired since issue 26.
-        hook_calls: 17,
+        // With the run's final SessionEnd, wired since issue 26, and the compacting run's two
+        // patches before the compaction and its call after it.
+        hook_calls: 20,
         injections: 3,
         // The compaction's summary is in the rollout by PostCompact: what it left out is given
         // back at SessionStart(compact).

@@ -1,5 +1,5 @@
 //! Claude Code's hooks, rebuilt from its project transcript (FORMATS §1.9, §7, §7b; the order in
-//! `tests/fixtures/agents/claude-code-2.1.328/hook-order.txt`):
+//! `tests/fixtures/agents/claude-code-2.1.332/hook-order.txt`):
 //!
 //! - `SessionStart`: where the transcript marks one (a `hook_progress` line or a `hook_success`
 //!   attachment named `SessionStart:SOURCE`), else before the first event; a later start closes

@@ -1,5 +1,5 @@
 //! Codex's hooks, rebuilt from its rollout (FORMATS §2.4, §2.6, §7, §7b; the order in
-//! `tests/fixtures/agents/codex-0.169.0/hook-order.txt`):
+//! `tests/fixtures/agents/codex-0.171.0/hook-order.txt`):
 //!
 //! - `SessionStart(startup)` before the first event.
 //! - `UserPromptSubmit` before the prompt's `response_item` (the `user` message of the turn that
