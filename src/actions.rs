@@ -156,16 +156,15 @@ pub fn automatic(prev: Option<&Checkpoint>, observed: Option<&Observed>) -> Acti
 
 /// Two lines of work's lists after a merge (`newer` is the side whose checkpoint the merge
 /// keeps, `base` their common ancestor's): both sides' items once each, the newer side's
-/// first; an item one side removed since the base is not brought back by the other; an item
-/// done on either side is done.
+/// first; an item either side removed since the base stays removed; an item done on either
+/// side is done. The same items whichever side is newer.
 pub fn merge(newer: &Actions, older: &Actions, base: &Actions) -> Actions {
+    let has = |list: &[String], x: &str| list.iter().any(|y| same_item(x, y));
     let union = |a: &[String], b: &[String], base: &[String]| {
         let mut out = Vec::new();
-        for x in a {
-            add(&mut out, x);
-        }
-        for x in b {
-            if !base.iter().any(|y| same_item(x, y)) {
+        for x in a.iter().chain(b) {
+            // An item of the base stays only while both sides still hold it.
+            if !has(base, x) || (has(a, x) && has(b, x)) {
                 add(&mut out, x);
             }
         }
@@ -208,7 +207,10 @@ mod tests {
 
     #[test]
     fn by_hand_adds_remaining_and_moves_done_items() {
-        let prev = acts(&["write the lexer"], &["add tests for N=0", "run mix credo"]);
+        let prev = acts(
+            &["write the lexer"],
+            &["add tests for N=0", "run mix credo"],
+        );
         let next = by_hand(
             &prev,
             Given {
@@ -233,7 +235,11 @@ mod tests {
             },
         );
         assert_eq!(cleared, acts(&["write the lexer"], &["tag the release"]));
-        assert_eq!(by_hand(&prev, Given::default()), prev, "nothing given: kept");
+        assert_eq!(
+            by_hand(&prev, Given::default()),
+            prev,
+            "nothing given: kept"
+        );
     }
 
     #[test]

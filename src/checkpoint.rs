@@ -36,7 +36,7 @@ pub struct Checkpoint {
     #[serde(default)]
     pub open_questions: Vec<String>,
     /// Action items finished (the Truncation Protocol's completed items),
-    /// oldest first; see `crate::actions`.
+    /// oldest first (the rules are in the `actions` module).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub done: Vec<String>,
     /// Action items still to do, in order.

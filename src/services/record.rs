@@ -210,7 +210,7 @@ fn write(
     let carried = |get: fn(&Checkpoint) -> String| prev.as_ref().map(get).unwrap_or_default();
     let actions = action_items(prev.as_ref(), &fields, observed.as_ref(), automatic);
     if !automatic {
-        limits::check_action_items(&ws.state_path, &actions)?;
+        limits::check_remaining(&ws.state_path, &actions.remaining)?;
     }
     let decisions = match fields.decisions {
         Some(d) => d,

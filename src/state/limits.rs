@@ -98,20 +98,20 @@ fn check_list_bytes(field: &str, list: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Refuses the action items a checkpoint by hand would hold once the given
-/// ones are added to those carried over: `remaining` past
-/// [`MAX_LIST_ITEMS`] items or [`MAX_LIST_BYTES`]. (`done` keeps its
-/// newest items within the same limits, see `actions`.)
-pub fn check_action_items(path: &Path, a: &crate::actions::Actions) -> Result<(), Error> {
+/// Refuses the remaining items a checkpoint by hand would hold once the
+/// given ones are added to those carried over: past [`MAX_LIST_ITEMS`]
+/// items or [`MAX_LIST_BYTES`]. (`done` keeps its newest items within the
+/// same limits: see the `actions` module.)
+pub fn check_remaining(path: &Path, remaining: &[String]) -> Result<(), Error> {
     let refuse = |msg: String| Error::data(path, format!("{msg}; nothing was written"));
-    if a.remaining.len() > MAX_LIST_ITEMS {
+    if remaining.len() > MAX_LIST_ITEMS {
         return Err(refuse(format!(
             "{} would have {} items, over the {MAX_LIST_ITEMS} a checkpoint keeps; mark items done with --done, or start the list again with --clear-remaining",
             named("remaining"),
-            a.remaining.len()
+            remaining.len()
         )));
     }
-    check_list_bytes("remaining", &a.remaining).map_err(refuse)
+    check_list_bytes("remaining", remaining).map_err(refuse)
 }
 
 /// The flag that empties a list.
