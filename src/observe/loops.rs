@@ -1,10 +1,10 @@
 //! Loop detection, judged by progress rather than repetition (issue 25). A session is in a loop
 //! when it repeats itself without getting anywhere:
 //!
-//! - **the same failure**: one command fails `same_failure` times in a row with the same exit
-//!   code and the same output (its lines with numbers, hashes and timings taken out: see
-//!   [`super::failure`]); a different error, or fewer failures, is progress and starts the count
-//!   again;
+//! - **the same failure**: one check (a command known by what it runs: `check_key`) fails
+//!   `same_failure` times in a row with the same exit code and the same output (its lines with
+//!   numbers, hashes and timings taken out: see [`super::failure`]); a different error, or fewer
+//!   failures, is progress and starts the count again;
 //! - **edits that change nothing**: one file is changed and the checks run after it fail the
 //!   same way as before it, `same_file` times; a check that passes or fails differently is
 //!   progress;
