@@ -386,7 +386,7 @@ pub fn place(
 /// Makes the record fit the front matter a reader takes back. What ctxkeep
 /// gathered on its own gives way first, in this order: the oldest history
 /// entries, the observed plan, the rest of what the transcript showed, the
-/// uncommitted paths (counted instead of listed). Returns what was left out;
+/// oldest done items, the uncommitted paths (counted instead of listed). Returns what was left out;
 /// when even the fields given do not fit, refuses naming the largest part.
 fn fit_front_matter(
     sf: &StateFile,
@@ -430,6 +430,17 @@ fn fit_front_matter(
     }
     if !fits(record) && record.observed.take().is_some() {
         left_out.push("what the transcript showed (observed)".into());
+    }
+    // Finished items are history (the archive keeps them): the oldest go next.
+    let done = record.done.len();
+    while !fits(record) && !record.done.is_empty() {
+        record.done.remove(0);
+    }
+    if record.done.len() < done {
+        left_out.push(format!(
+            "the oldest {} of {done} done items",
+            done - record.done.len()
+        ));
     }
     for at_most in [10, 0] {
         if fits(record) {

@@ -396,3 +396,48 @@ fn an_automatic_checkpoint_reads_the_lists_from_the_plan_until_the_agent_writes_
     );
     assert_eq!(list(&c, "done").len(), 3, "{c}");
 }
+
+#[test]
+fn done_items_give_way_oldest_first_when_the_front_matter_is_full() {
+    let p = Project::initialized();
+    let done: Vec<String> = (0..16)
+        .map(|i| format!("step {i:02} {}", "d".repeat(990)))
+        .collect();
+    let mut args: Vec<&str> = Vec::new();
+    for d in &done {
+        args.extend(["--done", d.as_str()]);
+    }
+    p.checkpoint(&args).success();
+    let note = "n".repeat(16_000);
+    let decisions: Vec<String> = (0..16)
+        .map(|i| format!("decision {i:02} {}", "c".repeat(985)))
+        .collect();
+    let questions: Vec<String> = (0..16)
+        .map(|i| format!("question {i:02} {}", "q".repeat(985)))
+        .collect();
+    let task = format!(
+        "parse the front matter in src/state.rs {}",
+        "t".repeat(12_000)
+    );
+    let mut args = vec![
+        "checkpoint",
+        "--note",
+        note.as_str(),
+        "--task",
+        task.as_str(),
+    ];
+    for d in &decisions {
+        args.extend(["--decision", d.as_str()]);
+    }
+    for q in &questions {
+        args.extend(["--question", q.as_str()]);
+    }
+    let out = p.ctxkeep(&args).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("done items"), "{err}");
+    let kept = list(&current(&p), "done");
+    assert!(!kept.is_empty() && kept.len() < 16, "{}", kept.len());
+    // The newest are kept.
+    assert_eq!(kept.last(), done.last());
+}
