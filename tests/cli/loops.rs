@@ -874,7 +874,7 @@ fn claude_code_a_commit_blocked_by_the_same_pre_commit_failure_is_one_loop() {
         told.push(cc_bash(
             &s,
             &format!("f{i}"),
-            &format!("sed -i 's/parsed = parse(x)/parse(x)/' src/app.py"),
+            "sed -i 's/parsed = parse(x)/parse(x)/' src/app.py",
             0,
             "",
         ));
