@@ -35,6 +35,13 @@ pub struct Checkpoint {
     pub decisions: Vec<String>,
     #[serde(default)]
     pub open_questions: Vec<String>,
+    /// Action items finished (the Truncation Protocol's completed items),
+    /// oldest first (the rules are in the `actions` module).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub done: Vec<String>,
+    /// Action items still to do, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remaining: Vec<String>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub notes: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,6 +115,12 @@ pub struct Fields {
     pub decisions: Option<Vec<String>>,
     pub open_questions: Option<Vec<String>>,
     pub notes: Option<String>,
+    /// Items finished: added to `done` and taken off `remaining`.
+    pub done: Option<Vec<String>>,
+    /// Items still to do: added to `remaining`.
+    pub remaining: Option<Vec<String>>,
+    /// Empty `remaining` before adding the items given.
+    pub clear_remaining: Option<bool>,
 }
 
 impl Fields {
@@ -125,6 +138,18 @@ impl Fields {
             open_questions,
             notes
         );
+        // Action items add up: the file's, then the flags'.
+        for (mine, theirs) in [
+            (&mut self.done, over.done),
+            (&mut self.remaining, over.remaining),
+        ] {
+            if let Some(items) = theirs {
+                mine.get_or_insert_with(Vec::new).extend(items);
+            }
+        }
+        if over.clear_remaining == Some(true) {
+            self.clear_remaining = Some(true);
+        }
         self
     }
 }
@@ -158,6 +183,8 @@ pub fn flag_of(field: &str) -> &'static str {
         "decisions" => "--decision",
         "open_questions" => "--question",
         "notes" => "--note",
+        "done" => "--done",
+        "remaining" => "--remaining",
         _ => "--from",
     }
 }

@@ -419,9 +419,24 @@ pub struct CheckpointArgs {
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
 
+    /// An action item finished (repeatable): added to the done list and
+    /// taken off the remaining list (matched ignoring case and spacing).
+    #[arg(long = "done", value_name = "TEXT", value_parser = done_item)]
+    pub done: Vec<String>,
+
+    /// An action item still to do (repeatable): added to the remaining list
+    /// carried over from the last checkpoint.
+    #[arg(long = "remaining", value_name = "TEXT", value_parser = remaining_item)]
+    pub remaining: Vec<String>,
+
+    /// Empty the remaining list first (with --remaining: replace it).
+    #[arg(long)]
+    pub clear_remaining: bool,
+
     /// Read fields from a YAML or JSON file (or - for stdin): phase, active_task,
     /// controlling_agent, next_action (text), decisions, open_questions (lists of text),
-    /// notes (text). Flags given as well win over the file.
+    /// notes (text), done, remaining (lists of text, added as --done and --remaining
+    /// add), clear_remaining (true or false). Flags given as well win over the file.
     #[arg(long, value_name = "FILE|-")]
     pub from: Option<String>,
 
@@ -453,6 +468,19 @@ fn decision_item(s: &str) -> Result<String, String> {
 /// An item of `--question`, as [`decision_item`].
 fn question_item(s: &str) -> Result<String, String> {
     list_item(s, "--clear-questions")
+}
+
+/// An item of `--done`: text, never empty.
+fn done_item(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("an item needs text".into());
+    }
+    Ok(s.to_string())
+}
+
+/// An item of `--remaining`, as [`decision_item`].
+fn remaining_item(s: &str) -> Result<String, String> {
+    list_item(s, "--clear-remaining")
 }
 
 fn list_item(s: &str, clear: &str) -> Result<String, String> {

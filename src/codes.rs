@@ -191,6 +191,11 @@ pub const FINDING_CODES: &[FindingCode] = &[
         meaning: "`verify --probe`: the probe command failed, timed out or answered nothing usable (quotes its stderr)",
     },
     FindingCode {
+        code: "CK307",
+        severity: "warning",
+        meaning: "a remaining action item says nothing concrete (\"continue\", \"finish it\", \"idle\"), by the next action's rule",
+    },
+    FindingCode {
         code: "CK401",
         severity: "warning",
         meaning: "a task or decision id defined neither in the checkpoint nor in the repository",

@@ -1,6 +1,7 @@
 //! ctxkeep: keep an LLM coding agent's working state in `project-state.md`,
 //! so that a fresh session can continue cold.
 
+pub mod actions;
 pub mod agent_settings;
 pub mod agents;
 pub mod chain;

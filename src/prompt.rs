@@ -14,14 +14,16 @@ use crate::templates::Templates;
 use crate::workspace::Workspace;
 
 /// Sections in the order they are dropped to fit the budget; the five
-/// recovered fields are never dropped. What remains (the request, the open
-/// plan items, the agent's next step) goes last.
-pub const DROP_ORDER: [&str; 8] = [
+/// recovered fields are never dropped. What remains (the checkpoint's
+/// remaining items, the request, the open plan items, the agent's next
+/// step) goes last.
+pub const DROP_ORDER: [&str; 9] = [
     "history",
     "notes",
     "tree",
     "changes",
     "observed",
+    "done",
     "questions",
     "decisions",
     "remaining",

@@ -59,6 +59,7 @@ fuzz_target!(|data: &[u8]| {
         notes: next(),
         decisions: None,
         open_questions: None,
+        ..Fields::default()
     };
     let decisions: Vec<String> = parts.map(str::to_string).collect();
     let fields = Fields {

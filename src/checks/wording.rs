@@ -26,7 +26,32 @@ pub fn check(c: &Checkpoint, loc: &Locator) -> Vec<Finding> {
             out.extend(next_action(&t, loc));
         }
     }
+    for (i, item) in c.remaining.iter().enumerate() {
+        let t = Text {
+            field: "remaining",
+            item: Some(i),
+            text: item,
+        };
+        out.extend(vague_remaining(&t, loc));
+    }
     out
+}
+
+/// CK307: a remaining item judged by the next action's rule for saying
+/// nothing (an idle, only vague words, "continue" with no object): the
+/// reader is left to guess the step.
+fn vague_remaining(t: &Text, loc: &Locator) -> Option<Finding> {
+    let masked = mask_quoted(t.text);
+    let w = words(&masked);
+    let vague = idles(&masked)
+        || (masked == t.text
+            && !w.is_empty()
+            && (w.iter().all(|x| VAGUE_WORDS.contains(&x.as_str())) || goes_on_vaguely(&w)));
+    vague.then(|| finding("CK307", Severity::Warning, t, 0, loc, format!(
+        "{} {:?} does not say what to do to what; name the step and its object (e.g. --remaining \"add a test for blank lines in tests/parse.rs\"), or mark it done with --done",
+        t.label(),
+        t.text.trim()
+    )))
 }
 
 fn finding(

@@ -21,6 +21,9 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         decisions: list_flag(args.decisions, args.clear_decisions),
         open_questions: list_flag(args.questions, args.clear_questions),
         notes: args.note,
+        done: (!args.done.is_empty()).then_some(args.done),
+        remaining: (!args.remaining.is_empty()).then_some(args.remaining),
+        clear_remaining: args.clear_remaining.then_some(true),
     };
     let req = record::Request {
         fields: from.merge(flags),

@@ -40,6 +40,15 @@ struct CheckpointArgs {
     open_questions: Option<Vec<String>>,
     /// Anything else the next reader needs.
     notes: Option<String>,
+    /// Action items you finished since the last checkpoint: added to its done list and taken
+    /// off its remaining list.
+    done: Option<Vec<String>>,
+    /// Action items still to do, each a concrete step: added to the remaining list carried
+    /// over from the last checkpoint.
+    remaining: Option<Vec<String>>,
+    /// Empty the remaining list before adding `remaining` (to replace it).
+    #[serde(default)]
+    clear_remaining: bool,
     /// Your agent session's id, when you know it: its live budget and what its transcript
     /// shows you did are recorded too. Defaults to the server's session.
     session: Option<String>,
@@ -129,6 +138,8 @@ pub fn list() -> Vec<Tool> {
             "Record where the work stands in project-state.md, so that a fresh session can continue \
              cold. Call it after a decision, before you stop or hand off, and when a ctxkeep stage \
              asks. Give the fields that changed; the rest carry over from the last checkpoint. \
+             Keep the action items current: `remaining` adds steps still to do, `done` marks \
+             steps finished. \
              The first checkpoint needs phase, active_task, controlling_agent and next_action; \
              one that would leave any of them empty is refused and nothing is written. Returns the new checkpoint's id and `verify`'s findings for it: fix any error at once \
              by calling `checkpoint` again with the field it names.",
@@ -277,6 +288,9 @@ fn checkpoint(a: CheckpointArgs, ws: &Workspace, opts: &Options) -> anyhow::Resu
         decisions: a.decisions,
         open_questions: a.open_questions,
         notes: a.notes,
+        done: a.done,
+        remaining: a.remaining,
+        clear_remaining: a.clear_remaining.then_some(true),
     };
     let written = record::by_hand(
         ws,

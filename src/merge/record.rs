@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use crate::actions::Actions;
 use crate::checkpoint::{digest_of, format_id, id_number, HistoryEntry, MergedLine};
 
 /// `history` keeps at least this many entries (as a checkpoint does), and
@@ -96,6 +97,21 @@ pub fn merge(base: &Side, ours: &Side, theirs: &Side, now: &str, min_number: u64
     obj.insert("trigger".into(), json!("merge"));
     for list in ["decisions", "open_questions"] {
         obj.insert(list.into(), json!(union_since(list, newer, older, base_cp)));
+    }
+    let actions = |c: Option<&Value>| Actions {
+        done: strings(c, "done"),
+        remaining: strings(c, "remaining"),
+    };
+    let items = crate::actions::merge(
+        &actions(Some(newer)),
+        &actions(Some(older)),
+        &actions(base_cp),
+    );
+    for (key, list) in [("done", items.done), ("remaining", items.remaining)] {
+        match list.is_empty() {
+            true => obj.remove(key),
+            false => obj.insert(key.into(), json!(list)),
+        };
     }
     // The other line of work, and every line either side had merged in
     // since the base; once each, oldest first.
@@ -330,6 +346,8 @@ mod tests {
             "id": format_id(id), "created_at": at, "trigger": "manual",
             "phase": format!("phase {next}"), "active_task": "t", "controlling_agent": "a",
             "next_action": next, "decisions": [format!("d {next}")], "open_questions": [],
+            "remaining": [format!("r {next}"), "the shared step"],
+            "done": [format!("r {}", next.chars().rev().collect::<String>())],
         });
         reseal(&mut c);
         c
@@ -388,6 +406,29 @@ mod tests {
         // One side unchanged: the other is taken as it is.
         assert_eq!(merge(&base, &base, &b, "x", 0), Outcome::Theirs);
         assert_eq!(merge(&base, &a, &base, "x", 0), Outcome::Ours);
+    }
+
+    #[test]
+    fn action_items_of_both_lines_are_kept_and_an_item_done_on_one_is_done() {
+        let base = line(&Side::default(), 0, 0, &["start"]);
+        let a = line(&base, 1, 10, &["a one"]);
+        let mut b = line(&base, 1, 20, &["b one"]);
+        let c = b.checkpoint.as_mut().unwrap();
+        c["done"] = json!(["The shared step."]);
+        reseal(c);
+        let Outcome::Merged { checkpoint, .. } = merge(&base, &a, &b, "2026-01-15T11:00:00Z", 0)
+        else {
+            panic!("not merged")
+        };
+        assert_eq!(
+            strings(Some(&checkpoint), "remaining"),
+            ["r b one", "r a one"]
+        );
+        assert_eq!(
+            strings(Some(&checkpoint), "done"),
+            ["The shared step.", "r eno a"]
+        );
+        assert_eq!(digest_of(&checkpoint), text(&checkpoint, "digest"));
     }
 
     /// The checkpoint (without its digest) and history a merge leaves.

@@ -50,7 +50,7 @@ impl Failure {
                 first_error = Some(line.to_string());
             }
             last = Some(line.to_string());
-            lines.insert(normalise(line));
+            lines.insert(normalise(&without_temp_names(line)));
         }
         let mut h = Sha256::new();
         for l in &lines {
@@ -173,9 +173,10 @@ fn normalise(line: &str) -> String {
         if word.is_empty() {
             return;
         }
-        let hex = word.len() >= 6
+        let hex = (word.len() >= 6
             && word.bytes().all(|b| b.is_ascii_hexdigit())
-            && word.bytes().any(|b| b.is_ascii_digit());
+            && word.bytes().any(|b| b.is_ascii_digit()))
+            || short_hex_id(word);
         let lower = word.to_ascii_lowercase();
         if hex {
             out.push('#');
@@ -218,6 +219,38 @@ fn normalise(line: &str) -> String {
     }
     flush(&mut word, &mut out);
     out
+}
+
+/// A hex id too short for the rule above: `0x` and hex digits (an address, a handle), or four
+/// or five lowercase hex digits with a digit and a letter among them (a UUID's middle groups,
+/// a short hash). Lint codes such as `E501` are upper case, and stay.
+fn short_hex_id(word: &str) -> bool {
+    if let Some(rest) = word.strip_prefix("0x").or_else(|| word.strip_prefix("0X")) {
+        return !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_hexdigit());
+    }
+    (4..6).contains(&word.len())
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && word.bytes().any(|b| b.is_ascii_digit())
+        && word.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// `line` with the names a run makes up in a temporary folder replaced: the component after
+/// `/tmp/`, `/var/tmp/`, macOS's `/var/folders/…/T/` or Windows' `\Temp\` (`mktemp`'s
+/// `tmp.Xa8bQ2kLmN`, `pytest-of-u`, a test's own folder) becomes `tmp#`.
+fn without_temp_names(line: &str) -> std::borrow::Cow<'_, str> {
+    static TEMP: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)((?:^|[\s'\x22(=:])(?:/private)?(?:/tmp/|/var/tmp/|/var/folders/[^/\s]+/[^/\s]+/T/)|\\temp\\)[^/\\\s:'\x22)]+",
+        )
+        .expect("temporary path regex")
+    });
+    if !line.contains("tmp") && !line.contains("/T/") && !line.to_ascii_lowercase().contains("temp")
+    {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    TEMP.replace_all(line, "${1}tmp#")
 }
 
 /// Words that mark a line as an error in most tools' output.
@@ -464,6 +497,28 @@ test result: FAILED. 2 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; 
         assert_eq!(plain.signature, coloured.signature);
         assert_eq!(normalise("took 12.5ms, id 3fa9c01bd2"), "took #.#ms, id #");
         assert_eq!(normalise("in /tmp/tmpAbC123x/b"), "in /tmp/tmp#/b");
+    }
+
+    #[test]
+    fn ids_addresses_and_temporary_names_are_not_what_tells_failures_apart() {
+        let one = "thread 'main' panicked at 0x7ffd5e8b: id 3f9a1c2b-7d4e-4a1f-9b2c-0a1b2c3d4e5f in /tmp/tmp.Xa8bQ2kLmN/out.txt, see /var/folders/zz/zyxvpxvq6csfxvn_n000/T/pytest-of-u/x and C:\\Users\\u\\AppData\\Local\\Temp\\nbk3ZqW1\\a.log";
+        let two = "thread 'main' panicked at 0x55aa01ff: id 0b1c2d3e-9f8a-4b7c-8d6e-5f4a3b2c1d0e in /tmp/tmp.QzPw9rT2aB/out.txt, see /var/folders/zz/zyxvpxvq6csfxvn_n000/T/pytest-of-v/x and C:\\Users\\u\\AppData\\Local\\Temp\\Hq8PzLm2\\a.log";
+        assert_eq!(
+            Failure::of(Some(1), one).signature,
+            Failure::of(Some(1), two).signature
+        );
+        // Lint codes and file names still tell failures apart.
+        let e501 = Failure::of(Some(1), "src/app.py:41:5: E501 line too long");
+        let f841 = Failure::of(Some(1), "src/app.py:41:5: F841 unused variable");
+        assert_ne!(e501.signature, f841.signature);
+        assert_ne!(
+            Failure::of(Some(1), "error in src/cafe.rs").signature,
+            Failure::of(Some(1), "error in src/face.rs").signature
+        );
+        assert_eq!(
+            without_temp_names("cd /tmp/build-Ab3x/src && make"),
+            "cd /tmp/tmp#/src && make"
+        );
     }
 
     #[test]

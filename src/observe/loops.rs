@@ -1,10 +1,10 @@
 //! Loop detection, judged by progress rather than repetition (issue 25). A session is in a loop
 //! when it repeats itself without getting anywhere:
 //!
-//! - **the same failure**: one command fails `same_failure` times in a row with the same exit
-//!   code and the same output (its lines with numbers, hashes and timings taken out: see
-//!   [`super::failure`]); a different error, or fewer failures, is progress and starts the count
-//!   again;
+//! - **the same failure**: one check (a command known by what it runs: `check_key`) fails
+//!   `same_failure` times in a row with the same exit code and the same output (its lines with
+//!   numbers, hashes and timings taken out: see [`super::failure`]); a different error, or fewer
+//!   failures, is progress and starts the count again;
 //! - **edits that change nothing**: one file is changed and the checks run after it fail the
 //!   same way as before it, `same_file` times; a check that passes or fails differently is
 //!   progress;
@@ -279,7 +279,7 @@ impl LoopState {
                 exit_code,
             },
         );
-        let key = key_of(cmd);
+        let key = check_key(cmd);
         let i = match self.commands.iter().position(|c| c.key == key) {
             Some(i) => i,
             None => {
@@ -542,6 +542,47 @@ fn remember_run(list: &mut Vec<RecentRun>, run: RecentRun) {
     if list.len() > MAX_RECENT {
         list.remove(0);
     }
+}
+
+/// Which check a command runs, hashed: its [`command_key`] with the text it quotes (a commit
+/// message, a heredoc) left out, and of a `&&` chain the last command (`git add a b && git
+/// commit -m "…"` is the commit). Rewording the message or staging other files between two
+/// blocked commits is still the same check.
+fn check_key(cmd: &str) -> String {
+    let key = command_key(&crate::redact::redact(cmd));
+    let unquoted = without_quoted(&key);
+    let last = unquoted.rsplit(" && ").next().unwrap_or(&unquoted);
+    content_hash(last.trim().as_bytes())
+}
+
+/// `cmd` with what it quotes emptied (`"…"` and `'…'` both become `""`) and any heredoc (from
+/// `<<` on) left out.
+fn without_quoted(cmd: &str) -> String {
+    let mut out = String::with_capacity(cmd.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut chars = cmd.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' && q == '"' {
+                    escaped = true;
+                } else if c == q {
+                    out.push('"');
+                    quote = None;
+                }
+            }
+            None if c == '"' || c == '\'' => {
+                out.push('"');
+                quote = Some(c);
+            }
+            None if c == '<' && chars.peek() == Some(&'<') => break,
+            None => out.push(c),
+        }
+    }
+    out
 }
 
 /// What tells a call from others by what it did (hashed: it is kept in the session's record).
@@ -1023,6 +1064,26 @@ mod tests {
             "cargo test"
         );
         assert_eq!(command_key("cargo test 2>&1"), "cargo test");
+        // A reworded commit message, other files staged: the same check.
+        assert_eq!(
+            check_key("git add src/a.py && git commit -m \"Add the parser\""),
+            check_key(
+                "git add src/a.py src/b.py && git commit -m \"Fix lint in the \\\"parser\\\"\""
+            ),
+        );
+        assert_eq!(
+            check_key("git commit -m \"$(cat <<'EOF'\nAdd it\nEOF\n)\""),
+            check_key("git commit -m 'other words'"),
+        );
+        assert_eq!(
+            without_quoted("git commit -F - <<'EOF'\nmsg\nEOF"),
+            "git commit -F - "
+        );
+        assert_ne!(
+            check_key("pytest tests/a.py"),
+            check_key("pytest tests/b.py")
+        );
+        assert_ne!(check_key("git commit -am x"), check_key("git push"));
         assert_eq!(
             command_key("cargo test | grep FAIL"),
             "cargo test | grep FAIL"

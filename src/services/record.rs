@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::json;
 
+use crate::actions;
 use crate::checkpoint::{format_id, id_number, Archive, Budget, Checkpoint, Fields};
 use crate::config::Config;
 use crate::error::Error;
@@ -207,6 +208,10 @@ fn write(
     let head = git.as_ref().and_then(|g| g.head.clone());
     let head_moved = prev_head.is_some() && head.is_some() && prev_head != head;
     let carried = |get: fn(&Checkpoint) -> String| prev.as_ref().map(get).unwrap_or_default();
+    let actions = action_items(prev.as_ref(), &fields, observed.as_ref(), automatic);
+    if !automatic {
+        limits::check_remaining(&ws.state_path, &actions.remaining)?;
+    }
     let decisions = match fields.decisions {
         Some(d) => d,
         None if head_moved => {
@@ -257,6 +262,8 @@ fn write(
                 .unwrap_or_default()
         }),
         notes: fields.notes.unwrap_or_else(|| carried(|p| p.notes.clone())),
+        done: actions.done,
+        remaining: actions.remaining,
         git,
         budget,
         observed,
@@ -379,7 +386,7 @@ pub fn place(
 /// Makes the record fit the front matter a reader takes back. What ctxkeep
 /// gathered on its own gives way first, in this order: the oldest history
 /// entries, the observed plan, the rest of what the transcript showed, the
-/// uncommitted paths (counted instead of listed). Returns what was left out;
+/// oldest done items, the uncommitted paths (counted instead of listed). Returns what was left out;
 /// when even the fields given do not fit, refuses naming the largest part.
 fn fit_front_matter(
     sf: &StateFile,
@@ -424,6 +431,17 @@ fn fit_front_matter(
     if !fits(record) && record.observed.take().is_some() {
         left_out.push("what the transcript showed (observed)".into());
     }
+    // Finished items are history (the archive keeps them): the oldest go next.
+    let done = record.done.len();
+    while !fits(record) && !record.done.is_empty() {
+        record.done.remove(0);
+    }
+    if record.done.len() < done {
+        left_out.push(format!(
+            "the oldest {} of {done} done items",
+            done - record.done.len()
+        ));
+    }
     for at_most in [10, 0] {
         if fits(record) {
             break;
@@ -451,6 +469,8 @@ fn fit_front_matter(
         ("notes (--note)", record.notes.len()),
         ("decisions (--decision)", list(&record.decisions)),
         ("open_questions (--question)", list(&record.open_questions)),
+        ("done (--done)", list(&record.done)),
+        ("remaining (--remaining)", list(&record.remaining)),
         ("the front matter's other keys", own_keys),
     ];
     let (part, bytes) = parts
@@ -464,6 +484,29 @@ fn fit_front_matter(
             size(record, history)
         ),
     ))
+}
+
+/// The new checkpoint's action items: by hand, the last ones with what is
+/// given (see [`actions::by_hand`]); automatic, what the agent's plan shows
+/// unless the agent wrote the lists itself (see [`actions::automatic`]).
+fn action_items(
+    prev: Option<&Checkpoint>,
+    fields: &Fields,
+    observed: Option<&Observed>,
+    automatic: bool,
+) -> actions::Actions {
+    let given = actions::Given {
+        done: fields.done.as_deref().unwrap_or_default(),
+        remaining: fields.remaining.as_deref().unwrap_or_default(),
+        clear_remaining: fields.clear_remaining == Some(true),
+    };
+    let nothing_given =
+        given.done.is_empty() && given.remaining.is_empty() && !given.clear_remaining;
+    if automatic && nothing_given {
+        return actions::automatic(prev, observed);
+    }
+    let before = prev.map(actions::Actions::of).unwrap_or_default();
+    actions::by_hand(&before, given)
 }
 
 /// What the transcript at `path` says the session did (the format
@@ -571,6 +614,8 @@ fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
         && prev.decisions == new.decisions
         && prev.open_questions == new.open_questions
         && prev.notes == new.notes
+        && prev.done == new.done
+        && prev.remaining == new.remaining
         && head_of(prev) == head_of(new)
         && dirty(prev) == dirty(new)
         && seen(prev) == seen(new)

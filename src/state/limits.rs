@@ -60,6 +60,8 @@ pub fn check_fields(path: &Path, fields: &Fields) -> Result<(), Error> {
     for (field, list) in [
         ("decisions", &fields.decisions),
         ("open_questions", &fields.open_questions),
+        ("done", &fields.done),
+        ("remaining", &fields.remaining),
     ] {
         let Some(list) = list else { continue };
         if list.len() > MAX_LIST_ITEMS {
@@ -70,28 +72,53 @@ pub fn check_fields(path: &Path, fields: &Fields) -> Result<(), Error> {
             ));
         }
         if let Some(i) = list.iter().position(|item| item.trim().is_empty()) {
+            let clear = match field {
+                "done" => String::new(),
+                _ => format!(", or clear the list with {}", clear_flag(field)),
+            };
             return refuse(format!(
-                "{} item {} is empty; give each item some text, or clear the list with {}",
+                "{} item {} is empty; give each item some text{clear}",
                 named(field),
                 i + 1,
-                clear_flag(field)
             ));
         }
-        let total: usize = list.iter().map(String::len).sum();
-        if total > MAX_LIST_BYTES {
-            return refuse(format!(
-                "{} holds {total} bytes in all, over the {MAX_LIST_BYTES} a checkpoint keeps; shorten or drop items",
-                named(field)
-            ));
-        }
+        check_list_bytes(field, list).or_else(refuse)?;
     }
     Ok(())
+}
+
+fn check_list_bytes(field: &str, list: &[String]) -> Result<(), String> {
+    let total: usize = list.iter().map(String::len).sum();
+    if total > MAX_LIST_BYTES {
+        return Err(format!(
+            "{} holds {total} bytes in all, over the {MAX_LIST_BYTES} a checkpoint keeps; shorten or drop items",
+            named(field)
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses the remaining items a checkpoint by hand would hold once the
+/// given ones are added to those carried over: past [`MAX_LIST_ITEMS`]
+/// items or [`MAX_LIST_BYTES`]. (`done` keeps its newest items within the
+/// same limits: see the `actions` module.)
+pub fn check_remaining(path: &Path, remaining: &[String]) -> Result<(), Error> {
+    let refuse = |msg: String| Error::data(path, format!("{msg}; nothing was written"));
+    if remaining.len() > MAX_LIST_ITEMS {
+        return Err(refuse(format!(
+            "{} would have {} items, over the {MAX_LIST_ITEMS} a checkpoint keeps; mark items done with --done, or start the list again with --clear-remaining",
+            named("remaining"),
+            remaining.len()
+        )));
+    }
+    check_list_bytes("remaining", remaining).map_err(refuse)
 }
 
 /// The flag that empties a list.
 pub fn clear_flag(field: &str) -> &'static str {
     match field {
         "decisions" => "--clear-decisions",
+        "remaining" => "--clear-remaining",
         _ => "--clear-questions",
     }
 }

@@ -112,6 +112,10 @@ pub fn of(c: &Checkpoint) -> Vec<Fact> {
             out.push(Fact::new(Kind::File, file));
         }
     }
+    // The checkpoint's own remaining items, after the plan's (an item both hold is one fact).
+    for r in &c.remaining {
+        out.push(Fact::new(Kind::PlanItem, r));
+    }
     for d in &c.decisions {
         out.push(Fact::new(Kind::Decision, d));
     }
@@ -389,6 +393,25 @@ mod tests {
         );
         assert_eq!(facts[3].detail.as_deref(), Some("exit 101"));
         assert_eq!(facts[2].detail.as_deref(), Some("in_progress"));
+    }
+
+    #[test]
+    fn the_remaining_action_items_are_facts_once() {
+        let mut c = checkpoint();
+        c.remaining = vec![
+            "Handle CRLF line endings".into(),
+            "bump the version in Cargo.toml".into(),
+        ];
+        let facts = of(&c);
+        let items: Vec<&str> = facts
+            .iter()
+            .filter(|f| f.kind == Kind::PlanItem)
+            .map(|f| f.text.as_str())
+            .collect();
+        assert_eq!(
+            items,
+            ["handle CRLF line endings", "bump the version in Cargo.toml"]
+        );
     }
 
     #[test]

@@ -845,3 +845,78 @@ fn qwen_a_failure_whose_output_qwen_lost_still_counts() {
         told[2]
     );
 }
+
+/// What a pre-commit hook prints when it blocks a commit: its stash file, then ruff's finding
+/// at `line`.
+fn pre_commit_blocked(line: u32, stash: &str, code: &str) -> String {
+    format!(
+        "[WARNING] Unstaged files detected.\n[INFO] Stashing unstaged files to /home/u/.cache/pre-commit/patch{stash}.\nruff.....................................................................Failed\n- hook id: ruff\n- exit code: 1\n\nsrc/app.py:{line}:5: {code} Local variable `parsed` is assigned to but never used\nFound 1 error.\nNo fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n\nruff-format..............................................................Passed\n[INFO] Restored changes from /home/u/.cache/pre-commit/patch{stash}."
+    )
+}
+
+/// A commit blocked again and again by the same hook failure, the agent fixing with `sed` and
+/// rewording its message each time: the failure moves down the file, nothing else changes.
+#[test]
+fn claude_code_a_commit_blocked_by_the_same_pre_commit_failure_is_one_loop() {
+    let p = project();
+    let s = Session::new(&p, "claude-code", "cc.jsonl");
+    s.hook("UserPromptSubmit", json!({"prompt": "commit the parser"}));
+    let messages = [
+        "Add the record parser",
+        "Add the record parser (lint fix)",
+        "Add the record parser and fix lint",
+        "Add record parser",
+        "Parser: add records",
+        "Add the parser for records",
+    ];
+    let mut told = Vec::new();
+    for (i, msg) in messages.iter().enumerate() {
+        told.push(cc_bash(
+            &s,
+            &format!("f{i}"),
+            "sed -i 's/parsed = parse(x)/parse(x)/' src/app.py",
+            0,
+            "",
+        ));
+        let staged = if i % 2 == 0 {
+            "src/app.py"
+        } else {
+            "src/app.py src/util.py"
+        };
+        let cmd = format!(
+            "git add {staged} && git commit -m \"$(cat <<'EOF'\n{msg}\n\nCo-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)\""
+        );
+        let stash = format!("{}-{}", 1764268123 + i * 61, 48213 + i * 7);
+        told.push(cc_bash(
+            &s,
+            &format!("c{i}"),
+            &cmd,
+            1,
+            &pre_commit_blocked(41 + 3 * i as u32, &stash, "F841"),
+        ));
+    }
+    let warned = warned_at(&told);
+    assert_eq!(warned, vec![5], "the third blocked commit, once: {told:#?}");
+    let text = &told[5];
+    assert!(
+        text.contains("has failed 3 times in a row with the same error"),
+        "{text}"
+    );
+    assert!(text.contains("ruff"), "names the failure: {text}");
+    let logged = events(&p, "gutter");
+    assert_eq!(logged.len(), 1, "{logged:?}");
+
+    // Another finding is progress: a new loop needs three more of it.
+    let more: Vec<String> = (0..2)
+        .map(|i| {
+            cc_bash(
+                &s,
+                &format!("d{i}"),
+                "git commit -m \"Add the parser\"",
+                1,
+                &pre_commit_blocked(12 + i, "1764269999-1", "E501"),
+            )
+        })
+        .collect();
+    assert!(warned_at(&more).is_empty(), "{more:#?}");
+}

@@ -3,6 +3,7 @@
 mod support;
 
 mod ack;
+mod actions;
 mod architecture;
 mod checkpoint;
 mod completions;

@@ -691,3 +691,44 @@ fn a_bad_line_before_initialize_is_answered() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// The checkpoint tool's action items: `remaining` adds, `done` moves an item off
+/// `remaining`, `clear_remaining` starts the list again; a vague item is a finding.
+#[test]
+fn the_checkpoint_tool_keeps_the_action_items() {
+    let p = Project::initialized();
+    let mut c = Client::start(&p, &[], &[]);
+    let mut fields: Value = serde_json::from_str(FIELDS).unwrap();
+    fields["remaining"] = json!(["add a test for \\t escapes in tests/lexer.rs", "continue"]);
+    let r = c.call("checkpoint", fields);
+    assert!(!is_error(&r), "{r}");
+    let data = &r["structuredContent"];
+    let warnings = data["verify"]["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|f| f["code"] == "CK307" && f["field"] == "remaining"),
+        "{warnings:?}"
+    );
+    let r = c.call(
+        "checkpoint",
+        json!({"done": ["Continue"], "remaining": ["run cargo fuzz run lexer for a minute"]}),
+    );
+    let cp = &r["structuredContent"]["checkpoint"];
+    assert_eq!(
+        cp["remaining"],
+        json!([
+            "add a test for \\t escapes in tests/lexer.rs",
+            "run cargo fuzz run lexer for a minute"
+        ]),
+        "{r}"
+    );
+    assert_eq!(cp["done"], json!(["Continue"]));
+    let r = c.call("checkpoint", json!({"clear_remaining": true}));
+    assert!(
+        r["structuredContent"]["checkpoint"]
+            .get("remaining")
+            .is_none(),
+        "{r}"
+    );
+}

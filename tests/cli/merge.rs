@@ -683,3 +683,81 @@ fn a_merge_no_reader_could_take_back_is_left_as_ours() {
     let status = main.ctxkeep(&["status"]);
     assert!(status.status.success(), "{}", text(&status.stderr));
 }
+
+#[test]
+fn action_items_of_both_lines_are_merged_and_an_item_done_on_either_is_done() {
+    let p = project();
+    let parent = tempfile::tempdir().unwrap();
+    let main = Line::main(&p);
+    let items = |l: &Line, now: &str, args: &[&str]| {
+        let mut all = vec!["checkpoint"];
+        all.extend_from_slice(args);
+        let out = l.ctxkeep_at(now, &all);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        l.git(&["commit", "-q", "-am", "action items"]);
+    };
+    items(
+        &main,
+        "2026-01-15T10:05:00Z",
+        &[
+            "--remaining",
+            "write the lexer in src/lexer.rs",
+            "--remaining",
+            "document the grammar in docs/grammar.md",
+        ],
+    );
+    let b = worktree(&p, parent.path(), "feature");
+    items(
+        &main,
+        "2026-01-15T10:10:00Z",
+        &[
+            "--next",
+            "run the tests of main",
+            "--done",
+            "write the lexer in src/lexer.rs",
+            "--remaining",
+            "add a fuzz target for the lexer",
+        ],
+    );
+    items(
+        &b,
+        "2026-01-15T10:20:00Z",
+        &[
+            "--next",
+            "run the tests of feature",
+            "--remaining",
+            "release 0.2 to crates.io",
+        ],
+    );
+    let main_tip = main.git(&["rev-parse", "HEAD"]).trim().to_string();
+    main.git(&["merge", "-q", "--no-edit", "feature"]);
+    main.verifies();
+    let c = &main.front()["checkpoint"];
+    assert_eq!(c["trigger"], "merge");
+    assert_eq!(
+        c["remaining"],
+        serde_json::json!([
+            "document the grammar in docs/grammar.md",
+            "release 0.2 to crates.io",
+            "add a fuzz target for the lexer"
+        ])
+    );
+    assert_eq!(
+        c["done"],
+        serde_json::json!(["write the lexer in src/lexer.rs"])
+    );
+    let prompt = main.resume();
+    assert!(
+        prompt.contains("What remains:\n- document the grammar in docs/grammar.md\n"),
+        "{prompt}"
+    );
+    assert!(main
+        .state()
+        .contains("- [x] write the lexer in src/lexer.rs"));
+    // The other way round: the same lists.
+    let one_way = (c["remaining"].clone(), c["done"].clone());
+    main.git(&["reset", "-q", "--hard", &main_tip]);
+    b.git(&["merge", "-q", "--no-edit", "main"]);
+    let c = &b.front()["checkpoint"];
+    assert_eq!((c["remaining"].clone(), c["done"].clone()), one_way);
+}
