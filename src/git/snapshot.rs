@@ -1,0 +1,357 @@
+//! Snapshots of uncommitted work: the working tree's tracked changes and
+//! untracked (not ignored) files stored as a commit object under
+//! `refs/ctxkeep/snapshots/<checkpoint id>`, never on a branch, never pushed
+//! (git pushes `refs/heads/` and `refs/tags/` only unless told otherwise).
+//! Built in a temporary index (`GIT_INDEX_FILE`) copied from the real one, so
+//! the user's index, branches and working tree are never touched, and only
+//! the files `git status` listed are hashed again.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde::{Deserialize, Serialize};
+
+use super::{checked, git, run, Unavailable};
+
+/// Where snapshot refs live.
+pub const REF_PREFIX: &str = "refs/ctxkeep/snapshots/";
+
+/// A snapshot as a checkpoint records it (`git.snapshot`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The commit object holding the work tree (its parent: HEAD then).
+    pub commit: String,
+    /// Its tree: an unchanged work tree gives the same one, so no new snapshot.
+    pub tree: String,
+    /// Uncommitted files it holds.
+    pub files: u64,
+}
+
+/// One file a snapshot changes against the commit it was taken on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SnapFile {
+    pub path: String,
+    /// `modified`, `added` or `deleted`.
+    pub status: &'static str,
+}
+
+/// The repository's top level and its index file, from one call.
+fn paths(dir: &Path) -> Result<(PathBuf, PathBuf), Unavailable> {
+    let out = run(dir, &["rev-parse", "--show-toplevel", "--git-path", "index"])?;
+    let text = String::from_utf8_lossy(&out);
+    let mut lines = text.lines();
+    let top = PathBuf::from(lines.next().unwrap_or_default());
+    let index = PathBuf::from(lines.next().unwrap_or_default());
+    // `--git-path` is relative to the directory git ran in.
+    let index = if index.is_absolute() {
+        index
+    } else {
+        dir.join(index)
+    };
+    Ok((top, index))
+}
+
+/// A temporary index beside the real one (same file system, removed on drop).
+struct TempIndex(PathBuf);
+
+impl Drop for TempIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn temp_index(real: &Path) -> Result<TempIndex, Unavailable> {
+    let dir = real.parent().unwrap_or(Path::new("."));
+    let path = dir.join(format!("ctxkeep-index.{}", std::process::id()));
+    let temp = TempIndex(path);
+    match std::fs::copy(real, &temp.0) {
+        Ok(_) => {}
+        // A repository with no commit and nothing added has no index yet.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Unavailable(format!("cannot copy git's index: {e}"))),
+    }
+    Ok(temp)
+}
+
+/// Stores the uncommitted work: `dirty` are the paths `git status` listed
+/// (relative to the top level), `head` the commit they are changes against.
+/// Returns None when the tree is `unchanged_from` (the last snapshot's tree):
+/// nothing changed since, nothing is stored.
+pub fn take(
+    dir: &Path,
+    dirty: &[String],
+    head: Option<&str>,
+    message: &str,
+    unchanged_from: Option<&str>,
+) -> Result<Option<Snapshot>, Unavailable> {
+    let (top, index) = paths(dir)?;
+    let temp = temp_index(&index)?;
+    // Only the listed paths are hashed; `--remove` drops those gone from disk.
+    let mut list = Vec::new();
+    for p in dirty {
+        list.extend_from_slice(p.as_bytes());
+        list.push(0);
+    }
+    let mut child = git(&top)
+        .env("GIT_INDEX_FILE", &temp.0)
+        .args(["update-index", "--add", "--remove", "-z", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(&list)
+            .map_err(|e| Unavailable(format!("cannot write to git: {e}")))?;
+    }
+    checked(&["update-index"], child.wait_with_output())?;
+    let tree = line_of(checked(
+        &["write-tree"],
+        git(&top)
+            .env("GIT_INDEX_FILE", &temp.0)
+            .arg("write-tree")
+            .output(),
+    )?);
+    if unchanged_from == Some(tree.as_str()) {
+        return Ok(None);
+    }
+    let mut args = vec!["commit-tree", tree.as_str(), "-m", message];
+    if let Some(h) = head {
+        args.extend(["-p", h]);
+    }
+    // ctxkeep's own name: a user without `user.name` still gets a snapshot.
+    let commit = line_of(checked(
+        &["commit-tree"],
+        git(&top)
+            .args(&args)
+            .env("GIT_AUTHOR_NAME", "ctxkeep")
+            .env("GIT_AUTHOR_EMAIL", "ctxkeep@localhost")
+            .env("GIT_COMMITTER_NAME", "ctxkeep")
+            .env("GIT_COMMITTER_EMAIL", "ctxkeep@localhost")
+            .output(),
+    )?);
+    Ok(Some(Snapshot {
+        commit,
+        tree,
+        files: dirty.len() as u64,
+    }))
+}
+
+fn line_of(out: Vec<u8>) -> String {
+    String::from_utf8_lossy(&out).trim().to_string()
+}
+
+/// Points `refs/ctxkeep/snapshots/<name>` at `commit`, so git keeps it.
+pub fn keep(dir: &Path, name: &str, commit: &str) -> Result<(), Unavailable> {
+    let r = format!("{REF_PREFIX}{name}");
+    run(dir, &["update-ref", &r, commit]).map(|_| ())
+}
+
+/// Every snapshot ref: (name after the prefix, commit).
+pub fn list(dir: &Path) -> Result<Vec<(String, String)>, Unavailable> {
+    let out = run(
+        dir,
+        &[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            REF_PREFIX,
+        ],
+    )?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .filter_map(|l| {
+            let (name, commit) = l.rsplit_once(' ')?;
+            Some((name.strip_prefix(REF_PREFIX)?.to_string(), commit.to_string()))
+        })
+        .collect())
+}
+
+/// Removes the ref `name` (the commit goes with git's own gc once nothing else holds it).
+pub fn drop_ref(dir: &Path, name: &str) -> Result<(), Unavailable> {
+    let r = format!("{REF_PREFIX}{name}");
+    run(dir, &["update-ref", "-d", &r]).map(|_| ())
+}
+
+/// Whether `commit` is a commit object this repository has.
+pub fn exists(dir: &Path, commit: &str) -> bool {
+    super::commit_exists(dir, commit).unwrap_or(false)
+}
+
+/// The files a snapshot holds: what it changes against its parent (the commit
+/// it was taken on), or everything when it has none.
+pub fn files(dir: &Path, commit: &str) -> Result<Vec<SnapFile>, Unavailable> {
+    let parent = format!("{commit}^");
+    let has_parent = super::commit_exists(dir, &parent).unwrap_or(false);
+    let out = if has_parent {
+        run(
+            dir,
+            &[
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--name-status",
+                &parent,
+                commit,
+            ],
+        )?
+    } else {
+        let mut listed = Vec::new();
+        let names = run(dir, &["ls-tree", "-r", "-z", "--name-only", commit])?;
+        for n in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+            listed.extend_from_slice(b"A\0");
+            listed.extend_from_slice(n);
+            listed.push(0);
+        }
+        listed
+    };
+    let mut parts = out.split(|&b| b == 0).filter(|p| !p.is_empty());
+    let mut found = Vec::new();
+    while let (Some(status), Some(path)) = (parts.next(), parts.next()) {
+        let status = match status.first() {
+            Some(b'A') => "added",
+            Some(b'D') => "deleted",
+            _ => "modified",
+        };
+        found.push(SnapFile {
+            path: String::from_utf8_lossy(path).into_owned(),
+            status,
+        });
+    }
+    Ok(found)
+}
+
+/// Writes the snapshot's version of `files` into the working tree (the
+/// deleted ones are removed), through a temporary index: the user's index
+/// and HEAD stay as they are.
+pub fn restore(dir: &Path, commit: &str, files: &[SnapFile]) -> Result<(), Unavailable> {
+    let (top, index) = paths(dir)?;
+    let temp = TempIndex(index.with_file_name(format!("ctxkeep-restore.{}", std::process::id())));
+    checked(
+        &["read-tree"],
+        git(&top)
+            .env("GIT_INDEX_FILE", &temp.0)
+            .args(["read-tree", commit])
+            .output(),
+    )?;
+    let mut list = Vec::new();
+    for f in files.iter().filter(|f| f.status != "deleted") {
+        list.extend_from_slice(f.path.as_bytes());
+        list.push(0);
+    }
+    let mut child = git(&top)
+        .env("GIT_INDEX_FILE", &temp.0)
+        .args(["checkout-index", "-f", "-z", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(&list)
+            .map_err(|e| Unavailable(format!("cannot write to git: {e}")))?;
+    }
+    checked(&["checkout-index"], child.wait_with_output())?;
+    for f in files.iter().filter(|f| f.status == "deleted") {
+        match std::fs::remove_file(top.join(&f.path)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Unavailable(format!("cannot remove {}: {e}", f.path))),
+        }
+    }
+    Ok(())
+}
+
+/// The top level of the repository around `dir`.
+pub fn top(dir: &Path) -> Result<PathBuf, Unavailable> {
+    paths(dir).map(|(top, _)| top)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(dir: &Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{args:?}: {ok:?}");
+    }
+
+    fn repo() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        sh(d.path(), &["init", "-q", "-b", "main"]);
+        std::fs::write(d.path().join("a.txt"), "one\n").unwrap();
+        std::fs::write(d.path().join("gone.txt"), "gone\n").unwrap();
+        std::fs::write(d.path().join(".gitignore"), "*.log\n").unwrap();
+        sh(d.path(), &["add", "-A"]);
+        sh(d.path(), &["commit", "-qm", "first"]);
+        d
+    }
+
+    fn dirty(dir: &Path) -> (Vec<String>, Option<String>) {
+        let s = crate::git::state(dir, &[]).unwrap();
+        (s.dirty.into_iter().map(|d| d.path).collect(), s.head)
+    }
+
+    #[test]
+    fn a_snapshot_survives_a_hard_reset_and_comes_back() {
+        let d = repo();
+        let p = d.path();
+        std::fs::write(p.join("a.txt"), "two\n").unwrap();
+        std::fs::write(p.join("new.txt"), "new\n").unwrap();
+        std::fs::write(p.join("noise.log"), "ignored\n").unwrap();
+        std::fs::remove_file(p.join("gone.txt")).unwrap();
+        let (paths, head) = dirty(p);
+        let snap = take(p, &paths, head.as_deref(), "test", None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(snap.files, 3);
+        // The same tree again is no new snapshot.
+        assert_eq!(
+            take(p, &paths, head.as_deref(), "test", Some(&snap.tree)).unwrap(),
+            None
+        );
+        keep(p, "ckpt-0001", &snap.commit).unwrap();
+        assert_eq!(list(p).unwrap(), [("ckpt-0001".into(), snap.commit.clone())]);
+        // The user's index and branch are untouched.
+        assert_eq!(dirty(p).0, paths);
+        sh(p, &["reset", "--hard", "-q"]);
+        sh(p, &["clean", "-fdq"]);
+        let files = files(p, &snap.commit).unwrap();
+        let shown: Vec<(&str, &str)> = files.iter().map(|f| (f.path.as_str(), f.status)).collect();
+        assert_eq!(
+            shown,
+            [
+                ("a.txt", "modified"),
+                ("gone.txt", "deleted"),
+                ("new.txt", "added")
+            ]
+        );
+        restore(p, &snap.commit, &files).unwrap();
+        assert_eq!(std::fs::read_to_string(p.join("a.txt")).unwrap(), "two\n");
+        assert_eq!(std::fs::read_to_string(p.join("new.txt")).unwrap(), "new\n");
+        assert!(!p.join("gone.txt").exists());
+        // Ignored files are not part of the work kept.
+        assert!(p.join("noise.log").exists());
+        drop_ref(p, "ckpt-0001").unwrap();
+        assert!(list(p).unwrap().is_empty());
+        // No temporary index is left beside the real one.
+        let left: Vec<_> = std::fs::read_dir(p.join(".git"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("ctxkeep-"))
+            .collect();
+        assert!(left.is_empty());
+    }
+}
