@@ -36,6 +36,8 @@ pub struct Config {
     pub compaction: crate::compaction::CompactionConfig,
     /// Stage percents are of the usable limit (default) or of the window.
     pub stages_against: crate::compaction::StagesAgainst,
+    /// Automatic checkpoints store the uncommitted work in git (`snapshots: false` turns it off).
+    pub snapshots: bool,
     /// The config's `models:` overrides of the model table.
     pub model_overrides: std::collections::BTreeMap<String, crate::models::ModelOverride>,
 }
@@ -94,6 +96,7 @@ impl Config {
                 .and_then(|c| c.stages)
                 .unwrap_or_default(),
             model_overrides: fm.models.clone().unwrap_or_default(),
+            snapshots: fm.snapshots.unwrap_or(true),
         }
     }
 

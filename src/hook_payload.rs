@@ -28,6 +28,10 @@ pub enum Action {
     /// The agent compacted its context (Claude Code and Codex `PostCompact`):
     /// the old figure is gone and every stage re-arms.
     PostCompact { trigger: Option<String> },
+    /// A shell command that can discard uncommitted work is about to run
+    /// (`PreToolUse` and its peers): its work is stored first. Any other
+    /// call is `Ignore`, decided from the payload alone.
+    BeforeDestructive { command: String },
     /// Nothing to do (e.g. `Stop`): answered without reading any file.
     Ignore,
 }
@@ -258,6 +262,16 @@ fn action_for(event: &str, root: &Map<String, Value>) -> Action {
         },
         "SessionEnd" => Action::SessionEnd {
             reason: field(&["reason", "trigger"]),
+        },
+        // Every agent's shell tool names its command `command`.
+        "PreToolUse" => match object_of(root, "tool_input")
+            .and_then(|i| i.get("command"))
+            .and_then(Value::as_str)
+        {
+            Some(c) if crate::destructive::recognise(c).is_some() => Action::BeforeDestructive {
+                command: c.to_string(),
+            },
+            _ => Action::Ignore,
         },
         _ => Action::Ignore,
     }

@@ -12,6 +12,7 @@ pub mod codes;
 pub mod commands;
 pub mod compaction;
 pub mod config;
+pub mod destructive;
 pub mod error;
 pub mod events;
 pub mod file_batch;

@@ -26,6 +26,9 @@ pub struct Snapshot {
     pub tree: String,
     /// Uncommitted files it holds.
     pub files: u64,
+    /// The command it was taken before (trigger `pre-destructive`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
 }
 
 /// One file a snapshot changes against the commit it was taken on.
@@ -136,6 +139,7 @@ pub fn take(
         commit,
         tree,
         files: dirty.len() as u64,
+        before: None,
     }))
 }
 
@@ -263,6 +267,18 @@ pub fn restore(dir: &Path, commit: &str, files: &[SnapFile]) -> Result<(), Unava
         }
     }
     Ok(())
+}
+
+/// What the snapshot holds at `path` (relative to the top level); None when
+/// it holds no such file.
+pub fn blob(dir: &Path, commit: &str, path: &str) -> Result<Option<Vec<u8>>, Unavailable> {
+    let spec = format!("{commit}:{path}");
+    let out = git(dir)
+        .args(["cat-file", "blob", &spec])
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
+    Ok(out.status.success().then_some(out.stdout))
 }
 
 /// The top level of the repository around `dir`.

@@ -89,6 +89,7 @@ impl Hook {
             Action::SessionStart { source } => self.session_start(&source),
             Action::SessionEnd { reason } => self.session_end(reason).map(|_| None),
             Action::PostCompact { trigger } => self.post_compact(trigger).map(|_| None),
+            Action::BeforeDestructive { command } => self.before_destructive(&command).map(|_| None),
             Action::Ignore => Ok(None),
         };
         context.map(|c| c.map(Answer::Context))
@@ -732,6 +733,35 @@ impl Hook {
             budget,
             json!({ "session": self.session, "agent": self.agent, "reason": reason }),
             false,
+        )
+        .map(|_| ())
+    }
+
+    /// Before a shell command that can discard uncommitted work (the payload's
+    /// check found one): when it would discard some, a `pre-destructive`
+    /// checkpoint stores that work in git first. The command is never held
+    /// up by more than that, and never blocked.
+    fn before_destructive(&self, command: &str) -> anyhow::Result<()> {
+        if !self.config.snapshots {
+            return Ok(());
+        }
+        let exclude = crate::fsutil::resolve_target(&self.ws.state_path);
+        let Ok(g) = crate::git::state(&self.ws.root, std::slice::from_ref(&exclude)) else {
+            return Ok(());
+        };
+        let Ok(top) = crate::git::toplevel(&self.ws.root) else {
+            return Ok(());
+        };
+        let cwd = self.payload.cwd.clone().unwrap_or_else(|| self.ws.root.clone());
+        if !super::snapshot::at_risk(command, &g, &top, &cwd) {
+            return Ok(());
+        }
+        let budget = session::load(&self.ws, &self.session)?.and_then(|s| s.budget());
+        self.auto_checkpoint(
+            super::snapshot::TRIGGER,
+            budget,
+            json!({ "session": self.session, "agent": self.agent, "command": command }),
+            true,
         )
         .map(|_| ())
     }
