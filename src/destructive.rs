@@ -39,11 +39,12 @@ pub fn recognise(line: &str) -> Option<Found> {
     if !line.contains("git") && !line.contains("rm") {
         return None;
     }
-    line.split(['\n', ';', '|', '&'])
-        .find_map(|part| one(part).map(|kind| Found {
+    line.split(['\n', ';', '|', '&']).find_map(|part| {
+        one(part).map(|kind| Found {
             kind,
             command: part.trim().to_string(),
-        }))
+        })
+    })
 }
 
 /// One simple command.
@@ -260,7 +261,10 @@ mod tests {
     #[test]
     fn commands_that_discard_work_are_recognised() {
         assert_eq!(kind("git reset --hard"), Some(Kind::ResetHard));
-        assert_eq!(kind("cd src && git reset --hard HEAD~1"), Some(Kind::ResetHard));
+        assert_eq!(
+            kind("cd src && git reset --hard HEAD~1"),
+            Some(Kind::ResetHard)
+        );
         assert_eq!(kind("git -C repo reset --hard"), Some(Kind::ResetHard));
         assert_eq!(
             kind("git checkout -- src/a.rs b.rs"),
@@ -275,8 +279,14 @@ mod tests {
         assert_eq!(kind("git clean -fd"), Some(Kind::Clean));
         assert_eq!(kind("git clean -xdf"), Some(Kind::Clean));
         assert_eq!(kind("git stash drop"), Some(Kind::StashDrop));
-        assert_eq!(kind("rm -rf build src"), Some(Kind::Remove(v(&["build", "src"]))));
-        assert_eq!(kind("sudo rm -r -f 'my dir'"), Some(Kind::Remove(v(&["my dir"]))));
+        assert_eq!(
+            kind("rm -rf build src"),
+            Some(Kind::Remove(v(&["build", "src"])))
+        );
+        assert_eq!(
+            kind("sudo rm -r -f 'my dir'"),
+            Some(Kind::Remove(v(&["my dir"])))
+        );
         assert_eq!(kind("git push --force"), Some(Kind::PushForce(vec![])));
         assert_eq!(
             kind("git push -f origin main"),

@@ -41,7 +41,10 @@ pub struct SnapFile {
 
 /// The repository's top level and its index file, from one call.
 fn paths(dir: &Path) -> Result<(PathBuf, PathBuf), Unavailable> {
-    let out = run(dir, &["rev-parse", "--show-toplevel", "--git-path", "index"])?;
+    let out = run(
+        dir,
+        &["rev-parse", "--show-toplevel", "--git-path", "index"],
+    )?;
     let text = String::from_utf8_lossy(&out);
     let mut lines = text.lines();
     let top = PathBuf::from(lines.next().unwrap_or_default());
@@ -167,7 +170,10 @@ pub fn list(dir: &Path) -> Result<Vec<(String, String)>, Unavailable> {
         .lines()
         .filter_map(|l| {
             let (name, commit) = l.rsplit_once(' ')?;
-            Some((name.strip_prefix(REF_PREFIX)?.to_string(), commit.to_string()))
+            Some((
+                name.strip_prefix(REF_PREFIX)?.to_string(),
+                commit.to_string(),
+            ))
         })
         .collect())
 }
@@ -339,7 +345,10 @@ mod tests {
             None
         );
         keep(p, "ckpt-0001", &snap.commit).unwrap();
-        assert_eq!(list(p).unwrap(), [("ckpt-0001".into(), snap.commit.clone())]);
+        assert_eq!(
+            list(p).unwrap(),
+            [("ckpt-0001".into(), snap.commit.clone())]
+        );
         // The user's index and branch are untouched.
         assert_eq!(dirty(p).0, paths);
         sh(p, &["reset", "--hard", "-q"]);

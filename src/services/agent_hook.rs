@@ -89,7 +89,9 @@ impl Hook {
             Action::SessionStart { source } => self.session_start(&source),
             Action::SessionEnd { reason } => self.session_end(reason).map(|_| None),
             Action::PostCompact { trigger } => self.post_compact(trigger).map(|_| None),
-            Action::BeforeDestructive { command } => self.before_destructive(&command).map(|_| None),
+            Action::BeforeDestructive { command } => {
+                self.before_destructive(&command).map(|_| None)
+            }
             Action::Ignore => Ok(None),
         };
         context.map(|c| c.map(Answer::Context))
@@ -752,7 +754,11 @@ impl Hook {
         let Ok(top) = crate::git::toplevel(&self.ws.root) else {
             return Ok(());
         };
-        let cwd = self.payload.cwd.clone().unwrap_or_else(|| self.ws.root.clone());
+        let cwd = self
+            .payload
+            .cwd
+            .clone()
+            .unwrap_or_else(|| self.ws.root.clone());
         if !super::snapshot::at_risk(command, &g, &top, &cwd) {
             return Ok(());
         }

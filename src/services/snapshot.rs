@@ -60,7 +60,6 @@ pub fn attach(
 /// How much of a command a snapshot records.
 const COMMAND_CHARS: usize = 300;
 
-
 /// Names the snapshot after the checkpoint that records it, so git keeps it.
 pub fn keep(ws: &Workspace, record: &Checkpoint, out: &Output) {
     let Some(s) = record.git.as_ref().and_then(|g| g.snapshot.as_ref()) else {
@@ -138,7 +137,13 @@ pub fn find(ws: &Workspace, id: Option<&str>) -> anyhow::Result<(Checkpoint, Sna
         }
         None => current
             .into_iter()
-            .chain(archive.ids().into_iter().rev().filter_map(|id| archive.load(&id).ok()))
+            .chain(
+                archive
+                    .ids()
+                    .into_iter()
+                    .rev()
+                    .filter_map(|id| archive.load(&id).ok()),
+            )
             .find_map(|c| snap(&c).map(|s| (c, s)))
             .ok_or_else(|| {
                 Error::no_input(
@@ -230,5 +235,11 @@ fn state_path_in_repo(ws: &Workspace) -> Option<String> {
     let state = crate::fsutil::resolve_target(&ws.state_path);
     let top = top.canonicalize().unwrap_or(top);
     let state = state.canonicalize().unwrap_or(state);
-    Some(state.strip_prefix(&top).ok()?.to_string_lossy().into_owned())
+    Some(
+        state
+            .strip_prefix(&top)
+            .ok()?
+            .to_string_lossy()
+            .into_owned(),
+    )
 }

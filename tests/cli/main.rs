@@ -29,6 +29,7 @@ mod readback;
 mod relay;
 mod remaining;
 mod replay;
+mod restore;
 mod resume;
 mod secrets;
 mod sessions;
