@@ -71,7 +71,7 @@ fn one(part: &str) -> Option<Kind> {
 
 /// The words of a simple command: split at blanks, quotes removed (enough to
 /// read flags and paths; expansions are left as they are).
-fn words(part: &str) -> Vec<String> {
+pub fn words(part: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
     let mut quote: Option<char> = None;

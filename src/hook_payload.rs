@@ -71,6 +71,9 @@ pub struct Payload {
     /// event, for an agent that writes it on its own schedule (Copilot CLI: the event's own
     /// hook record): the hook waits for it briefly before reading the transcript.
     pub written_mark: Option<String>,
+    /// A plan item the call marked completed, where the agent's tools say (its text, or
+    /// the task's number).
+    pub plan_done: Option<String>,
 }
 
 /// A finished tool call, from the payload of the hook it fired. The agent's result is written
@@ -220,6 +223,7 @@ pub fn from_object(
         in_subagent: root.contains_key("agent_id"),
         summary: text_of(root, "compact_summary"),
         written_mark: None,
+        plan_done: None,
     })
 }
 

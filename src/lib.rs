@@ -29,6 +29,7 @@ pub mod process;
 pub mod progress;
 pub mod prompt;
 pub mod redact;
+pub mod requests;
 pub mod retention;
 pub mod services;
 pub mod session;

@@ -161,6 +161,9 @@ pub struct Session {
     /// The last compaction's audit (`status` shows it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_audit: Option<crate::summary::AuditNote>,
+    /// Tool calls since the model last recorded a checkpoint, and the requests made.
+    #[serde(default, skip_serializing_if = "crate::requests::State::is_empty")]
+    pub requests: crate::requests::State,
 }
 
 /// A compaction between its start and what ctxkeep gives back after it.
@@ -233,6 +236,7 @@ impl Session {
             pre_compact_at: None,
             after_compaction: None,
             last_audit: None,
+            requests: Default::default(),
         }
     }
 

@@ -30,7 +30,7 @@ pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
 /// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
-pub const KNOWN_KEYS: [&str; 15] = [
+pub const KNOWN_KEYS: [&str; 16] = [
     "ctxkeep",
     "model",
     "window",
@@ -44,6 +44,7 @@ pub const KNOWN_KEYS: [&str; 15] = [
     "gutter",
     "compaction",
     "snapshots",
+    "checkpoint_requests",
     "checkpoint",
     "history",
 ];
@@ -83,6 +84,8 @@ pub struct FrontMatter {
     pub compaction: Option<crate::compaction::CompactionConfig>,
     /// Automatic checkpoints store the uncommitted work in git (default true).
     pub snapshots: Option<bool>,
+    /// When the model is asked for a checkpoint between stages (`false`: never).
+    pub checkpoint_requests: Option<crate::requests::Setting>,
     pub checkpoint: Option<Checkpoint>,
     pub history: Option<Vec<HistoryEntry>>,
 }
