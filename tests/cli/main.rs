@@ -29,6 +29,7 @@ mod readback;
 mod relay;
 mod remaining;
 mod replay;
+mod requests;
 mod restore;
 mod resume;
 mod secrets;
