@@ -93,26 +93,25 @@ pub fn take(
 ) -> Result<Option<Snapshot>, Unavailable> {
     let (top, index) = paths(dir)?;
     let temp = temp_index(&index)?;
-    // Only the listed paths are hashed; `--remove` drops those gone from disk.
-    let mut list = Vec::new();
-    for p in dirty {
-        list.extend_from_slice(p.as_bytes());
-        list.push(0);
-    }
-    let mut child = git(&top)
-        .env("GIT_INDEX_FILE", &temp.0)
-        .args(["update-index", "--add", "--remove", "-z", "--stdin"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(&list)
-            .map_err(|e| Unavailable(format!("cannot write to git: {e}")))?;
-    }
-    checked(&["update-index"], child.wait_with_output())?;
+    // Only the listed paths are hashed. They leave the index first: a file changed within the
+    // file system's timestamp tick of its entry, at the same size, would otherwise pass git's
+    // stat check unread ("racy git") and the snapshot would keep the old content.
+    let present: Vec<&String> = dirty
+        .iter()
+        .filter(|p| std::fs::symlink_metadata(top.join(p)).is_ok())
+        .collect();
+    with_paths(
+        &top,
+        &temp.0,
+        &["update-index", "--force-remove"],
+        dirty.iter(),
+    )?;
+    with_paths(
+        &top,
+        &temp.0,
+        &["update-index", "--add"],
+        present.into_iter(),
+    )?;
     let tree = line_of(checked(
         &["write-tree"],
         git(&top)
@@ -144,6 +143,36 @@ pub fn take(
         files: dirty.len() as u64,
         before: None,
     }))
+}
+
+/// Runs `git ARGS -z --stdin` on the temporary index `index`, the paths on its stdin.
+fn with_paths<'a>(
+    top: &Path,
+    index: &Path,
+    args: &[&str],
+    paths: impl Iterator<Item = &'a String>,
+) -> Result<(), Unavailable> {
+    let mut list = Vec::new();
+    for p in paths {
+        list.extend_from_slice(p.as_bytes());
+        list.push(0);
+    }
+    let mut child = git(top)
+        .env("GIT_INDEX_FILE", index)
+        .args(args)
+        .args(["-z", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(&list)
+            .map_err(|e| Unavailable(format!("cannot write to git: {e}")))?;
+    }
+    checked(args, child.wait_with_output())?;
+    Ok(())
 }
 
 fn line_of(out: Vec<u8>) -> String {
@@ -246,25 +275,12 @@ pub fn restore(dir: &Path, commit: &str, files: &[SnapFile]) -> Result<(), Unava
             .args(["read-tree", commit])
             .output(),
     )?;
-    let mut list = Vec::new();
-    for f in files.iter().filter(|f| f.status != "deleted") {
-        list.extend_from_slice(f.path.as_bytes());
-        list.push(0);
-    }
-    let mut child = git(&top)
-        .env("GIT_INDEX_FILE", &temp.0)
-        .args(["checkout-index", "-f", "-z", "--stdin"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(&list)
-            .map_err(|e| Unavailable(format!("cannot write to git: {e}")))?;
-    }
-    checked(&["checkout-index"], child.wait_with_output())?;
+    let written: Vec<String> = files
+        .iter()
+        .filter(|f| f.status != "deleted")
+        .map(|f| f.path.clone())
+        .collect();
+    with_paths(&top, &temp.0, &["checkout-index", "-f"], written.iter())?;
     for f in files.iter().filter(|f| f.status == "deleted") {
         match std::fs::remove_file(top.join(&f.path)) {
             Ok(()) => {}
@@ -324,6 +340,37 @@ mod tests {
     fn dirty(dir: &Path) -> (Vec<String>, Option<String>) {
         let s = crate::git::state(dir, &[]).unwrap();
         (s.dirty.into_iter().map(|d| d.path).collect(), s.head)
+    }
+
+    #[test]
+    fn a_listed_file_is_read_even_when_its_stat_matches_the_index() {
+        let d = repo();
+        let p = d.path();
+        // The same size and times as the entry: git's stat check alone would take it as unchanged.
+        sh(p, &["config", "core.trustctime", "false"]);
+        let old_time = |path: &Path| {
+            let ok = std::process::Command::new("touch")
+                .args(["-d", "2020-01-01 00:00:00"])
+                .arg(path)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        };
+        old_time(&p.join("a.txt"));
+        // The index records that time (and the file's real size: nothing is racy).
+        sh(p, &["update-index", "--refresh"]);
+        std::fs::write(p.join("a.txt"), "owt\n").unwrap();
+        old_time(&p.join("a.txt"));
+        assert_eq!(
+            dirty(p).0,
+            Vec::<String>::new(),
+            "git's own check misses it"
+        );
+        let head = dirty(p).1;
+        let snap = take(p, &["a.txt".to_string()], head.as_deref(), "t", None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(blob(p, &snap.commit, "a.txt").unwrap().unwrap(), b"owt\n");
     }
 
     #[test]
