@@ -752,7 +752,7 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
 
     let dry = edit(&p, &["install", "claude-code", "--dry-run"]);
     assert!(dry.dry_run && dry.changed);
-    assert_eq!(dry.changes.len(), 9, "eight events and the status line");
+    assert_eq!(dry.changes.len(), 10, "nine events and the status line");
     assert_eq!(
         p.read(".claude/settings.json"),
         USER_SETTINGS,
@@ -838,7 +838,7 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
     assert!(dry.changed && dry.changes.iter().all(|c| c.op == "removed"));
     assert_eq!(p.read(".claude/settings.json"), written);
     let gone = edit(&p, &["uninstall", "claude-code"]);
-    assert_eq!(gone.changes.len(), 9);
+    assert_eq!(gone.changes.len(), 10);
     assert_eq!(settings(&p), original, "exactly the user's settings again");
     assert!(!edit(&p, &["uninstall", "claude-code"]).changed);
 }
@@ -958,6 +958,7 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
         [
             "hooks.SessionStart",
             "hooks.UserPromptSubmit",
+            "hooks.PreToolUse",
             "hooks.PostToolUse",
             "hooks.PostToolUseFailure",
             "hooks.PreCompact",
@@ -970,17 +971,17 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
     );
     assert!(report.checks.iter().all(|c| c.ok), "{report:?}");
     assert!(
-        report.checks[8]
+        report.checks[9]
             .detail
             .contains("ctxkeep [#---------] 12 % · 20k/167k"),
         "{:?}",
-        report.checks[8]
+        report.checks[9]
     );
     // The line names the project's checkpoint, not one a hook wrote in the copy.
     assert!(
-        report.checks[8].detail.contains("ckpt-0001"),
+        report.checks[9].detail.contains("ckpt-0001"),
         "{:?}",
-        report.checks[8]
+        report.checks[9]
     );
     assert_eq!(p.state(), state, "the checks ran against a copy");
     assert_eq!(p.read(".ctxkeep/events.jsonl"), events_before);
@@ -1149,6 +1150,7 @@ const AGENTS: [(&str, &str, &str, &[&str]); 2] = [
         &[
             "SessionStart",
             "UserPromptSubmit",
+            "PreToolUse",
             "PostToolUse",
             "PreCompact",
             "PostCompact",
@@ -1163,6 +1165,7 @@ const AGENTS: [(&str, &str, &str, &[&str]); 2] = [
         &[
             "SessionStart",
             "BeforeAgent",
+            "BeforeTool",
             "AfterTool",
             "AfterAgent",
             "PreCompress",
@@ -1178,6 +1181,12 @@ fn fresh_install(agent: &str, events: &[&str]) -> Value {
     for event in events {
         let group = if matches!(*event, "PostToolUse" | "AfterTool") {
             json!({ "matcher": "*", "hooks": [{ "type": "command", "command": command }] })
+        } else if let Some(shell) = match *event {
+            "PreToolUse" => Some("Bash"),
+            "BeforeTool" => Some("run_shell_command"),
+            _ => None,
+        } {
+            json!({ "matcher": shell, "hooks": [{ "type": "command", "command": command }] })
         } else {
             json!({ "hooks": [{ "type": "command", "command": command }] })
         };

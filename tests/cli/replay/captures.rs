@@ -42,7 +42,9 @@ const CAPTURES: &[Expected] = &[
         dir: "claude-code-2.1.328",
         agent: Agent::ClaudeCode,
         hidden_restarts: false,
-        hook_calls: 22,
+        // With the PreToolUse of its seven Bash calls, wired since the snapshots before
+        // destructive commands (none of them is one: they answer at once).
+        hook_calls: 29,
         injections: 4,
         // The compaction's restore is a note with the nonce: Claude Code's summary arrives with
         // PostCompact, and no prompt or tool event follows it before the run ends.
@@ -68,8 +70,9 @@ const CAPTURES: &[Expected] = &[
         dir: "codex-0.169.0",
         agent: Agent::Codex,
         hidden_restarts: true,
-        // With the run's final SessionEnd, wired since issue 26.
-        hook_calls: 17,
+        // With the run's final SessionEnd, wired since issue 26, and the PreToolUse of its six
+        // shell calls, wired since the snapshots before destructive commands.
+        hook_calls: 23,
         injections: 3,
         // The compaction's summary is in the rollout by PostCompact: what it left out is given
         // back at SessionStart(compact).
@@ -90,7 +93,9 @@ const CAPTURES: &[Expected] = &[
         dir: "gemini-0.61.0",
         agent: Agent::Gemini,
         hidden_restarts: false,
-        hook_calls: 29,
+        // With the BeforeTool of its seven shell calls, wired since the snapshots before
+        // destructive commands.
+        hook_calls: 36,
         injections: 2,
         resume_prompts: 1,
         give_backs: 0,
