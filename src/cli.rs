@@ -141,6 +141,20 @@ pub enum Command {
     /// List checkpoints and sessions, newest first, one line each.
     #[command(after_long_help = crate::codes::exit_help())]
     Log(LogArgs),
+    /// Bring a checkpoint's uncommitted work back into the working tree.
+    ///
+    /// The checkpoints ctxkeep writes on its own (before a compaction, at a stage, at the
+    /// session's end, before a command such as `git reset --hard`) store the uncommitted work
+    /// in git, under refs/ctxkeep/snapshots/<checkpoint>. `restore` writes those files back
+    /// (and removes the ones that were deleted then); HEAD, the branch and git's index stay as
+    /// they are, and project-state.md is never touched. It refuses (exit 1) when a file it
+    /// would write has local changes of its own, unless --force.
+    ///
+    /// Example:
+    ///   ctxkeep restore              # the latest checkpoint with a snapshot
+    ///   ctxkeep restore ckpt-0012 --force
+    #[command(after_long_help = crate::codes::exit_help(), verbatim_doc_comment)]
+    Restore(RestoreArgs),
     /// git's merge driver for project-state.md: merge BASE, OURS and THEIRS into OURS
     /// (exit 0 merged, 1 with a conflict left). `init` sets it up.
     #[command(after_long_help = crate::codes::exit_help())]
@@ -635,6 +649,17 @@ pub struct AckArgs {
     /// transcript (for hooks; exits 0 whether found or not).
     #[arg(long, value_name = "PATH", conflicts_with = "nonce")]
     pub transcript: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// The checkpoint whose snapshot to restore (default: the latest that has one).
+    #[arg(value_name = "CKPT")]
+    pub checkpoint: Option<String>,
+
+    /// Overwrite files that have local changes of their own.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

@@ -42,7 +42,7 @@ pub const EXIT_CODES: &[ExitCode] = &[
     },
     ExitCode {
         code: exit::CHECK_FAILED,
-        meaning: "a check says no: `verify` found errors, a `checkpoint` by hand that would leave a required field empty, `--fail-at` reached, the recovered fields do not fit `--max-tokens`, `resume` refused by `max_handoffs_without_progress`, a wrong or outdated nonce given to `ack`, `relay` stopped stuck or out of sessions or time",
+        meaning: "a check says no: `verify` found errors, a `checkpoint` by hand that would leave a required field empty, `--fail-at` reached, the recovered fields do not fit `--max-tokens`, `resume` refused by `max_handoffs_without_progress`, a wrong or outdated nonce given to `ack`, a `restore` that would overwrite local changes without `--force`, `relay` stopped stuck or out of sessions or time",
     },
     ExitCode {
         code: exit::USAGE,
@@ -54,7 +54,7 @@ pub const EXIT_CODES: &[ExitCode] = &[
     },
     ExitCode {
         code: exit::NO_INPUT,
-        meaning: "not initialized, no checkpoint yet, no resume to acknowledge yet, or an input file is missing, is not a regular file (a directory, FIFO or device: never read) or is a symlink loop",
+        meaning: "not initialized, no checkpoint yet, no resume to acknowledge yet, no snapshot to `restore`, or an input file is missing, is not a regular file (a directory, FIFO or device: never read) or is a symlink loop",
     },
     ExitCode {
         code: exit::IO,

@@ -36,6 +36,10 @@ pub struct Config {
     pub compaction: crate::compaction::CompactionConfig,
     /// Stage percents are of the usable limit (default) or of the window.
     pub stages_against: crate::compaction::StagesAgainst,
+    /// Automatic checkpoints store the uncommitted work in git (`snapshots: false` turns it off).
+    pub snapshots: bool,
+    /// When the model is asked for a checkpoint between stages; None when `checkpoint_requests: false`.
+    pub checkpoint_requests: Option<crate::requests::Settings>,
     /// The config's `models:` overrides of the model table.
     pub model_overrides: std::collections::BTreeMap<String, crate::models::ModelOverride>,
 }
@@ -94,6 +98,8 @@ impl Config {
                 .and_then(|c| c.stages)
                 .unwrap_or_default(),
             model_overrides: fm.models.clone().unwrap_or_default(),
+            snapshots: fm.snapshots.unwrap_or(true),
+            checkpoint_requests: crate::requests::Setting::resolve(fm.checkpoint_requests.as_ref()),
         }
     }
 

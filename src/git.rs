@@ -1,6 +1,9 @@
 //! The only place that runs git. Never prompts, never takes git's optional
 //! locks (so a held `index.lock` does not stop us). Read-only, except for
-//! `init`'s merge-driver entry in the repository's local config.
+//! `init`'s merge-driver entry in the repository's local config and the
+//! snapshots of uncommitted work ([`snapshot`]: objects and `refs/ctxkeep/`).
+
+pub mod snapshot;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,6 +23,9 @@ pub struct GitState {
     /// sorting after its last path.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dirty_omitted: u64,
+    /// The uncommitted work itself, stored in git ([`snapshot`]) by an automatic checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<snapshot::Snapshot>,
 }
 
 fn is_zero(n: &u64) -> bool {

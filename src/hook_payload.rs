@@ -32,6 +32,10 @@ pub enum Action {
     /// its window and limit are the new model's from now on; the payload's
     /// `context_tokens` is a reading, and the reply reaches the new model.
     ModelSwitch,
+    /// A shell command that can discard uncommitted work is about to run
+    /// (`PreToolUse` and its peers): its work is stored first. Any other
+    /// call is `Ignore`, decided from the payload alone.
+    BeforeDestructive { command: String },
     /// Nothing to do (e.g. `Stop`): answered without reading any file.
     Ignore,
 }
@@ -71,6 +75,9 @@ pub struct Payload {
     /// event, for an agent that writes it on its own schedule (Copilot CLI: the event's own
     /// hook record): the hook waits for it briefly before reading the transcript.
     pub written_mark: Option<String>,
+    /// A plan item the call marked completed, where the agent's tools say (its text, or
+    /// the task's number).
+    pub plan_done: Option<String>,
 }
 
 /// A finished tool call, from the payload of the hook it fired. The agent's result is written
@@ -221,6 +228,7 @@ pub fn from_object(
         in_subagent: root.contains_key("agent_id"),
         summary: text_of(root, "compact_summary"),
         written_mark: None,
+        plan_done: None,
     })
 }
 
@@ -264,6 +272,16 @@ fn action_for(event: &str, root: &Map<String, Value>) -> Action {
         "PostModelSwitch" => Action::ModelSwitch,
         "SessionEnd" => Action::SessionEnd {
             reason: field(&["reason", "trigger"]),
+        },
+        // Every agent's shell tool names its command `command`.
+        "PreToolUse" => match object_of(root, "tool_input")
+            .and_then(|i| i.get("command"))
+            .and_then(Value::as_str)
+        {
+            Some(c) if crate::destructive::recognise(c).is_some() => Action::BeforeDestructive {
+                command: c.to_string(),
+            },
+            _ => Action::Ignore,
         },
         _ => Action::Ignore,
     }

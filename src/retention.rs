@@ -29,6 +29,9 @@ pub struct Collected {
     /// Records an agent's integration keeps outside the project (the OpenCode plugin's session
     /// records) that no session wrote for `records::KEPT_DAYS` days: full paths.
     pub agent_records_removed: Vec<String>,
+    /// Snapshots of uncommitted work (`refs/ctxkeep/snapshots/<id>`) dropped with their
+    /// checkpoints: the checkpoint ids.
+    pub snapshots_removed: Vec<String>,
 }
 
 impl Collected {
@@ -38,6 +41,7 @@ impl Collected {
             && self.sessions_removed == 0
             && self.temp_files_removed.is_empty()
             && self.agent_records_removed.is_empty()
+            && self.snapshots_removed.is_empty()
     }
 }
 
@@ -67,6 +71,7 @@ pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected,
             out.sessions_removed = chain.sessions.len().saturating_sub(config.sessions_kept);
             out.temp_files_removed = temps.iter().map(|p| rel(ws, p)).collect();
             out.agent_records_removed = records.iter().map(shown).collect();
+            out.snapshots_removed = snapshot_refs_without_checkpoint(ws, &out.checkpoints_removed);
         }
         Mode::Apply(lock) => {
             out.checkpoints_removed = archive.prune(config.retention, config.retention_days, now);
@@ -79,9 +84,34 @@ pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected,
                 .map(|p| rel(ws, p))
                 .collect();
             out.agent_records_removed = records::remove(records).iter().map(shown).collect();
+            out.snapshots_removed = drop_snapshot_refs(ws);
         }
     }
     Ok(out)
+}
+
+/// The snapshot refs whose checkpoint is not archived, or is among `going`.
+fn snapshot_refs_without_checkpoint(ws: &Workspace, going: &[String]) -> Vec<String> {
+    let Ok(refs) = crate::git::snapshot::list(&ws.root) else {
+        return Vec::new();
+    };
+    let archived = Archive {
+        dir: &ws.checkpoints_dir(),
+    }
+    .ids();
+    refs.into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| !archived.contains(name) || going.contains(name))
+        .collect()
+}
+
+/// Drops the snapshot refs whose checkpoint is no longer archived, so git
+/// can collect their objects; returns their ids.
+pub fn drop_snapshot_refs(ws: &Workspace) -> Vec<String> {
+    snapshot_refs_without_checkpoint(ws, &[])
+        .into_iter()
+        .filter(|name| crate::git::snapshot::drop_ref(&ws.root, name).is_ok())
+        .collect()
 }
 
 fn rel(ws: &Workspace, p: &std::path::Path) -> String {

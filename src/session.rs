@@ -184,6 +184,9 @@ pub struct Session {
     /// model then in use tells a compaction forced by a model switch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction_seen: Option<SeenCompaction>,
+    /// Tool calls since the model last recorded a checkpoint, and the requests made.
+    #[serde(default, skip_serializing_if = "crate::requests::State::is_empty")]
+    pub requests: crate::requests::State,
 }
 
 /// A compaction as the agent recorded it (`crate::usage::Usage::pre_tokens`).
@@ -277,6 +280,7 @@ impl Session {
             window_evidence: None,
             limit_learned_from: None,
             compaction_seen: None,
+            requests: Default::default(),
         }
     }
 

@@ -471,6 +471,7 @@ mod tests {
                 &[
                     "SessionStart",
                     "UserPromptSubmit",
+                    "PreToolUse",
                     "PostToolUse",
                     "PreCompact",
                     "PostCompact",
@@ -483,6 +484,7 @@ mod tests {
                 &[
                     "SessionStart",
                     "BeforeAgent",
+                    "BeforeTool",
                     "AfterTool",
                     "AfterAgent",
                     "PreCompress",
@@ -514,7 +516,7 @@ mod tests {
         let mut text = doc(
             json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": "ctxkeep hook claude-code" }] }] } }),
         );
-        assert_eq!(CODEX.installed(text.value()).hooks[5], ("Stop", None));
+        assert_eq!(CODEX.installed(text.value()).hooks[6], ("Stop", None));
         assert!(CODEX.uninstall(&mut text).unwrap().is_empty());
     }
 

@@ -472,3 +472,43 @@ fn gemini_payloads_give_the_call_and_its_outcome() {
     let todos = captured(Agent::Gemini, &format!("{dir}/AfterTool-write_todos.json"));
     assert_eq!(todos.tool, None);
 }
+
+#[test]
+fn every_pre_tool_payload_names_a_destructive_command_and_only_that() {
+    use crate::hook_payload::Action;
+    for (agent, file) in [
+        (
+            Agent::ClaudeCode,
+            "claude-code-2.1.328/hooks/PreToolUse-Bash.json",
+        ),
+        (Agent::Codex, "codex-0.169.0/hooks/PreToolUse-Bash.json"),
+        (Agent::Copilot, "copilot-1.0.102/hooks/PreToolUse-Bash.json"),
+        (
+            Agent::Gemini,
+            "gemini-0.61.0/hooks/BeforeTool-run_shell_command.json",
+        ),
+    ] {
+        // As captured: a command that discards nothing is answered without a file read.
+        assert_eq!(captured(agent, file).action, Action::Ignore, "{file}");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/agents")
+            .join(file);
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        v["tool_input"]["command"] = "git stash drop".into();
+        let p = parse_payload(agent, &v.to_string()).unwrap();
+        assert_eq!(
+            p.action,
+            Action::BeforeDestructive {
+                command: "git stash drop".into()
+            },
+            "{file}"
+        );
+    }
+    // Another tool before its call: nothing.
+    let edit = captured(
+        Agent::ClaudeCode,
+        "claude-code-2.1.328/hooks/PreToolUse-Edit.json",
+    );
+    assert_eq!(edit.action, Action::Ignore);
+}

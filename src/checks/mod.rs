@@ -607,6 +607,7 @@ mod tests {
                 },
             ],
             dirty_omitted: 0,
+            snapshot: None,
         });
         let f = text_codes(&c, &repo);
         let codes: Vec<&str> = f.iter().map(|x| x.code).collect();

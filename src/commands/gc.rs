@@ -83,6 +83,13 @@ fn human(c: &Collected, config: &Config) -> String {
             s.push_str(&format!("  {r}\n"));
         }
     }
+    if !c.snapshots_removed.is_empty() {
+        s.push_str(&format!(
+            "{} the snapshot(s) of uncommitted work of {} with their checkpoints (refs/ctxkeep/snapshots/)\n",
+            verb("dropped", "would drop"),
+            c.snapshots_removed.join(", ")
+        ));
+    }
     for t in &c.temp_files_removed {
         s.push_str(&format!(
             "{} stale temp file {t}\n",

@@ -34,6 +34,8 @@ struct Entry {
     acknowledged: Option<bool>,
     /// Sessions: whether the chain was stuck at that handoff.
     stuck: Option<bool>,
+    /// Checkpoints: the commit holding the uncommitted work then (`ctxkeep restore ID`).
+    snapshot: Option<String>,
     /// Merged checkpoints: the other lines of work, `ckpt-0002 (feature)`.
     #[serde(skip)]
     merged: Vec<String>,
@@ -63,6 +65,7 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         agent: s.record.agent.clone(),
         from_agent: s.record.from_agent.clone(),
         trigger: None,
+        snapshot: None,
         next_action: s.record.next_action.clone(),
         merged: Vec::new(),
         acknowledged: Some(s.ack.is_some()),
@@ -125,6 +128,11 @@ fn checkpoints(ws: &Workspace, sf: &StateFile) -> Vec<Entry> {
         agent: Some(c.controlling_agent.clone()).filter(|a| !a.is_empty()),
         from_agent: None,
         trigger: Some(c.trigger.clone()),
+        snapshot: c
+            .git
+            .as_ref()
+            .and_then(|g| g.snapshot.as_ref())
+            .map(|s| s.commit.clone()),
         next_action: c.next_action.clone(),
         acknowledged: None,
         stuck: None,
@@ -162,6 +170,7 @@ fn checkpoints(ws: &Workspace, sf: &StateFile) -> Vec<Entry> {
                 agent: None,
                 from_agent: None,
                 trigger: None,
+                snapshot: None,
                 next_action: h.next_action.clone(),
                 acknowledged: None,
                 stuck: None,
@@ -208,6 +217,12 @@ fn human(entries: &[Entry]) -> String {
             }
             if !e.merged.is_empty() {
                 parts.push(format!("with {}", e.merged.join(", ")));
+            }
+            if let Some(commit) = &e.snapshot {
+                parts.push(format!(
+                    "snapshot {}",
+                    clip(commit, 12).trim_end_matches('…')
+                ));
             }
             parts.push(format!(
                 "next: {}",

@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod merge_file;
 pub mod relay;
 pub mod resolve;
+pub mod restore;
 pub mod resume;
 pub mod status;
 pub mod statusline;
@@ -89,6 +90,7 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<Outcome> {
         Command::Ack(args) => ack::run(args, ctx),
         Command::Gc(args) => gc::run(args, ctx),
         Command::Log(args) => log::run(args, ctx),
+        Command::Restore(args) => restore::run(args, ctx),
         Command::MergeFile(args) => merge_file::run(args, ctx),
         Command::Resolve(args) => resolve::run(args, ctx),
         Command::Hook(args) => hook::run(args, ctx),

@@ -90,6 +90,9 @@ impl Hook {
             Action::SessionEnd { reason } => self.session_end(reason).map(|_| None),
             Action::PostCompact { trigger } => self.post_compact(trigger).map(|_| None),
             Action::ModelSwitch => self.model_switch(),
+            Action::BeforeDestructive { command } => {
+                self.before_destructive(&command).map(|_| None)
+            }
             Action::Ignore => Ok(None),
         };
         context.map(|c| c.map(Answer::Context))
@@ -180,8 +183,13 @@ impl Hook {
                 texts.extend(self.deliver_after_compaction()?);
             }
         }
+        let before_stage = texts.len();
         if let (Some(applied), true) = (applied, reply) {
             texts.extend(tracking::instructions(&self.ws, &self.config, &applied)?);
+        }
+        // After a tool call, a checkpoint asked for at a natural point, unless a stage just did.
+        if reply && self.payload.after_tool() && !self.payload.in_subagent {
+            texts.extend(self.checkpoint_request(texts.len() > before_stage)?);
         }
         texts.extend(loops);
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
@@ -219,6 +227,51 @@ impl Hook {
         }
         let texts = tracking::instructions(&self.ws, &self.config, &applied)?;
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
+    }
+
+    /// Counts the tool call toward a checkpoint request ([`crate::requests`]) and
+    /// makes one when a natural point is reached; `stage_spoke`: a stage's
+    /// instruction goes out with this event and asks for the same.
+    fn checkpoint_request(&self, stage_spoke: bool) -> anyhow::Result<Option<String>> {
+        let Some(settings) = self.config.checkpoint_requests else {
+            return Ok(None);
+        };
+        let lock = self.ws.lock()?;
+        let mut s = session::load(&self.ws, &self.session)?
+            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+        let current = self.sf.fm.checkpoint.as_ref().map(|c| c.id.as_str());
+        let own = s.seen_checkpoint.clone();
+        let why = crate::requests::step(
+            &mut s.requests,
+            &settings,
+            &self.payload,
+            current,
+            own.as_deref(),
+        );
+        let text = match (stage_spoke, why) {
+            (true, _) => {
+                crate::requests::stage_told(&mut s.requests);
+                None
+            }
+            (false, Some(why)) => {
+                let mcp =
+                    crate::services::hook_setup::mcp_registered(&self.ws.root, Some(self.agent));
+                let text = crate::requests::text(&why, &s.requests, mcp);
+                self.log(
+                    &lock,
+                    "checkpoint_request",
+                    json!({
+                        "session": self.session, "agent": self.agent, "why": why.name(),
+                        "calls": s.requests.calls, "chars": text.chars().count(),
+                    }),
+                );
+                crate::requests::asked(&mut s.requests);
+                Some(text)
+            }
+            (false, None) => None,
+        };
+        session::save(&self.ws, &lock, &s)?;
+        Ok(text)
     }
 
     /// Waits for the reply that made this event's tool call to reach the transcript
@@ -850,6 +903,39 @@ impl Hook {
             budget,
             json!({ "session": self.session, "agent": self.agent, "reason": reason }),
             false,
+        )
+        .map(|_| ())
+    }
+
+    /// Before a shell command that can discard uncommitted work (the payload's
+    /// check found one): when it would discard some, a `pre-destructive`
+    /// checkpoint stores that work in git first. The command is never held
+    /// up by more than that, and never blocked.
+    fn before_destructive(&self, command: &str) -> anyhow::Result<()> {
+        if !self.config.snapshots {
+            return Ok(());
+        }
+        let exclude = crate::fsutil::resolve_target(&self.ws.state_path);
+        let Ok(g) = crate::git::state(&self.ws.root, std::slice::from_ref(&exclude)) else {
+            return Ok(());
+        };
+        let Ok(top) = crate::git::toplevel(&self.ws.root) else {
+            return Ok(());
+        };
+        let cwd = self
+            .payload
+            .cwd
+            .clone()
+            .unwrap_or_else(|| self.ws.root.clone());
+        if !super::snapshot::at_risk(command, &g, &top, &cwd) {
+            return Ok(());
+        }
+        let budget = session::load(&self.ws, &self.session)?.and_then(|s| s.budget());
+        self.auto_checkpoint(
+            super::snapshot::TRIGGER,
+            budget,
+            json!({ "session": self.session, "agent": self.agent, "command": command }),
+            true,
         )
         .map(|_| ())
     }

@@ -13,6 +13,7 @@ pub mod merge;
 pub mod record;
 pub mod relay;
 pub mod resume;
+pub mod snapshot;
 pub mod status;
 pub mod tracking;
 pub mod verify;

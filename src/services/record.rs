@@ -192,6 +192,11 @@ fn write(
         std::slice::from_ref(&crate::fsutil::resolve_target(&ws.state_path)),
     ) {
         Ok(mut g) => {
+            // Before the list is capped: the snapshot holds every file.
+            if automatic && config.snapshots {
+                let before = extra.get("command").and_then(|c| c.as_str());
+                super::snapshot::attach(ws, &mut g, prev.as_ref(), trigger, before, out);
+            }
             g.cap_dirty(limits::MAX_DIRTY_LISTED);
             Some(g)
         }
@@ -334,7 +339,11 @@ fn write(
             ws.checkpoints_dir().join(format!("{}.json", record.id)).display()
         ));
     }
-    archive.prune(config.retention, config.retention_days, crate::clock::now());
+    super::snapshot::keep(ws, &record, out);
+    let pruned = archive.prune(config.retention, config.retention_days, crate::clock::now());
+    if !pruned.is_empty() {
+        crate::retention::drop_snapshot_refs(ws);
+    }
     if let Err(e) = crate::events::rotate_if_over(ws, lock, config.events_max_bytes) {
         out.warn(&format!("the event log could not be rotated: {e}"));
     }
@@ -586,6 +595,12 @@ fn settle_observed(prev: Option<&Checkpoint>, seen: Option<Observed>) -> Option<
 /// Whether `new` would record nothing `prev` does not: the same fields the
 /// agent writes, the same HEAD and uncommitted paths, the same observed
 /// request, plan, next step and files.
+/// The tree of the uncommitted work a checkpoint kept: the same paths with
+/// other contents are new work.
+fn snapshot_tree(c: &Checkpoint) -> Option<&str> {
+    c.git.as_ref()?.snapshot.as_ref().map(|s| s.tree.as_str())
+}
+
 fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
     let dirty = |c: &Checkpoint| -> (Vec<String>, u64) {
         let mut paths: Vec<String> = c
@@ -618,6 +633,7 @@ fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
         && prev.remaining == new.remaining
         && head_of(prev) == head_of(new)
         && dirty(prev) == dirty(new)
+        && snapshot_tree(prev) == snapshot_tree(new)
         && seen(prev) == seen(new)
 }
 

@@ -22,6 +22,8 @@ pub struct StatusReport {
     pub last_checkpoint: Option<CheckpointRef>,
     /// Gutter patterns this session was told about (see `track`, hooks).
     pub gutter: Vec<crate::observe::GutterHit>,
+    /// Times the hooks asked this session's model for a checkpoint between stages.
+    pub checkpoint_requests: u32,
     /// The other lines of work the last checkpoint merged in (parallel
     /// agents on other branches or worktrees); empty unless it is a merge.
     pub merged: Vec<MergedLine>,
@@ -106,6 +108,7 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
         updated_at: s.as_ref().map(|s| s.updated_at.clone()),
         last_checkpoint,
         gutter: s.as_ref().map(|s| s.gutter.clone()).unwrap_or_default(),
+        checkpoint_requests: s.as_ref().map(|s| s.requests.asked).unwrap_or(0),
         merged: sf
             .fm
             .checkpoint
@@ -278,6 +281,12 @@ pub fn human(st: &StatusReport) -> String {
                     format!("gutter: {path} went back and forth ({count} times the same change)\n")
                 }
             });
+        }
+        if st.checkpoint_requests > 0 {
+            text.push_str(&format!(
+                "checkpoint requests: {} (at commits, plan items, long stretches)\n",
+                st.checkpoint_requests
+            ));
         }
         if let Some(updated) = &st.updated_at {
             let age = crate::clock::age(updated).unwrap_or_else(|| updated.clone());

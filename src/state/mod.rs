@@ -30,7 +30,7 @@ pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
 /// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
-pub const KNOWN_KEYS: [&str; 14] = [
+pub const KNOWN_KEYS: [&str; 16] = [
     "ctxkeep",
     "model",
     "window",
@@ -43,6 +43,8 @@ pub const KNOWN_KEYS: [&str; 14] = [
     "max_handoffs_without_progress",
     "gutter",
     "compaction",
+    "snapshots",
+    "checkpoint_requests",
     "checkpoint",
     "history",
 ];
@@ -80,6 +82,10 @@ pub struct FrontMatter {
     /// Where each agent compacts on its own, overriding what ctxkeep reads
     /// from the agent's configuration, and what stages are measured against.
     pub compaction: Option<crate::compaction::CompactionConfig>,
+    /// Automatic checkpoints store the uncommitted work in git (default true).
+    pub snapshots: Option<bool>,
+    /// When the model is asked for a checkpoint between stages (`false`: never).
+    pub checkpoint_requests: Option<crate::requests::Setting>,
     pub checkpoint: Option<Checkpoint>,
     pub history: Option<Vec<HistoryEntry>>,
 }

@@ -17,6 +17,7 @@ struct Gc {
     sessions_removed: usize,
     temp_files_removed: Vec<String>,
     agent_records_removed: Vec<String>,
+    snapshots_removed: Vec<String>,
 }
 
 fn gc(p: &Project, args: &[&str]) -> Gc {

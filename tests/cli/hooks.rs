@@ -958,6 +958,7 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
         [
             "hooks.SessionStart",
             "hooks.UserPromptSubmit",
+            "hooks.PreToolUse",
             "hooks.PostToolUse",
             "hooks.PostToolUseFailure",
             "hooks.PreCompact",
@@ -1150,6 +1151,7 @@ const AGENTS: [(&str, &str, &str, &[&str]); 2] = [
         &[
             "SessionStart",
             "UserPromptSubmit",
+            "PreToolUse",
             "PostToolUse",
             "PreCompact",
             "PostCompact",
@@ -1164,6 +1166,7 @@ const AGENTS: [(&str, &str, &str, &[&str]); 2] = [
         &[
             "SessionStart",
             "BeforeAgent",
+            "BeforeTool",
             "AfterTool",
             "AfterAgent",
             "PreCompress",
@@ -1179,6 +1182,12 @@ fn fresh_install(agent: &str, events: &[&str]) -> Value {
     for event in events {
         let group = if matches!(*event, "PostToolUse" | "AfterTool") {
             json!({ "matcher": "*", "hooks": [{ "type": "command", "command": command }] })
+        } else if let Some(shell) = match *event {
+            "PreToolUse" => Some("Bash"),
+            "BeforeTool" => Some("run_shell_command"),
+            _ => None,
+        } {
+            json!({ "matcher": shell, "hooks": [{ "type": "command", "command": command }] })
         } else {
             json!({ "hooks": [{ "type": "command", "command": command }] })
         };

@@ -26,6 +26,7 @@ struct Entry {
     agent: Option<String>,
     from_agent: Option<String>,
     trigger: Option<String>,
+    snapshot: Option<String>,
     next_action: String,
     acknowledged: Option<bool>,
     stuck: Option<bool>,

@@ -30,6 +30,8 @@ mod readback;
 mod relay;
 mod remaining;
 mod replay;
+mod requests;
+mod restore;
 mod resume;
 mod secrets;
 mod sessions;

@@ -563,10 +563,15 @@ fn hooks_install_codex_wires_session_end_and_it_checkpoints() {
         text.contains("+ hooks.SessionEnd: ctxkeep hook codex"),
         "{text}"
     );
+    // PreToolUse, wired since the snapshots before destructive commands, is missing too.
+    assert!(
+        text.contains("+ hooks.PreToolUse: ctxkeep hook codex"),
+        "{text}"
+    );
     assert_eq!(
         text.matches("+ hooks.").count(),
-        1,
-        "only the missing one: {text}"
+        2,
+        "only the missing ones: {text}"
     );
     let doc: Value = serde_json::from_str(&p.read(".codex/hooks.json")).unwrap();
     assert_eq!(doc["hooks"]["SessionEnd"], hook_group);

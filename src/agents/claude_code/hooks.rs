@@ -11,9 +11,42 @@ use crate::hook_payload::{
     ToolOutcome,
 };
 
-/// A payload; after a tool call, the call and its outcome.
+/// A payload; after a tool call, the call and its outcome, and the plan item it completed.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
-    with_tool_call(root, |event| event, tool_call)
+    let mut p = with_tool_call(root, |event| event, tool_call)?;
+    if p.after_tool() {
+        p.plan_done = plan_done(root);
+    }
+    Ok(p)
+}
+
+/// The plan item a call marked completed: `TaskUpdate` to `completed` (the task's number: its
+/// subject is not in the call), or the first item `TodoWrite` completed (its `oldTodos` against
+/// its `newTodos`).
+fn plan_done(root: &Map<String, Value>) -> Option<String> {
+    let input = object_of(root, "tool_input")?;
+    match text_of(root, "tool_name")?.as_str() {
+        "TaskUpdate" => (input.get("status")?.as_str()? == "completed")
+            .then(|| Some(format!("task #{}", input.get("taskId")?.as_str()?)))
+            .flatten(),
+        "TodoWrite" => {
+            let response = object_of(root, "tool_response")?;
+            let done = |key: &str| -> Vec<String> {
+                response
+                    .get(key)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|t| t.get("status").and_then(Value::as_str) == Some("completed"))
+                    .filter_map(|t| t.get("content").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            };
+            let before = done("oldTodos");
+            done("newTodos").into_iter().find(|t| !before.contains(t))
+        }
+        _ => None,
+    }
 }
 
 /// The call a `PostToolUse` (`tool_response`) or `PostToolUseFailure` (`error`) reports, for

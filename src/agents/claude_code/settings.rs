@@ -14,6 +14,8 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     events: &[
         Event::new("SessionStart"),
         Event::new("UserPromptSubmit"),
+        // Its shell: a command that discards uncommitted work is snapshotted first.
+        Event::matching("PreToolUse", "Bash"),
         // `*`: every tool.
         Event::matching("PostToolUse", "*"),
         // A tool call that fails fires this instead of PostToolUse.

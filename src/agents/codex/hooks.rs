@@ -31,6 +31,7 @@ pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
             in_subagent: false,
             summary: None,
             written_mark: None,
+            plan_done: None,
         }),
         _ => Err(Error::data(
             STDIN,

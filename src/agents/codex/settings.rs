@@ -21,6 +21,8 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::new("SessionStart"),
         Event::new("UserPromptSubmit"),
         // Codex reads `*` as every tool, as Claude Code does.
+        // Its shell: a command that discards uncommitted work is snapshotted first.
+        Event::matching("PreToolUse", "Bash"),
         Event::matching("PostToolUse", "*"),
         Event::new("PreCompact"),
         Event::new("PostCompact"),

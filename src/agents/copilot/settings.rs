@@ -19,6 +19,8 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     events: &[
         Event::new("SessionStart"),
         Event::new("UserPromptSubmit"),
+        // A shell command that discards uncommitted work is snapshotted first.
+        Event::new("PreToolUse"),
         Event::new("PostToolUse"),
         Event::new("PostToolUseFailure"),
         Event::new("PreCompact"),

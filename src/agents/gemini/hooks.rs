@@ -113,6 +113,7 @@ pub fn event_meaning(event: &str) -> &str {
         "BeforeAgent" | "AfterTool" => "UserPromptSubmit",
         "AfterAgent" => "AfterTurn",
         "PreCompress" => "PreCompact",
+        "BeforeTool" => "PreToolUse",
         other => other,
     }
 }

@@ -19,6 +19,8 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::new("SessionStart"),
         Event::new("BeforeAgent"),
         // A regex on the tool's name; `*` is Gemini's documented match-all.
+        // Its shell: a command that discards uncommitted work is snapshotted first.
+        Event::matching("BeforeTool", "run_shell_command"),
         Event::matching("AfterTool", "*"),
         Event::new("AfterAgent"),
         Event::new("PreCompress"),

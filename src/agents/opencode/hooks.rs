@@ -6,6 +6,7 @@
 //! | OpenCode                                   | the plugin sends            |
 //! |--------------------------------------------|-----------------------------|
 //! | `chat.message`, first of the session       | `SessionStart` (startup/resume), then `UserPromptSubmit` |
+//! | `tool.execute.before` (shell, naming git or rm) | `PreToolUse`           |
 //! | `tool.execute.after`                       | `PostToolUse`               |
 //! | `experimental.chat.messages.transform`     | `PreRequest`                |
 //! | `experimental.session.compacting`          | `PreCompact`                |

@@ -243,6 +243,18 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
       });
     },
 
+    // Before a shell command: ctxkeep stores the uncommitted work first when the command can
+    // discard it. Only commands that name git or rm are sent; the call is never blocked.
+    "tool.execute.before": async (input, output) => {
+      const command = output?.args?.command;
+      if (input.tool !== "bash" || typeof command !== "string" || !/git|rm/.test(command)) return;
+      await hook("PreToolUse", input.sessionID, {
+        tool_name: input.tool,
+        tool_input: output.args,
+        tool_use_id: input.callID,
+      });
+    },
+
     "tool.execute.after": async (input, output) => {
       const text = await hook("PostToolUse", input.sessionID, {
         tool_name: input.tool,

@@ -24,6 +24,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     events: &[
         Event::new("SessionStart"),
         Event::new("UserPromptSubmit"),
+        Event::new("PreToolUse"),
         Event::new("PostToolUse"),
         Event::new("PreRequest"),
         Event::new("PreCompact"),

@@ -15,6 +15,8 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     events: &[
         Event::new("SessionStart"),
         Event::new("UserPromptSubmit"),
+        // Its shell: a command that discards uncommitted work is snapshotted first.
+        Event::matching("PreToolUse", "run_shell_command"),
         Event::matching("PostToolUse", "*"),
         Event::matching("PostToolUseFailure", "*"),
         Event::new("PreCompact"),

@@ -94,7 +94,9 @@ const CAPTURES: &[Expected] = &[
         dir: "gemini-0.61.0",
         agent: Agent::Gemini,
         hidden_restarts: false,
-        hook_calls: 29,
+        // With the BeforeTool of its seven shell calls, wired since the snapshots before
+        // destructive commands.
+        hook_calls: 36,
         injections: 2,
         resume_prompts: 1,
         give_backs: 0,

@@ -27,6 +27,7 @@ pub mod run;
 
 mod captures;
 mod limits;
+mod requests;
 mod shared;
 
 use std::path::{Path, PathBuf};
