@@ -2323,3 +2323,33 @@ fn a_subagents_tool_hook_does_not_wait_for_its_call_in_the_main_transcript() {
     assert_eq!(logged.len(), 1, "{logged:?}");
     assert_eq!(logged[0]["tool_use_id"], "toolu_sub_1");
 }
+
+/// A FIFO at the transcript's path, with a payload naming a tool call (the hook then waits for
+/// the call to show in the transcript): the hook finishes and answers as usual. The command's
+/// timeout is a guard, not a timing assertion: a blocked hook fails the test instead of hanging.
+#[test]
+fn a_fifo_transcript_never_blocks_a_hook_that_waits_for_its_call() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let fifo = p.path("transcript.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let payload = claude(
+        &p,
+        "PostToolUse",
+        "s-fifo",
+        json!({ "tool_name": "Bash", "tool_input": { "command": "ls" }, "tool_use_id": "toolu_fifo" }),
+    );
+    let out = p
+        .ctxkeep(&["hook", "claude-code"])
+        .write_stdin(payload)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind));
+}
