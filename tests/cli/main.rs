@@ -6,6 +6,7 @@ mod ack;
 mod architecture;
 mod checkpoint;
 mod completions;
+mod concurrent;
 mod copilot;
 mod count;
 mod demo;
