@@ -142,3 +142,96 @@ fn a_pre_compact_hook_writes_its_checkpoint_when_the_file_changed_meanwhile() {
         assert_eq!(written, round + 1, "{events}");
     }
 }
+
+/// Runs `args` in each project at once (every write paused a while, a test hook, so that
+/// the installs overlap), `home` as everyone's HOME; their outputs, in order.
+fn at_once(projects: &[&Project], home: &Path, args: &[&str]) -> Vec<std::process::Output> {
+    let children: Vec<Child> = projects
+        .iter()
+        .map(|p| {
+            p.ctxkeep_std(args)
+                .env("HOME", home)
+                .env("CTXKEEP_TEST_PAUSE_BEFORE_RENAME", "150")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect()
+}
+
+/// Two installs at once in one project both succeed and leave the hooks installed; the
+/// uninstall then gives back the files as they were.
+#[test]
+fn two_installs_at_once_in_one_project_leave_the_hooks_installed() {
+    let p = Project::initialized();
+    p.write(".mcp.json", "{\n  \"mcpServers\": {}\n}\n");
+    let before = p.read(".mcp.json");
+    for round in 0..3 {
+        let outs = at_once(&[&p, &p], p.home(), &["hooks", "install", "claude-code"]);
+        for out in &outs {
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let settings = p.read(".claude/settings.json");
+        assert!(
+            settings.contains("ctxkeep hook claude-code"),
+            "round {round}: {settings}"
+        );
+        assert!(p.read(".mcp.json").contains("\"ctxkeep\""), "round {round}");
+        p.ctxkeep(&["hooks", "uninstall", "claude-code"])
+            .assert()
+            .success();
+        assert_eq!(p.read(".mcp.json"), before, "round {round}");
+        assert!(!p.path(".claude/settings.json").exists(), "round {round}");
+    }
+}
+
+/// Installs at once in six projects of one user: each one's note of what its files held
+/// is kept, so each uninstall gives back the user's own files byte for byte.
+#[test]
+fn installs_at_once_in_several_projects_keep_every_note() {
+    let projects: Vec<Project> = (0..6).map(|_| Project::initialized()).collect();
+    let home = projects[0].home().to_path_buf();
+    let originals = [
+        (".mcp.json", "{\n  \"mcpServers\": {}\n}\n"),
+        (".claude/settings.json", "{\n  \"hooks\": {}\n}\n"),
+    ];
+    for p in &projects {
+        fs::create_dir_all(p.path(".claude")).unwrap();
+        for (file, text) in originals {
+            p.write(file, text);
+        }
+    }
+    let all: Vec<&Project> = projects.iter().collect();
+    for out in at_once(&all, &home, &["hooks", "install", "claude-code"]) {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for out in at_once(&all, &home, &["hooks", "uninstall", "claude-code"]) {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for (i, p) in projects.iter().enumerate() {
+        for (file, text) in originals {
+            assert!(p.path(file).exists(), "project {i}: {file} was removed");
+            assert_eq!(p.read(file), text, "project {i}: {file}");
+        }
+    }
+}

@@ -2353,3 +2353,27 @@ fn a_fifo_transcript_never_blocks_a_hook_that_waits_for_its_call() {
     let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
     assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind));
 }
+
+/// Where the note of what the settings held cannot be written (the user's state folder
+/// cannot be made), an install that needs one refuses in one line naming the file, and
+/// writes nothing: its uninstall would otherwise remove the user's own `{}` file.
+#[test]
+fn an_install_that_cannot_keep_its_note_refuses_and_changes_nothing() {
+    let p = Project::initialized();
+    p.write(".mcp.json", "{}\n");
+    p.write("not-a-folder", "a file where the state folder should be\n");
+    let before = p.snapshot();
+    let out = p
+        .ctxkeep(&["hooks", "install", "claude-code"])
+        .env("XDG_STATE_HOME", p.path("not-a-folder/state"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(".mcp.json") && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert!(support::diff(&before, &p.snapshot()).is_empty());
+}
