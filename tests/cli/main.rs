@@ -23,6 +23,7 @@ mod loops;
 mod mcp;
 mod merge;
 mod opencode;
+mod opencode_plugin;
 mod plugin;
 mod precommit;
 mod qwen;
