@@ -139,6 +139,27 @@ impl Hook {
         Ok(Some(applied))
     }
 
+    /// [`update`](Self::update) where a checkpoint must follow whatever the transcript holds
+    /// (before a compaction): a transcript that cannot be read is logged, and the checkpoint is
+    /// written from the session's last figure, as it is when there is no transcript.
+    fn update_or_log(&self, record_only: bool) -> anyhow::Result<Option<tracking::Applied>> {
+        match self.update(record_only, false) {
+            Ok(applied) => Ok(applied),
+            Err(e) => {
+                let lock = self.ws.lock()?;
+                self.log(
+                    &lock,
+                    "transcript_unreadable",
+                    json!({
+                        "session": self.session, "agent": self.agent,
+                        "message": crate::redact::redact(&format!("{e:#}")),
+                    }),
+                );
+                Ok(None)
+            }
+        }
+    }
+
     /// UserPromptSubmit, PostToolUse (and their Codex/Gemini peers): the
     /// stages crossed fire, the gutter is looked for, and the instructions
     /// go to the model. Events that cannot reply (Stop) only track.
@@ -381,7 +402,7 @@ impl Hook {
             true => session::load(&self.ws, &self.session)?.and_then(|s| s.tokens),
             false => None,
         };
-        let applied = self.update(true, false)?;
+        let applied = self.update_or_log(true)?;
         // Where an agent that fires this only before it compacts did so on its own.
         if let (Some(s), Some("auto"), false) = (
             applied.as_ref().map(|a| &a.session),

@@ -2377,3 +2377,30 @@ fn an_install_that_cannot_keep_its_note_refuses_and_changes_nothing() {
     );
     assert!(support::diff(&before, &p.snapshot()).is_empty());
 }
+
+/// A `PreCompact` whose transcript cannot be read (here a folder at its path) still writes its
+/// checkpoint, as one with no transcript does, and logs why the figure was not read.
+#[test]
+fn a_pre_compact_with_an_unreadable_transcript_writes_its_checkpoint() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    std::fs::create_dir(p.path("transcript.jsonl")).unwrap();
+    let ran = hook(
+        &p,
+        "claude-code",
+        &claude(
+            &p,
+            "PreCompact",
+            "s-unreadable",
+            json!({ "trigger": "manual", "custom_instructions": "" }),
+        ),
+        &[],
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let written: Vec<Value> = events(&p, "checkpoint")
+        .into_iter()
+        .filter(|e| e["trigger"] == "pre-compact")
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_eq!(events(&p, "transcript_unreadable").len(), 1);
+}
