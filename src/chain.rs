@@ -661,7 +661,7 @@ fn new_nonce(number: u64, digest: &str) -> String {
 /// whole chain when the tail holds no session line.
 pub fn latest_is_pending(ws: &Workspace) -> bool {
     const TAIL: u64 = 16 * 1024;
-    let Ok(mut file) = std::fs::File::open(ws.chain_path()) else {
+    let Ok((mut file, _)) = crate::fsutil::open_input(&ws.chain_path()) else {
         return false;
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);

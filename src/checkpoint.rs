@@ -396,8 +396,34 @@ impl Archive<'_> {
     ) -> Vec<String> {
         self.expired(keep, max_age_days, now)
             .into_iter()
-            .filter(|id| fs::remove_file(self.dir.join(format!("{id}.json"))).is_ok())
+            .filter(|id| {
+                let gone = fs::remove_file(self.dir.join(format!("{id}.json"))).is_ok();
+                let _ = fs::remove_file(self.merging_marker(id));
+                gone
+            })
             .collect()
+    }
+
+    /// Notes that the archived `record` was made by the merge driver for a merge that has not
+    /// concluded yet (best effort). `log` leaves such a record out unless the state file holds
+    /// it: an aborted merge leaves none. Call under the lock.
+    pub fn mark_merging(&self, record: &Checkpoint) {
+        let _ = crate::fsutil::create_new(&self.merging_marker(&record.id), b"");
+    }
+
+    /// Whether the archived `id` is a merge's that has not concluded (see [`mark_merging`]).
+    pub fn is_merging(&self, id: &str) -> bool {
+        self.merging_marker(id).exists()
+    }
+
+    /// The merge that made `current` (the state file's checkpoint, which a new one follows)
+    /// concluded: its record stands like any other. Call under the lock.
+    pub fn settle_merge(&self, current: &Checkpoint) {
+        let _ = fs::remove_file(self.merging_marker(&current.id));
+    }
+
+    fn merging_marker(&self, id: &str) -> std::path::PathBuf {
+        self.dir.join(format!("{id}.merging"))
     }
 
     /// The ids `prune` would remove, oldest first. Age is the file's

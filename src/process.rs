@@ -5,7 +5,8 @@
 //! then SIGKILL to what is left after a grace period (or at the next
 //! signal). What a child moves out of its group (`setsid`) is beyond reach.
 //! The only `unsafe` of the crate is here: `signal`, `kill`, `raise`,
-//! `waitpid`, `prctl`.
+//! `waitpid`, `prctl`, `getppid` (and `pre_exec`, which runs the last two in
+//! the child).
 
 use std::process::{Child, Command, ExitStatus};
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
@@ -49,6 +50,16 @@ pub fn interrupted() -> bool {
 pub fn own_group(cmd: &mut Command) -> &mut Command {
     sys::own_group(cmd);
     cmd
+}
+
+/// Keeps `child`'s whole group from outliving this process (Linux): a small shell joins the
+/// group, and the kernel signals it when ctxkeep dies, even of SIGKILL, which leaves ctxkeep
+/// no chance to stop the group itself; the shell then kills its group. The child itself
+/// dies with ctxkeep anyway ([`own_group`]); this reaches what it started (an agent run
+/// through `sh -c`, its tools). The shell ends with the group when ctxkeep stops it.
+/// Best effort: without `sh`, or elsewhere than Linux, nothing is added.
+pub fn guard_group(child: &Child) {
+    sys::guard_group(child.id());
 }
 
 /// Why a wait stopped the child.
@@ -198,6 +209,65 @@ mod sys {
     pub fn own_group(cmd: &mut std::process::Command) {
         adopt_orphans();
         cmd.process_group(0);
+        die_with_parent(cmd);
+    }
+
+    pub fn guard_group(group: u32) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::process::CommandExt;
+            // SIGUSR1 when ctxkeep dies: then kill the group, itself included. SIGTERM (how
+            // ctxkeep stops a group) ends it as any other member, without the trap.
+            let script = "trap 'kill -KILL 0' USR1; while :; do sleep 3600 & wait $!; done";
+            let mut cmd = std::process::Command::new("sh");
+            cmd.args(["-c", script])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .process_group(group as i32);
+            let parent = std::process::id() as libc::pid_t;
+            // SAFETY: between fork and exec the closure calls only prctl(2) and
+            // getppid(2), which are async-signal-safe, on its copy of `parent`.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGUSR1, 0, 0, 0);
+                    if libc::getppid() != parent {
+                        return Err(std::io::Error::other("ctxkeep is gone"));
+                    }
+                    Ok(())
+                });
+            }
+            // Reaped with the rest of the group once ctxkeep stops it ([`group_alive`]).
+            let _ = cmd.spawn();
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = group;
+    }
+
+    /// The child is killed when ctxkeep dies, even of SIGKILL, which leaves no
+    /// chance to stop it (Linux). The kernel sends it when the thread that
+    /// spawned the child ends: every spawn here waits for its child on that
+    /// thread.
+    fn die_with_parent(cmd: &mut std::process::Command) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::process::CommandExt;
+            // The child's parent: this process.
+            let parent = std::process::id() as libc::pid_t;
+            // SAFETY: between fork and exec the closure calls only prctl(2),
+            // getppid(2) and raise(3), which are async-signal-safe, and
+            // touches no memory but its copy of `parent`.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                    // ctxkeep died before the flag was set: no signal will come.
+                    if libc::getppid() != parent {
+                        libc::raise(libc::SIGKILL);
+                    }
+                    Ok(())
+                });
+            }
+        }
     }
 
     /// What the child's group leaves behind when its leader exits is
@@ -258,6 +328,8 @@ mod sys {
     pub fn raise(_: i32) {}
 
     pub fn own_group(_: &mut std::process::Command) {}
+
+    pub fn guard_group(_: u32) {}
 
     pub fn signal_group(_: u32, _kill: bool) -> bool {
         false

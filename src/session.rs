@@ -428,16 +428,38 @@ pub fn validate_id(id: &str) -> Result<String, Error> {
 /// and no id can climb out of the folder.
 pub fn file_name(id: &str) -> String {
     let mut name = String::with_capacity(id.len() + 5);
+    let mut whole = true;
     for (i, b) in id.bytes().enumerate() {
         let keep = b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || (b == b'.' && i > 0);
-        if keep {
-            name.push(b as char);
-        } else {
-            name.push_str(&format!("%{b:02X}"));
+        let piece = match keep {
+            true => (b as char).to_string(),
+            false => format!("%{b:02X}"),
+        };
+        if name.len() + piece.len() > MAX_ESCAPED_NAME {
+            whole = false;
+            break;
         }
+        name.push_str(&piece);
+    }
+    if !whole {
+        name.push_str(&long_id_suffix(id));
     }
     name.push_str(".json");
     name
+}
+
+/// How much of an escaped id a file name holds: with the suffix, the extension and the
+/// temp-file prefix of a write, well under the 255 bytes a file name may have.
+const MAX_ESCAPED_NAME: usize = 120;
+
+/// What stands for the rest of an id too long to escape whole (128 bytes of punctuation
+/// escape to 384): `~` (escaped in every id, so no whole id's name ends this way) and the
+/// id's SHA-256, so distinct ids keep distinct files.
+fn long_id_suffix(id: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let hash = Sha256::digest(id.as_bytes());
+    let hex: String = hash.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("~{hex}")
 }
 
 pub fn path(ws: &Workspace, id: &str) -> PathBuf {
@@ -511,6 +533,13 @@ mod tests {
         assert_ne!(file_name("a/b"), file_name("a_b"));
         assert_ne!(file_name("a%2Fb"), file_name("a/b"));
         assert!(!file_name("ü/..").contains('/'));
+        // Ids too long to escape whole: within a file name's length, and still distinct.
+        let long = "!".repeat(MAX_ID_BYTES);
+        let other = format!("{}?", "!".repeat(MAX_ID_BYTES - 1));
+        assert!(file_name(&long).len() <= 180, "{}", file_name(&long));
+        assert_ne!(file_name(&long), file_name(&other));
+        assert_eq!(file_name(&long), file_name(&long));
+        assert!(!file_name(&long).contains('/'));
     }
 
     #[test]

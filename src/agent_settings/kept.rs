@@ -9,10 +9,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::json_edit::JsonText;
+use crate::error::Error;
+use crate::fsutil::Lock;
+use crate::output::Output;
 
 /// The largest note file read; a bigger one is ignored.
 const MAX_BYTES: u64 = 1 << 20;
@@ -65,11 +69,45 @@ pub fn load(settings: &Path) -> Option<Kept> {
     read_all(&store()?).remove(&key(settings))
 }
 
-/// Notes `kept` for `settings` (None: forgets it). Best effort: without the note an uninstall
-/// only removes more, so a note that cannot be written is not an error.
-pub fn save(settings: &Path, kept: Option<Kept>) {
+/// How long an install waits for another one to finish.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// The lock an install or uninstall holds from reading the settings to writing them and the
+/// note: the note is one file for every project, and two installs at once in one project
+/// would otherwise each write what it read before the other (and one's roll-back undo the
+/// other's write). In the user's state folder beside the note. None where there is no such
+/// folder or it cannot be made (`$HOME` unwritable): then an install that needs a note
+/// refuses when it cannot write it ([`save`]).
+pub fn lock() -> Result<Option<Lock>, Error> {
     let Some(store) = store() else {
-        return;
+        return Ok(None);
+    };
+    let Some(dir) = store.parent() else {
+        return Ok(None);
+    };
+    if crate::fsutil::ensure_dir(dir).is_err() {
+        return Ok(None);
+    }
+    match Lock::acquire(&dir.join("settings.lock"), LOCK_WAIT, &Output::SILENT) {
+        Ok(lock) => Ok(Some(lock)),
+        Err(e @ Error::LockTimeout { .. }) => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Notes `kept` for `settings` (None: forgets it), under [`lock`]. An install whose note
+/// cannot be written fails, before it writes anything: without the note its uninstall would
+/// remove what the user had (their empty containers, a file holding `{}`).
+pub fn save(settings: &Path, kept: Option<Kept>) -> Result<(), Error> {
+    let forget = kept.is_none();
+    let Some(store) = store() else {
+        return match forget {
+            true => Ok(()),
+            false => Err(Error::data(
+                settings,
+                "its uninstall needs a note of what the file held before, and neither XDG_STATE_HOME nor HOME is set to keep it; nothing was changed",
+            )),
+        };
     };
     let mut all = read_all(&store);
     let changed = match kept {
@@ -77,19 +115,28 @@ pub fn save(settings: &Path, kept: Option<Kept>) {
         None => all.remove(&key(settings)).is_some(),
     };
     if !changed {
-        return;
+        return Ok(());
     }
     if all.is_empty() {
         let _ = std::fs::remove_file(&store);
-        return;
+        return Ok(());
     }
-    let Ok(text) = serde_json::to_string_pretty(&all) else {
-        return;
+    let text = serde_json::to_string_pretty(&all).unwrap_or_default();
+    let written = store
+        .parent()
+        .map_or(Ok(()), crate::fsutil::ensure_dir)
+        .and_then(|_| crate::fsutil::atomic_write(&store, format!("{text}\n").as_bytes(), None));
+    let (Err(e), false) = (written, forget) else {
+        return Ok(());
     };
-    if let Some(dir) = store.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let _ = crate::fsutil::atomic_write(&store, format!("{text}\n").as_bytes(), None);
+    let why = format!(
+        "its uninstall needs a note of what the file held before, in {}, which cannot be written; nothing was changed; make that folder writable or set XDG_STATE_HOME",
+        store.display()
+    );
+    Err(match e {
+        Error::Io { source, .. } => Error::io(settings, why, source),
+        other => Error::data(settings, format!("{why} ({other})")),
+    })
 }
 
 #[cfg(test)]

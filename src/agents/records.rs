@@ -20,7 +20,7 @@ pub struct Stale {
 
 /// The records of every agent (or only `only`'s) last written more than [`KEPT_DAYS`] before
 /// `now`: `*.jsonl` regular files directly in the agent's records folder, never a folder, a
-/// symlink or `keep`. A folder that cannot be read gives none.
+/// symlink or `keep`. A folder that cannot be read, or is a symlink, gives none.
 pub fn stale(now: SystemTime, only: Option<Agent>, keep: Option<&Path>) -> Vec<Stale> {
     let max_age = Duration::from_secs(KEPT_DAYS * 24 * 60 * 60);
     let mut out = Vec::new();
@@ -31,6 +31,11 @@ pub fn stale(now: SystemTime, only: Option<Agent>, keep: Option<&Path>) -> Vec<S
         let Some(dir) = agent.integration().records_dir() else {
             continue;
         };
+        // A symlink in the folder's place leads somewhere ctxkeep did not make: the files
+        // there are not its records, however they are named.
+        if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };

@@ -38,6 +38,10 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
                 (Some(Answer::Context(context)), Some(p)) => {
                     Some(reply_json(&p.event, context, top_level))
                 }
+                // Asked for as JSON (ctxkeep's OpenCode plugin reads nothing else).
+                (Some(Answer::Plain(text)), Some(p)) if ctx.out.json => {
+                    Some(reply_json(&p.event, text, top_level))
+                }
                 // Taken as it is (Claude Code's PreCompact: the summarizer's instructions).
                 (Some(Answer::Plain(text)), Some(_)) => {
                     Some(crate::redact::redact(text.trim_end()).into_owned())

@@ -147,9 +147,12 @@ fn checkpoints(ws: &Workspace, sf: &StateFile) -> Vec<Entry> {
     };
     let dir = ws.checkpoints_dir();
     let archive = Archive { dir: &dir };
+    // A merge under way (or aborted) has archived its checkpoint: it is the project's only
+    // once the state file holds it, below.
     for c in archive
         .ids()
         .into_iter()
+        .filter(|id| !archive.is_merging(id))
         .filter_map(|id| archive.load(&id).ok())
     {
         by_id.insert(c.id.clone(), full(&c));

@@ -10,6 +10,9 @@ pub fn run(args: MergeFileArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         &args.ours,
         &args.theirs,
         args.path.as_deref(),
+        std::time::Duration::try_from_secs_f64(ctx.locate().lock_timeout).map_err(|_| {
+            crate::error::Error::Usage("--lock-timeout must be a number of seconds >= 0".into())
+        })?,
         &ctx.out,
     )?;
     ctx.out.json(&report)?;

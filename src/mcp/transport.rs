@@ -10,20 +10,29 @@
 //! these errors, goes through one writer task as whole lines, so they never
 //! interleave and a cancelled read (rmcp polls `receive` in a `select!`)
 //! never leaves half a line on stdout.
+//!
+//! The reader stops while [`MAX_OWED`] answers are owed: requests handed to rmcp and not
+//! answered yet, and lines not yet written. A client that writes and never reads then fills
+//! its own pipe instead of the server's memory.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::io;
+use std::sync::{Arc, Mutex};
 
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::JoinHandle;
 
 /// The largest message read, newline included (16 MiB, as rmcp's default).
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// How many answers may be owed before the reader waits: enough for any client's pipelining,
+/// small enough that what they hold stays a few MiB.
+pub const MAX_OWED: usize = 64;
 
 /// JSON-RPC's codes for a line that is not JSON, and for JSON that is not
 /// a request.
@@ -45,6 +54,45 @@ pub struct LineTransport<R> {
     out: Option<mpsc::UnboundedSender<Outgoing>>,
     /// Errors answered while rmcp was not listening, still to send.
     queued: VecDeque<Vec<u8>>,
+    /// What is owed to the client, shared with the writer task.
+    flow: Arc<Flow>,
+}
+
+/// The answers owed: requests rmcp has not answered (by id), lines not written yet. The
+/// writer task wakes the reader each time it writes one.
+#[derive(Default)]
+struct Flow {
+    owed: Mutex<Owed>,
+    written: Notify,
+}
+
+#[derive(Default)]
+struct Owed {
+    requests: HashSet<String>,
+    unwritten: usize,
+}
+
+impl Flow {
+    fn room(&self) -> bool {
+        let owed = self.owed.lock().unwrap_or_else(|e| e.into_inner());
+        owed.requests.len() + owed.unwritten < MAX_OWED
+    }
+
+    fn update(&self, change: impl FnOnce(&mut Owed)) {
+        change(&mut self.owed.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    /// Waits until fewer than [`MAX_OWED`] answers are owed. Safe to cancel.
+    async fn wait_for_room(&self) {
+        while !self.room() {
+            self.written.notified().await;
+        }
+    }
+}
+
+/// A request id as a key (JSON text, so `1` and `"1"` stay apart).
+fn id_key<T: serde::Serialize>(id: &T) -> String {
+    serde_json::to_string(id).unwrap_or_default()
 }
 
 /// The transport over `read` and `write`, and the writer task: await it
@@ -55,7 +103,8 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (tx, rx) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(write_lines(write, rx));
+    let flow = Arc::new(Flow::default());
+    let writer = tokio::spawn(write_lines(write, rx, flow.clone()));
     let transport = LineTransport {
         read: BufReader::new(read),
         line: Vec::new(),
@@ -63,6 +112,7 @@ where
         ended: false,
         out: Some(tx),
         queued: VecDeque::new(),
+        flow,
     };
     (transport, writer)
 }
@@ -70,12 +120,15 @@ where
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut write: W,
     mut lines: mpsc::UnboundedReceiver<Outgoing>,
+    flow: Arc<Flow>,
 ) {
     while let Some((line, done)) = lines.recv().await {
         let written = match write.write_all(&line).await {
             Ok(()) => write.flush().await,
             Err(e) => Err(e),
         };
+        flow.update(|o| o.unwritten = o.unwritten.saturating_sub(1));
+        flow.written.notify_one();
         let failed = written.is_err();
         if let Some(done) = done {
             let _ = done.send(written);
@@ -159,7 +212,10 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
             return;
         };
         while let Some(line) = self.queued.pop_front() {
+            self.flow.update(|o| o.unwritten += 1);
             if out.send((line, None)).is_err() {
+                self.flow
+                    .update(|o| o.unwritten = o.unwritten.saturating_sub(1));
                 self.queued.clear();
                 return;
             }
@@ -195,6 +251,32 @@ fn parse(line: &[u8]) -> Result<Option<RxJsonRpcMessage<RoleServer>>, (Value, i6
     }
 }
 
+impl<R> LineTransport<R> {
+    /// Hands a line to the writer task; resolves once it is written.
+    async fn deliver(
+        out: Option<mpsc::UnboundedSender<Outgoing>>,
+        line: serde_json::Result<Vec<u8>>,
+    ) -> io::Result<()> {
+        let line = line.map_err(io::Error::other)?;
+        let (done, written) = oneshot::channel();
+        out.ok_or_else(closed)?
+            .send((line, Some(done)))
+            .map_err(|_| closed())?;
+        written.await.map_err(|_| closed())?
+    }
+}
+
+/// The request a `notifications/cancelled` names, as an id key.
+fn cancelled_request(msg: &RxJsonRpcMessage<RoleServer>) -> Option<String> {
+    if !matches!(msg, rmcp::model::JsonRpcMessage::Notification(_)) {
+        return None;
+    }
+    let value = serde_json::to_value(msg).ok()?;
+    (value.get("method")? == "notifications/cancelled")
+        .then(|| value.pointer("/params/requestId").map(id_key))
+        .flatten()
+}
+
 impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for LineTransport<R> {
     type Error = io::Error;
 
@@ -207,19 +289,36 @@ impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for LineTransport<R> {
             l
         });
         let out = self.out.clone();
+        // An answer moves from owed by rmcp to owed by the writer; counted here, when rmcp
+        // hands it over, not when the future runs (rmcp spawns it).
+        let id = match &item {
+            rmcp::model::JsonRpcMessage::Response(r) => Some(id_key(&r.id)),
+            rmcp::model::JsonRpcMessage::Error(e) => e.id.as_ref().map(id_key),
+            _ => None,
+        };
+        self.flow.update(|o| {
+            if let Some(id) = &id {
+                o.requests.remove(id);
+            }
+            o.unwritten += 1;
+        });
+        let flow = self.flow.clone();
         async move {
-            let line = line.map_err(io::Error::other)?;
-            let (done, written) = oneshot::channel();
-            out.ok_or_else(closed)?
-                .send((line, Some(done)))
-                .map_err(|_| closed())?;
-            written.await.map_err(|_| closed())?
+            let sent = Self::deliver(out, line).await;
+            if sent.is_err() {
+                // Not written, and never will be: the client is gone.
+                flow.update(|o| o.unwritten = o.unwritten.saturating_sub(1));
+                flow.written.notify_one();
+            }
+            sent
         }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             self.flush_answers();
+            // Backpressure: nothing more is read while the client is owed this much.
+            self.flow.wait_for_room().await;
             match self.read_line().await {
                 Ok(Read::Line) => {}
                 Ok(Read::TooLong) => {
@@ -246,7 +345,21 @@ impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for LineTransport<R> {
             self.line = line;
             self.line.clear();
             match parsed {
-                Ok(Some(msg)) => return Some(msg),
+                Ok(Some(msg)) => {
+                    if let rmcp::model::JsonRpcMessage::Request(r) = &msg {
+                        let id = id_key(&r.id);
+                        self.flow.update(|o| {
+                            o.requests.insert(id);
+                        });
+                    }
+                    if let Some(cancelled) = cancelled_request(&msg) {
+                        // rmcp drops the answer to a cancelled request: none is owed.
+                        self.flow.update(|o| {
+                            o.requests.remove(&cancelled);
+                        });
+                    }
+                    return Some(msg);
+                }
                 Ok(None) => {}
                 Err((id, code, message)) => self.answer(id, code, message),
             }

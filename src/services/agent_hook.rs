@@ -143,6 +143,27 @@ impl Hook {
         Ok(Some(applied))
     }
 
+    /// [`update`](Self::update) where a checkpoint must follow whatever the transcript holds
+    /// (before a compaction): a transcript that cannot be read is logged, and the checkpoint is
+    /// written from the session's last figure, as it is when there is no transcript.
+    fn update_or_log(&self, record_only: bool) -> anyhow::Result<Option<tracking::Applied>> {
+        match self.update(record_only, false) {
+            Ok(applied) => Ok(applied),
+            Err(e) => {
+                let lock = self.ws.lock()?;
+                self.log(
+                    &lock,
+                    "transcript_unreadable",
+                    json!({
+                        "session": self.session, "agent": self.agent,
+                        "message": crate::redact::redact(&format!("{e:#}")),
+                    }),
+                );
+                Ok(None)
+            }
+        }
+    }
+
     /// UserPromptSubmit, PostToolUse (and their Codex/Gemini peers): the
     /// stages crossed fire, the gutter is looked for, and the instructions
     /// go to the model. Events that cannot reply (Stop) only track.
@@ -546,7 +567,7 @@ impl Hook {
         };
         // The figure now is ctxkeep's last reading, not where the agent compacts: that is
         // learned from the agent's own figure once the compaction is in the transcript.
-        let applied = self.update(true, false)?;
+        let applied = self.update_or_log(true)?;
         if often && !asked {
             let now = applied.as_ref().and_then(|a| a.session.tokens).or(known);
             if let Some(why) = self.compacts_nothing(now)? {

@@ -74,6 +74,8 @@ pub fn install(
     dry_run: bool,
 ) -> anyhow::Result<Edit> {
     let settings = agent.integration().settings();
+    // Held from the first read to the last write (see [`kept::lock`]).
+    let _lock = (!dry_run).then(kept::lock).transpose()?;
     let mut files = Pending::default();
     let plan = match settings.code {
         Some(_) => Plan {
@@ -109,6 +111,7 @@ pub fn install(
 /// nothing (as `install` made it where there was none) is removed.
 pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edit> {
     let settings = agent.integration().settings();
+    let _lock = (!dry_run).then(kept::lock).transpose()?;
     let mut files = Pending::default();
     let changes = match settings.code {
         Some(_) => uninstall_code(settings, files.code(path)?),
@@ -428,9 +431,21 @@ impl Pending {
                 after: after.map(|a| a.as_bytes().to_vec()),
             });
         }
-        file_batch::apply(&changes)?;
-        for (path, note) in notes {
-            kept::save(&path, note);
+        // An install's notes first: one that cannot be written stops the install before it
+        // writes anything. An uninstall forgets its notes once its files are written.
+        let (noting, forgetting): (Vec<_>, Vec<_>) =
+            notes.into_iter().partition(|(_, n)| n.is_some());
+        for (path, note) in &noting {
+            kept::save(path, note.clone())?;
+        }
+        if let Err(e) = file_batch::apply(&changes) {
+            for (path, _) in &noting {
+                let _ = kept::save(path, None);
+            }
+            return Err(e);
+        }
+        for (path, _) in forgetting {
+            let _ = kept::save(&path, None);
         }
         for c in changes.iter().filter(|c| c.after.is_none()) {
             for d in agent_dirs(&c.path) {

@@ -2,11 +2,13 @@
 //! driver did not make (`resolve`), and setting the driver up (`init`).
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::checkpoint::{Archive, Checkpoint};
 use crate::error::Error;
+use crate::fsutil::Lock;
 use crate::merge::{self, names_driver, Texts, DRIVER};
 use crate::output::Output;
 use crate::state::conflicts::{self, Side};
@@ -78,22 +80,37 @@ fn merge_or_fallback(path: &Path, root: &Path, texts: Texts) -> (merge::Merged, 
 }
 
 /// Archives a merged checkpoint where `.ctxkeep/` is (best effort: the
-/// archive is a local convenience; the file is the record).
-fn archive(root: &Path, record: &serde_json::Value, out: &Output) {
+/// archive is a local convenience; the file is the record). Call under the
+/// project lock, which also covered choosing its id: the no-clobber create
+/// then never meets another writer's checkpoint of that id.
+fn archive(root: &Path, record: &serde_json::Value, out: &Output) -> Option<Checkpoint> {
     let dir = root.join(crate::workspace::DATA_DIR);
     if !dir.is_dir() {
-        return;
+        return None;
     }
-    let Ok(c) = serde_json::from_value::<Checkpoint>(record.clone()) else {
-        return;
-    };
-    if let Err(e) = (Archive {
+    let c = serde_json::from_value::<Checkpoint>(record.clone()).ok()?;
+    match (Archive {
         dir: &dir.join("checkpoints"),
     })
     .store(&c, None)
     {
-        out.warn(&format!("the merged checkpoint was not archived: {e}"));
+        Ok(()) => Some(c),
+        Err(e) => {
+            out.warn(&format!("the merged checkpoint was not archived: {e}"));
+            None
+        }
     }
+}
+
+/// The project lock the driver takes where `.ctxkeep/` is: every writer takes it, and the
+/// merged checkpoint's id is chosen from the archive, which they add to. None without the
+/// folder (a fresh clone: no writer there yet, and no archive to take ids from).
+fn driver_lock(root: &Path, timeout: Duration, out: &Output) -> Result<Option<Lock>, Error> {
+    let dir = root.join(crate::workspace::DATA_DIR);
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    Lock::acquire(&dir.join("lock"), timeout, out).map(Some)
 }
 
 /// git's merge driver: `%O %A %B %P`. The result goes to `ours` (git's
@@ -103,6 +120,7 @@ pub fn merge_file(
     ours: &Path,
     theirs: &Path,
     name: Option<&str>,
+    lock_timeout: Duration,
     out: &Output,
 ) -> anyhow::Result<MergeReport> {
     let (b, o, t) = (read(base)?, read(ours)?, read(theirs)?);
@@ -116,10 +134,18 @@ pub fn merge_file(
         ours: &o,
         theirs: &t,
     };
+    // From the archive's floor to the archived record, under the lock: a hook writing a
+    // checkpoint meanwhile would otherwise take the same id.
+    let _lock = driver_lock(&root, lock_timeout, out)?;
     let (m, fallback) = merge_or_fallback(&shown, &root, texts);
     crate::fsutil::atomic_write(ours, m.text.as_bytes(), None)?;
-    if let Some(c) = &m.checkpoint {
-        archive(&root, c, out);
+    if let Some(c) = m.checkpoint.as_ref().and_then(|c| archive(&root, c, out)) {
+        // Until the merge is concluded, the archived record only stands for a merge under
+        // way: one aborted never shows in `log`, and the next checkpoint removes it.
+        Archive {
+            dir: &root.join(crate::workspace::DATA_DIR).join("checkpoints"),
+        }
+        .mark_merging(&c);
     }
     Ok(report(&shown, m, fallback, "files", true))
 }

@@ -61,6 +61,7 @@ pub fn read_fields(src: &str) -> anyhow::Result<Fields> {
 }
 
 /// What a checkpoint is written from.
+#[derive(Clone)]
 pub struct New<'a> {
     pub fields: Fields,
     pub trigger: &'a str,
@@ -144,7 +145,7 @@ impl Written {
 /// block, the archive and the event log. An automatic one that would repeat
 /// the last is skipped instead; see [`New`].
 pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow::Result<Written> {
-    write(ws, lock, new, true, out)
+    write_retrying(ws, lock, new, true, out)
 }
 
 /// [`write_new`] for an automatic checkpoint the user asked for (a manual
@@ -155,7 +156,44 @@ pub fn write_new_always(
     new: New,
     out: &Output,
 ) -> anyhow::Result<Written> {
-    write(ws, lock, new, false, out)
+    write_retrying(ws, lock, new, false, out)
+}
+
+/// How often an automatic checkpoint is tried again when another program changed the state
+/// file during the write, and the pause before the first retry (doubled each time): about
+/// 1.3 s in all, well within an agent's hook timeout.
+const RETRIES: u32 = 7;
+const FIRST_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// [`write`], tried again for an automatic checkpoint when another program (git checking out
+/// or merging, an editor) changed the state file between its read and its write: a hook has
+/// no one to run it again, and a `pre-compact` checkpoint lost is the one that mattered. One
+/// by hand fails at once and says to run the command again.
+fn write_retrying(
+    ws: &Workspace,
+    lock: &Lock,
+    new: New,
+    skip_repeats: bool,
+    out: &Output,
+) -> anyhow::Result<Written> {
+    let mut pause = FIRST_PAUSE;
+    for _ in 0..RETRIES {
+        if !new.automatic {
+            break;
+        }
+        match write(ws, lock, new.clone(), skip_repeats, out) {
+            Err(e) if changed_meanwhile(&e) => {
+                std::thread::sleep(pause);
+                pause *= 2;
+            }
+            done => return done,
+        }
+    }
+    write(ws, lock, new, skip_repeats, out)
+}
+
+fn changed_meanwhile(e: &anyhow::Error) -> bool {
+    matches!(e.downcast_ref::<Error>(), Some(Error::Conflict { .. }))
 }
 
 fn write(
@@ -318,6 +356,9 @@ fn write(
     warn_about_hard_links(&ws.state_path, out);
     // The archive first: its no-clobber create reserves the id.
     archive.store(&record, edited_block.as_deref())?;
+    if let Some(p) = &prev {
+        archive.settle_merge(p);
+    }
     if let Err(e) = sf.save() {
         let _ = std::fs::remove_file(ws.checkpoints_dir().join(format!("{}.json", record.id)));
         return Err(e.into());

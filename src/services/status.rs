@@ -136,7 +136,14 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
 fn latest_and_live(ws: &Workspace, config: &Config) -> (String, Vec<LiveSession>) {
     let mut all = session::all(ws);
     let when = |s: &session::Session| chrono::DateTime::parse_from_rfc3339(&s.updated_at).ok();
-    all.sort_by_key(|s| std::cmp::Reverse(when(s)));
+    // `updated_at` counts whole seconds: sessions tracked in the same second are told apart
+    // by when their records were written, which the file system keeps finer.
+    let written = |s: &session::Session| {
+        std::fs::metadata(session::path(ws, &s.id))
+            .and_then(|m| m.modified())
+            .ok()
+    };
+    all.sort_by_cached_key(|s| std::cmp::Reverse((when(s), written(s))));
     let Some(latest) = all.first() else {
         return (session::DEFAULT_SESSION.to_string(), Vec::new());
     };
@@ -225,12 +232,12 @@ pub fn human(st: &StatusReport) -> String {
     let gauge_line = match (r.tokens, r.percent) {
         _ if !st.tracked => format!(
             "session {}: nothing tracked yet (window {} tokens); run `ctxkeep track --transcript PATH` or `ctxkeep track --tokens N`",
-            r.session,
+            shown_id(&r.session),
             thousands(r.window)
         ),
         (Some(t), Some(p)) => format!(
             "session {}: {} {} %  {} / {} tokens ({})",
-            r.session,
+            shown_id(&r.session),
             gauge(p, 30),
             fmt_num(p),
             thousands(t),
@@ -245,7 +252,7 @@ pub fn human(st: &StatusReport) -> String {
         ),
         _ => format!(
             "session {}: size unknown since the last compaction (window {} tokens)",
-            r.session,
+            shown_id(&r.session),
             thousands(r.window)
         ),
     };
@@ -358,9 +365,30 @@ pub fn human(st: &StatusReport) -> String {
             .unwrap_or_default();
         text.push_str(&format!(
             "also live: session {}{agent}: {}, updated {age} ago\n",
-            o.session,
+            shown_id(&o.session),
             what.join(", ")
         ));
     }
     text
+}
+
+/// A session id as the terminal shows it: the agent chose it, so a control or
+/// direction-changing character in it (a right-to-left override would reorder
+/// the rest of the line) is written as its `\u{...}` escape, never sent raw.
+fn shown_id(id: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+    };
+    if !id.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(id);
+    }
+    std::borrow::Cow::Owned(
+        id.chars()
+            .map(|c| match hidden(c) {
+                true => c.escape_unicode().to_string(),
+                false => c.to_string(),
+            })
+            .collect(),
+    )
 }

@@ -274,3 +274,31 @@ fn the_agent_rule_sees_each_way_of_naming_an_agent() {
     let found = agent_mentions(code, &names);
     assert_eq!(found.len(), 4, "{found:?}");
 }
+
+/// Input is opened one way, `fsutil::open_input`, which checks it is a regular file first: a
+/// plain `File::open` of a FIFO blocks until a writer comes, which may be never.
+#[test]
+fn only_fsutil_opens_a_file_for_reading() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).unwrap();
+        if rel == Path::new("fsutil.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            if line.contains("File::open(") {
+                wrong.push(format!("src/{}:{}", rel.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "open input with fsutil::open_input, not File::open:\n{}",
+        wrong.join("\n")
+    );
+}

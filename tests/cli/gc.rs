@@ -198,3 +198,18 @@ fn gc_lists_then_removes_the_opencode_plugins_stale_records() {
     assert!(!old.exists() && recent.exists());
     assert!(gc(&p, &[]).agent_records_removed.is_empty());
 }
+
+/// The plugin's records folder replaced by a symlink to a folder of the user's: `gc` reads
+/// nothing through it, so an old `*.jsonl` of theirs stays.
+#[test]
+fn gc_never_follows_a_symlinked_records_folder() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let theirs = plugin_record(&p, "ses_theirs.jsonl", 45);
+    let elsewhere = p.home().join("my-logs");
+    std::fs::rename(theirs.parent().unwrap(), &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, theirs.parent().unwrap()).unwrap();
+    assert!(gc(&p, &["--dry-run"]).agent_records_removed.is_empty());
+    assert!(gc(&p, &[]).agent_records_removed.is_empty());
+    assert!(elsewhere.join("ses_theirs.jsonl").exists());
+}

@@ -2472,3 +2472,84 @@ fn a_subagents_tool_hook_does_not_wait_for_its_call_in_the_main_transcript() {
     assert_eq!(logged.len(), 1, "{logged:?}");
     assert_eq!(logged[0]["tool_use_id"], "toolu_sub_1");
 }
+
+/// A FIFO at the transcript's path, with a payload naming a tool call (the hook then waits for
+/// the call to show in the transcript): the hook finishes and answers as usual. The command's
+/// timeout is a guard, not a timing assertion: a blocked hook fails the test instead of hanging.
+#[test]
+fn a_fifo_transcript_never_blocks_a_hook_that_waits_for_its_call() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let fifo = p.path("transcript.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let payload = claude(
+        &p,
+        "PostToolUse",
+        "s-fifo",
+        json!({ "tool_name": "Bash", "tool_input": { "command": "ls" }, "tool_use_id": "toolu_fifo" }),
+    );
+    let out = p
+        .ctxkeep(&["hook", "claude-code"])
+        .write_stdin(payload)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind));
+}
+
+/// Where the note of what the settings held cannot be written (the user's state folder
+/// cannot be made), an install that needs one refuses in one line naming the file, and
+/// writes nothing: its uninstall would otherwise remove the user's own `{}` file.
+#[test]
+fn an_install_that_cannot_keep_its_note_refuses_and_changes_nothing() {
+    let p = Project::initialized();
+    p.write(".mcp.json", "{}\n");
+    p.write("not-a-folder", "a file where the state folder should be\n");
+    let before = p.snapshot();
+    let out = p
+        .ctxkeep(&["hooks", "install", "claude-code"])
+        .env("XDG_STATE_HOME", p.path("not-a-folder/state"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(".mcp.json") && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert!(support::diff(&before, &p.snapshot()).is_empty());
+}
+
+/// A `PreCompact` whose transcript cannot be read (here a folder at its path) still writes its
+/// checkpoint, as one with no transcript does, and logs why the figure was not read.
+#[test]
+fn a_pre_compact_with_an_unreadable_transcript_writes_its_checkpoint() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    std::fs::create_dir(p.path("transcript.jsonl")).unwrap();
+    let ran = hook(
+        &p,
+        "claude-code",
+        &claude(
+            &p,
+            "PreCompact",
+            "s-unreadable",
+            json!({ "trigger": "manual", "custom_instructions": "" }),
+        ),
+        &[],
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let written: Vec<Value> = events(&p, "checkpoint")
+        .into_iter()
+        .filter(|e| e["trigger"] == "pre-compact")
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_eq!(events(&p, "transcript_unreadable").len(), 1);
+}

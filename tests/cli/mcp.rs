@@ -732,3 +732,80 @@ fn the_checkpoint_tool_keeps_the_action_items() {
         "{r}"
     );
 }
+
+/// The server's resident memory, in KiB.
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// A client that writes requests and never reads: the server stops reading once its answers
+/// back up, so the client's pipe fills instead of the server's memory. Each `tools/list`
+/// answer is several KiB; unread, 50 000 of them would take hundreds of MiB.
+#[test]
+fn a_client_that_never_reads_cannot_grow_the_server() {
+    const LIMIT_KIB: u64 = 96 * 1024;
+    let p = Project::initialized();
+    let mut child = p
+        .ctxkeep_std(&["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    // Kept open and never read.
+    let _stdout = child.stdout.take().unwrap();
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = written.clone();
+    std::thread::spawn(move || {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": { "name": "ctxkeep-tests", "version": "1" }}});
+        let mut text = format!(
+            "{init}\n{}\n",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        );
+        for id in 1..=50_000 {
+            text.push_str(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n"
+            ));
+        }
+        // Line by line, so the count says how far the server has read.
+        for line in text.lines() {
+            if writeln!(stdin, "{line}").is_err() {
+                return;
+            }
+            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    // Until the writer is done or stalls (the server stopped reading), or the server grew
+    // past the limit; bounded either way.
+    let (mut peak, mut last, mut still) = (0, 0, 0);
+    for _ in 0..2_000 {
+        std::thread::sleep(Duration::from_millis(20));
+        peak = peak.max(rss_kib(pid).unwrap_or(0));
+        let now = written.load(std::sync::atomic::Ordering::Relaxed);
+        still = if now == last { still + 1 } else { 0 };
+        last = now;
+        if peak > LIMIT_KIB || still > 100 || now >= 50_002 {
+            break;
+        }
+    }
+    let alive = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(alive, "the server died");
+    assert!(
+        peak <= LIMIT_KIB,
+        "the server grew to {peak} KiB with {last} requests written"
+    );
+    assert!(
+        last < 50_002,
+        "the server read every request it could not answer"
+    );
+}

@@ -761,3 +761,58 @@ fn action_items_of_both_lines_are_merged_and_an_item_done_on_either_is_done() {
     let c = &b.front()["checkpoint"];
     assert_eq!((c["remaining"].clone(), c["done"].clone()), one_way);
 }
+
+/// The driver archives the merged checkpoint when git runs it; a merge then aborted leaves
+/// the state file as it was, and `log` does not list a checkpoint no line of work holds,
+/// before or after the next checkpoint. A merge concluded lists it, and keeps it listed.
+#[test]
+fn an_aborted_merge_leaves_no_checkpoint_in_the_log() {
+    let p = project();
+    let parent = tempfile::tempdir().unwrap();
+    let main = Line::main(&p);
+    let b = worktree(&p, parent.path(), "feature");
+    main.prose_at_end("The parser is done.");
+    b.prose_at_end("The parser is not done.");
+    main.checkpoint("2026-01-15T10:10:00Z", "main");
+    b.checkpoint("2026-01-15T10:20:00Z", "feature");
+    let out = main.git_status(&["merge", "--no-edit", "feature"]);
+    assert!(!out.status.success(), "the merge should stop on the prose");
+    let merged = main.front()["checkpoint"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    main.git(&["merge", "--abort"]);
+    let logged = |l: &Line| -> Vec<String> {
+        let (v, code) = l.json(&["log"]);
+        assert_eq!(code, 0, "{v}");
+        v["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(
+        !logged(&main).contains(&merged),
+        "{merged} listed after the abort"
+    );
+    main.checkpoint("2026-01-15T10:30:00Z", "main again");
+    assert!(
+        !logged(&main).contains(&merged),
+        "{merged} listed after the abort"
+    );
+
+    // The same merge, concluded: listed, and still after the next checkpoint.
+    let c = worktree(&p, parent.path(), "second");
+    c.checkpoint("2026-01-15T10:40:00Z", "second");
+    main.checkpoint("2026-01-15T10:45:00Z", "main once more");
+    let out = main.git_status(&["merge", "--no-edit", "second"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let merged = main.front()["checkpoint"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(logged(&main).contains(&merged), "{merged} not listed");
+    main.checkpoint("2026-01-15T10:50:00Z", "after the merge");
+    assert!(logged(&main).contains(&merged), "{merged} not listed");
+}

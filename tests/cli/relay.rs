@@ -706,3 +706,52 @@ fn an_agent_that_damages_the_state_file_stops_the_relay_as_bad_data() {
         assert!(!err.contains("no checkpoint yet"), "{err}");
     }
 }
+
+/// An agent that overwrites the state file with its own notes: the relay stops saying what
+/// happened (the file lost the checkpoint written before), not that there is none yet.
+#[test]
+fn a_state_file_overwritten_by_the_agent_is_named_as_such() {
+    let p = ready();
+    let a = agent(
+        &p,
+        "scribbler",
+        "cat > /dev/null\nprintf '# my own notes\\n' > project-state.md",
+    );
+    let out = command(&p, &["--agent-cmd", &a, "--max-sessions", "3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(66), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("holds no checkpoint any more, though ckpt-0001 was written")
+            && !last.contains("no checkpoint yet"),
+        "{err}"
+    );
+}
+
+/// `kill -9` of the relay, which leaves it no chance to stop its session: the agent dies
+/// with it instead of running on unwatched.
+#[test]
+fn the_agent_dies_with_a_relay_killed_outright() {
+    let p = ready();
+    let pid_file = p.home().join("agent.pid");
+    let a = agent(
+        &p,
+        "long",
+        &format!("echo $$ > '{}'\nexec sleep 600", pid_file.display()),
+    );
+    let mut child = command(&p, &["--agent-cmd", &a])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let agent_pid = read_pid_file(&pid_file);
+    assert!(process_running(agent_pid));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        crate::support::process_ends(agent_pid),
+        "the agent {agent_pid} still runs after the relay was killed"
+    );
+}

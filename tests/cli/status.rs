@@ -232,3 +232,42 @@ fn without_a_session_status_shows_the_one_most_recently_tracked_and_the_other_li
         (Some("default"), Some(false))
     );
 }
+
+/// Sessions tracked within one second (the records' time counts whole seconds): plain
+/// `status` still shows the one tracked last.
+#[test]
+fn of_sessions_tracked_in_the_same_second_status_shows_the_last() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    for id in ["s-1", "s-2", "s-3", "s-4", "s-5"] {
+        track(&p, &["--session", id, "--tokens", "50000"]);
+    }
+    for last in ["s-3", "s-1", "s-5", "s-2"] {
+        track(&p, &["--session", last, "--tokens", "60000"]);
+        let (v, code) = p.json(&["status"]);
+        assert_eq!(code, 0);
+        assert_eq!(v["session"], last, "{v}");
+    }
+}
+
+/// A session id holding a right-to-left override (the agent chose it) is shown escaped:
+/// raw, it would reorder the rest of the line on the terminal.
+#[test]
+fn a_direction_override_in_a_session_id_is_shown_escaped() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let id = "ses-\u{202E}gnp.exe";
+    track(&p, &["--session", id, "--tokens", "50000"]);
+    for args in [&["status"][..], &["status", "--session", id]] {
+        let out = p.ctxkeep(args).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(!text.contains('\u{202E}'), "{args:?}: {text}");
+        assert!(
+            text.starts_with("session ses-\\u{202e}gnp.exe: "),
+            "{args:?}: {text}"
+        );
+    }
+    // The JSON keeps the id as it is: a program reads it, not a terminal.
+    let (v, _) = p.json(&["status"]);
+    assert_eq!(v["session"], id);
+}

@@ -672,3 +672,26 @@ fn a_stage_with_nothing_new_writes_no_checkpoint_and_says_what_is_recorded() {
         t.instructions[0]
     );
 }
+
+/// A session id of 128 punctuation bytes (each escaped to three in a file name, past the
+/// 255 a name may have) is tracked like any other, and kept apart from one that differs in
+/// its last byte.
+#[test]
+fn a_long_session_id_of_punctuation_is_tracked() {
+    let p = Project::initialized();
+    let long = "!".repeat(128);
+    let other = format!("{}?", "!".repeat(127));
+    let (_, code) = track(&p, &["--session", &long, "--tokens", "50000"]);
+    assert_eq!(code, 0);
+    let (_, code) = track(&p, &["--session", &other, "--tokens", "70000"]);
+    assert_eq!(code, 0);
+    let (v, code) = p.json(&["status", "--session", &long]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        (v["tracked"].as_bool(), v["tokens"].as_u64()),
+        (Some(true), Some(50_000)),
+        "{v}"
+    );
+    let (v, _) = p.json(&["status", "--session", &other]);
+    assert_eq!(v["tokens"].as_u64(), Some(70_000), "{v}");
+}

@@ -1,4 +1,4 @@
-// ctxkeep's OpenCode plugin (ctxkeep-opencode-plugin 1).
+// ctxkeep's OpenCode plugin (ctxkeep-opencode-plugin 2).
 // Written by `ctxkeep hooks install opencode`, which writes it again as its own version has it
 // (keep code of yours in another file); `ctxkeep hooks uninstall opencode` removes it.
 //
@@ -6,7 +6,9 @@
 // model; nothing is decided here. Besides, the events ctxkeep reads are appended as OpenCode sent
 // them to a record of the session ($XDG_STATE_HOME/ctxkeep/opencode/<session>.jsonl), which the
 // hook reads as the session's transcript. A hook that fails, is missing or is slow is skipped:
-// OpenCode goes on as if this file were not there.
+// OpenCode goes on as if this file were not there. A `ctxkeep` that answers with anything but
+// its JSON, answers too much or not in time is stopped (with what it started) and not called
+// again until OpenCode starts afresh; only a valid answer reaches the model.
 
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync } from "node:fs";
@@ -14,7 +16,12 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 
 const COMMAND = ["ctxkeep", "hook", "opencode"];
-const TIMEOUT_MS = 10000;
+// Every answer as JSON, the summarizer's brief included: anything else is not ctxkeep's.
+const REPLY_AS_JSON = "--json";
+const TIMEOUT_MS = Number(process.env.CTXKEEP_PLUGIN_TIMEOUT_MS) || 10000;
+// ctxkeep's answers are a few KiB; more is not an answer.
+const MAX_ANSWER_BYTES = 1024 * 1024;
+const MAX_STDERR_CHARS = 4096;
 // Long texts keep their start and their end (where errors and test summaries are), as ctxkeep's
 // own reading of a command's output does.
 const CUT = 16000;
@@ -34,6 +41,7 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
   const anchored = new Map(); // session -> [{ call | message, text }] given with earlier requests
   const inflight = new Map(); // session -> the compaction's hooks, still running
   const said = new Set();
+  let broken = null; // why `ctxkeep` is not called any more in this OpenCode process
 
   const log = (level, message) => {
     try {
@@ -67,7 +75,7 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
   // One hook: the payload on stdin, the answer's text (or null) back; never throws.
   const hook = (event, session, fields) =>
     new Promise((resolve) => {
-      if (!session || children.has(session)) return resolve(null);
+      if (!session || children.has(session) || broken) return resolve(null);
       const payload = {
         hook_event_name: event,
         session_id: session,
@@ -76,7 +84,8 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
         ...fields,
       };
       let child;
-      let out = "";
+      const out = [];
+      let outBytes = 0;
       let err = "";
       let done = false;
       const finish = (value) => {
@@ -85,15 +94,31 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
         clearTimeout(timer);
         resolve(value);
       };
-      const timer = setTimeout(() => {
+      // The child leads a process group of its own: a wrapper's children go with it.
+      const stop = () => {
         try {
-          child.kill("SIGKILL");
-        } catch {}
-        warn(`\`${COMMAND.join(" ")}\` gave no answer to ${event} within ${TIMEOUT_MS / 1000} s; skipped`);
+          process.kill(-child.pid, "SIGKILL");
+        } catch {
+          try {
+            child.kill("SIGKILL");
+          } catch {}
+        }
+      };
+      // Remembered: a hung or broken `ctxkeep` would cost every later event the same.
+      const giveUp = (why) => {
+        if (done) return;
+        broken = why;
+        stop();
+        warn(`\`${COMMAND.join(" ")}\` ${why}; its hooks are skipped until OpenCode starts afresh`);
         finish(null);
-      }, TIMEOUT_MS);
+      };
+      const timer = setTimeout(() => giveUp(`gave no answer to ${event} within ${TIMEOUT_MS / 1000} s`), TIMEOUT_MS);
       try {
-        child = spawn(COMMAND[0], COMMAND.slice(1), { cwd: directory, stdio: ["pipe", "pipe", "pipe"] });
+        child = spawn(COMMAND[0], [REPLY_AS_JSON, ...COMMAND.slice(1)], {
+          cwd: directory,
+          stdio: ["pipe", "pipe", "pipe"],
+          detached: true,
+        });
       } catch (e) {
         warn(`cannot run ctxkeep (${e.message}); its hooks are skipped`);
         return finish(null);
@@ -104,27 +129,39 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
         else warn(`cannot run ctxkeep (${e.message}); its hooks are skipped`);
         finish(null);
       });
-      child.stdout.on("data", (d) => (out += d));
-      child.stderr.on("data", (d) => (err += d));
+      child.stdout.on("data", (d) => {
+        outBytes += d.length;
+        if (outBytes > MAX_ANSWER_BYTES) return giveUp(`answered ${event} with over ${MAX_ANSWER_BYTES >> 20} MiB`);
+        out.push(d);
+      });
+      child.stderr.on("data", (d) => {
+        if (err.length < MAX_STDERR_CHARS) err += String(d).slice(0, MAX_STDERR_CHARS - err.length);
+      });
       child.on("close", () => {
+        if (done) return;
         if (err.trim()) log("warn", err.trim().split("\n")[0]);
-        finish(answer(out));
+        const value = answer(Buffer.concat(out).toString("utf8"));
+        if (value === undefined) return giveUp(`answered ${event} with something other than its JSON`);
+        finish(value);
       });
       child.stdin.on("error", () => {});
       child.stdin.end(JSON.stringify(payload));
     });
 
-  // ctxkeep answers JSON (`hookSpecificOutput.additionalContext`) or, before a compaction, plain text.
+  // ctxkeep answers nothing, or one JSON object whose `hookSpecificOutput.additionalContext` is
+  // the text for the model. The text, null for no answer, undefined for anything else.
   const answer = (out) => {
     const text = out.trim();
     if (!text) return null;
-    if (!text.startsWith("{")) return text;
+    let reply;
     try {
-      const context = JSON.parse(text)?.hookSpecificOutput?.additionalContext;
-      return typeof context === "string" && context.trim() ? context : null;
+      reply = JSON.parse(text);
     } catch {
-      return null;
+      return undefined;
     }
+    const context = reply?.hookSpecificOutput?.additionalContext;
+    if (typeof context !== "string") return undefined;
+    return context.trim() ? context : null;
   };
 
   // A text part of ours, sorting after the message's last part.

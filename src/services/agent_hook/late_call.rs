@@ -43,7 +43,8 @@ pub fn await_file_then(path: &Path, mark: &str) -> bool {
 
 fn find_until(path: &Path, id: &str, deadline: Instant) -> bool {
     let needle = id.as_bytes();
-    let Ok(mut file) = File::open(path) else {
+    // The one way to open input: a FIFO at the path would block a plain open forever.
+    let Ok((mut file, _)) = crate::fsutil::open_input(path) else {
         return false;
     };
     let Some(len) = file_len(&file) else {

@@ -154,7 +154,7 @@ pub fn touched_sessions(ws: &Workspace, since: SystemTime) -> Vec<Session> {
 
 /// The last few KiB of the agent's output (lossy UTF-8).
 pub fn output_tail(log: &Path) -> String {
-    let Ok(mut f) = std::fs::File::open(log) else {
+    let Ok((mut f, _)) = crate::fsutil::open_input(log) else {
         return String::new();
     };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);

@@ -193,6 +193,8 @@ pub fn run(launch: &Launch) -> anyhow::Result<Finished> {
     let mut child = process::own_group(&mut cmd)
         .spawn()
         .map_err(|e| Error::io(&argv[0], "cannot run", e))?;
+    // A relay killed outright takes its session with it.
+    process::guard_group(&child);
     let waited = process::wait(&mut child, launch.deadline, true, GRACE)?;
     Ok(Finished {
         status: waited.status,

@@ -177,6 +177,20 @@ pub fn dry_run(ws: &Workspace, plan: &Plan) -> anyhow::Result<DryRun> {
 }
 
 fn no_prompt(ws: &Workspace) -> Error {
+    // A file without a checkpoint where one was written: not "yet", but overwritten (an
+    // agent writing its own notes there, an editor); saying "yet" would send the user
+    // the wrong way.
+    let dir = ws.checkpoints_dir();
+    if let Some(id) = (crate::checkpoint::Archive { dir: &dir }).ids().last() {
+        return Error::no_input(
+            &ws.state_path,
+            format!(
+                "holds no checkpoint any more, though {id} was written (archived in {}): the file was overwritten, by an agent or by hand; put it back (e.g. `git checkout -- {}`, or `ctxkeep init` and a checkpoint) and run relay again",
+                dir.display(),
+                ws.display_state()
+            ),
+        );
+    }
     Error::no_input(
         &ws.state_path,
         "no checkpoint yet: give the first session a PROMPT after `--`",
