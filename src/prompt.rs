@@ -188,7 +188,8 @@ pub fn prompt_for_hook(
         config.resume_max_tokens,
         session,
     )?;
-    let mut prompt = crate::redact::redact(&rendered.prompt).into_owned();
+    let prompt = crate::redact::redact(&rendered.prompt);
+    let mut prompt = crate::recorded::escape_controls(&prompt).into_owned();
     if crate::state::seal(sf) != Some(Seal::Intact) {
         prompt = format!(
             "WARNING: checkpoint {} was changed by hand since ctxkeep wrote it (or has no digest); check it with `ctxkeep verify`.\n\n{prompt}",

@@ -131,7 +131,8 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
             omitted.join(", ")
         ));
     }
-    let prompt = crate::redact::redact(&prompt).into_owned();
+    let prompt = crate::redact::redact(&prompt);
+    let prompt = crate::recorded::escape_controls(&prompt).into_owned();
 
     if let (Some(lock), Some(record)) = (&lock, &session) {
         if let Err(e) = crate::chain::record_session(&ws, lock, record, &config) {
