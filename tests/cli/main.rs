@@ -26,6 +26,7 @@ mod plugin;
 mod precommit;
 mod qwen;
 mod readback;
+mod recorded;
 mod relay;
 mod remaining;
 mod replay;
