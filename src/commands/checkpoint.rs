@@ -29,6 +29,13 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         transcript: args.transcript.as_deref(),
     };
     let record = record::by_hand(&ws, req, &ctx.out)?;
+    // Said now, not at the next `verify` (the MCP tool returns the same findings).
+    for f in crate::services::verify::rejections(&ws) {
+        ctx.out.warn(&format!(
+            "`ctxkeep verify` rejects {}: {} {}",
+            record.id, f.code, f.message
+        ));
+    }
 
     ctx.out.json(&record)?;
     ctx.out.data(&record.id)?;
