@@ -111,6 +111,8 @@ fn report(edit: &Edit, ctx: &Ctx) -> anyhow::Result<()> {
         ctx.out.info(&match (changed, edit.dry_run) {
             (false, _) => format!("{file}: nothing to change"),
             (true, true) => format!("{file}: dry run, nothing written"),
+            // An uninstall that took out all a file held deletes the file.
+            (true, false) if !std::path::Path::new(file).exists() => format!("{file}: removed"),
             (true, false) => format!("{file}: written"),
         });
     }

@@ -21,6 +21,7 @@ mod log;
 mod loops;
 mod mcp;
 mod merge;
+mod newcomer;
 mod opencode;
 mod plugin;
 mod precommit;
