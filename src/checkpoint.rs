@@ -108,6 +108,10 @@ pub struct Fields {
     pub decisions: Option<Vec<String>>,
     pub open_questions: Option<Vec<String>>,
     pub notes: Option<String>,
+    /// Added to the decisions that stand (`--add-decision`): after
+    /// `decisions` when given, else after those carried over.
+    #[serde(skip)]
+    pub add_decisions: Vec<String>,
 }
 
 impl Fields {
@@ -125,6 +129,7 @@ impl Fields {
             open_questions,
             notes
         );
+        self.add_decisions.extend(over.add_decisions);
         self
     }
 }

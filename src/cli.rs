@@ -398,9 +398,16 @@ pub struct CheckpointArgs {
     #[arg(long, value_name = "TEXT")]
     pub next: Option<String>,
 
-    /// A decision made since the last commit (repeatable; replaces the list).
+    /// A decision made since the last commit (repeatable; replaces the list: the checkpoint
+    /// records these decisions and no others; see --add-decision).
     #[arg(long = "decision", value_name = "TEXT", value_parser = decision_item)]
     pub decisions: Vec<String>,
+
+    /// A decision added to those the checkpoint carries over (repeatable). Decisions belong to
+    /// the commit they were made for: after HEAD moves none are carried, and the earlier
+    /// ones stay in their checkpoint (`ctxkeep log`, .ctxkeep/checkpoints/).
+    #[arg(long = "add-decision", value_name = "TEXT", value_parser = decision_item, conflicts_with = "clear_decisions")]
+    pub add_decisions: Vec<String>,
 
     /// Empty the list of decisions (the next checkpoint records none).
     #[arg(long, conflicts_with = "decisions")]
@@ -556,8 +563,15 @@ impl ValueEnum for AgentArg {
 #[derive(Debug, Args)]
 pub struct CountArgs {
     /// Regular files to count; - reads stdin (once). FIFOs and devices are refused.
-    #[arg(value_name = "FILE|-", required = true)]
+    #[arg(value_name = "FILE|-", required_unless_present = "list_models")]
     pub files: Vec<String>,
+
+    /// List the models ctxkeep knows (`--model`, `init --model`, a transcript's model): each
+    /// name with its encoding and window, then the project's own `models:` entries. A name
+    /// also covers its longer versions (`gpt-5` covers `gpt-5-mini`); `[1m]` after a name
+    /// means a 1,000,000-token window.
+    #[arg(long, conflicts_with_all = ["files", "encoding", "model"])]
+    pub list_models: bool,
 
     /// BPE encoding [default: the config's when in a project, else o200k_base].
     #[arg(long, value_name = "NAME", value_parser = crate::tokens::EncodingParser, conflicts_with = "model")]

@@ -21,6 +21,7 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         decisions: list_flag(args.decisions, args.clear_decisions),
         open_questions: list_flag(args.questions, args.clear_questions),
         notes: args.note,
+        add_decisions: args.add_decisions,
     };
     let req = record::Request {
         fields: from.merge(flags),

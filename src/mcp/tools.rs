@@ -278,6 +278,7 @@ fn checkpoint(a: CheckpointArgs, ws: &Workspace, opts: &Options) -> anyhow::Resu
         decisions: a.decisions,
         open_questions: a.open_questions,
         notes: a.notes,
+        add_decisions: Vec::new(),
     };
     let written = record::by_hand(
         ws,

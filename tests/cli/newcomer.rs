@@ -52,3 +52,111 @@ fn committing_the_checkpoint_is_not_a_move_of_head() {
         "{prompt}"
     );
 }
+
+#[test]
+fn count_lists_the_known_models_and_the_projects_own() {
+    let p = Project::initialized();
+    let s = p.state().replacen(
+        "ctxkeep: 1\n",
+        "ctxkeep: 1\nmodels:\n  house-model:\n    window: 64000\n",
+        1,
+    );
+    p.write("project-state.md", &s);
+    let a = p.ctxkeep(&["count", "--list-models"]).assert().success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} not in\n{text}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(line("gpt-5"), ["gpt-5", "o200k_base", "400,000"]);
+    assert_eq!(
+        line("house-model"),
+        ["house-model", "(table's)", "64,000", "(project)"]
+    );
+    let (v, code) = p.json(&["count", "--list-models"]);
+    assert_eq!(code, 0);
+    let models = v["models"].as_array().unwrap();
+    assert!(models.len() > 30, "{v}");
+    assert_eq!(
+        models.last().unwrap(),
+        &serde_json::json!({"name": "house-model", "encoding": null, "window": 64000, "source": "project"})
+    );
+    p.ctxkeep(&["count", "--list-models", "x.md"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn resume_says_an_edit_of_the_marked_block_changes_nothing() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let s = p.state().replace(
+        "- **Next action:** run cargo test and fix the failing split test",
+        "- **Next action:** write the docs instead",
+    );
+    assert_ne!(s, p.state(), "the block shows the next action");
+    p.write("project-state.md", &s);
+    for args in [&["resume", "--peek"][..], &["resume"][..]] {
+        let a = p.ctxkeep(args).assert().success();
+        let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+        let err = stderr(&a);
+        assert!(
+            out.contains("- Next action: run cargo test and fix the failing split test"),
+            "{out}"
+        );
+        assert!(
+            err.contains("was edited by hand, and an edit there changes nothing: its next action reads \"write the docs instead\", but checkpoint ckpt-0001 (which this prompt gives) says \"run cargo test and fix the failing split test\""),
+            "{err}"
+        );
+        assert!(err.contains("ctxkeep checkpoint --next"), "{err}");
+    }
+    // Once recorded, nothing more to say.
+    p.checkpoint_next("write the docs instead").success();
+    p.ctxkeep(&["resume", "--peek"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("edited by hand").not());
+}
+
+#[test]
+fn add_decision_adds_decision_replaces_and_both_say_where_the_old_ones_went() {
+    let p = Project::initialized();
+    p.checkpoint(&["--decision", "d1"]).success();
+    let a = p
+        .ctxkeep(&["checkpoint", "--add-decision", "d2"])
+        .assert()
+        .success();
+    assert_eq!(stderr(&a), "", "adding drops nothing");
+    let (v, _) = p.json(&["checkpoint", "--add-decision", "d3", "--add-decision", "d2"]);
+    assert_eq!(v["decisions"], serde_json::json!(["d1", "d2", "d3"]));
+    // Replacing says so, and where the replaced ones are.
+    let a = p
+        .ctxkeep(&["checkpoint", "--decision", "d4"])
+        .assert()
+        .success();
+    assert!(
+        stderr(&a).contains("--decision replaced the 3 decision(s) recorded before; checkpoint ckpt-0003 keeps them (`ctxkeep log`, .ctxkeep/checkpoints/ckpt-0003.json). Use --add-decision to add to the list"),
+        "{}",
+        stderr(&a)
+    );
+    // After a commit the decisions belong to it: not carried, and said where they are.
+    p.write("a.txt", "x");
+    p.commit_all("commit a");
+    let a = p
+        .ctxkeep(&["checkpoint", "--add-decision", "d5"])
+        .assert()
+        .success();
+    assert!(
+        stderr(&a).contains("its 1 decision(s) belong to that commit now and were not carried over; checkpoint ckpt-0004 keeps them"),
+        "{}",
+        stderr(&a)
+    );
+    let (v, _) = p.json(&["resume", "--peek"]);
+    assert_eq!(v["checkpoint"]["decisions"], serde_json::json!(["d5"]));
+    p.ctxkeep(&["checkpoint", "--add-decision", "x", "--clear-decisions"])
+        .assert()
+        .code(2);
+}
