@@ -271,6 +271,12 @@ pub struct SettingsEdit {
     /// or (OpenCode's plugin) .opencode/plugins/ctxkeep.js].
     #[arg(long, value_name = "PATH")]
     pub settings: Option<PathBuf>,
+
+    /// Your personal settings file rather than the one the team shares through git (Claude
+    /// Code: .claude/settings.local.json, which git ignores). With install, the MCP server is
+    /// not registered: its file is shared.
+    #[arg(long, conflicts_with = "settings")]
+    pub personal: bool,
 }
 
 #[derive(Debug, Args)]
