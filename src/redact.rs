@@ -1016,6 +1016,9 @@ See [the docs](https://github.com/example/ctxkeep/blob/main/README.md#secrets).\
             "sk-",
             "token: \"",
             "ghp_",
+            "Bearer ",
+            "-u a:",
+            "Authorization: Basic ",
         ] {
             let text = unit.repeat(n / unit.len());
             let _ = redact(&text);
@@ -1171,6 +1174,11 @@ mod bench {
             "sk-",
             "token: \"",
             "ghp_",
+            "Bearer ",
+            "Bearer aZ3xK9",
+            "-u a:",
+            "-u a:bcd ",
+            "Authorization: Basic ",
             "x",
             "é",
         ];
