@@ -351,11 +351,9 @@ fn accept(rule: usize, text: &str, caps: &Captures<'_>) -> Option<(usize, usize)
                 return None;
             }
         }
-        AUTHORIZATION => {
-            // Group 3 is a `-u user:pass` password: any word can be one.
-            if !credential_is_secret(secret.as_str(), caps.get(3).is_some()) {
-                return None;
-            }
+        // Group 3 is a `-u user:pass` password: any word can be one.
+        AUTHORIZATION if !credential_is_secret(secret.as_str(), caps.get(3).is_some()) => {
+            return None;
         }
         GENERIC => {
             let context = &text[whole.start()..secret.start()];
