@@ -121,6 +121,10 @@ pub struct Fields {
     pub remaining: Option<Vec<String>>,
     /// Empty `remaining` before adding the items given.
     pub clear_remaining: Option<bool>,
+    /// Added to the decisions that stand (`--add-decision`): after
+    /// `decisions` when given, else after those carried over.
+    #[serde(skip)]
+    pub add_decisions: Vec<String>,
 }
 
 impl Fields {
@@ -150,6 +154,7 @@ impl Fields {
         if over.clear_remaining == Some(true) {
             self.clear_remaining = Some(true);
         }
+        self.add_decisions.extend(over.add_decisions);
         self
     }
 }

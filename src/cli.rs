@@ -90,10 +90,10 @@ pub enum Command {
     ///
     /// Runs in a new temporary folder, removed at the end; never touches the current
     /// directory. `--keep DIR` runs in DIR instead (new or empty) and keeps it.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Demo(DemoArgs),
     /// Create project-state.md and .ctxkeep/ (or update the given settings).
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Init(InitArgs),
     /// Write a new checkpoint: the fields you give, the rest carried over, git state captured
     ///
@@ -104,7 +104,7 @@ pub enum Command {
     /// Example:
     ///   ctxkeep checkpoint --phase "parser" --task "split the front matter" \
     ///       --agent claude-code --next "run cargo test and fix the CRLF case"
-    #[command(after_long_help = crate::codes::exit_help(), verbatim_doc_comment)]
+    #[command(after_long_help = crate::codes::exit_help_short(), verbatim_doc_comment)]
     Checkpoint(CheckpointArgs),
     /// Print the continuation prompt a fresh session starts from.
     ///
@@ -112,23 +112,23 @@ pub enum Command {
     /// (.ctxkeep/sessions/), puts a restore nonce in the prompt for the reader to
     /// confirm with `ctxkeep ack NONCE`, and logs a `resume` event. Until that ack,
     /// `verify` warns CK801. To only look at the prompt, use `--peek`.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Resume(ResumeArgs),
     /// Check that the checkpoint is intact and can be read cold (the CI gate).
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Verify(VerifyArgs),
     /// Record how full a session's context window is; fire the stages it crossed.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Track(TrackArgs),
     /// Count the BPE tokens of files, like wc.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Count(CountArgs),
     /// Show a session's context gauge, stage and last checkpoint.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Status(StatusArgs),
     /// Confirm that the resume prompt was read, with the nonce it printed.
     #[command(
-        after_long_help = crate::codes::exit_help(),
+        after_long_help = crate::codes::exit_help_short(),
         override_usage = "ctxkeep ack <NONCE>\n       ctxkeep ack --transcript <PATH>"
     )]
     Ack(AckArgs),
@@ -136,10 +136,10 @@ pub enum Command {
     ///
     /// Stale files are temp files a killed process left behind, and the session records
     /// OpenCode's plugin keeps outside the project once no session wrote them for 30 days.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Gc(GcArgs),
     /// List checkpoints and sessions, newest first, one line each.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Log(LogArgs),
     /// Bring a checkpoint's uncommitted work back into the working tree.
     ///
@@ -157,11 +157,11 @@ pub enum Command {
     Restore(RestoreArgs),
     /// git's merge driver for project-state.md: merge BASE, OURS and THEIRS into OURS
     /// (exit 0 merged, 1 with a conflict left). `init` sets it up.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     MergeFile(MergeFileArgs),
     /// Finish a merge that left conflict markers in project-state.md, by the format's
     /// merge rules (from git's index during a merge, else from the markers).
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Resolve(ResolveArgs),
     /// Run as an agent's hook: read the event's JSON on stdin, then track usage,
     /// checkpoint or inject the resume prompt; around a compaction, brief the
@@ -169,18 +169,18 @@ pub enum Command {
     /// back only what it left out. Fails open (exit 0) unless --strict.
     Hook(HookArgs),
     /// Print a one-line context gauge for Claude Code's status line (reads its JSON on stdin).
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Statusline,
     /// Install, remove or check ctxkeep's hooks in an agent's settings.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Hooks(HooksArgs),
     /// Serve the checkpoint as MCP tools over stdio (checkpoint, resume, status, verify,
     /// ack), for any agent that speaks the Model Context Protocol.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Mcp(McpArgs),
     /// Run an agent headless, session after session, each resuming from the latest
     /// checkpoint; hand the work to the next agent when one hands off, fails or is stuck.
-    #[command(after_long_help = crate::codes::exit_help())]
+    #[command(after_long_help = crate::codes::exit_help_short())]
     Relay(RelayArgs),
     /// Print a shell completion script (generated from these definitions).
     Completions(CompletionsArgs),
@@ -285,6 +285,12 @@ pub struct SettingsEdit {
     /// or (OpenCode's plugin) .opencode/plugins/ctxkeep.js].
     #[arg(long, value_name = "PATH")]
     pub settings: Option<PathBuf>,
+
+    /// Your personal settings file rather than the one the team shares through git (Claude
+    /// Code: .claude/settings.local.json, which git ignores). With install, the MCP server is
+    /// not registered: its file is shared.
+    #[arg(long, conflicts_with = "settings")]
+    pub personal: bool,
 }
 
 #[derive(Debug, Args)]
@@ -413,9 +419,16 @@ pub struct CheckpointArgs {
     #[arg(long, value_name = "TEXT")]
     pub next: Option<String>,
 
-    /// A decision made since the last commit (repeatable; replaces the list).
+    /// A decision made since the last commit (repeatable; replaces the list: the checkpoint
+    /// records these decisions and no others; see --add-decision).
     #[arg(long = "decision", value_name = "TEXT", value_parser = decision_item)]
     pub decisions: Vec<String>,
+
+    /// A decision added to those the checkpoint carries over (repeatable). Decisions belong to
+    /// the commit they were made for: after HEAD moves none are carried, and the earlier
+    /// ones stay in their checkpoint (`ctxkeep log`, .ctxkeep/checkpoints/).
+    #[arg(long = "add-decision", value_name = "TEXT", value_parser = decision_item, conflicts_with = "clear_decisions")]
+    pub add_decisions: Vec<String>,
 
     /// Empty the list of decisions (the next checkpoint records none).
     #[arg(long, conflicts_with = "decisions")]
@@ -599,8 +612,15 @@ impl ValueEnum for AgentArg {
 #[derive(Debug, Args)]
 pub struct CountArgs {
     /// Regular files to count; - reads stdin (once). FIFOs and devices are refused.
-    #[arg(value_name = "FILE|-", required = true)]
+    #[arg(value_name = "FILE|-", required_unless_present = "list_models")]
     pub files: Vec<String>,
+
+    /// List the models ctxkeep knows (`--model`, `init --model`, a transcript's model): each
+    /// name with its encoding and window, then the project's own `models:` entries. A name
+    /// also covers its longer versions (`gpt-5` covers `gpt-5-mini`); `[1m]` after a name
+    /// means a 1,000,000-token window.
+    #[arg(long, conflicts_with_all = ["files", "encoding", "model"])]
+    pub list_models: bool,
 
     /// BPE encoding [default: the config's when in a project, else o200k_base].
     #[arg(long, value_name = "NAME", value_parser = crate::tokens::EncodingParser, conflicts_with = "model")]

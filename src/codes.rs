@@ -137,7 +137,7 @@ pub const FINDING_CODES: &[FindingCode] = &[
     },
     FindingCode {
         code: "CK130",
-        severity: "warning, only with `--strict`",
+        severity: "warning (always for a near miss of a known key such as `stags:`, which names the key meant; any other unknown key only with `--strict`)",
         meaning: "a top-level key ctxkeep does not read (kept as written; check for a typo)",
     },
     FindingCode {
@@ -291,6 +291,12 @@ pub fn exit_help() -> &'static str {
         t.push_str("\nFinding codes of `verify`: see `ctxkeep help verify` and docs/codes.md.");
         t
     })
+}
+
+/// A subcommand's `--help` footer: where the exit codes are, once (the
+/// table is in `ctxkeep --help` and docs/codes.md, not in every page).
+pub fn exit_help_short() -> &'static str {
+    "Exit codes: 0 success; the full table is in `ctxkeep --help` and docs/codes.md."
 }
 
 /// Whether `code` (e.g. `CK102`) is in the registry, alone or in a range.

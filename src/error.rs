@@ -173,7 +173,9 @@ pub fn one_line_message(err: &anyhow::Error) -> String {
 /// exit_code}}`). The CLI prints them; the MCP server returns them.
 pub fn report(err: &anyhow::Error) -> (String, serde_json::Value) {
     let code = exit_code_of(err);
-    let msg = crate::redact::redact(&one_line_message(err)).into_owned();
+    let line = one_line_message(err);
+    let msg = crate::redact::redact(&line);
+    let msg = crate::recorded::escape_controls(&msg).into_owned();
     let doc = serde_json::json!({
         "ok": false,
         "error": { "code": code_name_of(err), "message": msg, "exit_code": code },

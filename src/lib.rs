@@ -29,6 +29,7 @@ pub mod probe;
 pub mod process;
 pub mod progress;
 pub mod prompt;
+pub mod recorded;
 pub mod redact;
 pub mod requests;
 pub mod retention;
@@ -107,7 +108,8 @@ pub fn usage_error(err: &clap::Error) -> u8 {
     } else {
         rendered.to_string()
     };
-    let _ = std::io::stderr().write_all(redact::redact(&text).as_bytes());
+    let text = redact::redact(&text);
+    let _ = std::io::stderr().write_all(recorded::escape_controls_keep_colours(&text).as_bytes());
     code
 }
 

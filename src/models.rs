@@ -146,6 +146,11 @@ fn best_match<'a, T>(name: &str, entries: impl Iterator<Item = (&'a str, T)>) ->
 /// The refusal of a `--model` neither the table nor the project's `models:`
 /// knows (exit 2), worded alike by every command; `what_to_do` says what
 /// to give instead.
+/// Every entry of the built-in table, as (name, encoding, window), in table order.
+pub fn table() -> impl Iterator<Item = (&'static str, Encoding, u64)> {
+    TABLE.iter().copied()
+}
+
 pub fn not_in_table(name: &str, what_to_do: &str) -> crate::error::Error {
     crate::error::Error::Usage(format!(
         "--model: '{name}' is not in the model table; {what_to_do}"

@@ -1,7 +1,9 @@
 //! Where things are printed: data on stdout, messages on stderr, exactly one
 //! JSON document with `--json`, nothing but errors with `--quiet`. Everything
 //! printed here is redacted (RELIABILITY.md §4): an agent reads it all, and
-//! it echoes user input, git data and file text.
+//! it echoes user input, git data and file text. Control characters are
+//! written out (`\u001B`), ctxkeep's own colours aside: recorded text
+//! never drives the terminal.
 
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
@@ -31,6 +33,7 @@ impl Output {
             return Ok(());
         }
         let text = redact(text);
+        let text = crate::recorded::escape_controls_keep_colours(&text);
         let text = for_terminal(&text);
         let mut out = io::stdout().lock();
         let written = out.write_all(text.as_bytes()).and_then(|()| {
@@ -60,13 +63,15 @@ impl Output {
     /// A progress or result message for people, on stderr.
     pub fn info(&self, msg: &str) {
         if !self.quiet {
-            stderr_line(&for_terminal(&redact(msg)));
+            let msg = redact(msg);
+            stderr_line(&for_terminal(&crate::recorded::escape_controls(&msg)));
         }
     }
 
     pub fn warn(&self, msg: &str) {
         if !self.quiet {
             let msg = redact(msg);
+            let msg = crate::recorded::escape_controls(&msg);
             let msg = for_terminal(&msg);
             stderr_line(&paint_stderr(Style::Warn, &format!("warning: {msg}")));
         }

@@ -130,8 +130,15 @@ fn changes_since(ws: &Workspace, c: &Checkpoint) -> Value {
         Ok(s) => s,
         Err(why) => return json!({ "note": format!("the repository cannot be read now ({why})") }),
     };
+    let mut carried = false;
     let commits_since = match (&then.head, &now.head) {
         (Some(a), Some(b)) if a != b => match crate::git::commits_since(&ws.root, a) {
+            // The commit that committed the checkpoint cannot be named in it:
+            // it is not a move (as `verify`'s CK502 counts).
+            Ok(n) if n > 0 && carries_checkpoint(ws, &exclude[0], a) => {
+                carried = true;
+                Some(n - 1)
+            }
             Ok(n) => Some(n),
             Err(_) => {
                 return json!({ "note": format!("HEAD {a} of the checkpoint is unknown to this repository; it is now {b}") })
@@ -151,10 +158,20 @@ fn changes_since(ws: &Workspace, c: &Checkpoint) -> Value {
     json!({
         "note": Value::Null,
         "commits_since": commits_since,
+        "carried": carried,
         "head_now": now.head,
         "newly_dirty": newly_dirty,
         "now_clean": now_clean,
     })
+}
+
+/// Whether the newest commit that changed the state file came after `head`
+/// (the checkpoint's): the commit that carries the checkpoint.
+fn carries_checkpoint(ws: &Workspace, state: &std::path::Path, head: &str) -> bool {
+    crate::git::last_commit_touching(&ws.root, state)
+        .ok()
+        .flatten()
+        .is_some_and(|c| c != head && crate::git::is_ancestor(&ws.root, head, &c).unwrap_or(false))
 }
 
 /// The resume prompt an agent's session-start hook injects.
@@ -190,7 +207,8 @@ pub fn prompt_for_hook(
         config.resume_max_tokens,
         session,
     )?;
-    let mut prompt = crate::redact::redact(&rendered.prompt).into_owned();
+    let prompt = crate::redact::redact(&rendered.prompt);
+    let mut prompt = crate::recorded::escape_controls(&prompt).into_owned();
     if crate::state::seal(sf) != Some(Seal::Intact) {
         prompt = format!(
             "WARNING: checkpoint {} was changed by hand since ctxkeep wrote it (or has no digest); check it with `ctxkeep verify`.\n\n{prompt}",

@@ -25,7 +25,7 @@ pub struct Finding {
 
 /// Stable rule names, in priority order: when findings of several rules
 /// overlap, they are merged and the earliest rule in this list names them.
-pub const RULES: [&str; 12] = [
+pub const RULES: [&str; 13] = [
     "private-key",
     "aws",
     "github",
@@ -36,6 +36,7 @@ pub const RULES: [&str; 12] = [
     "google",
     "stripe",
     "jwt",
+    "authorization",
     "url-credentials",
     "generic",
 ];
@@ -50,8 +51,9 @@ const SLACK: usize = 6;
 const GOOGLE: usize = 7;
 const STRIPE: usize = 8;
 const JWT: usize = 9;
-const URL_CREDENTIALS: usize = 10;
-const GENERIC: usize = 11;
+const AUTHORIZATION: usize = 10;
+const URL_CREDENTIALS: usize = 11;
+const GENERIC: usize = 12;
 
 /// Literal keywords (case-sensitive) whose presence makes a provider rule
 /// worth running. Every match of a rule's regex contains one of its keywords.
@@ -98,6 +100,7 @@ const KEYWORDS: &[(&str, usize)] = &[
 /// keyword-dense input costs no more than ordinary text.
 static KEYWORD_RES: LazyLock<Vec<(usize, Regex)>> = LazyLock::new(|| {
     (0..GENERIC)
+        .filter(|&rule| rule != AUTHORIZATION)
         .map(|rule| {
             let alts: Vec<String> = KEYWORDS
                 .iter()
@@ -118,7 +121,22 @@ static GENERIC_KEYWORD_RE: LazyLock<Regex> =
 
 /// Each rule's regex, compiled on first use: ctxkeep runs once per hook, and
 /// compiling all twelve would cost more than most inputs take to scan.
-static PATTERNS: [OnceLock<Regex>; 12] = [const { OnceLock::new() }; 12];
+static PATTERNS: [OnceLock<Regex>; 13] = [const { OnceLock::new() }; 13];
+
+/// The authorization rule's keywords, case-insensitive: a header's name, a
+/// scheme, curl's `-u`/`--user` (`-U`, `--proxy-user`).
+const AUTH_KEYWORDS: [&str; 3] = ["authorization", "bearer", "-u"];
+
+static AUTH_KEYWORD_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new("(?i)authorization|bearer|-u").expect("auth keywords"));
+
+fn has_auth_keyword(text: &str) -> bool {
+    if text.len() > SHORT_TEXT || !text.is_ascii() {
+        return AUTH_KEYWORD_RE.is_match(text);
+    }
+    let lower = text.to_ascii_lowercase();
+    AUTH_KEYWORDS.iter().any(|k| lower.contains(k))
+}
 
 fn pattern(rule: usize) -> &'static Regex {
     PATTERNS[rule].get_or_init(|| Regex::new(&pattern_source(rule)).expect("redaction regex"))
@@ -128,7 +146,7 @@ fn pattern(rule: usize) -> &'static Regex {
 // up on non-ASCII text (a Unicode `\b` forces the slow engines).
 fn pattern_source(rule: usize) -> String {
     let b = r"(?-u:\b)";
-    let pats: [String; 12] = [
+    let pats: [String; 13] = [
         // private-key: only the BEGIN line here; `private_keys` finds the end.
         r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----".to_string(),
         // aws access key id
@@ -155,6 +173,13 @@ fn pattern_source(rule: usize) -> String {
         format!(r"{b}[sr]k_(?:live|test)_[0-9A-Za-z]{{24,}}"),
         // jwt
         format!(r"{b}eyJ[0-9A-Za-z_-]{{10,}}\.eyJ[0-9A-Za-z_-]{{10,}}\.[0-9A-Za-z_-]{{10,}}"),
+        // authorization: the credentials of an `Authorization:` header (any
+        // scheme, quoted as in JSON or a shell), of a bare `Bearer` token, and
+        // the password of curl's `-u user:pass` (`--user`, `-U`,
+        // `--proxy-user`). One capture group per branch: the secret.
+        format!(
+            r#"(?i)(?:{b}(?:proxy-)?authorization(?:\\?["'])?[ \t]{{0,5}}[:=][ \t]{{0,5}}(?:\\?["'])?(?:[a-z-]{{2,20}}[ \t]{{1,5}})?([A-Za-z0-9._~+/=-]{{8,1024}})|{b}bearer[ \t]{{1,5}}([A-Za-z0-9._~+/=-]{{8,1024}})|(?:^|[\s"'=])(?-i:-u[ \t]{{0,5}}|-U[ \t]{{0,5}}|--(?:proxy-)?user(?:[ \t]{{1,5}}|=))(?:\\?["'])?[^\s:"'@/\\]{{1,100}}:([^\s"'\\]{{3,200}}))"#
+        ),
         // url credentials: only the password (group 1); the user may be empty
         // (`redis://:pw@host`)
         format!(r"{b}[a-zA-Z][a-zA-Z0-9+.-]{{1,20}}://[^\s/:@]{{0,100}}:([^\s/@]{{3,200}})@"),
@@ -291,6 +316,28 @@ fn generic_value_is_secret(context: &str, value: &str) -> bool {
     !letters_only || password_like
 }
 
+/// Whether the credentials after `Authorization:`, `Bearer` or `-u user:`
+/// are a secret rather than a reference (`$TOKEN`, `<token>`), a placeholder
+/// or a word ("Bearer authentication"), or a numeric id (`docker -u 1000:1000`).
+fn credential_is_secret(value: &str, password: bool) -> bool {
+    let lower = value.to_ascii_lowercase();
+    if value.contains(MARKER_PREFIX)
+        || value.starts_with(['$', '%', '<', '{', '['])
+        || value.bytes().all(|b| b.is_ascii_digit())
+        || STOPWORDS.iter().any(|w| lower.contains(w))
+    {
+        return false;
+    }
+    if password {
+        return true;
+    }
+    // A word is not a token: letters alone count only when long and of both cases.
+    let has_digit = value.bytes().any(|b| b.is_ascii_digit());
+    let mixed = value.bytes().any(|b| b.is_ascii_uppercase())
+        && value.bytes().any(|b| b.is_ascii_lowercase());
+    has_digit || (mixed && value.len() >= 16)
+}
+
 /// Post-filter for a raw match. Returns the secret's byte range, or `None`
 /// when the candidate is rejected.
 fn accept(rule: usize, text: &str, caps: &Captures<'_>) -> Option<(usize, usize)> {
@@ -303,6 +350,10 @@ fn accept(rule: usize, text: &str, caps: &Captures<'_>) -> Option<(usize, usize)
             if pw.starts_with(MARKER_PREFIX) && pw.ends_with(']') && pw.matches('[').count() == 1 {
                 return None;
             }
+        }
+        // Group 3 is a `-u user:pass` password: any word can be one.
+        AUTHORIZATION if !credential_is_secret(secret.as_str(), caps.get(3).is_some()) => {
+            return None;
         }
         GENERIC => {
             let context = &text[whole.start()..secret.start()];
@@ -325,8 +376,9 @@ fn accept(rule: usize, text: &str, caps: &Captures<'_>) -> Option<(usize, usize)
 }
 
 /// Which rules can match at all, from the keyword prefilter.
-fn candidate_rules(text: &str) -> [bool; 12] {
-    let mut on = [false; 12];
+fn candidate_rules(text: &str) -> [bool; 13] {
+    let mut on = [false; 13];
+    on[AUTHORIZATION] = has_auth_keyword(text);
     // A short text (a hook's message, a path, a state file) is searched
     // directly: compiling the keyword regexes costs a millisecond, more
     // than 35 substring searches over 64 KiB, in a process that runs once
@@ -505,7 +557,9 @@ pub fn redact_json(value: &mut serde_json::Value) {
 
 /// Whether any rule's keyword, or a generic one, occurs in `text`.
 fn could_hold_secret(text: &str) -> bool {
-    KEYWORDS.iter().any(|(keyword, _)| text.contains(keyword)) || has_generic_keyword(text)
+    KEYWORDS.iter().any(|(keyword, _)| text.contains(keyword))
+        || has_generic_keyword(text)
+        || has_auth_keyword(text)
 }
 
 fn redact_json_strings(value: &mut serde_json::Value) {
@@ -666,6 +720,84 @@ mod tests {
                 assert!(red.contains(&format!("[REDACTED:{rule}]")), "{red}");
                 assert!(contains_secret(text));
             }
+        }
+    }
+
+    #[test]
+    fn authorization_headers_bearer_tokens_and_curl_users_are_redacted() {
+        let tok = fake(40, ALNUM, 40);
+        let b64 = format!("{}==", fake(22, ALNUM, 41));
+        let pw = fake(12, ALNUM, 42);
+        let cases = [
+            (
+                format!(r#"curl -H "Authorization: Bearer {tok}" https://api.example.com/v1"#),
+                r#"curl -H "Authorization: Bearer [REDACTED:authorization]" https://api.example.com/v1"#.to_string(),
+            ),
+            (
+                format!("curl -H 'authorization: Basic {b64}' x"),
+                "curl -H 'authorization: Basic [REDACTED:authorization]' x".to_string(),
+            ),
+            (
+                format!("Proxy-Authorization: Negotiate {tok}"),
+                "Proxy-Authorization: Negotiate [REDACTED:authorization]".to_string(),
+            ),
+            (
+                format!(r#"{{"Authorization": "Bearer {tok}"}}"#),
+                r#"{"Authorization": "Bearer [REDACTED:authorization]"}"#.to_string(),
+            ),
+            (
+                format!(r#"{{\"authorization\":\"Token {tok}\"}}"#),
+                r#"{\"authorization\":\"Token [REDACTED:authorization]\"}"#.to_string(),
+            ),
+            (
+                format!("http --auth-type=bearer GET x 'bearer {tok}'"),
+                "http --auth-type=bearer GET x 'bearer [REDACTED:authorization]'".to_string(),
+            ),
+            (
+                format!("curl -u deploy:{pw} https://x"),
+                "curl -u deploy:[REDACTED:authorization] https://x".to_string(),
+            ),
+            (
+                format!("curl --user 'deploy:{pw}' https://x"),
+                "curl --user 'deploy:[REDACTED:authorization]' https://x".to_string(),
+            ),
+            (
+                "curl --user=admin:hunter https://x".to_string(),
+                "curl --user=admin:[REDACTED:authorization] https://x".to_string(),
+            ),
+            (
+                format!("curl -x proxy:3128 -U me:{pw} https://x"),
+                "curl -x proxy:3128 -U me:[REDACTED:authorization] https://x".to_string(),
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(redact(&text), want, "{text}");
+            assert!(contains_secret(&text), "{text}");
+        }
+        // An API key header is caught by its value, as any key=value.
+        let key = fake(32, ALNUM, 43);
+        let header = format!("curl -H 'X-Api-Key: {key}' https://x");
+        assert!(!redact(&header).contains(&key), "{header}");
+        let mut v =
+            serde_json::json!({"command": format!("curl -H 'Authorization: Bearer {tok}'")});
+        redact_json(&mut v);
+        assert!(!v.to_string().contains(&tok), "{v}");
+    }
+
+    #[test]
+    fn authorization_references_and_words_pass_untouched() {
+        for text in [
+            r#"curl -H "Authorization: Bearer $GITHUB_TOKEN" https://api.github.com"#,
+            r#"curl -H "Authorization: Bearer ${TOKEN}" x"#,
+            "Authorization: Bearer <token>",
+            "The API uses Bearer authentication; send an Authorization header.",
+            "git push -u origin main",
+            "docker run -u 1000:1000 image",
+            "curl -u \"$USER:$PASS\" https://x",
+            "curl -H 'Authorization: Bearer [REDACTED:authorization]'",
+            "sort -u names.txt > out.txt",
+        ] {
+            assert_eq!(find(text), vec![], "{text}");
         }
     }
 
@@ -882,6 +1014,9 @@ See [the docs](https://github.com/example/ctxkeep/blob/main/README.md#secrets).\
             "sk-",
             "token: \"",
             "ghp_",
+            "Bearer ",
+            "-u a:",
+            "Authorization: Basic ",
         ] {
             let text = unit.repeat(n / unit.len());
             let _ = redact(&text);
@@ -1037,6 +1172,11 @@ mod bench {
             "sk-",
             "token: \"",
             "ghp_",
+            "Bearer ",
+            "Bearer aZ3xK9",
+            "-u a:",
+            "-u a:bcd ",
+            "Authorization: Basic ",
             "x",
             "é",
         ];

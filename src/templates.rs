@@ -22,6 +22,9 @@ pub const DEFAULTS: &[(&str, &str)] = &[
 
 pub const DEFAULT_DIR: &str = "ctxkeep-templates";
 
+/// The most characters of one recorded text a template shows.
+const MAX_RECORDED_CHARS: usize = 1_000;
+
 pub struct Templates {
     env: Environment<'static>,
     /// Where overrides come from, for error messages.
@@ -37,6 +40,14 @@ impl Templates {
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
         env.set_keep_trailing_newline(true);
+        // Text recorded from a session, shown as data: one line, bounded,
+        // controls escaped (`recorded`), or as a code span it cannot close (`code`).
+        env.add_filter("recorded", |text: String| {
+            crate::recorded::one_line(&text, MAX_RECORDED_CHARS)
+        });
+        env.add_filter("code", |text: String| {
+            crate::recorded::code_span(&text, MAX_RECORDED_CHARS)
+        });
         for (name, default) in DEFAULTS {
             let text = match &dir {
                 Some(d) if d.join(name).is_file() => {

@@ -23,6 +23,13 @@ use self::json_edit::{JsonText, Step};
 
 pub const STATUSLINE_COMMAND: &str = "ctxkeep statusline";
 
+/// The start of a hook command that does nothing where `ctxkeep` is not on
+/// PATH (a teammate who has not installed it): a POSIX shell test, for the
+/// agents that run a hook command through `sh`. An entry with it is
+/// ctxkeep's as one without it is.
+pub const MISSING_GUARD: &str =
+    "command -v ctxkeep >/dev/null 2>&1 || { cat >/dev/null; exit 0; }; ";
+
 /// One event ctxkeep hooks, with the matcher its group gets (None: every
 /// occurrence).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,8 +64,12 @@ pub struct AgentSettings {
     /// The folder beside `project-state.md` that holds the file.
     pub dir: &'static str,
     pub file: &'static str,
-    /// The command every hook entry runs.
+    /// The command every hook entry runs (with [`MISSING_GUARD`] where the
+    /// agent runs it through `sh`).
     pub hook_command: &'static str,
+    /// The agent's personal settings file beside `file` (not shared through
+    /// git), which `hooks install --personal` writes; None when it has none.
+    pub personal: Option<&'static str>,
     /// The words after `ctxkeep hook` that name this agent.
     pub hook_words: &'static [&'static str],
     /// The events ctxkeep hooks, in the order they are written.
@@ -161,6 +172,8 @@ impl AgentSettings {
 
     /// Which of ctxkeep's commands for this agent `command` runs, if any.
     pub fn ours(&self, command: &str) -> Option<Ours> {
+        let command = command.trim_start();
+        let command = command.strip_prefix(MISSING_GUARD).unwrap_or(command);
         let mut words = command.split_whitespace();
         let program = words.next()?.trim_matches(['"', '\'']);
         let name = program.rsplit(['/', '\\']).next().unwrap_or(program);

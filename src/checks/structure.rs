@@ -23,9 +23,13 @@ pub fn structural(sf: &StateFile, strict: bool) -> Vec<Finding> {
             return f;
         }
     }
-    if strict {
-        f.extend(unknown_keys(sf));
-    }
+    // A key one or two letters from one ctxkeep reads is a typo whose
+    // setting is silently not applied: said always; other keys under --strict.
+    f.extend(
+        unknown_keys(sf)
+            .into_iter()
+            .filter(|x| strict || x.message.contains("did you mean")),
+    );
     let Some(c) = &sf.fm.checkpoint else {
         f.push(Finding::new(
             "CK002",
@@ -250,18 +254,50 @@ fn unknown_keys(sf: &StateFile) -> Vec<Finding> {
         })
         .filter(|k| !crate::state::KNOWN_KEYS.contains(&k.as_str()))
         .map(|k| {
-            let mut x = Finding::new(
-                "CK130",
-                Severity::Warning,
-                Some(&k),
-                format!(
+            let message = match near_key(&k) {
+                Some(known) => format!(
+                    "`{k}` is not a key ctxkeep reads, so its setting is not applied; did you mean `{known}`?"
+                ),
+                None => format!(
                     "`{k}` is not a key ctxkeep reads; it is kept as written (check for a typo)"
                 ),
-            );
+            };
+            let mut x = Finding::new("CK130", Severity::Warning, Some(&k), message);
             x.line = sf.key_line(&k);
             x
         })
         .collect()
+}
+
+/// The known key `key` is a misspelling of: at most two edits away (one for
+/// keys of up to four letters).
+fn near_key(key: &str) -> Option<&'static str> {
+    let key = key.to_ascii_lowercase();
+    crate::state::KNOWN_KEYS
+        .iter()
+        .map(|k| (edit_distance(&key, k), *k))
+        .filter(|(d, k)| *d > 0 && *d <= if k.len() <= 4 { 1 } else { 2 })
+        .min()
+        .map(|(_, k)| k)
+        .or_else(|| crate::state::KNOWN_KEYS.iter().copied().find(|k| *k == key))
+}
+
+/// Levenshtein distance over bytes (keys are short ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diag + usize::from(ca != cb));
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// CK123 for each conflict region of the file's text, with its lines.

@@ -24,6 +24,7 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         done: (!args.done.is_empty()).then_some(args.done),
         remaining: (!args.remaining.is_empty()).then_some(args.remaining),
         clear_remaining: args.clear_remaining.then_some(true),
+        add_decisions: args.add_decisions,
     };
     let req = record::Request {
         fields: from.merge(flags),
@@ -32,6 +33,13 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         transcript: args.transcript.as_deref(),
     };
     let record = record::by_hand(&ws, req, &ctx.out)?;
+    // Said now, not at the next `verify` (the MCP tool returns the same findings).
+    for f in crate::services::verify::rejections(&ws) {
+        ctx.out.warn(&format!(
+            "`ctxkeep verify` rejects {}: {} {}",
+            record.id, f.code, f.message
+        ));
+    }
 
     ctx.out.json(&record)?;
     ctx.out.data(&record.id)?;

@@ -29,6 +29,9 @@ struct FileCount {
 }
 
 pub fn run(args: CountArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
+    if args.list_models {
+        return list_models(ctx);
+    }
     let encoding = pick_encoding(&args, ctx)?;
     let files = args.files.clone();
     if files.iter().filter(|f| *f == "-").count() > 1 {
@@ -77,6 +80,62 @@ pub fn run(args: CountArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
 
 /// `--encoding`, else `--model`'s from the model table, else the project's
 /// configured encoding when there is a project, else o200k_base.
+#[derive(Debug, Serialize)]
+struct KnownModel {
+    name: String,
+    encoding: Option<&'static str>,
+    window: Option<u64>,
+    /// `table` (built in) or `project` (the front matter's `models:`).
+    source: &'static str,
+}
+
+/// `count --list-models`: the model table, then the project's own entries.
+fn list_models(ctx: &Ctx) -> anyhow::Result<Outcome> {
+    let mut models: Vec<KnownModel> = crate::models::table()
+        .map(|(name, encoding, window)| KnownModel {
+            name: name.to_string(),
+            encoding: Some(encoding.name()),
+            window: Some(window),
+            source: "table",
+        })
+        .collect();
+    let project = Workspace::resolve(&ctx.locate(), false)
+        .ok()
+        .and_then(|ws| StateFile::load(&ws.state_path).ok())
+        .filter(StateFile::is_initialized)
+        .map(|sf| Config::from_front(&sf.fm));
+    if let Some(c) = project {
+        models.extend(c.model_overrides.iter().map(|(name, o)| KnownModel {
+            name: name.clone(),
+            encoding: o.encoding.map(|e| e.name()),
+            window: o.window,
+            source: "project",
+        }));
+    }
+    ctx.out.json(&serde_json::json!({ "models": models }))?;
+    let width = models.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    let mut text = String::new();
+    for m in &models {
+        let window = m
+            .window
+            .map(crate::output::thousands)
+            .unwrap_or_else(|| "(table's)".into());
+        text.push_str(&format!(
+            "{:<width$}  {:<11}  {:>9}{}\n",
+            m.name,
+            m.encoding.unwrap_or("(table's)"),
+            window,
+            if m.source == "project" {
+                "  (project)"
+            } else {
+                ""
+            },
+        ));
+    }
+    ctx.out.data(&text)?;
+    Ok(Outcome::Ok)
+}
+
 fn pick_encoding(args: &CountArgs, ctx: &Ctx) -> anyhow::Result<Encoding> {
     if let Some(e) = args.encoding {
         return Ok(e);

@@ -44,7 +44,8 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
                 }
                 // Taken as it is (Claude Code's PreCompact: the summarizer's instructions).
                 (Some(Answer::Plain(text)), Some(_)) => {
-                    Some(crate::redact::redact(text.trim_end()).into_owned())
+                    let text = crate::redact::redact(text.trim_end());
+                    Some(crate::recorded::escape_controls(&text).into_owned())
                 }
                 // Some agents (Gemini) parse stdout as JSON and want it even when empty.
                 _ if json_always => Some("{}".to_string()),
@@ -78,7 +79,10 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
 fn reply_json(event: &str, context: String, top_level: bool) -> String {
     // Everything ctxkeep prints for an agent is redacted (the prompt is
     // already; stage text quotes the user's config).
-    let mut context = crate::redact::redact(&context).into_owned();
+    // No control character reaches the model raw either (a recorded
+    // command's escape sequences).
+    let context = crate::redact::redact(&context);
+    let mut context = crate::recorded::escape_controls(&context).into_owned();
     crate::output::cut_to_chars(&mut context, MAX_CONTEXT_CHARS);
     match top_level {
         true => json!({ "additionalContext": context }),

@@ -22,15 +22,77 @@ pub fn run(args: HooksArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     }
 }
 
-/// `--settings`, else the agent's file beside the state file.
-fn settings_path(agent: Agent, given: Option<PathBuf>, ctx: &Ctx) -> anyhow::Result<PathBuf> {
-    match given {
-        Some(p) => Ok(p),
+/// `--settings`, else the agent's file beside the state file (its personal
+/// one with `--personal`).
+fn settings_path(
+    agent: Agent,
+    given: Option<PathBuf>,
+    personal: bool,
+    ctx: &Ctx,
+) -> anyhow::Result<PathBuf> {
+    if let Some(p) = given {
+        return Ok(p);
+    }
+    let ws = Workspace::resolve(&ctx.locate(), false)?;
+    if !personal {
+        return Ok(hook_setup::default_path(agent, &ws.root));
+    }
+    let s = agent.integration().settings();
+    match s.personal {
+        Some(file) => Ok(ws.root.join(s.dir).join(file)),
         None => {
-            let ws = Workspace::resolve(&ctx.locate(), false)?;
-            Ok(hook_setup::default_path(agent, &ws.root))
+            let with: Vec<&str> = Agent::ALL
+                .into_iter()
+                .filter(|a| a.integration().settings().personal.is_some())
+                .map(Agent::display_name)
+                .collect();
+            Err(Error::Usage(format!(
+                "--personal: {agent} has no personal settings file in the project (only {} has); give --settings PATH",
+                with.join(" and ")
+            ))
+            .into())
         }
     }
+}
+
+/// Says which files the install wrote are shared with the team through git
+/// and what they do there, and offers the personal file.
+fn shared_note(agent: Agent, edit: &Edit, personal: bool, ctx: &Ctx) {
+    if edit.dry_run || !(edit.changed || edit.mcp.as_ref().is_some_and(|m| m.changed)) {
+        return;
+    }
+    let mut shared: Vec<&str> = Vec::new();
+    if !personal {
+        shared.push(&edit.settings);
+    }
+    if let Some(m) = &edit.mcp {
+        if !shared.contains(&m.config.as_str()) {
+            shared.push(&m.config);
+        }
+    }
+    if shared.is_empty() {
+        return;
+    }
+    let settings = agent.integration().settings();
+    let guarded = settings
+        .hook_command
+        .starts_with(crate::agent_settings::MISSING_GUARD);
+    let mut note = format!(
+        "shared with your team once committed: {}; every teammate's {} runs what they hold{}",
+        shared.join(" and "),
+        settings.display_name,
+        if guarded {
+            " (the hooks do nothing where ctxkeep is not installed)"
+        } else {
+            " (see docs/agents.md for a teammate without ctxkeep)"
+        }
+    );
+    if settings.personal.is_some() && !personal {
+        note.push_str(&format!(
+            ". For yourself only: `ctxkeep hooks uninstall {agent}`, then `ctxkeep hooks install {agent} --personal`"
+        ));
+    }
+    ctx.out.info(&format!("note: {note}"));
 }
 
 fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
@@ -47,8 +109,11 @@ fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         ))
         .into());
     }
-    let path = settings_path(agent, args.edit.settings, ctx)?;
-    let edit = hook_setup::install(agent, &path, args.force, !args.no_mcp, args.edit.dry_run)?;
+    let personal = args.edit.personal;
+    let path = settings_path(agent, args.edit.settings, personal, ctx)?;
+    // The MCP configuration is a project file: a personal install leaves it alone.
+    let mcp = !args.no_mcp && !personal;
+    let edit = hook_setup::install(agent, &path, args.force, mcp, args.edit.dry_run)?;
     if let Some(cmd) = &edit.kept_status_line {
         ctx.out.warn(&format!(
             "{}: kept your statusLine ({cmd}); hooks then take the window from the config or the model table. Replace it with --force, or pipe the same input to `ctxkeep statusline` from your script",
@@ -67,6 +132,7 @@ fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         ));
     }
     report(&edit, ctx)?;
+    shared_note(agent, &edit, personal, ctx);
     if let Some(note) = &edit.plugin {
         ctx.out.info(&format!("note: {note}"));
     }
@@ -78,8 +144,9 @@ fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
 
 fn uninstall(args: HooksUninstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let agent = args.edit.agent;
-    let path = settings_path(agent, args.edit.settings, ctx)?;
-    let edit = hook_setup::uninstall(agent, &path, args.edit.dry_run)?;
+    let personal = args.edit.personal;
+    let path = settings_path(agent, args.edit.settings, personal, ctx)?;
+    let edit = hook_setup::uninstall_with(agent, &path, !personal, args.edit.dry_run)?;
     report(&edit, ctx)?;
     Ok(Outcome::Ok)
 }
@@ -111,6 +178,8 @@ fn report(edit: &Edit, ctx: &Ctx) -> anyhow::Result<()> {
         ctx.out.info(&match (changed, edit.dry_run) {
             (false, _) => format!("{file}: nothing to change"),
             (true, true) => format!("{file}: dry run, nothing written"),
+            // An uninstall that took out all a file held deletes the file.
+            (true, false) if !std::path::Path::new(file).exists() => format!("{file}: removed"),
             (true, false) => format!("{file}: written"),
         });
     }

@@ -102,8 +102,15 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     };
     ctx.out.json(&report)?;
     if report.entries.is_empty() {
-        ctx.out
-            .info("no checkpoints or sessions yet; write one with `ctxkeep checkpoint`");
+        if total > 0 {
+            // `-n 0` asked for none of them; there are some.
+            let noun = if total == 1 { "entry" } else { "entries" };
+            ctx.out
+                .info(&format!("{total} {noun}; --limit 0 shows none of them"));
+        } else {
+            ctx.out
+                .info("no checkpoints or sessions yet; write one with `ctxkeep checkpoint`");
+        }
         return Ok(Outcome::Ok);
     }
     let mut text = human(&report.entries);

@@ -23,7 +23,13 @@ pub fn run(args: RelayArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             text.push('\n');
         }
         ctx.out.data(&text)?;
-        return Ok(Outcome::Ok);
+        for problem in &report.problems {
+            ctx.out.warn(problem);
+        }
+        return Ok(match report.problems.is_empty() {
+            true => Outcome::Ok,
+            false => Outcome::No,
+        });
     }
     let out = ctx.out;
     let report = relay::run(&ws, &plan, &out, &mut |s| out.info(&line(s)))?;

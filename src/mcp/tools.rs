@@ -203,8 +203,9 @@ fn args<T: DeserializeOwned>(tool: &str, value: Value) -> anyhow::Result<T> {
 fn done(text: String, data: impl serde::Serialize) -> anyhow::Result<CallToolResult> {
     let mut data = serde_json::to_value(data)?;
     crate::redact::redact_json(&mut data);
+    let text = crate::redact::redact(&text);
     let mut result = CallToolResult::success(vec![ContentBlock::text(
-        crate::redact::redact(&text).into_owned(),
+        crate::recorded::escape_controls(&text).into_owned(),
     )]);
     result.structured_content = Some(data);
     Ok(result)
@@ -291,6 +292,7 @@ fn checkpoint(a: CheckpointArgs, ws: &Workspace, opts: &Options) -> anyhow::Resu
         done: a.done,
         remaining: a.remaining,
         clear_remaining: a.clear_remaining.then_some(true),
+        add_decisions: Vec::new(),
     };
     let written = record::by_hand(
         ws,

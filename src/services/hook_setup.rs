@@ -110,6 +110,12 @@ pub fn install(
 /// nothing else; `ctxkeep mcp`'s registration goes too. A file left holding
 /// nothing (as `install` made it where there was none) is removed.
 pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edit> {
+    uninstall_with(agent, path, true, dry_run)
+}
+
+/// [`uninstall`], leaving the MCP registration alone unless `mcp` (a
+/// personal settings file's uninstall: the MCP configuration is the team's).
+pub fn uninstall_with(agent: Agent, path: &Path, mcp: bool, dry_run: bool) -> anyhow::Result<Edit> {
     let settings = agent.integration().settings();
     let _lock = (!dry_run).then(kept::lock).transpose()?;
     let mut files = Pending::default();
@@ -123,7 +129,9 @@ pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edi
         }
     };
     let mut edit = Edit::of(path, dry_run, changes);
-    edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), false, &mut files)?);
+    if mcp {
+        edit.mcp = Some(edit_mcp(agent, &mcp_path(agent, path), false, &mut files)?);
+    }
     if !dry_run {
         files.write(true)?;
     }
@@ -642,6 +650,16 @@ pub fn doctor(
         }
         settings.installed(&json!({}))
     };
+    // The guard only keeps a teammate without ctxkeep quiet; the doctor runs
+    // what it guards, so a ctxkeep missing here still shows as not found.
+    for (_, hook) in found.hooks.iter_mut() {
+        if let Some(rest) = hook
+            .as_deref()
+            .and_then(|c| c.strip_prefix(crate::agent_settings::MISSING_GUARD))
+        {
+            *hook = Some(rest.to_string());
+        }
+    }
     // A code file of ctxkeep's from another version runs that version's hooks.
     if let (Some(code), Some(text)) = (settings.code, read(path)?) {
         checks.push(Check {
@@ -684,7 +702,12 @@ pub fn doctor(
         None => false,
     };
     if plugin_runs {
-        let command = format!("{} --plugin", settings.hook_command);
+        // The plugin's own script guards against a missing ctxkeep; it runs the plain command.
+        let plain = settings
+            .hook_command
+            .strip_prefix(crate::agent_settings::MISSING_GUARD)
+            .unwrap_or(settings.hook_command);
+        let command = format!("{plain} --plugin");
         for (_, hook) in found.hooks.iter_mut() {
             hook.get_or_insert_with(|| command.clone());
         }

@@ -255,11 +255,33 @@ fn write(
     if !automatic {
         limits::check_remaining(&ws.state_path, &actions.remaining)?;
     }
-    let decisions = match fields.decisions {
-        Some(d) => d,
+    // Where decisions not carried over went: their checkpoint keeps them.
+    let kept_in = |p: &Checkpoint| {
+        format!(
+            "checkpoint {} keeps them (`ctxkeep log`, .ctxkeep/checkpoints/{}.json)",
+            p.id, p.id
+        )
+    };
+    let mut decisions = match fields.decisions {
+        Some(d) => {
+            if let Some(p) = prev.as_ref().filter(|p| {
+                !head_moved && !p.decisions.is_empty() && p.decisions.iter().any(|x| !d.contains(x))
+            }) {
+                out.info(&format!(
+                    "--decision replaced the {} decision(s) recorded before; {}. Use --add-decision to add to the list",
+                    p.decisions.len(),
+                    kept_in(p)
+                ));
+            }
+            d
+        }
         None if head_moved => {
-            if prev.as_ref().is_some_and(|p| !p.decisions.is_empty()) {
-                out.info("HEAD moved since the last checkpoint: its decisions belong to that commit now and were not carried over");
+            if let Some(p) = prev.as_ref().filter(|p| !p.decisions.is_empty()) {
+                out.info(&format!(
+                    "HEAD moved since the last checkpoint: its {} decision(s) belong to that commit now and were not carried over; {}",
+                    p.decisions.len(),
+                    kept_in(p)
+                ));
             }
             Vec::new()
         }
@@ -268,6 +290,19 @@ fn write(
             .map(|p| p.decisions.clone())
             .unwrap_or_default(),
     };
+    if !fields.add_decisions.is_empty() {
+        for d in &fields.add_decisions {
+            if !decisions.contains(d) {
+                decisions.push(d.clone());
+            }
+        }
+        // The list as it now stands follows the same limits as one given whole.
+        let whole = Fields {
+            decisions: Some(decisions.clone()),
+            ..Fields::default()
+        };
+        limits::check_fields(&ws.state_path, &whole)?;
+    }
 
     let last_number = [
         prev.as_ref().and_then(Checkpoint::number),

@@ -81,6 +81,9 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
     if let Some(warning) = crate::prompt::missing_fields_warning(&checkpoint) {
         out.warn(&warning);
     }
+    if let Some(warning) = edited_block_warning(&sf, &checkpoint, &ws.display_state()) {
+        out.warn(&warning);
+    }
     let budget = opts.max_tokens.unwrap_or(config.resume_max_tokens);
     let agent = opts
         .agent
@@ -131,7 +134,8 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
             omitted.join(", ")
         ));
     }
-    let prompt = crate::redact::redact(&prompt).into_owned();
+    let prompt = crate::redact::redact(&prompt);
+    let prompt = crate::recorded::escape_controls(&prompt).into_owned();
 
     if let (Some(lock), Some(record)) = (&lock, &session) {
         if let Err(e) = crate::chain::record_session(&ws, lock, record, &config) {
@@ -166,6 +170,34 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
         session,
     };
     Ok(report)
+}
+
+/// The marked block shows the checkpoint; it is not read back. An edit of it
+/// (a new "Next action" typed there) changes nothing `resume` prints: say
+/// so, naming the next action the edit would have changed.
+fn edited_block_warning(sf: &StateFile, checkpoint: &Checkpoint, shown: &str) -> Option<String> {
+    let block = crate::state::edited_block(sf)?;
+    let typed = block
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("- **Next action:**"))
+        .map(str::trim)
+        .filter(|t| *t != checkpoint.next_action.trim());
+    let what = match typed {
+        Some(t) => format!(
+            "its next action reads \"{}\", but checkpoint {} (which this prompt gives) says \"{}\"",
+            crate::recorded::one_line(t, 120),
+            checkpoint.id,
+            crate::recorded::one_line(&checkpoint.next_action, 120)
+        ),
+        None => format!(
+            "this prompt gives checkpoint {} as ctxkeep wrote it",
+            checkpoint.id
+        ),
+    };
+    Some(format!(
+        "the marked block in {shown} was edited by hand, and an edit there changes nothing: {what}. \
+         Record a change with `ctxkeep checkpoint --next \"...\"` (the next checkpoint rewrites the block)"
+    ))
 }
 
 /// Plans the session this resume opens (see `chain::plan_session`). A

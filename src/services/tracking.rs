@@ -644,6 +644,12 @@ pub fn instructions(
             "remaining": c.observed.as_ref().map(remaining),
         })
     });
+    // "Recorded now" only when a stage of this event wrote it (not when it
+    // was skipped as nothing new, nor for an older one).
+    let recorded_now = applied
+        .recorded
+        .as_ref()
+        .is_some_and(|c| checkpoint.as_deref() == Some(c.id.as_str()));
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
     // The agent is pointed at the MCP tool when its project MCP
     // configuration registers `ctxkeep mcp` (any agent's, when the session
@@ -664,6 +670,7 @@ pub fn instructions(
             "forecast": s.forecast(),
             "stage": { "name": highest.name, "action": highest.action, "at": highest.at },
             "checkpoint": checkpoint,
+            "recorded_now": recorded_now,
             "recorded": recorded,
             "in_progress": in_progress,
             "mcp": mcp,

@@ -67,6 +67,17 @@ pub fn verify(ws: &Workspace, sf: &StateFile, opts: &Options) -> anyhow::Result<
     })
 }
 
+/// The errors `verify` would report on the state file as it is now (none
+/// when it cannot be read): what `checkpoint` warns of as soon as it writes.
+pub fn rejections(ws: &Workspace) -> Vec<Finding> {
+    let Ok(sf) = StateFile::load(&ws.state_path) else {
+        return Vec::new();
+    };
+    verify(ws, &sf, &Options::default())
+        .map(|r| r.errors)
+        .unwrap_or_default()
+}
+
 /// A merge left half done in `text` (the file, or its staged version): the
 /// regions as CK123 findings, nothing else (it cannot be read until it is
 /// resolved).

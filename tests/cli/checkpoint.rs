@@ -304,3 +304,23 @@ fn an_empty_list_item_is_refused_and_a_list_is_cleared_by_its_flag() {
             "decisions (--decision) item 2 is empty; give each item some text, or clear the list with --clear-decisions",
         ));
 }
+
+#[test]
+fn a_next_action_verify_rejects_is_warned_of_when_it_is_written() {
+    let p = Project::initialized();
+    // A good one: nothing to say.
+    p.checkpoint(&[]).success().stderr("");
+    // A leading TODO: is a marker left in (docs/commands.md), whatever follows it.
+    let a = p
+        .checkpoint_next("TODO: run cargo test lexer and fix the escape case")
+        .success()
+        .stdout("ckpt-0002\n");
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(
+        err.contains("warning: `ctxkeep verify` rejects ckpt-0002: CK202"),
+        "{err}"
+    );
+    let v = p.ctxkeep(&["verify"]).assert().code(1);
+    let report = String::from_utf8_lossy(&v.get_output().stdout).into_owned();
+    assert!(report.contains("CK202"), "{report}");
+}

@@ -32,12 +32,20 @@ fn man_page_is_roff_with_the_exit_codes() {
 }
 
 #[test]
-fn help_lists_exit_codes() {
+fn help_lists_exit_codes_once_at_the_top() {
     let p = Project::bare();
-    p.ctxkeep(&["verify", "--help"])
+    p.ctxkeep(&["--help"])
         .assert()
         .success()
         .stdout(predicate::str::contains("75  lock timeout"));
+    // A subcommand's page points to the table rather than repeating it.
+    p.ctxkeep(&["verify", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("75  lock timeout").not())
+        .stdout(predicate::str::contains(
+            "the full table is in `ctxkeep --help` and docs/codes.md",
+        ));
 }
 
 #[test]

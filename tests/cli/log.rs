@@ -127,3 +127,14 @@ fn log_in_a_fresh_clone_reads_the_file_alone() {
         .stdout("")
         .stderr(predicates::str::contains("no checkpoints or sessions yet"));
 }
+
+#[test]
+fn log_n_0_says_how_many_there_are_rather_than_none() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    p.ctxkeep(&["log", "-n", "0"])
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("1 entry; --limit 0 shows none of them\n");
+}

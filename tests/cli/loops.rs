@@ -322,7 +322,7 @@ fn claude_code_a_file_flip_flopping_is_told_once() {
     // a→b, b→a, a→b, b→a, a→b: the same change a third time.
     assert_eq!(warned, vec![4], "{told:#?}");
     assert!(
-        told[4].contains("fmt.rs keeps going back and forth"),
+        told[4].contains("fmt.rs` keeps going back and forth"),
         "{}",
         told[4]
     );

@@ -96,6 +96,7 @@ struct Progress {
 struct DryRun {
     commands: Vec<String>,
     first_prompt: String,
+    problems: Vec<String>,
 }
 
 fn field(doc: &Value, key: &str) -> Vec<Value> {
@@ -531,6 +532,14 @@ fn without_a_checkpoint_the_first_session_gets_the_prompt_alone() {
 #[test]
 fn dry_run_prints_the_commands_and_changes_nothing() {
     let p = ready();
+    // The agents' CLIs, as stand-ins on PATH: a dry run checks they are there.
+    agent(&p, "claude", "exit 0");
+    agent(&p, "codex", "exit 0");
+    let path = format!(
+        "{}:{}",
+        p.home().join("agents").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let before = p.snapshot();
     let out = command(
         &p,
@@ -548,9 +557,11 @@ fn dry_run_prints_the_commands_and_changes_nothing() {
             "go on",
         ],
     )
+    .env("PATH", &path)
     .output()
     .unwrap();
     assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         "first prompt: the resume prompt of ckpt-0001, then PROMPT\n\
@@ -561,6 +572,30 @@ fn dry_run_prints_the_commands_and_changes_nothing() {
     assert_eq!(code, 0);
     let dry: DryRun = serde_json::from_value(doc).unwrap();
     assert_eq!(dry.commands, ["sh -c './agent --fast' < \"$PROMPT\""]);
+    assert!(dry.problems.is_empty(), "{:?}", dry.problems);
+    assert!(crate::support::diff(&before, &p.snapshot()).is_empty());
+}
+
+#[test]
+fn dry_run_checks_what_would_stop_the_real_run() {
+    let p = ready();
+    let s = p.state().replace(
+        "  phase: \"implementing the parser\"",
+        "  phase: \"edited by hand\"",
+    );
+    p.write("project-state.md", &s);
+    let before = p.snapshot();
+    let out = command(&p, &["--dry-run", "--agent", "gemini"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a dry run that found problems");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("warning: `gemini` is not on PATH"), "{err}");
+    assert!(
+        err.contains("warning: checkpoint ckpt-0001 was changed by hand"),
+        "{err}"
+    );
     assert!(crate::support::diff(&before, &p.snapshot()).is_empty());
 }
 

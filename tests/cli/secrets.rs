@@ -59,6 +59,8 @@ fn corpus() -> Vec<Key> {
     let digits = b"0123456789";
     let password = format!("Zq8{}", fake(14, ALNUM, 40));
     let generic = fake(32, ALNUM, 41);
+    let bearer = fake(40, ALNUM, 42);
+    let curl_password = format!("pw{}", fake(12, ALNUM, 43));
     vec![
         key("aws", ["AK", "IA"].concat() + &fake(16, upper32, 1)),
         key("aws", ["AS", "IA"].concat() + &fake(16, upper32, 2)),
@@ -122,6 +124,19 @@ fn corpus() -> Vec<Key> {
             rule: "generic",
             text: format!("export SERVICE_API_KEY={generic}"),
             secret: generic,
+        },
+        // Case 37: credentials in a command line.
+        Key {
+            rule: "authorization",
+            text: format!(
+                "curl -sf -H \"Authorization: Bearer {bearer}\" https://api.example.com/v1"
+            ),
+            secret: bearer,
+        },
+        Key {
+            rule: "authorization",
+            text: format!("curl -u deploy:{curl_password} https://ci.example.com/job"),
+            secret: curl_password,
         },
     ]
 }

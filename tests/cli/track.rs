@@ -667,7 +667,11 @@ fn a_stage_with_nothing_new_writes_no_checkpoint_and_says_what_is_recorded() {
     assert_eq!(p.state(), before, "project-state.md not rewritten");
     assert_eq!(events(&p, "checkpoint_skipped")[0]["same_as"], "ckpt-0001");
     assert!(
-        t.instructions[0].contains("Recorded now (ckpt-0001): phase \"implementing the parser\""),
+        !t.instructions[0].contains("Recorded now"),
+        "none was written now"
+    );
+    assert!(
+        t.instructions[0].contains("Last recorded (ckpt-0001): phase \"implementing the parser\""),
         "{}",
         t.instructions[0]
     );

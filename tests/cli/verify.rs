@@ -613,3 +613,35 @@ fn an_interrupted_probe_leaves_nothing_running() {
         "the reader's sleep still runs"
     );
 }
+
+#[test]
+fn a_misspelled_setting_is_named_without_strict() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let s = p.state().replacen(
+        "ctxkeep: 1\n",
+        "ctxkeep: 1\nstags: \"50:warn\"\nowner: alice\n",
+        1,
+    );
+    p.write("project-state.md", &s);
+    let (v, code) = p.json(&["verify"]);
+    assert_eq!(code, 0, "a warning: {v}");
+    let typos: Vec<(&str, &str)> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "CK130")
+        .map(|w| (w["field"].as_str().unwrap(), w["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        typos.len(),
+        1,
+        "only the near miss, not the team's own key: {v}"
+    );
+    assert_eq!(typos[0].0, "stags");
+    assert!(
+        typos[0].1.contains("did you mean `stages`?"),
+        "{}",
+        typos[0].1
+    );
+}

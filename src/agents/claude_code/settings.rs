@@ -9,7 +9,10 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     display_name: "Claude Code",
     dir: ".claude",
     file: "settings.json",
-    hook_command: "ctxkeep hook claude-code",
+    // Claude Code runs a hook command through the shell: where ctxkeep is
+    // missing (a teammate's clone) the hook exits 0 and says nothing.
+    hook_command: "command -v ctxkeep >/dev/null 2>&1 || { cat >/dev/null; exit 0; }; ctxkeep hook claude-code",
+    personal: Some("settings.local.json"),
     hook_words: &["claude-code", "claude"],
     events: &[
         Event::new("SessionStart"),

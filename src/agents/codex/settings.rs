@@ -16,6 +16,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     dir: ".codex",
     file: "hooks.json",
     hook_command: "ctxkeep hook codex",
+    personal: None,
     hook_words: &["codex", "codex-cli"],
     events: &[
         Event::new("SessionStart"),

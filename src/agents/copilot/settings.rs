@@ -15,6 +15,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     dir: ".github/hooks",
     file: "ctxkeep.json",
     hook_command: "ctxkeep hook copilot",
+    personal: None,
     hook_words: &["copilot", "copilot-cli", "github-copilot"],
     events: &[
         Event::new("SessionStart"),

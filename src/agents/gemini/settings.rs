@@ -14,6 +14,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     dir: ".gemini",
     file: "settings.json",
     hook_command: "ctxkeep hook gemini",
+    personal: None,
     hook_words: &["gemini", "gemini-cli"],
     events: &[
         Event::new("SessionStart"),

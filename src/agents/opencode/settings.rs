@@ -19,6 +19,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     dir: ".opencode",
     file: "plugins/ctxkeep.js",
     hook_command: "ctxkeep hook opencode",
+    personal: None,
     hook_words: &["opencode"],
     // The names the plugin gives ctxkeep (hooks.rs maps them to OpenCode's).
     events: &[

@@ -11,6 +11,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     dir: ".qwen",
     file: "settings.json",
     hook_command: "ctxkeep hook qwen-code",
+    personal: None,
     hook_words: &["qwen-code", "qwen"],
     events: &[
         Event::new("SessionStart"),

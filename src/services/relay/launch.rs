@@ -132,6 +132,21 @@ pub fn check_programs(rotation: &[AgentSpec]) -> Result<(), Error> {
     Ok(())
 }
 
+/// What [`check_programs`] would refuse, every one (for `--dry-run`).
+pub fn missing_programs(rotation: &[AgentSpec]) -> Vec<String> {
+    rotation
+        .iter()
+        .filter_map(|spec| match spec.program {
+            Program::Builtin(b) if find_on_path(b.program()).is_none() => Some(format!(
+                "`{}` is not on PATH; install {} or give relay another --agent",
+                b.program(),
+                b.name()
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 fn find_on_path(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(program))

@@ -139,6 +139,11 @@ pub struct DryRun {
     pub commands: Vec<String>,
     /// Where the first prompt comes from.
     pub first_prompt: String,
+    /// What would stop the real run before or at its first session (an
+    /// agent's CLI not on PATH, a checkpoint `resume` refuses); empty when
+    /// nothing found. A command of `--agent-cmd` is the user's shell line
+    /// and is not checked.
+    pub problems: Vec<String>,
 }
 
 /// The commands relay would run, and nothing run or written.
@@ -170,9 +175,20 @@ pub fn dry_run(ws: &Workspace, plan: &Plan) -> anyhow::Result<DryRun> {
             }
         })
         .collect();
+    let mut problems = launch::missing_programs(&plan.rotation);
+    if let Some(c) = &sf.fm.checkpoint {
+        match crate::state::seal(&sf) {
+            Some(crate::state::Seal::Intact) | None => {}
+            Some(_) => problems.push(format!(
+                "checkpoint {} was changed by hand since ctxkeep wrote it (or has no digest): the first session's resume would refuse it; re-seal it with `ctxkeep checkpoint`",
+                c.id
+            )),
+        }
+    }
     Ok(DryRun {
         commands,
         first_prompt,
+        problems,
     })
 }
 
