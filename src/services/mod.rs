@@ -12,6 +12,7 @@ pub mod merge;
 pub mod record;
 pub mod relay;
 pub mod resume;
+pub mod session_index;
 pub mod status;
 pub mod tracking;
 pub mod verify;

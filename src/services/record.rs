@@ -483,6 +483,24 @@ pub fn observe_transcript(
     )
 }
 
+/// [`observe_transcript`] over only the transcript's last
+/// [`crate::observe::FIRST_WINDOW`]: for a caller that completes it from the
+/// session's index, which holds what came before.
+pub fn observe_transcript_tail(
+    ws: &Workspace,
+    path: &Path,
+    agent: Option<crate::agents::Agent>,
+) -> anyhow::Result<Observed> {
+    let root = crate::git::toplevel(&ws.root).ok();
+    crate::agents::observe_within(
+        path,
+        agent,
+        Some(root.as_deref().unwrap_or(&ws.root)),
+        crate::clock::now(),
+        crate::observe::FIRST_WINDOW,
+    )
+}
+
 /// What an automatic checkpoint records as the session's work, from what
 /// the transcript shows (`seen`) and the checkpoint before it (`prev`):
 /// - a session that did no work (no plan, file or command; "status?", a

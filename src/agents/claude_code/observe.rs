@@ -13,7 +13,8 @@ use crate::observe::text::{exit_code_in, string_values, user_request};
 use crate::observe::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
 
 /// The tools whose calls matter, as they appear in a compact `tool_use` line.
-const TRACKED: [&str; 8] = [
+const TRACKED: [&str; 9] = [
+    "\"name\":\"Read\"",
     "\"name\":\"Write\"",
     "\"name\":\"Edit\"",
     "\"name\":\"MultiEdit\"",
@@ -93,6 +94,9 @@ impl Reader {
             }
         }
         let cwd = line.get("cwd").and_then(Value::as_str);
+        if rec.cwd.as_deref() != cwd {
+            rec.cwd = cwd.map(str::to_string);
+        }
         match ty {
             Some("user") => self.user(line, rec),
             Some("assistant") => {
@@ -196,6 +200,11 @@ impl Reader {
                 };
                 if let Some(p) = s(key).and_then(|p| rec.root.display(p, cwd)) {
                     rec.files(Some(id), vec![p]);
+                }
+            }
+            "Read" => {
+                if let Some(p) = s("file_path").and_then(|p| rec.root.display(p, cwd)) {
+                    rec.read_files(vec![p]);
                 }
             }
             "Bash" => {

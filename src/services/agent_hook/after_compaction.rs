@@ -100,11 +100,24 @@ impl Hook {
             a.trigger = trigger;
         }
         // Another hook of the same compaction may have audited it meanwhile.
-        if !a.audited {
+        let first = !a.audited;
+        if first {
             self.record_audit(&lock, &mut s, &mut a, c, &found);
         }
         s.after_compaction = Some(a);
         session::save(&self.ws, &lock, &s)?;
+        drop(lock);
+        // What remains by the summary goes into the session's index (read again by the
+        // next automatic checkpoint); a failure there costs the record, never the hook.
+        if let (true, Found::Text(text)) = (first, &found) {
+            let _ = crate::services::session_index::note_summary(
+                &self.ws,
+                &self.session,
+                self.transcript().as_deref(),
+                self.agent,
+                text,
+            );
+        }
         Ok(())
     }
 

@@ -26,6 +26,7 @@ pub mod report;
 pub mod run;
 
 mod captures;
+mod record;
 mod shared;
 
 use std::path::{Path, PathBuf};
