@@ -91,6 +91,8 @@ pub struct SessionIndex {
     pub plan: Vec<PlanItem>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_step: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_file: Option<String>,
     /// What remained by the agent's summary at its last compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_summary: Option<crate::summary::remains::Remains>,
@@ -126,6 +128,9 @@ impl SessionIndex {
         if seen.next_step.is_some() {
             self.next_step = seen.next_step.clone();
         }
+        if seen.plan_file.is_some() {
+            self.plan_file = seen.plan_file.clone();
+        }
     }
 
     /// The observation `tail` (a read of the transcript's end) completed from the index: the
@@ -156,6 +161,9 @@ impl SessionIndex {
         }
         if self.from_summary.is_some() {
             tail.from_summary = self.from_summary.clone();
+        }
+        if tail.plan_file.is_none() {
+            tail.plan_file = self.plan_file.clone();
         }
     }
 }

@@ -10,6 +10,7 @@
 //! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines
 //! are ignored.
 
+pub mod beads;
 pub mod failure;
 pub mod index;
 pub mod loops;
@@ -78,6 +79,13 @@ pub struct Observed {
     /// work, next step), as it wrote it: recorded text, not ctxkeep's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_summary: Option<crate::summary::remains::Remains>,
+    /// The plan file the agent wrote in its plan mode (a path the reader can open).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_file: Option<String>,
+    /// The project's task tracker (beads, read from `.beads/`): the issues in progress, then
+    /// those ready.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tracker: Vec<beads::TrackerIssue>,
     /// The last [`MAX_COMMANDS`] shell commands, oldest first.
     pub commands: Vec<CommandRun>,
     /// `claude-code`, `codex` or `gemini`.
@@ -558,6 +566,8 @@ pub struct Recorder {
     bare_command: Option<String>,
     /// Remarks since the request, oldest first (see [`text::Weight::Remark`]).
     follow_ups: Vec<String>,
+    /// The plan file the agent last wrote in plan mode.
+    plan_file: Option<String>,
     /// The working folder of the line being read, when the agent records it.
     pub(crate) cwd: Option<String>,
     /// Where the plan last changed and the stated replies were said, in events read: the newer
@@ -588,6 +598,7 @@ impl Recorder {
             request: None,
             bare_command: None,
             follow_ups: Vec::new(),
+            plan_file: None,
             cwd: None,
             plan_seq: 0,
             reply_seqs: Vec::new(),
@@ -650,6 +661,11 @@ impl Recorder {
         self.seq += 1;
         self.replies.push(text.to_string());
         self.reply_seqs.push(self.seq);
+    }
+
+    /// The plan file the agent wrote in its plan mode (the agent's reader knows where).
+    pub(crate) fn plan_file(&mut self, path: String) {
+        self.plan_file = Some(path);
     }
 
     /// Files the agent read with a tool (not waiting for the result: it is not parsed).
@@ -864,6 +880,10 @@ impl Recorder {
             .or(self.bare_command.clone())
             .map(|r| text::request_text(&r));
         obs.follow_ups = self.follow_ups.iter().map(|f| follow_up_text(f)).collect();
+        obs.plan_file = self
+            .plan_file
+            .as_deref()
+            .map(|p| crate::redact::redact(p).into_owned());
         obs.plan = self
             .plan
             .iter()

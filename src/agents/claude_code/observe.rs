@@ -25,6 +25,9 @@ const TRACKED: [&str; 9] = [
     "\"name\":\"TaskUpdate\"",
 ];
 
+/// Where plan mode writes its plan files (under the user's home).
+const PLANS: &str = "/.claude/plans/";
+
 pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
     let lines = window_lines(path, file, len, rec.window)?;
     let mut reader = Reader {
@@ -198,8 +201,13 @@ impl Reader {
                 } else {
                     "file_path"
                 };
+                let plan_mode = s(key).is_some_and(|p| p.replace('\\', "/").contains(PLANS));
                 if let Some(p) = s(key).and_then(|p| rec.root.display(p, cwd)) {
-                    rec.files(Some(id), vec![p]);
+                    if plan_mode {
+                        rec.plan_file(p);
+                    } else {
+                        rec.files(Some(id), vec![p]);
+                    }
                 }
             }
             "Read" => {

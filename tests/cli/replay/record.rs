@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::report::files_named;
+use super::report::{files_named, remaining_identifiers};
 use super::run::{replay_file, Run};
 use super::Agent;
 
@@ -187,7 +187,13 @@ fn rows(run: &Run) -> Vec<Row> {
             section(summary, &["next step"]),
         ]
         .join("\n");
-        let remaining_terms = terms(&summary_remaining);
+        // The project's measure of what remains (`report::remaining_identifiers`: paths,
+        // snake_case, names with digits from the "Pending Tasks" heading on), else the
+        // section's longer words when it names no identifier.
+        let mut remaining_terms = remaining_identifiers(summary);
+        if remaining_terms.is_empty() {
+            remaining_terms = terms(&summary_remaining);
+        }
         let held = observed
             .map(|o| o.to_string().to_lowercase())
             .unwrap_or_default();
@@ -262,7 +268,7 @@ fn replay_record_report() {
         .flat_map(|p| rows(&replay_file(p, Some(Agent::ClaudeCode))))
         .collect();
     let pct = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into());
-    println!("\n| Session | Line | Files in summary | Recorded (recall) | Pending + next step terms found | Found | Next step | Filler |");
+    println!("\n| Session | Line | Files in summary | Recorded (recall) | Pending + next step identifiers found | Found | Next step | Filler |");
     println!("|---|---|---|---|---|---|---|---|");
     for r in &rows {
         println!(
