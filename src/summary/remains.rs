@@ -97,9 +97,13 @@ fn section(summary: &str, names: &[&str]) -> Option<String> {
         .iter()
         .find(|l| !l.trim().is_empty())
         .is_some_and(|l| l.starts_with([' ', '\t']));
+    // Under a Markdown or bold heading, a numbered line is a list item, not the next part.
+    let marked = |l: &str| l.trim_start().starts_with(['#', '*']);
+    let by_marks = marked(lines[start]);
     let mut blank = false;
     for l in &lines[start + 1..] {
-        if heading(l).is_some() || (indented && blank && !l.starts_with([' ', '\t'])) {
+        let ends = heading(l).is_some() && (!by_marks || marked(l));
+        if ends || (indented && blank && !l.starts_with([' ', '\t'])) {
             break;
         }
         blank = l.trim().is_empty();
