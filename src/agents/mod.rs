@@ -449,6 +449,19 @@ pub fn steps_since(
     crate::observe::steps_since(path, &reader(agent), repo_root, from, pending)
 }
 
+/// What the transcript at `path` gained from byte `from` on, for the session's index (see
+/// [`crate::observe::index::read_since`]).
+pub fn read_since(
+    path: &Path,
+    agent: Option<Agent>,
+    repo_root: Option<&Path>,
+    from: u64,
+    now: DateTime<Utc>,
+) -> anyhow::Result<(Observed, Vec<crate::observe::index::ReadFile>, u64)> {
+    let agent = resolve(path, agent)?;
+    crate::observe::index::read_since(path, &reader(agent), repo_root, from, now)
+}
+
 fn resolve(path: &Path, agent: Option<Agent>) -> anyhow::Result<Agent> {
     match agent {
         Some(a) => Ok(a),

@@ -1414,3 +1414,201 @@ fn opencode_prompts_calls_and_outcomes_from_the_record() {
         Some("Next I will fix the parser.")
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The record a cold reader gets (issue 34)
+
+#[test]
+fn a_remark_keeps_the_task_it_answers_and_becomes_a_follow_up() {
+    let obs = read(
+        "s.jsonl",
+        &[
+            prompt("Add a retry with backoff to the upload client in src/upload.rs"),
+            said("Here is the plan: phase 1 the retry loop, phase 2 the backoff. Shall I go on?"),
+            prompt("go ahead with phase 1"),
+            said("Phase 1 is in."),
+            prompt("yes but you still did not add the test, so why?"),
+            prompt("continue"),
+        ],
+    );
+    assert_eq!(
+        obs.request.as_deref(),
+        Some("Add a retry with backoff to the upload client in src/upload.rs")
+    );
+    assert_eq!(
+        obs.follow_ups,
+        [
+            "go ahead with phase 1",
+            "yes but you still did not add the test, so why?"
+        ]
+    );
+    // A new task starts afresh.
+    let obs = read(
+        "s.jsonl",
+        &[
+            prompt("Add a retry to the upload client"),
+            prompt("fix it up"),
+            prompt("Now write the release notes for version 2.1 in CHANGELOG.md"),
+        ],
+    );
+    assert_eq!(
+        obs.request.as_deref(),
+        Some("Now write the release notes for version 2.1 in CHANGELOG.md")
+    );
+    assert!(obs.follow_ups.is_empty());
+    let v = serde_json::to_value(&obs).unwrap();
+    assert!(v.get("follow_ups").is_none(), "{v}");
+}
+
+#[test]
+fn files_read_again_or_before_an_edit_are_worked_from_and_shell_changes_count() {
+    let read_call = |id: &str, path: &str| call(id, "Read", json!({"file_path": path}));
+    let mut lines = vec![prompt("Port the config loader to the new schema")];
+    for (i, p) in ["src/schema.rs", "src/schema.rs", "README.md", "src/old.rs"]
+        .iter()
+        .enumerate()
+    {
+        lines.push(read_call(&format!("r{i}"), &format!("{ROOT}/{p}")));
+        lines.push(result(&format!("r{i}"), "contents", false));
+    }
+    // Read just before an edit of another file.
+    lines.push(call(
+        "e1",
+        "Edit",
+        json!({"file_path": format!("{ROOT}/src/config.rs")}),
+    ));
+    lines.push(result("e1", "ok", false));
+    lines.extend(bash(
+        "b1",
+        "sed -i 's/v1/v2/' src/version.rs && cargo add toml",
+        0,
+    ));
+    lines.extend(bash("b2", "mv src/never.rs src/gone.rs", 1));
+    let obs = read("s.jsonl", &lines);
+    assert_eq!(obs.files, ["Cargo.toml", "src/version.rs", "src/config.rs"]);
+    assert_eq!(obs.worked_from, ["src/old.rs", "src/schema.rs"]);
+    // Neither a read nor a file a command named is a step of loop detection.
+    assert!(obs.steps.iter().all(|s| !matches!(
+        &s.action,
+        crate::observe::loops::Action::Files(f) if f.iter().any(|c| c.path.contains("schema") || c.path.contains("version"))
+    )));
+}
+
+#[test]
+fn windows_paths_and_another_machines_folder_are_shown_relative_to_the_session() {
+    let mut edit = call(
+        "w1",
+        "Write",
+        json!({"file_path": "D:\\oh-my-posh\\website\\docs\\install.md"}),
+    );
+    edit["cwd"] = json!("D:\\oh-my-posh");
+    let mut other = call(
+        "w2",
+        "Edit",
+        json!({"file_path": "/Users/a/proj/src/theme.go"}),
+    );
+    other["cwd"] = json!("/Users/a/proj");
+    let obs = read(
+        "s.jsonl",
+        &[
+            prompt("Document the install steps and fix the theme loader"),
+            edit,
+            result("w1", "ok", false),
+            other,
+            result("w2", "ok", false),
+        ],
+    );
+    assert_eq!(obs.files, ["src/theme.go", "website/docs/install.md"]);
+}
+
+#[test]
+fn the_index_keeps_the_request_and_every_file_from_the_start() {
+    use crate::observe::index::SessionIndex;
+    let (_d, path) = write(
+        "s.jsonl",
+        &[
+            prompt("Split the monolith parser into modules"),
+            call(
+                "e1",
+                "Edit",
+                json!({"file_path": format!("{ROOT}/src/lexer.rs")}),
+            ),
+            result("e1", "ok", false),
+        ],
+    );
+    let mut index = SessionIndex::default();
+    let (seen, reads, end) =
+        crate::agents::read_since(&path, None, Some(Path::new(ROOT)), 0, now()).unwrap();
+    index.add(&seen, &reads);
+    index.offset = end;
+    // Later events add only what the transcript gained: a remark and another file.
+    let mut more = std::fs::read_to_string(&path).unwrap();
+    for l in [
+        prompt("ok, go ahead with the parser module too"),
+        call(
+            "e2",
+            "Write",
+            json!({"file_path": format!("{ROOT}/src/parser.rs")}),
+        ),
+        result("e2", "ok", false),
+        said("Next steps:\n- move the tests\n- delete the old file"),
+    ] {
+        more.push_str(&l.to_string());
+        more.push('\n');
+    }
+    std::fs::write(&path, more).unwrap();
+    let (seen, reads, end2) =
+        crate::agents::read_since(&path, None, Some(Path::new(ROOT)), index.offset, now()).unwrap();
+    assert!(seen.request.is_none(), "the task is in the earlier part");
+    index.add(&seen, &reads);
+    index.offset = end2;
+    assert_eq!(end2, std::fs::metadata(&path).unwrap().len());
+    // A tail that saw only the last reply is completed from the index.
+    let mut tail = Observed::default();
+    index.complete(&mut tail);
+    assert_eq!(
+        tail.request.as_deref(),
+        Some("Split the monolith parser into modules")
+    );
+    assert_eq!(tail.follow_ups, ["ok, go ahead with the parser module too"]);
+    assert_eq!(tail.files, ["src/parser.rs", "src/lexer.rs"]);
+    assert_eq!(
+        tail.next_step.as_deref(),
+        Some("Next steps: move the tests; delete the old file")
+    );
+}
+
+#[test]
+fn a_plan_item_the_agent_talked_past_loses_to_its_newer_statement() {
+    let obs = read(
+        "s.jsonl",
+        &[
+            prompt("Make the table parser handle inline tables"),
+            call(
+                "t",
+                "TodoWrite",
+                json!({"todos": [{"content": "Split the table reader", "status": "in_progress"}]}),
+            ),
+            said("The reader is split. Next I will make parse_table recurse into inline tables."),
+        ],
+    );
+    assert_eq!(
+        obs.next_step.as_deref(),
+        Some("Next I will make parse_table recurse into inline tables.")
+    );
+    // And the other way round: a plan moved on since the statement.
+    let obs = read(
+        "s.jsonl",
+        &[
+            prompt("Make the table parser handle inline tables"),
+            said("Next I will split the table reader."),
+            call(
+                "t",
+                "TodoWrite",
+                json!({"todos": [{"content": "Split the table reader", "status": "completed"},
+                                  {"content": "Recurse into inline tables", "status": "in_progress"}]}),
+            ),
+        ],
+    );
+    assert_eq!(obs.next_step.as_deref(), Some("Recurse into inline tables"));
+}

@@ -10,8 +10,11 @@
 //! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines
 //! are ignored.
 
+pub mod beads;
 pub mod failure;
+pub mod index;
 pub mod loops;
+pub mod shell;
 pub(crate) mod text;
 
 pub use loops::{GutterHit, GutterLimits};
@@ -31,7 +34,13 @@ use crate::usage::tail::{TailLine, TailReader};
 /// How much of the transcript's end is read.
 pub const TAIL_BYTES: u64 = 8 * 1024 * 1024;
 /// At most this many changed files are listed (most recent first); the rest are counted.
-pub const MAX_FILES: usize = 40;
+pub const MAX_FILES: usize = 60;
+/// At most this many files worked from are listed (most recent first).
+pub const MAX_WORKED_FROM: usize = 30;
+/// At most this many follow-ups are kept (the last ones).
+pub const MAX_FOLLOW_UPS: usize = 4;
+/// A follow-up is cut to this many characters.
+pub const MAX_FOLLOW_UP_CHARS: usize = 300;
 /// At most this many commands are kept (the last ones, oldest first).
 pub const MAX_COMMANDS: usize = 5;
 /// The request is cut to this many characters (the cut marker included).
@@ -45,6 +54,11 @@ pub struct Observed {
     /// The user's last request that states the task (redacted, at most [`MAX_REQUEST_CHARS`]
     /// characters): not a nudge such as "continue", see [`text::weight`].
     pub request: Option<String>,
+    /// The user's later prompts that answer or adjust the request ("go ahead with phase 1",
+    /// "yes, but keep the old flag"), oldest first, at most [`MAX_FOLLOW_UPS`], each redacted
+    /// and cut to [`MAX_FOLLOW_UP_CHARS`]; see [`text::Weight::Remark`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub follow_ups: Vec<String>,
     /// The agent's current task list.
     pub plan: Vec<PlanItem>,
     /// The next step the agent stated in its last replies since the request ("Next I will …"),
@@ -57,6 +71,21 @@ pub struct Observed {
     /// How many more files it changed than `files` lists.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub more_files: u64,
+    /// Files the session worked from without changing them: read again and again, or read
+    /// just before an edit; most recent first, at most [`MAX_WORKED_FROM`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worked_from: Vec<String>,
+    /// What remained by the agent's own summary at its last compaction (pending tasks, current
+    /// work, next step), as it wrote it: recorded text, not ctxkeep's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_summary: Option<crate::summary::remains::Remains>,
+    /// The plan file the agent wrote in its plan mode (a path the reader can open).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_file: Option<String>,
+    /// The project's task tracker (beads, read from `.beads/`): the issues in progress, then
+    /// those ready.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tracker: Vec<beads::TrackerIssue>,
     /// The last [`MAX_COMMANDS`] shell commands, oldest first.
     pub commands: Vec<CommandRun>,
     /// `claude-code`, `codex` or `gemini`.
@@ -392,6 +421,14 @@ impl Root {
         if raw.is_empty() {
             return None;
         }
+        if is_windows_absolute(raw) || cwd.is_some_and(is_windows_absolute) {
+            let roots: Vec<String> = [&self.given, &self.canonical]
+                .into_iter()
+                .flatten()
+                .map(|r| r.to_string_lossy().into_owned())
+                .collect();
+            return Some(windows_display(raw, cwd, &roots));
+        }
         let p = Path::new(raw);
         let abs = if p.is_absolute() {
             normalize(p)
@@ -413,8 +450,59 @@ impl Root {
                 return Some(rel.to_string_lossy().into_owned());
             }
         }
+        // The session ran in a folder that is not this project's (the project moved, or its
+        // transcript came from another machine): paths under that folder are the project's.
+        if let Some(cwd) = cwd.map(|c| normalize(Path::new(c))) {
+            let project_inside = [&self.given, &self.canonical]
+                .into_iter()
+                .flatten()
+                .any(|r| r.starts_with(&cwd));
+            if !project_inside {
+                if let Ok(rel) = abs.strip_prefix(&cwd) {
+                    if !rel.as_os_str().is_empty() {
+                        return Some(rel.to_string_lossy().into_owned());
+                    }
+                }
+            }
+        }
         Some(abs.to_string_lossy().into_owned())
     }
+}
+
+/// `C:\x`, `C:/x` or `\\server\share`: a Windows path, whatever system reads it.
+fn is_windows_absolute(p: &str) -> bool {
+    let b = p.as_bytes();
+    (b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/'))
+        || p.starts_with("\\\\")
+}
+
+/// A path from a Windows session, with `/` for backslashes: relative to the project's root,
+/// else to the session's folder, when inside it (compared without case, as Windows does),
+/// else absolute as written.
+fn windows_display(raw: &str, cwd: Option<&str>, roots: &[String]) -> String {
+    let slashes = |s: &str| s.replace('\\', "/").trim_end_matches('/').to_string();
+    let path = slashes(raw);
+    let path = if is_windows_absolute(raw) {
+        path
+    } else {
+        match cwd {
+            Some(c) => format!("{}/{}", slashes(c), path.trim_start_matches("./")),
+            None => return path,
+        }
+    };
+    let bases = roots
+        .iter()
+        .map(String::as_str)
+        .chain(cwd)
+        .filter(|c| is_windows_absolute(c))
+        .map(slashes);
+    for base in bases {
+        let prefix = format!("{}/", base.to_lowercase());
+        if path.to_lowercase().starts_with(&prefix) {
+            return path[prefix.len()..].to_string();
+        }
+    }
+    path
 }
 
 /// Removes `.` and resolves `..` without touching the file system.
@@ -440,6 +528,11 @@ fn normalize(p: &Path) -> PathBuf {
 enum Event {
     Files(Vec<String>),
     Command(String),
+    /// Files a shell command names as changed (`sed -i`, `mv`, `>`): in the record, not in
+    /// loop detection (its content is not known).
+    ShellFiles(Vec<String>),
+    /// Files read (never waiting for an outcome: their results are not parsed).
+    Read(Vec<String>),
 }
 
 struct Slot {
@@ -471,6 +564,17 @@ pub struct Recorder {
     /// The last request that states the task, and the last bare slash command.
     request: Option<String>,
     bare_command: Option<String>,
+    /// Remarks since the request, oldest first (see [`text::Weight::Remark`]).
+    follow_ups: Vec<String>,
+    /// The plan file the agent last wrote in plan mode.
+    plan_file: Option<String>,
+    /// The working folder of the line being read, when the agent records it.
+    pub(crate) cwd: Option<String>,
+    /// Where the plan last changed and the stated replies were said, in events read: the newer
+    /// one gives the next step.
+    plan_seq: usize,
+    reply_seqs: Vec<usize>,
+    seq: usize,
     /// The agent's replies since the last request, the newest last (at most [`MAX_REPLIES`]).
     replies: Vec<String>,
     plan: Vec<Task>,
@@ -493,6 +597,12 @@ impl Recorder {
             root,
             request: None,
             bare_command: None,
+            follow_ups: Vec::new(),
+            plan_file: None,
+            cwd: None,
+            plan_seq: 0,
+            reply_seqs: Vec::new(),
+            seq: 0,
             replies: Vec::new(),
             plan: Vec::new(),
             events: Vec::new(),
@@ -516,14 +626,27 @@ impl Recorder {
         match text::weight(&text) {
             text::Weight::Task => {
                 self.request = Some(text);
-                self.replies.clear();
+                self.follow_ups.clear();
+                self.clear_replies();
             }
             text::Weight::BareCommand => {
                 self.bare_command = Some(text);
-                self.replies.clear();
+                self.clear_replies();
+            }
+            text::Weight::Remark => {
+                if self.follow_ups.len() == MAX_FOLLOW_UPS {
+                    self.follow_ups.remove(0);
+                }
+                self.follow_ups.push(text);
+                self.clear_replies();
             }
             text::Weight::Nudge => {}
         }
+    }
+
+    fn clear_replies(&mut self) {
+        self.replies.clear();
+        self.reply_seqs.clear();
     }
 
     /// Text the agent wrote to the user (not its tool calls or thoughts), in transcript order.
@@ -533,8 +656,23 @@ impl Recorder {
         }
         if self.replies.len() == MAX_REPLIES {
             self.replies.remove(0);
+            self.reply_seqs.remove(0);
         }
+        self.seq += 1;
         self.replies.push(text.to_string());
+        self.reply_seqs.push(self.seq);
+    }
+
+    /// The plan file the agent wrote in its plan mode (the agent's reader knows where).
+    pub(crate) fn plan_file(&mut self, path: String) {
+        self.plan_file = Some(path);
+    }
+
+    /// Files the agent read with a tool (not waiting for the result: it is not parsed).
+    pub(crate) fn read_files(&mut self, paths: Vec<String>) {
+        if !paths.is_empty() {
+            self.push(None, Event::Read(paths));
+        }
     }
 
     pub(crate) fn files(&mut self, call_id: Option<&str>, paths: Vec<String>) {
@@ -544,8 +682,25 @@ impl Recorder {
     }
 
     pub(crate) fn command(&mut self, call_id: Option<&str>, command: String) {
-        if !command.trim().is_empty() {
-            self.push(call_id, Event::Command(command));
+        if command.trim().is_empty() {
+            return;
+        }
+        let named = shell::named_files(&command);
+        let cwd = self.cwd.clone();
+        let shown = |paths: Vec<String>, root: &Root| -> Vec<String> {
+            paths
+                .iter()
+                .filter_map(|p| root.display(p, cwd.as_deref()))
+                .collect()
+        };
+        let changed = shown(named.changed, &self.root);
+        let read = shown(named.read, &self.root);
+        self.push(call_id, Event::Command(command));
+        if !changed.is_empty() {
+            self.push(call_id, Event::ShellFiles(changed));
+        }
+        if !read.is_empty() {
+            self.push(None, Event::Read(read));
         }
     }
 
@@ -604,7 +759,10 @@ impl Recorder {
 
     /// The calls read, in order, for loop detection.
     fn into_steps(self) -> Vec<loops::Step> {
-        self.events.into_iter().map(Slot::into_step).collect()
+        self.events
+            .into_iter()
+            .filter_map(Slot::into_step)
+            .collect()
     }
 
     /// Whether a call is waiting under this id (and what it was: true for a command).
@@ -618,6 +776,8 @@ impl Recorder {
 
     /// The whole list at once (`TodoWrite`, `update_plan`, `write_todos`).
     pub(crate) fn replace_plan(&mut self, items: Vec<(String, Option<PlanStatus>)>) {
+        self.seq += 1;
+        self.plan_seq = self.seq;
         self.task_creates.clear();
         self.plan = items
             .into_iter()
@@ -635,6 +795,8 @@ impl Recorder {
 
     /// Claude Code `TaskCreate`: a new pending task whose id comes with the result.
     pub(crate) fn task_create(&mut self, call_id: &str, text: String) {
+        self.seq += 1;
+        self.plan_seq = self.seq;
         self.task_creates
             .insert(call_id.to_string(), self.plan.len());
         self.plan.push(Task {
@@ -663,6 +825,8 @@ impl Recorder {
         status: Option<Option<PlanStatus>>,
         text: Option<String>,
     ) {
+        self.seq += 1;
+        self.plan_seq = self.seq;
         let Some(i) = self.plan.iter().position(|t| t.id.as_deref() == Some(id)) else {
             // Created before the window: known only if the update names it.
             if let (Some(text), Some(Some(status))) = (text, status) {
@@ -689,23 +853,40 @@ impl Recorder {
     }
 
     fn finish(self, agent: &str, now: DateTime<Utc>) -> Observed {
+        let (obs, _) = self.finish_with_reads(agent, now);
+        obs
+    }
+
+    /// [`Recorder::finish`], with what the index keeps beyond the observation: every file
+    /// read, how often, and whether an edit came right after.
+    pub(crate) fn finish_with_reads(
+        self,
+        agent: &str,
+        now: DateTime<Utc>,
+    ) -> (Observed, Vec<index::ReadFile>) {
         let mut obs = Observed {
             agent: agent.to_string(),
-            session: self.session,
+            session: self.session.clone(),
             read_at: now.to_rfc3339_opts(SecondsFormat::Secs, true),
             ..Observed::default()
         };
         if self.not_main {
-            return obs;
+            return (obs, Vec::new());
         }
         obs.task_found = self.request.is_some();
         obs.request = self
             .request
-            .or(self.bare_command)
+            .clone()
+            .or(self.bare_command.clone())
             .map(|r| text::request_text(&r));
+        obs.follow_ups = self.follow_ups.iter().map(|f| follow_up_text(f)).collect();
+        obs.plan_file = self
+            .plan_file
+            .as_deref()
+            .map(|p| crate::redact::redact(p).into_owned());
         obs.plan = self
             .plan
-            .into_iter()
+            .iter()
             .filter(|t| !t.text.is_empty())
             .map(|t| PlanItem {
                 text: crate::redact::redact(&t.text).into_owned(),
@@ -714,9 +895,17 @@ impl Recorder {
             .collect();
         let mut latest: Vec<String> = Vec::new();
         let mut commands: Vec<CommandRun> = Vec::new();
+        let mut reads: Vec<index::ReadFile> = Vec::new();
+        // The read whose file an edit may come right after.
+        let mut last_read: Option<Vec<String>> = None;
         for slot in &self.events {
             match &slot.event {
-                Event::Files(paths) => {
+                Event::Files(paths) | Event::ShellFiles(paths) => {
+                    if let Some(read) = last_read.take() {
+                        for r in reads.iter_mut().filter(|r| read.contains(&r.path)) {
+                            r.before_edit = true;
+                        }
+                    }
                     if slot.ok == Some(false) {
                         continue; // an error changed nothing
                     }
@@ -725,7 +914,14 @@ impl Recorder {
                         latest.push(p.clone());
                     }
                 }
+                Event::Read(paths) => {
+                    for p in paths {
+                        index::note_read(&mut reads, p, 1, false);
+                    }
+                    last_read = Some(paths.clone());
+                }
                 Event::Command(cmd) => {
+                    last_read = None;
                     commands.push(CommandRun {
                         command: text::cut(
                             crate::redact::redact(cmd.trim()).as_ref(),
@@ -738,36 +934,59 @@ impl Recorder {
                 }
             }
         }
+        obs.worked_from = index::worked_from(&reads, &latest);
         obs.more_files = latest.len().saturating_sub(MAX_FILES) as u64;
         obs.files = latest.into_iter().rev().take(MAX_FILES).collect();
         let commands = collapse_repeats(commands);
         let skip = commands.len().saturating_sub(MAX_COMMANDS);
         obs.commands = commands.into_iter().skip(skip).collect();
-        obs.next_step = self
+        // The newest of the agent's stated step and its plan's item in progress: a plan item
+        // the agent has talked past since is stale, and so is a statement the plan moved on from.
+        let stated = self
             .replies
             .iter()
+            .zip(&self.reply_seqs)
             .rev()
-            .find_map(|r| text::stated_next_step(r))
-            .or_else(|| {
-                obs.plan
-                    .iter()
-                    .find(|p| p.status == PlanStatus::InProgress)
-                    .map(|p| p.text.clone())
-            })
-            .map(|s| {
-                text::cut(
-                    crate::redact::redact(&s).as_ref(),
-                    text::MAX_NEXT_STEP_CHARS,
-                )
-            });
-        obs.steps = self.events.into_iter().map(Slot::into_step).collect();
-        obs
+            .find_map(|(r, seq)| Some((text::stated_next_step(r)?, *seq)));
+        let in_progress = obs
+            .plan
+            .iter()
+            .find(|p| p.status == PlanStatus::InProgress)
+            .map(|p| p.text.clone());
+        obs.next_step = match (stated, in_progress) {
+            (Some((_, said)), Some(item)) if self.plan_seq > said => Some(item),
+            (Some((step, _)), _) => Some(step),
+            (None, item) => item,
+        }
+        .map(|s| {
+            text::cut(
+                crate::redact::redact(&s).as_ref(),
+                text::MAX_NEXT_STEP_CHARS,
+            )
+        });
+        obs.steps = self
+            .events
+            .into_iter()
+            .filter_map(Slot::into_step)
+            .collect();
+        (obs, reads)
     }
 }
 
+/// A follow-up as stored: redacted, then cut.
+fn follow_up_text(raw: &str) -> String {
+    text::cut(
+        crate::redact::redact(raw.trim()).as_ref(),
+        MAX_FOLLOW_UP_CHARS,
+    )
+}
+
 impl Slot {
-    fn into_step(self) -> loops::Step {
+    /// The call as loop detection sees it; None for what it does not judge (reads, files a
+    /// command names).
+    fn into_step(self) -> Option<loops::Step> {
         let action = match self.event {
+            Event::ShellFiles(_) | Event::Read(_) => return None,
             Event::Command(c) => loops::Action::Command(c),
             Event::Files(paths) => loops::Action::Files(
                 paths
@@ -789,11 +1008,11 @@ impl Slot {
         } else {
             loops::Outcome::Pending
         };
-        loops::Step {
+        Some(loops::Step {
             id: self.id,
             action,
             outcome,
-        }
+        })
     }
 }
 

@@ -96,6 +96,10 @@ pub enum Weight {
     /// They only tell the agent to go on or agree ("continue", "go on", "yes please",
     /// "continue until all are done"): never the task.
     Nudge,
+    /// A short answer, remark or complaint that only makes sense next to the prompt before it
+    /// ("yes but why?", "fix it up", "ok, let's implement this", "go ahead with phase 1"):
+    /// never the task on its own, kept as a follow-up to it.
+    Remark,
 }
 
 /// Words that only tell the agent to go on, agree, or point at the work already under way. A
@@ -140,13 +144,84 @@ pub fn weight(request: &str) -> Weight {
         words.len() <= MAX_NUDGE_WORDS && words.iter().all(|w| NUDGE_WORDS.contains(&w.as_str()));
     if nudge {
         Weight::Nudge
+    } else if is_remark(text, &words) {
+        Weight::Remark
     } else {
         Weight::Task
     }
 }
 
+/// Longer prompts stand on their own; shorter ones may be remarks.
+const MAX_REMARK_WORDS: usize = 15;
+/// A back-reference ("fix it", "make this faster") marks a remark only this short.
+const MAX_REFERRING_WORDS: usize = 10;
+
+/// First words of an answer, a reaction or a complaint.
+#[rustfmt::skip]
+const ANSWER_WORDS: &[&str] = &[
+    "yes", "yeah", "yep", "yup", "no", "nope", "nah", "ok", "okay", "k", "sure", "alright", "but",
+    "why", "so", "well", "hmm", "hm", "great", "nice", "thanks", "thank", "actually", "wait",
+    "still", "good", "perfect", "cool", "right", "wrong", "oh", "ah", "wow", "huh", "lgtm",
+    "agreed", "exactly", "correct", "fine", "you", "again",
+];
+
+/// Beginnings that tell the agent to go on with what it proposed ("go ahead with phase 1").
+const GO_ON: &[&str] = &[
+    "go ahead",
+    "go for it",
+    "proceed",
+    "let's",
+    "lets",
+    "let us",
+    "please do",
+    "do it",
+];
+
+/// Words that point back at what was said before rather than name the work.
+const BACK_REFERENCES: &[&str] = &["it", "this", "that", "these", "those", "them", "above"];
+
+/// Verbs and qualifiers that, around a back-reference, name no work of their own ("fix it
+/// up", "make this faster", "commit that too").
+#[rustfmt::skip]
+const GENERIC_WORDS: &[&str] = &[
+    "fix", "make", "implement", "apply", "use", "redo", "undo", "revert", "change", "update",
+    "clean", "commit", "push", "run", "test", "build", "add", "remove", "delete", "stop",
+    "simplify", "refactor", "improve", "review", "explain", "show", "look", "handle", "merge",
+    "ship", "deploy", "write", "up", "faster", "better", "simpler", "properly", "correctly",
+    "too", "also", "instead", "first", "quickly", "more", "less", "back", "out", "just", "only",
+    "still", "so", "why", "how", "not", "don't", "dont", "can", "could", "would", "should",
+    "at", "in", "into", "on", "like", "way", "work", "works", "working",
+];
+
+/// Whether a short prompt leans on the conversation before it (see [`Weight::Remark`]): it
+/// opens with an answer or a go-ahead, or it points back ("it", "this") with no word of its
+/// own that names the work (a file, a thing, an identifier).
+fn is_remark(text: &str, words: &[String]) -> bool {
+    if words.is_empty() || words.len() > MAX_REMARK_WORDS {
+        return false;
+    }
+    let lower = text.to_lowercase();
+    if ANSWER_WORDS.contains(&words[0].as_str()) || GO_ON.iter().any(|g| lower.starts_with(g)) {
+        return true;
+    }
+    let names_something = text.split_whitespace().any(|w| {
+        let w = w.trim_end_matches(['.', ',', '!', '?', ';', ':', ')']);
+        w.contains(['/', '`', '_', '.', '-', ':', '#', '\\'])
+            || w.chars().skip(1).any(char::is_uppercase)
+            || w.chars().any(|c| c.is_ascii_digit())
+    });
+    let generic = |w: &String| {
+        let w = w.as_str();
+        BACK_REFERENCES.contains(&w) || GENERIC_WORDS.contains(&w) || NUDGE_WORDS.contains(&w)
+    };
+    words.len() <= MAX_REFERRING_WORDS
+        && !names_something
+        && words.iter().any(|w| BACK_REFERENCES.contains(&w.as_str()))
+        && words.iter().all(generic)
+}
+
 /// The next step is cut to this many characters (the cut marker included).
-pub const MAX_NEXT_STEP_CHARS: usize = 300;
+pub const MAX_NEXT_STEP_CHARS: usize = 600;
 
 /// Headings and labels under which agents list what comes next.
 const NEXT_LABELS: [&str; 9] = [
@@ -163,13 +238,13 @@ const NEXT_LABELS: [&str; 9] = [
 
 /// Sentence beginnings that state what the agent will do; those naming "next" first.
 const NEXT_WORDS: [&str; 5] = ["next ", "next,", "next:", "the next step", "my next step"];
-const INTENT_WORDS: [&str; 16] = [
+/// Not "let me …", "let's …" or "now …": those narrate the step being taken this moment
+/// ("Let me verify there are no errors."), not the work that remains.
+const INTENT_WORDS: [&str; 13] = [
     "i'll ",
     "i will ",
     "i'm going to ",
     "i am going to ",
-    "let me ",
-    "let's ",
     "we'll ",
     "we will ",
     "i need to ",
@@ -178,7 +253,6 @@ const INTENT_WORDS: [&str; 16] = [
     "still needed",
     "then i ",
     "after that",
-    "now ",
     "remaining:",
 ];
 
@@ -191,10 +265,88 @@ const NOT_INTENT: [&str; 4] = ["let me know", "i'll be happy", "i will be happy"
 /// [`MAX_NEXT_STEP_CHARS`]. None when the text states none.
 pub fn stated_next_step(text: &str) -> Option<String> {
     let lines = prose_lines(text);
-    labelled_step(&lines)
+    listed_steps(&lines)
+        .or_else(|| labelled_step(&lines))
         .or_else(|| intent_sentence(&lines, &NEXT_WORDS))
         .or_else(|| intent_sentence(&lines, &INTENT_WORDS))
         .map(|s| cut(&s, MAX_NEXT_STEP_CHARS))
+}
+
+/// Words in a line that introduces the work still ahead ("Remaining for gqc.6:", "Next, I
+/// will:", "Still to do:", "TODO:").
+const PLAN_CUES: [&str; 11] = [
+    "still needed",
+    "what's left",
+    "is left",
+    "pending",
+    "next",
+    "remaining",
+    "remains",
+    "still to do",
+    "left to do",
+    "todo",
+    "to do",
+];
+
+/// At most this many items of a stated list are kept.
+const MAX_LISTED_STEPS: usize = 8;
+
+/// The last list in `lines` introduced by a line that names the work ahead and ends with a
+/// colon: the introduction without its colon, then the items joined by "; ". A plan the agent
+/// lays out beats any one sentence of it.
+fn listed_steps(lines: &[&str]) -> Option<String> {
+    let mut found = None;
+    for (i, line) in lines.iter().enumerate() {
+        if is_list_item(line) {
+            continue;
+        }
+        let intro = bare(line);
+        let lower = intro.to_lowercase();
+        if !intro.ends_with(':') || !PLAN_CUES.iter().any(|c| has_word(&lower, c)) {
+            continue;
+        }
+        let items = list_after(lines, i + 1);
+        if items.is_empty() {
+            continue;
+        }
+        let intro = intro.trim_end_matches(':').trim();
+        found = Some(format!("{intro}: {}", items.join("; ")));
+    }
+    found
+}
+
+/// Whether `text` has `word` with no letter either side.
+fn has_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// The list items from `lines[from]` on (one blank line may come first), without their marks.
+fn list_after(lines: &[&str], from: usize) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut at = from;
+    if lines.get(at).is_some_and(|l| l.is_empty()) {
+        at += 1;
+    }
+    while let Some(line) = lines.get(at).filter(|l| is_list_item(l)) {
+        if items.len() == MAX_LISTED_STEPS {
+            break;
+        }
+        let t = line.trim_start();
+        let t = t
+            .split_once(". ")
+            .filter(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+            .map_or(t, |(_, rest)| rest);
+        let item = bare(t).trim();
+        if !item.is_empty() {
+            items.push(item.to_string());
+        }
+        at += 1;
+    }
+    items
 }
 
 /// The lines of `text` outside code fences, trimmed.
@@ -296,7 +448,12 @@ fn intent_sentence(lines: &[&str], starts: &[&str]) -> Option<String> {
             if starts.iter().any(|s| lower.starts_with(s))
                 && !NOT_INTENT.iter().any(|n| lower.starts_with(n))
             {
-                return Some(text[from..].trim().to_string());
+                let found = text[from..].trim();
+                // A sentence that announces a list the paragraph does not hold says nothing.
+                if found.ends_with(':') {
+                    continue;
+                }
+                return Some(found.to_string());
             }
         }
     }
@@ -596,6 +753,67 @@ mod tests {
         assert_eq!(
             stated_next_step(&long).unwrap().chars().count(),
             MAX_NEXT_STEP_CHARS
+        );
+    }
+
+    #[test]
+    fn answers_remarks_and_go_aheads_are_not_the_task() {
+        for remark in [
+            "yes but you still DID not, so WHY?",
+            "fix it up",
+            "ok, let's implement this",
+            "go ahead with phase 1",
+            "No, keep the old flag as an alias",
+            "make this faster",
+            "Why is that still failing?",
+            "commit that too",
+        ] {
+            assert_eq!(weight(remark), Weight::Remark, "{remark:?}");
+        }
+        for task in [
+            "Fix the flaky retry test in src/net.rs",
+            "Add a --json flag to the status command",
+            "make the parser accept CRLF line endings",
+            "Now release version 2.1",
+            "Write a lexer and test it",
+            // Long enough to stand on its own, whatever its first word.
+            "yes, and then move the whole config loading into its own module, with tests for every key we accept today",
+        ] {
+            assert_eq!(weight(task), Weight::Task, "{task:?}");
+        }
+    }
+
+    #[test]
+    fn a_stated_list_beats_a_sentence_and_filler_is_no_step() {
+        assert_eq!(
+            stated_next_step(
+                "Tests pass for N=1. Let me check the rest.\n\nStill needed for gqc.6:\n1. tests for N>0 and N=0\n2. `mix credo --strict`\n3. commit and push"
+            ),
+            Some("Still needed for gqc.6: tests for N>0 and N=0; `mix credo --strict`; commit and push".into())
+        );
+        assert_eq!(
+            stated_next_step(
+                "Done with the parser.\n\nRemaining steps:\n- wire the flag\n- update the docs"
+            ),
+            Some("Remaining steps: wire the flag; update the docs".into())
+        );
+        // Narration of the moment is not what remains.
+        assert_eq!(stated_next_step("Let me be more honest."), None);
+        assert_eq!(stated_next_step("Let me verify there are no errors."), None);
+        assert_eq!(
+            stated_next_step(
+                "Now check if there's a handler that might crash. Let me search for it."
+            ),
+            None
+        );
+        // A sentence cut before its list is not a step; with its list it is.
+        assert_eq!(
+            stated_next_step("I'll wire it in. The key insertion points are:"),
+            None
+        );
+        assert_eq!(
+            stated_next_step("Next, I'll do these:\n- add the hook\n- run the tests"),
+            Some("Next, I'll do these: add the hook; run the tests".into())
         );
     }
 

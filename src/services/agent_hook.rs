@@ -172,6 +172,8 @@ impl Hook {
         if traits.call_reaches_transcript_late && !self.payload.in_subagent {
             self.await_call();
         }
+        // The session's index learns what the transcript gained since the last event.
+        self.index();
         // Loops first: a stage's checkpoint then has this call's outcome.
         let loops = self.loops(reply)?;
         let applied = self.update(false, !reply)?;
@@ -504,11 +506,28 @@ impl Hook {
     /// the middle of a turn) gets the outcome its hook's payload gave.
     fn observed(&self) -> Option<Observed> {
         let path = self.transcript()?;
-        let mut observed = record::observe_transcript(&self.ws, &path, Some(self.agent)).ok()?;
+        let mut observed = match self.index() {
+            // The index holds what the session did from its start: the tail read need not
+            // look further back for the request.
+            Some(index) => {
+                let mut o =
+                    record::observe_transcript_tail(&self.ws, &path, Some(self.agent)).ok()?;
+                index.complete(&mut o);
+                o
+            }
+            None => record::observe_transcript(&self.ws, &path, Some(self.agent)).ok()?,
+        };
         if let Ok(Some(s)) = session::load(&self.ws, &self.session) {
             crate::observe::loops::fill_outcomes(&mut observed.commands, &s.loops.recent);
         }
         Some(observed)
+    }
+
+    /// The session's index caught up with its transcript; None without a transcript or
+    /// when it cannot be read.
+    fn index(&self) -> Option<crate::observe::index::SessionIndex> {
+        let path = self.transcript()?;
+        super::session_index::catch_up(&self.ws, &self.session, &path, self.agent)
     }
 
     /// An automatic checkpoint from this session: the last one's fields,

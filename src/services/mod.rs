@@ -14,6 +14,7 @@ pub mod record;
 pub mod relay;
 pub mod resume;
 pub mod snapshot;
+pub mod session_index;
 pub mod status;
 pub mod tracking;
 pub mod verify;

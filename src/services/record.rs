@@ -603,12 +603,31 @@ pub fn observe_transcript(
     agent: Option<crate::agents::Agent>,
 ) -> anyhow::Result<Observed> {
     let root = crate::git::toplevel(&ws.root).ok();
-    crate::agents::observe(
+    let root = root.as_deref().unwrap_or(&ws.root);
+    let mut seen = crate::agents::observe(path, agent, Some(root), crate::clock::now())?;
+    seen.tracker = crate::observe::beads::issues(root);
+    Ok(seen)
+}
+
+/// [`observe_transcript`] over only the transcript's last
+/// [`crate::observe::FIRST_WINDOW`]: for a caller that completes it from the
+/// session's index, which holds what came before.
+pub fn observe_transcript_tail(
+    ws: &Workspace,
+    path: &Path,
+    agent: Option<crate::agents::Agent>,
+) -> anyhow::Result<Observed> {
+    let root = crate::git::toplevel(&ws.root).ok();
+    let root = root.as_deref().unwrap_or(&ws.root);
+    let mut seen = crate::agents::observe_within(
         path,
         agent,
-        Some(root.as_deref().unwrap_or(&ws.root)),
+        Some(root),
         crate::clock::now(),
-    )
+        crate::observe::FIRST_WINDOW,
+    )?;
+    seen.tracker = crate::observe::beads::issues(root);
+    Ok(seen)
 }
 
 /// What an automatic checkpoint records as the session's work, from what

@@ -159,8 +159,16 @@ impl Summary {
     }
 
     fn names_file(&self, path: &str, files: &[&str]) -> bool {
-        let path = path.to_lowercase();
-        if bounded(&self.flat, &path) {
+        // A Windows summary writes `website\docs\a.md` for `website/docs/a.md`.
+        let path = path.to_lowercase().replace('\\', "/");
+        let slashed;
+        let flat = if self.flat.contains('\\') {
+            slashed = self.flat.replace('\\', "/");
+            &slashed
+        } else {
+            &self.flat
+        };
+        if bounded(flat, &path) {
             return true;
         }
         let name = path.rsplit('/').next().unwrap_or(&path);
@@ -169,7 +177,7 @@ impl Summary {
             .filter(|f| f.to_lowercase().rsplit('/').next() == Some(name))
             .count()
             <= 1;
-        name != path && unique && bounded(&self.flat, name)
+        name != path && unique && bounded(flat, name)
     }
 
     fn names_command(&self, command: &str) -> bool {

@@ -4,6 +4,7 @@
 //! its folder (`Integration::compaction_summary`); the scan they share is [`scan_back`].
 
 pub mod facts;
+pub mod remains;
 pub mod text;
 
 use std::path::Path;

@@ -13,7 +13,8 @@ use crate::observe::text::{exit_code_in, string_values, user_request};
 use crate::observe::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
 
 /// The tools whose calls matter, as they appear in a compact `tool_use` line.
-const TRACKED: [&str; 8] = [
+const TRACKED: [&str; 9] = [
+    "\"name\":\"Read\"",
     "\"name\":\"Write\"",
     "\"name\":\"Edit\"",
     "\"name\":\"MultiEdit\"",
@@ -23,6 +24,9 @@ const TRACKED: [&str; 8] = [
     "\"name\":\"TaskCreate\"",
     "\"name\":\"TaskUpdate\"",
 ];
+
+/// Where plan mode writes its plan files (under the user's home).
+const PLANS: &str = "/.claude/plans/";
 
 pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
     let lines = window_lines(path, file, len, rec.window)?;
@@ -93,6 +97,9 @@ impl Reader {
             }
         }
         let cwd = line.get("cwd").and_then(Value::as_str);
+        if rec.cwd.as_deref() != cwd {
+            rec.cwd = cwd.map(str::to_string);
+        }
         match ty {
             Some("user") => self.user(line, rec),
             Some("assistant") => {
@@ -194,8 +201,18 @@ impl Reader {
                 } else {
                     "file_path"
                 };
+                let plan_mode = s(key).is_some_and(|p| p.replace('\\', "/").contains(PLANS));
                 if let Some(p) = s(key).and_then(|p| rec.root.display(p, cwd)) {
-                    rec.files(Some(id), vec![p]);
+                    if plan_mode {
+                        rec.plan_file(p);
+                    } else {
+                        rec.files(Some(id), vec![p]);
+                    }
+                }
+            }
+            "Read" => {
+                if let Some(p) = s("file_path").and_then(|p| rec.root.display(p, cwd)) {
+                    rec.read_files(vec![p]);
                 }
             }
             "Bash" => {

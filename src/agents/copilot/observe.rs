@@ -89,6 +89,11 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
                 rec.files(Some(id), vec![p]);
             }
         }
+        "view" => {
+            if let Some(p) = arg("path").and_then(|p| rec.root.display(p, None)) {
+                rec.read_files(vec![p]);
+            }
+        }
         "bash" => {
             if let Some(cmd) = arg("command") {
                 rec.command(Some(id), cmd.to_string());

@@ -16,7 +16,8 @@ use crate::observe::text::string_values;
 use crate::observe::text::{exit_code_in, user_request};
 use crate::observe::{first_line_object, parts_text, plan_items, window_lines, Recorder};
 
-const TRACKED: [&str; 6] = [
+const TRACKED: [&str; 7] = [
+    "\"name\":\"read_file\"",
     "\"type\":\"user\"",
     // Replies, for the next step the model states.
     "\"type\":\"gemini\"",
@@ -232,6 +233,15 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
                 if finished {
                     rec.outcome(id, Some(true), None);
                 }
+            }
+        }
+        "read_file" => {
+            if let Some(p) = arg("file_path")
+                .or_else(|| arg("absolute_path"))
+                .or_else(|| arg("path"))
+                .and_then(|p| rec.root.display(p, None))
+            {
+                rec.read_files(vec![p]);
             }
         }
         "run_shell_command" => {

@@ -82,6 +82,11 @@ fn tool(part: &Map<String, Value>, rec: &mut Recorder) {
                 rec.outcome(id, Some(!failed), None);
             }
         }
+        "read" => {
+            if let Some(p) = arg("filePath").and_then(|p| rec.root.display(p, None)) {
+                rec.read_files(vec![p]);
+            }
+        }
         "bash" => {
             let Some(cmd) = arg("command") else {
                 return;

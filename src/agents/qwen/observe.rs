@@ -78,6 +78,15 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
                 rec.files(Some(id), vec![p]);
             }
         }
+        "read_file" => {
+            if let Some(p) = arg("absolute_path")
+                .or_else(|| arg("file_path"))
+                .or_else(|| arg("path"))
+                .and_then(|p| rec.root.display(p, None))
+            {
+                rec.read_files(vec![p]);
+            }
+        }
         "run_shell_command" => {
             if let Some(cmd) = arg("command") {
                 rec.command(Some(id), cmd.to_string());

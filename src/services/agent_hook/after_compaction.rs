@@ -100,12 +100,32 @@ impl Hook {
             a.trigger = trigger;
         }
         // Another hook of the same compaction may have audited it meanwhile.
-        if !a.audited {
+        let first = !a.audited;
+        if first {
             self.record_audit(&lock, &mut s, &mut a, c, &found);
         }
         s.after_compaction = Some(a);
         session::save(&self.ws, &lock, &s)?;
+        drop(lock);
+        if first {
+            self.remember_remains(&found);
+        }
         Ok(())
+    }
+
+    /// What remains by the summary goes into the session's index (read again by the next
+    /// automatic checkpoint); a failure there costs the record, never the hook. Called
+    /// without the project lock held.
+    fn remember_remains(&self, found: &Found) {
+        if let Found::Text(text) = found {
+            let _ = crate::services::session_index::note_summary(
+                &self.ws,
+                &self.session,
+                self.transcript().as_deref(),
+                self.agent,
+                text,
+            );
+        }
     }
 
     /// The summary in the transcript; none when there is no transcript or it cannot be read
@@ -233,8 +253,10 @@ impl Hook {
             s.after_compaction = Some(a);
             return Ok(None);
         }
+        let mut audited_now = None;
         if let (Some(found), false, Some(c)) = (&found, a.audited, &self.sf.fm.checkpoint) {
             self.record_audit(&lock, &mut s, &mut a, c, found);
+            audited_now = Some(found);
         }
         let id = a
             .checkpoint
@@ -253,6 +275,10 @@ impl Hook {
             }
         };
         session::save(&self.ws, &lock, &s)?;
+        drop(lock);
+        if let Some(found) = audited_now {
+            self.remember_remains(found);
+        }
         Ok(text)
     }
 }

@@ -28,6 +28,7 @@ pub mod run;
 mod captures;
 mod limits;
 mod requests;
+mod record;
 mod shared;
 
 use std::path::{Path, PathBuf};
