@@ -544,6 +544,7 @@ mod tests {
         assert_eq!(read_text(dir.path(), 10).unwrap_err().exit_code(), 66);
     }
 
+    #[cfg(unix)]
     #[test]
     fn atomic_write_keeps_mode_and_symlink() {
         use std::os::unix::fs::PermissionsExt;

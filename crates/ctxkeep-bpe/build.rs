@@ -1,13 +1,10 @@
-//! Writes each encoding's rank table, taken from tiktoken-rs, as flat files
-//! in OUT_DIR that `src/lib.rs` includes: `<name>.tokens` (every ordinary
-//! token's bytes, in rank order), `<name>.ends` (little-endian u32 end offset
-//! of each rank's bytes; an empty range is an unused rank), `<name>.index`
-//! (little-endian u32 slots of the hash index from bytes to rank, see
-//! src/bpe/index.rs), and for the linear-time merge of long pieces
-//! `<name>.split`, `<name>.prefix`, `<name>.longest` and `<name>.pairs`
-//! (see [`Shapes`]).
-//! The binary then neither decodes base64 nor builds a hash map at run time,
-//! which is what made a small count cost ~150 ms with tiktoken-rs.
+//! Packs each encoding's rank table, taken from tiktoken-rs, into OUT_DIR as
+//! `<name>.packed`: the compact form of src/bpe/packed.rs (token bytes and,
+//! per rank, byte lengths from which the hash index, the merge parts and the
+//! prefixes are rebuilt), deflated. `src/lib.rs` includes it and unpacks it
+//! on the encoding's first use, so a binary that never counts never pays.
+//! Nothing is decoded from base64 or rebuilt by merging at run time, which
+//! is what made a small count cost ~150 ms with tiktoken-rs.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -16,6 +13,8 @@ use tiktoken_rs::CoreBPE;
 
 #[path = "src/bpe/index.rs"]
 mod index;
+#[path = "src/bpe/packed.rs"]
+mod packed;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -38,19 +37,31 @@ fn main() {
             let start = if r == 0 { 0 } else { ends[r - 1] as usize };
             &tokens[start..ends[r] as usize]
         };
-        let index = index::build(ends.len(), token);
-        let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-        std::fs::write(out.join(format!("{name}.index")), le(&index)).expect("write index");
-        std::fs::write(out.join(format!("{name}.ends")), le(&ends)).expect("write ends");
         let shapes = Shapes::derive(ends.len(), token);
+        let packed = packed::pack(
+            &tokens,
+            &ends,
+            &shapes.split,
+            &shapes.next_prefix,
+            &shapes.longest,
+            &shapes.pairs,
+        );
+        // The packing must give back exactly what the engine was built on.
+        let back = packed::unpack(&packed).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         let split: Vec<u32> = shapes.split.iter().flat_map(|&(l, r)| [l, r]).collect();
-        std::fs::write(out.join(format!("{name}.split")), le(&split)).expect("write split");
-        std::fs::write(out.join(format!("{name}.prefix")), le(&shapes.next_prefix))
-            .expect("write prefix");
-        std::fs::write(out.join(format!("{name}.longest")), &shapes.longest)
-            .expect("write longest");
-        std::fs::write(out.join(format!("{name}.pairs")), &shapes.pairs).expect("write pairs");
-        std::fs::write(out.join(format!("{name}.tokens")), &tokens).expect("write tokens");
+        assert!(
+            back.tokens == tokens
+                && back.ends == le(&ends)
+                && back.index == le(&index::build(ends.len(), token))
+                && back.split == le(&split)
+                && back.prefix == le(&shapes.next_prefix)
+                && back.longest == shapes.longest
+                && back.pairs == shapes.pairs,
+            "{name}: the packed tables do not unpack to the same tables"
+        );
+        let deflated = miniz_oxide::deflate::compress_to_vec(&packed, 10);
+        std::fs::write(out.join(format!("{name}.packed")), deflated).expect("write packed");
     }
 }
 
@@ -83,9 +94,7 @@ fn flatten(bpe: &CoreBPE) -> (Vec<u8>, Vec<u32>) {
     (tokens, ends)
 }
 
-const NONE: u32 = u32::MAX;
-/// A single byte: nothing merged into it.
-const BASE: u32 = u32::MAX - 1;
+use packed::{BASE, NONE};
 
 /// What the linear-time counter (`bpe::Vocab::count_long`) reads, derived
 /// by running tiktoken's merge on every token's own bytes.

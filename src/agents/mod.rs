@@ -202,6 +202,9 @@ pub struct Plugin {
     /// The project's settings files, besides the one `hooks install` writes,
     /// whose ctxkeep hooks also make the plugin's step aside.
     pub other_settings: &'static [&'static str],
+    /// The version of the plugin the agent installed (`env` stands for the
+    /// environment); None: not installed, or the agent does not say.
+    pub installed_version: fn(env: Env) -> Option<String>,
 }
 
 /// A small transcript and the payload fields `hooks doctor` sends a hook

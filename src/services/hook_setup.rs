@@ -536,6 +536,26 @@ pub fn settings_with_hooks(agent: Agent, root: &Path) -> Option<PathBuf> {
         .find(|path| has_hooks(agent, path))
 }
 
+/// Whether the enabled plugin is the same version as this ctxkeep: a plugin
+/// of another version may wire events or flags this binary does not know.
+fn plugin_version_check(agent: Agent) -> Option<Check> {
+    let plugin = agent.integration().plugin()?;
+    let installed = (plugin.installed_version)(&|name| std::env::var(name).ok())?;
+    let ours = env!("CARGO_PKG_VERSION");
+    let same = installed == ours;
+    Some(Check {
+        name: "plugin version".into(),
+        ok: same,
+        detail: if same {
+            format!("{installed}, the same as this ctxkeep")
+        } else {
+            format!(
+                "the plugin is {installed} and this ctxkeep is {ours}; update the older one (the plugin from its marketplace, the command with `npm install -g ctxkeep@latest`)"
+            )
+        },
+    })
+}
+
 /// What `hooks install` says when the plugin is enabled as well.
 pub fn install_note(agent: Agent, root: &Path) -> Option<String> {
     let enabled = enabled_in(agent, root)?;
@@ -697,6 +717,9 @@ pub fn doctor(
                     None => format!("enabled ({}); its hooks run", enabled.display()),
                 },
             });
+            if let Some(check) = plugin_version_check(agent) {
+                checks.push(check);
+            }
             beside.is_none()
         }
         None => false,

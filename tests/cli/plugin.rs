@@ -136,6 +136,13 @@ fn without_ctxkeep_on_the_path_the_plugin_says_so_at_the_start_only() {
             .contains("not on PATH"),
         "{said}"
     );
+    assert!(
+        said["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("`npm install -g ctxkeep`"),
+        "the message names an install that needs no Rust: {said}"
+    );
     let (code, out, err) = wrapper(&p, "/usr/bin:/bin", "PreCompact", &payload);
     assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
 
@@ -144,6 +151,26 @@ fn without_ctxkeep_on_the_path_the_plugin_says_so_at_the_start_only() {
     let (code, out, err) = wrapper(&p, &path_with_ctxkeep(), "SessionStart", &payload);
     assert_eq!((code, err.as_str()), (0, ""));
     assert!(out.contains("additionalContext"), "{out}");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_plugin_finds_an_npm_installed_ctxkeep_that_is_not_on_its_path() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let payload = start_payload(&p, "s1");
+    // npm's usual user prefix, which a desktop-started Claude Code may not have on PATH.
+    let bin = p.home().join(".npm-global/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(
+        assert_cmd::cargo::cargo_bin!("ctxkeep"),
+        bin.join("ctxkeep"),
+    )
+    .unwrap();
+    let (code, out, err) = wrapper(&p, "/usr/bin:/bin", "SessionStart", &payload);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(out.contains("additionalContext"), "{out}");
+    assert!(!out.contains("not on PATH"), "{out}");
 }
 
 #[test]
@@ -261,5 +288,54 @@ fn install_and_doctor_know_the_plugin_is_enabled() {
     assert!(
         text.contains("hooks.SessionStart: ctxkeep hook claude-code: runs"),
         "{text}"
+    );
+}
+
+#[test]
+fn doctor_says_when_the_plugins_version_is_not_the_commands() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    enable_plugin(&p);
+    let copy = p.home().join(".claude/plugins/cache/ctxkeep/ctxkeep/copy");
+    std::fs::create_dir_all(copy.join(".claude-plugin")).unwrap();
+    std::fs::write(
+        p.home().join(".claude/plugins/installed_plugins.json"),
+        json!({"version": 2, "plugins": {"ctxkeep@ctxkeep": [
+            {"scope": "user", "installPath": copy, "version": "unknown"}
+        ]}})
+        .to_string(),
+    )
+    .unwrap();
+    let doctor = |manifest_version: &str| {
+        std::fs::write(
+            copy.join(".claude-plugin/plugin.json"),
+            json!({"name": "ctxkeep", "version": manifest_version}).to_string(),
+        )
+        .unwrap();
+        let out = p
+            .ctxkeep(&["--json", "hooks", "doctor", "claude-code"])
+            .env("PATH", path_with_ctxkeep())
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let check = report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "plugin version")
+            .unwrap_or_else(|| panic!("{report}"))
+            .clone();
+        (out.status.code(), check)
+    };
+    let (code, check) = doctor(env!("CARGO_PKG_VERSION"));
+    assert_eq!((code, &check["ok"]), (Some(0), &json!(true)), "{check}");
+    let (code, check) = doctor("0.0.1");
+    assert_eq!(check["ok"], json!(false), "{check}");
+    assert_ne!(code, Some(0));
+    let detail = check["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the plugin is 0.0.1")
+            && detail.contains(&format!("this ctxkeep is {}", env!("CARGO_PKG_VERSION"))),
+        "{detail}"
     );
 }

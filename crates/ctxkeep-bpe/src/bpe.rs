@@ -43,6 +43,7 @@
 //! O(n log n) there and 4 MB of one letter took 5.8 times as long as 1 MB.
 
 mod index;
+mod packed;
 
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::nfa::thompson;
@@ -208,7 +209,7 @@ const NONE: u32 = u32::MAX;
 /// In the split table: a single byte, made of nothing.
 const BASE: u32 = u32::MAX - 1;
 
-/// One encoding's compiled-in tables, as `build.rs` writes them (all
+/// One encoding's tables, as `packed::unpack` rebuilds them from `build.rs`'s (all
 /// integers little-endian u32).
 pub(crate) struct Tables {
     /// Every token's bytes, in rank order.
@@ -230,7 +231,28 @@ pub(crate) struct Tables {
     pub pairs: &'static [u8],
 }
 
-/// The ranks, read in place from the compiled-in tables (nothing is built
+impl Tables {
+    /// Inflates and unpacks an encoding's compiled-in tables (`build.rs`).
+    /// They live as long as the process: a tokenizer is built once per
+    /// encoding and kept.
+    pub(crate) fn unpack(deflated: &[u8]) -> Result<Tables, String> {
+        let bytes = miniz_oxide::inflate::decompress_to_vec(deflated)
+            .map_err(|e| format!("the compiled-in rank table does not inflate: {e:?}"))?;
+        let t = packed::unpack(&bytes)?;
+        let keep = |v: Vec<u8>| -> &'static [u8] { Box::leak(v.into_boxed_slice()) };
+        Ok(Tables {
+            tokens: keep(t.tokens),
+            ends: keep(t.ends),
+            index: keep(t.index),
+            split: keep(t.split),
+            prefix: keep(t.prefix),
+            longest: keep(t.longest),
+            pairs: keep(t.pairs),
+        })
+    }
+}
+
+/// The ranks, read in place from the unpacked tables (nothing is built
 /// at run time but the 256 single-byte ranks).
 struct Vocab {
     t: Tables,

@@ -181,42 +181,36 @@ const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p
 #[cfg(feature = "legacy-encodings")]
 const P50K_PATTERN: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+$|\s+";
 
-macro_rules! table {
+/// An encoding's packed tables (`build.rs`), compiled in.
+macro_rules! packed {
     ($name:literal) => {
-        Tables {
-            tokens: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".tokens")),
-            ends: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".ends")),
-            index: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".index")),
-            split: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".split")),
-            prefix: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".prefix")),
-            longest: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".longest")),
-            pairs: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".pairs")),
-        }
+        include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".packed")) as &'static [u8]
     };
 }
 
-/// The encoding's tokenizer, built once per process on first use (a few
-/// milliseconds: the rank table is compiled in; only its regex is built).
+/// The encoding's tokenizer, built once per process on first use (some
+/// milliseconds: the compiled-in tables are inflated and their index rebuilt,
+/// and the regex is built).
 pub fn tokenizer(enc: Encoding) -> Result<&'static Tokenizer, Error> {
     static SLOTS: [OnceLock<Result<Tokenizer, Error>>; 4] = [const { OnceLock::new() }; 4];
     SLOTS[enc.index()]
         .get_or_init(|| {
             let (tables, pattern) = match enc {
-                Encoding::O200kBase => (table!("o200k_base"), O200K_PATTERN),
-                Encoding::Cl100kBase => (table!("cl100k_base"), CL100K_PATTERN),
+                Encoding::O200kBase => (packed!("o200k_base"), O200K_PATTERN),
+                Encoding::Cl100kBase => (packed!("cl100k_base"), CL100K_PATTERN),
                 #[cfg(feature = "legacy-encodings")]
-                Encoding::P50kBase => (table!("p50k_base"), P50K_PATTERN),
+                Encoding::P50kBase => (packed!("p50k_base"), P50K_PATTERN),
                 #[cfg(feature = "legacy-encodings")]
-                Encoding::R50kBase => (table!("r50k_base"), P50K_PATTERN),
+                Encoding::R50kBase => (packed!("r50k_base"), P50K_PATTERN),
                 #[cfg(not(feature = "legacy-encodings"))]
                 Encoding::P50kBase | Encoding::R50kBase => return Err(Error::NotBuilt(enc)),
             };
-            Tokenizer::new(tables, pattern, enc.splits_at_newline()).map_err(|reason| {
-                Error::Broken {
-                    encoding: enc,
-                    reason,
-                }
-            })
+            let broken = |reason| Error::Broken {
+                encoding: enc,
+                reason,
+            };
+            let tables = Tables::unpack(tables).map_err(broken)?;
+            Tokenizer::new(tables, pattern, enc.splits_at_newline()).map_err(broken)
         })
         .as_ref()
         .map_err(Error::clone)

@@ -13,6 +13,7 @@ pub const PLUGIN: Plugin = Plugin {
         "claude plugin marketplace add ctxkeep/ctxkeep && claude plugin install ctxkeep@ctxkeep",
     enabled_in,
     other_settings: &[".claude/settings.local.json"],
+    installed_version,
 };
 
 /// The plugin's name; its id in `enabledPlugins` is `ctxkeep@<marketplace>`
@@ -27,10 +28,7 @@ const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
 /// (`$CLAUDE_CONFIG_DIR`, else `~/.claude`). The first that names the
 /// plugin in `enabledPlugins` decides.
 fn enabled_in(project: &Path, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let user_dir = env("CLAUDE_CONFIG_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".claude")));
+    let user_dir = user_dir(env);
     let candidates = [
         Some(project.join(".claude").join("settings.local.json")),
         Some(project.join(".claude").join("settings.json")),
@@ -44,6 +42,46 @@ fn enabled_in(project: &Path, env: &dyn Fn(&str) -> Option<String>) -> Option<Pa
         }
     }
     None
+}
+
+/// The user's Claude Code folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+fn user_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    env("CLAUDE_CONFIG_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".claude")))
+}
+
+/// The installed plugin's version, from Claude Code's record of installed
+/// plugins (`plugins/installed_plugins.json`: `plugins`, by id, lists each
+/// install with its `installPath` and `version`). The copy's own
+/// `.claude-plugin/plugin.json` is preferred: the record can say `unknown`.
+fn installed_version(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let record = user_dir(env)?
+        .join("plugins")
+        .join("installed_plugins.json");
+    let text = crate::fsutil::read_text(&record, MAX_SETTINGS_BYTES).ok()?;
+    let doc: Value = serde_json::from_str(&text).ok()?;
+    let (_, installs) = doc
+        .get("plugins")?
+        .as_object()?
+        .iter()
+        .find(|(id, _)| id.split('@').next() == Some(NAME))?;
+    let install = installs.as_array()?.last()?;
+    let from_manifest = install
+        .get("installPath")
+        .and_then(Value::as_str)
+        .map(|dir| Path::new(dir).join(".claude-plugin").join("plugin.json"))
+        .and_then(|manifest| crate::fsutil::read_text(&manifest, MAX_SETTINGS_BYTES).ok())
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|m| m.get("version")?.as_str().map(str::to_string));
+    from_manifest.or_else(|| {
+        install
+            .get("version")?
+            .as_str()
+            .filter(|v| *v != "unknown")
+            .map(str::to_string)
+    })
 }
 
 /// Whether the file's `enabledPlugins` turns the plugin on (true) or off
@@ -88,6 +126,32 @@ mod tests {
             r#"{"enabledPlugins": {"ctxkeep@mirror": false}}"#,
         );
         assert_eq!(enabled_in(&project, &env), None);
+    }
+
+    #[test]
+    fn the_installed_version_is_the_copys_own_else_the_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("h");
+        let env = |name: &str| (name == "HOME").then(|| home.display().to_string());
+        assert_eq!(installed_version(&env), None);
+        let copy = home.join(".claude/plugins/cache/ctxkeep/ctxkeep/0.1.0");
+        let record = home.join(".claude/plugins/installed_plugins.json");
+        let entry = |version: &str| {
+            serde_json::json!({"version": 2, "plugins": {
+                "other@market": [{"installPath": "/x", "version": "9.9.9"}],
+                "ctxkeep@ctxkeep": [{"scope": "user", "installPath": copy, "version": version}],
+            }})
+            .to_string()
+        };
+        write(&record, &entry("0.0.9"));
+        assert_eq!(installed_version(&env).as_deref(), Some("0.0.9"));
+        write(&record, &entry("unknown"));
+        assert_eq!(installed_version(&env), None);
+        write(
+            &copy.join(".claude-plugin/plugin.json"),
+            r#"{"name": "ctxkeep", "version": "0.1.0"}"#,
+        );
+        assert_eq!(installed_version(&env).as_deref(), Some("0.1.0"));
     }
 
     #[test]

@@ -230,6 +230,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn rate_limits_are_recognised_and_a_clean_exit_needs_its_last_line() {
         use std::os::unix::process::ExitStatusExt;
