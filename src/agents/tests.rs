@@ -479,9 +479,9 @@ fn every_pre_tool_payload_names_a_destructive_command_and_only_that() {
     for (agent, file) in [
         (
             Agent::ClaudeCode,
-            "claude-code-2.1.328/hooks/PreToolUse-Bash.json",
+            "claude-code-2.1.332/hooks/PreToolUse-Bash.json",
         ),
-        (Agent::Codex, "codex-0.169.0/hooks/PreToolUse-Bash.json"),
+        (Agent::Codex, "codex-0.171.0/hooks/PreToolUse-Bash.json"),
         (Agent::Copilot, "copilot-1.0.102/hooks/PreToolUse-Bash.json"),
         (
             Agent::Gemini,
@@ -508,7 +508,7 @@ fn every_pre_tool_payload_names_a_destructive_command_and_only_that() {
     // Another tool before its call: nothing.
     let edit = captured(
         Agent::ClaudeCode,
-        "claude-code-2.1.328/hooks/PreToolUse-Edit.json",
+        "claude-code-2.1.332/hooks/PreToolUse-Edit.json",
     );
     assert_eq!(edit.action, Action::Ignore);
 }
