@@ -809,3 +809,34 @@ fn a_client_that_never_reads_cannot_grow_the_server() {
         "the server read every request it could not answer"
     );
 }
+
+/// Backpressure stops only the reading: a client that sends far more requests at once than
+/// the server lets itself owe, and reads as it goes, gets every answer.
+#[test]
+fn many_requests_at_once_all_get_their_answer() {
+    let p = Project::initialized();
+    let mut client = Client::start(&p, &[], &[]);
+    let mut stdin = client.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        for id in 1000..1500 {
+            writeln!(
+                stdin,
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}"
+            )
+            .unwrap();
+        }
+        stdin.flush().unwrap();
+        stdin
+    });
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < 500 {
+        let msg = client.next_message();
+        if let Some(id) = msg["id"].as_u64() {
+            assert!(msg.get("error").is_none(), "{msg}");
+            seen.insert(id);
+        }
+    }
+    assert_eq!(seen.first(), Some(&1000));
+    assert_eq!(seen.last(), Some(&1499));
+    client.stdin = Some(writer.join().unwrap());
+}
