@@ -43,7 +43,7 @@ const CAPTURES: &[Expected] = &[
         agent: Agent::ClaudeCode,
         hidden_restarts: false,
         hook_calls: 22,
-        injections: 4,
+        injections: 3,
         // The compaction's restore is a note with the nonce: Claude Code's summary arrives with
         // PostCompact, and no prompt or tool event follows it before the run ends.
         resume_prompts: 1,
@@ -51,16 +51,21 @@ const CAPTURES: &[Expected] = &[
         // Three failures in a row at lines 54, 58 and 62, warned in the third one's own hook
         // (its outcome is in the payload).
         loop_warnings: 1,
-        // All four stages crossed at once at line 91: one instruction, for stage-98.
-        stage_instructions: 1,
+        // The stand-in's 195,000 tokens at line 91 are 19.5 % of `claude-opus-5-5`'s
+        // 1,000,000-token window (Claude Code 2.1.328 reports that window for its default model):
+        // no stage. Before issue 32 the model table took it for a 200k model and all four
+        // stages fired there at once.
+        stage_instructions: 0,
         stacked: 0,
         // The three failures of one command are one line (×3) since issue 26.
         repeated_lines: 0,
         // The resumed run's "Carry on." is a nudge, not a new request: its end records nothing
         // new (a second session-end before issue 26).
-        checkpoints: &[("session-end", 1), ("stage-98", 1)],
-        skipped: 3,
-        at_compactions: &["stage-98"],
+        // With no stage at line 91, the compaction's `PreCompact` writes the checkpoint the
+        // stage-98 one was (one fewer skipped as repeating it).
+        checkpoints: &[("pre-compact", 1), ("session-end", 1)],
+        skipped: 2,
+        at_compactions: &["pre-compact"],
         // The stand-in's summary names none of the checkpoint's five facts.
         audits: &[Some(5)],
     },
