@@ -620,3 +620,18 @@ fn a_model_switch_rebases_the_window_and_a_clear_rearms_the_stages() {
     assert_eq!(t["fired"], serde_json::json!([]), "{t}");
     assert_eq!(t["handoff_due"], false);
 }
+
+#[test]
+fn a_configured_window_above_the_models_is_the_users_word_for_its_1m_variant() {
+    let p = project("1000000");
+    write_on(&p, "claude-opus-4-6", 150_000);
+    let t = track_with(&p, &["--transcript", "t.jsonl"], &[]);
+    assert_eq!(
+        (t.window, t.window_source.as_str(), t.percent),
+        (1_000_000, "config", Some(15.0))
+    );
+    assert!(
+        t.fired.is_empty(),
+        "no stage at 15 % of the window it runs on"
+    );
+}
