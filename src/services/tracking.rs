@@ -376,7 +376,6 @@ pub fn apply(
     // Where the agent compacts on its own, read afresh each time (its
     // configuration may have changed); only the known agent's files.
     let agent = s.agent.as_deref().and_then(|a| a.parse::<Agent>().ok());
-    // Where this agent was seen compacting with this model, once it was.
     // A figure past the window the session assumed, without a compaction:
     // the window is larger than assumed (or unknown).
     let was_unknown = prev.as_ref().is_some_and(|p| !p.window_known());
@@ -385,6 +384,7 @@ pub fn apply(
         .flatten();
     // A compaction read earlier is judged at the first figure after it.
     let judged = agent.and_then(|a| super::learning::judge(ws, &mut s, a, compacted));
+    // Where this agent was seen compacting with this model, once it was.
     let learned = agent.map(|a| {
         crate::compaction::Learned::load(&ws.compactions_path())
             .seen(a.as_str(), s.model.as_deref())
