@@ -376,7 +376,6 @@ pub fn apply(
     // Where the agent compacts on its own, read afresh each time (its
     // configuration may have changed); only the known agent's files.
     let agent = s.agent.as_deref().and_then(|a| a.parse::<Agent>().ok());
-    // Where this agent was seen compacting with this model, once it was.
     // A figure past the window the session assumed, without a compaction:
     // the window is larger than assumed (or unknown).
     let was_unknown = prev.as_ref().is_some_and(|p| !p.window_known());
@@ -385,6 +384,7 @@ pub fn apply(
         .flatten();
     // A compaction read earlier is judged at the first figure after it.
     let judged = agent.and_then(|a| super::learning::judge(ws, &mut s, a, compacted));
+    // Where this agent was seen compacting with this model, once it was.
     let learned = agent.map(|a| {
         crate::compaction::Learned::load(&ws.compactions_path())
             .seen(a.as_str(), s.model.as_deref())
@@ -561,8 +561,9 @@ pub fn apply(
 /// from a 200k one; a window the transcript or payload states); a larger
 /// window this session's usage proved; the model table's for the reading's
 /// model (with the project's `models:` overrides), held down where the
-/// agent's configuration says so (`CLAUDE_CODE_DISABLE_1M_CONTEXT`); the
-/// project's configured window (the front matter's `window`, else the default).
+/// agent's configuration says so (`CLAUDE_CODE_DISABLE_1M_CONTEXT`), unless the
+/// front matter configures a larger one; the project's configured window (the
+/// front matter's `window`, else the default).
 fn reading_window(
     opts: &Options,
     s: &mut Session,
@@ -583,7 +584,12 @@ fn reading_window(
     } else if let Some(w) = model.and_then(|m| config.model_info(m)).map(|m| m.window) {
         match agent.and_then(|a| crate::agents::window_cap(a, w)) {
             Some((cap, why)) => (cap, why),
-            None => (w, "model".to_string()),
+            // A configured window above the model's default is the user's word for an
+            // extended-context variant the transcript does not name (`[1m]`).
+            None => match sf.fm.window.filter(|&c| c > w) {
+                Some(c) => (c, "config".to_string()),
+                None => (w, "model".to_string()),
+            },
         }
     } else {
         (sf.fm.window.unwrap_or(config.window), "config".to_string())

@@ -620,3 +620,56 @@ fn a_model_switch_rebases_the_window_and_a_clear_rearms_the_stages() {
     assert_eq!(t["fired"], serde_json::json!([]), "{t}");
     assert_eq!(t["handoff_due"], false);
 }
+
+#[test]
+fn a_configured_window_above_the_models_is_the_users_word_for_its_1m_variant() {
+    let p = project("1000000");
+    write_on(&p, "claude-opus-4-6", 150_000);
+    let t = track_with(&p, &["--transcript", "t.jsonl"], &[]);
+    assert_eq!(
+        (t.window, t.window_source.as_str(), t.percent),
+        (1_000_000, "config", Some(15.0))
+    );
+    assert!(
+        t.fired.is_empty(),
+        "no stage at 15 % of the window it runs on"
+    );
+}
+
+#[test]
+fn a_gemini_compression_teaches_only_from_past_its_point() {
+    let p = plain_project();
+    let hook = |input: u64, id: &str| {
+        p.write(
+            "chat.jsonl",
+            jsonl(&[gemini_meta(), gemini_user("u1"), gemini_reply(id, input)]),
+        );
+        let payload = serde_json::json!({
+            "session_id": "gem-1", "transcript_path": p.path("chat.jsonl"), "cwd": p.root(),
+            "hook_event_name": "BeforeAgent", "prompt": "go on",
+        });
+        let out = p
+            .ctxkeep(&["hook", "gemini"])
+            .write_stdin(payload.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+    };
+    let learned = || -> Value {
+        serde_json::from_str(&p.read(".ctxkeep/compactions.json")).unwrap_or(Value::Null)
+    };
+    // Past 90 % of its compression point (524,288), then a fall: Gemini compressed on its own.
+    hook(500_000, "g1");
+    hook(100_000, "g2");
+    assert_eq!(
+        learned()["gemini"]["gemini-2.5-pro"],
+        serde_json::json!([500_000])
+    );
+    // A fall from 88 % of the point it is now known to compress at: a `/compress` by hand.
+    hook(440_000, "g3");
+    hook(90_000, "g4");
+    assert_eq!(
+        learned()["gemini"]["gemini-2.5-pro"],
+        serde_json::json!([500_000])
+    );
+}

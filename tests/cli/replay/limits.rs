@@ -67,13 +67,15 @@ fn measure(run: &Run) -> Measured {
         .map(|c| (c.line, c.trigger.clone(), c.pre_tokens))
         .collect();
     let point_for = |line: usize| {
-        let known = compactions
+        let known: Vec<(u64, usize)> = compactions
             .iter()
-            .filter_map(|(l, _, p)| p.map(|p| (p, *l)));
+            .filter_map(|(l, _, p)| p.map(|p| (p, *l)))
+            .collect();
         known
-            .clone()
+            .iter()
             .find(|(_, l)| *l > line)
-            .or_else(|| known.last())
+            .or(known.last())
+            .copied()
     };
     let mut late = Vec::new();
     let mut highest: f64 = 0.0;
