@@ -95,7 +95,7 @@ pub struct SessionIndex {
     pub plan_file: Option<String>,
     /// What remained by the agent's summary at its last compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_summary: Option<crate::summary::remains::Remains>,
+    pub from_summary: Option<super::SummaryRemains>,
 }
 
 impl SessionIndex {
