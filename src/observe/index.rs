@@ -23,6 +23,25 @@ pub const READS_TO_WORK_FROM: u32 = 2;
 /// end); every later read takes what it gained.
 pub const FIRST_READ: u64 = 16 * 1024 * 1024;
 
+/// How many bytes before the offset tell an appended transcript from a rewritten one.
+pub const MARK_BYTES: u64 = 32;
+
+/// The bytes of the transcript at `path` just before `offset`, as [`SessionIndex::mark`]
+/// keeps them; empty when they cannot be read.
+pub fn mark_at(path: &Path, offset: u64) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let start = offset.saturating_sub(MARK_BYTES);
+    let mut buf = vec![0u8; (offset - start) as usize];
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        f.seek(SeekFrom::Start(start))?;
+        f.read_exact(&mut buf)
+    });
+    match read {
+        Ok(()) => buf.iter().map(|b| format!("{b:02x}")).collect(),
+        Err(_) => String::new(),
+    }
+}
+
 /// A file the session read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReadFile {
@@ -71,6 +90,10 @@ pub struct SessionIndex {
     /// starts.
     pub transcript: String,
     pub offset: u64,
+    /// The bytes just before `offset` (hex, at most [`MARK_BYTES`]): a transcript rewritten
+    /// rather than appended to no longer has them there, and is read afresh.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mark: String,
     /// The folder paths are shown relative to (the repository around the project), found
     /// when the index was started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,7 +118,7 @@ pub struct SessionIndex {
     pub plan_file: Option<String>,
     /// What remained by the agent's summary at its last compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_summary: Option<crate::summary::remains::Remains>,
+    pub from_summary: Option<super::SummaryRemains>,
 }
 
 impl SessionIndex {

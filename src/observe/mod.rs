@@ -78,7 +78,7 @@ pub struct Observed {
     /// What remained by the agent's own summary at its last compaction (pending tasks, current
     /// work, next step), as it wrote it: recorded text, not ctxkeep's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_summary: Option<crate::summary::remains::Remains>,
+    pub from_summary: Option<SummaryRemains>,
     /// The plan file the agent wrote in its plan mode (a path the reader can open).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_file: Option<String>,
@@ -105,6 +105,19 @@ pub struct Observed {
     /// Whether `request` states the task (not only a bare slash command); not serialized.
     #[serde(skip)]
     pub(crate) task_found: bool,
+}
+
+/// What remained by the agent's own compaction summary (read by `summary::remains`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SummaryRemains {
+    /// When the summary was read (RFC 3339, seconds).
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_work: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {

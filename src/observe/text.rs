@@ -151,7 +151,7 @@ pub fn weight(request: &str) -> Weight {
     }
 }
 
-/// Longer prompts stand on their own; shorter ones may be remarks.
+/// Longer prompts stand on their own; shorter ones may be remarks (a short question is one).
 const MAX_REMARK_WORDS: usize = 15;
 /// A back-reference ("fix it", "make this faster") marks a remark only this short.
 const MAX_REFERRING_WORDS: usize = 10;
@@ -202,6 +202,11 @@ fn is_remark(text: &str, words: &[String]) -> bool {
     }
     let lower = text.to_lowercase();
     if ANSWER_WORDS.contains(&words[0].as_str()) || GO_ON.iter().any(|g| lower.starts_with(g)) {
+        return true;
+    }
+    // A short question asks about the work under way ("we added that test in this PR,
+    // yeah?"); a one- or two-word one ("status?") may still be the request.
+    if words.len() >= 3 && text.ends_with('?') {
         return true;
     }
     let names_something = text.split_whitespace().any(|w| {
@@ -767,6 +772,7 @@ mod tests {
             "make this faster",
             "Why is that still failing?",
             "commit that too",
+            "we added that missing test in this PR, yeah?",
         ] {
             assert_eq!(weight(remark), Weight::Remark, "{remark:?}");
         }

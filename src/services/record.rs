@@ -687,15 +687,15 @@ fn settle_observed(prev: Option<&Checkpoint>, seen: Option<Observed>) -> Option<
     Some(now)
 }
 
-/// Whether `new` would record nothing `prev` does not: the same fields the
-/// agent writes, the same HEAD and uncommitted paths, the same observed
-/// request, plan, next step and files.
 /// The tree of the uncommitted work a checkpoint kept: the same paths with
 /// other contents are new work.
 fn snapshot_tree(c: &Checkpoint) -> Option<&str> {
     c.git.as_ref()?.snapshot.as_ref().map(|s| s.tree.as_str())
 }
 
+/// Whether `new` would record nothing `prev` does not: the same fields the
+/// agent writes, the same HEAD and uncommitted paths, the same observed
+/// request and follow-ups, plan, next step, files and agent's summary.
 fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
     let dirty = |c: &Checkpoint| -> (Vec<String>, u64) {
         let mut paths: Vec<String> = c
@@ -710,10 +710,11 @@ fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
     let seen = |c: &Checkpoint| {
         c.observed.as_ref().map(|o| {
             (
-                o.request.clone(),
+                (o.request.clone(), o.follow_ups.clone()),
                 o.plan.clone(),
                 o.next_step.clone(),
                 o.files.clone(),
+                o.from_summary.as_ref().map(|r| r.at.clone()),
             )
         })
     };

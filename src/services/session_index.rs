@@ -56,6 +56,16 @@ fn catch_up_locked(
         // Another transcript for the session (or the first): read it from its start.
         index.transcript = shown;
         index.offset = 0;
+    } else if index.offset > 0
+        && crate::observe::index::mark_at(transcript, index.offset) != index.mark
+    {
+        // Rewritten rather than appended to: what was read of it no longer holds.
+        index = SessionIndex {
+            transcript: index.transcript,
+            root: index.root,
+            from_summary: index.from_summary,
+            ..SessionIndex::default()
+        };
     }
     if index.root.is_none() {
         // Paths are shown relative to the repository around the project, as a checkpoint
@@ -74,7 +84,10 @@ fn catch_up_locked(
     )
     .ok()?;
     index.add(&seen, &reads);
-    index.offset = end;
+    if end != index.offset {
+        index.offset = end;
+        index.mark = crate::observe::index::mark_at(transcript, end);
+    }
     if index != before {
         save(ws, lock, id, &index).ok()?;
     }

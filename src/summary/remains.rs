@@ -4,25 +4,12 @@
 //! same names, Gemini CLI's `<current_plan>` in its state snapshot). Kept in the record as the
 //! agent wrote them, redacted and bounded: recorded text, never ctxkeep's own instructions.
 
-use serde::{Deserialize, Serialize};
-
 /// Each part is cut to this many characters.
 pub const MAX_PENDING_CHARS: usize = 1200;
 pub const MAX_CURRENT_CHARS: usize = 600;
 pub const MAX_NEXT_CHARS: usize = 600;
 
-/// The summary's parts about what remains.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Remains {
-    /// When the summary was read (RFC 3339, seconds).
-    pub at: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current_work: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_step: Option<String>,
-}
+pub use crate::observe::SummaryRemains as Remains;
 
 const PENDING: &[&str] = &[
     "pending tasks",
