@@ -49,13 +49,19 @@ fn main() {
         // The packing must give back exactly what the engine was built on.
         let back = packed::unpack(&packed).unwrap_or_else(|e| panic!("{name}: {e}"));
         let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-        let split: Vec<u32> = shapes.split.iter().flat_map(|&(l, r)| [l, r]).collect();
+        let index = index::build(ends.len(), token);
+        let (split, prefix) =
+            packed::derive_parts(&back.prefix_lens, &back.left_lens, token, |b| {
+                packed::rank_in(&index, token, b)
+            })
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let want_split: Vec<u32> = shapes.split.iter().flat_map(|&(l, r)| [l, r]).collect();
         assert!(
             back.tokens == tokens
                 && back.ends == le(&ends)
-                && back.index == le(&index::build(ends.len(), token))
-                && back.split == le(&split)
-                && back.prefix == le(&shapes.next_prefix)
+                && back.index == le(&index)
+                && split == want_split
+                && prefix == shapes.next_prefix
                 && back.longest == shapes.longest
                 && back.pairs == shapes.pairs,
             "{name}: the packed tables do not unpack to the same tables"

@@ -45,6 +45,8 @@
 mod index;
 mod packed;
 
+use std::sync::OnceLock;
+
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::nfa::thompson;
 use regex_automata::{Anchored, Input};
@@ -209,8 +211,8 @@ const NONE: u32 = u32::MAX;
 /// In the split table: a single byte, made of nothing.
 const BASE: u32 = u32::MAX - 1;
 
-/// One encoding's tables, as `packed::unpack` rebuilds them from `build.rs`'s (all
-/// integers little-endian u32).
+/// One encoding's tables, as `packed::unpack` rebuilds them from `build.rs`'s
+/// (all integers little-endian u32).
 pub(crate) struct Tables {
     /// Every token's bytes, in rank order.
     pub tokens: &'static [u8],
@@ -218,17 +220,17 @@ pub(crate) struct Tables {
     pub ends: &'static [u8],
     /// Per slot of the hash index from bytes to rank: `rank + 1`, or 0.
     pub index: &'static [u8],
-    /// Per rank: the (left, right) ranks whose merge made it; `BASE` twice
-    /// for a single byte.
-    pub split: &'static [u8],
-    /// Per rank: the longest token that is a strict prefix of it, or `NONE`.
-    pub prefix: &'static [u8],
     /// Per slot of a token's first three bytes (`index::head_slot`, one
     /// byte each): the length of the longest token starting with them (an
     /// upper bound: slots are shared).
     pub longest: &'static [u8],
     /// One bit per two bytes (`b0 << 8 | b1`): whether they are a token.
     pub pairs: &'static [u8],
+    /// Per rank, one byte each: the length of its longest strict prefix that
+    /// is a token, and of the left part of its last merge (0: none); what
+    /// [`Parts`] are made from.
+    pub prefix_lens: &'static [u8],
+    pub left_lens: &'static [u8],
 }
 
 impl Tables {
@@ -244,12 +246,22 @@ impl Tables {
             tokens: keep(t.tokens),
             ends: keep(t.ends),
             index: keep(t.index),
-            split: keep(t.split),
-            prefix: keep(t.prefix),
             longest: keep(t.longest),
             pairs: keep(t.pairs),
+            prefix_lens: keep(t.prefix_lens),
+            left_lens: keep(t.left_lens),
         })
     }
+}
+
+/// What only the linear-time count of long pieces reads, made on its first
+/// use: a rank lookup per part would cost every count tens of milliseconds.
+struct Parts {
+    /// Per rank: the (left, right) ranks whose merge made it; `BASE` twice
+    /// for a single byte.
+    split: Vec<u32>,
+    /// Per rank: the longest token that is a strict prefix of it, or `NONE`.
+    prefix: Vec<u32>,
 }
 
 /// The ranks, read in place from the unpacked tables (nothing is built
@@ -257,6 +269,7 @@ impl Tables {
 struct Vocab {
     t: Tables,
     byte_rank: [u32; 256],
+    parts: OnceLock<Result<Parts, String>>,
 }
 
 #[inline]
@@ -276,8 +289,8 @@ impl Vocab {
             && slots > ranks
             && ranks > 0
             && u32_at(t.ends, ranks - 1) as usize == t.tokens.len()
-            && t.split.len() == ranks * 8
-            && t.prefix.len() == ranks * 4
+            && t.prefix_lens.len() == ranks
+            && t.left_lens.len() == ranks
             && t.longest.len() == 1 << index::HEAD_BITS
             && t.pairs.len() == 1 << 13;
         if !fits {
@@ -286,6 +299,7 @@ impl Vocab {
         let mut vocab = Vocab {
             t,
             byte_rank: [NONE; 256],
+            parts: OnceLock::new(),
         };
         for b in 0..=255u8 {
             vocab.byte_rank[usize::from(b)] = vocab.rank(&[b]);
@@ -350,11 +364,29 @@ impl Vocab {
         self.range(rank as usize).len()
     }
 
-    /// The two ranks a used rank was merged from, `None` for a single byte.
+    /// The merge parts and prefixes of every rank, made on first use.
+    fn parts(&self) -> Result<&Parts, String> {
+        self.parts
+            .get_or_init(|| {
+                let (split, prefix) = packed::derive_parts(
+                    self.t.prefix_lens,
+                    self.t.left_lens,
+                    |r| self.token(r).unwrap_or_default(),
+                    |b| self.rank(b),
+                )?;
+                Ok(Parts { split, prefix })
+            })
+            .as_ref()
+            .map_err(String::clone)
+    }
+
+    /// The two ranks a used rank was merged from, `None` for a single byte
+    /// (or tables that [`Self::parts`] found broken; `count_long` reports them).
     #[inline]
     fn split(&self, rank: u32) -> Option<(u32, u32)> {
-        let left = u32_at(self.t.split, rank as usize * 2);
-        (left != BASE).then(|| (left, u32_at(self.t.split, rank as usize * 2 + 1)))
+        let split = &self.parts().ok()?.split;
+        let left = split[rank as usize * 2];
+        (left != BASE).then(|| (left, split[rank as usize * 2 + 1]))
     }
 
     /// An upper bound on the length of a token that starts with `b0 b1 b2`.
@@ -444,6 +476,7 @@ impl Vocab {
     /// [`Self::count_backtracking`] while its guesses are mostly right, else
     /// by [`Self::count_windowed`] with [`WINDOW`] and [`MARGIN`].
     fn count_long(&self, piece: &[u8], scratch: &mut Scratch) -> Result<usize, String> {
+        self.parts()?;
         match self.count_backtracking(piece, scratch, true)? {
             Some(count) => Ok(count),
             None => self.count_windowed(piece, scratch, WINDOW, MARGIN),
@@ -567,7 +600,7 @@ impl Vocab {
                 }
                 continue;
             }
-            let shorter = u32_at(self.t.prefix, token as usize);
+            let shorter = self.parts()?.prefix[token as usize];
             if shorter != NONE {
                 token = shorter;
                 continue;

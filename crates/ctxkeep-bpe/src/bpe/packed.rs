@@ -21,15 +21,17 @@ pub const BASE: u32 = u32::MAX - 1;
 /// Bytes of the table of pairs that are tokens (one bit per two bytes).
 pub const PAIRS_LEN: usize = 1 << 13;
 
-/// An encoding's tables as the engine reads them (integers are u32 LE).
+/// An encoding's tables as the engine reads them (integers are u32 LE),
+/// but for the merge parts and prefixes, which [`derive_parts`] makes from
+/// `prefix_lens` and `left_lens` when a long piece first needs them.
 pub struct Unpacked {
     pub tokens: Vec<u8>,
     pub ends: Vec<u8>,
     pub index: Vec<u8>,
-    pub split: Vec<u8>,
-    pub prefix: Vec<u8>,
     pub longest: Vec<u8>,
     pub pairs: Vec<u8>,
+    pub prefix_lens: Vec<u8>,
+    pub left_lens: Vec<u8>,
 }
 
 /// The compact form of the tables (see the module docs). `split` holds each
@@ -96,45 +98,74 @@ pub fn unpack(bytes: &[u8]) -> Result<Unpacked, String> {
         let start = if r == 0 { 0 } else { ends[r - 1] as usize };
         &tokens[start..ends[r] as usize]
     };
-    let index = index::build(ranks, token);
-    let rank = |b: &[u8]| -> u32 {
-        let mut i = index::slot(b, index.len());
-        loop {
-            match index[i] {
-                0 => return NONE,
-                e if token((e - 1) as usize) == b => return e - 1,
-                _ => i = (i + 1) & (index.len() - 1),
-            }
-        }
-    };
-    let mut split = Vec::with_capacity(ranks * 2);
-    let mut prefix = Vec::with_capacity(ranks);
-    for r in 0..ranks {
-        let t = token(r);
-        let (p, l) = (usize::from(prefix_lens[r]), usize::from(left_lens[r]));
-        if p >= t.len().max(1) || l >= t.len().max(1) {
+    for ((&len, &p), &l) in lens.iter().zip(prefix_lens).zip(left_lens) {
+        if p >= len.max(1) || l >= len.max(1) {
             return Err(broken("a part longer than its token"));
         }
-        prefix.push(if p == 0 { NONE } else { rank(&t[..p]) });
-        let parts = match t.len() {
-            0 => (NONE, NONE),
-            1 => (BASE, BASE),
-            _ if l == 0 => return Err(broken("a merged token without parts")),
-            _ => (rank(&t[..l]), rank(&t[l..])),
-        };
-        if t.len() > 1 && (parts.0 == NONE || parts.1 == NONE) {
-            return Err(broken("a part that is not a token"));
+        if len > 1 && l == 0 {
+            return Err(broken("a merged token without parts"));
         }
-        split.extend([parts.0, parts.1]);
     }
+    let index = index::build(ranks, token);
     let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     Ok(Unpacked {
         tokens: tokens.to_vec(),
         ends: le(&ends),
         index: le(&index),
-        split: le(&split),
-        prefix: le(&prefix),
         longest: longest.to_vec(),
         pairs: pairs.to_vec(),
+        prefix_lens: prefix_lens.to_vec(),
+        left_lens: left_lens.to_vec(),
     })
+}
+
+/// Each rank's merge parts (left, right; `BASE` twice for a single byte,
+/// `NONE` twice for an unused rank) and its longest strict prefix that is a
+/// token (`NONE`: none), from the lengths [`unpack`] kept. `token(r)` is
+/// rank r's bytes; `rank(bytes)` is the rank of a token's bytes or `NONE`.
+/// A rank lookup per part: tens of milliseconds, which only long pieces pay.
+pub fn derive_parts<'a>(
+    prefix_lens: &[u8],
+    left_lens: &[u8],
+    token: impl Fn(usize) -> &'a [u8],
+    rank: impl Fn(&[u8]) -> u32,
+) -> Result<(Vec<u32>, Vec<u32>), String> {
+    let ranks = prefix_lens.len();
+    let mut split = Vec::with_capacity(ranks * 2);
+    let mut prefix = Vec::with_capacity(ranks);
+    for (r, (&p, &l)) in prefix_lens.iter().zip(left_lens).enumerate() {
+        let t = token(r);
+        let (p, l) = (usize::from(p), usize::from(l));
+        prefix.push(if p == 0 || p >= t.len() {
+            NONE
+        } else {
+            rank(&t[..p])
+        });
+        let parts = match t.len() {
+            0 => (NONE, NONE),
+            1 => (BASE, BASE),
+            n if l == 0 || l >= n => (NONE, NONE),
+            _ => (rank(&t[..l]), rank(&t[l..])),
+        };
+        if t.len() > 1 && (parts.0 == NONE || parts.1 == NONE) {
+            return Err(format!(
+                "the packed rank table is broken (rank {r}'s parts are not tokens)"
+            ));
+        }
+        split.extend([parts.0, parts.1]);
+    }
+    Ok((split, prefix))
+}
+
+/// The rank of `bytes` in an index [`index::build`] made, `NONE` if none.
+#[allow(dead_code)] // build.rs only
+pub fn rank_in<'a>(index: &[u32], token: impl Fn(usize) -> &'a [u8], bytes: &[u8]) -> u32 {
+    let mut i = index::slot(bytes, index.len());
+    loop {
+        match index[i] {
+            0 => return NONE,
+            e if token((e - 1) as usize) == bytes => return e - 1,
+            _ => i = (i + 1) & (index.len() - 1),
+        }
+    }
 }
