@@ -91,14 +91,17 @@ fn keep_runs_in_the_named_folder_and_keeps_it() {
 #[test]
 fn the_readme_starts_with_the_demo_and_the_tests() {
     let blocks = readme_sh_blocks();
-    assert_eq!(blocks[0].trim(), "npm install -g ctxkeep && ctxkeep demo");
+    assert_eq!(
+        blocks[0].trim(),
+        "cargo install --locked --path . && ctxkeep demo"
+    );
     assert_eq!(blocks[1].trim(), "cargo test --locked");
     let readme =
         std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
             .unwrap();
     assert!(
-        readme.contains("`cargo install --locked --path .`"),
-        "the README names the source build"
+        readme.contains("`npm install -g ctxkeep && ctxkeep demo`"),
+        "the README names the install without Rust"
     );
 }
 
