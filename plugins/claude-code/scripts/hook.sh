@@ -52,6 +52,6 @@ fi
 cat >/dev/null
 if [ "$1" = SessionStart ]; then
   # shellcheck disable=SC2016 # the backquotes are the message's own
-  printf '%s\n' '{"systemMessage": "ctxkeep plugin: the ctxkeep command is not on PATH, so nothing keeps project-state.md in this session. Install it with `npm install -g ctxkeep` (no Rust needed), then start a new session."}'
+  printf '%s\n' '{"systemMessage": "ctxkeep plugin: the ctxkeep command is not on PATH, so nothing keeps project-state.md in this session. Install it with `npm install -g ctxkeep` (no Rust needed; from the first release on) or, in a clone of its repository, `cargo install --locked --path .`, then start a new session."}'
 fi
 exit 0
