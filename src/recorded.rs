@@ -81,7 +81,11 @@ fn sgr_len(text: &str) -> Option<usize> {
 pub fn one_line(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let safe = escape_controls(&flat);
-    crate::output::clip(&safe, max)
+    // As `output::clip` (which prints through this module: no import back).
+    match safe.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &safe[..at]),
+        None => safe.into_owned(),
+    }
 }
 
 /// Recorded text as a Markdown code span on one line: delimited by more

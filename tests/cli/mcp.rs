@@ -840,3 +840,37 @@ fn many_requests_at_once_all_get_their_answer() {
     assert_eq!(seen.last(), Some(&1499));
     client.stdin = Some(writer.join().unwrap());
 }
+
+#[test]
+fn a_bearer_token_and_an_escape_sequence_never_come_back_from_a_tool() {
+    let p = Project::initialized();
+    let mut c = Client::start(&p, &[], &[]);
+    let token: String = (0..36)
+        .map(|i| (b'A' + (i * 5 % 26) as u8) as char)
+        .collect::<String>()
+        + "42";
+    let mut fields: Value = serde_json::from_str(FIELDS).unwrap();
+    fields["notes"] = json!(format!(
+        "deploy with curl -H \"Authorization: Bearer {token}\" then \u{1b}]52;c;eA==\u{7} check"
+    ));
+    let r = c.call("checkpoint", fields);
+    assert!(!is_error(&r), "{r}");
+    for tool in ["resume", "status", "verify"] {
+        let r = c.call(tool, json!({}));
+        let all = r.to_string();
+        assert!(!all.contains(&token), "{tool}: {all}");
+        assert!(!text(&r).contains('\u{1b}'), "{tool}: {}", text(&r));
+    }
+    let r = c.call("resume", json!({}));
+    assert!(
+        text(&r).contains("Bearer [REDACTED:authorization]"),
+        "{}",
+        text(&r)
+    );
+    assert!(
+        text(&r).contains("\\u001B]52;c;eA==\\u0007"),
+        "{}",
+        text(&r)
+    );
+    assert!(!p.state().contains(&token));
+}
