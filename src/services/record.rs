@@ -549,15 +549,15 @@ fn settle_observed(prev: Option<&Checkpoint>, seen: Option<Observed>) -> Option<
     Some(now)
 }
 
-/// Whether `new` would record nothing `prev` does not: the same fields the
-/// agent writes, the same HEAD and uncommitted paths, the same observed
-/// request, plan, next step and files.
 /// The tree of the uncommitted work a checkpoint kept: the same paths with
 /// other contents are new work.
 fn snapshot_tree(c: &Checkpoint) -> Option<&str> {
     c.git.as_ref()?.snapshot.as_ref().map(|s| s.tree.as_str())
 }
 
+/// Whether `new` would record nothing `prev` does not: the same fields the
+/// agent writes, the same HEAD and uncommitted paths (and their contents, by
+/// the snapshot's tree), the same observed request, plan, next step and files.
 fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
     let dirty = |c: &Checkpoint| -> (Vec<String>, u64) {
         let mut paths: Vec<String> = c
