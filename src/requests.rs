@@ -245,20 +245,32 @@ pub fn text(why: &Why, state: &State, mcp: bool) -> String {
         Why::PlanItem(item) => format!("plan item \"{}\" is done", clip(item, 72)),
         Why::LongStretch(n) => format!("{n} tool calls since the last checkpoint you wrote"),
     };
-    let files = match (state.files.is_empty(), state.more_files) {
-        (true, _) => String::new(),
-        (false, 0) => format!(" (changed: {})", state.files.join(", ")),
-        (false, more) => format!(" (changed: {} and {more} more)", state.files.join(", ")),
-    };
     let how = match mcp {
         true => "call the ctxkeep `checkpoint` tool with phase, active_task and next_action (decisions if any)",
         false => "run `ctxkeep checkpoint --phase \"...\" --task \"...\" --next \"...\"` (`--decision` for choices made)",
     };
-    let mut text = format!(
-        "ctxkeep: {what}{files}. Record where the work stands in one step: {how}; then carry on."
-    );
-    crate::output::cut_to_chars(&mut text, MAX_CHARS);
-    text
+    let render = |files: &str| {
+        format!("ctxkeep: {what}{files}. Record where the work stands in one step: {how}; then carry on.")
+    };
+    // The files give way, never the instruction: as many as fit are named, the rest counted.
+    let mut named = state.files.len();
+    loop {
+        let more = state.more_files as usize + state.files.len() - named;
+        let files = match (named, more) {
+            (0, 0) => String::new(),
+            (0, more) => format!(" ({more} files changed)"),
+            (_, 0) => format!(" (changed: {})", state.files[..named].join(", ")),
+            (_, more) => format!(
+                " (changed: {} and {more} more)",
+                state.files[..named].join(", ")
+            ),
+        };
+        let text = render(&files);
+        if text.chars().count() <= MAX_CHARS || named == 0 {
+            return text;
+        }
+        named -= 1;
+    }
 }
 
 #[cfg(test)]
@@ -369,6 +381,24 @@ mod tests {
         let mut st = State::default();
         for _ in 0..200 {
             assert_eq!(step(&mut st, &off, &run("cargo test"), None, None), None);
+        }
+    }
+
+    #[test]
+    fn long_file_names_give_way_and_the_instruction_is_never_cut() {
+        let st = State {
+            files: (0..4)
+                .map(|i| format!("src/{}/mod{i}.rs", "deep/".repeat(20)))
+                .collect(),
+            more_files: 3,
+            ..State::default()
+        };
+        let why = Why::PlanItem("x".repeat(200));
+        for mcp in [false, true] {
+            let text = text(&why, &st, mcp);
+            assert!(text.chars().count() <= MAX_CHARS, "{text}");
+            assert!(text.ends_with("then carry on."), "{text}");
+            assert!(text.contains(" more)"), "the rest are counted: {text}");
         }
     }
 

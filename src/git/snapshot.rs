@@ -82,14 +82,14 @@ fn temp_index(real: &Path) -> Result<TempIndex, Unavailable> {
 
 /// Stores the uncommitted work: `dirty` are the paths `git status` listed
 /// (relative to the top level), `head` the commit they are changes against.
-/// Returns None when the tree is `unchanged_from` (the last snapshot's tree):
-/// nothing changed since, nothing is stored.
+/// Returns None when the tree is that of `unchanged_from` (the last snapshot)
+/// and git still has that commit: nothing changed since, nothing is stored.
 pub fn take(
     dir: &Path,
     dirty: &[String],
     head: Option<&str>,
     message: &str,
-    unchanged_from: Option<&str>,
+    unchanged_from: Option<&Snapshot>,
 ) -> Result<Option<Snapshot>, Unavailable> {
     let (top, index) = paths(dir)?;
     let temp = temp_index(&index)?;
@@ -119,7 +119,7 @@ pub fn take(
             .arg("write-tree")
             .output(),
     )?);
-    if unchanged_from == Some(tree.as_str()) {
+    if unchanged_from.is_some_and(|last| last.tree == tree && exists(&top, &last.commit)) {
         return Ok(None);
     }
     let mut args = vec!["commit-tree", tree.as_str(), "-m", message];
@@ -388,7 +388,7 @@ mod tests {
         assert_eq!(snap.files, 3);
         // The same tree again is no new snapshot.
         assert_eq!(
-            take(p, &paths, head.as_deref(), "test", Some(&snap.tree)).unwrap(),
+            take(p, &paths, head.as_deref(), "test", Some(&snap)).unwrap(),
             None
         );
         keep(p, "ckpt-0001", &snap.commit).unwrap();

@@ -970,14 +970,33 @@ impl Hook {
         if !super::snapshot::at_risk(command, &g, &top, &cwd) {
             return Ok(());
         }
-        let budget = session::load(&self.ws, &self.session)?.and_then(|s| s.budget());
-        self.auto_checkpoint(
+        let budget = session::load(&self.ws, &self.session)
+            .ok()
+            .flatten()
+            .and_then(|s| s.budget());
+        let written = self.auto_checkpoint(
             super::snapshot::TRIGGER,
             budget,
             json!({ "session": self.session, "agent": self.agent, "command": command }),
             true,
-        )
-        .map(|_| ())
+        );
+        // Even under `--strict` (exit 2 would block the call): the failure is logged, the command runs.
+        if let Err(e) = written {
+            if let Ok(lock) = self.ws.lock() {
+                let message = format!("no snapshot before `{command}`: {e:#}");
+                let message = crate::redact::redact(&message).into_owned();
+                self.log(
+                    &lock,
+                    "error",
+                    json!({
+                        "command": "hook", "agent": self.agent, "hook_event": self.payload.event,
+                        "session": self.session, "code": crate::error::code_name_of(&e),
+                        "message": message,
+                    }),
+                );
+            }
+        }
+        Ok(())
     }
 
     fn log(&self, lock: &crate::fsutil::Lock, event: &str, fields: serde_json::Value) {

@@ -694,8 +694,9 @@ fn snapshot_tree(c: &Checkpoint) -> Option<&str> {
 }
 
 /// Whether `new` would record nothing `prev` does not: the same fields the
-/// agent writes, the same HEAD and uncommitted paths, the same observed
-/// request and follow-ups, plan, next step, files and agent's summary.
+/// agent writes, the same HEAD and uncommitted paths (and their contents, by
+/// the snapshot's tree), the same observed request and follow-ups, plan, next
+/// step, files and agent's summary.
 fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
     let dirty = |c: &Checkpoint| -> (Vec<String>, u64) {
         let mut paths: Vec<String> = c

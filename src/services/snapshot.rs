@@ -37,17 +37,10 @@ pub fn attach(
     }
     let last = prev
         .and_then(|p| p.git.as_ref())
-        .and_then(|pg| pg.snapshot.clone())
-        .filter(|s| snapshot::exists(&ws.root, &s.commit));
+        .and_then(|pg| pg.snapshot.clone());
     let paths: Vec<String> = g.dirty.iter().map(|d| d.path.clone()).collect();
     let message = format!("ctxkeep: uncommitted work at {why}");
-    match snapshot::take(
-        &ws.root,
-        &paths,
-        g.head.as_deref(),
-        &message,
-        last.as_ref().map(|s| s.tree.as_str()),
-    ) {
+    match snapshot::take(&ws.root, &paths, g.head.as_deref(), &message, last.as_ref()) {
         Ok(Some(taken)) => g.snapshot = Some(taken),
         Ok(None) => g.snapshot = last,
         Err(e) => return out.warn(&format!("uncommitted work was not stored in git: {e}")),
