@@ -756,7 +756,7 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
 
     let dry = edit(&p, &["install", "claude-code", "--dry-run"]);
     assert!(dry.dry_run && dry.changed);
-    assert_eq!(dry.changes.len(), 10, "nine events and the status line");
+    assert_eq!(dry.changes.len(), 11, "ten events and the status line");
     assert_eq!(
         p.read(".claude/settings.json"),
         USER_SETTINGS,
@@ -972,18 +972,19 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
         ]
     );
     assert!(report.checks.iter().all(|c| c.ok), "{report:?}");
+    let status_line = &report.checks[names.iter().position(|n| *n == "statusLine").unwrap()];
     assert!(
-        report.checks[9]
+        status_line
             .detail
             .contains("ctxkeep [#---------] 12 % · 20k/167k"),
         "{:?}",
-        report.checks[9]
+        status_line
     );
     // The line names the project's checkpoint, not one a hook wrote in the copy.
     assert!(
-        report.checks[9].detail.contains("ckpt-0001"),
+        status_line.detail.contains("ckpt-0001"),
         "{:?}",
-        report.checks[9]
+        status_line
     );
     assert_eq!(p.state(), state, "the checks ran against a copy");
     assert_eq!(p.read(".ctxkeep/events.jsonl"), events_before);
