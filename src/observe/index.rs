@@ -163,6 +163,8 @@ impl SessionIndex {
         if self.request.is_some() {
             tail.request = self.request.clone();
             tail.task_found = true;
+        }
+        if self.request.is_some() || !self.follow_ups.is_empty() {
             tail.follow_ups = self.follow_ups.clone();
         }
         let mut files: Vec<String> = tail.files.clone();

@@ -506,17 +506,17 @@ impl Hook {
     /// the middle of a turn) gets the outcome its hook's payload gave.
     fn observed(&self) -> Option<Observed> {
         let path = self.transcript()?;
-        let mut observed = match self.index() {
-            // The index holds what the session did from its start: the tail read need not
-            // look further back for the request.
-            Some(index) => {
-                let mut o =
-                    record::observe_transcript_tail(&self.ws, &path, Some(self.agent)).ok()?;
-                index.complete(&mut o);
-                o
+        let index = self.index();
+        let mut observed = match &index {
+            // The index holds the request: the tail read need not look further back for it.
+            Some(index) if index.request.is_some() => {
+                record::observe_transcript_tail(&self.ws, &path, Some(self.agent)).ok()?
             }
-            None => record::observe_transcript(&self.ws, &path, Some(self.agent)).ok()?,
+            _ => record::observe_transcript(&self.ws, &path, Some(self.agent)).ok()?,
         };
+        if let Some(index) = &index {
+            index.complete(&mut observed);
+        }
         if let Ok(Some(s)) = session::load(&self.ws, &self.session) {
             crate::observe::loops::fill_outcomes(&mut observed.commands, &s.loops.recent);
         }

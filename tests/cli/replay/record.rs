@@ -48,7 +48,7 @@ fn section(summary: &str, names: &[&str]) -> String {
         .is_some_and(|l| l.starts_with(' '));
     let mut blank = false;
     for l in &lines[start + 1..] {
-        if heading(l) && !l.trim_start().starts_with(|c: char| c == '-' || c == ' ') {
+        if heading(l) && !l.trim_start().starts_with(['-', ' ']) {
             let t = l.trim_start_matches(|c: char| c == '#' || c == '*' || c.is_whitespace());
             if t.starts_with(|c: char| c.is_ascii_digit()) || l.trim().starts_with('#') {
                 break;
