@@ -32,10 +32,12 @@ pub fn mark_at(path: &Path, offset: u64) -> String {
     use std::io::{Read, Seek, SeekFrom};
     let start = offset.saturating_sub(MARK_BYTES);
     let mut buf = vec![0u8; (offset - start) as usize];
-    let read = std::fs::File::open(path).and_then(|mut f| {
-        f.seek(SeekFrom::Start(start))?;
-        f.read_exact(&mut buf)
-    });
+    let read = crate::fsutil::open_input(path)
+        .map_err(|e| std::io::Error::other(e.to_string()))
+        .and_then(|(mut f, _)| {
+            f.seek(SeekFrom::Start(start))?;
+            f.read_exact(&mut buf)
+        });
     match read {
         Ok(()) => buf.iter().map(|b| format!("{b:02x}")).collect(),
         Err(_) => String::new(),
