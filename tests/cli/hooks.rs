@@ -839,7 +839,7 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
     assert!(dry.changed && dry.changes.iter().all(|c| c.op == "removed"));
     assert_eq!(p.read(".claude/settings.json"), written);
     let gone = edit(&p, &["uninstall", "claude-code"]);
-    assert_eq!(gone.changes.len(), 10);
+    assert_eq!(gone.changes.len(), 11);
     assert_eq!(settings(&p), original, "exactly the user's settings again");
     assert!(!edit(&p, &["uninstall", "claude-code"]).changed);
 }

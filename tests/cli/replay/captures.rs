@@ -44,8 +44,10 @@ const CAPTURES: &[Expected] = &[
         // Claude Code marks a hook in the transcript only when it printed something, and a
         // resume of a conversation that saw the checkpoint is told nothing.
         hidden_restarts: true,
-        hook_calls: 21,
-        injections: 5,
+        // With the PreToolUse of its ten tool calls, wired since the snapshots before
+        // destructive commands (none of them is one: they answer at once).
+        hook_calls: 31,
+        injections: 4,
         resume_prompts: 1,
         // The compaction's restore is a note with the nonce at SessionStart(compact) (Claude
         // Code's summary arrives with PostCompact); what the summary left out follows with the
@@ -54,26 +56,29 @@ const CAPTURES: &[Expected] = &[
         // Three failures in a row at lines 55, 59 and 63, warned in the third one's own hook
         // (its outcome is in the payload).
         loop_warnings: 1,
-        // All four stages crossed at once at line 96: one instruction, for stage-98.
-        stage_instructions: 1,
+        // The stand-in's 195,000 tokens at line 96 are 19.5 % of `claude-opus-5-5`'s
+        // 1,000,000-token window: no stage (before the window came from the model, the table took
+        // it for a 200k model and all four stages fired there at once).
+        stage_instructions: 0,
         stacked: 0,
         // The three failures of one command are one line (×3) since issue 26.
         repeated_lines: 0,
-        // The ends of the first two runs are hidden (above); the compaction's and the last
-        // run's end record nothing new since the stage-98 checkpoint.
-        checkpoints: &[("stage-98", 1)],
-        skipped: 2,
-        at_compactions: &["stage-98"],
-        // Seven facts of the stage-98 checkpoint are not in the stand-in's short summary.
+        // With no stage, the compaction's `PreCompact` writes the checkpoint; the last run's end
+        // records nothing new since.
+        checkpoints: &[("pre-compact", 1)],
+        skipped: 1,
+        at_compactions: &["pre-compact"],
+        // Seven facts of the pre-compact checkpoint are not in the stand-in's short summary.
         audits: &[Some(7)],
     },
     Expected {
         dir: "codex-0.171.0",
         agent: Agent::Codex,
         hidden_restarts: true,
-        // With the run's final SessionEnd, wired since issue 26, and the compacting run's two
-        // patches before the compaction and its call after it.
-        hook_calls: 20,
+        // With the run's final SessionEnd, wired since issue 26, the compacting run's two
+        // patches before the compaction and its call after it, and the PreToolUse of its nine
+        // calls, wired since the snapshots before destructive commands.
+        hook_calls: 29,
         injections: 3,
         // The compaction's summary is in the rollout by PostCompact: what it left out is given
         // back at SessionStart(compact).
