@@ -106,24 +106,12 @@ fn measure(run: &Run) -> Measured {
     }
 }
 
-/// Every JSONL session under the agents' folders, sorted, with the agent its folder names.
+/// The whole sessions the report reads: Claude Code's and Codex's (`shared::transcripts`).
 fn sessions(root: &Path) -> Vec<(PathBuf, Agent)> {
-    let mut out = Vec::new();
-    for (folder, agent) in [("claude-code", Agent::ClaudeCode), ("codex", Agent::Codex)] {
-        let mut stack = vec![root.join(folder)];
-        while let Some(dir) = stack.pop() {
-            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let path = e.path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|x| x == "jsonl") {
-                    out.push((path, agent));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
+    super::shared::transcripts(root)
+        .into_iter()
+        .filter(|(_, agent)| matches!(agent, Agent::ClaudeCode | Agent::Codex))
+        .collect()
 }
 
 #[test]

@@ -21,26 +21,12 @@ use serde_json::Value;
 use super::run::replay_file;
 use super::{Agent, Transcript};
 
+/// The whole sessions the report reads: Claude Code's and Codex's (`shared::transcripts`).
 fn sessions(root: &Path) -> Vec<(PathBuf, Agent)> {
-    let mut out = Vec::new();
-    for (folder, agent) in [("claude-code", Agent::ClaudeCode), ("codex", Agent::Codex)] {
-        let mut stack = vec![root.join(folder)];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let path = e.path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|x| x == "jsonl") {
-                    out.push((path, agent));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
+    super::shared::transcripts(root)
+        .into_iter()
+        .filter(|(_, agent)| matches!(agent, Agent::ClaudeCode | Agent::Codex))
+        .collect()
 }
 
 /// Each model call's context (1-based line, tokens), and the lines where the context was compacted.

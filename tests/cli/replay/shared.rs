@@ -16,7 +16,7 @@ use super::run::replay_file;
 use super::Agent;
 
 /// Every JSONL transcript under the agents' folders, sorted, with the agent its folder names.
-fn transcripts(root: &Path) -> Vec<(PathBuf, Agent)> {
+pub(super) fn transcripts(root: &Path) -> Vec<(PathBuf, Agent)> {
     let mut out = Vec::new();
     for (folder, agent) in [
         ("claude-code", Agent::ClaudeCode),
