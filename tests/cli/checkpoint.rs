@@ -310,11 +310,8 @@ fn a_next_action_verify_rejects_is_warned_of_when_it_is_written() {
     let p = Project::initialized();
     // A good one: nothing to say.
     p.checkpoint(&[]).success().stderr("");
-    // A leading TODO: is a marker left in (docs/commands.md), whatever follows it.
-    let a = p
-        .checkpoint_next("TODO: run cargo test lexer and fix the escape case")
-        .success()
-        .stdout("ckpt-0002\n");
+    // A marker left in the next action.
+    let a = p.checkpoint_next("TBD").success().stdout("ckpt-0002\n");
     let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
     assert!(
         err.contains("warning: `ctxkeep verify` rejects ckpt-0002: CK202"),
