@@ -27,8 +27,8 @@ pub mod run;
 
 mod captures;
 mod limits;
-mod requests;
 mod record;
+mod requests;
 mod shared;
 
 use std::path::{Path, PathBuf};
