@@ -254,6 +254,14 @@ const DIRECTIVES: &[&str] = &[
     "i'd like",
     "go ahead",
 ];
+/// Openings of an opinion on what the agent just said or proposed.
+const OPINIONS: &[&str] = &[
+    "i think ",
+    "i guess ",
+    "i feel ",
+    "i believe ",
+    "i'm not sure ",
+];
 /// Words of a statement about how things are ("it's not feasible", "that won't work").
 #[rustfmt::skip]
 const STATEMENT_WORDS: &[&str] = &[
@@ -270,6 +278,12 @@ fn reacts_without_asking_for_work(lower: &str, words: &[String]) -> bool {
         return false;
     }
     if REACTIONS.contains(&words[0].as_str()) && lower.contains('?') {
+        return true;
+    }
+    // An opinion on what was just proposed ("I think by file is too much"); one that asks for a
+    // change says "should" and is a task.
+    let opinion = OPINIONS.iter().any(|o| lower.starts_with(o));
+    if opinion && words.len() <= MAX_REMARK_WORDS && !words.iter().any(|w| w == "should") {
         return true;
     }
     // "If it fails, revert it" / "when done then commit": a clause that leads to an instruction.
@@ -840,6 +854,8 @@ mod tests {
             "hmm I deleted the branch before it was merged, so the history is gone now, right? or does the remote still keep it",
             "when two users save the same draft at once the second save isn't safe anymore",
             "if somebody renames the folder later that link won't resolve",
+            "I think one entry per line is too much",
+            "i guess the cache was stale",
         ] {
             assert_eq!(weight(remark), Weight::Remark, "{remark:?}");
         }
@@ -849,6 +865,8 @@ mod tests {
             "if the build is not green, revert the last commit",
             "when the user is not logged in redirect them to the login page",
             "when the user isn't logged in, then show the login page",
+            "I think the importer should skip empty rows",
+            "I think we need a retry around the upload, with a test that makes it fail twice first",
             "oh wait, what happens to the cache when two workers write the same key at once? can you add a lock around it",
         ] {
             assert_eq!(weight(task), Weight::Task, "{task:?}");
