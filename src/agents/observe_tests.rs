@@ -1612,3 +1612,50 @@ fn a_plan_item_the_agent_talked_past_loses_to_its_newer_statement() {
     );
     assert_eq!(obs.next_step.as_deref(), Some("Recurse into inline tables"));
 }
+
+#[test]
+fn files_a_finished_subagent_reports_changing_are_changed_files() {
+    let agent = |id: &str, task: &str, report: &str, status: &str| {
+        let mut r = result(id, report, false);
+        r["toolUseResult"] = json!({"status": status, "prompt": task, "agentId": "a1b2",
+            "content": [{"type": "text", "text": report}], "totalToolUseCount": 9});
+        [
+            call(
+                id,
+                "Task",
+                json!({"description": "d", "prompt": task, "subagent_type": "general-purpose"}),
+            ),
+            r,
+        ]
+    };
+    let task = "Drop the old palette.\n**Files to modify:**\n\
+        1. `app/views/Login.swift` — old colors\n\
+        2. `/home/dev/proj/app/views/Settings.swift`\n\
+        3. `app/theme/Palette.swift` — read only";
+    let mut lines = vec![prompt("Move the app to the new palette")];
+    lines.extend(agent(
+        "k1",
+        task,
+        "Summary of changes: colors replaced in Login and Settings.swift.",
+        "completed",
+    ));
+    // An exploring subagent that changed nothing, and one that did not finish.
+    lines.extend(agent(
+        "k2",
+        "Look at `app/theme/Fonts.swift` and report",
+        "Fonts.swift defines three sizes.",
+        "completed",
+    ));
+    lines.extend(agent(
+        "k3",
+        "Fix `app/views/Home.swift`",
+        "Updated Home.swift",
+        "failed",
+    ));
+    let obs = read("sess-cc-1.jsonl", &lines);
+    // Newest first, as with edited files; the absolute path is shown relative to the project.
+    assert_eq!(
+        obs.files,
+        vec!["app/views/Settings.swift", "app/views/Login.swift"]
+    );
+}

@@ -11,6 +11,7 @@
 //! are ignored.
 
 pub mod beads;
+pub mod delegated;
 pub mod failure;
 pub mod index;
 pub mod loops;

@@ -197,10 +197,16 @@ const GENERIC_WORDS: &[&str] = &[
 /// opens with an answer or a go-ahead, or it points back ("it", "this") with no word of its
 /// own that names the work (a file, a thing, an identifier).
 fn is_remark(text: &str, words: &[String]) -> bool {
-    if words.is_empty() || words.len() > MAX_REMARK_WORDS {
+    if words.is_empty() {
         return false;
     }
     let lower = text.to_lowercase();
+    if reacts_without_asking_for_work(&lower, words) {
+        return true;
+    }
+    if words.len() > MAX_REMARK_WORDS {
+        return false;
+    }
     if ANSWER_WORDS.contains(&words[0].as_str()) || GO_ON.iter().any(|g| lower.starts_with(g)) {
         return true;
     }
@@ -223,6 +229,72 @@ fn is_remark(text: &str, words: &[String]) -> bool {
         && !names_something
         && words.iter().any(|w| BACK_REFERENCES.contains(&w.as_str()))
         && words.iter().all(generic)
+}
+
+/// Interjections that open a reaction to what was just done ("ah, I messed up …").
+const REACTIONS: &[&str] = &[
+    "ah", "ahh", "oh", "ohh", "hmm", "hmmm", "hm", "huh", "oops", "whoops", "ugh", "argh", "meh",
+];
+/// A reaction this long is a new request in disguise, whatever it opens with.
+const MAX_REACTION_WORDS: usize = 60;
+/// Phrases that ask the agent for work; a prompt holding one is not a mere reaction.
+const DIRECTIVES: &[&str] = &[
+    "please",
+    "can you",
+    "could you",
+    "would you",
+    "let's",
+    "lets ",
+    "you should",
+    "we should",
+    "we need",
+    "you need",
+    "make sure",
+    "i want",
+    "i'd like",
+    "go ahead",
+];
+/// Openings of an opinion on what the agent just said or proposed.
+const OPINIONS: &[&str] = &[
+    "i think ",
+    "i guess ",
+    "i feel ",
+    "i believe ",
+    "i'm not sure ",
+];
+/// Words of a statement about how things are ("it's not feasible", "that won't work").
+#[rustfmt::skip]
+const STATEMENT_WORDS: &[&str] = &[
+    "it's", "that's", "isn't", "won't", "wouldn't", "doesn't", "can't", "cannot",
+];
+
+/// A prompt that reacts to the previous answer and sets no work of its own, at any length up
+/// to [`MAX_REACTION_WORDS`]: it opens with an interjection and asks a question about what
+/// happened ("ah I messed up …, so the numbers are off now?"), or it weighs a case against
+/// what was just done ("when someone rebases later it's not feasible to …"), and in neither
+/// asks for anything.
+fn reacts_without_asking_for_work(lower: &str, words: &[String]) -> bool {
+    if words.len() > MAX_REACTION_WORDS || DIRECTIVES.iter().any(|d| lower.contains(d)) {
+        return false;
+    }
+    if REACTIONS.contains(&words[0].as_str()) && lower.contains('?') {
+        return true;
+    }
+    // An opinion on what was just proposed ("I think by file is too much"); one that asks for a
+    // change says "should" and is a task.
+    let opinion = OPINIONS.iter().any(|o| lower.starts_with(o));
+    if opinion && words.len() <= MAX_REMARK_WORDS && !words.iter().any(|w| w == "should") {
+        return true;
+    }
+    // "If it fails, revert it" / "when done then commit": a clause that leads to an instruction.
+    let hypothetical = matches!(words[0].as_str(), "when" | "if")
+        || lower.starts_with("what if")
+        || lower.starts_with("what about");
+    hypothetical
+        && words.len() <= MAX_REMARK_WORDS
+        && !lower.contains(',')
+        && !words.iter().any(|w| w == "then")
+        && words.iter().any(|w| STATEMENT_WORDS.contains(&w.as_str()))
 }
 
 /// The next step is cut to this many characters (the cut marker included).
@@ -775,6 +847,29 @@ mod tests {
             "we added that missing test in this PR, yeah?",
         ] {
             assert_eq!(weight(remark), Weight::Remark, "{remark:?}");
+        }
+        // Reactions to what was just done, longer than a short remark: no work asked for.
+        for remark in [
+            "oh no, I ran the migration twice by accident and now every count looks doubled in the weekly report, is that going to fix itself?",
+            "hmm I deleted the branch before it was merged, so the history is gone now, right? or does the remote still keep it",
+            "when two users save the same draft at once the second save isn't safe anymore",
+            "if somebody renames the folder later that link won't resolve",
+            "I think one entry per line is too much",
+            "i guess the cache was stale",
+        ] {
+            assert_eq!(weight(remark), Weight::Remark, "{remark:?}");
+        }
+        for task in [
+            "oh and please also rename the flag to --strict and update every test that still uses the old name, is that ok?",
+            "ah, one more thing: move the config loading into its own module with tests for every key we accept today",
+            "if the build is not green, revert the last commit",
+            "when the user is not logged in redirect them to the login page",
+            "when the user isn't logged in, then show the login page",
+            "I think the importer should skip empty rows",
+            "I think we need a retry around the upload, with a test that makes it fail twice first",
+            "oh wait, what happens to the cache when two workers write the same key at once? can you add a lock around it",
+        ] {
+            assert_eq!(weight(task), Weight::Task, "{task:?}");
         }
         for task in [
             "Fix the flaky retry test in src/net.rs",

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::observe::delegated;
 use crate::observe::text::{exit_code_in, string_values, user_request};
 use crate::observe::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
 
@@ -63,7 +64,9 @@ fn worth_parsing(line: &str, rec: &Recorder) -> bool {
                 return true;
             }
         }
-        return !seen;
+        // A finished subagent's report: the files it changed (see `subagent_result`).
+        return !seen
+            || (line.contains("\"agentId\"") && line.contains("\"status\":\"completed\""));
     }
     if line.contains("\"tool_use\"") {
         return !line.contains("\"name\":\"") || TRACKED.iter().any(|t| line.contains(t));
@@ -245,10 +248,31 @@ impl Reader {
         }
     }
 
+    /// A finished subagent (Task/Agent call): the files its task names and its report says it
+    /// changed, since its own transcript may not be at hand.
+    fn subagent_result(&self, block: &Value, tool_use_result: Option<&Value>, rec: &mut Recorder) {
+        let Some(r) = tool_use_result else {
+            return;
+        };
+        let done = r.get("agentId").is_some()
+            && r.get("status").and_then(Value::as_str) == Some("completed");
+        let Some(task) = r.get("prompt").and_then(Value::as_str).filter(|_| done) else {
+            return;
+        };
+        let report = block.get("content").map(parts_text).unwrap_or_default();
+        let cwd = rec.cwd.clone();
+        let paths: Vec<String> = delegated::changed_files(task, &report)
+            .iter()
+            .filter_map(|p| rec.root.display(p, cwd.as_deref()))
+            .collect();
+        rec.files(None, paths);
+    }
+
     fn result(&mut self, block: &Value, tool_use_result: Option<&Value>, rec: &mut Recorder) {
         let Some(id) = block.get("tool_use_id").and_then(Value::as_str) else {
             return;
         };
+        self.subagent_result(block, tool_use_result, rec);
         if !rec.is_pending(id) {
             return;
         }
