@@ -218,25 +218,31 @@ impl Hook {
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
     }
 
+    /// Applies the size the payload states (`context_tokens`, and the model) as a reading.
+    fn apply_stated(&self, options: Options) -> anyhow::Result<tracking::Applied> {
+        let reading = Reading::Stated {
+            agent: self.agent,
+            tokens: self.payload.context_tokens,
+            model: self.payload.model.clone(),
+            window: None,
+        };
+        tracking::apply(
+            &self.ws,
+            &self.sf,
+            &self.config,
+            &self.session,
+            reading,
+            options,
+            &self.out,
+        )
+    }
+
     /// PostModelSwitch: the figure the agent states is a reading on the new model, whose
     /// window and compaction point apply from now (what was reported or proved for the old
     /// model's window is forgotten, `tracking`); a stage that the smaller window crosses is
     /// told with the new model's next request.
     fn model_switch(&self) -> anyhow::Result<Option<String>> {
-        let applied = tracking::apply(
-            &self.ws,
-            &self.sf,
-            &self.config,
-            &self.session,
-            Reading::Stated {
-                agent: self.agent,
-                tokens: self.payload.context_tokens,
-                model: self.payload.model.clone(),
-                window: None,
-            },
-            Options::default(),
-            &self.out,
-        )?;
+        let applied = self.apply_stated(Options::default())?;
         if let Ok(lock) = self.ws.lock() {
             let s = &applied.session;
             self.log(
@@ -687,23 +693,10 @@ impl Hook {
     fn session_start(&self, source: &str) -> anyhow::Result<Option<String>> {
         // Claude Code says how large a restored conversation is, and the model.
         if self.payload.context_tokens.is_some() {
-            tracking::apply(
-                &self.ws,
-                &self.sf,
-                &self.config,
-                &self.session,
-                Reading::Stated {
-                    agent: self.agent,
-                    tokens: self.payload.context_tokens,
-                    model: self.payload.model.clone(),
-                    window: None,
-                },
-                Options {
-                    record_only: true,
-                    ..Options::default()
-                },
-                &self.out,
-            )?;
+            self.apply_stated(Options {
+                record_only: true,
+                ..Options::default()
+            })?;
         }
         let boundary = match source {
             "compact" => self.compaction_in_transcript(),

@@ -602,11 +602,9 @@ pub fn observe_transcript(
     path: &Path,
     agent: Option<crate::agents::Agent>,
 ) -> anyhow::Result<Observed> {
-    let root = crate::git::toplevel(&ws.root).ok();
-    let root = root.as_deref().unwrap_or(&ws.root);
-    let mut seen = crate::agents::observe(path, agent, Some(root), crate::clock::now())?;
-    seen.tracker = crate::observe::beads::issues(root);
-    Ok(seen)
+    observe_in_repository(ws, |root| {
+        crate::agents::observe(path, agent, Some(root), crate::clock::now())
+    })
 }
 
 /// [`observe_transcript`] over only the transcript's last
@@ -617,15 +615,26 @@ pub fn observe_transcript_tail(
     path: &Path,
     agent: Option<crate::agents::Agent>,
 ) -> anyhow::Result<Observed> {
+    observe_in_repository(ws, |root| {
+        crate::agents::observe_within(
+            path,
+            agent,
+            Some(root),
+            crate::clock::now(),
+            crate::observe::FIRST_WINDOW,
+        )
+    })
+}
+
+/// Runs a transcript reader with paths relative to the repository around the
+/// project, then adds the project's tracker issues.
+fn observe_in_repository(
+    ws: &Workspace,
+    read: impl FnOnce(&Path) -> anyhow::Result<Observed>,
+) -> anyhow::Result<Observed> {
     let root = crate::git::toplevel(&ws.root).ok();
     let root = root.as_deref().unwrap_or(&ws.root);
-    let mut seen = crate::agents::observe_within(
-        path,
-        agent,
-        Some(root),
-        crate::clock::now(),
-        crate::observe::FIRST_WINDOW,
-    )?;
+    let mut seen = read(root)?;
     seen.tracker = crate::observe::beads::issues(root);
     Ok(seen)
 }
