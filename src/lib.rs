@@ -25,6 +25,7 @@ pub mod merge;
 pub mod models;
 pub mod observe;
 pub mod output;
+pub mod pipeline;
 pub mod probe;
 pub mod process;
 pub mod progress;

@@ -377,6 +377,98 @@ impl Session {
     }
 }
 
+/// Where a session stands between two events: the states its record's fields make up
+/// together. Read through [`Session::phase`]; the transitions are the methods below it
+/// ([`Session::context_emptied`], [`Session::restored`], [`Session::started`]) and the
+/// pipeline's decisions (`crate::pipeline::decide`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Nothing read yet: no figure, no compaction seen.
+    New,
+    /// A figure is known and nothing waits for the next event.
+    Tracking,
+    /// Stages fired at an event whose reply reaches no model (`Stop`): they are told with
+    /// the next event that can.
+    StagePending,
+    /// A session start whose prompt waits for the next prompt or tool event (an agent that
+    /// defers it, or a compaction seen only as the figure's drop).
+    StartPending,
+    /// A compaction began (its checkpoint is written) and its summary is not audited yet.
+    Compacting,
+    /// The context was emptied (a compaction, `/clear`) and no figure has been read since.
+    Emptied,
+    /// Restored after a compaction with a note: what the summary left out waits for the
+    /// next prompt or tool event.
+    RestoredWaiting,
+}
+
+impl Phase {
+    /// The name `status` and the logs may show.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::New => "new",
+            Phase::Tracking => "tracking",
+            Phase::StagePending => "stage-pending",
+            Phase::StartPending => "start-pending",
+            Phase::Compacting => "compacting",
+            Phase::Emptied => "emptied",
+            Phase::RestoredWaiting => "restored-waiting",
+        }
+    }
+}
+
+impl Session {
+    /// The session's state, from the fields that make it up (the most pressing first).
+    pub fn phase(&self) -> Phase {
+        let after = self.after_compaction.as_ref();
+        if after.is_some_and(|a| a.waiting.is_some()) {
+            Phase::RestoredWaiting
+        } else if self.pending_start.is_some() {
+            Phase::StartPending
+        } else if !self.pending_stages.is_empty() {
+            Phase::StagePending
+        } else if after.is_some_and(|a| !a.audited && a.missing.is_none()) {
+            Phase::Compacting
+        } else if self.tokens.is_none() && self.compacted_at.is_some() {
+            Phase::Emptied
+        } else if self.tokens.is_none() {
+            Phase::New
+        } else {
+            Phase::Tracking
+        }
+    }
+
+    /// The context was emptied (a compaction, `/clear`): the figure is gone with it, every
+    /// stage re-arms, nothing waits to be told, and the forecast starts again.
+    pub fn context_emptied(&mut self, now: &str) {
+        self.set_tokens(None, self.window);
+        self.compacted_at = Some(now.to_string());
+        self.fired.clear();
+        self.pending_stages.clear();
+        self.turn_ends.clear();
+        self.handoff_due = false;
+    }
+
+    /// A start after a compaction stated the restored conversation's size: that figure
+    /// stands, and the compaction's end that follows keeps it.
+    pub fn restored(&mut self, tokens: u64, now: &str) {
+        self.set_tokens(Some(tokens), self.window);
+        self.restored_at = Some(now.to_string());
+    }
+
+    /// An agent's process started (or restarted) the session.
+    pub fn started(&mut self, now: &str, agent: &str, transcript: Option<String>) {
+        // A new process of the agent: whether it compacted before is not known.
+        self.pre_compact_at = None;
+        self.started_at = Some(now.to_string());
+        self.updated_at = now.to_string();
+        self.agent = Some(agent.to_string());
+        if transcript.is_some() {
+            self.transcript = transcript;
+        }
+    }
+}
+
 /// `tokens` as a percent of `window`, rounded to one decimal. The rounded
 /// value is the one shown, compared with stages and with `--fail-at`, so what
 /// a user reads and what fires always agree.

@@ -2,7 +2,7 @@
 //! checkpoint before compaction or at the end, inject the resume prompt at
 //! a session's start. The `hook` command reads the payload and replies.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
@@ -14,6 +14,9 @@ use crate::error::Error;
 use crate::hook_payload::{Action, Payload};
 use crate::observe::Observed;
 use crate::output::Output;
+use crate::pipeline::apply::Batch;
+use crate::pipeline::decide;
+use crate::pipeline::read::TranscriptView;
 use crate::prompt::HookPrompt;
 use crate::services::record;
 use crate::services::tracking::{self, Options, Reading};
@@ -49,9 +52,8 @@ pub struct Hook {
     /// logs stderr, and a line there would read as a failure.
     out: Output,
     /// The transcript, looked up once per event (for Codex that means
-    /// searching its sessions folder), though tracking, the nonce and the
-    /// gutter all read it.
-    transcript: std::cell::OnceCell<Option<PathBuf>>,
+    /// searching its sessions folder): every read of it goes through this one view.
+    transcript: std::cell::OnceCell<TranscriptView>,
 }
 
 impl Hook {
@@ -100,12 +102,22 @@ impl Hook {
     /// The transcript to read, when there is one yet (a session's first
     /// prompt comes before its transcript exists).
     fn transcript(&self) -> Option<PathBuf> {
-        self.transcript
-            .get_or_init(|| {
-                let path = self.transcript_named()?;
-                std::fs::metadata(&path).is_ok().then_some(path)
-            })
-            .clone()
+        self.view().path().map(Path::to_path_buf)
+    }
+
+    /// The event's one view of its transcript ([`TranscriptView`]).
+    fn view(&self) -> &TranscriptView {
+        self.transcript.get_or_init(|| {
+            let path = self
+                .transcript_named()
+                .filter(|p| std::fs::metadata(p).is_ok());
+            TranscriptView::new(path, self.agent)
+        })
+    }
+
+    /// Marks `path` as the event's transcript (it exists now).
+    fn found_transcript(&self, path: PathBuf) {
+        let _ = self.transcript.set(TranscriptView::new(Some(path), self.agent));
     }
 
     /// The transcript the payload names, else the one the agent keeps for the session,
@@ -123,10 +135,11 @@ impl Hook {
         record_only: bool,
         deferred: bool,
     ) -> anyhow::Result<Option<tracking::Applied>> {
-        let Some(path) = self.transcript() else {
+        let Some(usage) = self.view().usage() else {
             return Ok(None);
         };
-        let usage = crate::agents::read_usage(&path, Some(self.agent))?;
+        let usage = usage?;
+        let path = self.transcript().unwrap_or_default();
         let applied = tracking::apply(
             &self.ws,
             &self.sf,
@@ -167,32 +180,54 @@ impl Hook {
     /// UserPromptSubmit, PostToolUse (and their Codex/Gemini peers): the
     /// stages crossed fire, the gutter is looked for, and the instructions
     /// go to the model. Events that cannot reply (Stop) only track.
+    /// One pass of the pipeline (`crate::pipeline`): the project lock is taken once and the
+    /// session's record written once, unless a compaction is being given back (rare).
     fn track(&self, reply: bool) -> anyhow::Result<Option<String>> {
         let traits = self.agent.integration().hook_traits();
         if traits.call_reaches_transcript_late && !self.payload.in_subagent {
             self.await_call();
         }
+        let mut slot = Some(Batch::open(&self.ws, &self.session, self.config.window)?);
+        let result = self.track_in(&mut slot, reply, &traits);
+        let finished = slot.map(Batch::finish).transpose();
+        let text = result?;
+        finished?;
+        Ok(text)
+    }
+
+    /// [`track`](Self::track)'s steps on the batch in `slot` (empty while a rare step runs
+    /// with its own lock, then opened again).
+    fn track_in<'w>(
+        &'w self,
+        slot: &mut Option<Batch<'w>>,
+        reply: bool,
+        traits: &crate::agents::HookTraits,
+    ) -> anyhow::Result<Option<String>> {
+        let batch = self.reopen(slot)?;
         // The session's index learns what the transcript gained since the last event.
-        self.index();
+        self.view()
+            .catch_up_index(&self.ws, batch.lock(), &self.session);
         // Loops first: a stage's checkpoint then has this call's outcome.
-        let loops = self.loops(reply)?;
-        let applied = self.update(false, !reply)?;
-        self.acknowledge();
-        // The fall is measured from the figure this update replaced (read under its lock).
+        let loops = self.loops_in(batch, reply)?;
+        let applied = self.update_in(batch, false, !reply)?;
+        self.acknowledge_in(batch.lock());
+        // The drop is measured from the figure this update replaced.
         let before = applied.as_ref().and_then(|a| a.previous.as_ref());
-        if let (true, Some(before), Some(applied)) =
-            (traits.compaction_seen_as_drop, before, &applied)
-        {
-            let logged = !traits.compaction_in_transcript
-                || applied.transcript.as_ref().is_some_and(|t| t.compacted);
-            if logged && compressed(before, &applied.session) {
-                self.note_compression(before, &applied.session)?;
+        if let (Some(before), Some(applied)) = (before, &applied) {
+            let recorded = applied.transcript.as_ref().is_some_and(|t| t.compacted);
+            if decide::compaction_by_drop(traits, before, &applied.session, recorded) {
+                let noted = self.note_compression_in(batch, before, &applied.session);
+                if noted {
+                    // The audit reads and writes on its own lock.
+                    self.release(slot)?;
+                    self.audit_summary(Some("detected".into()), None)?;
+                }
             }
         }
         let mut texts = Vec::new();
         // A start deferred to this event, or left by a compaction seen only now.
         if reply && (traits.defer_start_context || traits.compaction_seen_as_drop) {
-            texts.extend(self.pending_start()?);
+            texts.extend(self.pending_start_in(self.reopen(slot)?)?);
         }
         // What a compaction's summary left out, once it can be read (the
         // session record is already loaded: nothing is read when none waits).
@@ -203,6 +238,7 @@ impl Hook {
                 .as_ref()
                 .is_some_and(|a| a.waiting.is_some())
             {
+                self.release(slot)?;
                 texts.extend(self.deliver_after_compaction()?);
             }
         }
@@ -212,10 +248,60 @@ impl Hook {
         }
         // After a tool call, a checkpoint asked for at a natural point, unless a stage just did.
         if reply && self.payload.after_tool() && !self.payload.in_subagent {
-            texts.extend(self.checkpoint_request(texts.len() > before_stage)?);
+            let stage_spoke = texts.len() > before_stage;
+            texts.extend(self.checkpoint_request_in(self.reopen(slot)?, stage_spoke));
         }
         texts.extend(loops);
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
+    }
+
+    /// The batch in `slot`, opened again if a rare step let it go.
+    fn reopen<'a, 'w>(&'w self, slot: &'a mut Option<Batch<'w>>) -> anyhow::Result<&'a mut Batch<'w>> {
+        if slot.is_none() {
+            *slot = Some(Batch::open(&self.ws, &self.session, self.config.window)?);
+        }
+        Ok(slot.as_mut().expect("just opened"))
+    }
+
+    /// Writes the batch in `slot` and lets its lock go, for a step that takes its own.
+    fn release(&self, slot: &mut Option<Batch<'_>>) -> anyhow::Result<()> {
+        if let Some(batch) = slot.take() {
+            batch.finish()?;
+        }
+        Ok(())
+    }
+
+    /// [`update`](Self::update) within the event's batch.
+    fn update_in(
+        &self,
+        batch: &mut Batch<'_>,
+        record_only: bool,
+        deferred: bool,
+    ) -> anyhow::Result<Option<tracking::Applied>> {
+        let Some(usage) = self.view().usage() else {
+            return Ok(None);
+        };
+        let usage = usage?;
+        let path = self.transcript().unwrap_or_default();
+        let prev = batch.recorded().then(|| batch.session().clone());
+        let (lock, s) = batch.parts();
+        let applied = tracking::apply_in(
+            &self.ws,
+            lock,
+            s,
+            prev,
+            &self.sf,
+            &self.config,
+            Reading::Transcript(Box::new(usage), path.display().to_string()),
+            Options {
+                record_only,
+                deferred,
+                ..Options::default()
+            },
+            &self.out,
+        )?;
+        batch.touch();
+        Ok(Some(applied))
     }
 
     /// Applies the size the payload states (`context_tokens`, and the model) as a reading.
@@ -261,46 +347,26 @@ impl Hook {
     /// Counts the tool call toward a checkpoint request ([`crate::requests`]) and
     /// makes one when a natural point is reached; `stage_spoke`: a stage's
     /// instruction goes out with this event and asks for the same.
-    fn checkpoint_request(&self, stage_spoke: bool) -> anyhow::Result<Option<String>> {
-        let Some(settings) = self.config.checkpoint_requests else {
-            return Ok(None);
-        };
-        let lock = self.ws.lock()?;
-        let mut s = session::load(&self.ws, &self.session)?
-            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+    fn checkpoint_request_in(&self, batch: &mut Batch<'_>, stage_spoke: bool) -> Option<String> {
+        let settings = self.config.checkpoint_requests?;
         let current = self.sf.fm.checkpoint.as_ref().map(|c| c.id.as_str());
+        let s = batch.session_mut();
         let own = s.seen_checkpoint.clone();
-        let why = crate::requests::step(
+        let request = decide::checkpoint_request(
             &mut s.requests,
             &settings,
             &self.payload,
             current,
             own.as_deref(),
+            stage_spoke,
         );
-        let text = match (stage_spoke, why) {
-            (true, _) => {
-                crate::requests::stage_told(&mut s.requests);
-                None
-            }
-            (false, Some(why)) => {
-                let mcp =
-                    crate::services::hook_setup::mcp_registered(&self.ws.root, Some(self.agent));
-                let text = crate::requests::text(&why, &s.requests, mcp);
-                self.log(
-                    &lock,
-                    "checkpoint_request",
-                    json!({
-                        "session": self.session, "agent": self.agent, "why": why.name(),
-                        "calls": s.requests.calls, "chars": text.chars().count(),
-                    }),
-                );
-                crate::requests::asked(&mut s.requests);
-                Some(text)
-            }
-            (false, None) => None,
-        };
-        session::save(&self.ws, &lock, &s)?;
-        Ok(text)
+        batch.touch();
+        let request = request?;
+        let mcp = crate::services::hook_setup::mcp_registered(&self.ws.root, Some(self.agent));
+        let text = crate::requests::text(&request.why, &request.state, mcp);
+        let line = request.log(&self.session, self.agent, text.chars().count());
+        self.log(batch.lock(), line.event, line.fields);
+        Some(text)
     }
 
     /// Waits for the reply that made this event's tool call to reach the transcript
@@ -342,7 +408,7 @@ impl Hook {
             return false;
         };
         if std::fs::metadata(&path).is_ok() {
-            let _ = self.transcript.set(Some(path));
+            self.found_transcript(path);
             return false;
         }
         let new = match session::load(&self.ws, &self.session) {
@@ -354,7 +420,7 @@ impl Hook {
         }
         let found = late_call::await_file_then(&path, id);
         if std::fs::metadata(&path).is_ok() {
-            let _ = self.transcript.set(Some(path));
+            self.found_transcript(path);
             if !found {
                 self.log_call_missing(id);
             }
@@ -394,62 +460,35 @@ impl Hook {
         }
     }
 
-    /// Gemini has no `SessionStart(compact)`: a compression shows only as
-    /// the figure falling from near its compression point to a fraction.
-    /// The prompt is then given with the next prompt or tool hook.
-    fn note_compression(&self, before: &Session, after: &Session) -> anyhow::Result<()> {
-        let lock = self.ws.lock()?;
-        let mut s = session::load(&self.ws, &self.session)?
-            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
-        if before.tokens.is_some() && s.fall_noted_from == before.tokens {
-            // The same fall again: a reading from before it was applied late.
-            return Ok(());
-        }
-        s.fall_noted_from = before.tokens;
-        s.pending_start = Some("compact".into());
-        s.pre_compact_at = None;
-        session::save(&self.ws, &lock, &s)?;
-        // Where the transcript states the figure before the compaction, that is learned
-        // (`learning`); else the agent's own last figure before the fall is where, when it
-        // fell from past the point the agent compresses at on its own: from below it, the
-        // user asked (`/compress`).
+    /// An agent with no post-compaction event: a compaction shows only as
+    /// the figure falling from near its compaction point to a fraction.
+    /// The prompt is then given with the next prompt or tool hook. False when this
+    /// drop was noted already.
+    fn note_compression_in(&self, batch: &mut Batch<'_>, before: &Session, after: &Session) -> bool {
         let traits = self.agent.integration().hook_traits();
-        let past_point = before
-            .tokens
-            .is_some_and(|t| t.saturating_mul(10) >= before.limit().saturating_mul(9));
-        if !traits.compaction_in_transcript && past_point {
-            self.learn_compaction(&lock, before);
+        let Some(noted) = decide::note_drop(batch.session_mut(), before, after, &traits, self.agent)
+        else {
+            return false;
+        };
+        batch.touch();
+        if let Some(tokens) = noted.learn_at {
+            self.learn_compaction(batch.lock(), before.model.as_deref(), tokens);
         }
-        self.log(
-            &lock,
-            "compaction",
-            json!({
-                "session": self.session, "agent": self.agent, "trigger": "detected",
-                "before": before.tokens, "after": after.tokens,
-            }),
-        );
-        drop(lock);
-        self.audit_summary(Some("detected".into()), None)
+        self.log(batch.lock(), noted.log.event, noted.log.fields);
+        true
     }
 
     /// The compaction the transcript ends with, as the agent recorded it (its own figure
     /// before it, the trigger, the model): read at the events that follow a compaction, so
     /// the learning never takes ctxkeep's last reading for the agent's point.
     fn compaction_in_transcript(&self) -> Option<crate::usage::Usage> {
-        let path = self.transcript()?;
-        crate::agents::read_usage(&path, Some(self.agent))
-            .ok()
-            .filter(|u| u.compacted)
+        self.view().compaction()
     }
 
-    /// Remembers that the agent compacted on its own at `s`'s figure, so the
+    /// Remembers that the agent compacted on its own at `tokens` on `model`, so the
     /// stages measure against where it really compacts. Never fails the hook.
-    fn learn_compaction(&self, lock: &crate::fsutil::Lock, s: &Session) {
-        let Some(tokens) = s.tokens else {
-            return;
-        };
+    fn learn_compaction(&self, lock: &crate::fsutil::Lock, model: Option<&str>, tokens: u64) {
         let path = self.ws.compactions_path();
-        let model = s.model.as_deref();
         if crate::compaction::Learned::record(&path, self.agent.as_str(), model, tokens).is_ok() {
             self.log(
                 lock,
@@ -459,24 +498,40 @@ impl Hook {
         }
     }
 
+    /// Loop detection ([`super::gutter`]) on its own lock, for the events outside the
+    /// pipeline's track pass (the session's end).
+    fn loops(&self, can_speak: bool) -> anyhow::Result<Vec<String>> {
+        let mut batch = Batch::open(&self.ws, &self.session, self.config.window)?;
+        let texts = self.loops_in(&mut batch, can_speak)?;
+        batch.finish()?;
+        Ok(texts)
+    }
+
     /// Loop detection ([`super::gutter`]): feeds it this event's call (from the payload) and
     /// what the transcript gained since the last event; returns the instructions for the loops
     /// to tell now. An event whose reply cannot reach the model (`can_speak` false) keeps
     /// them for the next one that can.
-    fn loops(&self, can_speak: bool) -> anyhow::Result<Vec<String>> {
+    fn loops_in(&self, batch: &mut Batch<'_>, can_speak: bool) -> anyhow::Result<Vec<String>> {
         let Some(limits) = self.config.gutter else {
             return Ok(Vec::new());
         };
-        let transcript = self.transcript();
+        let view = self.view();
+        let (lock, s) = batch.parts();
+        let before = (s.loops.clone(), s.gutter.len());
+        let steps = view.new_calls(&self.ws, s);
         let feed = super::gutter::Feed {
             session: &self.session,
             window: self.config.window,
-            transcript: transcript.as_deref().map(|p| (p, Some(self.agent))),
+            transcript: view.path().map(|p| (p, Some(self.agent))),
             tool: self.payload.tool.as_ref(),
             cwd: self.payload.cwd.as_deref(),
             can_speak,
         };
-        let hits = super::gutter::check(&self.ws, &feed, &limits)?;
+        let hits = super::gutter::check_in(&self.ws, lock, s, &feed, &limits, steps)?;
+        if s.loops != before.0 || s.gutter.len() != before.1 {
+            s.updated_at = crate::clock::now_rfc3339();
+            batch.touch();
+        }
         Ok(hits.into_iter().map(|(_, text)| text).collect())
     }
 
@@ -489,21 +544,26 @@ impl Hook {
         if !crate::chain::latest_is_pending(&self.ws) {
             return;
         }
-        let Ok(lock) = self.ws.lock() else {
+        if let Ok(lock) = self.ws.lock() {
+            self.acknowledge_in(&lock);
+        }
+    }
+
+    /// [`acknowledge`](Self::acknowledge) under a lock the caller holds.
+    fn acknowledge_in(&self, lock: &crate::fsutil::Lock) {
+        if !crate::chain::latest_is_pending(&self.ws) {
             return;
-        };
+        }
         if let Some(reply) = &self.payload.last_message {
             let latest = crate::chain::read(&self.ws)
                 .ok()
                 .and_then(|c| c.last().map(|l| l.record.nonce.clone()));
             if let Some(nonce) = latest.filter(|n| crate::usage::echo::has_word(reply, n)) {
-                let _ = crate::chain::acknowledge(&self.ws, &lock, &nonce, "reply");
+                let _ = crate::chain::acknowledge(&self.ws, lock, &nonce, "reply");
                 return;
             }
         }
-        if let Some(path) = self.transcript() {
-            let _ = crate::chain::ack_from_transcript(&self.ws, &lock, &path);
-        }
+        self.view().acknowledge(&self.ws, lock);
     }
 
     /// What the transcript says this session did; None without a
@@ -511,15 +571,11 @@ impl Hook {
     /// A command whose result the agent has not written yet (a compaction in
     /// the middle of a turn) gets the outcome its hook's payload gave.
     fn observed(&self) -> Option<Observed> {
-        let path = self.transcript()?;
+        self.view().path()?;
         let index = self.index();
-        let mut observed = match &index {
-            // The index holds the request: the tail read need not look further back for it.
-            Some(index) if index.request.is_some() => {
-                record::observe_transcript_tail(&self.ws, &path, Some(self.agent)).ok()?
-            }
-            _ => record::observe_transcript(&self.ws, &path, Some(self.agent)).ok()?,
-        };
+        // The index holds the request: the tail read need not look further back for it.
+        let tail_only = index.as_ref().is_some_and(|i| i.request.is_some());
+        let mut observed = self.view().observe(&self.ws, tail_only)?;
         if let Some(index) = &index {
             index.complete(&mut observed);
         }
@@ -630,29 +686,17 @@ impl Hook {
     /// either.
     fn compacts_nothing(&self, tokens: Option<u64>) -> anyhow::Result<Option<String>> {
         let name = self.agent.display_name();
-        let Some(tokens) = tokens else {
-            return Ok(Some(format!(
-                "before {name}'s first model call: no figure yet, nothing to compress"
-            )));
-        };
-        let lock = self.ws.lock()?;
-        let mut s = session::load(&self.ws, &self.session)?
-            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
-        let limit = s.limit();
-        let why = if tokens < limit {
-            s.pre_compact_at = None;
-            Some(format!(
-                "below {name}'s compression point ({tokens} of {limit} tokens)"
-            ))
-        } else if let Some(at) = s.pre_compact_at {
-            Some(format!(
-                "{name} compressed nothing after the pre-compact checkpoint at {at} tokens (now {tokens} of {limit})"
-            ))
-        } else {
-            s.pre_compact_at = Some(tokens);
-            None
-        };
-        session::save(&self.ws, &lock, &s)?;
+        if tokens.is_none() {
+            return Ok(decide::compacts_nothing(
+                &mut Session::new(&self.session, self.config.window),
+                None,
+                name,
+            ));
+        }
+        let mut batch = Batch::open(&self.ws, &self.session, self.config.window)?;
+        let why = decide::compacts_nothing(batch.session_mut(), tokens, name);
+        batch.touch();
+        batch.finish()?;
         Ok(why)
     }
 
@@ -663,15 +707,10 @@ impl Hook {
         let lock = self.ws.lock()?;
         let mut s = session::load(&self.ws, &self.session)?
             .unwrap_or_else(|| Session::new(&self.session, self.config.window));
-        if let Some(usage) = &boundary {
-            super::learning::note_compaction(&mut s, usage, trigger.as_deref());
-        }
         // Claude Code starts the restored session (with its size) before
         // PostCompact: that figure is the new one, not a stale one.
-        if s.restored_at.take().is_none() {
-            forget_figure(&mut s);
-        }
-        s.updated_at = crate::clock::now_rfc3339();
+        let now = crate::clock::now_rfc3339();
+        decide::compaction_ended(&mut s, boundary.as_ref(), trigger.as_deref(), &now);
         session::save(&self.ws, &lock, &s)?;
         self.log(
             &lock,
@@ -716,31 +755,17 @@ impl Hook {
         } else {
             self.give(&lock, &mut s, source)?
         };
-        if source == "clear" {
-            // A cleared context: every stage re-arms, the next reading sets the size.
-            forget_figure(&mut s);
-            s.compacted_at = None;
-        }
-        if source == "compact" {
-            if let Some(usage) = &boundary {
-                super::learning::note_compaction(&mut s, usage, None);
-            }
-            forget_figure(&mut s);
-            // The restored conversation's size, when the agent states it.
-            if let Some(t) = self.payload.context_tokens {
-                s.set_tokens(Some(t), s.window);
-                s.restored_at = Some(crate::clock::now_rfc3339());
-            }
-        }
-        // A new process of the agent: whether it compacted before is not known.
-        s.pre_compact_at = None;
-        let now = crate::clock::now_rfc3339();
-        s.started_at = Some(now.clone());
-        s.updated_at = now;
-        s.agent = Some(self.agent.to_string());
-        if let Some(t) = &self.payload.transcript {
-            s.transcript = Some(t.display().to_string());
-        }
+        // A cleared or compacted context: every stage re-arms; the restored conversation's
+        // size, when the agent states it.
+        decide::session_started(
+            &mut s,
+            source,
+            boundary.as_ref(),
+            self.payload.context_tokens,
+            self.agent.as_str(),
+            self.payload.transcript.as_ref().map(|t| t.display().to_string()),
+            &crate::clock::now_rfc3339(),
+        );
         session::save(&self.ws, &lock, &s)?;
         self.log(&lock, "session_start", given.event(self, source, deferred));
         if matches!(source, "startup" | "resume") {
@@ -772,9 +797,9 @@ impl Hook {
         }
     }
 
-    /// Gemini: the start deferred to the first prompt that is not a slash
-    /// command.
-    fn pending_start(&self) -> anyhow::Result<Option<String>> {
+    /// A start deferred to the first prompt that is not a slash command (an agent that
+    /// defers it, or a compaction seen only as the figure's drop).
+    fn pending_start_in(&self, batch: &mut Batch<'_>) -> anyhow::Result<Option<String>> {
         if self
             .payload
             .prompt
@@ -783,16 +808,12 @@ impl Hook {
         {
             return Ok(None);
         }
-        let lock = self.ws.lock()?;
-        let Some(mut s) = session::load(&self.ws, &self.session)? else {
-            return Ok(None);
-        };
+        let (lock, s) = batch.parts();
         let Some(source) = s.pending_start.take() else {
             return Ok(None);
         };
-        let given = self.give(&lock, &mut s, &source)?;
-        session::save(&self.ws, &lock, &s)?;
-        self.log(&lock, "session_start", given.event(self, &source, false));
+        let given = self.give(lock, s, &source)?;
+        self.log(lock, "session_start", given.event(self, &source, false));
         Ok(given.text())
     }
 
@@ -1036,21 +1057,3 @@ impl Given {
     }
 }
 
-/// The figure fell from at least 80 % of the compression point to less
-/// than half of what it was: the conversation was compressed.
-fn compressed(before: &Session, after: &Session) -> bool {
-    match (before.tokens, after.tokens) {
-        (Some(b), Some(a)) => b.saturating_mul(5) >= before.limit().saturating_mul(4) && a * 2 < b,
-        _ => false,
-    }
-}
-
-/// The figure is gone with the context; every stage re-arms.
-fn forget_figure(s: &mut Session) {
-    s.set_tokens(None, s.window);
-    s.compacted_at = Some(crate::clock::now_rfc3339());
-    s.fired.clear();
-    s.pending_stages.clear();
-    s.turn_ends.clear();
-    s.handoff_due = false;
-}

@@ -49,11 +49,29 @@ pub fn check(
     let lock = ws.lock_only()?;
     let mut s =
         session::load(ws, feed.session)?.unwrap_or_else(|| Session::new(feed.session, feed.window));
-    let before = s.loops.clone();
-    let mut steps = match feed.transcript {
+    let before = (s.loops.clone(), s.gutter.len());
+    let steps = match feed.transcript {
         Some((path, agent)) => read_new(ws, &mut s, path, agent),
         None => Vec::new(),
     };
+    let told = check_in(ws, &lock, &mut s, feed, limits, steps)?;
+    if s.loops != before.0 || s.gutter.len() != before.1 {
+        s.updated_at = crate::clock::now_rfc3339();
+        session::save(ws, &lock, &s)?;
+    }
+    Ok(told)
+}
+
+/// [`check`] on a session the caller loaded under the lock it holds (and writes back),
+/// given the calls the transcript gained ([`read_new`]).
+pub fn check_in(
+    ws: &Workspace,
+    lock: &crate::fsutil::Lock,
+    s: &mut Session,
+    feed: &Feed,
+    limits: &GutterLimits,
+    mut steps: Vec<Step>,
+) -> anyhow::Result<Vec<(GutterHit, String)>> {
     // The payload's call: merged with the transcript's copy when it has an id; without one
     // (Gemini) counted after the transcript's calls, which are older, and its copy there
     // recognised later by what it did.
@@ -64,9 +82,37 @@ pub fn check(
             None => unnamed = Some(call),
         }
     }
+    let (found, told) = judge(s, &steps, unnamed, limits, feed.can_speak);
+    for hit in &found {
+        let mut event = serde_json::to_value(hit)?;
+        if let Some(e) = event.as_object_mut() {
+            e.insert("session".into(), json!(feed.session));
+            e.insert("told".into(), json!(feed.can_speak));
+        }
+        crate::events::append(ws, lock, "gutter", event)?;
+    }
+    Ok(told
+        .into_iter()
+        .map(|h| {
+            let text = instruction(&h);
+            (h, text)
+        })
+        .collect())
+}
+
+/// Feeds the new calls to the session's loop detection (pure: no file, no clock). Returns
+/// the loops found now, recorded on the session, and those to tell with this event (`can_speak`:
+/// its reply reaches the model; else the loops found wait for the next event that can).
+pub fn judge(
+    s: &mut Session,
+    steps: &[Step],
+    unnamed: Option<Step>,
+    limits: &GutterLimits,
+    can_speak: bool,
+) -> (Vec<GutterHit>, Vec<GutterHit>) {
     let fed_before: Vec<String> = s.loops.fed.clone();
     let mut found = Vec::new();
-    for step in &steps {
+    for step in steps {
         if step.id.as_ref().is_some_and(|id| fed_before.contains(id)) {
             continue;
         }
@@ -87,37 +133,19 @@ pub fn check(
         s.gutter.push(hit.clone());
     }
     let mut told = Vec::new();
-    if feed.can_speak {
+    if can_speak {
         told.extend(std::mem::take(&mut s.loops.unsaid));
         told.extend(found.iter().cloned());
     } else {
         s.loops.unsaid.extend(found.iter().cloned());
     }
-    if s.loops != before || !found.is_empty() {
-        s.updated_at = crate::clock::now_rfc3339();
-        session::save(ws, &lock, &s)?;
-    }
-    for hit in &found {
-        let mut event = serde_json::to_value(hit)?;
-        if let Some(e) = event.as_object_mut() {
-            e.insert("session".into(), json!(feed.session));
-            e.insert("told".into(), json!(feed.can_speak));
-        }
-        crate::events::append(ws, &lock, "gutter", event)?;
-    }
-    Ok(told
-        .into_iter()
-        .map(|h| {
-            let text = instruction(&h);
-            (h, text)
-        })
-        .collect())
+    (found, told)
 }
 
 /// The calls the transcript gained since the last read (its last [`FIRST_READ`] the first
 /// time, or when it was replaced); moves the session's cursor to where this read stopped. A
 /// transcript that cannot be read gives nothing.
-fn read_new(ws: &Workspace, s: &mut Session, path: &Path, agent: Option<Agent>) -> Vec<Step> {
+pub fn read_new(ws: &Workspace, s: &mut Session, path: &Path, agent: Option<Agent>) -> Vec<Step> {
     let Ok(len) = std::fs::metadata(path).map(|m| m.len()) else {
         return Vec::new();
     };

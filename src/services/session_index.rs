@@ -42,7 +42,7 @@ pub fn catch_up(ws: &Workspace, id: &str, transcript: &Path, agent: Agent) -> Op
     catch_up_locked(ws, &lock, id, transcript, agent)
 }
 
-fn catch_up_locked(
+pub fn catch_up_locked(
     ws: &Workspace,
     lock: &Lock,
     id: &str,

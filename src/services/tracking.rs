@@ -11,6 +11,8 @@ use crate::checkpoint::{Checkpoint, Fields};
 use crate::compaction::StagesAgainst;
 use crate::config::Config;
 use crate::output::Output;
+use crate::pipeline::decide;
+use crate::pipeline::effects::Reach;
 use crate::session::{self, CountState, Session, Source};
 use crate::stages::{FiredStage, Stage, StageAction};
 use crate::state::StateFile;
@@ -249,6 +251,28 @@ pub fn apply(
     let mut s = prev
         .clone()
         .unwrap_or_else(|| Session::new(id, config.window));
+    let applied = apply_in(ws, &lock, &mut s, prev, sf, config, reading, opts, out)?;
+    session::save(ws, &lock, &s)?;
+    Ok(applied)
+}
+
+/// [`apply`] on a session the caller loaded under the lock it holds, and writes back once
+/// with whatever else its event changed (`crate::pipeline::apply`); `prev`: the session as
+/// it was before this reading (None when it had no record). The stages move by the
+/// pipeline's decisions (`crate::pipeline::decide`); the window, the limit and a stage's
+/// checkpoint are looked up and written here.
+#[allow(clippy::too_many_arguments)]
+pub fn apply_in(
+    ws: &Workspace,
+    lock: &crate::fsutil::Lock,
+    s: &mut Session,
+    prev: Option<Session>,
+    sf: &StateFile,
+    config: &Config,
+    reading: Reading,
+    opts: Options,
+    out: &Output,
+) -> anyhow::Result<Applied> {
     let mut compacted = false;
     let mut info = None;
     let (transcript_path, transcript_agent) = match &reading {
@@ -285,10 +309,10 @@ pub fn apply(
             s.source = Source::Manual;
         }
         Reading::Transcript(usage, path) => {
-            switch_model(&mut s, usage.model.as_deref());
+            switch_model(s, usage.model.as_deref());
             let window = reading_window(
                 &opts,
-                &mut s,
+                s,
                 usage.agent.parse().ok(),
                 usage.window,
                 usage.model.as_deref(),
@@ -297,7 +321,7 @@ pub fn apply(
             );
             compacted = usage.compacted;
             if compacted {
-                super::learning::note_compaction(&mut s, &usage, None);
+                super::learning::note_compaction(s, &usage, None);
             }
             // No figure (a new transcript, or compacted without `postTokens`)
             // is recorded as unknown rather than guessed.
@@ -321,13 +345,13 @@ pub fn apply(
             model,
             transcript,
         } => {
-            switch_model(&mut s, model.as_deref());
+            switch_model(s, model.as_deref());
             if window.is_some() {
                 s.statusline_window = window;
             }
             let window = reading_window(
                 &opts,
-                &mut s,
+                s,
                 Some(agent),
                 None,
                 model.as_deref(),
@@ -350,13 +374,13 @@ pub fn apply(
             window,
         } => {
             if model.is_some() {
-                switch_model(&mut s, model.as_deref());
+                switch_model(s, model.as_deref());
                 s.model = model;
             }
             let model = s.model.clone();
             let window = reading_window(
                 &opts,
-                &mut s,
+                s,
                 Some(agent),
                 window,
                 model.as_deref(),
@@ -380,10 +404,10 @@ pub fn apply(
     // the window is larger than assumed (or unknown).
     let was_unknown = prev.as_ref().is_some_and(|p| !p.window_known());
     let evidence = agent_reading
-        .then(|| super::learning::window_evidence(&mut s, was_unknown))
+        .then(|| super::learning::window_evidence(s, was_unknown))
         .flatten();
     // A compaction read earlier is judged at the first figure after it.
-    let judged = agent.and_then(|a| super::learning::judge(ws, &mut s, a, compacted));
+    let judged = agent.and_then(|a| super::learning::judge(ws, s, a, compacted));
     // Where this agent was seen compacting with this model, once it was.
     let learned = agent.map(|a| {
         crate::compaction::Learned::load(&ws.compactions_path())
@@ -414,20 +438,8 @@ pub fn apply(
         s.messages = opts.messages;
     }
 
-    let step = if opts.record_only {
-        crate::stages::Step {
-            fire: Vec::new(),
-            rearmed: Vec::new(),
-            kept: s.fired.clone(),
-        }
-    } else {
-        crate::stages::step(
-            &config.stages,
-            &s.fired,
-            s.stage_percent(config.stages_against),
-            compacted,
-        )
-    };
+    let reach = Reach::of(opts.record_only, opts.deferred);
+    let step = decide::stage_step(s, &config.stages, config.stages_against, compacted, reach);
     let mut recorded = sf.fm.checkpoint.clone();
     let checkpoint_id = match step.checkpoint_stage() {
         Some(stage) => {
@@ -446,7 +458,7 @@ pub fn apply(
             });
             let written = super::record::write_new(
                 ws,
-                &lock,
+                lock,
                 super::record::New {
                     fields: Fields::default(),
                     trigger: &stage.name(),
@@ -468,66 +480,17 @@ pub fn apply(
         }
         None => None,
     };
-    let mut fired_now = Vec::new();
-    for stage in &step.fire {
-        fired_now.push(FiredStage {
-            at: stage.at,
-            name: stage.name(),
-            action: stage.action,
-            checkpoint: (stage.action != StageAction::Warn)
-                .then(|| checkpoint_id.clone())
-                .flatten(),
-            tokens: s.tokens,
-        });
-    }
-    s.fired = step.kept.clone();
-    s.fired.extend(fired_now.iter().cloned());
-    if opts.deferred {
-        // The end of a turn (its output reaches no model): the forecast's figures.
-        s.note_turn_end();
-    }
-    // A stage left behind (usage fell, the context was compacted) has
-    // nothing left to say.
-    s.pending_stages
-        .retain(|p| s.fired.iter().any(|f| f.name == p.name));
-    let to_tell = if opts.deferred {
-        s.pending_stages.extend(fired_now.iter().cloned());
-        Vec::new()
-    } else if opts.record_only {
-        // Nothing is told by a reading that only records (the status line,
-        // a pre-compaction checkpoint): what waits keeps waiting.
-        Vec::new()
-    } else {
-        let mut all = std::mem::take(&mut s.pending_stages);
-        all.extend(fired_now.iter().cloned());
-        all.sort_by(|a, b| a.at.total_cmp(&b.at));
-        all.dedup_by(|a, b| a.name == b.name);
-        all
-    };
-    if fired_now.iter().any(|f| f.action == StageAction::Handoff) {
-        s.handoff_due = true;
-    } else if !s.fired.iter().any(|f| f.action == StageAction::Handoff) {
-        // Every handoff stage re-armed (usage fell, e.g. after compaction).
-        s.handoff_due = false;
-    }
-    s.updated_at = crate::clock::now_rfc3339();
-    session::save(ws, &lock, &s)?;
+    let now = crate::clock::now_rfc3339();
+    let settled = decide::settle_stages(s, &step, checkpoint_id.as_deref(), reach, &now);
+    let (fired_now, to_tell) = (settled.fired, settled.to_tell);
 
     let log = |event: &str, fields: serde_json::Value| {
-        if let Err(e) = crate::events::append(ws, &lock, event, fields) {
+        if let Err(e) = crate::events::append(ws, lock, event, fields) {
             out.warn(&format!("the event log could not be updated: {e}"));
         }
     };
-    for f in &fired_now {
-        log(
-            "stage",
-            json!({
-                "session": s.id, "stage": f.name, "at": f.at, "action": f.action,
-                "tokens": s.tokens, "window": s.window, "percent": s.percent,
-                "limit": s.limit(), "limit_percent": s.limit_percent,
-                "checkpoint": f.checkpoint,
-            }),
-        );
+    for line in decide::stage_logs(s, &fired_now) {
+        log(line.event, line.fields);
     }
     if let Some(fields) = evidence {
         log("window_evidence", fields);
@@ -541,9 +504,8 @@ pub fn apply(
             json!({ "session": s.id, "previous": previous_messages, "messages": s.messages }),
         );
     }
-    drop(lock);
     Ok(Applied {
-        session: s,
+        session: s.clone(),
         recorded,
         fired: fired_now,
         to_tell,

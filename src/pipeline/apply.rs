@@ -1,0 +1,127 @@
+//! The apply stage: the project lock taken once per event, the session's record loaded once
+//! under it, every step of the event changing that one copy, and the record written once at
+//! the end, atomically, and only when it changed. Log lines are appended under the same lock
+//! as the steps make them, so the event log keeps the order they ran in.
+
+use crate::error::Error;
+use crate::fsutil::Lock;
+use crate::session::{self, Session};
+use crate::workspace::Workspace;
+
+use super::effects::LogLine;
+
+/// One event's hold on the project and on one session's record.
+pub struct Batch<'w> {
+    ws: &'w Workspace,
+    lock: Lock,
+    session: Session,
+    /// The record as it is on disk (None: there is none yet).
+    on_disk: Option<Session>,
+    /// A step changed a session that has no record yet: it is written.
+    touched: bool,
+}
+
+impl<'w> Batch<'w> {
+    /// Takes the project lock (sweeping stale temp files, once per event) and loads session
+    /// `id`, or starts one with `window`.
+    pub fn open(ws: &'w Workspace, id: &str, window: u64) -> Result<Batch<'w>, Error> {
+        let lock = ws.lock()?;
+        let on_disk = session::load(ws, id)?;
+        let session = on_disk.clone().unwrap_or_else(|| Session::new(id, window));
+        Ok(Batch {
+            ws,
+            lock,
+            session,
+            on_disk,
+            touched: false,
+        })
+    }
+
+    pub fn lock(&self) -> &Lock {
+        &self.lock
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The session to change; a session with no record yet is written only if
+    /// [`touch`](Self::touch) is called.
+    pub fn session_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+
+    /// The lock and the session at once, for the steps that need both.
+    pub fn parts(&mut self) -> (&Lock, &mut Session) {
+        (&self.lock, &mut self.session)
+    }
+
+    /// The session is to be written even if it has no record yet.
+    pub fn touch(&mut self) {
+        self.touched = true;
+    }
+
+    /// Whether the session has a record, or will have one when the batch ends.
+    pub fn recorded(&self) -> bool {
+        self.on_disk.is_some() || self.touched
+    }
+
+    /// Appends a line to the event log under the held lock.
+    pub fn log(&self, line: LogLine) -> Result<(), Error> {
+        crate::events::append(self.ws, &self.lock, line.event, line.fields)
+    }
+
+    /// Writes the session's record if it changed, and lets the lock go; returns the session
+    /// as it stands.
+    pub fn finish(self) -> Result<Session, Error> {
+        let changed = match &self.on_disk {
+            Some(disk) => *disk != self.session,
+            None => self.touched,
+        };
+        if changed {
+            session::save(self.ws, &self.lock, &self.session)?;
+        }
+        Ok(self.session)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workspace(dir: &std::path::Path) -> Workspace {
+        Workspace {
+            state_path: dir.join("project-state.md"),
+            root: dir.to_path_buf(),
+            data_dir: dir.join(".ctxkeep"),
+            lock_timeout: std::time::Duration::from_secs(5),
+            out: crate::output::Output::SILENT,
+        }
+    }
+
+    #[test]
+    fn a_batch_writes_the_record_once_and_only_when_it_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path());
+        // Nothing touched a new session: no record.
+        Batch::open(&ws, "s", 1000).unwrap().finish().unwrap();
+        assert!(session::load(&ws, "s").unwrap().is_none());
+        let mut b = Batch::open(&ws, "s", 1000).unwrap();
+        b.session_mut().set_tokens(Some(10), 1000);
+        b.session_mut().set_tokens(Some(20), 1000);
+        b.touch();
+        b.finish().unwrap();
+        assert_eq!(session::load(&ws, "s").unwrap().unwrap().tokens, Some(20));
+        // Unchanged: the file is left as it was.
+        let path = session::path(&ws, "s");
+        std::fs::write(&path, {
+            let mut t = std::fs::read_to_string(&path).unwrap();
+            t.push('\n');
+            t
+        })
+        .unwrap();
+        let before = std::fs::read_to_string(&path).unwrap();
+        Batch::open(&ws, "s", 1000).unwrap().finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    }
+}

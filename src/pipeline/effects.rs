@@ -1,0 +1,40 @@
+//! What a decision asks of the apply stage besides the session's next state.
+
+use serde_json::Value;
+
+/// One line for the event log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogLine {
+    pub event: &'static str,
+    pub fields: Value,
+}
+
+impl LogLine {
+    pub fn new(event: &'static str, fields: Value) -> LogLine {
+        LogLine { event, fields }
+    }
+}
+
+/// Whether what an event says can reach the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// The reply goes to the model now (a prompt, a tool call): stages fire and are told.
+    Now,
+    /// Nothing said now reaches a model (`Stop`, the end of a turn): stages fire and wait
+    /// in the session for the next event that can carry them.
+    Later,
+    /// The figure is only recorded: no stage fires or re-arms, what waits keeps waiting
+    /// (the status line, the reading before a compaction's checkpoint).
+    RecordOnly,
+}
+
+impl Reach {
+    /// From the two switches `tracking::Options` has carried.
+    pub fn of(record_only: bool, deferred: bool) -> Reach {
+        match (record_only, deferred) {
+            (true, _) => Reach::RecordOnly,
+            (false, true) => Reach::Later,
+            (false, false) => Reach::Now,
+        }
+    }
+}
