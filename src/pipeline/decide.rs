@@ -257,6 +257,22 @@ pub fn checkpoint_request(
     }
 }
 
+/// Loop detection's verdict on the calls this event brought (the transcript's new ones, then
+/// the payload's `unnamed` call when it has no id): the loops found, recorded on the session,
+/// and those to tell now (with a reply that reaches the model; else they wait).
+pub fn loops(
+    s: &mut Session,
+    steps: &[crate::observe::loops::Step],
+    unnamed: Option<crate::observe::loops::Step>,
+    limits: &crate::observe::GutterLimits,
+    reach: Reach,
+) -> (
+    Vec<crate::observe::GutterHit>,
+    Vec<crate::observe::GutterHit>,
+) {
+    crate::services::gutter::judge(s, steps, unnamed, limits, reach == Reach::Now)
+}
+
 /// A session start, by its source: `clear` empties the context (every stage re-arms, the
 /// next reading sets the size); `compact` too, noting the compaction the transcript ends with
 /// and keeping the restored size the agent states; every start is a new process of the agent.
@@ -301,4 +317,734 @@ pub fn compaction_ended(
         s.context_emptied(now);
     }
     s.updated_at = now.to_string();
+}
+
+#[cfg(test)]
+mod tests {
+    //! The pipeline's decisions fed event by event, in-process: no binary, no file, no clock.
+    //! The harness stands in for the read stage (it sets the figure a transcript would give)
+    //! and for the apply stage (a checkpoint a stage asks for gets the next id).
+
+    use super::*;
+    use crate::compaction::Limit;
+    use crate::observe::loops::{Action as Call, Outcome, Step as CallStep};
+    use crate::observe::{GutterHit, GutterLimits};
+    use crate::session::Phase;
+
+    const NOW: &str = "2026-02-11T21:00:00Z";
+    const WINDOW: u64 = 200_000;
+
+    /// One session and its stages, fed readings as the hooks would.
+    struct Harness {
+        s: Session,
+        stages: Vec<Stage>,
+        against: StagesAgainst,
+        /// Checkpoints the stages asked for.
+        written: Vec<String>,
+    }
+
+    /// What one reading decided.
+    struct Decided {
+        settled: Settled,
+        checkpoint: Option<String>,
+        logs: Vec<LogLine>,
+    }
+
+    impl Decided {
+        fn told(&self) -> Vec<&str> {
+            self.settled
+                .to_tell
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect()
+        }
+        fn fired(&self) -> Vec<&str> {
+            self.settled.fired.iter().map(|f| f.name.as_str()).collect()
+        }
+    }
+
+    impl Harness {
+        /// The default stages (80 warn, 90 and 95 checkpoint, 98 handoff), against a limit.
+        fn new(limit: u64) -> Harness {
+            let mut s = Session::new("s1", WINDOW);
+            s.set_limit(Limit::new(limit, "front-matter"));
+            Harness {
+                s,
+                stages: crate::stages::parse_stages(crate::stages::DEFAULT_STAGES).unwrap(),
+                against: StagesAgainst::Limit,
+                written: Vec::new(),
+            }
+        }
+
+        /// A reading of `tokens` (None: unknown since a compaction), `compacted`: the
+        /// reading is at a compaction.
+        fn read(&mut self, tokens: Option<u64>, compacted: bool, reach: Reach) -> Decided {
+            self.s.set_tokens(tokens, WINDOW);
+            let step = stage_step(&self.s, &self.stages, self.against, compacted, reach);
+            let checkpoint = step.checkpoint_stage().map(|_| {
+                let id = format!("ck-{}", self.written.len() + 1);
+                self.written.push(id.clone());
+                id
+            });
+            let settled = settle_stages(&mut self.s, &step, checkpoint.as_deref(), reach, NOW);
+            let logs = stage_logs(&self.s, &settled.fired);
+            Decided {
+                settled,
+                checkpoint,
+                logs,
+            }
+        }
+
+        /// A prompt or tool event at `percent` of the limit.
+        fn at(&mut self, percent: u64) -> Decided {
+            let limit = self.s.limit();
+            self.read(Some(limit * percent / 100), false, Reach::Now)
+        }
+
+        /// A `Stop` at `percent`: its reply reaches no model.
+        fn stop_at(&mut self, percent: u64) -> Decided {
+            let limit = self.s.limit();
+            self.read(Some(limit * percent / 100), false, Reach::Later)
+        }
+    }
+
+    fn at_tokens(tokens: u64, limit: u64) -> Session {
+        let mut s = Session::new("s1", WINDOW);
+        s.set_limit(Limit::new(limit, "default"));
+        s.set_tokens(Some(tokens), WINDOW);
+        s
+    }
+
+    fn traits(agent: Agent) -> HookTraits {
+        agent.integration().hook_traits()
+    }
+
+    // Stages.
+
+    #[test]
+    fn a_stage_fires_once_per_fill() {
+        let mut h = Harness::new(160_000);
+        assert!(h.at(79).told().is_empty());
+        let d = h.at(81);
+        assert_eq!(d.told(), ["stage-80"]);
+        assert_eq!(d.checkpoint, None, "a warning writes no checkpoint");
+        assert!(h.at(85).told().is_empty(), "told once per fill");
+        assert_eq!(h.s.phase(), Phase::Tracking);
+    }
+
+    #[test]
+    fn a_jump_fires_every_stage_it_crosses_with_one_checkpoint() {
+        let mut h = Harness::new(160_000);
+        let d = h.at(96);
+        assert_eq!(d.fired(), ["stage-80", "stage-90", "stage-95"]);
+        assert_eq!(d.told(), ["stage-80", "stage-90", "stage-95"]);
+        assert_eq!(h.written, ["ck-1"], "one checkpoint for the jump");
+        let named: Vec<Option<&str>> = d
+            .settled
+            .fired
+            .iter()
+            .map(|f| f.checkpoint.as_deref())
+            .collect();
+        assert_eq!(named, [None, Some("ck-1"), Some("ck-1")]);
+        assert_eq!(d.logs.len(), 3);
+        assert!(d.logs.iter().all(|l| l.event == "stage"));
+    }
+
+    #[test]
+    fn a_dip_within_ten_points_does_not_rearm_a_stage() {
+        let mut h = Harness::new(160_000);
+        h.at(85);
+        assert!(h.at(76).fired().is_empty());
+        assert!(
+            h.at(85).told().is_empty(),
+            "the climb back says nothing again"
+        );
+        assert_eq!(h.s.fired.len(), 1);
+    }
+
+    #[test]
+    fn a_fall_of_more_than_ten_points_rearms_a_stage() {
+        let mut h = Harness::new(160_000);
+        h.at(85);
+        assert!(h.at(69).fired().is_empty());
+        assert!(h.s.fired.is_empty(), "stage-80 re-armed");
+        assert_eq!(h.at(81).told(), ["stage-80"]);
+    }
+
+    #[test]
+    fn a_compaction_rearms_every_stage() {
+        let mut h = Harness::new(160_000);
+        h.at(92);
+        assert_eq!(h.s.fired.len(), 2);
+        let d = h.read(None, true, Reach::Now);
+        assert!(d.told().is_empty());
+        assert!(h.s.fired.is_empty());
+        assert_eq!(
+            h.at(82).told(),
+            ["stage-80"],
+            "fires again after the compaction"
+        );
+    }
+
+    #[test]
+    fn an_unknown_figure_without_a_compaction_changes_nothing() {
+        let mut h = Harness::new(160_000);
+        h.at(85);
+        let d = h.read(None, false, Reach::Now);
+        assert!(d.fired().is_empty() && d.told().is_empty());
+        assert_eq!(h.s.fired.len(), 1, "stage-80 stays fired");
+    }
+
+    #[test]
+    fn a_stage_fired_at_stop_is_told_with_the_next_prompt_once() {
+        let mut h = Harness::new(160_000);
+        let d = h.stop_at(81);
+        assert_eq!(d.fired(), ["stage-80"]);
+        assert!(d.told().is_empty(), "a Stop's reply reaches no model");
+        assert_eq!(h.s.phase(), Phase::StagePending);
+        assert_eq!(h.at(82).told(), ["stage-80"]);
+        assert_eq!(h.s.phase(), Phase::Tracking);
+        assert!(h.at(83).told().is_empty());
+    }
+
+    #[test]
+    fn a_waiting_stage_left_behind_by_a_compaction_is_never_told() {
+        let mut h = Harness::new(160_000);
+        h.stop_at(81);
+        h.read(None, true, Reach::Later);
+        assert!(h.s.pending_stages.is_empty());
+        assert!(h.at(30).told().is_empty());
+    }
+
+    #[test]
+    fn a_reading_that_only_records_fires_nothing_and_keeps_what_waits() {
+        let mut h = Harness::new(160_000);
+        h.stop_at(81);
+        let d = h.read(Some(150_000), false, Reach::RecordOnly);
+        assert!(d.fired().is_empty() && d.told().is_empty());
+        assert_eq!(h.s.pending_stages.len(), 1);
+        // The next prompt tells what waited and fires what the figure crossed.
+        assert_eq!(h.at(94).told(), ["stage-80", "stage-90"]);
+    }
+
+    #[test]
+    fn waiting_and_new_stages_are_told_together_lowest_first_each_once() {
+        let mut h = Harness::new(160_000);
+        h.stop_at(91);
+        let d = h.at(96);
+        assert_eq!(d.told(), ["stage-80", "stage-90", "stage-95"]);
+    }
+
+    #[test]
+    fn a_handoff_stage_makes_a_handoff_due_until_a_compaction_rearms_it() {
+        let mut h = Harness::new(160_000);
+        h.at(99);
+        assert!(h.s.handoff_due);
+        h.read(None, true, Reach::Now);
+        assert!(!h.s.handoff_due);
+    }
+
+    #[test]
+    fn a_stage_line_in_the_log_carries_the_figure_and_its_checkpoint() {
+        let mut h = Harness::new(160_000);
+        let d = h.at(91);
+        let f = &d.logs[1].fields;
+        assert_eq!(f["stage"], "stage-90");
+        assert_eq!(f["action"], "checkpoint");
+        assert_eq!(f["tokens"], 145_600);
+        assert_eq!(f["limit"], 160_000);
+        assert_eq!(f["limit_percent"], 91.0);
+        assert_eq!(f["checkpoint"], "ck-1");
+        assert_eq!(d.logs[0].fields["checkpoint"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn turn_ends_feed_the_forecast_and_other_events_do_not() {
+        let mut h = Harness::new(160_000);
+        for p in [10, 20, 30] {
+            h.at(p + 5);
+            h.stop_at(p);
+        }
+        assert!(h.s.forecast().is_none(), "two turns of growth are too few");
+        h.stop_at(40);
+        let f = h.s.forecast().unwrap();
+        assert_eq!(f.tokens_per_turn, 16_000);
+        assert_eq!(f.turns_left, 6);
+    }
+
+    #[test]
+    fn stages_measured_against_the_window_fire_later_than_against_the_limit() {
+        let mut h = Harness::new(160_000);
+        assert_eq!(
+            h.read(Some(140_000), false, Reach::Now).told(),
+            ["stage-80"]
+        );
+        let mut w = Harness::new(160_000);
+        w.against = StagesAgainst::Window;
+        assert!(w.read(Some(140_000), false, Reach::Now).told().is_empty());
+        assert_eq!(
+            w.read(Some(161_000), false, Reach::Now).told(),
+            ["stage-80"]
+        );
+    }
+
+    // Compactions an agent shows only as a drop of its figure.
+
+    #[test]
+    fn a_drop_from_near_the_limit_is_a_compaction_only_where_the_agent_shows_it_so() {
+        let before = at_tokens(150_000, 160_000);
+        let after = at_tokens(30_000, 160_000);
+        assert!(compaction_by_drop(
+            &traits(Agent::Gemini),
+            &before,
+            &after,
+            false
+        ));
+        // Claude Code says so in events of its own: a drop is not read as one.
+        assert!(!compaction_by_drop(
+            &traits(Agent::ClaudeCode),
+            &before,
+            &after,
+            false
+        ));
+        // Copilot CLI's drop counts only with the compaction in its transcript.
+        assert!(!compaction_by_drop(
+            &traits(Agent::Copilot),
+            &before,
+            &after,
+            false
+        ));
+        assert!(compaction_by_drop(
+            &traits(Agent::Copilot),
+            &before,
+            &after,
+            true
+        ));
+    }
+
+    #[test]
+    fn a_small_drop_or_one_from_far_below_the_limit_is_not_a_compaction() {
+        let gemini = traits(Agent::Gemini);
+        let near = at_tokens(150_000, 160_000);
+        assert!(!compaction_by_drop(
+            &gemini,
+            &near,
+            &at_tokens(90_000, 160_000),
+            false
+        ));
+        let far = at_tokens(100_000, 160_000);
+        assert!(!compaction_by_drop(
+            &gemini,
+            &far,
+            &at_tokens(10_000, 160_000),
+            false
+        ));
+    }
+
+    #[test]
+    fn a_noted_drop_gives_the_start_again_and_is_logged_as_detected() {
+        let before = at_tokens(150_000, 160_000);
+        let after = at_tokens(30_000, 160_000);
+        let mut s = after.clone();
+        s.pre_compact_at = Some(150_000);
+        let noted = note_drop(
+            &mut s,
+            &before,
+            &after,
+            &traits(Agent::Gemini),
+            Agent::Gemini,
+        )
+        .unwrap();
+        assert_eq!(s.phase(), Phase::StartPending);
+        assert_eq!(s.pending_start.as_deref(), Some("compact"));
+        assert_eq!(s.pre_compact_at, None);
+        assert_eq!(noted.log.event, "compaction");
+        assert_eq!(noted.log.fields["trigger"], "detected");
+        assert_eq!(noted.log.fields["agent"], "gemini");
+        assert_eq!(
+            (&noted.log.fields["before"], &noted.log.fields["after"]),
+            (&serde_json::json!(150_000), &serde_json::json!(30_000))
+        );
+    }
+
+    #[test]
+    fn the_same_drop_applied_late_is_not_a_second_compaction() {
+        let before = at_tokens(150_000, 160_000);
+        let after = at_tokens(30_000, 160_000);
+        let gemini = traits(Agent::Gemini);
+        let mut s = after.clone();
+        assert!(note_drop(&mut s, &before, &after, &gemini, Agent::Gemini).is_some());
+        s.pending_start = None;
+        assert!(note_drop(&mut s, &before, &after, &gemini, Agent::Gemini).is_none());
+        assert_eq!(s.pending_start, None);
+    }
+
+    #[test]
+    fn where_an_agent_compacts_is_learned_from_its_own_figure_past_its_point_only() {
+        let after = at_tokens(30_000, 160_000);
+        let gemini = traits(Agent::Gemini);
+        let past = at_tokens(150_000, 160_000);
+        let noted = note_drop(&mut after.clone(), &past, &after, &gemini, Agent::Gemini);
+        assert_eq!(noted.unwrap().learn_at, Some(150_000));
+        // From below its point the user asked (`/compress`): nothing to learn.
+        let below = at_tokens(135_000, 160_000);
+        let noted = note_drop(&mut after.clone(), &below, &after, &gemini, Agent::Gemini);
+        assert_eq!(noted.unwrap().learn_at, None);
+        // An agent whose transcript states its own figure is learned from that instead.
+        let copilot = traits(Agent::Copilot);
+        let noted = note_drop(&mut after.clone(), &past, &after, &copilot, Agent::Copilot);
+        assert_eq!(noted.unwrap().learn_at, None);
+    }
+
+    // Pre-compaction events that fire before every model call.
+
+    #[test]
+    fn before_the_first_model_call_a_pre_compaction_compacts_nothing() {
+        let mut s = Session::new("s1", WINDOW);
+        let why = compacts_nothing(&mut s, None, "Gemini CLI").unwrap();
+        assert_eq!(
+            why,
+            "before Gemini CLI's first model call: no figure yet, nothing to compress"
+        );
+    }
+
+    #[test]
+    fn below_the_limit_a_pre_compaction_compacts_nothing_and_forgets_the_last_one() {
+        let mut s = at_tokens(100_000, 160_000);
+        s.pre_compact_at = Some(170_000);
+        let why = compacts_nothing(&mut s, Some(100_000), "Gemini CLI").unwrap();
+        assert_eq!(
+            why,
+            "below Gemini CLI's compression point (100000 of 160000 tokens)"
+        );
+        assert_eq!(s.pre_compact_at, None);
+    }
+
+    #[test]
+    fn past_the_limit_the_first_pre_compaction_gets_a_checkpoint_and_a_second_does_not() {
+        let mut s = at_tokens(165_000, 160_000);
+        assert_eq!(compacts_nothing(&mut s, Some(165_000), "Gemini CLI"), None);
+        assert_eq!(s.pre_compact_at, Some(165_000));
+        let why = compacts_nothing(&mut s, Some(168_000), "Gemini CLI").unwrap();
+        assert!(
+            why.starts_with(
+                "Gemini CLI compressed nothing after the pre-compact checkpoint at 165000 tokens"
+            ),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_new_process_of_the_agent_forgets_whether_it_compacted() {
+        let mut s = at_tokens(165_000, 160_000);
+        s.pre_compact_at = Some(165_000);
+        session_started(&mut s, "resume", None, None, "gemini", None, NOW);
+        assert_eq!(s.pre_compact_at, None);
+        assert_eq!(compacts_nothing(&mut s, Some(166_000), "Gemini CLI"), None);
+    }
+
+    // Session starts, compactions and restores.
+
+    #[test]
+    fn a_clear_rearms_every_stage_and_leaves_a_new_session() {
+        let mut h = Harness::new(160_000);
+        h.at(99);
+        session_started(&mut h.s, "clear", None, None, "claude-code", None, NOW);
+        assert_eq!(h.s.phase(), Phase::New);
+        assert!(h.s.fired.is_empty() && !h.s.handoff_due);
+        assert_eq!(h.s.compacted_at, None, "a clear is not a compaction");
+        assert_eq!(h.at(81).told(), ["stage-80"]);
+    }
+
+    #[test]
+    fn a_start_after_compaction_keeps_the_restored_size_through_the_compactions_end() {
+        let mut h = Harness::new(160_000);
+        h.at(96);
+        session_started(
+            &mut h.s,
+            "compact",
+            None,
+            Some(30_000),
+            "claude-code",
+            None,
+            NOW,
+        );
+        assert_eq!(h.s.tokens, Some(30_000));
+        assert!(h.s.fired.is_empty(), "every stage re-armed");
+        compaction_ended(&mut h.s, None, Some("auto"), NOW);
+        assert_eq!(h.s.tokens, Some(30_000), "the restored size stands");
+        assert_eq!(h.s.restored_at, None);
+        assert_eq!(h.s.phase(), Phase::Tracking);
+    }
+
+    #[test]
+    fn a_compactions_end_with_no_restored_size_forgets_the_figure() {
+        let mut h = Harness::new(160_000);
+        h.at(92);
+        compaction_ended(&mut h.s, None, Some("manual"), NOW);
+        assert_eq!(h.s.tokens, None);
+        assert_eq!(h.s.compacted_at.as_deref(), Some(NOW));
+        assert_eq!(h.s.phase(), Phase::Emptied);
+        assert!(h.s.fired.is_empty());
+    }
+
+    fn boundary(trigger: &str, pre: u64) -> Usage {
+        let mut u = Usage::empty("claude-code");
+        u.compacted = true;
+        u.compaction_trigger = Some(trigger.into());
+        u.pre_tokens = Some(pre);
+        u.model = Some("claude-opus-4-6".into());
+        u
+    }
+
+    #[test]
+    fn a_compaction_is_noted_from_the_agents_own_figure_not_the_last_reading() {
+        let mut h = Harness::new(160_000);
+        h.at(90);
+        session_started(
+            &mut h.s,
+            "compact",
+            Some(&boundary("auto", 155_321)),
+            None,
+            "claude-code",
+            None,
+            NOW,
+        );
+        let seen = h.s.compaction_seen.clone().unwrap();
+        assert_eq!(seen.pre_tokens, 155_321);
+        assert_eq!(seen.trigger.as_deref(), Some("auto"));
+        assert!(!seen.judged, "judged at the next figure");
+    }
+
+    #[test]
+    fn a_compaction_is_noted_once_however_many_events_read_it() {
+        let mut s = Session::new("s1", WINDOW);
+        compaction_ended(&mut s, Some(&boundary("auto", 150_000)), None, NOW);
+        s.compaction_seen.as_mut().unwrap().judged = true;
+        compaction_ended(&mut s, Some(&boundary("auto", 150_000)), None, NOW);
+        assert!(s.compaction_seen.unwrap().judged, "not noted afresh");
+    }
+
+    #[test]
+    fn an_idle_or_manual_compaction_keeps_the_trigger_its_event_gave() {
+        let mut s = Session::new("s1", WINDOW);
+        compaction_ended(&mut s, Some(&boundary("auto", 150_000)), Some("idle"), NOW);
+        assert_eq!(
+            s.compaction_seen.unwrap().trigger.as_deref(),
+            Some("idle"),
+            "the agent's plain `auto` gives way to the hook's word"
+        );
+        let mut s = Session::new("s1", WINDOW);
+        compaction_ended(&mut s, Some(&boundary("manual", 90_000)), Some("auto"), NOW);
+        assert_eq!(
+            s.compaction_seen.unwrap().trigger.as_deref(),
+            Some("manual")
+        );
+    }
+
+    #[test]
+    fn a_start_records_the_agent_and_its_transcript() {
+        let mut s = Session::new("s1", WINDOW);
+        session_started(
+            &mut s,
+            "startup",
+            None,
+            None,
+            "codex",
+            Some("/t/r.jsonl".into()),
+            NOW,
+        );
+        assert_eq!(s.agent.as_deref(), Some("codex"));
+        assert_eq!(s.transcript.as_deref(), Some("/t/r.jsonl"));
+        assert_eq!(s.started_at.as_deref(), Some(NOW));
+        // A start that names no transcript keeps the one known.
+        session_started(&mut s, "resume", None, None, "codex", None, NOW);
+        assert_eq!(s.transcript.as_deref(), Some("/t/r.jsonl"));
+    }
+
+    #[test]
+    fn the_phases_follow_a_compaction_from_its_start_to_the_give_back() {
+        let mut s = at_tokens(150_000, 160_000);
+        assert_eq!(s.phase(), Phase::Tracking);
+        s.after_compaction = Some(crate::session::AfterCompaction {
+            since: Some(NOW.into()),
+            checkpoint: Some("ck-1".into()),
+            ..Default::default()
+        });
+        assert_eq!(s.phase(), Phase::Compacting);
+        s.after_compaction.as_mut().unwrap().waiting = Some("nonce".into());
+        assert_eq!(s.phase(), Phase::RestoredWaiting);
+        let a = s.after_compaction.as_mut().unwrap();
+        a.waiting = None;
+        a.audited = true;
+        a.missing = Some(Vec::new());
+        assert_eq!(s.phase(), Phase::Tracking);
+        assert_eq!(Phase::RestoredWaiting.name(), "restored-waiting");
+    }
+
+    // Checkpoint requests.
+
+    fn post_tool_use(command: &str) -> Payload {
+        let text = serde_json::json!({
+            "hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash",
+            "tool_use_id": "toolu_1", "tool_input": { "command": command },
+            "tool_response": { "stdout": "", "stderr": "", "interrupted": false },
+        })
+        .to_string();
+        crate::agents::parse_payload(Agent::ClaudeCode, &text).unwrap()
+    }
+
+    fn calls(state: &mut requests::State, n: u32, payload: &Payload) -> Vec<Request> {
+        let settings = Settings::default();
+        (0..n)
+            .filter_map(|_| {
+                checkpoint_request(state, &settings, payload, Some("c0"), Some("c0"), false)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_commit_after_ten_calls_asks_for_a_checkpoint_and_says_so_in_the_log() {
+        let mut state = requests::State::default();
+        assert!(calls(&mut state, 10, &post_tool_use("ls")).is_empty());
+        let asked = calls(
+            &mut state,
+            1,
+            &post_tool_use("git commit -m 'Fix the parser'"),
+        );
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].why, Why::Commit(Some("Fix the parser".into())));
+        let line = asked[0].log("s1", Agent::ClaudeCode, 42);
+        assert_eq!(line.fields["why"], "commit");
+        assert_eq!(line.fields["calls"], 11);
+        let text = requests::text(&asked[0].why, &asked[0].state, false);
+        assert!(
+            text.starts_with("ctxkeep: you committed \"Fix the parser\""),
+            "{text}"
+        );
+        assert_eq!(state.calls, 0, "the count starts again");
+        assert_eq!(state.asked, 1);
+    }
+
+    #[test]
+    fn a_commit_within_the_spacing_asks_nothing() {
+        let mut state = requests::State::default();
+        calls(&mut state, 3, &post_tool_use("ls"));
+        assert!(calls(&mut state, 1, &post_tool_use("git commit -m x")).is_empty());
+    }
+
+    #[test]
+    fn a_long_stretch_of_calls_asks_once_at_sixty() {
+        let mut state = requests::State::default();
+        let asked = calls(&mut state, 70, &post_tool_use("cargo test"));
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].why, Why::LongStretch(60));
+    }
+
+    #[test]
+    fn a_stage_told_at_the_same_event_asks_instead_and_restarts_the_count() {
+        let mut state = requests::State::default();
+        calls(&mut state, 20, &post_tool_use("ls"));
+        let settings = Settings::default();
+        let commit = post_tool_use("git commit -m x");
+        let asked =
+            checkpoint_request(&mut state, &settings, &commit, Some("c0"), Some("c0"), true);
+        assert_eq!(asked, None);
+        assert_eq!((state.calls, state.asked), (0, 0));
+    }
+
+    #[test]
+    fn a_checkpoint_the_model_wrote_restarts_the_count() {
+        let mut state = requests::State::default();
+        calls(&mut state, 55, &post_tool_use("ls"));
+        let settings = Settings::default();
+        let ls = post_tool_use("ls");
+        // Another checkpoint than the one this session saw: the model wrote it.
+        checkpoint_request(&mut state, &settings, &ls, Some("c1"), Some("c0"), false);
+        assert_eq!(state.calls, 1);
+        assert!(
+            calls(&mut state, 10, &ls).is_empty(),
+            "no long stretch at 60 calls in all"
+        );
+    }
+
+    #[test]
+    fn checkpoint_requests_can_be_turned_off_per_reason() {
+        let mut state = requests::State::default();
+        let settings = Settings {
+            after_commit: false,
+            ..Settings::default()
+        };
+        for _ in 0..11 {
+            let commit = post_tool_use("git commit -m x");
+            assert_eq!(
+                checkpoint_request(&mut state, &settings, &commit, None, None, false),
+                None
+            );
+        }
+    }
+
+    // Loops.
+
+    fn failing(command: &str) -> CallStep {
+        CallStep {
+            id: None,
+            action: Call::Command(command.into()),
+            outcome: Outcome::done(
+                Some(false),
+                Some(101),
+                "error[E0308]: mismatched types\n --> src/lib.rs:10:5",
+            ),
+        }
+    }
+
+    #[test]
+    fn the_same_failure_three_times_is_told_once() {
+        let mut s = Session::new("s1", WINDOW);
+        let limits = GutterLimits::default();
+        let steps = vec![failing("cargo build"), failing("cargo build")];
+        let (found, told) = loops(&mut s, &steps, None, &limits, Reach::Now);
+        assert!(found.is_empty() && told.is_empty());
+        let (found, told) = loops(
+            &mut s,
+            &[],
+            Some(failing("cargo build")),
+            &limits,
+            Reach::Now,
+        );
+        assert_eq!(found.len(), 1);
+        assert!(matches!(
+            &told[0],
+            GutterHit::SameFailure { command, count: 3, .. } if command == "cargo build"
+        ));
+        let text = crate::services::gutter::instruction(&told[0]);
+        assert!(text.contains("cargo build"), "{text}");
+        assert_eq!(s.gutter.len(), 1, "recorded on the session");
+        let (found, told) = loops(
+            &mut s,
+            &[],
+            Some(failing("cargo build")),
+            &limits,
+            Reach::Now,
+        );
+        assert!(found.is_empty() && told.is_empty(), "told once");
+    }
+
+    #[test]
+    fn a_loop_found_when_nothing_reaches_the_model_waits_for_the_next_event() {
+        let mut s = Session::new("s1", WINDOW);
+        let limits = GutterLimits::default();
+        let steps = vec![failing("make"), failing("make"), failing("make")];
+        let (found, told) = loops(&mut s, &steps, None, &limits, Reach::Later);
+        assert_eq!((found.len(), told.len()), (1, 0));
+        let (found, told) = loops(&mut s, &[], None, &limits, Reach::Now);
+        assert!(found.is_empty());
+        assert_eq!(
+            told.len(),
+            1,
+            "told with the next event that reaches the model"
+        );
+        let (_, told) = loops(&mut s, &[], None, &limits, Reach::Now);
+        assert!(told.is_empty());
+    }
 }

@@ -117,7 +117,9 @@ impl Hook {
 
     /// Marks `path` as the event's transcript (it exists now).
     fn found_transcript(&self, path: PathBuf) {
-        let _ = self.transcript.set(TranscriptView::new(Some(path), self.agent));
+        let _ = self
+            .transcript
+            .set(TranscriptView::new(Some(path), self.agent));
     }
 
     /// The transcript the payload names, else the one the agent keeps for the session,
@@ -256,7 +258,10 @@ impl Hook {
     }
 
     /// The batch in `slot`, opened again if a rare step let it go.
-    fn reopen<'a, 'w>(&'w self, slot: &'a mut Option<Batch<'w>>) -> anyhow::Result<&'a mut Batch<'w>> {
+    fn reopen<'a, 'w>(
+        &'w self,
+        slot: &'a mut Option<Batch<'w>>,
+    ) -> anyhow::Result<&'a mut Batch<'w>> {
         if slot.is_none() {
             *slot = Some(Batch::open(&self.ws, &self.session, self.config.window)?);
         }
@@ -464,9 +469,15 @@ impl Hook {
     /// the figure falling from near its compaction point to a fraction.
     /// The prompt is then given with the next prompt or tool hook. False when this
     /// drop was noted already.
-    fn note_compression_in(&self, batch: &mut Batch<'_>, before: &Session, after: &Session) -> bool {
+    fn note_compression_in(
+        &self,
+        batch: &mut Batch<'_>,
+        before: &Session,
+        after: &Session,
+    ) -> bool {
         let traits = self.agent.integration().hook_traits();
-        let Some(noted) = decide::note_drop(batch.session_mut(), before, after, &traits, self.agent)
+        let Some(noted) =
+            decide::note_drop(batch.session_mut(), before, after, &traits, self.agent)
         else {
             return false;
         };
@@ -763,7 +774,10 @@ impl Hook {
             boundary.as_ref(),
             self.payload.context_tokens,
             self.agent.as_str(),
-            self.payload.transcript.as_ref().map(|t| t.display().to_string()),
+            self.payload
+                .transcript
+                .as_ref()
+                .map(|t| t.display().to_string()),
             &crate::clock::now_rfc3339(),
         );
         session::save(&self.ws, &lock, &s)?;
@@ -1056,4 +1070,3 @@ impl Given {
         })
     }
 }
-

@@ -349,15 +349,7 @@ pub fn apply_in(
             if window.is_some() {
                 s.statusline_window = window;
             }
-            let window = reading_window(
-                &opts,
-                s,
-                Some(agent),
-                None,
-                model.as_deref(),
-                sf,
-                config,
-            );
+            let window = reading_window(&opts, s, Some(agent), None, model.as_deref(), sf, config);
             // A line that knows no figure (before the first call, right after
             // a compaction) keeps the one the hooks recorded, the restored
             // size included.
@@ -378,15 +370,8 @@ pub fn apply_in(
                 s.model = model;
             }
             let model = s.model.clone();
-            let window = reading_window(
-                &opts,
-                s,
-                Some(agent),
-                window,
-                model.as_deref(),
-                sf,
-                config,
-            );
+            let window =
+                reading_window(&opts, s, Some(agent), window, model.as_deref(), sf, config);
             s.set_tokens(tokens.or(s.tokens), window);
             s.source = Source::Usage;
             s.agent = Some(agent.to_string());
