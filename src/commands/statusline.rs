@@ -65,8 +65,9 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
     // transcript says what it can. A transcript that cannot be read leaves
     // the figure unknown; the bar must still be drawn.
     let tokens = sl.tokens.or_else(|| {
-        let path = sl.transcript_path.as_deref().filter(|p| p.is_file())?;
-        crate::agents::read_usage(path, Some(agent)).ok()?.tokens
+        let path = sl.transcript_path.clone().filter(|p| p.is_file())?;
+        let view = crate::pipeline::read::TranscriptView::new(Some(path), agent);
+        view.usage()?.ok()?.tokens
     });
     let applied = tracking::apply(
         &ws,

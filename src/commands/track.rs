@@ -10,6 +10,7 @@ use crate::cli::{AgentArg, TrackArgs};
 use crate::config::Config;
 use crate::error::Error;
 use crate::output::{fmt_num, gauge, thousands};
+use crate::pipeline::apply::Batch;
 use crate::redact::redact;
 use crate::services::tracking::{self, Fired, Options, Reading, Report, TranscriptInfo};
 use crate::session::{self, Source};
@@ -44,11 +45,38 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let config = Config::from_front(&sf.fm);
 
     let reading = read_source(&args, &ws, &id, &config)?;
-    let applied = tracking::apply(
+    // One pass of the hook pipeline: one lock, one write of the session. Loops first, as
+    // the hooks do: a stage's checkpoint then has the calls' outcomes.
+    let mut batch = Batch::open(&ws, &id, config.window)?;
+    let mut gutter = Vec::new();
+    let mut loop_texts = Vec::new();
+    if let (Some(path), Some(limits)) = (&args.transcript, config.gutter) {
+        // What the transcript gained since the session's last reading.
+        let agent = args.agent.and_then(AgentArg::agent);
+        let feed = crate::services::gutter::Feed {
+            session: &id,
+            window: config.window,
+            transcript: Some((path, agent)),
+            tool: None,
+            cwd: None,
+            can_speak: true,
+        };
+        let (lock, s) = batch.parts();
+        let before = (s.loops.clone(), s.gutter.len());
+        let steps = crate::services::gutter::read_new(&ws, s, path, agent);
+        for (hit, text) in crate::services::gutter::check_in(&ws, lock, s, &feed, &limits, steps)? {
+            gutter.push(hit);
+            loop_texts.push(text);
+        }
+        if s.loops != before.0 || s.gutter.len() != before.1 {
+            batch.touch();
+        }
+    }
+    let applied = tracking::apply_batch(
         &ws,
+        &mut batch,
         &sf,
         &config,
-        &id,
         reading,
         Options {
             window: args.window,
@@ -58,23 +86,9 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         },
         &ctx.out,
     )?;
+    batch.finish()?;
     let mut instructions = tracking::instructions(&ws, &config, &applied)?;
-    let mut gutter = Vec::new();
-    if let (Some(path), Some(limits)) = (&args.transcript, config.gutter) {
-        // What the transcript gained since the session's last reading.
-        let feed = crate::services::gutter::Feed {
-            session: &id,
-            window: config.window,
-            transcript: Some((path, args.agent.and_then(AgentArg::agent))),
-            tool: None,
-            cwd: None,
-            can_speak: true,
-        };
-        for (hit, text) in crate::services::gutter::check(&ws, &feed, &limits)? {
-            gutter.push(hit);
-            instructions.push(text);
-        }
-    }
+    instructions.extend(loop_texts);
     let s = &applied.session;
 
     let output = TrackOutput {

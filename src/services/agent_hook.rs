@@ -288,35 +288,37 @@ impl Hook {
         };
         let usage = usage?;
         let path = self.transcript().unwrap_or_default();
-        let prev = batch.recorded().then(|| batch.session().clone());
-        let (lock, s) = batch.parts();
-        let applied = tracking::apply_in(
+        let reading = Reading::Transcript(Box::new(usage), path.display().to_string());
+        let options = Options {
+            record_only,
+            deferred,
+            ..Options::default()
+        };
+        let applied = tracking::apply_batch(
             &self.ws,
-            lock,
-            s,
-            prev,
+            batch,
             &self.sf,
             &self.config,
-            Reading::Transcript(Box::new(usage), path.display().to_string()),
-            Options {
-                record_only,
-                deferred,
-                ..Options::default()
-            },
+            reading,
+            options,
             &self.out,
         )?;
-        batch.touch();
         Ok(Some(applied))
     }
 
-    /// Applies the size the payload states (`context_tokens`, and the model) as a reading.
-    fn apply_stated(&self, options: Options) -> anyhow::Result<tracking::Applied> {
-        let reading = Reading::Stated {
+    /// The size the payload states (`context_tokens`, and the model), as a reading.
+    fn stated_reading(&self) -> Reading {
+        Reading::Stated {
             agent: self.agent,
             tokens: self.payload.context_tokens,
             model: self.payload.model.clone(),
             window: None,
-        };
+        }
+    }
+
+    /// Applies the size the payload states (`context_tokens`, and the model) as a reading.
+    fn apply_stated(&self, options: Options) -> anyhow::Result<tracking::Applied> {
+        let reading = self.stated_reading();
         tracking::apply(
             &self.ws,
             &self.sf,
@@ -741,20 +743,32 @@ impl Hook {
     ///   only a short note, and only when the checkpoint changed since this
     ///   agent session last saw it.
     fn session_start(&self, source: &str) -> anyhow::Result<Option<String>> {
-        // Claude Code says how large a restored conversation is, and the model.
-        if self.payload.context_tokens.is_some() {
-            self.apply_stated(Options {
-                record_only: true,
-                ..Options::default()
-            })?;
-        }
         let boundary = match source {
             "compact" => self.compaction_in_transcript(),
             _ => None,
         };
-        let lock = self.ws.lock()?;
-        let mut s = session::load(&self.ws, &self.session)?
-            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
+        self.in_batch(|batch| self.session_start_in(batch, source, boundary))
+    }
+
+    /// [`session_start`](Self::session_start)'s steps, on one lock and one write.
+    fn session_start_in(
+        &self,
+        batch: &mut Batch<'_>,
+        source: &str,
+        boundary: Option<crate::usage::Usage>,
+    ) -> anyhow::Result<Option<String>> {
+        // Claude Code says how large a restored conversation is, and the model.
+        if self.payload.context_tokens.is_some() {
+            let options = Options {
+                record_only: true,
+                ..Options::default()
+            };
+            let reading = self.stated_reading();
+            let (ws, sf, config) = (&self.ws, &self.sf, &self.config);
+            tracking::apply_batch(ws, batch, sf, config, reading, options, &self.out)?;
+        }
+        batch.touch();
+        let (lock, s) = batch.parts();
         // Gemini puts a SessionStart's context in front of the user's prompt,
         // where it would turn a headless slash command into text: it gets it
         // with the first real prompt instead (BeforeAgent).
@@ -764,12 +778,12 @@ impl Hook {
             s.pending_start = Some(source.to_string());
             Given::default()
         } else {
-            self.give(&lock, &mut s, source)?
+            self.give(lock, s, source)?
         };
         // A cleared or compacted context: every stage re-arms; the restored conversation's
         // size, when the agent states it.
         decide::session_started(
-            &mut s,
+            s,
             source,
             boundary.as_ref(),
             self.payload.context_tokens,
@@ -780,12 +794,26 @@ impl Hook {
                 .map(|t| t.display().to_string()),
             &crate::clock::now_rfc3339(),
         );
-        session::save(&self.ws, &lock, &s)?;
-        self.log(&lock, "session_start", given.event(self, source, deferred));
+        self.log(lock, "session_start", given.event(self, source, deferred));
         if matches!(source, "startup" | "resume") {
-            self.sweep_records(&lock);
+            self.sweep_records(lock);
         }
         Ok(given.text())
+    }
+
+    /// Runs `steps` on a batch of this event's session (`crate::pipeline::apply`): one lock,
+    /// and one write of the session at the end, whether the steps succeed or not (as each
+    /// step's own write would have left it).
+    fn in_batch<T>(
+        &self,
+        steps: impl FnOnce(&mut Batch<'_>) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let mut batch = Batch::open(&self.ws, &self.session, self.config.window)?;
+        let result = steps(&mut batch);
+        let finished = batch.finish();
+        let value = result?;
+        finished?;
+        Ok(value)
     }
 
     /// An agent whose integration keeps records outside the project (nothing else deletes

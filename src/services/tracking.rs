@@ -11,9 +11,10 @@ use crate::checkpoint::{Checkpoint, Fields};
 use crate::compaction::StagesAgainst;
 use crate::config::Config;
 use crate::output::Output;
+use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
 use crate::pipeline::effects::Reach;
-use crate::session::{self, CountState, Session, Source};
+use crate::session::{CountState, Session, Source};
 use crate::stages::{FiredStage, Stage, StageAction};
 use crate::state::StateFile;
 use crate::templates::Templates;
@@ -246,13 +247,26 @@ pub fn apply(
     opts: Options,
     out: &Output,
 ) -> anyhow::Result<Applied> {
-    let lock = ws.lock()?;
-    let prev = session::load(ws, id)?;
-    let mut s = prev
-        .clone()
-        .unwrap_or_else(|| Session::new(id, config.window));
-    let applied = apply_in(ws, &lock, &mut s, prev, sf, config, reading, opts, out)?;
-    session::save(ws, &lock, &s)?;
+    let mut batch = Batch::open(ws, id, config.window)?;
+    let applied = apply_batch(ws, &mut batch, sf, config, reading, opts, out)?;
+    batch.finish()?;
+    Ok(applied)
+}
+
+/// [`apply`] within a batch the caller holds (one lock and one write for its whole event).
+pub fn apply_batch(
+    ws: &Workspace,
+    batch: &mut Batch<'_>,
+    sf: &StateFile,
+    config: &Config,
+    reading: Reading,
+    opts: Options,
+    out: &Output,
+) -> anyhow::Result<Applied> {
+    let prev = batch.recorded().then(|| batch.session().clone());
+    let (lock, s) = batch.parts();
+    let applied = apply_in(ws, lock, s, prev, sf, config, reading, opts, out)?;
+    batch.touch();
     Ok(applied)
 }
 
