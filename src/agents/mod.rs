@@ -465,6 +465,22 @@ pub fn read_since(
     crate::observe::index::read_since(path, &reader(agent), repo_root, from, now)
 }
 
+/// Opens the transcript at `path` for one event's reading with `agent`'s readers (see
+/// [`crate::observe::event_read`]); `agent: None` detects the format.
+pub fn event_read(
+    path: &Path,
+    agent: Option<Agent>,
+) -> anyhow::Result<crate::observe::event_read::EventRead> {
+    let agent = resolve(path, agent)?;
+    let integration = agent.integration();
+    let readers = crate::observe::event_read::Readers {
+        observe: reader(agent),
+        usage: Box::new(move |path, mut file, len| integration.read_usage(path, &mut file, len)),
+        authored: authored_text,
+    };
+    crate::observe::event_read::EventRead::open(path, readers)
+}
+
 fn resolve(path: &Path, agent: Option<Agent>) -> anyhow::Result<Agent> {
     match agent {
         Some(a) => Ok(a),

@@ -12,6 +12,7 @@
 
 pub mod beads;
 pub mod delegated;
+pub mod event_read;
 pub mod failure;
 pub mod index;
 pub mod loops;
@@ -285,7 +286,12 @@ pub fn steps_since(
 }
 
 /// Where the last complete line in `from..len` ends (`from` when there is none).
-fn last_line_end(path: &Path, file: &mut File, from: u64, len: u64) -> anyhow::Result<u64> {
+fn last_line_end<R: Read + Seek>(
+    path: &Path,
+    file: &mut R,
+    from: u64,
+    len: u64,
+) -> anyhow::Result<u64> {
     let io_err = |e| Error::io(path, "cannot read transcript", e);
     let mut end = len;
     // Transcripts end with a newline but while a line is written: a small read first.

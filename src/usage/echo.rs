@@ -18,7 +18,20 @@ pub fn echoes(
     scan_bytes: u64,
     authored: &dyn Fn(&Map<String, Value>) -> Vec<String>,
 ) -> Result<bool, Error> {
-    let (mut file, len) = crate::fsutil::open_input(path)?;
+    let (file, len) = crate::fsutil::open_input(path)?;
+    echoes_in(path, &file, len, nonce, scan_bytes, authored)
+}
+
+/// [`echoes`] over the first `len` bytes of a transcript already open (`path` names it in
+/// errors).
+pub fn echoes_in(
+    path: &Path,
+    mut file: &std::fs::File,
+    len: u64,
+    nonce: &str,
+    scan_bytes: u64,
+    authored: &dyn Fn(&Map<String, Value>) -> Vec<String>,
+) -> Result<bool, Error> {
     // Only the tail: an ack is echoed soon after the resume, near the end.
     let start = len.saturating_sub(scan_bytes);
     let mut tail = Vec::with_capacity((len - start) as usize);
