@@ -238,11 +238,33 @@ impl EventRead {
         crate::usage::echo::echoes_in(
             &self.path,
             &self.file,
+            0,
             self.len(),
             word,
             scan_bytes,
             &self.readers.authored,
         )
+    }
+
+    /// [`EventRead::echoes`] over the complete lines from byte `from` (where an earlier look
+    /// stopped; at most `scan_bytes` back): returns the answer and where the next look starts
+    /// (after the last complete line: a line being written is looked at again).
+    pub fn echoes_since(
+        &self,
+        word: &str,
+        from: u64,
+        scan_bytes: u64,
+    ) -> Result<(bool, u64), Error> {
+        let len = self.len();
+        let start = from.max(len.saturating_sub(scan_bytes)).min(len);
+        let mut bytes = Vec::with_capacity((len - start) as usize);
+        let mut f = &self.file;
+        f.seek(SeekFrom::Start(start))
+            .and_then(|_| f.take(len - start).read_to_end(&mut bytes))
+            .map_err(|e| self.io_err(e))?;
+        let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let found = crate::usage::echo::echoed_in(&bytes[..whole], word, &self.readers.authored);
+        Ok((found, start + whole as u64))
     }
 
     /// Whether `id` (a tool call's) is in the transcript's last `within` bytes.

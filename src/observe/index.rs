@@ -121,6 +121,20 @@ pub struct SessionIndex {
     /// What remained by the agent's summary at its last compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_summary: Option<super::SummaryRemains>,
+    /// Where the look for a restore's nonce echoed back stopped: the next look reads only
+    /// what the transcript gained since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo: Option<EchoCursor>,
+}
+
+/// How far the transcript was looked through for one nonce.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EchoCursor {
+    pub nonce: String,
+    pub offset: u64,
+    /// The bytes before `offset`, as [`SessionIndex::mark`] keeps them.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mark: String,
 }
 
 impl SessionIndex {

@@ -534,8 +534,16 @@ impl Hook {
             }
         }
         if let Ok(Some(read)) = self.read() {
+            // Only what the transcript gained since the last look for the same nonce.
             let _ = crate::chain::ack_if_echoed(&self.ws, &lock, &|nonce| {
-                read.echoes(nonce, crate::chain::ECHO_SCAN_BYTES)
+                super::session_index::echoed(
+                    &self.ws,
+                    &lock,
+                    &self.session,
+                    read,
+                    nonce,
+                    crate::chain::ECHO_SCAN_BYTES,
+                )
             });
         }
     }

@@ -140,6 +140,42 @@ fn catch_up_read(ws: &Workspace, lock: &Lock, id: &str, read: &EventRead) -> Opt
     Some(index)
 }
 
+/// Whether the agent echoed `nonce` (the latest restore's) in the transcript, looking only at
+/// what it gained since the last look for the same nonce (the cursor is kept in the index;
+/// the first look reads the last `scan_bytes`). Under the project's `lock`.
+pub fn echoed(
+    ws: &Workspace,
+    lock: &Lock,
+    id: &str,
+    read: &EventRead,
+    nonce: &str,
+    scan_bytes: u64,
+) -> Result<bool, crate::error::Error> {
+    let mut index = load(ws, id).unwrap_or_default();
+    let shown = crate::redact::redact(&read.path().display().to_string()).into_owned();
+    let from = match &index.echo {
+        Some(c)
+            if index.transcript == shown
+                && c.nonce == nonce
+                && read.mark_at(c.offset) == c.mark =>
+        {
+            c.offset
+        }
+        _ => 0,
+    };
+    let (found, end) = read.echoes_since(nonce, from, scan_bytes)?;
+    if !found && index.transcript == shown {
+        index.echo = Some(crate::observe::index::EchoCursor {
+            nonce: nonce.to_string(),
+            offset: end,
+            mark: read.mark_at(end),
+        });
+        // A cache: a look that cannot be kept is made again from further back next time.
+        let _ = save(ws, lock, id, &index);
+    }
+    Ok(found)
+}
+
 /// After a compaction: what remains by the agent's summary (`summary`'s pending tasks,
 /// current work and next step), added once the index has read everything before it, so no
 /// older statement replaces the summary's next step.
@@ -280,6 +316,39 @@ mod tests {
         let index = catch_up(&ws, &t);
         assert_eq!(index.changed, ["src/c.rs"]);
         assert_eq!(index.offset, std::fs::metadata(&t).unwrap().len());
+    }
+
+    #[test]
+    fn the_nonce_is_looked_for_only_in_what_the_transcript_gained() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path());
+        let root = dir.path();
+        let t = dir.path().join("t.jsonl");
+        std::fs::write(&t, prompt(root, "run `ctxkeep ack 48213907` to confirm")).unwrap();
+        catch_up(&ws, &t);
+        let look = |ws: &Workspace| {
+            let read = crate::agents::event_read(&t, Some(Agent::ClaudeCode)).unwrap();
+            let lock = ws.lock_only().unwrap();
+            echoed(ws, &lock, "s-1", &read, "48213907", 1 << 20).unwrap()
+        };
+        assert!(!look(&ws), "the injected prompt is not an echo");
+        let len = std::fs::metadata(&t).unwrap().len();
+        let cursor = load(&ws, "s-1").unwrap().echo.expect("the look's cursor");
+        assert_eq!((cursor.nonce.as_str(), cursor.offset), ("48213907", len));
+        // A reply being written: looked at again once whole.
+        let reply = line(
+            root,
+            "assistant",
+            json!({"model": "claude-opus-4-6", "id": "m", "role": "assistant",
+                   "content": [{"type": "text", "text": "Restored; acknowledging 48213907."}],
+                   "usage": {"input_tokens": 7, "output_tokens": 5}}),
+        );
+        let (head, rest) = reply.split_at(reply.len() - 10);
+        append(&t, head);
+        assert!(!look(&ws));
+        assert_eq!(load(&ws, "s-1").unwrap().echo.unwrap().offset, len);
+        append(&t, rest);
+        assert!(look(&ws));
     }
 
     #[test]
