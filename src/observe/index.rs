@@ -2,8 +2,8 @@
 //! on how much of the transcript's end a later read takes. Each hook event adds only what the
 //! transcript gained since the last one (from the offset kept here); an automatic checkpoint
 //! then takes the request, the follow-ups, every changed file, the files worked from and the
-//! latest stated next step from here, and only the last commands and the plan from the
-//! transcript's tail.
+//! latest stated next step from here, and the last commands and the plan from the
+//! transcript's tail when it has them (else from here too).
 
 use std::path::Path;
 
@@ -118,6 +118,10 @@ pub struct SessionIndex {
     pub next_step: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_file: Option<String>,
+    /// The last [`super::MAX_COMMANDS`] shell commands, oldest first, as each read saw them (a
+    /// call's outcome written after the read stays unknown here: the tail's copy has it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<super::CommandRun>,
     /// What remained by the agent's summary at its last compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_summary: Option<super::SummaryRemains>,
@@ -170,6 +174,13 @@ impl SessionIndex {
         if seen.plan_file.is_some() {
             self.plan_file = seen.plan_file.clone();
         }
+        if !seen.commands.is_empty() {
+            let mut commands = std::mem::take(&mut self.commands);
+            commands.extend(seen.commands.iter().cloned());
+            let commands = super::collapse_repeats(commands);
+            let skip = commands.len().saturating_sub(super::MAX_COMMANDS);
+            self.commands = commands.into_iter().skip(skip).collect();
+        }
     }
 
     /// The observation `tail` (a read of the transcript's end) completed from the index: the
@@ -195,6 +206,10 @@ impl SessionIndex {
         tail.worked_from = worked_from(&self.reads, &self.changed);
         if tail.plan.is_empty() {
             tail.plan = self.plan.clone();
+        }
+        // A tail with no command in it (a long stretch of edits): the last ones the index saw.
+        if tail.commands.is_empty() {
+            tail.commands = self.commands.clone();
         }
         // The index read everything the tail did, in order: its next step is the newest.
         if self.next_step.is_some() {

@@ -362,6 +362,16 @@ mod tests {
             prompt(root, "Port every module to the new reader") + &edit(root, "e0", "src/early.rs"),
         )
         .unwrap();
+        append(
+            &t,
+            &call(
+                root,
+                "b0",
+                "Bash",
+                json!({"command": "cargo test --lib"}),
+                10,
+            ),
+        );
         // The session's hooks see it grow: 3 MiB of reads after the early edit.
         catch_up(&ws, &t);
         for i in 0..12 {
@@ -391,5 +401,8 @@ mod tests {
         assert_eq!(observed.files, ["src/late.rs", "src/early.rs"]);
         // Read again and again without a change: worked from.
         assert!(observed.worked_from.contains(&"src/m0.rs".to_string()));
+        // No command in the tail: the last ones the index saw.
+        assert_eq!(observed.commands.len(), 1);
+        assert_eq!(observed.commands[0].command, "cargo test --lib");
     }
 }
