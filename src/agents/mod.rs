@@ -439,32 +439,6 @@ pub fn observe_within(
     crate::observe::observe_within(path, &reader(agent), repo_root, now, window)
 }
 
-/// The tool calls in the transcript at `path` from byte `from` on (see
-/// [`crate::observe::steps_since`]).
-pub fn steps_since(
-    path: &Path,
-    agent: Option<Agent>,
-    repo_root: Option<&Path>,
-    from: u64,
-    pending: &[crate::observe::loops::PendingCall],
-) -> anyhow::Result<(Vec<crate::observe::loops::Step>, u64)> {
-    let agent = resolve(path, agent)?;
-    crate::observe::steps_since(path, &reader(agent), repo_root, from, pending)
-}
-
-/// What the transcript at `path` gained from byte `from` on, for the session's index (see
-/// [`crate::observe::index::read_since`]).
-pub fn read_since(
-    path: &Path,
-    agent: Option<Agent>,
-    repo_root: Option<&Path>,
-    from: u64,
-    now: DateTime<Utc>,
-) -> anyhow::Result<(Observed, Vec<crate::observe::index::ReadFile>, u64)> {
-    let agent = resolve(path, agent)?;
-    crate::observe::index::read_since(path, &reader(agent), repo_root, from, now)
-}
-
 /// Opens the transcript at `path` for one event's reading with `agent`'s readers (see
 /// [`crate::observe::event_read`]); `agent: None` detects the format.
 pub fn event_read(

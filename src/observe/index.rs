@@ -5,13 +5,9 @@
 //! latest stated next step from here, and the last commands and the plan from the
 //! transcript's tail when it has them (else from here too).
 
-use std::path::Path;
-
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{last_line_end, Observed, PlanItem, Reader, Recorder, Root, MAX_FOLLOW_UPS};
-use crate::usage::open_transcript;
+use super::{Observed, PlanItem, MAX_FOLLOW_UPS};
 
 /// At most this many changed files are kept (the most recent).
 pub const MAX_INDEX_FILES: usize = 1000;
@@ -25,24 +21,6 @@ pub const FIRST_READ: u64 = 16 * 1024 * 1024;
 
 /// How many bytes before the offset tell an appended transcript from a rewritten one.
 pub const MARK_BYTES: u64 = 32;
-
-/// The bytes of the transcript at `path` just before `offset`, as [`SessionIndex::mark`]
-/// keeps them; empty when they cannot be read.
-pub fn mark_at(path: &Path, offset: u64) -> String {
-    use std::io::{Read, Seek, SeekFrom};
-    let start = offset.saturating_sub(MARK_BYTES);
-    let mut buf = vec![0u8; (offset - start) as usize];
-    let read = crate::fsutil::open_input(path)
-        .map_err(|e| std::io::Error::other(e.to_string()))
-        .and_then(|(mut f, _)| {
-            f.seek(SeekFrom::Start(start))?;
-            f.read_exact(&mut buf)
-        });
-    match read {
-        Ok(()) => buf.iter().map(|b| format!("{b:02x}")).collect(),
-        Err(_) => String::new(),
-    }
-}
 
 /// A file the session read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -222,27 +200,4 @@ impl SessionIndex {
             tail.plan_file = self.plan_file.clone();
         }
     }
-}
-
-/// What the transcript at `path` gained from byte `from` (the end of a line) to its last
-/// complete line, read with `reader`; returns it and where the next read starts.
-pub fn read_since(
-    path: &Path,
-    reader: &Reader,
-    repo_root: Option<&Path>,
-    from: u64,
-    now: DateTime<Utc>,
-) -> anyhow::Result<(Observed, Vec<ReadFile>, u64)> {
-    let (mut file, len) = open_transcript(path)?;
-    let from = from.max(len.saturating_sub(FIRST_READ)).min(len);
-    let end = last_line_end(path, &mut file, from, len)?;
-    let mut rec = Recorder::new(Root::new(repo_root));
-    if end <= from {
-        let (obs, reads) = rec.finish_with_reads(reader.agent, now);
-        return Ok((obs, reads, from));
-    }
-    rec.window = end - from;
-    (reader.read)(path, file, end, &mut rec)?;
-    let (obs, reads) = rec.finish_with_reads(reader.agent, now);
-    Ok((obs, reads, end))
 }
