@@ -216,7 +216,8 @@ pub fn autonomous(rng: &mut Rng, size: usize, final_tokens: u64) -> String {
         n += 1;
         let context = 20_000 + (n * 37) % 100_000;
         let id = format!("toolu_{n:016x}");
-        let input = if n % 3 == 0 {
+        let bash = n.is_multiple_of(3);
+        let input = if bash {
             format!(
                 "{{\"command\":\"cargo test --lib m{}\",\"description\":\"run the tests\"}}",
                 n % 50
@@ -228,7 +229,7 @@ pub fn autonomous(rng: &mut Rng, size: usize, final_tokens: u64) -> String {
                 serde_json::to_string(&code(rng, 200)).unwrap()
             )
         };
-        let tool = if n % 3 == 0 { "Bash" } else { "Edit" };
+        let tool = if bash { "Bash" } else { "Edit" };
         s.push_str(&line(
             n,
             "assistant",
