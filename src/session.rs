@@ -380,7 +380,7 @@ impl Session {
 /// Where a session stands between two events: the states its record's fields make up
 /// together. Read through [`Session::phase`]; the transitions are the methods below it
 /// ([`Session::context_emptied`], [`Session::restored`], [`Session::started`]) and the
-/// pipeline's decisions (`crate::pipeline::decide`).
+/// decisions of the hook pipeline (its `decide` stage).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     /// Nothing read yet: no figure, no compaction seen.

@@ -439,30 +439,20 @@ pub fn observe_within(
     crate::observe::observe_within(path, &reader(agent), repo_root, now, window)
 }
 
-/// The tool calls in the transcript at `path` from byte `from` on (see
-/// [`crate::observe::steps_since`]).
-pub fn steps_since(
+/// Opens the transcript at `path` for one event's reading with `agent`'s readers (see
+/// [`crate::observe::event_read`]); `agent: None` detects the format.
+pub fn event_read(
     path: &Path,
     agent: Option<Agent>,
-    repo_root: Option<&Path>,
-    from: u64,
-    pending: &[crate::observe::loops::PendingCall],
-) -> anyhow::Result<(Vec<crate::observe::loops::Step>, u64)> {
+) -> anyhow::Result<crate::observe::event_read::EventRead> {
     let agent = resolve(path, agent)?;
-    crate::observe::steps_since(path, &reader(agent), repo_root, from, pending)
-}
-
-/// What the transcript at `path` gained from byte `from` on, for the session's index (see
-/// [`crate::observe::index::read_since`]).
-pub fn read_since(
-    path: &Path,
-    agent: Option<Agent>,
-    repo_root: Option<&Path>,
-    from: u64,
-    now: DateTime<Utc>,
-) -> anyhow::Result<(Observed, Vec<crate::observe::index::ReadFile>, u64)> {
-    let agent = resolve(path, agent)?;
-    crate::observe::index::read_since(path, &reader(agent), repo_root, from, now)
+    let integration = agent.integration();
+    let readers = crate::observe::event_read::Readers {
+        observe: reader(agent),
+        usage: Box::new(move |path, mut file, len| integration.read_usage(path, &mut file, len)),
+        authored: authored_text,
+    };
+    crate::observe::event_read::EventRead::open(path, readers)
 }
 
 fn resolve(path: &Path, agent: Option<Agent>) -> anyhow::Result<Agent> {

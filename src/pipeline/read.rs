@@ -1,13 +1,15 @@
 //! The read stage: what one event reads before it decides. Every read of the event's
-//! transcript goes through one [`TranscriptView`], made once per event, so how the transcript
-//! is read (today each reader opens it; an incremental reader that opens it once and reads
-//! only what it gained belongs here) changes in one place.
+//! transcript goes through one [`TranscriptView`], made once per event: it opens the file
+//! once ([`EventRead`]) and answers usage, the compaction it ends with, the calls and the
+//! activity it gained since the session's stored offsets, and the nonce's echo from that one
+//! open file.
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use crate::agents::Agent;
 use crate::fsutil::Lock;
+use crate::observe::event_read::EventRead;
 use crate::observe::index::SessionIndex;
 use crate::observe::loops::Step;
 use crate::observe::Observed;
@@ -15,13 +17,12 @@ use crate::session::Session;
 use crate::usage::Usage;
 use crate::workspace::Workspace;
 
-/// The event's transcript: where it is (when it exists) and the agent that writes it.
+/// The event's transcript: where it is (when it exists), the agent that writes it, and its
+/// one open reading.
 pub struct TranscriptView {
     path: Option<PathBuf>,
     agent: Agent,
-    /// The usage reading, read at most once per event (a failed read is not kept: the
-    /// error keeps its kind for the caller).
-    usage: OnceCell<Usage>,
+    read: OnceCell<EventRead>,
 }
 
 impl TranscriptView {
@@ -30,7 +31,7 @@ impl TranscriptView {
         TranscriptView {
             path,
             agent,
-            usage: OnceCell::new(),
+            read: OnceCell::new(),
         }
     }
 
@@ -39,59 +40,73 @@ impl TranscriptView {
         self.path.as_deref()
     }
 
-    pub fn agent(&self) -> Agent {
-        self.agent
+    /// The transcript's one open reading, opened at the first question asked of it; None
+    /// without a transcript. One that cannot be opened is an error (asked again, it is tried
+    /// again).
+    pub fn read(&self) -> anyhow::Result<Option<&EventRead>> {
+        if let Some(read) = self.read.get() {
+            return Ok(Some(read));
+        }
+        let Some(path) = self.path() else {
+            return Ok(None);
+        };
+        let read = crate::agents::event_read(path, Some(self.agent))?;
+        Ok(Some(self.read.get_or_init(|| read)))
     }
 
     /// The context usage the transcript records; None without a transcript.
     pub fn usage(&self) -> Option<anyhow::Result<Usage>> {
-        let path = self.path()?;
-        if let Some(usage) = self.usage.get() {
-            return Some(Ok(usage.clone()));
+        match self.read() {
+            Ok(Some(read)) => Some(read.usage()),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
         }
-        let read = crate::agents::read_usage(path, Some(self.agent));
-        if let Ok(usage) = &read {
-            let _ = self.usage.set(usage.clone());
-        }
-        Some(read)
     }
 
     /// The compaction the transcript ends with, as the agent recorded it (its own figure
     /// before it, the trigger, the model); None when it does not end with one.
     pub fn compaction(&self) -> Option<Usage> {
-        self.usage()?.ok().filter(|u| u.compacted)
+        self.read().ok()??.compaction()
     }
 
     /// The session's index caught up with what the transcript gained since its last event
     /// (the caller holds the lock).
     pub fn catch_up_index(&self, ws: &Workspace, lock: &Lock, id: &str) -> Option<SessionIndex> {
-        crate::services::session_index::catch_up_locked(ws, lock, id, self.path()?, self.agent)
+        let read = self.read().ok()??;
+        crate::services::session_index::catch_up_read(ws, lock, id, read)
     }
 
     /// The tool calls the transcript gained since loop detection last read it (moving the
     /// session's cursor).
     pub fn new_calls(&self, ws: &Workspace, s: &mut Session) -> Vec<Step> {
-        match self.path() {
-            Some(path) => crate::services::gutter::read_new(ws, s, path, Some(self.agent)),
-            None => Vec::new(),
+        match self.read() {
+            Ok(Some(read)) => crate::services::gutter::read_new_in(ws, s, read),
+            _ => Vec::new(),
         }
     }
 
-    /// What the session did, from the transcript's tail (`tail_only`: the index holds the
-    /// request, so the read need not look further back for it).
-    pub fn observe(&self, ws: &Workspace, tail_only: bool) -> Option<Observed> {
-        let path = self.path()?;
-        let agent = Some(self.agent);
-        match tail_only {
-            true => crate::services::record::observe_transcript_tail(ws, path, agent).ok(),
-            false => crate::services::record::observe_transcript(ws, path, agent).ok(),
-        }
+    /// What session `id` did, for a checkpoint: the transcript's tail completed from the
+    /// session's index (the caller holds the lock).
+    pub fn observe(&self, ws: &Workspace, lock: &Lock, id: &str) -> Option<Observed> {
+        let read = self.read().ok()??;
+        crate::services::session_index::observed_with(ws, lock, id, read)
     }
 
-    /// Acknowledges the latest restore when the transcript's tail echoes its nonce.
-    pub fn acknowledge(&self, ws: &Workspace, lock: &Lock) {
-        if let Some(path) = self.path() {
-            let _ = crate::chain::ack_from_transcript(ws, lock, path);
-        }
+    /// Acknowledges the latest restore when what the transcript gained since the last look
+    /// echoes its nonce (the caller holds the lock).
+    pub fn acknowledge(&self, ws: &Workspace, lock: &Lock, id: &str) {
+        let Ok(Some(read)) = self.read() else {
+            return;
+        };
+        let _ = crate::chain::ack_if_echoed(ws, lock, &|nonce| {
+            crate::services::session_index::echoed(
+                ws,
+                lock,
+                id,
+                read,
+                nonce,
+                crate::chain::ECHO_SCAN_BYTES,
+            )
+        });
     }
 }

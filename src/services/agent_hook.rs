@@ -12,6 +12,7 @@ use crate::checkpoint::{Checkpoint, Fields};
 use crate::config::Config;
 use crate::error::Error;
 use crate::hook_payload::{Action, Payload};
+use crate::observe::event_read::EventRead;
 use crate::observe::Observed;
 use crate::output::Output;
 use crate::pipeline::apply::Batch;
@@ -122,6 +123,13 @@ impl Hook {
             .set(TranscriptView::new(Some(path), self.agent));
     }
 
+    /// The event's one reading of its transcript, opened at the first question asked of it;
+    /// None when there is no transcript yet. A transcript that cannot be opened is an error
+    /// (asked again, it is tried again).
+    fn read(&self) -> anyhow::Result<Option<&EventRead>> {
+        self.view().read()
+    }
+
     /// The transcript the payload names, else the one the agent keeps for the session,
     /// whether it exists yet or not.
     fn transcript_named(&self) -> Option<PathBuf> {
@@ -131,43 +139,16 @@ impl Hook {
         }
     }
 
-    /// Updates the session from the transcript; None when there is none yet.
-    fn update(
-        &self,
-        record_only: bool,
-        deferred: bool,
-    ) -> anyhow::Result<Option<tracking::Applied>> {
-        let Some(usage) = self.view().usage() else {
-            return Ok(None);
-        };
-        let usage = usage?;
-        let path = self.transcript().unwrap_or_default();
-        let applied = tracking::apply(
-            &self.ws,
-            &self.sf,
-            &self.config,
-            &self.session,
-            Reading::Transcript(Box::new(usage), path.display().to_string()),
-            Options {
-                record_only,
-                deferred,
-                ..Options::default()
-            },
-            &self.out,
-        )?;
-        Ok(Some(applied))
-    }
-
-    /// [`update`](Self::update) where a checkpoint must follow whatever the transcript holds
-    /// (before a compaction): a transcript that cannot be read is logged, and the checkpoint is
-    /// written from the session's last figure, as it is when there is no transcript.
-    fn update_or_log(&self, record_only: bool) -> anyhow::Result<Option<tracking::Applied>> {
-        match self.update(record_only, false) {
+    /// The session updated from the transcript, recording only, where a checkpoint must follow
+    /// whatever the transcript holds (before a compaction): a transcript that cannot be read is
+    /// logged, and the checkpoint is written from the session's last figure, as it is when there
+    /// is no transcript.
+    fn update_or_log_in(&self, batch: &mut Batch<'_>) -> anyhow::Result<Option<tracking::Applied>> {
+        match self.update_in(batch, true, false) {
             Ok(applied) => Ok(applied),
             Err(e) => {
-                let lock = self.ws.lock()?;
                 self.log(
-                    &lock,
+                    batch.lock(),
                     "transcript_unreadable",
                     json!({
                         "session": self.session, "agent": self.agent,
@@ -276,7 +257,8 @@ impl Hook {
         Ok(())
     }
 
-    /// [`update`](Self::update) within the event's batch.
+    /// Updates the session in the event's batch from the transcript; None when there is none
+    /// yet.
     fn update_in(
         &self,
         batch: &mut Batch<'_>,
@@ -316,37 +298,28 @@ impl Hook {
         }
     }
 
-    /// Applies the size the payload states (`context_tokens`, and the model) as a reading.
-    fn apply_stated(&self, options: Options) -> anyhow::Result<tracking::Applied> {
-        let reading = self.stated_reading();
-        tracking::apply(
-            &self.ws,
-            &self.sf,
-            &self.config,
-            &self.session,
-            reading,
-            options,
-            &self.out,
-        )
-    }
-
     /// PostModelSwitch: the figure the agent states is a reading on the new model, whose
     /// window and compaction point apply from now (what was reported or proved for the old
     /// model's window is forgotten, `tracking`); a stage that the smaller window crosses is
     /// told with the new model's next request.
     fn model_switch(&self) -> anyhow::Result<Option<String>> {
-        let applied = self.apply_stated(Options::default())?;
-        if let Ok(lock) = self.ws.lock() {
+        let applied = self.in_batch(|batch| {
+            let reading = self.stated_reading();
+            let (ws, sf, config) = (&self.ws, &self.sf, &self.config);
+            let options = Options::default();
+            let applied =
+                tracking::apply_batch(ws, batch, sf, config, reading, options, &self.out)?;
             let s = &applied.session;
             self.log(
-                &lock,
+                batch.lock(),
                 "model_switch",
                 json!({
                     "session": self.session, "agent": self.agent, "model": s.model,
                     "tokens": s.tokens, "window": s.window, "limit": s.limit(),
                 }),
             );
-        }
+            Ok(applied)
+        })?;
         let texts = tracking::instructions(&self.ws, &self.config, &applied)?;
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
     }
@@ -385,10 +358,12 @@ impl Hook {
         if self.await_new_transcript(id) {
             return;
         }
-        let Some(path) = self.transcript() else {
+        let Ok(Some(read)) = self.read() else {
             return;
         };
-        if !late_call::await_call(&path, id) {
+        let found = late_call::await_call_in(read.file(), id);
+        read.refresh();
+        if !found {
             self.log_call_missing(id);
         }
     }
@@ -433,17 +408,20 @@ impl Hook {
             }
             return true;
         }
-        if let Ok(lock) = self.ws.lock() {
-            if let Ok(s) = session::load(&self.ws, &self.session) {
-                let mut s = s.unwrap_or_else(|| Session::new(&self.session, self.config.window));
-                s.transcript_awaited = true;
-                let _ = session::save(&self.ws, &lock, &s);
+        let event = json!({ "session": self.session, "agent": self.agent, "transcript": path.display().to_string() });
+        match Batch::open(&self.ws, &self.session, self.config.window) {
+            Ok(mut batch) => {
+                batch.session_mut().transcript_awaited = true;
+                batch.touch();
+                self.log(batch.lock(), "transcript_not_created", event);
+                let _ = batch.finish();
             }
-            self.log(
-                &lock,
-                "transcript_not_created",
-                json!({ "session": self.session, "agent": self.agent, "transcript": path.display().to_string() }),
-            );
+            // A record that cannot be read is left as it is; the wait is still logged.
+            Err(_) => {
+                if let Ok(lock) = self.ws.lock() {
+                    self.log(&lock, "transcript_not_created", event);
+                }
+            }
         }
         true
     }
@@ -455,7 +433,20 @@ impl Hook {
         let Some(path) = self.transcript_named() else {
             return;
         };
-        if late_call::await_file_then(&path, mark) {
+        // A transcript already there is waited on through the event's one open of it.
+        let open = match std::fs::metadata(&path).is_ok() {
+            true => self.read().ok().flatten(),
+            false => None,
+        };
+        let found = match open {
+            Some(read) => {
+                let found = late_call::await_call_in(read.file(), mark);
+                read.refresh();
+                found
+            }
+            None => late_call::await_file_then(&path, mark),
+        };
+        if found {
             return;
         }
         if let Ok(lock) = self.ws.lock() {
@@ -511,15 +502,6 @@ impl Hook {
         }
     }
 
-    /// Loop detection ([`super::gutter`]) on its own lock, for the events outside the
-    /// pipeline's track pass (the session's end).
-    fn loops(&self, can_speak: bool) -> anyhow::Result<Vec<String>> {
-        let mut batch = Batch::open(&self.ws, &self.session, self.config.window)?;
-        let texts = self.loops_in(&mut batch, can_speak)?;
-        batch.finish()?;
-        Ok(texts)
-    }
-
     /// Loop detection ([`super::gutter`]): feeds it this event's call (from the payload) and
     /// what the transcript gained since the last event; returns the instructions for the loops
     /// to tell now. An event whose reply cannot reach the model (`can_speak` false) keeps
@@ -550,19 +532,8 @@ impl Hook {
 
     /// The agent may confirm a restore by echoing the nonce instead of
     /// running `ctxkeep ack`: in its last reply, when the event carries it,
-    /// else in the transcript's tail. Looked for only while the latest
-    /// session is unacknowledged, so the usual hook reads one small file's
-    /// tail more.
-    fn acknowledge(&self) {
-        if !crate::chain::latest_is_pending(&self.ws) {
-            return;
-        }
-        if let Ok(lock) = self.ws.lock() {
-            self.acknowledge_in(&lock);
-        }
-    }
-
-    /// [`acknowledge`](Self::acknowledge) under a lock the caller holds.
+    /// else in what the transcript gained. Looked for only while the latest
+    /// session is unacknowledged (under the lock the caller holds).
     fn acknowledge_in(&self, lock: &crate::fsutil::Lock) {
         if !crate::chain::latest_is_pending(&self.ws) {
             return;
@@ -576,33 +547,18 @@ impl Hook {
                 return;
             }
         }
-        self.view().acknowledge(&self.ws, lock);
+        self.view().acknowledge(&self.ws, lock, &self.session);
     }
 
     /// What the transcript says this session did; None without a
     /// transcript, or when it cannot be read (a checkpoint is still written).
     /// A command whose result the agent has not written yet (a compaction in
     /// the middle of a turn) gets the outcome its hook's payload gave.
-    fn observed(&self) -> Option<Observed> {
-        self.view().path()?;
-        let index = self.index();
-        // The index holds the request: the tail read need not look further back for it.
-        let tail_only = index.as_ref().is_some_and(|i| i.request.is_some());
-        let mut observed = self.view().observe(&self.ws, tail_only)?;
-        if let Some(index) = &index {
-            index.complete(&mut observed);
-        }
-        if let Ok(Some(s)) = session::load(&self.ws, &self.session) {
-            crate::observe::loops::fill_outcomes(&mut observed.commands, &s.loops.recent);
-        }
+    fn observed_in(&self, batch: &Batch<'_>) -> Option<Observed> {
+        let mut observed = self.view().observe(&self.ws, batch.lock(), &self.session)?;
+        let recent = &batch.session().loops.recent;
+        crate::observe::loops::fill_outcomes(&mut observed.commands, recent);
         Some(observed)
-    }
-
-    /// The session's index caught up with its transcript; None without a transcript or
-    /// when it cannot be read.
-    fn index(&self) -> Option<crate::observe::index::SessionIndex> {
-        let path = self.transcript()?;
-        super::session_index::catch_up(&self.ws, &self.session, &path, self.agent)
     }
 
     /// An automatic checkpoint from this session: the last one's fields,
@@ -615,27 +571,37 @@ impl Hook {
         extra: serde_json::Value,
         asked: bool,
     ) -> anyhow::Result<Checkpoint> {
-        let observed = self.observed();
-        let lock = self.ws.lock()?;
-        let new = record::New {
-            fields: Fields::default(),
-            trigger,
-            budget,
-            observed,
-            extra,
-            automatic: true,
-        };
-        let written = match asked {
-            true => record::write_new_always(&self.ws, &lock, new, &self.out)?,
-            false => record::write_new(&self.ws, &lock, new, &self.out)?,
-        };
-        // The session wrote it, so it has seen it: a resume of this same
-        // session is not told about its own checkpoint.
-        let mut s = session::load(&self.ws, &self.session)?
-            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
-        s.seen_checkpoint = Some(written.checkpoint().id.clone());
-        session::save(&self.ws, &lock, &s)?;
-        Ok(written.checkpoint().clone())
+        self.in_batch(|batch| self.auto_checkpoint_in(batch, trigger, budget, extra, asked))
+    }
+
+    /// [`auto_checkpoint`](Self::auto_checkpoint) within the event's batch.
+    fn auto_checkpoint_in(
+        &self,
+        batch: &mut Batch<'_>,
+        trigger: &str,
+        budget: Option<crate::checkpoint::Budget>,
+        extra: serde_json::Value,
+        asked: bool,
+    ) -> anyhow::Result<Checkpoint> {
+        {
+            let new = record::New {
+                fields: Fields::default(),
+                trigger,
+                budget,
+                observed: self.observed_in(batch),
+                extra,
+                automatic: true,
+            };
+            let written = match asked {
+                true => record::write_new_always(&self.ws, batch.lock(), new, &self.out)?,
+                false => record::write_new(&self.ws, batch.lock(), new, &self.out)?,
+            };
+            // The session wrote it, so it has seen it: a resume of this same
+            // session is not told about its own checkpoint.
+            batch.session_mut().seen_checkpoint = Some(written.checkpoint().id.clone());
+            batch.touch();
+            Ok(written.checkpoint().clone())
+        }
     }
 
     /// PreCompact: a checkpoint with the budget just before compaction. The
@@ -653,84 +619,64 @@ impl Hook {
         // (Claude Code's, before the prompt cache expires): nobody is at the keyboard, and
         // this checkpoint is what a cold start will read.
         let asked = matches!(trigger.as_deref(), Some("manual" | "idle"));
-        // The figure this session had before: a resumed run's first event
-        // may name a transcript with no figure in it yet.
-        let known = match often && !asked {
-            true => session::load(&self.ws, &self.session)?.and_then(|s| s.tokens),
-            false => None,
-        };
-        // The figure now is ctxkeep's last reading, not where the agent compacts: that is
-        // learned from the agent's own figure once the compaction is in the transcript.
-        let applied = self.update_or_log(true)?;
-        if often && !asked {
-            let now = applied.as_ref().and_then(|a| a.session.tokens).or(known);
-            if let Some(why) = self.compacts_nothing(now)? {
-                let lock = self.ws.lock()?;
-                self.log(
-                    &lock,
-                    "checkpoint_skipped",
-                    json!({
-                        "trigger": "pre-compact", "session": self.session, "agent": self.agent,
-                        "why": why,
-                    }),
-                );
-                return Ok(None);
+        let extra = json!({ "session": self.session, "agent": self.agent, "compaction": trigger });
+        let written = self.in_batch(|batch| {
+            // The figure this session had before: a resumed run's first event
+            // may name a transcript with no figure in it yet.
+            let known = batch.session().tokens.filter(|_| often && !asked);
+            // The figure now is ctxkeep's last reading, not where the agent compacts: that is
+            // learned from the agent's own figure once the compaction is in the transcript.
+            let applied = self.update_or_log_in(batch)?;
+            if often && !asked {
+                let now = applied.as_ref().and_then(|a| a.session.tokens).or(known);
+                let name = self.agent.display_name();
+                if now.is_some() {
+                    batch.touch();
+                }
+                if let Some(why) = decide::compacts_nothing(batch.session_mut(), now, name) {
+                    self.log(
+                        batch.lock(),
+                        "checkpoint_skipped",
+                        json!({
+                            "trigger": "pre-compact", "session": self.session, "agent": self.agent,
+                            "why": why,
+                        }),
+                    );
+                    return Ok(None);
+                }
             }
+            let budget = match applied {
+                Some(applied) => applied.session.budget(),
+                None => batch.session().budget(),
+            };
+            let written = self.auto_checkpoint_in(batch, "pre-compact", budget, extra, asked)?;
+            self.compaction_begins_in(batch, &written);
+            Ok(Some(written))
+        })?;
+        match written {
+            Some(written) => Ok(self.brief_for(&written)),
+            None => Ok(None),
         }
-        let budget = match applied {
-            Some(applied) => applied.session.budget(),
-            None => session::load(&self.ws, &self.session)?.and_then(|s| s.budget()),
-        };
-        let written = self.auto_checkpoint(
-            "pre-compact",
-            budget,
-            json!({ "session": self.session, "agent": self.agent, "compaction": trigger }),
-            asked,
-        )?;
-        self.compaction_begins(&written)
-    }
-
-    /// For an agent whose pre-compaction event fires before every model call
-    /// (Gemini CLI): why this one will compact nothing, if it will not. The
-    /// agent compacts only past its limit, measured by the last model call's
-    /// figure (`tokens`), so not before a session's first call (no figure
-    /// yet) nor below the limit; and once it let one pass the limit without
-    /// compacting (the figure did not fall), it compacts nothing at the next
-    /// either.
-    fn compacts_nothing(&self, tokens: Option<u64>) -> anyhow::Result<Option<String>> {
-        let name = self.agent.display_name();
-        if tokens.is_none() {
-            return Ok(decide::compacts_nothing(
-                &mut Session::new(&self.session, self.config.window),
-                None,
-                name,
-            ));
-        }
-        let mut batch = Batch::open(&self.ws, &self.session, self.config.window)?;
-        let why = decide::compacts_nothing(batch.session_mut(), tokens, name);
-        batch.touch();
-        batch.finish()?;
-        Ok(why)
     }
 
     /// PostCompact: the old figure is gone with the context; every stage
     /// re-arms (the next reading sets the new size).
     fn post_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
         let boundary = self.compaction_in_transcript();
-        let lock = self.ws.lock()?;
-        let mut s = session::load(&self.ws, &self.session)?
-            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
-        // Claude Code starts the restored session (with its size) before
-        // PostCompact: that figure is the new one, not a stale one.
-        let now = crate::clock::now_rfc3339();
-        decide::compaction_ended(&mut s, boundary.as_ref(), trigger.as_deref(), &now);
-        session::save(&self.ws, &lock, &s)?;
-        self.log(
-            &lock,
-            "compaction",
-            json!({ "session": self.session, "agent": self.agent, "trigger": trigger }),
-        );
-        drop(lock);
+        self.in_batch(|batch| {
+            // Claude Code starts the restored session (with its size) before
+            // PostCompact: that figure is the new one, not a stale one.
+            let now = crate::clock::now_rfc3339();
+            let s = batch.session_mut();
+            decide::compaction_ended(s, boundary.as_ref(), trigger.as_deref(), &now);
+            batch.touch();
+            self.log(
+                batch.lock(),
+                "compaction",
+                json!({ "session": self.session, "agent": self.agent, "trigger": trigger }),
+            );
+            Ok(())
+        })?;
         self.audit_summary(trigger, self.payload.summary.clone())
     }
 
@@ -987,20 +933,18 @@ impl Hook {
     /// recorded; skipped when nothing is new. Nothing before the first
     /// checkpoint.
     fn session_end(&self, reason: Option<String>) -> anyhow::Result<()> {
-        self.acknowledge();
-        // A loop seen only now is told if the session goes on (a resume).
-        self.loops(false)?;
-        if self.sf.fm.checkpoint.is_none() {
-            return Ok(());
-        }
-        let budget = session::load(&self.ws, &self.session)?.and_then(|s| s.budget());
-        self.auto_checkpoint(
-            "session-end",
-            budget,
-            json!({ "session": self.session, "agent": self.agent, "reason": reason }),
-            false,
-        )
-        .map(|_| ())
+        self.in_batch(|batch| {
+            self.acknowledge_in(batch.lock());
+            // A loop seen only now is told if the session goes on (a resume).
+            self.loops_in(batch, false)?;
+            if self.sf.fm.checkpoint.is_none() {
+                return Ok(());
+            }
+            let budget = batch.session().budget();
+            let extra = json!({ "session": self.session, "agent": self.agent, "reason": reason });
+            self.auto_checkpoint_in(batch, "session-end", budget, extra, false)
+                .map(|_| ())
+        })
     }
 
     /// Before a shell command that can discard uncommitted work (the payload's

@@ -11,9 +11,10 @@ use serde_json::json;
 
 use crate::agents::Agent;
 use crate::hook_payload::{ToolAction, ToolCall};
+use crate::observe::event_read::EventRead;
 use crate::observe::loops::{Action, Cursor, FileChange, Outcome, Step};
 use crate::observe::{GutterHit, GutterLimits};
-use crate::session::{self, Session};
+use crate::session::Session;
 use crate::workspace::Workspace;
 
 /// How much of a transcript's end the first look at it reads (later ones read what was added).
@@ -36,34 +37,11 @@ pub struct Feed<'a> {
     pub can_speak: bool,
 }
 
-/// Feeds the event's new calls to the session's loop detection. Returns the loops found (now,
-/// or earlier at an event that could not speak) with their instruction, when the event can
-/// speak; they are recorded on the session and logged as `gutter` events when found.
-pub fn check(
-    ws: &Workspace,
-    feed: &Feed,
-    limits: &GutterLimits,
-) -> anyhow::Result<Vec<(GutterHit, String)>> {
-    // Every caller takes the lock again right after (tracking, a checkpoint), and that one
-    // sweeps stale temp files: one sweep per event is enough.
-    let lock = ws.lock_only()?;
-    let mut s =
-        session::load(ws, feed.session)?.unwrap_or_else(|| Session::new(feed.session, feed.window));
-    let before = (s.loops.clone(), s.gutter.len());
-    let steps = match feed.transcript {
-        Some((path, agent)) => read_new(ws, &mut s, path, agent),
-        None => Vec::new(),
-    };
-    let told = check_in(ws, &lock, &mut s, feed, limits, steps)?;
-    if s.loops != before.0 || s.gutter.len() != before.1 {
-        s.updated_at = crate::clock::now_rfc3339();
-        session::save(ws, &lock, &s)?;
-    }
-    Ok(told)
-}
-
-/// [`check`] on a session the caller loaded under the lock it holds (and writes back),
-/// given the calls the transcript gained ([`read_new`]).
+/// Feeds the event's new calls to the session's loop detection: `steps`, those the transcript
+/// gained ([`read_new`]), and the call the payload reports. Returns the loops found (now, or
+/// earlier at an event that could not speak) with their instruction, when the event can speak;
+/// they are recorded on `s` (loaded by the caller under the lock it holds, and written back
+/// once by it) and logged as `gutter` events when found.
 pub fn check_in(
     ws: &Workspace,
     lock: &crate::fsutil::Lock,
@@ -146,9 +124,16 @@ pub fn judge(
 /// time, or when it was replaced); moves the session's cursor to where this read stopped. A
 /// transcript that cannot be read gives nothing.
 pub fn read_new(ws: &Workspace, s: &mut Session, path: &Path, agent: Option<Agent>) -> Vec<Step> {
-    let Ok(len) = std::fs::metadata(path).map(|m| m.len()) else {
-        return Vec::new();
-    };
+    match crate::agents::event_read(path, agent) {
+        Ok(read) => read_new_in(ws, s, &read),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// [`read_new`] through the event's open reading of the transcript.
+pub fn read_new_in(ws: &Workspace, s: &mut Session, read: &EventRead) -> Vec<Step> {
+    let path = read.path();
+    let len = read.len();
     // Kept in the session's record, so redacted as its `transcript` is.
     let shown = crate::redact::redact(&path.display().to_string()).into_owned();
     let from = match &s.loops.cursor {
@@ -163,7 +148,7 @@ pub fn read_new(ws: &Workspace, s: &mut Session, path: &Path, agent: Option<Agen
         return Vec::new();
     }
     let pending = s.loops.pending.clone();
-    match crate::agents::steps_since(path, agent, Some(&ws.root), from, &pending) {
+    match read.steps_since(Some(&ws.root), from, &pending) {
         Ok((steps, end)) => {
             s.loops.cursor = Some(Cursor {
                 path: shown,

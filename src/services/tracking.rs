@@ -445,12 +445,14 @@ pub fn apply_in(
             // Read only when a stage asks for a checkpoint (rare): what the
             // session did, from the transcript the reading came from.
             let observed = transcript_path.as_deref().and_then(|p| {
-                let mut o = super::record::observe_transcript(
+                // Completed from the session's index: files and the request from its start.
+                let mut o = super::session_index::observed_locked(
                     ws,
+                    lock,
+                    &s.id,
                     std::path::Path::new(p),
                     transcript_agent,
-                )
-                .ok()?;
+                )?;
                 // The call that fired the hook: its outcome is in the payload, not yet here.
                 crate::observe::loops::fill_outcomes(&mut o.commands, &s.loops.recent);
                 Some(o)

@@ -18,6 +18,7 @@ use serde_json::json;
 use super::{Answer, Hook};
 use crate::checkpoint::Checkpoint;
 use crate::fsutil::Lock;
+use crate::pipeline::apply::Batch;
 use crate::session::{self, AfterCompaction, Session};
 use crate::summary::{self, text, AuditNote, Found};
 
@@ -43,29 +44,29 @@ impl Hook {
     }
 
     /// The pre-compaction checkpoint is written: the compaction begins. Remembers when (a
-    /// summary older than this is an earlier one) and, where the agent takes one, answers
-    /// with the brief for its summarizer.
-    pub(super) fn compaction_begins(&self, c: &Checkpoint) -> anyhow::Result<Option<Answer>> {
+    /// summary older than this is an earlier one) and the checkpoint the summary is to keep.
+    pub(super) fn compaction_begins_in(&self, batch: &mut Batch<'_>, c: &Checkpoint) {
         let trigger = match &self.payload.action {
             crate::hook_payload::Action::PreCompact { trigger } => trigger.clone(),
             _ => None,
         };
-        let lock = self.ws.lock()?;
-        let mut s = session::load(&self.ws, &self.session)?
-            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
-        s.after_compaction = Some(AfterCompaction {
+        batch.session_mut().after_compaction = Some(AfterCompaction {
             since: Some(crate::clock::now_rfc3339()),
             trigger,
             checkpoint: Some(c.id.clone()),
             ..AfterCompaction::default()
         });
-        session::save(&self.ws, &lock, &s)?;
-        drop(lock);
+        batch.touch();
+    }
+
+    /// Where the agent takes one, the brief for its summarizer, built from the
+    /// pre-compaction checkpoint `c`.
+    pub(super) fn brief_for(&self, c: &Checkpoint) -> Option<Answer> {
         if !self.agent.integration().hook_traits().steer_at_pre_compact {
-            return Ok(None);
+            return None;
         }
         let brief = text::brief(&c.id, &self.state_name(), &summary::facts::of(c));
-        Ok(Some(Answer::Plain(brief)))
+        Some(Answer::Plain(brief))
     }
 
     /// After a compaction: reads the summary (`given`, from the event, else the transcript)
@@ -92,21 +93,21 @@ impl Hook {
         if !matches!(found, Found::Text(_)) && before.waiting.is_some() {
             return Ok(());
         }
-        let lock = self.ws.lock()?;
-        let mut s = session::load(&self.ws, &self.session)?
-            .unwrap_or_else(|| Session::new(&self.session, self.config.window));
-        let mut a = s.after_compaction.take().unwrap_or_default();
-        if trigger.is_some() {
-            a.trigger = trigger;
-        }
-        // Another hook of the same compaction may have audited it meanwhile.
-        let first = !a.audited;
-        if first {
-            self.record_audit(&lock, &mut s, &mut a, c, &found);
-        }
-        s.after_compaction = Some(a);
-        session::save(&self.ws, &lock, &s)?;
-        drop(lock);
+        let first = self.in_batch(|batch| {
+            batch.touch();
+            let (lock, s) = batch.parts();
+            let mut a = s.after_compaction.take().unwrap_or_default();
+            if trigger.is_some() {
+                a.trigger = trigger;
+            }
+            // Another hook of the same compaction may have audited it meanwhile.
+            let first = !a.audited;
+            if first {
+                self.record_audit(lock, s, &mut a, c, &found);
+            }
+            s.after_compaction = Some(a);
+            Ok(first)
+        })?;
         if first {
             self.remember_remains(&found);
         }
@@ -242,40 +243,46 @@ impl Hook {
         }
         // Only while one waits, so prompts and tools do not pay for this read.
         let found = (!before.audited).then(|| self.read_summary(before.since_time()));
-        let lock = self.ws.lock()?;
-        let Some(mut s) = session::load(&self.ws, &self.session)? else {
-            return Ok(None);
-        };
-        let Some(mut a) = s.after_compaction.take() else {
-            return Ok(None);
-        };
-        if a.waiting.is_none() {
-            s.after_compaction = Some(a);
-            return Ok(None);
-        }
-        let mut audited_now = None;
-        if let (Some(found), false, Some(c)) = (&found, a.audited, &self.sf.fm.checkpoint) {
-            self.record_audit(&lock, &mut s, &mut a, c, found);
-            audited_now = Some(found);
-        }
-        let id = a
-            .checkpoint
-            .clone()
-            .or_else(|| self.sf.fm.checkpoint.as_ref().map(|c| c.id.clone()))
-            .unwrap_or_default();
-        let text = match &a.missing {
-            Some(missing) if missing.is_empty() => None,
-            Some(missing) => Some(text::give_back(&id, &self.state_name(), missing, None)),
-            None => {
-                let chain = crate::chain::read(&self.ws)?;
-                match chain.link_of(&self.session) {
-                    Some(link) => self.prompt(Some(&link.record))?.map(|p| p.prompt),
-                    None => self.prompt(None)?.map(|p| p.prompt),
-                }
+        let (text, audited_now) = self.in_batch(|batch| {
+            if !batch.recorded() {
+                return Ok((None, None));
             }
-        };
-        session::save(&self.ws, &lock, &s)?;
-        drop(lock);
+            let (lock, s) = batch.parts();
+            let Some(mut a) = s.after_compaction.take() else {
+                return Ok((None, None));
+            };
+            if a.waiting.is_none() {
+                s.after_compaction = Some(a);
+                return Ok((None, None));
+            }
+            let mut audited_now = None;
+            if let (Some(found), false, Some(c)) = (&found, a.audited, &self.sf.fm.checkpoint) {
+                self.record_audit(lock, s, &mut a, c, found);
+                audited_now = Some(found);
+            }
+            let id = a
+                .checkpoint
+                .clone()
+                .or_else(|| self.sf.fm.checkpoint.as_ref().map(|c| c.id.clone()))
+                .unwrap_or_default();
+            let missing = a.missing.clone();
+            // Kept should the prompt below fail: the next event tries again.
+            s.after_compaction = Some(a);
+            let text = match &missing {
+                Some(missing) if missing.is_empty() => None,
+                Some(missing) => Some(text::give_back(&id, &self.state_name(), missing, None)),
+                None => {
+                    let chain = crate::chain::read(&self.ws)?;
+                    match chain.link_of(&self.session) {
+                        Some(link) => self.prompt(Some(&link.record))?.map(|p| p.prompt),
+                        None => self.prompt(None)?.map(|p| p.prompt),
+                    }
+                }
+            };
+            // Given back: the compaction is done with.
+            s.after_compaction = None;
+            Ok((text, audited_now))
+        })?;
         if let Some(found) = audited_now {
             self.remember_remains(found);
         }
