@@ -471,6 +471,36 @@ mod tests {
     }
 
     #[test]
+    fn every_answer_comes_from_the_one_open_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(
+            &path,
+            prompt("Port the reader") + &edit("e1", "src/a.rs", 1000),
+        )
+        .unwrap();
+        let read = open(&path);
+        // Once opened, the path is not needed again: nothing opens it a second time.
+        std::fs::rename(&path, dir.path().join("moved.jsonl")).unwrap();
+        assert_eq!(read.usage().unwrap().tokens, Some(1000));
+        let (seen, _, end) = read.gained(Some(Path::new(ROOT)), 0, now()).unwrap();
+        assert_eq!(seen.files, ["src/a.rs"]);
+        assert_eq!(end, read.len());
+        assert!(!read.mark_at(end).is_empty());
+        let (steps, _) = read.steps_since(Some(Path::new(ROOT)), 0, &[]).unwrap();
+        assert_eq!(steps.len(), 1);
+        assert_eq!(
+            read.tail(Some(Path::new(ROOT)), now(), 1 << 20)
+                .unwrap()
+                .request
+                .as_deref(),
+            Some("Port the reader")
+        );
+        assert!(read.has_call("e1", 1 << 20));
+        assert!(!read.echoes("48213907", 1 << 20).unwrap());
+    }
+
+    #[test]
     fn a_missing_transcript_is_no_input_naming_it() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("gone.jsonl");

@@ -145,6 +145,9 @@ pub fn catch_up_read(
     Some(index)
 }
 
+/// How far past the stored cursor the look for a nonce goes before the cursor is moved.
+const ECHO_STEP: u64 = 64 * 1024;
+
 /// Whether the agent echoed `nonce` (the latest restore's) in the transcript, looking only at
 /// what it gained since the last look for the same nonce (the cursor is kept in the index;
 /// the first look reads the last `scan_bytes`). Under the project's `lock`.
@@ -169,7 +172,9 @@ pub fn echoed(
         _ => 0,
     };
     let (found, end) = read.echoes_since(nonce, from, scan_bytes)?;
-    if !found && index.transcript == shown {
+    // The cursor is written again only once the look has gone this far past it: the events
+    // in between read a little more rather than write the index once more each.
+    if !found && index.transcript == shown && (from == 0 || end >= from + ECHO_STEP) {
         index.echo = Some(crate::observe::index::EchoCursor {
             nonce: nonce.to_string(),
             offset: end,
@@ -340,6 +345,17 @@ mod tests {
         let len = std::fs::metadata(&t).unwrap().len();
         let cursor = load(&ws, "s-1").unwrap().echo.expect("the look's cursor");
         assert_eq!((cursor.nonce.as_str(), cursor.offset), ("48213907", len));
+        // A little more: read from the cursor, which stays; far more: the cursor moves on.
+        append(&t, &edit(root, "e1", "src/a.rs"));
+        assert!(!look(&ws));
+        assert_eq!(load(&ws, "s-1").unwrap().echo.unwrap().offset, len);
+        append(
+            &t,
+            &call(root, "r1", "Read", json!({"file_path": "x"}), 80 * 1024),
+        );
+        assert!(!look(&ws));
+        let len = std::fs::metadata(&t).unwrap().len();
+        assert_eq!(load(&ws, "s-1").unwrap().echo.unwrap().offset, len);
         // A reply being written: looked at again once whole.
         let reply = line(
             root,

@@ -77,6 +77,10 @@ pub fn has_word(text: &str, word: &str) -> bool {
 }
 
 fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+    // A nonce is digits: no case to ignore, and a plain search is far quicker.
+    if !needle.iter().any(u8::is_ascii_alphabetic) {
+        return memchr::memmem::find(hay, needle).is_some();
+    }
     hay.windows(needle.len())
         .any(|w| w.eq_ignore_ascii_case(needle))
 }
