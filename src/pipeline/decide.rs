@@ -273,6 +273,23 @@ pub fn loops(
     crate::services::gutter::judge(s, steps, unnamed, limits, reach == Reach::Now)
 }
 
+/// Whether a session start's prompt waits for the first real prompt: the agent would put the
+/// start's context in front of the user's first prompt (turning a headless slash command into
+/// text), and there is a checkpoint to give.
+pub fn start_waits(traits: &HookTraits, has_checkpoint: bool) -> bool {
+    traits.defer_start_context && has_checkpoint
+}
+
+/// Whether this event gives a start that waits (one deferred, or left by a compaction seen
+/// only as the figure's drop): its reply reaches the model now, and it is not a slash command
+/// (`prompt`, when the event is a prompt).
+pub fn gives_waiting_start(traits: &HookTraits, reach: Reach, prompt: Option<&str>) -> bool {
+    let slash_command = prompt.is_some_and(|p| p.trim_start().starts_with('/'));
+    reach == Reach::Now
+        && (traits.defer_start_context || traits.compaction_seen_as_drop)
+        && !slash_command
+}
+
 /// A session start, by its source: `clear` empties the context (every stage re-arms, the
 /// next reading sets the size); `compact` too, noting the compaction the transcript ends with
 /// and keeping the restored size the agent states; every start is a new process of the agent.
@@ -840,6 +857,49 @@ mod tests {
             s.compaction_seen.unwrap().trigger.as_deref(),
             Some("manual")
         );
+    }
+
+    #[test]
+    fn a_start_waits_for_the_first_prompt_only_where_the_agent_would_garble_it() {
+        assert!(start_waits(&traits(Agent::Gemini), true));
+        assert!(
+            !start_waits(&traits(Agent::Gemini), false),
+            "nothing to give yet"
+        );
+        assert!(!start_waits(&traits(Agent::ClaudeCode), true));
+        assert!(!start_waits(&traits(Agent::Codex), true));
+    }
+
+    #[test]
+    fn a_waiting_start_is_given_with_a_real_prompt_not_a_slash_command_nor_a_stop() {
+        let gemini = traits(Agent::Gemini);
+        assert!(gives_waiting_start(
+            &gemini,
+            Reach::Now,
+            Some("fix the parser")
+        ));
+        assert!(
+            gives_waiting_start(&gemini, Reach::Now, None),
+            "a tool event"
+        );
+        assert!(!gives_waiting_start(
+            &gemini,
+            Reach::Now,
+            Some("  /compress")
+        ));
+        assert!(!gives_waiting_start(&gemini, Reach::Later, None));
+        // Copilot CLI shows a compaction only as the drop: its start waits the same way.
+        assert!(gives_waiting_start(
+            &traits(Agent::Copilot),
+            Reach::Now,
+            Some("go on")
+        ));
+        // Claude Code starts again with an event of its own: nothing waits.
+        assert!(!gives_waiting_start(
+            &traits(Agent::ClaudeCode),
+            Reach::Now,
+            Some("go on")
+        ));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::observe::Observed;
 use crate::output::Output;
 use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
+use crate::pipeline::effects::Reach;
 use crate::pipeline::read::TranscriptView;
 use crate::prompt::HookPrompt;
 use crate::services::record;
@@ -209,7 +210,8 @@ impl Hook {
         }
         let mut texts = Vec::new();
         // A start deferred to this event, or left by a compaction seen only now.
-        if reply && (traits.defer_start_context || traits.compaction_seen_as_drop) {
+        let reach = if reply { Reach::Now } else { Reach::Later };
+        if decide::gives_waiting_start(traits, reach, self.payload.prompt.as_deref()) {
             texts.extend(self.pending_start_in(self.reopen(slot)?)?);
         }
         // What a compaction's summary left out, once it can be read (the
@@ -718,8 +720,8 @@ impl Hook {
         // Gemini puts a SessionStart's context in front of the user's prompt,
         // where it would turn a headless slash command into text: it gets it
         // with the first real prompt instead (BeforeAgent).
-        let deferred = self.agent.integration().hook_traits().defer_start_context
-            && self.sf.fm.checkpoint.is_some();
+        let traits = self.agent.integration().hook_traits();
+        let deferred = decide::start_waits(&traits, self.sf.fm.checkpoint.is_some());
         let given = if deferred {
             s.pending_start = Some(source.to_string());
             Given::default()
@@ -788,14 +790,6 @@ impl Hook {
     /// A start deferred to the first prompt that is not a slash command (an agent that
     /// defers it, or a compaction seen only as the figure's drop).
     fn pending_start_in(&self, batch: &mut Batch<'_>) -> anyhow::Result<Option<String>> {
-        if self
-            .payload
-            .prompt
-            .as_deref()
-            .is_some_and(|p| p.trim_start().starts_with('/'))
-        {
-            return Ok(None);
-        }
         let (lock, s) = batch.parts();
         let Some(source) = s.pending_start.take() else {
             return Ok(None);
