@@ -30,13 +30,13 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::agent_settings::AgentSettings;
-use crate::compaction::{CompactionConfig, Limit};
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::{Observed, Recorder};
-use crate::summary::Found;
-use crate::usage::{StatusLine, Usage};
+use crate::agents::payload::Payload;
+use crate::context::compaction::{CompactionConfig, Limit};
+use crate::install::agent_settings::AgentSettings;
+use crate::system::error::Error;
+use crate::transcripts::activity::{Observed, Recorder};
+use crate::transcripts::compaction_summary::Found;
+use crate::transcripts::usage::{StatusLine, Usage};
 
 /// An agent ctxkeep knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -126,7 +126,7 @@ impl FromStr for Agent {
     }
 }
 
-pub use crate::usage::ReadSeek;
+pub use crate::transcripts::usage::ReadSeek;
 
 /// How an agent's hooks behave where they differ from Claude Code's.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -303,7 +303,7 @@ pub trait Integration: Sync {
 
     /// One hook payload, parsed: what the event means to ctxkeep.
     fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
-        crate::hook_payload::from_object(root, |event| event)
+        crate::agents::payload::from_object(root, |event| event)
     }
     fn hook_traits(&self) -> HookTraits {
         HookTraits::default()
@@ -343,7 +343,7 @@ pub trait Integration: Sync {
 /// Which agent wrote the transcript at `path`, from its content (first lines,
 /// then last lines), else from its name when it is empty.
 pub fn detect(path: &Path) -> anyhow::Result<Agent> {
-    let (mut file, len) = crate::usage::open_transcript(path)?;
+    let (mut file, len) = crate::transcripts::usage::open_transcript(path)?;
     detect_from(path, &mut file, len)?.ok_or_else(|| not_recognized(path))
 }
 
@@ -376,7 +376,7 @@ fn detect_from(path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<
             .find(|a| a.integration().claims_file_name(path))
             .unwrap_or(Agent::FALLBACK)
     };
-    crate::usage::sniff(path, src, len, &by_line, &by_head, &by_name)
+    crate::transcripts::usage::sniff(path, src, len, &by_line, &by_head, &by_name)
 }
 
 fn not_recognized(path: &Path) -> anyhow::Error {
@@ -395,7 +395,7 @@ fn not_recognized(path: &Path) -> anyhow::Error {
 
 /// Reads the context usage at the end of the transcript at `path`. `agent: None` detects it.
 pub fn read_usage(path: &Path, agent: Option<Agent>) -> anyhow::Result<Usage> {
-    let (mut file, len) = crate::usage::open_transcript(path)?;
+    let (mut file, len) = crate::transcripts::usage::open_transcript(path)?;
     read_usage_from(path, &mut file, len, agent)
 }
 
@@ -416,7 +416,7 @@ pub fn read_usage_from(
 }
 
 /// What the session in the transcript at `path` did (see
-/// [`crate::observe::observe`]); `agent: None` detects the format.
+/// [`crate::transcripts::activity::observe`]); `agent: None` detects the format.
 pub fn observe(
     path: &Path,
     agent: Option<Agent>,
@@ -424,7 +424,7 @@ pub fn observe(
     now: DateTime<Utc>,
 ) -> anyhow::Result<Observed> {
     let agent = resolve(path, agent)?;
-    crate::observe::observe(path, &reader(agent), repo_root, now)
+    crate::transcripts::activity::observe(path, &reader(agent), repo_root, now)
 }
 
 /// [`observe`] over only the last `window` bytes.
@@ -436,33 +436,37 @@ pub fn observe_within(
     window: u64,
 ) -> anyhow::Result<Observed> {
     let agent = resolve(path, agent)?;
-    crate::observe::observe_within(path, &reader(agent), repo_root, now, window)
+    crate::transcripts::activity::observe_within(path, &reader(agent), repo_root, now, window)
 }
 
 /// The tool calls in the transcript at `path` from byte `from` on (see
-/// [`crate::observe::steps_since`]).
+/// [`crate::transcripts::activity::steps_since`]).
 pub fn steps_since(
     path: &Path,
     agent: Option<Agent>,
     repo_root: Option<&Path>,
     from: u64,
-    pending: &[crate::observe::loops::PendingCall],
-) -> anyhow::Result<(Vec<crate::observe::loops::Step>, u64)> {
+    pending: &[crate::transcripts::activity::loops::PendingCall],
+) -> anyhow::Result<(Vec<crate::transcripts::activity::loops::Step>, u64)> {
     let agent = resolve(path, agent)?;
-    crate::observe::steps_since(path, &reader(agent), repo_root, from, pending)
+    crate::transcripts::activity::steps_since(path, &reader(agent), repo_root, from, pending)
 }
 
 /// What the transcript at `path` gained from byte `from` on, for the session's index (see
-/// [`crate::observe::index::read_since`]).
+/// [`crate::transcripts::activity::index::read_since`]).
 pub fn read_since(
     path: &Path,
     agent: Option<Agent>,
     repo_root: Option<&Path>,
     from: u64,
     now: DateTime<Utc>,
-) -> anyhow::Result<(Observed, Vec<crate::observe::index::ReadFile>, u64)> {
+) -> anyhow::Result<(
+    Observed,
+    Vec<crate::transcripts::activity::index::ReadFile>,
+    u64,
+)> {
     let agent = resolve(path, agent)?;
-    crate::observe::index::read_since(path, &reader(agent), repo_root, from, now)
+    crate::transcripts::activity::index::read_since(path, &reader(agent), repo_root, from, now)
 }
 
 fn resolve(path: &Path, agent: Option<Agent>) -> anyhow::Result<Agent> {
@@ -472,9 +476,9 @@ fn resolve(path: &Path, agent: Option<Agent>) -> anyhow::Result<Agent> {
     }
 }
 
-fn reader(agent: Agent) -> crate::observe::Reader<'static> {
+fn reader(agent: Agent) -> crate::transcripts::activity::Reader<'static> {
     let integration = agent.integration();
-    crate::observe::Reader {
+    crate::transcripts::activity::Reader {
         agent: integration.id(),
         read: Box::new(move |path, file, len, rec| integration.observe(path, file, len, rec)),
     }
@@ -538,7 +542,7 @@ pub fn compaction_limit_for_model(
         }
         None => Vec::new(),
     };
-    crate::compaction::limit_with(window, front, &names, &|window| match agent {
+    crate::context::compaction::limit_with(window, front, &names, &|window| match agent {
         Some(a) => {
             let own = a
                 .integration()
@@ -585,15 +589,15 @@ pub fn read_status_line(input: &mut dyn Read) -> anyhow::Result<(Agent, StatusLi
 }
 
 /// Parses a hook payload of `agent`'s from `input`, at most
-/// [`crate::hook_payload::MAX_PAYLOAD_BYTES`].
+/// [`crate::agents::payload::MAX_PAYLOAD_BYTES`].
 pub fn read_payload(agent: Agent, input: impl Read) -> Result<Payload, Error> {
-    let root = crate::hook_payload::read_object(input)?;
+    let root = crate::agents::payload::read_object(input)?;
     agent.integration().payload(&root)
 }
 
 /// As [`read_payload`], from text.
 pub fn parse_payload(agent: Agent, text: &str) -> Result<Payload, Error> {
-    let root = crate::hook_payload::parse_object(text)?;
+    let root = crate::agents::payload::parse_object(text)?;
     agent.integration().payload(&root)
 }
 
@@ -601,5 +605,6 @@ pub fn parse_payload(agent: Agent, text: &str) -> Result<Payload, Error> {
 mod compaction_tests;
 #[cfg(test)]
 mod observe_tests;
+pub mod payload;
 #[cfg(test)]
 mod tests;

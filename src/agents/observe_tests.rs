@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use chrono::{DateTime, Utc};
 
 use crate::agents::{observe, Agent};
-use crate::observe::*;
+use crate::transcripts::activity::*;
 
 fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-23T20:00:00Z")
@@ -454,7 +454,7 @@ fn sidechain_lines_do_not_count() {
 /// ctxkeep's resume prompt as the default template renders it.
 fn rendered_resume_prompt() -> String {
     let dir = tempfile::tempdir().unwrap();
-    let t = crate::templates::Templates::load(dir.path(), None).unwrap();
+    let t = crate::domain::templates::Templates::load(dir.path(), None).unwrap();
     let no = json!(false);
     t.render(
         "resume.md",
@@ -619,7 +619,7 @@ fn the_window_is_the_last_8_mib_only() {
 
 #[test]
 fn bad_input_is_one_clear_error() {
-    use crate::error::{exit, exit_code_of};
+    use crate::system::error::{exit, exit_code_of};
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("gone.jsonl");
     let err = observe(&missing, None, None, now()).unwrap_err();
@@ -1144,7 +1144,7 @@ fn every_shared_fixture_reads_plausibly() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The task and what remains (issue 26)
+// The task and what remains
 
 fn said(text: &str) -> Value {
     cc(
@@ -1416,7 +1416,7 @@ fn opencode_prompts_calls_and_outcomes_from_the_record() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The record a cold reader gets (issue 34)
+// The record a cold reader gets
 
 #[test]
 fn a_remark_keeps_the_task_it_answers_and_becomes_a_follow_up() {
@@ -1490,7 +1490,7 @@ fn files_read_again_or_before_an_edit_are_worked_from_and_shell_changes_count() 
     // Neither a read nor a file a command named is a step of loop detection.
     assert!(obs.steps.iter().all(|s| !matches!(
         &s.action,
-        crate::observe::loops::Action::Files(f) if f.iter().any(|c| c.path.contains("schema") || c.path.contains("version"))
+        crate::transcripts::activity::loops::Action::Files(f) if f.iter().any(|c| c.path.contains("schema") || c.path.contains("version"))
     )));
 }
 
@@ -1523,7 +1523,7 @@ fn windows_paths_and_another_machines_folder_are_shown_relative_to_the_session()
 
 #[test]
 fn the_index_keeps_the_request_and_every_file_from_the_start() {
-    use crate::observe::index::SessionIndex;
+    use crate::transcripts::activity::index::SessionIndex;
     let (_d, path) = write(
         "s.jsonl",
         &[

@@ -10,9 +10,9 @@ use std::time::Duration;
 use super::{Ctx, Outcome};
 use crate::agents::Agent;
 use crate::cli::{HooksArgs, HooksCommand, HooksDoctorArgs, HooksInstallArgs, HooksUninstallArgs};
-use crate::error::Error;
-use crate::services::hook_setup::{self, Edit};
-use crate::workspace::Workspace;
+use crate::domain::workspace::Workspace;
+use crate::install::hook_setup::{self, Edit};
+use crate::system::error::Error;
 
 pub fn run(args: HooksArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     match args.command {
@@ -76,7 +76,7 @@ fn shared_note(agent: Agent, edit: &Edit, personal: bool, ctx: &Ctx) {
     let settings = agent.integration().settings();
     let guarded = settings
         .hook_command
-        .starts_with(crate::agent_settings::MISSING_GUARD);
+        .starts_with(crate::install::agent_settings::MISSING_GUARD);
     let mut note = format!(
         "shared with your team once committed: {}; every teammate's {} runs what they hold{}",
         shared.join(" and "),

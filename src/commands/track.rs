@@ -7,14 +7,14 @@ use serde::Serialize;
 
 use super::{Ctx, Outcome};
 use crate::cli::{AgentArg, TrackArgs};
-use crate::config::Config;
-use crate::error::Error;
-use crate::output::{fmt_num, gauge, thousands};
-use crate::redact::redact;
-use crate::services::tracking::{self, Fired, Options, Reading, Report, TranscriptInfo};
-use crate::session::{self, Source};
-use crate::state::StateFile;
-use crate::workspace::Workspace;
+use crate::domain::config::Config;
+use crate::domain::session::{self, Source};
+use crate::domain::state::StateFile;
+use crate::domain::workspace::Workspace;
+use crate::pipeline::tracking::{self, Fired, Options, Reading, Report, TranscriptInfo};
+use crate::system::error::Error;
+use crate::system::output::{fmt_num, gauge, thousands};
+use crate::system::redact::redact;
 
 #[derive(Debug, Serialize)]
 struct TrackOutput {
@@ -32,7 +32,7 @@ struct TrackOutput {
     /// Gutter patterns found now in the transcript (`--transcript`), each
     /// reported once per session.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    gutter: Vec<crate::observe::GutterHit>,
+    gutter: Vec<crate::transcripts::activity::GutterHit>,
 }
 
 pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
@@ -62,7 +62,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let mut gutter = Vec::new();
     if let (Some(path), Some(limits)) = (&args.transcript, config.gutter) {
         // What the transcript gained since the session's last reading.
-        let feed = crate::services::gutter::Feed {
+        let feed = crate::pipeline::loop_detection::Feed {
             session: &id,
             window: config.window,
             transcript: Some((path, args.agent.and_then(AgentArg::agent))),
@@ -70,7 +70,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             cwd: None,
             can_speak: true,
         };
-        for (hit, text) in crate::services::gutter::check(&ws, &feed, &limits)? {
+        for (hit, text) in crate::pipeline::loop_detection::check(&ws, &feed, &limits)? {
             gutter.push(hit);
             instructions.push(text);
         }

@@ -1,4 +1,4 @@
-//! The agent's own compaction summary (issue 27): the brief `PreCompact` answers with, the
+//! The agent's own compaction summary: the brief `PreCompact` answers with, the
 //! `compaction_audit` of what the summary kept, and the give-back of only what it dropped,
 //! with each agent's order of events.
 

@@ -1,15 +1,15 @@
 //! Claude Code's hooks: its payloads are the shape every agent's hooks
-//! share (`crate::hook_payload`), plus its own tools in `PostToolUse` and
+//! share (`crate::agents::payload`), plus its own tools in `PostToolUse` and
 //! `PostToolUseFailure`; and what `hooks doctor` sends them.
 
 use serde_json::{json, Map, Value};
 
-use crate::agents::DoctorSample;
-use crate::error::Error;
-use crate::hook_payload::{
+use crate::agents::payload::{
     content_hash, object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile,
     ToolOutcome,
 };
+use crate::agents::DoctorSample;
+use crate::system::error::Error;
 
 /// A payload; after a tool call, the call and its outcome, and the plan item it completed.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {

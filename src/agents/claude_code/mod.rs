@@ -18,12 +18,12 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{DoctorSample, Headless, HookTraits, Integration, Plugin, ReadSeek};
-use crate::agent_settings::AgentSettings;
-use crate::compaction::Limit;
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::Recorder;
-use crate::usage::{get_str, StatusLine, Usage};
+use crate::agents::payload::Payload;
+use crate::context::compaction::Limit;
+use crate::install::agent_settings::AgentSettings;
+use crate::system::error::Error;
+use crate::transcripts::activity::Recorder;
+use crate::transcripts::usage::{get_str, StatusLine, Usage};
 
 pub const ID: &str = "claude-code";
 
@@ -107,7 +107,7 @@ impl Integration for ClaudeCode {
         &self,
         path: &Path,
         since: Option<chrono::DateTime<chrono::Utc>>,
-    ) -> anyhow::Result<crate::summary::Found> {
+    ) -> anyhow::Result<crate::transcripts::compaction_summary::Found> {
         summary::last(path, since)
     }
 

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::observe::delegated;
-use crate::observe::text::{exit_code_in, string_values, user_request};
-use crate::observe::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
+use crate::transcripts::activity::delegated;
+use crate::transcripts::activity::text::{exit_code_in, string_values, user_request};
+use crate::transcripts::activity::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
 
 /// The tools whose calls matter, as they appear in a compact `tool_use` line.
 const TRACKED: [&str; 9] = [

@@ -1,8 +1,8 @@
 //! Claude Code: `.claude/settings.json`, `hooks` by event, and the status
 //! line (FORMATS: docs/agents.md, "Use with Claude Code").
 
-use crate::agent_settings::mcp::{Format, McpSettings};
-use crate::agent_settings::{AgentSettings, Event};
+use crate::install::agent_settings::mcp::{Format, McpSettings};
+use crate::install::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,

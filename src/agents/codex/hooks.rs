@@ -3,12 +3,12 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::agents::DoctorSample;
-use crate::error::Error;
-use crate::hook_payload::{
+use crate::agents::payload::{
     object_of, text_of, with_tool_call, Action, Payload, ToolAction, ToolCall, ToolFile,
     ToolOutcome, STDIN,
 };
+use crate::agents::DoctorSample;
+use crate::system::error::Error;
 
 /// A hook payload, or `notify`'s `{"type": "agent-turn-complete", "thread-id": …}`.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
@@ -52,7 +52,7 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
     let (action, outcome) = match name.as_str() {
         "Bash" => (ToolAction::Command(command.to_string()), None),
         "apply_patch" => {
-            let files = crate::observe::text::patch_files(command)
+            let files = crate::transcripts::activity::text::patch_files(command)
                 .into_iter()
                 .map(|p| ToolFile {
                     path: p.into(),
@@ -64,7 +64,7 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
                 .get("tool_response")
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            let code = crate::observe::text::exit_code_in(response);
+            let code = crate::transcripts::activity::text::exit_code_in(response);
             let outcome = ToolOutcome {
                 ok: code.map(|c| c == 0),
                 exit_code: code,

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use crate::agent_settings::mcp::{Format, McpSettings};
-use crate::agent_settings::{AgentSettings, Event};
+use crate::install::agent_settings::mcp::{Format, McpSettings};
+use crate::install::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,

@@ -15,12 +15,12 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{DoctorSample, Headless, HookTraits, Integration, ReadSeek};
-use crate::agent_settings::AgentSettings;
-use crate::compaction::Limit;
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::Recorder;
-use crate::usage::{get_str, Usage};
+use crate::agents::payload::Payload;
+use crate::context::compaction::Limit;
+use crate::install::agent_settings::AgentSettings;
+use crate::system::error::Error;
+use crate::transcripts::activity::Recorder;
+use crate::transcripts::usage::{get_str, Usage};
 
 pub const ID: &str = "gemini";
 
@@ -91,7 +91,7 @@ impl Integration for Gemini {
         &self,
         path: &Path,
         _since: Option<chrono::DateTime<chrono::Utc>>,
-    ) -> anyhow::Result<crate::summary::Found> {
+    ) -> anyhow::Result<crate::transcripts::compaction_summary::Found> {
         summary::last(path)
     }
 

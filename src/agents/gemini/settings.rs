@@ -3,10 +3,10 @@
 //! trusted folder, and a hook must print JSON on stdout every time
 //! (docs/agents.md, "Use with Gemini CLI").
 
-use crate::agent_settings::mcp::{Format, McpSettings};
+use crate::install::agent_settings::mcp::{Format, McpSettings};
 use std::path::Path;
 
-use crate::agent_settings::{AgentSettings, Event};
+use crate::install::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,

@@ -16,12 +16,12 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::agents::DoctorSample;
-use crate::error::Error;
-use crate::hook_payload::{
+use crate::agents::payload::{
     content_hash, object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile,
     ToolOutcome,
 };
+use crate::agents::DoctorSample;
+use crate::system::error::Error;
 
 /// A payload; after a tool call, the call and its outcome.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {

@@ -20,13 +20,13 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::{DoctorSample, Headless, HookTraits, Integration, ReadSeek};
-use crate::agent_settings::AgentSettings;
-use crate::compaction::Limit;
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::Recorder;
-use crate::summary::Found;
-use crate::usage::{get_str, Usage};
+use crate::agents::payload::Payload;
+use crate::context::compaction::Limit;
+use crate::install::agent_settings::AgentSettings;
+use crate::system::error::Error;
+use crate::transcripts::activity::Recorder;
+use crate::transcripts::compaction_summary::Found;
+use crate::transcripts::usage::{get_str, Usage};
 
 pub const ID: &str = "opencode";
 
@@ -35,7 +35,7 @@ pub struct OpenCode;
 /// Where the plugin keeps its records: `$XDG_STATE_HOME/ctxkeep/opencode`
 /// (`~/.local/state/ctxkeep/opencode` without it).
 fn records_dir() -> Option<PathBuf> {
-    Some(crate::fsutil::user_state_dir()?.join(ID))
+    Some(crate::system::fsutil::user_state_dir()?.join(ID))
 }
 
 impl Integration for OpenCode {

@@ -14,12 +14,12 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{DoctorSample, Headless, Integration, ReadSeek};
-use crate::agent_settings::AgentSettings;
-use crate::compaction::Limit;
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::Recorder;
-use crate::usage::{get_str, Usage};
+use crate::agents::payload::Payload;
+use crate::context::compaction::Limit;
+use crate::install::agent_settings::AgentSettings;
+use crate::system::error::Error;
+use crate::transcripts::activity::Recorder;
+use crate::transcripts::usage::{get_str, Usage};
 
 pub const ID: &str = "qwen-code";
 

@@ -2,8 +2,8 @@
 //! event names and group shape, MCP servers under `mcpServers` in the same
 //! file (docs/agents.md, "Use with Qwen Code").
 
-use crate::agent_settings::mcp::{Format, McpSettings};
-use crate::agent_settings::{AgentSettings, Event};
+use crate::install::agent_settings::mcp::{Format, McpSettings};
+use crate::install::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
