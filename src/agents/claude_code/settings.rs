@@ -6,7 +6,7 @@ use crate::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
-    display_name: "Claude Code",
+    display_name: super::DISPLAY_NAME,
     dir: ".claude",
     file: "settings.json",
     // Claude Code runs a hook command through the shell: where ctxkeep is

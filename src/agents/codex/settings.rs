@@ -12,7 +12,7 @@ use crate::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
-    display_name: "Codex",
+    display_name: super::DISPLAY_NAME,
     dir: ".codex",
     file: "hooks.json",
     hook_command: "ctxkeep hook codex",

@@ -10,7 +10,7 @@ use crate::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
-    display_name: "Gemini CLI",
+    display_name: super::DISPLAY_NAME,
     dir: ".gemini",
     file: "settings.json",
     hook_command: "ctxkeep hook gemini",

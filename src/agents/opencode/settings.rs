@@ -15,7 +15,7 @@ pub const MARKER: &str = "ctxkeep-opencode-plugin";
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
-    display_name: "OpenCode",
+    display_name: super::DISPLAY_NAME,
     dir: ".opencode",
     file: "plugins/ctxkeep.js",
     hook_command: "ctxkeep hook opencode",

@@ -7,7 +7,7 @@ use crate::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
-    display_name: "Qwen Code",
+    display_name: super::DISPLAY_NAME,
     dir: ".qwen",
     file: "settings.json",
     hook_command: "ctxkeep hook qwen-code",
