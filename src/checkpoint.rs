@@ -553,6 +553,45 @@ impl Archive<'_> {
 mod tests {
     use super::*;
 
+    /// Each field's key is the record's own (as serde writes it), and it reads that value.
+    #[test]
+    fn each_field_names_and_reads_its_key_in_the_record() {
+        let c = Checkpoint {
+            phase: "p".into(),
+            active_task: "t".into(),
+            controlling_agent: "a".into(),
+            next_action: "n".into(),
+            decisions: vec!["d".into()],
+            open_questions: vec!["q".into()],
+            notes: "o".into(),
+            done: vec!["x".into()],
+            remaining: vec!["r".into()],
+            ..Checkpoint::default()
+        };
+        let json = serde_json::to_value(&c).unwrap();
+        for f in Field::ALL {
+            let on_disk = &json[f.key()];
+            match (f.text(&c), f.items(&c)) {
+                (Some(text), None) => assert_eq!(on_disk, text.as_str(), "{f}"),
+                (None, Some(items)) => assert_eq!(on_disk, &serde_json::json!(items), "{f}"),
+                other => panic!("{f}: {other:?}"),
+            }
+            assert_eq!(f.is_list(), f.items(&c).is_some(), "{f}");
+            assert_eq!(Field::from_key(f.key()), Some(f));
+        }
+        assert_eq!(Field::from_key("digest"), None);
+        assert_eq!(Field::Notes.named(), "notes (--note)");
+        let missing = missing_fields(&Checkpoint {
+            phase: "p".into(),
+            next_action: " ".into(),
+            ..Checkpoint::default()
+        });
+        assert_eq!(
+            missing,
+            [Field::ActiveTask, Field::ControllingAgent, Field::NextAction]
+        );
+    }
+
     #[test]
     fn a_corrupt_archive_record_is_65_and_skipped_by_numbering() {
         let dir = tempfile::tempdir().unwrap();
