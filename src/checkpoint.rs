@@ -588,7 +588,11 @@ mod tests {
         });
         assert_eq!(
             missing,
-            [Field::ActiveTask, Field::ControllingAgent, Field::NextAction]
+            [
+                Field::ActiveTask,
+                Field::ControllingAgent,
+                Field::NextAction
+            ]
         );
     }
 

@@ -217,8 +217,16 @@ pub fn probe(
     let seen = |s: &str| crate::redact::redact(s).into_owned();
     for (field, expected, restated) in [
         (Field::Phase.key(), &checkpoint.phase, &answer.phase),
-        (Field::ActiveTask.key(), &checkpoint.active_task, &answer.active_task),
-        (Field::NextAction.key(), &checkpoint.next_action, &answer.next_action),
+        (
+            Field::ActiveTask.key(),
+            &checkpoint.active_task,
+            &answer.active_task,
+        ),
+        (
+            Field::NextAction.key(),
+            &checkpoint.next_action,
+            &answer.next_action,
+        ),
     ] {
         let check = compare(field, &seen(expected), restated);
         if !check.matches {

@@ -19,8 +19,8 @@ pub mod codex;
 pub mod copilot;
 pub mod gemini;
 pub mod opencode;
-pub mod qwen;
 pub mod policy;
+pub mod qwen;
 pub mod records;
 
 use std::fmt;
@@ -231,7 +231,7 @@ pub struct AgentSpec {
     /// The window its configuration holds a session to when that is below the model's, and
     /// where that comes from (Claude Code's `CLAUDE_CODE_DISABLE_1M_CONTEXT`); None when its
     /// configuration has no such setting.
-    pub window_cap: Option<fn(u64, Env) -> Option<(u64, String)>>,
+    pub window_cap: Option<WindowCap>,
     /// What `hooks doctor` runs its hooks on.
     pub doctor: DoctorSample,
     /// Its headless mode, for `relay`.
@@ -246,6 +246,9 @@ pub struct AgentSpec {
     /// Reading its transcripts and hook payloads.
     pub transcripts: &'static dyn Transcripts,
 }
+
+/// The window an agent's configuration holds a session to, and where that comes from.
+pub type WindowCap = fn(u64, Env) -> Option<(u64, String)>;
 
 /// What is code in an agent: reading its transcripts and its hook payloads. One unit struct
 /// per agent implements it; the defaults are what an agent without the feature does.

@@ -36,7 +36,8 @@ fn every_agent_states_its_own_settings() {
         assert!(!s.mcp.file.is_empty(), "{a}: its MCP file");
         assert!(!s.events.is_empty(), "{a}: its events");
         assert!(
-            s.hook_command.ends_with(&format!("ctxkeep hook {}", spec.id)),
+            s.hook_command
+                .ends_with(&format!("ctxkeep hook {}", spec.id)),
             "{a}: {}",
             s.hook_command
         );

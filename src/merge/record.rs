@@ -107,7 +107,10 @@ pub fn merge(base: &Side, ours: &Side, theirs: &Side, now: &str, min_number: u64
         &actions(Some(older)),
         &actions(base_cp),
     );
-    for (field, list) in [(Field::Done, items.done), (Field::Remaining, items.remaining)] {
+    for (field, list) in [
+        (Field::Done, items.done),
+        (Field::Remaining, items.remaining),
+    ] {
         let key = field.key();
         match list.is_empty() {
             true => obj.remove(key),

@@ -700,8 +700,8 @@ impl Hook {
         // Gemini puts a SessionStart's context in front of the user's prompt,
         // where it would turn a headless slash command into text: it gets it
         // with the first real prompt instead (BeforeAgent).
-        let deferred = self.agent.policy().defers_start_context()
-            && self.sf.fm.checkpoint.is_some();
+        let deferred =
+            self.agent.policy().defers_start_context() && self.sf.fm.checkpoint.is_some();
         let given = if deferred {
             s.pending_start = Some(source.to_string());
             Given::default()

@@ -229,13 +229,9 @@ pub fn mcp_registered(root: &Path, agent: Option<Agent>) -> bool {
         Some(a) => vec![a],
         None => Agent::ALL.to_vec(),
     };
-    agents.into_iter().any(|a| {
-        registered_command(
-            a,
-            &root.join(a.settings().mcp.relative_path()),
-        )
-        .is_some()
-    })
+    agents
+        .into_iter()
+        .any(|a| registered_command(a, &root.join(a.settings().mcp.relative_path())).is_some())
 }
 
 /// The command line of ctxkeep's entry in the MCP configuration at `path`.

@@ -284,8 +284,14 @@ fn the_registry_lists_each_agent_folder_once() {
             ));
         }
         let text = std::fs::read_to_string(src.join("agents").join(folder).join("mod.rs")).unwrap();
-        if text.matches("pub static SPEC: AgentSpec = AgentSpec {").count() != 1 {
-            wrong.push(format!("src/agents/{folder}/mod.rs: not one `pub static SPEC: AgentSpec`"));
+        if text
+            .matches("pub static SPEC: AgentSpec = AgentSpec {")
+            .count()
+            != 1
+        {
+            wrong.push(format!(
+                "src/agents/{folder}/mod.rs: not one `pub static SPEC: AgentSpec`"
+            ));
         }
     }
     let all = registry
@@ -295,7 +301,9 @@ fn the_registry_lists_each_agent_folder_once() {
         .unwrap_or_default();
     for v in &names.variants {
         if all.matches(&format!("Agent::{v},")).count() != 1 {
-            wrong.push(format!("src/agents/mod.rs: `Agent::{v}` not once in `Agent::ALL`"));
+            wrong.push(format!(
+                "src/agents/mod.rs: `Agent::{v}` not once in `Agent::ALL`"
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));

@@ -16,7 +16,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::policy::{PreCompact, PreCompactFires, PreCompactOutput, SummaryReadable, ToolCallRecorded};
+use super::policy::{
+    PreCompact, PreCompactFires, PreCompactOutput, SummaryReadable, ToolCallRecorded,
+};
 use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
 use crate::observe::Recorder;
 use crate::usage::{get_str, Usage};
