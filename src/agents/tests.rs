@@ -51,6 +51,18 @@ fn every_agent_states_its_own_settings() {
     }
 }
 
+/// An agent's policy agrees with the events ctxkeep hooks for it: one that hooks no
+/// post-compaction event can only see a compaction as a fall in the figure.
+#[test]
+fn every_agent_without_a_post_compaction_event_sees_compactions_by_a_fall() {
+    use super::policy::CompactionSeen;
+    for a in Agent::ALL {
+        let post = a.settings().events.iter().any(|e| e.name == "PostCompact");
+        let by_events = a.policy().compaction == CompactionSeen::ByEvents;
+        assert_eq!(post, by_events, "{a}");
+    }
+}
+
 #[test]
 fn missing_file_is_no_input() {
     let dir = tempfile::tempdir().unwrap();
