@@ -242,8 +242,8 @@ impl ValueEnum for Agent {
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        let i = self.integration();
-        Some(clap::builder::PossibleValue::new(i.id()).aliases(i.aliases().iter().copied()))
+        let spec = self.spec();
+        Some(clap::builder::PossibleValue::new(spec.id).aliases(spec.aliases.iter().copied()))
     }
 }
 

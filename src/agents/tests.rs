@@ -24,6 +24,45 @@ fn agent_names_round_trip() {
     );
 }
 
+/// Each agent's settings end with `..AgentSettings::USUAL`, whose own fields are empty: every
+/// agent states them, in agreement with its spec.
+#[test]
+fn every_agent_states_its_own_settings() {
+    for a in Agent::ALL {
+        let (spec, s) = (a.spec(), a.settings());
+        assert_eq!(s.name, spec.id, "{a}");
+        assert_eq!(s.display_name, spec.display_name, "{a}");
+        assert!(!s.dir.is_empty() && !s.file.is_empty(), "{a}: its file");
+        assert!(!s.mcp.file.is_empty(), "{a}: its MCP file");
+        assert!(!s.events.is_empty(), "{a}: its events");
+        assert!(
+            s.hook_command
+                .ends_with(&format!("ctxkeep hook {}", spec.id)),
+            "{a}: {}",
+            s.hook_command
+        );
+        assert!(s.hook_words.contains(&spec.id), "{a}: {:?}", s.hook_words);
+        assert!(
+            s.hook_words
+                .iter()
+                .all(|w| *w == spec.id || spec.aliases.contains(w)),
+            "{a}: every word after `ctxkeep hook` is a name the command line takes"
+        );
+    }
+}
+
+/// An agent's policy agrees with the events ctxkeep hooks for it: one that hooks no
+/// post-compaction event can only see a compaction as a fall in the figure.
+#[test]
+fn every_agent_without_a_post_compaction_event_sees_compactions_by_a_fall() {
+    use super::policy::CompactionSeen;
+    for a in Agent::ALL {
+        let post = a.settings().events.iter().any(|e| e.name == "PostCompact");
+        let by_events = a.policy().compaction == CompactionSeen::ByEvents;
+        assert_eq!(post, by_events, "{a}");
+    }
+}
+
 #[test]
 fn missing_file_is_no_input() {
     let dir = tempfile::tempdir().unwrap();

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::{Ctx, Outcome};
 use crate::agents::payload::{Action, Payload, MAX_PAYLOAD_BYTES};
+use crate::agents::policy::ContextReply;
 use crate::agents::Agent;
 use crate::cli::HookArgs;
 use crate::domain::workspace::Workspace;
@@ -29,18 +30,18 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     // Nothing a hook prints reports malformed transcript lines: not counted on this path.
     crate::transcripts::usage::skip_malformed_count();
     let agent = args.agent;
-    let json_always = agent.integration().settings().json_always;
-    let top_level = agent.integration().hook_traits().context_at_top_level;
+    let json_always = agent.settings().json_always;
+    let context_reply = agent.policy().reply;
     let mut payload = None;
     match handle(&args, agent, ctx, &mut payload) {
         Ok(reply) => {
             let text = match (reply, &payload) {
                 (Some(Answer::Context(context)), Some(p)) => {
-                    Some(reply_json(&p.event, context, top_level))
+                    Some(reply_json(&p.event, context, context_reply))
                 }
                 // Asked for as JSON (ctxkeep's OpenCode plugin reads nothing else).
                 (Some(Answer::Plain(text)), Some(p)) if ctx.out.json => {
-                    Some(reply_json(&p.event, text, top_level))
+                    Some(reply_json(&p.event, text, context_reply))
                 }
                 // Taken as it is (Claude Code's PreCompact: the summarizer's instructions).
                 (Some(Answer::Plain(text)), Some(_)) => {
@@ -74,9 +75,8 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     }
 }
 
-/// The reply that adds `context` to the model's context (`top_level`: the agent reads it
-/// outside `hookSpecificOutput`).
-fn reply_json(event: &str, context: String, top_level: bool) -> String {
+/// The reply that adds `context` to the model's context, where the agent reads it.
+fn reply_json(event: &str, context: String, reply: ContextReply) -> String {
     // Everything ctxkeep prints for an agent is redacted (the prompt is
     // already; stage text quotes the user's config).
     // No control character reaches the model raw either (a recorded
@@ -84,11 +84,7 @@ fn reply_json(event: &str, context: String, top_level: bool) -> String {
     let context = crate::system::redact::redact(&context);
     let mut context = crate::system::recorded::escape_controls(&context).into_owned();
     crate::system::output::cut_to_chars(&mut context, MAX_CONTEXT_CHARS);
-    match top_level {
-        true => json!({ "additionalContext": context }),
-        false => json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": context } }),
-    }
-    .to_string()
+    reply.wrap(event, context).to_string()
 }
 
 /// Reads the event and acts on it; returns what to answer, if anything.

@@ -159,39 +159,129 @@ impl Fields {
     }
 }
 
-/// The fields a reader cannot act without, by their record names.
-pub const REQUIRED_FIELDS: [&str; 4] = ["phase", "active_task", "controlling_agent", "next_action"];
-
-/// The required fields `c` leaves empty.
-pub fn missing_fields(c: &Checkpoint) -> Vec<&'static str> {
-    let values = [
-        &c.phase,
-        &c.active_task,
-        &c.controlling_agent,
-        &c.next_action,
-    ];
-    REQUIRED_FIELDS
-        .into_iter()
-        .zip(values)
-        .filter(|(_, v)| v.trim().is_empty())
-        .map(|(k, _)| k)
-        .collect()
+/// A field of the checkpoint that a person or agent writes: its key in the record (and in
+/// `project-state.md`), the `checkpoint` flag that sets it, and whether it is a list. Code
+/// that names a field names it here, so the key is spelled once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Field {
+    Phase,
+    ActiveTask,
+    ControllingAgent,
+    NextAction,
+    Decisions,
+    OpenQuestions,
+    Notes,
+    Done,
+    Remaining,
 }
 
-/// The `checkpoint` flag that sets a record field.
-pub fn flag_of(field: &str) -> &'static str {
-    match field {
-        "phase" => "--phase",
-        "active_task" => "--task",
-        "controlling_agent" => "--agent",
-        "next_action" => "--next",
-        "decisions" => "--decision",
-        "open_questions" => "--question",
-        "notes" => "--note",
-        "done" => "--done",
-        "remaining" => "--remaining",
-        _ => "--from",
+impl Field {
+    /// Every field, in record order.
+    pub const ALL: [Field; 9] = [
+        Field::Phase,
+        Field::ActiveTask,
+        Field::ControllingAgent,
+        Field::NextAction,
+        Field::Decisions,
+        Field::OpenQuestions,
+        Field::Notes,
+        Field::Done,
+        Field::Remaining,
+    ];
+
+    /// The fields a reader cannot act without.
+    pub const REQUIRED: [Field; 4] = [
+        Field::Phase,
+        Field::ActiveTask,
+        Field::ControllingAgent,
+        Field::NextAction,
+    ];
+
+    /// Its key in the record.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Field::Phase => "phase",
+            Field::ActiveTask => "active_task",
+            Field::ControllingAgent => "controlling_agent",
+            Field::NextAction => "next_action",
+            Field::Decisions => "decisions",
+            Field::OpenQuestions => "open_questions",
+            Field::Notes => "notes",
+            Field::Done => "done",
+            Field::Remaining => "remaining",
+        }
     }
+
+    /// The `checkpoint` flag that sets it.
+    pub const fn flag(self) -> &'static str {
+        match self {
+            Field::Phase => "--phase",
+            Field::ActiveTask => "--task",
+            Field::ControllingAgent => "--agent",
+            Field::NextAction => "--next",
+            Field::Decisions => "--decision",
+            Field::OpenQuestions => "--question",
+            Field::Notes => "--note",
+            Field::Done => "--done",
+            Field::Remaining => "--remaining",
+        }
+    }
+
+    /// Whether it holds a list of items rather than one text.
+    pub const fn is_list(self) -> bool {
+        matches!(
+            self,
+            Field::Decisions | Field::OpenQuestions | Field::Done | Field::Remaining
+        )
+    }
+
+    /// `notes (--note)`: its key and its flag, for messages read by people (flags) and agents
+    /// (the MCP tool's argument names).
+    pub fn named(self) -> String {
+        format!("{} ({})", self.key(), self.flag())
+    }
+
+    /// The field whose key is `key`.
+    pub fn from_key(key: &str) -> Option<Field> {
+        Field::ALL.into_iter().find(|f| f.key() == key)
+    }
+
+    /// Its text in `c`; None for a list.
+    pub fn text(self, c: &Checkpoint) -> Option<&String> {
+        match self {
+            Field::Phase => Some(&c.phase),
+            Field::ActiveTask => Some(&c.active_task),
+            Field::ControllingAgent => Some(&c.controlling_agent),
+            Field::NextAction => Some(&c.next_action),
+            Field::Notes => Some(&c.notes),
+            _ => None,
+        }
+    }
+
+    /// Its items in `c`; None for a text.
+    pub fn items(self, c: &Checkpoint) -> Option<&Vec<String>> {
+        match self {
+            Field::Decisions => Some(&c.decisions),
+            Field::OpenQuestions => Some(&c.open_questions),
+            Field::Done => Some(&c.done),
+            Field::Remaining => Some(&c.remaining),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Field {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// The required fields `c` leaves empty.
+pub fn missing_fields(c: &Checkpoint) -> Vec<Field> {
+    Field::REQUIRED
+        .into_iter()
+        .filter(|f| f.text(c).is_some_and(|v| v.trim().is_empty()))
+        .collect()
 }
 
 impl Checkpoint {
@@ -462,6 +552,49 @@ impl Archive<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each field's key is the record's own (as serde writes it), and it reads that value.
+    #[test]
+    fn each_field_names_and_reads_its_key_in_the_record() {
+        let c = Checkpoint {
+            phase: "p".into(),
+            active_task: "t".into(),
+            controlling_agent: "a".into(),
+            next_action: "n".into(),
+            decisions: vec!["d".into()],
+            open_questions: vec!["q".into()],
+            notes: "o".into(),
+            done: vec!["x".into()],
+            remaining: vec!["r".into()],
+            ..Checkpoint::default()
+        };
+        let json = serde_json::to_value(&c).unwrap();
+        for f in Field::ALL {
+            let on_disk = &json[f.key()];
+            match (f.text(&c), f.items(&c)) {
+                (Some(text), None) => assert_eq!(on_disk, text.as_str(), "{f}"),
+                (None, Some(items)) => assert_eq!(on_disk, &serde_json::json!(items), "{f}"),
+                other => panic!("{f}: {other:?}"),
+            }
+            assert_eq!(f.is_list(), f.items(&c).is_some(), "{f}");
+            assert_eq!(Field::from_key(f.key()), Some(f));
+        }
+        assert_eq!(Field::from_key("digest"), None);
+        assert_eq!(Field::Notes.named(), "notes (--note)");
+        let missing = missing_fields(&Checkpoint {
+            phase: "p".into(),
+            next_action: " ".into(),
+            ..Checkpoint::default()
+        });
+        assert_eq!(
+            missing,
+            [
+                Field::ActiveTask,
+                Field::ControllingAgent,
+                Field::NextAction
+            ]
+        );
+    }
 
     #[test]
     fn a_corrupt_archive_record_is_65_and_skipped_by_numbering() {

@@ -115,7 +115,7 @@ pub fn missing_fields_warning(checkpoint: &Checkpoint) -> Option<String> {
         format!(
             "WARNING: checkpoint {} has no {}. Do not guess them: ask the user, or read the repository, before acting.",
             checkpoint.id,
-            missing.join(", ")
+            missing.iter().map(|f| f.key()).collect::<Vec<_>>().join(", ")
         )
     })
 }

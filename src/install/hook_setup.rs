@@ -29,7 +29,7 @@ const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
 /// The agent's settings file beside the state file in `root`
 /// (`.claude/settings.json`, `.codex/hooks.json`, `.gemini/settings.json`).
 pub fn default_path(agent: Agent, root: &Path) -> PathBuf {
-    let s = agent.integration().settings();
+    let s = agent.settings();
     root.join(s.dir).join(s.file)
 }
 
@@ -73,7 +73,7 @@ pub fn install(
     mcp: bool,
     dry_run: bool,
 ) -> anyhow::Result<Edit> {
-    let settings = agent.integration().settings();
+    let settings = agent.settings();
     // Held from the first read to the last write (see [`kept::lock`]).
     let _lock = (!dry_run).then(kept::lock).transpose()?;
     let mut files = Pending::default();
@@ -116,7 +116,7 @@ pub fn uninstall(agent: Agent, path: &Path, dry_run: bool) -> anyhow::Result<Edi
 /// [`uninstall`], leaving the MCP registration alone unless `mcp` (a
 /// personal settings file's uninstall: the MCP configuration is the team's).
 pub fn uninstall_with(agent: Agent, path: &Path, mcp: bool, dry_run: bool) -> anyhow::Result<Edit> {
-    let settings = agent.integration().settings();
+    let settings = agent.settings();
     let _lock = (!dry_run).then(kept::lock).transpose()?;
     let mut files = Pending::default();
     let changes = match settings.code {
@@ -213,7 +213,7 @@ fn refused(why: String) -> String {
 /// `settings_path`: `.mcp.json`, `.codex/config.toml` or
 /// `.gemini/settings.json` in the project that file belongs to.
 pub fn mcp_path(agent: Agent, settings_path: &Path) -> PathBuf {
-    let settings = agent.integration().settings();
+    let settings = agent.settings();
     if settings.mcp.dir == Some(settings.dir) && settings.mcp.file == settings.file {
         // Gemini CLI's: the settings file itself.
         return settings_path.to_path_buf();
@@ -229,18 +229,14 @@ pub fn mcp_registered(root: &Path, agent: Option<Agent>) -> bool {
         Some(a) => vec![a],
         None => Agent::ALL.to_vec(),
     };
-    agents.into_iter().any(|a| {
-        registered_command(
-            a,
-            &root.join(a.integration().settings().mcp.relative_path()),
-        )
-        .is_some()
-    })
+    agents
+        .into_iter()
+        .any(|a| registered_command(a, &root.join(a.settings().mcp.relative_path())).is_some())
 }
 
 /// The command line of ctxkeep's entry in the MCP configuration at `path`.
 fn registered_command(agent: Agent, path: &Path) -> Option<String> {
-    let settings = agent.integration().settings();
+    let settings = agent.settings();
     let mcp = settings.mcp;
     let text = fsutil::read_text(path, MAX_SETTINGS_BYTES).ok()?;
     match mcp.format {
@@ -260,7 +256,7 @@ fn edit_mcp(
     register: bool,
     files: &mut Pending,
 ) -> anyhow::Result<McpEdit> {
-    let settings = agent.integration().settings();
+    let settings = agent.settings();
     let mcp = settings.mcp;
     let changes = match mcp.format {
         Format::Json | Format::JsonLocal => {
@@ -475,7 +471,7 @@ fn agent_dirs(path: &Path) -> Vec<PathBuf> {
         return Vec::new();
     };
     let made = Agent::ALL.iter().flat_map(|a| {
-        let s = a.integration().settings();
+        let s = a.settings();
         let code = s
             .code
             .is_some()
@@ -519,7 +515,7 @@ fn read(path: &Path) -> anyhow::Result<Option<String>> {
 /// `root`, if one does (reads the process's environment for the user's
 /// settings folder).
 pub fn enabled_in(agent: Agent, root: &Path) -> Option<PathBuf> {
-    let plugin = agent.integration().plugin()?;
+    let plugin = agent.spec().plugin?;
     (plugin.enabled_in)(root, &|name| std::env::var(name).ok())
 }
 
@@ -527,8 +523,8 @@ pub fn enabled_in(agent: Agent, root: &Path) -> Option<PathBuf> {
 /// if one does: then the plugin's hooks step aside.
 pub fn settings_with_hooks(agent: Agent, root: &Path) -> Option<PathBuf> {
     let others = agent
-        .integration()
-        .plugin()
+        .spec()
+        .plugin
         .map(|p| p.other_settings)
         .unwrap_or_default();
     std::iter::once(default_path(agent, root))
@@ -539,7 +535,7 @@ pub fn settings_with_hooks(agent: Agent, root: &Path) -> Option<PathBuf> {
 /// Whether the enabled plugin is the same version as this ctxkeep: a plugin
 /// of another version may wire events or flags this binary does not know.
 fn plugin_version_check(agent: Agent) -> Option<Check> {
-    let plugin = agent.integration().plugin()?;
+    let plugin = agent.spec().plugin?;
     let installed = (plugin.installed_version)(&|name| std::env::var(name).ok())?;
     let ours = env!("CARGO_PKG_VERSION");
     let same = installed == ours;
@@ -572,7 +568,7 @@ pub fn has_hooks(agent: Agent, path: &Path) -> bool {
     if !path.is_file() {
         return false;
     }
-    let settings = agent.integration().settings();
+    let settings = agent.settings();
     installed_at(settings, path)
         .is_ok_and(|found| found.hooks.iter().any(|(_, command)| command.is_some()))
 }
@@ -580,7 +576,7 @@ pub fn has_hooks(agent: Agent, path: &Path) -> bool {
 /// The trust steps the agent needs before it runs the hooks in the file at
 /// `path` (none for Claude Code).
 pub fn trust_steps(agent: Agent, path: &Path) -> Vec<String> {
-    let settings = agent.integration().settings();
+    let settings = agent.settings();
     if settings.trust.is_empty() {
         return Vec::new();
     }
@@ -654,7 +650,7 @@ pub fn doctor(
     path: &Path,
     timeout: Duration,
 ) -> anyhow::Result<DoctorReport> {
-    let settings = agent.integration().settings();
+    let settings = agent.settings();
     let install_hint = format!("run `ctxkeep hooks install {}`", settings.name());
     let mut checks = Vec::new();
     let plugin = enabled_in(agent, &ws.root);
@@ -783,7 +779,7 @@ pub fn doctor(
         };
         let payload = sandbox.hook_payload(event);
         // Plain text is the answer where it goes to the agent's summarizer.
-        let plain = agent.integration().hook_traits().steer_at_pre_compact
+        let plain = agent.policy().briefs_summarizer()
             && crate::agents::parse_payload(agent, &payload).is_ok_and(|p| {
                 matches!(p.action, crate::agents::payload::Action::PreCompact { .. })
             });
@@ -828,7 +824,7 @@ fn mcp_check(
             detail: format!(
                 "not registered in {} (`ctxkeep hooks install {}` registers it, unless --no-mcp)",
                 config.display(),
-                agent.integration().settings().name()
+                agent.settings().name()
             ),
         };
     };
@@ -885,7 +881,7 @@ impl Sandbox {
         let state = dir.path().join(STATE_FILE);
         std::fs::copy(&ws.state_path, &state)
             .map_err(|e| Error::io(&ws.state_path, "cannot copy for the check", e))?;
-        let sample = agent.integration().doctor_sample();
+        let sample = &agent.spec().doctor;
         let transcript = dir.path().join(sample.transcript_name);
         std::fs::write(&transcript, sample.transcript)
             .map_err(|e| Error::io(&transcript, "cannot write", e))?;
@@ -906,11 +902,9 @@ impl Sandbox {
             "cwd": self.cwd,
             "hook_event_name": event,
         });
-        let integration = self.agent.integration();
-        let common = integration.doctor_common_fields();
-        let extra = integration
-            .doctor_event_fields(event)
-            .unwrap_or_else(|| event_fields(event));
+        let sample = &self.agent.spec().doctor;
+        let common = (sample.common_fields)();
+        let extra = (sample.event_fields)(event).unwrap_or_else(|| event_fields(event));
         if let Some(p) = p.as_object_mut() {
             for extra in [common, extra] {
                 if let Value::Object(extra) = extra {

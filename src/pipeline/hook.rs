@@ -113,7 +113,7 @@ impl Hook {
     fn transcript_named(&self) -> Option<PathBuf> {
         match &self.payload.transcript {
             Some(p) => Some(p.clone()),
-            None => self.agent.integration().find_transcript(&self.session),
+            None => self.agent.find_transcript(&self.session),
         }
     }
 
@@ -168,8 +168,8 @@ impl Hook {
     /// stages crossed fire, the gutter is looked for, and the instructions
     /// go to the model. Events that cannot reply (Stop) only track.
     fn track(&self, reply: bool) -> anyhow::Result<Option<String>> {
-        let traits = self.agent.integration().hook_traits();
-        if traits.call_reaches_transcript_late && !self.payload.in_subagent {
+        let policy = self.agent.policy();
+        if policy.waits_for_call(self.payload.in_subagent) {
             self.await_call();
         }
         // The session's index learns what the transcript gained since the last event.
@@ -180,18 +180,15 @@ impl Hook {
         self.acknowledge();
         // The fall is measured from the figure this update replaced (read under its lock).
         let before = applied.as_ref().and_then(|a| a.previous.as_ref());
-        if let (true, Some(before), Some(applied)) =
-            (traits.compaction_seen_as_drop, before, &applied)
-        {
-            let logged = !traits.compaction_in_transcript
-                || applied.transcript.as_ref().is_some_and(|t| t.compacted);
-            if logged && compressed(before, &applied.session) {
+        if let (Some(before), Some(applied)) = (before, &applied) {
+            let logged = applied.transcript.as_ref().is_some_and(|t| t.compacted);
+            if policy.compaction_detected(compressed(before, &applied.session), logged) {
                 self.note_compression(before, &applied.session)?;
             }
         }
         let mut texts = Vec::new();
         // A start deferred to this event, or left by a compaction seen only now.
-        if reply && (traits.defer_start_context || traits.compaction_seen_as_drop) {
+        if reply && policy.start_may_wait_for_prompt() {
             texts.extend(self.pending_start()?);
         }
         // What a compaction's summary left out, once it can be read (the
@@ -413,11 +410,10 @@ impl Hook {
         // (`learning`); else the agent's own last figure before the fall is where, when it
         // fell from past the point the agent compresses at on its own: from below it, the
         // user asked (`/compress`).
-        let traits = self.agent.integration().hook_traits();
         let past_point = before
             .tokens
             .is_some_and(|t| t.saturating_mul(10) >= before.limit().saturating_mul(9));
-        if !traits.compaction_in_transcript && past_point {
+        if self.agent.policy().learns_point_from_last_figure() && past_point {
             self.learn_compaction(&lock, before);
         }
         self.log(
@@ -582,25 +578,21 @@ impl Hook {
     /// Where the agent takes plain text as the summarizer's instructions,
     /// the answer is ctxkeep's brief, built from that checkpoint.
     fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<Option<Answer>> {
-        let often = self
-            .agent
-            .integration()
-            .hook_traits()
-            .pre_compact_fires_often;
         // A compaction the user asked for always gets its checkpoint; so does an idle one
         // (Claude Code's, before the prompt cache expires): nobody is at the keyboard, and
         // this checkpoint is what a cold start will read.
         let asked = matches!(trigger.as_deref(), Some("manual" | "idle"));
+        let doubted = self.agent.policy().doubts_pre_compact(asked);
         // The figure this session had before: a resumed run's first event
         // may name a transcript with no figure in it yet.
-        let known = match often && !asked {
+        let known = match doubted {
             true => session::load(&self.ws, &self.session)?.and_then(|s| s.tokens),
             false => None,
         };
         // The figure now is ctxkeep's last reading, not where the agent compacts: that is
         // learned from the agent's own figure once the compaction is in the transcript.
         let applied = self.update_or_log(true)?;
-        if often && !asked {
+        if doubted {
             let now = applied.as_ref().and_then(|a| a.session.tokens).or(known);
             if let Some(why) = self.compacts_nothing(now)? {
                 let lock = self.ws.lock()?;
@@ -715,8 +707,8 @@ impl Hook {
         // Gemini puts a SessionStart's context in front of the user's prompt,
         // where it would turn a headless slash command into text: it gets it
         // with the first real prompt instead (BeforeAgent).
-        let deferred = self.agent.integration().hook_traits().defer_start_context
-            && self.sf.fm.checkpoint.is_some();
+        let deferred =
+            self.agent.policy().defers_start_context() && self.sf.fm.checkpoint.is_some();
         let given = if deferred {
             s.pending_start = Some(source.to_string());
             Given::default()
@@ -760,7 +752,7 @@ impl Hook {
     /// them) drops those no session wrote for `records::KEPT_DAYS` days as a session starts,
     /// never this session's own: one listing of a folder, once per session.
     fn sweep_records(&self, lock: &crate::system::fsutil::Lock) {
-        if self.agent.integration().records_dir().is_none() {
+        if self.agent.spec().records_dir.is_none() {
             return;
         }
         let own = self.payload.transcript.as_deref();

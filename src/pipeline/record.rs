@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::domain::actions;
-use crate::domain::checkpoint::{format_id, id_number, Archive, Budget, Checkpoint, Fields};
+use crate::domain::checkpoint::{format_id, id_number, Archive, Budget, Checkpoint, Field, Fields};
 use crate::domain::config::Config;
 use crate::domain::state::{limits, StateFile};
 use crate::domain::templates::Templates;
@@ -25,10 +25,8 @@ fn refuse_missing_fields(record: &Checkpoint) -> Result<(), Error> {
     if missing.is_empty() {
         return Ok(());
     }
-    let flags: Vec<&str> = missing
-        .iter()
-        .map(|field| crate::domain::checkpoint::flag_of(field))
-        .collect();
+    let flags: Vec<&str> = missing.iter().map(|field| field.flag()).collect();
+    let missing: Vec<&str> = missing.iter().map(|field| field.key()).collect();
     Err(Error::Refused(format!(
         "the checkpoint would have no {}; give {} (or those fields in a --from file); nothing was written",
         missing.join(", "),
@@ -550,25 +548,21 @@ fn fit_front_matter(
     }
     let list = |l: &[String]| l.iter().map(String::len).sum::<usize>();
     let own_keys = sf.front_matter_len_with(&[("checkpoint", None), ("history", None)]);
-    let parts = [
-        ("phase (--phase)", record.phase.len()),
-        ("active_task (--task)", record.active_task.len()),
-        (
-            "controlling_agent (--agent)",
-            record.controlling_agent.len(),
-        ),
-        ("next_action (--next)", record.next_action.len()),
-        ("notes (--note)", record.notes.len()),
-        ("decisions (--decision)", list(&record.decisions)),
-        ("open_questions (--question)", list(&record.open_questions)),
-        ("done (--done)", list(&record.done)),
-        ("remaining (--remaining)", list(&record.remaining)),
-        ("the front matter's other keys", own_keys),
-    ];
+    // The texts, then the lists (of two equal parts, the later is named).
+    let texts = Field::ALL.into_iter().filter(|f| !f.is_list());
+    let lists = Field::ALL.into_iter().filter(|f| f.is_list());
+    let mut parts: Vec<(String, usize)> = texts
+        .chain(lists)
+        .map(|f| {
+            let bytes = f.text(record).map_or(0, String::len);
+            (f.named(), bytes + f.items(record).map_or(0, |l| list(l)))
+        })
+        .collect();
+    parts.push(("the front matter's other keys".into(), own_keys));
     let (part, bytes) = parts
         .into_iter()
         .max_by_key(|(_, n)| *n)
-        .unwrap_or(("notes", 0));
+        .unwrap_or((Field::Notes.named(), 0));
     Err(Error::data(
         &sf.path,
         format!(

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::domain::checkpoint::Checkpoint;
+use crate::domain::checkpoint::{Checkpoint, Field};
 use crate::verify::checks::{Finding, Severity};
 
 /// `--probe-timeout`'s default, in seconds.
@@ -219,9 +219,17 @@ pub fn probe(
     // The reader saw the redacted prompt: compare with what it saw.
     let seen = |s: &str| crate::system::redact::redact(s).into_owned();
     for (field, expected, restated) in [
-        ("phase", &checkpoint.phase, &answer.phase),
-        ("active_task", &checkpoint.active_task, &answer.active_task),
-        ("next_action", &checkpoint.next_action, &answer.next_action),
+        (Field::Phase.key(), &checkpoint.phase, &answer.phase),
+        (
+            Field::ActiveTask.key(),
+            &checkpoint.active_task,
+            &answer.active_task,
+        ),
+        (
+            Field::NextAction.key(),
+            &checkpoint.next_action,
+            &answer.next_action,
+        ),
     ] {
         let check = compare(field, &seen(expected), restated);
         if !check.matches {
@@ -297,44 +305,35 @@ fn failure(report: &Report, end: &End, opts: &Options, severity: Severity) -> Fi
 /// The checkpoint field an unresolved phrase is in: the one the reader
 /// named, else the first whose text holds the phrase.
 fn field_of(u: &Unresolved, c: &Checkpoint) -> Option<&'static str> {
-    const FIELDS: [&str; 7] = [
-        "phase",
-        "active_task",
-        "controlling_agent",
-        "next_action",
-        "decisions",
-        "open_questions",
-        "notes",
-    ];
+    // The action items are not in what the reader was asked about.
+    let fields = || {
+        Field::ALL
+            .into_iter()
+            .filter(|f| !matches!(f, Field::Done | Field::Remaining))
+    };
     let named = u.field.trim().to_lowercase().replace([' ', '-'], "_");
     let alias = match named.as_str() {
-        "task" | "active task" => "active_task",
-        "next" | "next_step" => "next_action",
-        "questions" | "open_question" => "open_questions",
-        "decision" => "decisions",
-        "agent" => "controlling_agent",
-        other => other,
+        "task" | "active task" => Some(Field::ActiveTask),
+        "next" | "next_step" => Some(Field::NextAction),
+        "questions" | "open_question" => Some(Field::OpenQuestions),
+        "decision" => Some(Field::Decisions),
+        "agent" => Some(Field::ControllingAgent),
+        other => fields().find(|f| f.key() == other),
     };
-    if let Some(f) = FIELDS.iter().find(|f| **f == alias) {
-        return Some(f);
+    if let Some(f) = alias {
+        return Some(f.key());
     }
     let phrase = u.phrase.trim().to_lowercase();
     if phrase.is_empty() {
         return None;
     }
-    let texts: [(&'static str, String); 7] = [
-        ("phase", c.phase.clone()),
-        ("active_task", c.active_task.clone()),
-        ("controlling_agent", c.controlling_agent.clone()),
-        ("next_action", c.next_action.clone()),
-        ("decisions", c.decisions.join("\n")),
-        ("open_questions", c.open_questions.join("\n")),
-        ("notes", c.notes.clone()),
-    ];
-    texts
-        .into_iter()
-        .find(|(_, t)| t.to_lowercase().contains(&phrase))
-        .map(|(f, _)| f)
+    let value = |f: Field| match f.text(c) {
+        Some(text) => text.clone(),
+        None => f.items(c).map(|l| l.join("\n")).unwrap_or_default(),
+    };
+    fields()
+        .find(|f| value(*f).to_lowercase().contains(&phrase))
+        .map(Field::key)
 }
 
 /// Compares a restated field with the checkpoint's: equal after
@@ -416,9 +415,9 @@ fn answer_of(v: &Value) -> Option<Answer> {
             other => Some(other.to_string()),
         }
     };
-    let phase = text("phase")?;
-    let active_task = text("active_task")?;
-    let next_action = text("next_action")?;
+    let phase = text(Field::Phase.key())?;
+    let active_task = text(Field::ActiveTask.key())?;
+    let next_action = text(Field::NextAction.key())?;
     let unresolved = match o.get("unresolved") {
         Some(Value::Array(items)) => items.iter().filter_map(unresolved_of).collect(),
         _ => Vec::new(),

@@ -250,13 +250,13 @@ fn agent_names(src: &Path) -> AgentNames {
         .expect("src/agents/mod.rs defines `pub enum Agent`");
     let variants: Vec<String> = body
         .split(',')
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
+        // The variant's name, after any attribute (`#[serde(rename = …)]`).
+        .filter_map(|v| v.split_whitespace().last())
         .map(str::to_string)
         .collect();
     let id = regex::Regex::new(r#"pub const ID: &str = "([^"]+)";"#).unwrap();
-    let aliases = regex::Regex::new(r#"fn aliases\(&self\)[^{]*\{\s*&\[([^\]]*)\]"#).unwrap();
-    let display = regex::Regex::new(r#"fn display_name\(&self\)[^{]*\{\s*"([^"]+)""#).unwrap();
+    let aliases = regex::Regex::new(r#"\n    aliases: &\[([^\]]*)\],"#).unwrap();
+    let display = regex::Regex::new(r#"const DISPLAY_NAME: &str = "([^"]+)";"#).unwrap();
     let quoted = regex::Regex::new(r#""([^"]+)""#).unwrap();
     let mut names = AgentNames {
         variants,
@@ -356,9 +356,52 @@ fn only_the_registry_the_agents_folders_and_the_clap_values_name_an_agent() {
     }
     assert!(
         wrong.is_empty(),
-        "only src/agents/ and src/cli.rs may name an agent; call through `Agent::integration()`:\n{}",
+        "only src/agents/ and src/cli.rs may name an agent; read its `Agent::spec()`:\n{}",
         wrong.join("\n")
     );
+}
+
+/// Adding an agent touches its folder and the registry only: the registry declares each
+/// folder once and maps one variant to each folder's `SPEC`, and each folder states its facts
+/// in that one value (docs/agents.md, "Adding an agent").
+#[test]
+fn the_registry_lists_each_agent_folder_once() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let names = agent_names(&src);
+    let registry = std::fs::read_to_string(src.join("agents/mod.rs")).unwrap();
+    let mut wrong = Vec::new();
+    for folder in &names.folders {
+        let declared = registry.matches(&format!("pub mod {folder};")).count();
+        let mapped = registry.matches(&format!(" => &{folder}::SPEC,")).count();
+        if declared != 1 || mapped != 1 {
+            wrong.push(format!(
+                "src/agents/mod.rs: `pub mod {folder};` {declared} times, `{folder}::SPEC` {mapped} times (want 1 each)"
+            ));
+        }
+        let text = std::fs::read_to_string(src.join("agents").join(folder).join("mod.rs")).unwrap();
+        if text
+            .matches("pub static SPEC: AgentSpec = AgentSpec {")
+            .count()
+            != 1
+        {
+            wrong.push(format!(
+                "src/agents/{folder}/mod.rs: not one `pub static SPEC: AgentSpec`"
+            ));
+        }
+    }
+    let all = registry
+        .split("pub const ALL: [Agent; ")
+        .nth(1)
+        .and_then(|rest| rest.split("];").next())
+        .unwrap_or_default();
+    for v in &names.variants {
+        if all.matches(&format!("Agent::{v},")).count() != 1 {
+            wrong.push(format!(
+                "src/agents/mod.rs: `Agent::{v}` not once in `Agent::ALL`"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]

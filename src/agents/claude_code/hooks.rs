@@ -162,6 +162,8 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
     transcript_name: "transcript.jsonl",
     transcript: r#"{"parentUuid":null,"isSidechain":false,"type":"assistant","message":{"model":"claude-sonnet-4-5","id":"msg_doctor","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":10,"cache_creation_input_tokens":990,"cache_read_input_tokens":19000,"output_tokens":5}},"uuid":"u-doctor","timestamp":"2026-01-01T00:00:00.000Z"}
 "#,
+    common_fields: doctor_common_fields,
+    event_fields: DoctorSample::usual_event_fields,
 };
 
 pub fn doctor_common_fields() -> Value {

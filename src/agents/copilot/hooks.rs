@@ -167,6 +167,8 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
 {"type":"session.usage_record","data":{"usage":{"model":"gpt-4.1","inputTokens":20000,"outputTokens":5,"cacheReadTokens":0,"cacheWriteTokens":0,"initiator":"user","interactionType":"conversation-agent","maxPromptTokens":64000,"maxOutputTokens":16384}},"id":"e3","timestamp":"2026-01-01T00:00:02.000Z","parentId":"e2"}
 {"type":"assistant.message","data":{"messageId":"m2","model":"gpt-4.1","content":"ok","toolRequests":[],"turnId":"0"},"id":"e4","timestamp":"2026-01-01T00:00:02.000Z","parentId":"e3"}
 "#,
+    common_fields: doctor_common_fields,
+    event_fields: DoctorSample::usual_event_fields,
 };
 
 /// No `timestamp`: with one the hook would wait for its own record in the sample log, which

@@ -145,6 +145,8 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
 {"id":"u1","timestamp":"2026-01-01T00:00:01.000Z","type":"user","content":[{"text":"hello"}]}
 {"id":"g1","timestamp":"2026-01-01T00:00:02.000Z","type":"gemini","content":"ok","tokens":{"input":20000,"output":5,"cached":0,"thoughts":0,"tool":0,"total":20005},"model":"gemini-2.5-pro","toolCalls":[]}
 "#,
+    common_fields: doctor_common_fields,
+    event_fields: doctor_event_fields,
 };
 
 pub fn doctor_common_fields() -> Value {

@@ -103,6 +103,8 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
         r#"{"type":"message.updated","properties":{"sessionID":"ctxkeep-doctor","info":{"id":"msg_2","parentID":"msg_1","role":"assistant","mode":"build","agent":"build","cost":0,"tokens":{"total":20005,"input":20000,"output":5,"reasoning":0,"cache":{"write":0,"read":0}},"modelID":"e2e","providerID":"standin","time":{"created":1767225601000,"completed":1767225602000},"sessionID":"ctxkeep-doctor","finish":"stop"}}}"#,
         "\n"
     ),
+    common_fields: doctor_common_fields,
+    event_fields: doctor_event_fields,
 };
 
 pub fn doctor_common_fields() -> Value {

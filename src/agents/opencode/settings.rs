@@ -15,11 +15,10 @@ pub const MARKER: &str = "ctxkeep-opencode-plugin";
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
-    display_name: "OpenCode",
+    display_name: super::DISPLAY_NAME,
     dir: ".opencode",
     file: "plugins/ctxkeep.js",
     hook_command: "ctxkeep hook opencode",
-    personal: None,
     hook_words: &["opencode"],
     // The names the plugin gives ctxkeep (hooks.rs maps them to OpenCode's).
     events: &[
@@ -33,11 +32,8 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::new("Stop"),
         Event::new("SessionEnd"),
     ],
-    status_line: false,
-    json_always: false,
     // OpenCode 1.18 loads a project's plugins without asking, but only when it starts.
     trust: &[restart],
-    mcp_approval: None,
     comments_allowed: true,
     mcp: McpSettings {
         dir: None,
@@ -49,6 +45,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         text: include_str!("plugin.js"),
         marker: MARKER,
     }),
+    ..AgentSettings::USUAL
 };
 
 /// OpenCode reads a project's plugins when it starts.

@@ -124,6 +124,8 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
     transcript: r#"{"uuid":"u1","parentUuid":null,"sessionId":"ctxkeep-doctor","timestamp":"2026-01-01T00:00:01.000Z","type":"user","provenance":"real_user","cwd":"/","version":"0.24.4","message":{"role":"user","parts":[{"text":"hello"}]}}
 {"uuid":"a1","parentUuid":"u1","sessionId":"ctxkeep-doctor","timestamp":"2026-01-01T00:00:02.000Z","type":"assistant","provenance":"assistant_output","cwd":"/","version":"0.24.4","model":"qwen3-coder-plus","message":{"role":"model","parts":[{"text":"ok"}]},"usageMetadata":{"promptTokenCount":20000,"candidatesTokenCount":5,"totalTokenCount":20005,"cachedContentTokenCount":0},"contextWindowSize":262144}
 "#,
+    common_fields: doctor_common_fields,
+    event_fields: DoctorSample::usual_event_fields,
 };
 
 pub fn doctor_common_fields() -> Value {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::domain::actions::Actions;
-use crate::domain::checkpoint::{digest_of, format_id, id_number, HistoryEntry, MergedLine};
+use crate::domain::checkpoint::{digest_of, format_id, id_number, Field, HistoryEntry, MergedLine};
 
 /// `history` keeps at least this many entries (as a checkpoint does), and
 /// after a merge every entry either side added since the base.
@@ -95,19 +95,23 @@ pub fn merge(base: &Side, ours: &Side, theirs: &Side, now: &str, min_number: u64
     );
     obj.insert("created_at".into(), json!(now));
     obj.insert("trigger".into(), json!("merge"));
-    for list in ["decisions", "open_questions"] {
+    for list in [Field::Decisions.key(), Field::OpenQuestions.key()] {
         obj.insert(list.into(), json!(union_since(list, newer, older, base_cp)));
     }
     let actions = |c: Option<&Value>| Actions {
-        done: strings(c, "done"),
-        remaining: strings(c, "remaining"),
+        done: strings(c, Field::Done.key()),
+        remaining: strings(c, Field::Remaining.key()),
     };
     let items = crate::domain::actions::merge(
         &actions(Some(newer)),
         &actions(Some(older)),
         &actions(base_cp),
     );
-    for (key, list) in [("done", items.done), ("remaining", items.remaining)] {
+    for (field, list) in [
+        (Field::Done, items.done),
+        (Field::Remaining, items.remaining),
+    ] {
+        let key = field.key();
         match list.is_empty() {
             true => obj.remove(key),
             false => obj.insert(key.into(), json!(list)),
@@ -208,10 +212,10 @@ fn line_of(c: &Value) -> MergedLine {
             .and_then(|g| g.get("branch"))
             .and_then(Value::as_str)
             .map(str::to_string),
-        phase: text(c, "phase"),
-        active_task: text(c, "active_task"),
-        controlling_agent: text(c, "controlling_agent"),
-        next_action: text(c, "next_action"),
+        phase: text(c, Field::Phase.key()),
+        active_task: text(c, Field::ActiveTask.key()),
+        controlling_agent: text(c, Field::ControllingAgent.key()),
+        next_action: text(c, Field::NextAction.key()),
     }
 }
 
@@ -219,8 +223,8 @@ fn brief(c: &Value) -> Option<HistoryEntry> {
     c.is_object().then(|| HistoryEntry {
         id: text(c, "id"),
         created_at: text(c, "created_at"),
-        phase: text(c, "phase"),
-        next_action: text(c, "next_action"),
+        phase: text(c, Field::Phase.key()),
+        next_action: text(c, Field::NextAction.key()),
     })
 }
 

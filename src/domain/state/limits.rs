@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::{conflicts, front_matter, BEGIN_MARKER, END_MARKER};
 use super::{MAX_FILE_BYTES, MAX_FRONT_MATTER_BYTES};
-use crate::domain::checkpoint::Fields;
+use crate::domain::checkpoint::{Field, Fields};
 use crate::system::error::Error;
 
 /// phase, active_task, controlling_agent, next_action and notes, each, in
@@ -26,20 +26,14 @@ pub const MAX_TRIGGER_BYTES: usize = 64;
 pub const MAX_DIRTY_LISTED: usize = 100;
 
 /// The record's text fields, by name.
-fn text_fields(f: &Fields) -> [(&'static str, Option<&String>); 5] {
+fn text_fields(f: &Fields) -> [(Field, Option<&String>); 5] {
     [
-        ("phase", f.phase.as_ref()),
-        ("active_task", f.active_task.as_ref()),
-        ("controlling_agent", f.controlling_agent.as_ref()),
-        ("next_action", f.next_action.as_ref()),
-        ("notes", f.notes.as_ref()),
+        (Field::Phase, f.phase.as_ref()),
+        (Field::ActiveTask, f.active_task.as_ref()),
+        (Field::ControllingAgent, f.controlling_agent.as_ref()),
+        (Field::NextAction, f.next_action.as_ref()),
+        (Field::Notes, f.notes.as_ref()),
     ]
-}
-
-/// `notes (--note)`: the record's name and the flag, for messages read by
-/// people (flags) and agents (the MCP tool's argument names).
-fn named(field: &str) -> String {
-    format!("{field} ({})", crate::domain::checkpoint::flag_of(field))
 }
 
 /// Refuses fields given for a checkpoint (by flags, `--from`, the MCP tool,
@@ -52,33 +46,33 @@ pub fn check_fields(path: &Path, fields: &Fields) -> Result<(), Error> {
         if let Some(v) = value.filter(|v| v.len() > MAX_FIELD_BYTES) {
             return refuse(format!(
                 "{} is {} bytes, over the {MAX_FIELD_BYTES} a checkpoint field keeps; shorten it (a long text belongs in a file the note names)",
-                named(field),
+                field.named(),
                 v.len()
             ));
         }
     }
     for (field, list) in [
-        ("decisions", &fields.decisions),
-        ("open_questions", &fields.open_questions),
-        ("done", &fields.done),
-        ("remaining", &fields.remaining),
+        (Field::Decisions, &fields.decisions),
+        (Field::OpenQuestions, &fields.open_questions),
+        (Field::Done, &fields.done),
+        (Field::Remaining, &fields.remaining),
     ] {
         let Some(list) = list else { continue };
         if list.len() > MAX_LIST_ITEMS {
             return refuse(format!(
                 "{} has {} items, over the {MAX_LIST_ITEMS} a checkpoint keeps; keep those the next reader needs",
-                named(field),
+                field.named(),
                 list.len()
             ));
         }
         if let Some(i) = list.iter().position(|item| item.trim().is_empty()) {
             let clear = match field {
-                "done" => String::new(),
+                Field::Done => String::new(),
                 _ => format!(", or clear the list with {}", clear_flag(field)),
             };
             return refuse(format!(
                 "{} item {} is empty; give each item some text{clear}",
-                named(field),
+                field.named(),
                 i + 1,
             ));
         }
@@ -87,12 +81,12 @@ pub fn check_fields(path: &Path, fields: &Fields) -> Result<(), Error> {
     Ok(())
 }
 
-fn check_list_bytes(field: &str, list: &[String]) -> Result<(), String> {
+fn check_list_bytes(field: Field, list: &[String]) -> Result<(), String> {
     let total: usize = list.iter().map(String::len).sum();
     if total > MAX_LIST_BYTES {
         return Err(format!(
             "{} holds {total} bytes in all, over the {MAX_LIST_BYTES} a checkpoint keeps; shorten or drop items",
-            named(field)
+            field.named()
         ));
     }
     Ok(())
@@ -107,18 +101,18 @@ pub fn check_remaining(path: &Path, remaining: &[String]) -> Result<(), Error> {
     if remaining.len() > MAX_LIST_ITEMS {
         return Err(refuse(format!(
             "{} would have {} items, over the {MAX_LIST_ITEMS} a checkpoint keeps; mark items done with --done, or start the list again with --clear-remaining",
-            named("remaining"),
+            Field::Remaining.named(),
             remaining.len()
         )));
     }
-    check_list_bytes("remaining", remaining).map_err(refuse)
+    check_list_bytes(Field::Remaining, remaining).map_err(refuse)
 }
 
 /// The flag that empties a list.
-pub fn clear_flag(field: &str) -> &'static str {
+pub fn clear_flag(field: Field) -> &'static str {
     match field {
-        "decisions" => "--clear-decisions",
-        "remaining" => "--clear-remaining",
+        Field::Decisions => "--clear-decisions",
+        Field::Remaining => "--clear-remaining",
         _ => "--clear-questions",
     }
 }

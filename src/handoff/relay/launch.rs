@@ -29,7 +29,7 @@ pub struct Builtin {
 impl Builtin {
     /// None when the agent has no headless mode.
     pub fn new(agent: Agent) -> Option<Builtin> {
-        let headless = agent.integration().headless()?;
+        let headless = agent.spec().headless?;
         Some(Builtin { agent, headless })
     }
 

@@ -1239,7 +1239,7 @@ mod tests {
         #[test]
         fn install_then_uninstall_is_the_identity(seed in any::<u64>()) {
             for agent in Agent::ALL {
-                let settings = agent.integration().settings();
+                let settings = agent.settings();
                 let comments = settings.comments_allowed;
                 let original = Gen::document(seed, settings, comments);
                 let mut doc = JsonText::parse(&original, comments)

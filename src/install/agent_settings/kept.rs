@@ -158,7 +158,7 @@ mod tests {
             "{}\n",
         ];
         for agent in [Agent::ClaudeCode, Agent::Gemini] {
-            let settings = agent.integration().settings();
+            let settings = agent.settings();
             for original in originals {
                 let mut doc = JsonText::parse(original, settings.comments_allowed).unwrap();
                 let noted = Kept::of(&doc).expect("something to note");

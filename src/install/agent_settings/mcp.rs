@@ -42,6 +42,17 @@ pub struct McpSettings {
 }
 
 impl McpSettings {
+    /// The usual place: JSON, servers under `mcpServers`, in `file` (in `dir`, else at the
+    /// project root).
+    pub const fn json(dir: Option<&'static str>, file: &'static str) -> McpSettings {
+        McpSettings {
+            dir,
+            file,
+            format: Format::Json,
+            key: "mcpServers",
+        }
+    }
+
     /// The file, relative to the project root.
     pub fn relative_path(&self) -> std::path::PathBuf {
         match self.dir {

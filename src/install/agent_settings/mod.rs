@@ -165,6 +165,29 @@ fn command_of(entry: &Value) -> Option<&str> {
 }
 
 impl AgentSettings {
+    /// What most agents' settings are, for the fields an agent does not state (its settings
+    /// end with `..AgentSettings::USUAL`): no personal file, no status line, a hook may print
+    /// nothing, no trust step or MCP approval, JSON without comments, hooks rather than code.
+    /// The names, the file, the command and the events are each agent's own: empty here, and
+    /// a test checks every agent states them.
+    pub const USUAL: AgentSettings = AgentSettings {
+        name: "",
+        display_name: "",
+        dir: "",
+        file: "",
+        hook_command: "",
+        personal: None,
+        hook_words: &[],
+        events: &[],
+        status_line: false,
+        json_always: false,
+        trust: &[],
+        mcp_approval: None,
+        comments_allowed: false,
+        mcp: mcp::McpSettings::json(None, ""),
+        code: None,
+    };
+
     /// The name the command line and `ctxkeep hook` use (`claude-code`, …).
     pub fn name(&self) -> &'static str {
         self.name

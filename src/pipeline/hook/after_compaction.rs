@@ -61,7 +61,7 @@ impl Hook {
         });
         session::save(&self.ws, &lock, &s)?;
         drop(lock);
-        if !self.agent.integration().hook_traits().steer_at_pre_compact {
+        if !self.agent.policy().briefs_summarizer() {
             return Ok(None);
         }
         let brief = text::brief(&c.id, &self.state_name(), &compaction_summary::facts::of(c));
@@ -211,7 +211,7 @@ impl Hook {
             });
         }
         let audited = a.as_ref().is_some_and(|a| a.audited);
-        if audited || !self.agent.integration().hook_traits().summary_after_start {
+        if audited || !self.agent.policy().summary_follows_start() {
             return None;
         }
         let mut a = a.unwrap_or_default();

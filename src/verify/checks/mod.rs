@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::domain::checkpoint::Checkpoint;
+use crate::domain::checkpoint::{Checkpoint, Field};
 use crate::domain::state::StateFile;
 use crate::domain::workspace::Workspace;
 
@@ -208,7 +208,7 @@ fn walk(root: &std::path::Path) -> Vec<String> {
 /// One checkpoint field (or one item of a list field) and its text.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Text<'a> {
-    pub field: &'static str,
+    pub field: Field,
     /// 0-based index in `decisions` / `open_questions`.
     pub item: Option<usize>,
     pub text: &'a str,
@@ -226,43 +226,24 @@ impl Text<'_> {
 
 /// The checkpoint's prose fields, in record order.
 pub(crate) fn texts(c: &Checkpoint) -> Vec<Text<'_>> {
-    let mut v = vec![
-        Text {
-            field: "phase",
-            item: None,
-            text: &c.phase,
-        },
-        Text {
-            field: "active_task",
-            item: None,
-            text: &c.active_task,
-        },
-        Text {
-            field: "controlling_agent",
-            item: None,
-            text: &c.controlling_agent,
-        },
-        Text {
-            field: "next_action",
-            item: None,
-            text: &c.next_action,
-        },
-    ];
-    for (field, list) in [
-        ("decisions", &c.decisions),
-        ("open_questions", &c.open_questions),
-    ] {
-        v.extend(list.iter().enumerate().map(|(i, t)| Text {
+    let text = |field: Field, text| Text {
+        field,
+        item: None,
+        text,
+    };
+    let mut v: Vec<Text> = Field::REQUIRED
+        .into_iter()
+        .filter_map(|f| Some(text(f, f.text(c)?)))
+        .collect();
+    for field in [Field::Decisions, Field::OpenQuestions] {
+        let list = field.items(c).into_iter().flatten();
+        v.extend(list.enumerate().map(|(i, t)| Text {
             field,
             item: Some(i),
             text: t,
         }));
     }
-    v.push(Text {
-        field: "notes",
-        item: None,
-        text: &c.notes,
-    });
+    v.push(text(Field::Notes, &c.notes));
     v
 }
 
@@ -284,14 +265,14 @@ impl<'a> Locator<'a> {
     /// The line of `text`'s field or item; `line_in_value` (0-based) moves
     /// into a block scalar, where the value's lines are the file's.
     pub fn text_line(&self, t: &Text, line_in_value: usize) -> Option<usize> {
-        let key = self.field_line(t.field)?;
+        let key = self.field_line(t.field.key())?;
         let key_text = self.lines.get(key - 1)?;
         let indent = key_text.len() - key_text.trim_start().len();
         // The key may be missing (a flow mapping written by hand): then the
         // line found is the record's, and there is no value to look into.
         let Some(value) = key_text
             .trim_start()
-            .strip_prefix(t.field)
+            .strip_prefix(t.field.key())
             .and_then(|r| r.strip_prefix(':'))
             .map(str::trim)
         else {

@@ -168,7 +168,7 @@ pub fn check(c: &Checkpoint, sf: &StateFile, repo: &Repo, loc: &Locator) -> Vec<
     let mut push = |code, seen: Seen, msg: String| {
         let t: &Text = &all[seen.text];
         out.push(
-            Finding::new(code, Severity::Warning, Some(t.field), msg)
+            Finding::new(code, Severity::Warning, Some(t.field.key()), msg)
                 .at(loc.text_line(t, seen.line)),
         );
     };

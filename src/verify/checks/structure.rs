@@ -2,7 +2,7 @@
 //! digest, and signs that the file was cut short.
 
 use super::{Finding, Severity};
-use crate::domain::checkpoint::Checkpoint;
+use crate::domain::checkpoint::{Checkpoint, Field};
 use crate::domain::state::{seal, Seal};
 use crate::domain::state::{StateFile, FORMAT_VERSION};
 
@@ -40,7 +40,8 @@ pub fn structural(sf: &StateFile, strict: bool) -> Vec<Finding> {
         return f;
     };
     let cut = cut_record(sf);
-    for (code, field, value, flag) in required(c) {
+    for (code, field) in REQUIRED {
+        let (value, flag, field) = (field.text(c).map_or("", |v| v), field.flag(), field.key());
         if value.trim().is_empty()
             && !cut
                 .as_ref()
@@ -132,12 +133,12 @@ const RECORD_KEYS: [&str; 10] = [
     "id",
     "created_at",
     "trigger",
-    "phase",
-    "active_task",
-    "controlling_agent",
-    "next_action",
-    "decisions",
-    "open_questions",
+    Field::Phase.key(),
+    Field::ActiveTask.key(),
+    Field::ControllingAgent.key(),
+    Field::NextAction.key(),
+    Field::Decisions.key(),
+    Field::OpenQuestions.key(),
     "digest",
 ];
 
@@ -226,19 +227,13 @@ fn body(sf: &StateFile, c: &Checkpoint) -> Vec<Finding> {
     f
 }
 
-fn required(c: &Checkpoint) -> [(&'static str, &'static str, &String, &'static str); 4] {
-    [
-        ("CK101", "phase", &c.phase, "--phase"),
-        ("CK102", "active_task", &c.active_task, "--task"),
-        (
-            "CK103",
-            "controlling_agent",
-            &c.controlling_agent,
-            "--agent",
-        ),
-        ("CK104", "next_action", &c.next_action, "--next"),
-    ]
-}
+/// Each required field, with the code of the finding that it is empty.
+const REQUIRED: [(&str, Field); 4] = [
+    ("CK101", Field::Phase),
+    ("CK102", Field::ActiveTask),
+    ("CK103", Field::ControllingAgent),
+    ("CK104", Field::NextAction),
+];
 
 /// Keys ctxkeep does not read are kept as written; `--strict` points them
 /// out, because a typo (`widnow:`) silently falls back to the default.

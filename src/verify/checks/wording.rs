@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{texts, Finding, Locator, Severity, Text};
-use crate::domain::checkpoint::Checkpoint;
+use crate::domain::checkpoint::{Checkpoint, Field};
 
 pub fn check(c: &Checkpoint, loc: &Locator) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -22,13 +22,13 @@ pub fn check(c: &Checkpoint, loc: &Locator) -> Vec<Finding> {
         if !(out.len() > before && out[before].message.contains("only the template slot")) {
             cold_phrases(&t, loc, &mut out);
         }
-        if t.field == "next_action" && out.len() == before && !t.text.trim().is_empty() {
+        if t.field == Field::NextAction && out.len() == before && !t.text.trim().is_empty() {
             out.extend(next_action(&t, loc));
         }
     }
     for (i, item) in c.remaining.iter().enumerate() {
         let t = Text {
-            field: "remaining",
+            field: Field::Remaining,
             item: Some(i),
             text: item,
         };
@@ -62,7 +62,7 @@ fn finding(
     loc: &Locator,
     msg: String,
 ) -> Finding {
-    Finding::new(code, sev, Some(t.field), msg).at(loc.text_line(t, line))
+    Finding::new(code, sev, Some(t.field.key()), msg).at(loc.text_line(t, line))
 }
 
 /// Replaces text between backticks or double quotes with spaces, keeping
@@ -217,7 +217,7 @@ fn placeholders(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
     if raw.is_empty() {
         return; // required fields: CK101–CK104
     }
-    if t.field == "notes" {
+    if t.field == Field::Notes {
         if let Some(i) = t.text.lines().position(is_bullet_only) {
             out.push(finding(
                 "CK204",
@@ -274,7 +274,7 @@ fn placeholders(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
             // clean); a bare "TODO:" or one before a word is still a marker.
             let rest = &line[m.end()..];
             let tagged = m.as_str().trim_end().ends_with(':') || rest.starts_with(':');
-            if t.field == "next_action" && tagged {
+            if t.field == Field::NextAction && tagged {
                 let after = rest.trim_start_matches(':');
                 if after.split_whitespace().count() >= 2 {
                     continue;
@@ -302,27 +302,27 @@ fn placeholders(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
     }
 }
 
-fn item_noun(field: &str) -> &'static str {
+fn item_noun(field: Field) -> &'static str {
     match field {
-        "decisions" => "decision",
-        "open_questions" => "question",
-        "next_action" => "next action",
-        "active_task" => "task",
-        "controlling_agent" => "agent",
-        "phase" => "phase",
-        _ => "text",
+        Field::Decisions => "decision",
+        Field::OpenQuestions => "question",
+        Field::NextAction => "next action",
+        Field::ActiveTask => "task",
+        Field::ControllingAgent => "agent",
+        Field::Phase => "phase",
+        Field::Notes | Field::Done | Field::Remaining => "text",
     }
 }
 
-fn flag_example(field: &str) -> &'static str {
+fn flag_example(field: Field) -> &'static str {
     match field {
-        "phase" => "--phase \"implementing the lexer\"",
-        "active_task" => "--task \"tokenize strings in src/lexer.rs\"",
-        "controlling_agent" => "--agent claude-code",
-        "next_action" => "--next \"run cargo test lexer and fix the escape case\"",
-        "decisions" => "--decision \"...\"",
-        "open_questions" => "--question \"...\"",
-        _ => "--note \"...\"",
+        Field::Phase => "--phase \"implementing the lexer\"",
+        Field::ActiveTask => "--task \"tokenize strings in src/lexer.rs\"",
+        Field::ControllingAgent => "--agent claude-code",
+        Field::NextAction => "--next \"run cargo test lexer and fix the escape case\"",
+        Field::Decisions => "--decision \"...\"",
+        Field::OpenQuestions => "--question \"...\"",
+        Field::Notes | Field::Done | Field::Remaining => "--note \"...\"",
     }
 }
 
