@@ -188,3 +188,84 @@ pub fn transcript(rng: &mut Rng, size: usize, final_tokens: u64) -> String {
     s.push_str(&assistant(n, final_tokens, "Done."));
     s
 }
+
+/// A long autonomous run in Claude Code's transcript format: the user's one prompt (its first
+/// line, written by [`autonomous_prompt`]), then only the agent's tool calls (`Edit`s of
+/// numbered files and `Bash` commands) with their results and usage, about `size` bytes, ending
+/// on an assistant line whose context is `final_tokens`. The last prompt is then as far back as
+/// the file is long.
+pub fn autonomous(rng: &mut Rng, size: usize, final_tokens: u64) -> String {
+    let mut s = String::with_capacity(size + 4096);
+    let mut n = 0u64;
+    let line = |n: u64, kind: &str, message: String| {
+        format!(
+            "{{\"parentUuid\":\"{:08x}-0000-4000-8000-000000000000\",\"isSidechain\":false,\"userType\":\"external\",\"cwd\":\"/home/dev/project\",\"sessionId\":\"{AUTONOMOUS_SESSION}\",\"version\":\"2.1.39\",\"gitBranch\":\"main\",\"type\":\"{kind}\",\"uuid\":\"{:08x}-0000-4000-8000-000000000000\",\"timestamp\":\"2026-02-11T21:{:02}:{:02}.000Z\",\"message\":{message}}}\n",
+            n.saturating_sub(1),
+            n,
+            (n / 60) % 60,
+            n % 60
+        )
+    };
+    let usage = |context: u64| {
+        format!(
+            "\"usage\":{{\"input_tokens\":1,\"cache_creation_input_tokens\":500,\"cache_read_input_tokens\":{},\"output_tokens\":120}}",
+            context.saturating_sub(501)
+        )
+    };
+    while s.len() < size {
+        n += 1;
+        let context = 20_000 + (n * 37) % 100_000;
+        let id = format!("toolu_{n:016x}");
+        let bash = n.is_multiple_of(3);
+        let input = if bash {
+            format!(
+                "{{\"command\":\"cargo test --lib m{}\",\"description\":\"run the tests\"}}",
+                n % 50
+            )
+        } else {
+            format!(
+                "{{\"file_path\":\"/home/dev/project/src/m{}.rs\",\"old_string\":\"a\",\"new_string\":{}}}",
+                n % 400,
+                serde_json::to_string(&code(rng, 200)).unwrap()
+            )
+        };
+        let tool = if bash { "Bash" } else { "Edit" };
+        s.push_str(&line(
+            n,
+            "assistant",
+            format!(
+                "{{\"model\":\"claude-opus-4-6\",\"id\":\"msg_{n:016x}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"{tool}\",\"input\":{input}}}],\"stop_reason\":null,{}}}",
+                usage(context)
+            ),
+        ));
+        n += 1;
+        let len = 1000 + rng.next() % 3000;
+        s.push_str(&line(
+            n,
+            "user",
+            format!(
+                "{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"{id}\",\"content\":{},\"is_error\":false}}]}}",
+                serde_json::to_string(&code(rng, len)).unwrap()
+            ),
+        ));
+    }
+    n += 1;
+    s.push_str(&line(
+        n,
+        "assistant",
+        format!(
+            "{{\"model\":\"claude-opus-4-6\",\"id\":\"msg_{n:016x}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"Done.\"}}],\"stop_reason\":null,{}}}",
+            usage(final_tokens)
+        ),
+    ));
+    s
+}
+
+const AUTONOMOUS_SESSION: &str = "5d7e2a10-3c4b-4f6e-8a9d-1e2f3a4b5c6d";
+
+/// The first line of an [`autonomous`] run: the one prompt that set its task.
+pub fn autonomous_prompt() -> String {
+    format!(
+        "{{\"parentUuid\":null,\"isSidechain\":false,\"userType\":\"external\",\"cwd\":\"/home/dev/project\",\"sessionId\":\"{AUTONOMOUS_SESSION}\",\"version\":\"2.1.39\",\"gitBranch\":\"main\",\"type\":\"user\",\"uuid\":\"00000000-0000-4000-8000-000000000000\",\"timestamp\":\"2026-02-11T20:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"Port every module under src/ to the new reader API and keep the tests green; work through them without stopping.\"}}}}\n"
+    )
+}

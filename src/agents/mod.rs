@@ -395,34 +395,20 @@ pub fn observe_within(
     crate::transcripts::activity::observe_within(path, &reader(agent), repo_root, now, window)
 }
 
-/// The tool calls in the transcript at `path` from byte `from` on (see
-/// [`crate::transcripts::activity::steps_since`]).
-pub fn steps_since(
+/// Opens the transcript at `path` for one event's reading with `agent`'s readers (see
+/// [`crate::transcripts::activity::event_read`]); `agent: None` detects the format.
+pub fn event_read(
     path: &Path,
     agent: Option<Agent>,
-    repo_root: Option<&Path>,
-    from: u64,
-    pending: &[crate::transcripts::activity::loops::PendingCall],
-) -> anyhow::Result<(Vec<crate::transcripts::activity::loops::Step>, u64)> {
+) -> anyhow::Result<crate::transcripts::activity::event_read::EventRead> {
     let agent = resolve(path, agent)?;
-    crate::transcripts::activity::steps_since(path, &reader(agent), repo_root, from, pending)
-}
-
-/// What the transcript at `path` gained from byte `from` on, for the session's index (see
-/// [`crate::transcripts::activity::index::read_since`]).
-pub fn read_since(
-    path: &Path,
-    agent: Option<Agent>,
-    repo_root: Option<&Path>,
-    from: u64,
-    now: DateTime<Utc>,
-) -> anyhow::Result<(
-    Observed,
-    Vec<crate::transcripts::activity::index::ReadFile>,
-    u64,
-)> {
-    let agent = resolve(path, agent)?;
-    crate::transcripts::activity::index::read_since(path, &reader(agent), repo_root, from, now)
+    let transcripts = agent.spec().transcripts;
+    let readers = crate::transcripts::activity::event_read::Readers {
+        observe: reader(agent),
+        usage: Box::new(move |path, mut file, len| transcripts.read_usage(path, &mut file, len)),
+        authored: authored_text,
+    };
+    crate::transcripts::activity::event_read::EventRead::open(path, readers)
 }
 
 fn resolve(path: &Path, agent: Option<Agent>) -> anyhow::Result<Agent> {

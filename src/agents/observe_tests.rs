@@ -1537,8 +1537,9 @@ fn the_index_keeps_the_request_and_every_file_from_the_start() {
         ],
     );
     let mut index = SessionIndex::default();
-    let (seen, reads, end) =
-        crate::agents::read_since(&path, None, Some(Path::new(ROOT)), 0, now()).unwrap();
+    let (seen, reads, end) = crate::agents::event_read(&path, None)
+        .and_then(|r| r.gained(Some(Path::new(ROOT)), 0, now()))
+        .unwrap();
     index.add(&seen, &reads);
     index.offset = end;
     // Later events add only what the transcript gained: a remark and another file.
@@ -1557,8 +1558,9 @@ fn the_index_keeps_the_request_and_every_file_from_the_start() {
         more.push('\n');
     }
     std::fs::write(&path, more).unwrap();
-    let (seen, reads, end2) =
-        crate::agents::read_since(&path, None, Some(Path::new(ROOT)), index.offset, now()).unwrap();
+    let (seen, reads, end2) = crate::agents::event_read(&path, None)
+        .and_then(|r| r.gained(Some(Path::new(ROOT)), index.offset, now()))
+        .unwrap();
     assert!(seen.request.is_none(), "the task is in the earlier part");
     index.add(&seen, &reads);
     index.offset = end2;

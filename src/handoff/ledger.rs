@@ -615,6 +615,24 @@ pub fn ack_from_transcript(
             _ => crate::system::fsutil::input_error(transcript, e),
         });
     }
+    ack_if_echoed(ws, lock, &|nonce| {
+        crate::transcripts::usage::echo::echoes(
+            transcript,
+            nonce,
+            TRANSCRIPT_SCAN_BYTES,
+            &crate::agents::authored_text,
+        )
+    })
+}
+
+/// [`ack_from_transcript`] with the look into the transcript handed in: `echoed(nonce)` says
+/// whether the agent wrote the latest session's nonce in the transcript's last
+/// [`ECHO_SCAN_BYTES`] (an event that has the transcript open already looks there).
+pub fn ack_if_echoed(
+    ws: &Workspace,
+    lock: &Lock,
+    echoed: &dyn Fn(&str) -> Result<bool, Error>,
+) -> Result<Option<Link>, Error> {
     let chain = read(ws)?;
     let Some(last) = chain.last() else {
         return Ok(None);
@@ -622,16 +640,14 @@ pub fn ack_from_transcript(
     if last.ack.is_some() {
         return Ok(None);
     }
-    if !crate::transcripts::usage::echo::echoes(
-        transcript,
-        &last.record.nonce,
-        TRANSCRIPT_SCAN_BYTES,
-        &crate::agents::authored_text,
-    )? {
+    if !echoed(&last.record.nonce)? {
         return Ok(None);
     }
     append_ack(ws, lock, last, "transcript").map(Some)
 }
+
+/// How far back from a transcript's end a restore's nonce is looked for.
+pub const ECHO_SCAN_BYTES: u64 = TRANSCRIPT_SCAN_BYTES;
 
 /// A short nonce, unpredictable enough that only a session that read the
 /// prompt can give it. Not a secret: the clock, the process and the record

@@ -19,6 +19,7 @@ use crate::pipeline::record;
 use crate::pipeline::tracking::{self, Options, Reading};
 use crate::system::error::Error;
 use crate::system::output::Output;
+use crate::transcripts::activity::event_read::EventRead;
 use crate::transcripts::activity::Observed;
 
 mod after_compaction;
@@ -52,6 +53,9 @@ pub struct Hook {
     /// searching its sessions folder), though tracking, the nonce and the
     /// gutter all read it.
     transcript: std::cell::OnceCell<Option<PathBuf>>,
+    /// The transcript opened once for the whole event ([`EventRead`]): usage, what it gained,
+    /// the compaction, the nonce and the call are all read through it.
+    read: std::cell::OnceCell<EventRead>,
 }
 
 impl Hook {
@@ -75,6 +79,7 @@ impl Hook {
             payload,
             out,
             transcript: std::cell::OnceCell::new(),
+            read: std::cell::OnceCell::new(),
         })
     }
 
@@ -108,6 +113,20 @@ impl Hook {
             .clone()
     }
 
+    /// The event's one reading of its transcript, opened at the first question asked of it;
+    /// None when there is no transcript yet. A transcript that cannot be opened is an error
+    /// (asked again, it is tried again).
+    fn read(&self) -> anyhow::Result<Option<&EventRead>> {
+        if let Some(read) = self.read.get() {
+            return Ok(Some(read));
+        }
+        let Some(path) = self.transcript() else {
+            return Ok(None);
+        };
+        let read = crate::agents::event_read(&path, Some(self.agent))?;
+        Ok(Some(self.read.get_or_init(|| read)))
+    }
+
     /// The transcript the payload names, else the one the agent keeps for the session,
     /// whether it exists yet or not.
     fn transcript_named(&self) -> Option<PathBuf> {
@@ -123,10 +142,11 @@ impl Hook {
         record_only: bool,
         deferred: bool,
     ) -> anyhow::Result<Option<tracking::Applied>> {
-        let Some(path) = self.transcript() else {
+        let Some(read) = self.read()? else {
             return Ok(None);
         };
-        let usage = crate::agents::read_usage(&path, Some(self.agent))?;
+        let path = read.path();
+        let usage = read.usage()?;
         let applied = tracking::apply(
             &self.ws,
             &self.sf,
@@ -309,10 +329,12 @@ impl Hook {
         if self.await_new_transcript(id) {
             return;
         }
-        let Some(path) = self.transcript() else {
+        let Ok(Some(read)) = self.read() else {
             return;
         };
-        if !late_call::await_call(&path, id) {
+        let found = late_call::await_call_in(read.file(), id);
+        read.refresh();
+        if !found {
             self.log_call_missing(id);
         }
     }
@@ -379,7 +401,20 @@ impl Hook {
         let Some(path) = self.transcript_named() else {
             return;
         };
-        if late_call::await_file_then(&path, mark) {
+        // A transcript already there is waited on through the event's one open of it.
+        let open = match std::fs::metadata(&path).is_ok() {
+            true => self.read().ok().flatten(),
+            false => None,
+        };
+        let found = match open {
+            Some(read) => {
+                let found = late_call::await_call_in(read.file(), mark);
+                read.refresh();
+                found
+            }
+            None => late_call::await_file_then(&path, mark),
+        };
+        if found {
             return;
         }
         if let Ok(lock) = self.ws.lock() {
@@ -432,10 +467,7 @@ impl Hook {
     /// before it, the trigger, the model): read at the events that follow a compaction, so
     /// the learning never takes ctxkeep's last reading for the agent's point.
     fn compaction_in_transcript(&self) -> Option<crate::transcripts::usage::Usage> {
-        let path = self.transcript()?;
-        crate::agents::read_usage(&path, Some(self.agent))
-            .ok()
-            .filter(|u| u.compacted)
+        self.read().ok()??.compaction()
     }
 
     /// Remembers that the agent compacted on its own at `s`'s figure, so the
@@ -465,16 +497,16 @@ impl Hook {
         let Some(limits) = self.config.gutter else {
             return Ok(Vec::new());
         };
-        let transcript = self.transcript();
+        let read = self.read().ok().flatten();
         let feed = crate::pipeline::loop_detection::Feed {
             session: &self.session,
             window: self.config.window,
-            transcript: transcript.as_deref().map(|p| (p, Some(self.agent))),
+            transcript: read.map(|r| (r.path(), Some(self.agent))),
             tool: self.payload.tool.as_ref(),
             cwd: self.payload.cwd.as_deref(),
             can_speak,
         };
-        let hits = crate::pipeline::loop_detection::check(&self.ws, &feed, &limits)?;
+        let hits = crate::pipeline::loop_detection::check_with(&self.ws, &feed, &limits, read)?;
         Ok(hits.into_iter().map(|(_, text)| text).collect())
     }
 
@@ -501,8 +533,18 @@ impl Hook {
                 return;
             }
         }
-        if let Some(path) = self.transcript() {
-            let _ = crate::handoff::ledger::ack_from_transcript(&self.ws, &lock, &path);
+        if let Ok(Some(read)) = self.read() {
+            // Only what the transcript gained since the last look for the same nonce.
+            let _ = crate::handoff::ledger::ack_if_echoed(&self.ws, &lock, &|nonce| {
+                crate::transcripts::session_index::echoed(
+                    &self.ws,
+                    &lock,
+                    &self.session,
+                    read,
+                    nonce,
+                    crate::handoff::ledger::ECHO_SCAN_BYTES,
+                )
+            });
         }
     }
 
@@ -511,18 +553,11 @@ impl Hook {
     /// A command whose result the agent has not written yet (a compaction in
     /// the middle of a turn) gets the outcome its hook's payload gave.
     fn observed(&self) -> Option<Observed> {
-        let path = self.transcript()?;
-        let index = self.index();
-        let mut observed = match &index {
-            // The index holds the request: the tail read need not look further back for it.
-            Some(index) if index.request.is_some() => {
-                record::observe_transcript_tail(&self.ws, &path, Some(self.agent)).ok()?
-            }
-            _ => record::observe_transcript(&self.ws, &path, Some(self.agent)).ok()?,
-        };
-        if let Some(index) = &index {
-            index.complete(&mut observed);
-        }
+        let read = self.read().ok()??;
+        let lock = self.ws.lock_only().ok()?;
+        let mut observed =
+            crate::transcripts::session_index::observed_with(&self.ws, &lock, &self.session, read)?;
+        drop(lock);
         if let Ok(Some(s)) = session::load(&self.ws, &self.session) {
             crate::transcripts::activity::loops::fill_outcomes(
                 &mut observed.commands,
@@ -535,8 +570,8 @@ impl Hook {
     /// The session's index caught up with its transcript; None without a transcript or
     /// when it cannot be read.
     fn index(&self) -> Option<crate::transcripts::activity::index::SessionIndex> {
-        let path = self.transcript()?;
-        crate::transcripts::session_index::catch_up(&self.ws, &self.session, &path, self.agent)
+        let read = self.read().ok()??;
+        crate::transcripts::session_index::catch_up_with(&self.ws, &self.session, read)
     }
 
     /// An automatic checkpoint from this session: the last one's fields,

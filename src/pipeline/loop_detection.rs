@@ -13,6 +13,7 @@ use crate::agents::payload::{ToolAction, ToolCall};
 use crate::agents::Agent;
 use crate::domain::session::{self, Session};
 use crate::domain::workspace::Workspace;
+use crate::transcripts::activity::event_read::EventRead;
 use crate::transcripts::activity::loops::{Action, Cursor, FileChange, Outcome, Step};
 use crate::transcripts::activity::{GutterHit, GutterLimits};
 
@@ -44,15 +45,30 @@ pub fn check(
     feed: &Feed,
     limits: &GutterLimits,
 ) -> anyhow::Result<Vec<(GutterHit, String)>> {
+    check_with(ws, feed, limits, None)
+}
+
+/// [`check`], reading the transcript through the event's open reading when it has one (then
+/// `feed.transcript` is not opened again).
+pub fn check_with(
+    ws: &Workspace,
+    feed: &Feed,
+    limits: &GutterLimits,
+    read: Option<&EventRead>,
+) -> anyhow::Result<Vec<(GutterHit, String)>> {
     // Every caller takes the lock again right after (tracking, a checkpoint), and that one
     // sweeps stale temp files: one sweep per event is enough.
     let lock = ws.lock_only()?;
     let mut s =
         session::load(ws, feed.session)?.unwrap_or_else(|| Session::new(feed.session, feed.window));
     let before = s.loops.clone();
-    let mut steps = match feed.transcript {
-        Some((path, agent)) => read_new(ws, &mut s, path, agent),
-        None => Vec::new(),
+    let mut steps = match (read, feed.transcript) {
+        (Some(read), _) => read_new_in(ws, &mut s, read),
+        (None, Some((path, agent))) => match crate::agents::event_read(path, agent) {
+            Ok(read) => read_new_in(ws, &mut s, &read),
+            Err(_) => Vec::new(),
+        },
+        (None, None) => Vec::new(),
     };
     // The payload's call: merged with the transcript's copy when it has an id; without one
     // (Gemini) counted after the transcript's calls, which are older, and its copy there
@@ -117,10 +133,9 @@ pub fn check(
 /// The calls the transcript gained since the last read (its last [`FIRST_READ`] the first
 /// time, or when it was replaced); moves the session's cursor to where this read stopped. A
 /// transcript that cannot be read gives nothing.
-fn read_new(ws: &Workspace, s: &mut Session, path: &Path, agent: Option<Agent>) -> Vec<Step> {
-    let Ok(len) = std::fs::metadata(path).map(|m| m.len()) else {
-        return Vec::new();
-    };
+fn read_new_in(ws: &Workspace, s: &mut Session, read: &EventRead) -> Vec<Step> {
+    let path = read.path();
+    let len = read.len();
     // Kept in the session's record, so redacted as its `transcript` is.
     let shown = crate::system::redact::redact(&path.display().to_string()).into_owned();
     let from = match &s.loops.cursor {
@@ -135,7 +150,7 @@ fn read_new(ws: &Workspace, s: &mut Session, path: &Path, agent: Option<Agent>) 
         return Vec::new();
     }
     let pending = s.loops.pending.clone();
-    match crate::agents::steps_since(path, agent, Some(&ws.root), from, &pending) {
+    match read.steps_since(Some(&ws.root), from, &pending) {
         Ok((steps, end)) => {
             s.loops.cursor = Some(Cursor {
                 path: shown,

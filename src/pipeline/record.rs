@@ -608,25 +608,6 @@ pub fn observe_transcript(
     })
 }
 
-/// [`observe_transcript`] over only the transcript's last
-/// [`crate::transcripts::activity::FIRST_WINDOW`]: for a caller that completes it from the
-/// session's index, which holds what came before.
-pub fn observe_transcript_tail(
-    ws: &Workspace,
-    path: &Path,
-    agent: Option<crate::agents::Agent>,
-) -> anyhow::Result<Observed> {
-    observe_in_repository(ws, |root| {
-        crate::agents::observe_within(
-            path,
-            agent,
-            Some(root),
-            crate::system::clock::now(),
-            crate::transcripts::activity::FIRST_WINDOW,
-        )
-    })
-}
-
 /// Runs a transcript reader with paths relative to the repository around the
 /// project, then adds the project's tracker issues.
 fn observe_in_repository(

@@ -434,12 +434,14 @@ pub fn apply(
             // Read only when a stage asks for a checkpoint (rare): what the
             // session did, from the transcript the reading came from.
             let observed = transcript_path.as_deref().and_then(|p| {
-                let mut o = crate::pipeline::record::observe_transcript(
+                // Completed from the session's index: files and the request from its start.
+                let mut o = crate::transcripts::session_index::observed_locked(
                     ws,
+                    &lock,
+                    id,
                     std::path::Path::new(p),
                     transcript_agent,
-                )
-                .ok()?;
+                )?;
                 // The call that fired the hook: its outcome is in the payload, not yet here.
                 crate::transcripts::activity::loops::fill_outcomes(
                     &mut o.commands,

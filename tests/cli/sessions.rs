@@ -459,3 +459,111 @@ fn a_gemini_compression_is_seen_in_the_figure_and_the_prompt_given_again() {
     assert_eq!(all.iter().filter(|l| l["kind"] == "session").count(), 1);
     assert_eq!(all.iter().filter(|l| l["kind"] == "restore").count(), 1);
 }
+
+#[test]
+fn a_file_edited_early_in_a_long_session_is_in_its_checkpoints() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let tool = |id: &str, name: &str, input: Value, context: u64| {
+        json!({"type": "assistant", "isSidechain": false, "uuid": format!("u-{id}"),
+            "message": {"id": format!("m-{id}"), "role": "assistant", "model": "claude-opus-4-6",
+                "content": [{"type": "tool_use", "id": id, "name": name, "input": input}],
+                "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": context - 10, "output_tokens": 5}}})
+        .to_string()
+    };
+    let result = |id: &str, text: &str| {
+        json!({"type": "user", "isSidechain": false, "uuid": format!("r-{id}"),
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": id, "content": text, "is_error": false}]}})
+        .to_string()
+    };
+    let post = |p: &Project| {
+        let (code, _, err) = hook(
+            p,
+            "claude-code",
+            &claude(
+                p,
+                "PostToolUse",
+                "s1",
+                json!({"tool_name": "Read", "tool_input": {}, "tool_response": {}}),
+            ),
+        );
+        assert_eq!((code, err.as_str()), (0, ""));
+    };
+    let mut lines = vec![
+        claude_user("Port the transcript reader to one open per event"),
+        tool(
+            "w1",
+            "Write",
+            json!({"file_path": p.path("src/early.rs"), "content": "fn early() {}"}),
+            20_000,
+        ),
+        result("w1", "File created"),
+    ];
+    p.write("transcript.jsonl", jsonl(&lines));
+    post(&p);
+    // Then 1.5 MiB of reading, the hooks following it call by call.
+    let page = "x".repeat(128 * 1024);
+    for n in 0..12 {
+        let id = format!("r{n}");
+        lines.push(tool(
+            &id,
+            "Read",
+            json!({"file_path": p.path("src/big.rs")}),
+            21_000,
+        ));
+        lines.push(result(&id, &page));
+        p.write("transcript.jsonl", jsonl(&lines));
+        post(&p);
+    }
+    // A new task near the end, a last edit, and usage past the checkpoint stage.
+    lines.push(claude_user(
+        "Now document the reader in the architecture notes",
+    ));
+    lines.push(tool(
+        "w2",
+        "Edit",
+        json!({"file_path": p.path("docs/architecture.md"), "old_string": "a", "new_string": "b"}),
+        182_000,
+    ));
+    lines.push(result("w2", "The file has been updated"));
+    p.write("transcript.jsonl", jsonl(&lines));
+    post(&p);
+    let stage: Value =
+        serde_json::from_str(&p.read(".ctxkeep/checkpoints/ckpt-0002.json")).unwrap();
+    assert!(
+        stage["trigger"].as_str().unwrap().starts_with("stage-"),
+        "{}",
+        stage["trigger"]
+    );
+    let seen = &stage["observed"];
+    assert_eq!(
+        seen["request"],
+        "Now document the reader in the architecture notes"
+    );
+    assert_eq!(
+        seen["files"],
+        json!(["docs/architecture.md", "src/early.rs"])
+    );
+    // And the checkpoint before a compaction.
+    lines.push(tool(
+        "w3",
+        "Edit",
+        json!({"file_path": p.path("docs/agents.md")}),
+        183_000,
+    ));
+    lines.push(result("w3", "The file has been updated"));
+    p.write("transcript.jsonl", jsonl(&lines));
+    let (code, _, err) = hook(
+        &p,
+        "claude-code",
+        &claude(&p, "PreCompact", "s1", json!({ "trigger": "auto" })),
+    );
+    assert_eq!((code, err.as_str()), (0, ""));
+    let pre: Value = serde_json::from_str(&p.read(".ctxkeep/checkpoints/ckpt-0003.json")).unwrap();
+    assert_eq!(
+        pre["observed"]["files"],
+        json!(["docs/agents.md", "docs/architecture.md", "src/early.rs"])
+    );
+}

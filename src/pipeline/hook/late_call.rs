@@ -24,6 +24,7 @@ const STEP: Duration = Duration::from_millis(10);
 
 /// Returns true once `id` is in the transcript's tail, false after [`PATIENCE`] without it;
 /// never fails (an unreadable transcript is the caller's to report).
+#[cfg(test)]
 pub fn await_call(path: &Path, id: &str) -> bool {
     find_until(path, id, Instant::now() + PATIENCE)
 }
@@ -41,13 +42,22 @@ pub fn await_file_then(path: &Path, mark: &str) -> bool {
     find_until(path, mark, deadline)
 }
 
+/// As [`await_call`], in a transcript the event has already opened.
+pub fn await_call_in(file: &File, id: &str) -> bool {
+    find_in(file, id, Instant::now() + PATIENCE)
+}
+
 fn find_until(path: &Path, id: &str, deadline: Instant) -> bool {
-    let needle = id.as_bytes();
     // The one way to open input: a FIFO at the path would block a plain open forever.
-    let Ok((mut file, _)) = crate::system::fsutil::open_input(path) else {
+    let Ok((file, _)) = crate::system::fsutil::open_input(path) else {
         return false;
     };
-    let Some(len) = file_len(&file) else {
+    find_in(&file, id, deadline)
+}
+
+fn find_in(mut file: &File, id: &str, deadline: Instant) -> bool {
+    let needle = id.as_bytes();
+    let Some(len) = file_len(file) else {
         return false;
     };
     let mut from = len.saturating_sub(NEAR);
@@ -88,7 +98,7 @@ fn file_len(file: &File) -> Option<u64> {
     file.metadata().ok().map(|m| m.len())
 }
 
-fn scan_from(file: &mut File, from: u64, needle: &[u8]) -> Scan {
+fn scan_from(file: &mut &File, from: u64, needle: &[u8]) -> Scan {
     match file_len(file) {
         Some(len) => scan_range(file, from, len, needle),
         None => Scan::Unreadable,
@@ -97,7 +107,7 @@ fn scan_from(file: &mut File, from: u64, needle: &[u8]) -> Scan {
 
 /// Looks for `needle` in bytes `from..to` (reading a needle's length past `to`, so one that
 /// straddles `to` is found).
-fn scan_range(file: &mut File, from: u64, to: u64, needle: &[u8]) -> Scan {
+fn scan_range(file: &mut &File, from: u64, to: u64, needle: &[u8]) -> Scan {
     if from >= to {
         return Scan::NotYet(to.max(from));
     }

@@ -2,16 +2,12 @@
 //! on how much of the transcript's end a later read takes. Each hook event adds only what the
 //! transcript gained since the last one (from the offset kept here); an automatic checkpoint
 //! then takes the request, the follow-ups, every changed file, the files worked from and the
-//! latest stated next step from here, and only the last commands and the plan from the
-//! transcript's tail.
+//! latest stated next step from here, and the last commands and the plan from the
+//! transcript's tail when it has them (else from here too).
 
-use std::path::Path;
-
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{last_line_end, Observed, PlanItem, Reader, Recorder, Root, MAX_FOLLOW_UPS};
-use crate::transcripts::usage::open_transcript;
+use super::{Observed, PlanItem, MAX_FOLLOW_UPS};
 
 /// At most this many changed files are kept (the most recent).
 pub const MAX_INDEX_FILES: usize = 1000;
@@ -25,24 +21,6 @@ pub const FIRST_READ: u64 = 16 * 1024 * 1024;
 
 /// How many bytes before the offset tell an appended transcript from a rewritten one.
 pub const MARK_BYTES: u64 = 32;
-
-/// The bytes of the transcript at `path` just before `offset`, as [`SessionIndex::mark`]
-/// keeps them; empty when they cannot be read.
-pub fn mark_at(path: &Path, offset: u64) -> String {
-    use std::io::{Read, Seek, SeekFrom};
-    let start = offset.saturating_sub(MARK_BYTES);
-    let mut buf = vec![0u8; (offset - start) as usize];
-    let read = crate::system::fsutil::open_input(path)
-        .map_err(|e| std::io::Error::other(e.to_string()))
-        .and_then(|(mut f, _)| {
-            f.seek(SeekFrom::Start(start))?;
-            f.read_exact(&mut buf)
-        });
-    match read {
-        Ok(()) => buf.iter().map(|b| format!("{b:02x}")).collect(),
-        Err(_) => String::new(),
-    }
-}
 
 /// A file the session read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,9 +96,27 @@ pub struct SessionIndex {
     pub next_step: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_file: Option<String>,
+    /// The last [`super::MAX_COMMANDS`] shell commands, oldest first, as each read saw them (a
+    /// call's outcome written after the read stays unknown here: the tail's copy has it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<super::CommandRun>,
     /// What remained by the agent's summary at its last compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_summary: Option<super::SummaryRemains>,
+    /// Where the look for a restore's nonce echoed back stopped: the next look reads only
+    /// what the transcript gained since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo: Option<EchoCursor>,
+}
+
+/// How far the transcript was looked through for one nonce.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EchoCursor {
+    pub nonce: String,
+    pub offset: u64,
+    /// The bytes before `offset`, as [`SessionIndex::mark`] keeps them.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mark: String,
 }
 
 impl SessionIndex {
@@ -156,6 +152,13 @@ impl SessionIndex {
         if seen.plan_file.is_some() {
             self.plan_file = seen.plan_file.clone();
         }
+        if !seen.commands.is_empty() {
+            let mut commands = std::mem::take(&mut self.commands);
+            commands.extend(seen.commands.iter().cloned());
+            let commands = super::collapse_repeats(commands);
+            let skip = commands.len().saturating_sub(super::MAX_COMMANDS);
+            self.commands = commands.into_iter().skip(skip).collect();
+        }
     }
 
     /// The observation `tail` (a read of the transcript's end) completed from the index: the
@@ -182,6 +185,10 @@ impl SessionIndex {
         if tail.plan.is_empty() {
             tail.plan = self.plan.clone();
         }
+        // A tail with no command in it (a long stretch of edits): the last ones the index saw.
+        if tail.commands.is_empty() {
+            tail.commands = self.commands.clone();
+        }
         // The index read everything the tail did, in order: its next step is the newest.
         if self.next_step.is_some() {
             tail.next_step = self.next_step.clone();
@@ -193,27 +200,4 @@ impl SessionIndex {
             tail.plan_file = self.plan_file.clone();
         }
     }
-}
-
-/// What the transcript at `path` gained from byte `from` (the end of a line) to its last
-/// complete line, read with `reader`; returns it and where the next read starts.
-pub fn read_since(
-    path: &Path,
-    reader: &Reader,
-    repo_root: Option<&Path>,
-    from: u64,
-    now: DateTime<Utc>,
-) -> anyhow::Result<(Observed, Vec<ReadFile>, u64)> {
-    let (mut file, len) = open_transcript(path)?;
-    let from = from.max(len.saturating_sub(FIRST_READ)).min(len);
-    let end = last_line_end(path, &mut file, from, len)?;
-    let mut rec = Recorder::new(Root::new(repo_root));
-    if end <= from {
-        let (obs, reads) = rec.finish_with_reads(reader.agent, now);
-        return Ok((obs, reads, from));
-    }
-    rec.window = end - from;
-    (reader.read)(path, file, end, &mut rec)?;
-    let (obs, reads) = rec.finish_with_reads(reader.agent, now);
-    Ok((obs, reads, end))
 }

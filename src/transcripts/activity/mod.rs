@@ -12,6 +12,7 @@
 
 pub mod beads;
 pub mod delegated;
+pub mod event_read;
 pub mod failure;
 pub mod index;
 pub mod loops;
@@ -257,35 +258,13 @@ pub fn observe_within(
     Ok(rec.finish(reader.agent, now))
 }
 
-/// The calls in the transcript at `path` from byte `from` (the end of a line, or where an
-/// earlier read stopped) to its last complete line, in order, with `pending` (calls an earlier
-/// read saw without their outcome) first, so their outcomes are matched. Returns them and where
-/// the next read starts. Reads at most [`TAIL_BYTES`].
-pub fn steps_since(
-    path: &Path,
-    reader: &Reader,
-    repo_root: Option<&Path>,
-    from: u64,
-    pending: &[loops::PendingCall],
-) -> anyhow::Result<(Vec<loops::Step>, u64)> {
-    let (mut file, len) = open_transcript(path)?;
-    let from = from.max(len.saturating_sub(TAIL_BYTES));
-    let end = last_line_end(path, &mut file, from, len)?;
-    if end <= from {
-        return Ok((Vec::new(), from));
-    }
-    let mut rec = Recorder::new(Root::new(repo_root));
-    rec.window = end - from;
-    rec.waiting(pending);
-    (reader.read)(path, file, end, &mut rec)?;
-    if rec.not_main {
-        return Ok((Vec::new(), end));
-    }
-    Ok((rec.into_steps(), end))
-}
-
 /// Where the last complete line in `from..len` ends (`from` when there is none).
-fn last_line_end(path: &Path, file: &mut File, from: u64, len: u64) -> anyhow::Result<u64> {
+fn last_line_end<R: Read + Seek>(
+    path: &Path,
+    file: &mut R,
+    from: u64,
+    len: u64,
+) -> anyhow::Result<u64> {
     let io_err = |e| Error::io(path, "cannot read transcript", e);
     let mut end = len;
     // Transcripts end with a newline but while a line is written: a small read first.

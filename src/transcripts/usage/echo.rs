@@ -18,15 +18,38 @@ pub fn echoes(
     scan_bytes: u64,
     authored: &dyn Fn(&Map<String, Value>) -> Vec<String>,
 ) -> Result<bool, Error> {
-    let (mut file, len) = crate::system::fsutil::open_input(path)?;
+    let (file, len) = crate::system::fsutil::open_input(path)?;
+    echoes_in(path, &file, 0, len, nonce, scan_bytes, authored)
+}
+
+/// [`echoes`] over bytes `from..len` of a transcript already open (`path` names it in
+/// errors); `from` is at most `scan_bytes` before `len`.
+pub fn echoes_in(
+    path: &Path,
+    mut file: &std::fs::File,
+    from: u64,
+    len: u64,
+    nonce: &str,
+    scan_bytes: u64,
+    authored: &dyn Fn(&Map<String, Value>) -> Vec<String>,
+) -> Result<bool, Error> {
     // Only the tail: an ack is echoed soon after the resume, near the end.
-    let start = len.saturating_sub(scan_bytes);
+    let start = from.max(len.saturating_sub(scan_bytes)).min(len);
     let mut tail = Vec::with_capacity((len - start) as usize);
     file.seek(SeekFrom::Start(start))
         .and_then(|_| file.take(len - start).read_to_end(&mut tail))
         .map_err(|e| Error::io(path, "cannot read", e))?;
+    Ok(echoed_in(&tail, nonce, authored))
+}
+
+/// Whether an agent-authored line among the JSONL `lines` contains `nonce` (see [`echoes`]).
+pub fn echoed_in(
+    lines: &[u8],
+    nonce: &str,
+    authored: &dyn Fn(&Map<String, Value>) -> Vec<String>,
+) -> bool {
     let nonce = nonce.to_ascii_lowercase();
-    for line in tail.split(|&b| b == b'\n').rev() {
+    for line in lines.split(|&b| b == b'\n').rev() {
         // Cheap test first: most lines do not contain the nonce at all.
         if line.len() < nonce.len() || !contains_ignore_case(line, nonce.as_bytes()) {
             continue;
@@ -35,10 +58,10 @@ pub fn echoes(
             continue;
         };
         if authored(&v).iter().any(|text| has_word(text, &nonce)) {
-            return Ok(true);
+            return true;
         }
     }
-    Ok(false)
+    false
 }
 
 /// Whether `word` occurs in `text` on its own, not inside a longer number
@@ -54,6 +77,10 @@ pub fn has_word(text: &str, word: &str) -> bool {
 }
 
 fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+    // A nonce is digits: no case to ignore, and a plain search is far quicker.
+    if !needle.iter().any(u8::is_ascii_alphabetic) {
+        return memchr::memmem::find(hay, needle).is_some();
+    }
     hay.windows(needle.len())
         .any(|w| w.eq_ignore_ascii_case(needle))
 }
