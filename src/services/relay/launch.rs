@@ -205,12 +205,12 @@ pub fn run(launch: &Launch) -> anyhow::Result<Finished> {
         .stdin(stdin)
         .stdout(log)
         .stderr(err_log);
-    let mut child = process::own_group(&mut cmd)
-        .spawn()
-        .map_err(|e| Error::io(&argv[0], "cannot run", e))?;
     // A relay killed outright takes its session with it.
-    process::guard_group(&child);
-    let waited = process::wait(&mut child, launch.deadline, true, GRACE)?;
+    let mut session =
+        process::spawn_guarded(&mut cmd).map_err(|e| Error::io(&argv[0], "cannot run", e))?;
+    // Test-only: holds relay with the agent running, for a kill at this instant.
+    crate::fsutil::test_pause("CTXKEEP_TEST_PAUSE_AFTER_SPAWN");
+    let waited = session.wait(launch.deadline, true, GRACE)?;
     Ok(Finished {
         status: waited.status,
         stopped: waited.stopped,
