@@ -808,3 +808,25 @@ fn assert_the_agent_dies_with_a_relay_killed_outright(env: &[(&str, &str)]) {
         "the agent {agent_pid} still runs after the relay was killed"
     );
 }
+
+/// The `--until` check runs through `sh -c` as an agent does: a relay
+/// killed outright during it leaves nothing of it running either.
+#[test]
+fn the_until_check_dies_with_a_relay_killed_outright() {
+    let p = ready();
+    let home = p.home().display().to_string();
+    let a = agent(&p, "quick", "exit 0");
+    let until = format!("sleep 1017 & echo $! > '{home}/until.pid'; wait");
+    let mut child = command(&p, &["--agent-cmd", &a, "--until", &until])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = read_pid_file(&p.home().join("until.pid"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        crate::support::process_ends(pid),
+        "the --until check's sleep {pid} still runs after the relay was killed"
+    );
+}

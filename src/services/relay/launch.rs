@@ -229,7 +229,7 @@ pub enum Check {
     Interrupted,
 }
 
-/// Runs `sh -c CMD` in `dir` in a process group of its own, its output
+/// Runs `sh -c CMD` in `dir` in a guarded process group of its own, its output
 /// appended to `log`, until it exits, `deadline` passes or a signal arrives
 /// (then its group is stopped, as an agent's is).
 pub fn check(cmd: &str, dir: &Path, log: &Path, deadline: Instant) -> Check {
@@ -249,10 +249,11 @@ pub fn check(cmd: &str, dir: &Path, log: &Path, deadline: Instant) -> Check {
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr);
-    let Ok(mut child) = process::own_group(&mut command).spawn() else {
+    // A relay killed outright takes its check with it, as it does a session.
+    let Ok(mut check) = process::spawn_guarded(&mut command) else {
         return Check::Failed;
     };
-    match process::wait(&mut child, Some(deadline), true, GRACE) {
+    match check.wait(Some(deadline), true, GRACE) {
         Ok(w) => match w.stopped {
             Some(Stopped::Interrupt) => Check::Interrupted,
             Some(Stopped::Deadline) => Check::TimedOut,
