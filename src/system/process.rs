@@ -52,14 +52,61 @@ pub fn own_group(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
-/// Keeps `child`'s whole group from outliving this process (Linux): a small shell joins the
-/// group, and the kernel signals it when ctxkeep dies, even of SIGKILL, which leaves ctxkeep
-/// no chance to stop the group itself; the shell then kills its group. The child itself
-/// dies with ctxkeep anyway ([`own_group`]); this reaches what it started (an agent run
-/// through `sh -c`, its tools). The shell ends with the group when ctxkeep stops it.
-/// Best effort: without `sh`, or elsewhere than Linux, nothing is added.
-pub fn guard_group(child: &Child) {
-    sys::guard_group(child.id());
+/// A child whose process group cannot outlive this process ([`spawn_guarded`]).
+pub struct Guarded {
+    pub child: Child,
+    /// The group's id: the guard's pid, or the child's own without a guard.
+    group: u32,
+    /// Holds the write end of the pipe the guard reads; it closes when this
+    /// process dies, however it dies.
+    _guard: Option<Child>,
+}
+
+/// Starts `cmd` in a process group that dies with this process, even of
+/// SIGKILL, which leaves ctxkeep no chance to stop it (Unix). A small `sh`
+/// starts first and leads a new group, reading a pipe that only ctxkeep
+/// holds open; when the kernel closes the pipe at ctxkeep's death the shell
+/// kills its group. The child joins that group only once the guard exists,
+/// so no instant exists at which ctxkeep can die and leave the child, or
+/// what it starts (an agent run through `sh -c`, its tools), running. The
+/// shell ends with the group when ctxkeep stops it. Without `sh` the child
+/// leads a group of its own ([`own_group`]) and only it dies with ctxkeep.
+pub fn spawn_guarded(cmd: &mut Command) -> std::io::Result<Guarded> {
+    let Some(mut guard) = sys::start_guard() else {
+        let child = own_group(cmd).spawn()?;
+        let group = child.id();
+        return Ok(Guarded {
+            child,
+            group,
+            _guard: None,
+        });
+    };
+    let group = guard.id();
+    sys::join_group(cmd, group);
+    match cmd.spawn() {
+        Ok(child) => Ok(Guarded {
+            child,
+            group,
+            _guard: Some(guard),
+        }),
+        Err(e) => {
+            let _ = guard.kill();
+            let _ = guard.wait();
+            Err(e)
+        }
+    }
+}
+
+impl Guarded {
+    /// [`wait`], for the child's group.
+    pub fn wait(
+        &mut self,
+        deadline: Option<Instant>,
+        watch_signals: bool,
+        grace: Duration,
+    ) -> std::io::Result<Waited> {
+        wait_in(&mut self.child, self.group, deadline, watch_signals, grace)
+    }
 }
 
 /// Why a wait stopped the child.
@@ -87,10 +134,22 @@ pub fn wait(
     watch_signals: bool,
     grace: Duration,
 ) -> std::io::Result<Waited> {
+    let group = child.id();
+    wait_in(child, group, deadline, watch_signals, grace)
+}
+
+/// [`wait`] for a child of the group `group`.
+fn wait_in(
+    child: &mut Child,
+    group: u32,
+    deadline: Option<Instant>,
+    watch_signals: bool,
+    grace: Duration,
+) -> std::io::Result<Waited> {
     loop {
         if let Some(status) = child.try_wait()? {
             // The child is gone; what it started in its group is not.
-            stop_leftovers(child.id(), grace);
+            stop_leftovers(group, grace);
             return Ok(Waited {
                 status,
                 stopped: None,
@@ -104,7 +163,7 @@ pub fn wait(
             None
         };
         if let Some(stopped) = stop {
-            let status = terminate(child, grace)?;
+            let status = terminate_in(child, group, grace)?;
             return Ok(Waited {
                 status,
                 stopped: Some(stopped),
@@ -118,9 +177,14 @@ pub fn wait(
 /// rest of its group (a shell's children outlive it) and sends SIGKILL
 /// after `grace` or at the next signal. Returns the child's own status.
 pub fn terminate(child: &mut Child, grace: Duration) -> std::io::Result<ExitStatus> {
-    let signals = SIGNALS.load(Ordering::SeqCst);
     let group = child.id();
-    sys::stop_child(child, false);
+    terminate_in(child, group, grace)
+}
+
+/// [`terminate`] for a child of the group `group`.
+fn terminate_in(child: &mut Child, group: u32, grace: Duration) -> std::io::Result<ExitStatus> {
+    let signals = SIGNALS.load(Ordering::SeqCst);
+    sys::stop_child(child, group, false);
     let until = Instant::now() + grace;
     let mut status = None;
     while Instant::now() < until && SIGNALS.load(Ordering::SeqCst) <= signals {
@@ -133,7 +197,7 @@ pub fn terminate(child: &mut Child, grace: Duration) -> std::io::Result<ExitStat
         std::thread::sleep(POLL);
     }
     if status.is_none() || sys::group_alive(group) {
-        sys::stop_child(child, true);
+        sys::stop_child(child, group, true);
     }
     match status {
         Some(s) => Ok(s),
@@ -207,41 +271,32 @@ mod sys {
     }
 
     pub fn own_group(cmd: &mut std::process::Command) {
+        join_group(cmd, 0);
+    }
+
+    /// Into the group `group` (0: a new one it leads).
+    pub fn join_group(cmd: &mut std::process::Command, group: u32) {
         adopt_orphans();
-        cmd.process_group(0);
+        cmd.process_group(group as i32);
         die_with_parent(cmd);
     }
 
-    pub fn guard_group(group: u32) {
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::unix::process::CommandExt;
-            // SIGUSR1 when ctxkeep dies: then kill the group, itself included. SIGTERM (how
-            // ctxkeep stops a group) ends it as any other member, without the trap.
-            let script = "trap 'kill -KILL 0' USR1; while :; do sleep 3600 & wait $!; done";
-            let mut cmd = std::process::Command::new("sh");
-            cmd.args(["-c", script])
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .process_group(group as i32);
-            let parent = std::process::id() as libc::pid_t;
-            // SAFETY: between fork and exec the closure calls only prctl(2) and
-            // getppid(2), which are async-signal-safe, on its copy of `parent`.
-            unsafe {
-                cmd.pre_exec(move || {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGUSR1, 0, 0, 0);
-                    if libc::getppid() != parent {
-                        return Err(std::io::Error::other("ctxkeep is gone"));
-                    }
-                    Ok(())
-                });
-            }
-            // Reaped with the rest of the group once ctxkeep stops it ([`group_alive`]).
-            let _ = cmd.spawn();
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = group;
+    /// The guard of [`super::spawn_guarded`], leading a new group, its stdin a
+    /// pipe whose write end only ctxkeep holds (the standard library opens it
+    /// close-on-exec, so no other child inherits it). At the end of the pipe,
+    /// ctxkeep's death, it kills its group, itself included; a guard that
+    /// starts after ctxkeep died finds the end at once. SIGTERM (how ctxkeep
+    /// stops a group) ends it as any other member. None without `sh`.
+    pub fn start_guard() -> Option<std::process::Child> {
+        let script = "while read -r _; do :; done; kill -KILL 0";
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
+        // Reaped with the rest of the group once ctxkeep stops it ([`group_alive`]).
+        cmd.spawn().ok()
     }
 
     /// The child is killed when ctxkeep dies, even of SIGKILL, which leaves no
@@ -304,8 +359,8 @@ mod sys {
     }
 
     /// Stops the child with its whole group.
-    pub fn stop_child(child: &mut std::process::Child, kill: bool) {
-        signal_group(child.id(), kill);
+    pub fn stop_child(_: &mut std::process::Child, group: u32, kill: bool) {
+        signal_group(group, kill);
     }
 
     pub fn signal_of(status: &std::process::ExitStatus) -> Option<i32> {
@@ -329,7 +384,11 @@ mod sys {
 
     pub fn own_group(_: &mut std::process::Command) {}
 
-    pub fn guard_group(_: u32) {}
+    pub fn join_group(_: &mut std::process::Command, _: u32) {}
+
+    pub fn start_guard() -> Option<std::process::Child> {
+        None
+    }
 
     pub fn signal_group(_: u32, _kill: bool) -> bool {
         false
@@ -339,11 +398,46 @@ mod sys {
         false
     }
 
-    pub fn stop_child(child: &mut std::process::Child, _kill: bool) {
+    pub fn stop_child(child: &mut std::process::Child, _: u32, _kill: bool) {
         let _ = child.kill();
     }
 
     pub fn signal_of(_: &std::process::ExitStatus) -> Option<i32> {
         None
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    /// The end of the guard's pipe is what ctxkeep's death looks like to it.
+    #[test]
+    fn a_guarded_child_starts_in_its_guards_group_and_the_group_dies_with_the_pipe() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "sleep 600 & wait"]);
+        let mut guarded = spawn_guarded(&mut cmd).unwrap();
+        let guard = guarded._guard.as_mut().expect("sh is there to guard");
+        // SAFETY: getpgid(2) reads a process's group id; no memory is shared.
+        let child_group = unsafe { libc::getpgid(guarded.child.id() as libc::pid_t) };
+        // Started into the guard's group: the guard was there first.
+        assert_eq!(child_group as u32, guard.id());
+        assert_eq!(guarded.group, guard.id());
+        drop(guard.stdin.take());
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(status) = guarded.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(60), "the child lives on");
+            std::thread::sleep(POLL);
+        };
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        // The child's `sleep` and the guard go too.
+        while sys::group_alive(guarded.group) {
+            assert!(t0.elapsed() < Duration::from_secs(60), "the group lives on");
+            std::thread::sleep(POLL);
+        }
     }
 }

@@ -205,12 +205,12 @@ pub fn run(launch: &Launch) -> anyhow::Result<Finished> {
         .stdin(stdin)
         .stdout(log)
         .stderr(err_log);
-    let mut child = process::own_group(&mut cmd)
-        .spawn()
-        .map_err(|e| Error::io(&argv[0], "cannot run", e))?;
     // A relay killed outright takes its session with it.
-    process::guard_group(&child);
-    let waited = process::wait(&mut child, launch.deadline, true, GRACE)?;
+    let mut session =
+        process::spawn_guarded(&mut cmd).map_err(|e| Error::io(&argv[0], "cannot run", e))?;
+    // Test-only: holds relay with the agent running, for a kill at this instant.
+    crate::fsutil::test_pause("CTXKEEP_TEST_PAUSE_AFTER_SPAWN");
+    let waited = session.wait(launch.deadline, true, GRACE)?;
     Ok(Finished {
         status: waited.status,
         stopped: waited.stopped,
@@ -229,7 +229,7 @@ pub enum Check {
     Interrupted,
 }
 
-/// Runs `sh -c CMD` in `dir` in a process group of its own, its output
+/// Runs `sh -c CMD` in `dir` in a guarded process group of its own, its output
 /// appended to `log`, until it exits, `deadline` passes or a signal arrives
 /// (then its group is stopped, as an agent's is).
 pub fn check(cmd: &str, dir: &Path, log: &Path, deadline: Instant) -> Check {
@@ -249,10 +249,11 @@ pub fn check(cmd: &str, dir: &Path, log: &Path, deadline: Instant) -> Check {
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr);
-    let Ok(mut child) = process::own_group(&mut command).spawn() else {
+    // A relay killed outright takes its check with it, as it does a session.
+    let Ok(mut check) = process::spawn_guarded(&mut command) else {
         return Check::Failed;
     };
-    match process::wait(&mut child, Some(deadline), true, GRACE) {
+    match check.wait(Some(deadline), true, GRACE) {
         Ok(w) => match w.stopped {
             Some(Stopped::Interrupt) => Check::Interrupted,
             Some(Stopped::Deadline) => Check::TimedOut,
