@@ -209,7 +209,7 @@ pub fn run(launch: &Launch) -> anyhow::Result<Finished> {
     let mut session =
         process::spawn_guarded(&mut cmd).map_err(|e| Error::io(&argv[0], "cannot run", e))?;
     // Test-only: holds relay with the agent running, for a kill at this instant.
-    crate::fsutil::test_pause("CTXKEEP_TEST_PAUSE_AFTER_SPAWN");
+    crate::system::fsutil::test_pause("CTXKEEP_TEST_PAUSE_AFTER_SPAWN");
     let waited = session.wait(launch.deadline, true, GRACE)?;
     Ok(Finished {
         status: waited.status,
