@@ -116,6 +116,9 @@ pub struct SessionIndex {
     pub plan: Vec<PlanItem>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_step: Option<String>,
+    /// `next_step` is the plan's item in progress, not a step the agent stated.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub next_step_from_plan: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_file: Option<String>,
     /// What remained by the agent's summary at its last compaction.
@@ -150,8 +153,18 @@ impl SessionIndex {
         if !seen.plan.is_empty() {
             self.plan = seen.plan.clone();
         }
-        if seen.next_step.is_some() {
+        let from_plan = seen.plan.iter().any(|p| {
+            p.status == super::PlanStatus::InProgress && seen.next_step.as_ref() == Some(&p.text)
+        });
+        if seen.task_found || !seen.follow_ups.is_empty() || seen.next_step.is_some() {
+            // The newest word wins: a new task or a word from the user makes what was said or
+            // planned before it out of date, even when nothing has been said since.
             self.next_step = seen.next_step.clone();
+            self.next_step_from_plan = from_plan;
+        } else if !seen.plan.is_empty() && self.next_step_from_plan {
+            // The plan was written again with no item in progress: its older item is done.
+            self.next_step = None;
+            self.next_step_from_plan = false;
         }
         if seen.plan_file.is_some() {
             self.plan_file = seen.plan_file.clone();
