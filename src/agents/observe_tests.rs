@@ -1813,3 +1813,46 @@ fn qwen_todo_write_is_the_plan() {
     );
     assert_eq!(obs.next_step.as_deref(), Some("Print the report as JSON"));
 }
+
+#[test]
+fn the_index_sees_a_read_right_before_an_edit_across_two_events() {
+    let (_d, path) = write("s.jsonl", &[]);
+    let mut index = crate::observe::index::SessionIndex::default();
+    // Each hook event reads what the transcript gained: the read's call, then its result with
+    // the edit that follows it; and a file read once with a command after it.
+    index_reads(
+        &mut index,
+        &path,
+        &[
+            prompt("Route the hook logs to the session's own file"),
+            call("r0", "Read", json!({"file_path": format!("{ROOT}/README.md")})),
+            result("r0", "text", false),
+        ],
+    );
+    index_reads(&mut index, &path, &bash("b0", "git status", 0));
+    index_reads(
+        &mut index,
+        &path,
+        &[call(
+            "r1",
+            "Read",
+            json!({"file_path": format!("{ROOT}/cmd/logging/logger.go")}),
+        )],
+    );
+    index_reads(
+        &mut index,
+        &path,
+        &[
+            result("r1", "package logging", false),
+            call(
+                "e1",
+                "Edit",
+                json!({"file_path": format!("{ROOT}/cmd/hooks.go"), "old_string": "a", "new_string": "b"}),
+            ),
+        ],
+    );
+    let mut tail = Observed::default();
+    index.complete(&mut tail);
+    assert_eq!(tail.files, ["cmd/hooks.go"]);
+    assert_eq!(tail.worked_from, ["cmd/logging/logger.go"]);
+}

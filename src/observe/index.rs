@@ -124,6 +124,10 @@ pub struct SessionIndex {
     /// What remained by the agent's summary at its last compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_summary: Option<super::SummaryRemains>,
+    /// The files of the read the transcript read so far ends with: an edit that opens the next
+    /// part comes right after it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub last_read: Vec<String>,
 }
 
 impl SessionIndex {
@@ -147,8 +151,19 @@ impl SessionIndex {
         }
         let over = self.changed.len().saturating_sub(MAX_INDEX_FILES);
         self.changed.drain(..over);
+        // A read at the end of one part and the edit that opens the next: read before an edit.
+        if seen.opens_with_edit {
+            for r in self.reads.iter_mut().filter(|r| self.last_read.contains(&r.path)) {
+                r.before_edit = true;
+            }
+        }
         for r in reads {
             note_read(&mut self.reads, &r.path, r.times, r.before_edit);
+        }
+        if let Some(last) = &seen.ends_with_read {
+            self.last_read = last.clone();
+        } else if seen.opens_with_edit || !seen.commands.is_empty() || !seen.files.is_empty() {
+            self.last_read.clear();
         }
         if !seen.plan.is_empty() {
             self.plan = seen.plan.clone();

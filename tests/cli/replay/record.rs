@@ -68,39 +68,58 @@ fn section(summary: &str, names: &[&str]) -> String {
     out.join("\n").trim().to_string()
 }
 
-/// The marked words of a text (snake_case, paths, names with digits, camelCase), else, when it
-/// has none, its longer plain words; lowercased, unique: what "found in the record" is judged
-/// on. The agent's own transcript (the path a summary ends with) is not the work.
+/// What "found in the record" is judged on, lowercased, unique: the identifiers of a text (the
+/// project's rule, `report::remaining_identifiers`: snake_case, files, names with digits) and
+/// its camelCase names, else, when it has none, its longer plain words; and each phrase of four
+/// words or more it quotes (the user's words the summary repeats), by its first 60 characters.
+/// Neither the agent's own transcript (the path a summary ends with) nor prose pairs
+/// ("create/update") are the work.
 fn terms(text: &str) -> Vec<String> {
-    let marked = words_of(text, true);
-    if marked.is_empty() {
-        words_of(text, false)
-    } else {
-        marked
+    let mut out: Vec<String> = remaining_identifiers(&format!("Pending Tasks:\n{text}"));
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        let camel = w.chars().any(|c| c.is_lowercase()) && w.chars().skip(1).any(char::is_uppercase);
+        if camel && w.chars().count() >= 6 && !out.contains(&w.to_lowercase()) {
+            out.push(w.to_lowercase());
+        }
     }
+    out.retain(|t| !(t.ends_with(".jsonl") && (t.contains("redacted") || t.contains(".claude"))));
+    if out.is_empty() {
+        out = plain_words(text);
+    }
+    for q in quoted(text) {
+        if !out.contains(&q) {
+            out.push(q);
+        }
+    }
+    out
 }
 
-fn words_of(text: &str, only_marked: bool) -> Vec<String> {
+/// The phrases of four words or more `text` quotes, lowercased, blanks collapsed, cut to 60
+/// characters.
+fn quoted(text: &str) -> Vec<String> {
+    text.split(['"', '\u{201c}', '\u{201d}'])
+        .skip(1)
+        .step_by(2)
+        .map(squash)
+        .filter(|q| q.split_whitespace().count() >= 4)
+        .map(|q| q.chars().take(60).collect())
+        .collect()
+}
+
+fn squash(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// The longer plain words of a text, lowercased, unique, framing words aside.
+fn plain_words(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for w in text.split(|c: char| !(c.is_alphanumeric() || "_./-".contains(c))) {
-        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
-        let digit = w.chars().any(|c| c.is_ascii_digit());
-        let letter = w.chars().any(|c| c.is_alphabetic());
-        let camel = w.chars().skip(1).any(|c| c.is_uppercase());
-        let marked = w.contains('_') || w.contains('/') || w.contains('.') || (digit && letter);
-        let keep = if only_marked {
-            w.chars().count() >= 4 && (marked || camel)
-        } else {
-            w.chars().count() >= 8
-        };
-        let lower = w.to_lowercase();
-        let transcript =
-            lower.ends_with(".jsonl") && (lower.contains("redacted") || lower.contains(".claude"));
-        if keep && letter && !transcript && !STOP.contains(&lower.as_str()) {
-            let t = w.to_lowercase();
-            if !out.contains(&t) {
-                out.push(t);
-            }
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        let t = w.to_lowercase();
+        if w.chars().count() >= 8 && !STOP.contains(&t.as_str()) && !out.contains(&t) {
+            out.push(t);
         }
     }
     out
@@ -298,12 +317,13 @@ fn remains_text(record: Option<&Value>) -> String {
         r["remaining"].clone(),
         r["next_action"].clone(),
     ];
-    parts
+    let text = parts
         .iter()
         .map(Value::to_string)
         .collect::<Vec<_>>()
-        .join("\n")
-        .to_lowercase()
+        .join(" ")
+        .replace("\\n", " ");
+    squash(&text)
 }
 
 /// A summary part that says nothing remains ("None explicitly pending", "No explicit next
@@ -336,8 +356,9 @@ fn main_session_named(run: &Run, upto: usize, named: &str) -> bool {
         })
         .filter(|b| b["type"] == "tool_use")
         .any(|b| {
-            // The fields that name what a call works on, not the text it writes.
-            ["file_path", "notebook_path", "path", "command"]
+            // The fields that name what a call works on (a subagent's task among them), not
+            // the text it writes.
+            ["file_path", "notebook_path", "path", "command", "prompt"]
                 .iter()
                 .filter_map(|k| b["input"][*k].as_str())
                 .any(|v| {
@@ -503,6 +524,10 @@ mod tests {
             ["parse_table"]
         );
         assert_eq!(terms("Deploy everything afterwards"), ["everything", "afterwards"]);
+        assert_eq!(
+            terms("Fix `findSessionsForWorktree`; create/update the PR. The user said: \"commit all that is staged now\""),
+            ["findsessionsforworktree", "commit all that is staged now"]
+        );
     }
 
     #[test]
