@@ -1691,11 +1691,7 @@ fn a_search_inside_one_file_reads_it_and_a_folders_search_reads_none() {
 }
 
 /// Appends `lines` to the transcript at `path` and adds what they hold to `index`.
-fn index_reads(
-    index: &mut crate::observe::index::SessionIndex,
-    path: &Path,
-    lines: &[Value],
-) {
+fn index_reads(index: &mut crate::observe::index::SessionIndex, path: &Path, lines: &[Value]) {
     let mut text = std::fs::read_to_string(path).unwrap_or_default();
     for l in lines {
         text.push_str(&l.to_string());
@@ -1764,7 +1760,9 @@ fn the_index_drops_a_step_that_a_finished_plan_or_a_new_task_made_stale() {
     index_reads(
         &mut index,
         &path,
-        &[said("The fix is in. Remaining:\n- run the tests\n- run the linter")],
+        &[said(
+            "The fix is in. Remaining:\n- run the tests\n- run the linter",
+        )],
     );
     assert_eq!(
         index.next_step.as_deref(),
@@ -1825,7 +1823,11 @@ fn the_index_sees_a_read_right_before_an_edit_across_two_events() {
         &path,
         &[
             prompt("Route the hook logs to the session's own file"),
-            call("r0", "Read", json!({"file_path": format!("{ROOT}/README.md")})),
+            call(
+                "r0",
+                "Read",
+                json!({"file_path": format!("{ROOT}/README.md")}),
+            ),
             result("r0", "text", false),
         ],
     );

@@ -153,7 +153,11 @@ impl SessionIndex {
         self.changed.drain(..over);
         // A read at the end of one part and the edit that opens the next: read before an edit.
         if seen.opens_with_edit {
-            for r in self.reads.iter_mut().filter(|r| self.last_read.contains(&r.path)) {
+            for r in self
+                .reads
+                .iter_mut()
+                .filter(|r| self.last_read.contains(&r.path))
+            {
                 r.before_edit = true;
             }
         }

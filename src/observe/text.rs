@@ -395,7 +395,14 @@ fn listed_steps(lines: &[&str]) -> Option<String> {
 }
 
 /// Openings of a sentence in which the agent sets out what it is about to change.
-const ABOUT_TO: [&str; 6] = ["let me ", "now let me ", "i'll ", "now i'll ", "i will ", "i need to "];
+const ABOUT_TO: [&str; 6] = [
+    "let me ",
+    "now let me ",
+    "i'll ",
+    "now i'll ",
+    "i will ",
+    "i need to ",
+];
 /// Verbs of looking, not changing: "Let me check these files:" lists what it reads.
 #[rustfmt::skip]
 const LOOKING: [&str; 14] = [

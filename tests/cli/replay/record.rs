@@ -70,26 +70,33 @@ fn section(summary: &str, names: &[&str]) -> String {
 
 /// What "found in the record" is judged on, lowercased, unique: the identifiers of a text (the
 /// project's rule, `report::remaining_identifiers`: snake_case, files, names with digits) and
-/// its camelCase names, else, when it has none, its longer plain words; and each phrase of four
-/// words or more it quotes (the user's words the summary repeats), by its first 60 characters.
+/// its camelCase names, and each phrase of four words or more it quotes (the user's words the
+/// summary repeats), by its first 60 characters; else, when it has none, its longer plain words.
 /// Neither the agent's own transcript (the path a summary ends with) nor prose pairs
 /// ("create/update") are the work.
 fn terms(text: &str) -> Vec<String> {
     let mut out: Vec<String> = remaining_identifiers(&format!("Pending Tasks:\n{text}"));
-    for w in text.split(|c: char| !c.is_alphanumeric()) {
-        let camel = w.chars().any(|c| c.is_lowercase()) && w.chars().skip(1).any(char::is_uppercase);
-        if camel && w.chars().count() >= 6 && !out.contains(&w.to_lowercase()) {
-            out.push(w.to_lowercase());
+    // camelCase names outside paths and file names (those count once, as the file).
+    for token in text
+        .split_whitespace()
+        .filter(|t| !t.contains(['/', '.', '\\']))
+    {
+        for w in token.split(|c: char| !c.is_alphanumeric()) {
+            let camel =
+                w.chars().any(|c| c.is_lowercase()) && w.chars().skip(1).any(char::is_uppercase);
+            if camel && w.chars().count() >= 6 && !out.contains(&w.to_lowercase()) {
+                out.push(w.to_lowercase());
+            }
         }
     }
     out.retain(|t| !(t.ends_with(".jsonl") && (t.contains("redacted") || t.contains(".claude"))));
-    if out.is_empty() {
-        out = plain_words(text);
-    }
     for q in quoted(text) {
         if !out.contains(&q) {
             out.push(q);
         }
+    }
+    if out.is_empty() {
+        out = plain_words(text);
     }
     out
 }
@@ -333,7 +340,10 @@ fn says_none(part: &str) -> bool {
         .trim()
         .trim_start_matches(['-', '*', ' '])
         .to_lowercase();
-    t.is_empty() || t.starts_with("none") || t.starts_with("no explicit") || t.starts_with("no pending")
+    t.is_empty()
+        || t.starts_with("none")
+        || t.starts_with("no explicit")
+        || t.starts_with("no pending")
 }
 
 /// Whether one of the main session's own tool calls before line `upto` (1-based) named the
@@ -523,7 +533,10 @@ mod tests {
             terms("Run `parse_table` tests; see /Users/a/.claude/projects/x/REDACTED.jsonl"),
             ["parse_table"]
         );
-        assert_eq!(terms("Deploy everything afterwards"), ["everything", "afterwards"]);
+        assert_eq!(
+            terms("Deploy everything afterwards"),
+            ["everything", "afterwards"]
+        );
         assert_eq!(
             terms("Fix `findSessionsForWorktree`; create/update the PR. The user said: \"commit all that is staged now\""),
             ["findsessionsforworktree", "commit all that is staged now"]
