@@ -209,6 +209,7 @@ pub fn note_summary(
             next,
             crate::transcripts::activity::text::MAX_NEXT_STEP_CHARS,
         ));
+        index.next_step_from_plan = false;
     }
     index.from_summary = Some(remains);
     save(ws, &lock, id, &index)

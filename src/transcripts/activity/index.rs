@@ -94,6 +94,9 @@ pub struct SessionIndex {
     pub plan: Vec<PlanItem>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_step: Option<String>,
+    /// `next_step` is the plan's item in progress, not a step the agent stated.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub next_step_from_plan: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_file: Option<String>,
     /// The last [`super::MAX_COMMANDS`] shell commands, oldest first, as each read saw them (a
@@ -107,6 +110,10 @@ pub struct SessionIndex {
     /// what the transcript gained since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub echo: Option<EchoCursor>,
+    /// The files of the read the transcript read so far ends with: an edit that opens the next
+    /// part comes right after it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub last_read: Vec<String>,
 }
 
 /// How far the transcript was looked through for one nonce.
@@ -140,14 +147,39 @@ impl SessionIndex {
         }
         let over = self.changed.len().saturating_sub(MAX_INDEX_FILES);
         self.changed.drain(..over);
+        // A read at the end of one part and the edit that opens the next: read before an edit.
+        if seen.opens_with_edit {
+            for r in self
+                .reads
+                .iter_mut()
+                .filter(|r| self.last_read.contains(&r.path))
+            {
+                r.before_edit = true;
+            }
+        }
         for r in reads {
             note_read(&mut self.reads, &r.path, r.times, r.before_edit);
+        }
+        if let Some(last) = &seen.ends_with_read {
+            self.last_read = last.clone();
+        } else if seen.opens_with_edit || !seen.commands.is_empty() || !seen.files.is_empty() {
+            self.last_read.clear();
         }
         if !seen.plan.is_empty() {
             self.plan = seen.plan.clone();
         }
-        if seen.next_step.is_some() {
+        let from_plan = seen.plan.iter().any(|p| {
+            p.status == super::PlanStatus::InProgress && seen.next_step.as_ref() == Some(&p.text)
+        });
+        if seen.task_found || !seen.follow_ups.is_empty() || seen.next_step.is_some() {
+            // The newest word wins: a new task or a word from the user makes what was said or
+            // planned before it out of date, even when nothing has been said since.
             self.next_step = seen.next_step.clone();
+            self.next_step_from_plan = from_plan;
+        } else if !seen.plan.is_empty() && self.next_step_from_plan {
+            // The plan was written again with no item in progress: its older item is done.
+            self.next_step = None;
+            self.next_step_from_plan = false;
         }
         if seen.plan_file.is_some() {
             self.plan_file = seen.plan_file.clone();

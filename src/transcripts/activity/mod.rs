@@ -107,6 +107,13 @@ pub struct Observed {
     /// Whether `request` states the task (not only a bare slash command); not serialized.
     #[serde(skip)]
     pub(crate) task_found: bool,
+    /// For the index, which reads a transcript a part at a time: whether this part's first
+    /// call changed a file (an edit right after the read the part before ended with), and the
+    /// files of the read it ends with (no call after it yet). Not serialized.
+    #[serde(skip)]
+    pub(crate) opens_with_edit: bool,
+    #[serde(skip)]
+    pub(crate) ends_with_read: Option<Vec<String>>,
 }
 
 /// What remained by the agent's own compaction summary (read by `summary::remains`).
@@ -891,6 +898,11 @@ impl Recorder {
         let mut reads: Vec<index::ReadFile> = Vec::new();
         // The read whose file an edit may come right after.
         let mut last_read: Option<Vec<String>> = None;
+        obs.opens_with_edit = self
+            .events
+            .iter()
+            .find(|s| !matches!(s.event, Event::ShellFiles(_)))
+            .is_some_and(|s| matches!(s.event, Event::Files(_)));
         for slot in &self.events {
             match &slot.event {
                 Event::Files(paths) | Event::ShellFiles(paths) => {
@@ -927,6 +939,7 @@ impl Recorder {
                 }
             }
         }
+        obs.ends_with_read = last_read;
         obs.worked_from = index::worked_from(&reads, &latest);
         obs.more_files = latest.len().saturating_sub(MAX_FILES) as u64;
         obs.files = latest.into_iter().rev().take(MAX_FILES).collect();

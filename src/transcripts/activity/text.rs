@@ -379,17 +379,47 @@ fn listed_steps(lines: &[&str]) -> Option<String> {
         }
         let intro = bare(line);
         let lower = intro.to_lowercase();
-        if !intro.ends_with(':') || !PLAN_CUES.iter().any(|c| has_word(&lower, c)) {
+        let cued = PLAN_CUES.iter().any(|c| has_word(&lower, c));
+        if !intro.ends_with(':') || !(cued || sets_out_a_change(&lower)) {
             continue;
         }
         let items = list_after(lines, i + 1);
-        if items.is_empty() {
+        // Without a cue, one item is a detail of the sentence, not a plan.
+        if items.is_empty() || (!cued && items.len() < 2) {
             continue;
         }
         let intro = intro.trim_end_matches(':').trim();
         found = Some(format!("{intro}: {}", items.join("; ")));
     }
     found
+}
+
+/// Openings of a sentence in which the agent sets out what it is about to change.
+const ABOUT_TO: [&str; 6] = [
+    "let me ",
+    "now let me ",
+    "i'll ",
+    "now i'll ",
+    "i will ",
+    "i need to ",
+];
+/// Verbs of looking, not changing: "Let me check these files:" lists what it reads.
+#[rustfmt::skip]
+const LOOKING: [&str; 14] = [
+    "check", "look", "read", "see", "verify", "search", "find", "explore", "investigate",
+    "examine", "review", "understand", "trace", "confirm",
+];
+
+/// Whether an introduction opens with the agent setting out a change ("Now let me add the
+/// call after each handler parses its input. The insertion points are:"): its list is the
+/// plan for it.
+fn sets_out_a_change(lower: &str) -> bool {
+    ABOUT_TO.iter().any(|a| {
+        lower.strip_prefix(a).is_some_and(|rest| {
+            let verb = rest.split_whitespace().next().unwrap_or("");
+            !verb.is_empty() && !LOOKING.contains(&verb) && !rest.starts_with("also ")
+        })
+    })
 }
 
 /// Whether `text` has `word` with no letter either side.
@@ -918,6 +948,17 @@ mod tests {
         assert_eq!(
             stated_next_step("Next, I'll do these:\n- add the hook\n- run the tests"),
             Some("Next, I'll do these: add the hook; run the tests".into())
+        );
+        // A change set out with its list of places is the plan; a list of what it looks at is not.
+        assert_eq!(
+            stated_next_step(
+                "Now let me add `logging.Init(id)` after each handler parses stdin. The key insertion points are:\n\n1. `handleStart()` after the id is read\n2. `handleEnd()` before it returns"
+            ),
+            Some("Now let me add `logging.Init(id)` after each handler parses stdin. The key insertion points are: `handleStart()` after the id is read; `handleEnd()` before it returns".into())
+        );
+        assert_eq!(
+            stated_next_step("Let me check these files:\n- src/a.rs\n- src/b.rs"),
+            None
         );
     }
 
