@@ -3,7 +3,7 @@
 //! single-thread tiktoken-rs count measured in the same run.
 use std::time::Instant;
 
-use ctxkeep::tokens::{count, count_with, Encoding};
+use ctxkeep::context::tokens::{count, count_with, Encoding};
 
 #[path = "support/gen.rs"]
 mod gen;

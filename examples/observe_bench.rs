@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use ctxkeep::agents::observe;
-use ctxkeep::observe::{gutter, GutterLimits};
+use ctxkeep::transcripts::activity::{gutter, GutterLimits};
 use serde_json::json;
 
 /// One turn of a busy session: a prompt, reads with large results, an edit, a test run that

@@ -9,7 +9,7 @@ use crate::agents::Agent;
 /// Keep an LLM coding agent's working state in project-state.md, so that a
 /// fresh session (or a person) can pick the work up cold.
 #[derive(Debug, Parser)]
-#[command(name = "ctxkeep", version, about, long_about = None, after_long_help = crate::codes::exit_help())]
+#[command(name = "ctxkeep", version, about, long_about = None, after_long_help = crate::system::codes::exit_help())]
 #[command(propagate_version = true, max_term_width = 100)]
 pub struct Cli {
     #[command(flatten)]
@@ -90,10 +90,10 @@ pub enum Command {
     ///
     /// Runs in a new temporary folder, removed at the end; never touches the current
     /// directory. `--keep DIR` runs in DIR instead (new or empty) and keeps it.
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Demo(DemoArgs),
     /// Create project-state.md and .ctxkeep/ (or update the given settings).
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Init(InitArgs),
     /// Write a new checkpoint: the fields you give, the rest carried over, git state captured
     ///
@@ -104,7 +104,7 @@ pub enum Command {
     /// Example:
     ///   ctxkeep checkpoint --phase "parser" --task "split the front matter" \
     ///       --agent claude-code --next "run cargo test and fix the CRLF case"
-    #[command(after_long_help = crate::codes::exit_help_short(), verbatim_doc_comment)]
+    #[command(after_long_help = crate::system::codes::exit_help_short(), verbatim_doc_comment)]
     Checkpoint(CheckpointArgs),
     /// Print the continuation prompt a fresh session starts from.
     ///
@@ -112,23 +112,23 @@ pub enum Command {
     /// (.ctxkeep/sessions/), puts a restore nonce in the prompt for the reader to
     /// confirm with `ctxkeep ack NONCE`, and logs a `resume` event. Until that ack,
     /// `verify` warns CK801. To only look at the prompt, use `--peek`.
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Resume(ResumeArgs),
     /// Check that the checkpoint is intact and can be read cold (the CI gate).
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Verify(VerifyArgs),
     /// Record how full a session's context window is; fire the stages it crossed.
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Track(TrackArgs),
     /// Count the BPE tokens of files, like wc.
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Count(CountArgs),
     /// Show a session's context gauge, stage and last checkpoint.
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Status(StatusArgs),
     /// Confirm that the resume prompt was read, with the nonce it printed.
     #[command(
-        after_long_help = crate::codes::exit_help_short(),
+        after_long_help = crate::system::codes::exit_help_short(),
         override_usage = "ctxkeep ack <NONCE>\n       ctxkeep ack --transcript <PATH>"
     )]
     Ack(AckArgs),
@@ -136,10 +136,10 @@ pub enum Command {
     ///
     /// Stale files are temp files a killed process left behind, and the session records
     /// OpenCode's plugin keeps outside the project once no session wrote them for 30 days.
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Gc(GcArgs),
     /// List checkpoints and sessions, newest first, one line each.
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Log(LogArgs),
     /// Bring a checkpoint's uncommitted work back into the working tree.
     ///
@@ -153,15 +153,15 @@ pub enum Command {
     /// Example:
     ///   ctxkeep restore              # the latest checkpoint with a snapshot
     ///   ctxkeep restore ckpt-0012 --force
-    #[command(after_long_help = crate::codes::exit_help(), verbatim_doc_comment)]
+    #[command(after_long_help = crate::system::codes::exit_help(), verbatim_doc_comment)]
     Restore(RestoreArgs),
     /// git's merge driver for project-state.md: merge BASE, OURS and THEIRS into OURS
     /// (exit 0 merged, 1 with a conflict left). `init` sets it up.
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     MergeFile(MergeFileArgs),
     /// Finish a merge that left conflict markers in project-state.md, by the format's
     /// merge rules (from git's index during a merge, else from the markers).
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Resolve(ResolveArgs),
     /// Run as an agent's hook: read the event's JSON on stdin, then track usage,
     /// checkpoint or inject the resume prompt; around a compaction, brief the
@@ -169,18 +169,18 @@ pub enum Command {
     /// back only what it left out. Fails open (exit 0) unless --strict.
     Hook(HookArgs),
     /// Print a one-line context gauge for Claude Code's status line (reads its JSON on stdin).
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Statusline,
     /// Install, remove or check ctxkeep's hooks in an agent's settings.
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Hooks(HooksArgs),
     /// Serve the checkpoint as MCP tools over stdio (checkpoint, resume, status, verify,
     /// ack), for any agent that speaks the Model Context Protocol.
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Mcp(McpArgs),
     /// Run an agent headless, session after session, each resuming from the latest
     /// checkpoint; hand the work to the next agent when one hands off, fails or is stuck.
-    #[command(after_long_help = crate::codes::exit_help_short())]
+    #[command(after_long_help = crate::system::codes::exit_help_short())]
     Relay(RelayArgs),
     /// Print a shell completion script (generated from these definitions).
     Completions(CompletionsArgs),
@@ -242,8 +242,8 @@ impl ValueEnum for Agent {
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        let i = self.integration();
-        Some(clap::builder::PossibleValue::new(i.id()).aliases(i.aliases().iter().copied()))
+        let spec = self.spec();
+        Some(clap::builder::PossibleValue::new(spec.id).aliases(spec.aliases.iter().copied()))
     }
 }
 
@@ -364,8 +364,8 @@ pub struct InitArgs {
     pub stages: Option<String>,
 
     /// BPE encoding used to count tokens (o200k_base, cl100k_base, ...).
-    #[arg(long, value_name = "NAME", value_parser = crate::tokens::EncodingParser)]
-    pub encoding: Option<crate::tokens::Encoding>,
+    #[arg(long, value_name = "NAME", value_parser = crate::context::tokens::EncodingParser)]
+    pub encoding: Option<crate::context::tokens::Encoding>,
 
     /// Write the default templates into the project's template folder for editing,
     /// and name that folder in the config.
@@ -548,8 +548,8 @@ pub struct TrackArgs {
     pub agent: Option<AgentArg>,
 
     /// BPE encoding for --count [default: the config's, else the model's, else o200k_base].
-    #[arg(long, value_name = "NAME", value_parser = crate::tokens::EncodingParser)]
-    pub encoding: Option<crate::tokens::Encoding>,
+    #[arg(long, value_name = "NAME", value_parser = crate::context::tokens::EncodingParser)]
+    pub encoding: Option<crate::context::tokens::Encoding>,
 
     /// Context window in tokens [default: the transcript's, else the config's, else the model table's].
     #[arg(long, value_name = "TOKENS")]
@@ -623,8 +623,8 @@ pub struct CountArgs {
     pub list_models: bool,
 
     /// BPE encoding [default: the config's when in a project, else o200k_base].
-    #[arg(long, value_name = "NAME", value_parser = crate::tokens::EncodingParser, conflicts_with = "model")]
-    pub encoding: Option<crate::tokens::Encoding>,
+    #[arg(long, value_name = "NAME", value_parser = crate::context::tokens::EncodingParser, conflicts_with = "model")]
+    pub encoding: Option<crate::context::tokens::Encoding>,
 
     /// Use the encoding of this model from the model table.
     #[arg(long, value_name = "NAME")]
@@ -768,7 +768,7 @@ pub struct VerifyArgs {
     pub probe: Option<String>,
 
     /// Stop the probe command after SECS seconds.
-    #[arg(long, value_name = "SECS", default_value_t = crate::probe::DEFAULT_TIMEOUT_SECS, value_parser = positive_secs)]
+    #[arg(long, value_name = "SECS", default_value_t = crate::verify::probe::DEFAULT_TIMEOUT_SECS, value_parser = positive_secs)]
     pub probe_timeout: f64,
 }
 

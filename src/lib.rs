@@ -1,53 +1,22 @@
 //! ctxkeep: keep an LLM coding agent's working state in `project-state.md`,
 //! so that a fresh session can continue cold.
 
-pub mod actions;
-pub mod agent_settings;
 pub mod agents;
-pub mod chain;
-pub mod checkpoint;
-pub mod checks;
 pub mod cli;
-pub mod clock;
-pub mod codes;
 pub mod commands;
-pub mod compaction;
-pub mod config;
-pub mod destructive;
-pub mod error;
-pub mod events;
-pub mod file_batch;
-pub mod fsutil;
-pub mod git;
-pub mod hook_payload;
+pub mod context;
+pub mod domain;
+pub mod handoff;
+pub mod install;
 pub mod mcp;
-pub mod merge;
-pub mod models;
-pub mod observe;
-pub mod output;
 pub mod pipeline;
-pub mod probe;
-pub mod process;
-pub mod progress;
-pub mod prompt;
-pub mod recorded;
-pub mod redact;
-pub mod requests;
-pub mod retention;
-pub mod services;
-pub mod session;
-pub mod stages;
-pub mod state;
-pub mod summary;
-pub mod templates;
-pub mod tokens;
-pub mod usage;
-pub mod workspace;
-pub mod yaml_emit;
+pub mod system;
+pub mod transcripts;
+pub mod verify;
 
 use cli::Cli;
 use commands::Ctx;
-use output::Output;
+use system::output::{self, Output};
 
 /// Runs the parsed command line; the one place errors are printed and exit
 /// codes chosen.
@@ -63,11 +32,11 @@ pub fn run(cli: Cli) -> u8 {
     };
     match commands::dispatch(cli.command, &ctx) {
         Ok(outcome) => outcome.exit_code(),
-        Err(err) if error::is_broken_pipe(&err) => 0,
+        Err(err) if system::error::is_broken_pipe(&err) => 0,
         Err(err) => {
-            let code = error::exit_code_of(&err);
+            let code = system::error::exit_code_of(&err);
             // One line: the context chain joined, secrets redacted.
-            let (msg, doc) = error::report(&err);
+            let (msg, doc) = system::error::report(&err);
             if out.json {
                 let _ = out.json(&doc);
             }
@@ -95,8 +64,9 @@ pub fn usage_error(err: &clap::Error) -> u8 {
         return code;
     }
     if json_asked(std::env::args_os().skip(1)) {
-        let (_, mut doc) =
-            error::report(&error::Error::Usage(usage_line(&rendered.to_string())).into());
+        let (_, mut doc) = system::error::report(
+            &system::error::Error::Usage(usage_line(&rendered.to_string())).into(),
+        );
         doc["error"]["exit_code"] = code.into();
         let out = Output {
             json: true,
@@ -109,8 +79,9 @@ pub fn usage_error(err: &clap::Error) -> u8 {
     } else {
         rendered.to_string()
     };
-    let text = redact::redact(&text);
-    let _ = std::io::stderr().write_all(recorded::escape_controls_keep_colours(&text).as_bytes());
+    let text = system::redact::redact(&text);
+    let _ = std::io::stderr()
+        .write_all(system::recorded::escape_controls_keep_colours(&text).as_bytes());
     code
 }
 

@@ -12,10 +12,10 @@
 
 use std::path::Path;
 
-use ctxkeep::checkpoint::{Checkpoint, Fields};
-use ctxkeep::services::record::place;
-use ctxkeep::state::{self, limits, Seal, StateFile, BEGIN_MARKER, END_MARKER};
-use ctxkeep::templates::Templates;
+use ctxkeep::domain::checkpoint::{Checkpoint, Fields};
+use ctxkeep::pipeline::record::place;
+use ctxkeep::domain::state::{self, limits, Seal, StateFile, BEGIN_MARKER, END_MARKER};
+use ctxkeep::domain::templates::Templates;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 

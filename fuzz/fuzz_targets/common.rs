@@ -5,7 +5,7 @@ use std::io::Cursor;
 use std::path::Path;
 
 use ctxkeep::agents::{read_usage_from, Agent};
-use ctxkeep::usage::Usage;
+use ctxkeep::transcripts::usage::Usage;
 
 /// Reads `data` as a transcript of `agent` (None: auto-detect) under the name `name`.
 pub fn read(name: &str, data: &[u8], agent: Option<Agent>) -> anyhow::Result<Usage> {

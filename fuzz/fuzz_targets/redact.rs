@@ -3,7 +3,7 @@
 //! character boundaries; `contains_secret` agrees with `find`; redacted JSON strings are clean.
 #![no_main]
 
-use ctxkeep::redact::{contains_secret, find, redact, redact_json};
+use ctxkeep::system::redact::{contains_secret, find, redact, redact_json};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -8,11 +8,11 @@
 
 use std::path::Path;
 
-use ctxkeep::state::{StateFile, BEGIN_MARKER, END_MARKER};
+use ctxkeep::domain::state::{StateFile, BEGIN_MARKER, END_MARKER};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 
-fn parse(text: &str) -> Result<StateFile, ctxkeep::error::Error> {
+fn parse(text: &str) -> Result<StateFile, ctxkeep::system::error::Error> {
     StateFile::parse(Path::new("project-state.md"), text.to_string())
 }
 

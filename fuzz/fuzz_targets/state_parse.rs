@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use ctxkeep::state::StateFile;
+use ctxkeep::domain::state::StateFile;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -7,7 +7,7 @@
 
 use std::io::Cursor;
 
-use ctxkeep::usage::tail::{TailLine, TailReader};
+use ctxkeep::transcripts::usage::tail::{TailLine, TailReader};
 use libfuzzer_sys::fuzz_target;
 
 fn backwards(data: &[u8], chunk: usize, cap: usize) -> Vec<TailLine> {

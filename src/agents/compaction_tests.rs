@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::{compaction_limit_with, Agent};
-use crate::compaction::{CompactionConfig, Limit, LimitSpec, StagesAgainst};
+use crate::context::compaction::{CompactionConfig, Limit, LimitSpec, StagesAgainst};
 
 struct Fixture {
     home: tempfile::TempDir,

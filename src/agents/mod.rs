@@ -1,15 +1,16 @@
 //! Every agent ctxkeep works with, one folder each, behind one interface.
 //!
-//! This file is the registry: the [`Agent`] ids, their spellings, and the
-//! one `match` that maps an id to its [`Integration`]. Everything else that
+//! This file is the registry: the [`Agent`] ids and the one `match` that
+//! maps an id to its [`AgentSpec`] (its facts as one value, its
+//! [`Policy`], its [`Transcripts`] reader). Everything else that
 //! is particular to an agent lives in its folder (`claude_code/`, `codex/`,
 //! `gemini/`, `qwen/`, `opencode/`, `copilot/`), split by concern: `usage.rs` (context usage from its
 //! transcript), `observe.rs` (what the session did), `settings.rs` (its
 //! hook settings and MCP registration), `compaction.rs` (where it compacts
 //! on its own), `hooks.rs` (its hook payloads, and the samples `hooks
 //! doctor` sends). The shared machinery (the tail reader, tracking, stages,
-//! the checkpoint writer, the settings merge, relay's loop) calls through
-//! [`Integration`] and never names an agent; `tests/cli/architecture.rs`
+//! the checkpoint writer, the settings merge, relay's loop) reads an
+//! agent's [`AgentSpec`] and never names an agent; `tests/cli/architecture.rs`
 //! checks that. docs/architecture.md, "Adding an agent", lists every place
 //! a new agent touches.
 
@@ -18,6 +19,8 @@ pub mod codex;
 pub mod copilot;
 pub mod gemini;
 pub mod opencode;
+pub mod payload;
+pub mod policy;
 pub mod qwen;
 pub mod records;
 
@@ -30,13 +33,15 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::agent_settings::AgentSettings;
-use crate::compaction::{CompactionConfig, Limit};
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::{Observed, Recorder};
-use crate::summary::Found;
-use crate::usage::{StatusLine, Usage};
+use crate::agents::payload::Payload;
+use crate::context::compaction::{CompactionConfig, Limit};
+use crate::install::agent_settings::AgentSettings;
+use crate::system::error::Error;
+use crate::transcripts::activity::{Observed, Recorder};
+use crate::transcripts::compaction_summary::Found;
+use crate::transcripts::usage::{StatusLine, Usage};
+
+pub use self::policy::Policy;
 
 /// An agent ctxkeep knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -63,25 +68,40 @@ impl Agent {
     ];
 
     /// What ctxkeep knows about this agent.
-    pub fn integration(self) -> &'static dyn Integration {
+    pub fn spec(self) -> &'static AgentSpec {
         match self {
-            Agent::ClaudeCode => &claude_code::ClaudeCode,
-            Agent::Codex => &codex::Codex,
-            Agent::Gemini => &gemini::Gemini,
-            Agent::QwenCode => &qwen::Qwen,
-            Agent::OpenCode => &opencode::OpenCode,
-            Agent::Copilot => &copilot::Copilot,
+            Agent::ClaudeCode => &claude_code::SPEC,
+            Agent::Codex => &codex::SPEC,
+            Agent::Gemini => &gemini::SPEC,
+            Agent::QwenCode => &qwen::SPEC,
+            Agent::OpenCode => &opencode::SPEC,
+            Agent::Copilot => &copilot::SPEC,
         }
     }
 
     /// The name on the command line, in the chain and in session files.
     pub fn as_str(self) -> &'static str {
-        self.integration().id()
+        self.spec().id
     }
 
     /// The name people read ("Claude Code").
     pub fn display_name(self) -> &'static str {
-        self.integration().display_name()
+        self.spec().display_name
+    }
+
+    /// Its hook settings, MCP registration and trust steps.
+    pub fn settings(self) -> &'static AgentSettings {
+        &self.spec().settings
+    }
+
+    /// How its hooks behave where agents differ.
+    pub fn policy(self) -> &'static Policy {
+        &self.spec().policy
+    }
+
+    /// The transcript of `session` when the hook payload does not name it.
+    pub fn find_transcript(self, session: &str) -> Option<PathBuf> {
+        self.spec().transcripts.find_transcript(session)
     }
 
     /// The agent that wrote a file with nothing to sniff and a name no agent
@@ -119,50 +139,14 @@ impl FromStr for Agent {
         Agent::ALL
             .into_iter()
             .find(|a| {
-                let i = a.integration();
-                i.id() == wanted || i.aliases().contains(&wanted.as_str())
+                let spec = a.spec();
+                spec.id == wanted || spec.aliases.contains(&wanted.as_str())
             })
             .ok_or_else(|| ParseAgentError(s.to_string()))
     }
 }
 
-pub use crate::usage::ReadSeek;
-
-/// How an agent's hooks behave where they differ from Claude Code's.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct HookTraits {
-    /// The session start's context would land in front of the user's first
-    /// prompt (turning a headless slash command into text): it is given
-    /// with the first real prompt instead.
-    pub defer_start_context: bool,
-    /// The pre-compaction event fires before nearly every model call; the
-    /// agent compacts only past its limit, so an automatic one gets no
-    /// checkpoint before the first model call, below the limit, or past it
-    /// again when the last one compacted nothing (a manual one always does).
-    pub pre_compact_fires_often: bool,
-    /// The agent fires no event after compacting: a drop in usage between
-    /// two readings is how the compaction is seen.
-    pub compaction_seen_as_drop: bool,
-    /// With `compaction_seen_as_drop`: the fall counts only when the reading also says the
-    /// transcript recorded a compaction since the call before (`Usage::compacted`), so a figure
-    /// that is merely smaller (a conversation resumed in another process) is not taken for one.
-    pub compaction_in_transcript: bool,
-    /// What the pre-compaction hook prints as plain text goes to the agent's
-    /// summarizer as its instructions: ctxkeep answers with its brief there.
-    pub steer_at_pre_compact: bool,
-    /// The summary can be read only after the restored session has started
-    /// (its session start comes before the post-compaction event): the start
-    /// gets a short note, and what the summary left out follows at the next
-    /// prompt or tool event.
-    pub summary_after_start: bool,
-    /// The reply that made a tool call reaches the transcript on the agent's own schedule, not
-    /// always before the call's hook runs: the hook waits briefly for the call's id there, or
-    /// it would read the figure from before that reply.
-    pub call_reaches_transcript_late: bool,
-    /// The agent reads the context to add from `additionalContext` at the top of the hook's
-    /// reply, not inside Claude Code's `hookSpecificOutput`.
-    pub context_at_top_level: bool,
-}
+pub use crate::transcripts::usage::ReadSeek;
 
 /// What a headless session of the agent runs, for `relay`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,20 +197,63 @@ pub struct DoctorSample {
     /// The transcript's file name (some agents are recognized by it).
     pub transcript_name: &'static str,
     pub transcript: &'static str,
+    /// The payload fields the agent sends with every event, besides the
+    /// session, the transcript, the directory and the event's name.
+    pub common_fields: fn() -> Value,
+    /// The fields the agent sends with an event where they differ from what
+    /// `hooks doctor` sends every agent with that event; None: the same.
+    pub event_fields: fn(&str) -> Option<Value>,
 }
 
-/// Everything ctxkeep knows about one agent. One unit struct per agent
-/// implements it; the registry above hands out `&'static dyn Integration`.
-pub trait Integration: Sync {
-    /// The name on the command line (`claude-code`).
-    fn id(&self) -> &'static str;
+impl DoctorSample {
+    /// For [`DoctorSample::event_fields`]: every event's fields are the ones all agents send.
+    pub fn usual_event_fields(_event: &str) -> Option<Value> {
+        None
+    }
+}
+
+/// Everything ctxkeep knows about one agent, as one value: its folder's `mod.rs` holds its
+/// `SPEC`, the registry below hands it out as `&'static AgentSpec`. Facts are data; what is
+/// code is a function of the agent's (its configuration, its samples) or its [`Transcripts`].
+pub struct AgentSpec {
+    /// The name on the command line, in the chain and in session files (`claude-code`).
+    pub id: &'static str,
     /// Other spellings the command line and the front matter accept.
-    fn aliases(&self) -> &'static [&'static str];
+    pub aliases: &'static [&'static str],
     /// The name people read (`Claude Code`).
-    fn display_name(&self) -> &'static str;
+    pub display_name: &'static str,
+    /// Its hook settings file, the events ctxkeep hooks, trust steps, MCP registration.
+    pub settings: AgentSettings,
+    /// How its hooks behave where agents differ.
+    pub policy: Policy,
+    /// Where it compacts on its own in a `window`-token session on a model, from its
+    /// configuration (`env` stands for the environment).
+    pub compaction_limit: fn(u64, Option<&str>, &Path, Env) -> Limit,
+    /// The window its configuration holds a session to when that is below the model's, and
+    /// where that comes from (Claude Code's `CLAUDE_CODE_DISABLE_1M_CONTEXT`); None when its
+    /// configuration has no such setting.
+    pub window_cap: Option<WindowCap>,
+    /// What `hooks doctor` runs its hooks on.
+    pub doctor: DoctorSample,
+    /// Its headless mode, for `relay`.
+    pub headless: Option<Headless>,
+    /// ctxkeep's plugin for it, when there is one.
+    pub plugin: Option<Plugin>,
+    /// Its status-line input, when it has a status line that runs a command.
+    pub status_line: Option<fn(&mut dyn Read) -> anyhow::Result<StatusLine>>,
+    /// The folder of per-session records its integration writes outside any project, which
+    /// [`records`] keeps bounded; None for an agent that keeps its own transcripts.
+    pub records_dir: Option<fn() -> Option<PathBuf>>,
+    /// Reading its transcripts and hook payloads.
+    pub transcripts: &'static dyn Transcripts,
+}
 
-    // --- Transcripts --------------------------------------------------------------------
+/// The window an agent's configuration holds a session to, and where that comes from.
+pub type WindowCap = fn(u64, Env) -> Option<(u64, String)>;
 
+/// What is code in an agent: reading its transcripts and its hook payloads. One unit struct
+/// per agent implements it; the defaults are what an agent without the feature does.
+pub trait Transcripts: Sync {
     /// Context usage at the end of the transcript in the first `len` bytes of `src`.
     fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage>;
     /// What the session did, from the transcript's tail, into `rec`.
@@ -246,48 +273,10 @@ pub trait Integration: Sync {
     fn find_transcript(&self, _session: &str) -> Option<PathBuf> {
         None
     }
-    /// The folder of per-session records this integration writes outside any project, which
-    /// [`records`] keeps bounded; None for an agent that keeps its own transcripts.
-    fn records_dir(&self) -> Option<PathBuf> {
-        None
-    }
     /// The text a transcript line holds that the agent itself wrote
     /// (replies and tool calls; never prompts, injected context or tool
     /// results); empty for lines that are not this agent's.
     fn authored_text(&self, line: &Map<String, Value>) -> Vec<String>;
-
-    // --- Compaction ---------------------------------------------------------------------
-
-    /// Where the agent compacts on its own in a `window`-token session, from
-    /// its configuration (`env` stands for the environment).
-    fn compaction_limit(
-        &self,
-        window: u64,
-        project: &Path,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Limit;
-    /// [`Integration::compaction_limit`] for a session on `model`, where the
-    /// agent's configuration sets the point per model (Claude Code's
-    /// `modelSettings`); by default the same for every model.
-    fn compaction_limit_for(
-        &self,
-        window: u64,
-        _model: Option<&str>,
-        project: &Path,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Limit {
-        self.compaction_limit(window, project, env)
-    }
-    /// The window the agent's configuration holds a session to when it is
-    /// below the model's (Claude Code's `CLAUDE_CODE_DISABLE_1M_CONTEXT`), and
-    /// where that comes from; None when it does not.
-    fn window_cap(
-        &self,
-        _window: u64,
-        _env: &dyn Fn(&str) -> Option<String>,
-    ) -> Option<(u64, String)> {
-        None
-    }
     /// The summary the agent wrote at its last compaction, from its
     /// transcript; one written before `since` (when the compaction began) is
     /// an earlier compaction's and not returned.
@@ -298,43 +287,10 @@ pub trait Integration: Sync {
     ) -> anyhow::Result<Found> {
         Ok(Found::None)
     }
-
-    // --- Hooks --------------------------------------------------------------------------
-
-    /// One hook payload, parsed: what the event means to ctxkeep.
+    /// One hook payload, parsed: what the event means to ctxkeep (default: Claude Code's
+    /// shape and event names).
     fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
-        crate::hook_payload::from_object(root, |event| event)
-    }
-    fn hook_traits(&self) -> HookTraits {
-        HookTraits::default()
-    }
-    /// Its hook settings, MCP registration and trust steps.
-    fn settings(&self) -> &'static AgentSettings;
-    /// What `hooks doctor` runs the hooks on.
-    fn doctor_sample(&self) -> DoctorSample;
-    /// The payload fields the agent sends with every event, besides the
-    /// session, the transcript, the directory and the event's name.
-    fn doctor_common_fields(&self) -> Value;
-    /// The fields the agent sends with `event` where they differ from what
-    /// `hooks doctor` sends every agent with that event; None: the same.
-    fn doctor_event_fields(&self, _event: &str) -> Option<Value> {
-        None
-    }
-
-    // --- Elsewhere ------------------------------------------------------------------------
-
-    /// ctxkeep's plugin for this agent, when it has one.
-    fn plugin(&self) -> Option<Plugin> {
-        None
-    }
-    /// Its headless mode, for `relay`; None when it has none.
-    fn headless(&self) -> Option<Headless> {
-        None
-    }
-    /// Its status-line input, read from `input`, when the agent has a
-    /// status line that runs a command (None: it has none).
-    fn read_status_line(&self, _input: &mut dyn Read) -> Option<anyhow::Result<StatusLine>> {
-        None
+        crate::agents::payload::from_object(root, |event| event)
     }
 }
 
@@ -343,7 +299,7 @@ pub trait Integration: Sync {
 /// Which agent wrote the transcript at `path`, from its content (first lines,
 /// then last lines), else from its name when it is empty.
 pub fn detect(path: &Path) -> anyhow::Result<Agent> {
-    let (mut file, len) = crate::usage::open_transcript(path)?;
+    let (mut file, len) = crate::transcripts::usage::open_transcript(path)?;
     detect_from(path, &mut file, len)?.ok_or_else(|| not_recognized(path))
 }
 
@@ -363,20 +319,20 @@ fn detect_from(path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<
     let by_line = |line: &Map<String, Value>| {
         SNIFF_ORDER
             .into_iter()
-            .find(|a| a.integration().sniff_line(line))
+            .find(|a| a.spec().transcripts.sniff_line(line))
     };
     let by_head = |head: &[u8]| {
         Agent::ALL
             .into_iter()
-            .find(|a| a.integration().sniff_head(head))
+            .find(|a| a.spec().transcripts.sniff_head(head))
     };
     let by_name = || {
         Agent::ALL
             .into_iter()
-            .find(|a| a.integration().claims_file_name(path))
+            .find(|a| a.spec().transcripts.claims_file_name(path))
             .unwrap_or(Agent::FALLBACK)
     };
-    crate::usage::sniff(path, src, len, &by_line, &by_head, &by_name)
+    crate::transcripts::usage::sniff(path, src, len, &by_line, &by_head, &by_name)
 }
 
 fn not_recognized(path: &Path) -> anyhow::Error {
@@ -395,7 +351,7 @@ fn not_recognized(path: &Path) -> anyhow::Error {
 
 /// Reads the context usage at the end of the transcript at `path`. `agent: None` detects it.
 pub fn read_usage(path: &Path, agent: Option<Agent>) -> anyhow::Result<Usage> {
-    let (mut file, len) = crate::usage::open_transcript(path)?;
+    let (mut file, len) = crate::transcripts::usage::open_transcript(path)?;
     read_usage_from(path, &mut file, len, agent)
 }
 
@@ -412,11 +368,11 @@ pub fn read_usage_from(
         Some(a) => a,
         None => detect_from(path, src, len)?.ok_or_else(|| not_recognized(path))?,
     };
-    agent.integration().read_usage(path, src, len)
+    agent.spec().transcripts.read_usage(path, src, len)
 }
 
 /// What the session in the transcript at `path` did (see
-/// [`crate::observe::observe`]); `agent: None` detects the format.
+/// [`crate::transcripts::activity::observe`]); `agent: None` detects the format.
 pub fn observe(
     path: &Path,
     agent: Option<Agent>,
@@ -424,7 +380,7 @@ pub fn observe(
     now: DateTime<Utc>,
 ) -> anyhow::Result<Observed> {
     let agent = resolve(path, agent)?;
-    crate::observe::observe(path, &reader(agent), repo_root, now)
+    crate::transcripts::activity::observe(path, &reader(agent), repo_root, now)
 }
 
 /// [`observe`] over only the last `window` bytes.
@@ -436,23 +392,23 @@ pub fn observe_within(
     window: u64,
 ) -> anyhow::Result<Observed> {
     let agent = resolve(path, agent)?;
-    crate::observe::observe_within(path, &reader(agent), repo_root, now, window)
+    crate::transcripts::activity::observe_within(path, &reader(agent), repo_root, now, window)
 }
 
 /// Opens the transcript at `path` for one event's reading with `agent`'s readers (see
-/// [`crate::observe::event_read`]); `agent: None` detects the format.
+/// [`crate::transcripts::activity::event_read`]); `agent: None` detects the format.
 pub fn event_read(
     path: &Path,
     agent: Option<Agent>,
-) -> anyhow::Result<crate::observe::event_read::EventRead> {
+) -> anyhow::Result<crate::transcripts::activity::event_read::EventRead> {
     let agent = resolve(path, agent)?;
-    let integration = agent.integration();
-    let readers = crate::observe::event_read::Readers {
+    let transcripts = agent.spec().transcripts;
+    let readers = crate::transcripts::activity::event_read::Readers {
         observe: reader(agent),
-        usage: Box::new(move |path, mut file, len| integration.read_usage(path, &mut file, len)),
+        usage: Box::new(move |path, mut file, len| transcripts.read_usage(path, &mut file, len)),
         authored: authored_text,
     };
-    crate::observe::event_read::EventRead::open(path, readers)
+    crate::transcripts::activity::event_read::EventRead::open(path, readers)
 }
 
 fn resolve(path: &Path, agent: Option<Agent>) -> anyhow::Result<Agent> {
@@ -462,11 +418,11 @@ fn resolve(path: &Path, agent: Option<Agent>) -> anyhow::Result<Agent> {
     }
 }
 
-fn reader(agent: Agent) -> crate::observe::Reader<'static> {
-    let integration = agent.integration();
-    crate::observe::Reader {
-        agent: integration.id(),
-        read: Box::new(move |path, file, len, rec| integration.observe(path, file, len, rec)),
+fn reader(agent: Agent) -> crate::transcripts::activity::Reader<'static> {
+    let spec = agent.spec();
+    crate::transcripts::activity::Reader {
+        agent: spec.id,
+        read: Box::new(move |path, file, len, rec| spec.transcripts.observe(path, file, len, rec)),
     }
 }
 
@@ -475,7 +431,7 @@ fn reader(agent: Agent) -> crate::observe::Reader<'static> {
 pub fn authored_text(line: &Map<String, Value>) -> Vec<String> {
     Agent::ALL
         .into_iter()
-        .flat_map(|a| a.integration().authored_text(line))
+        .flat_map(|a| a.spec().transcripts.authored_text(line))
         .collect()
 }
 
@@ -520,19 +476,14 @@ pub fn compaction_limit_for_model(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Limit {
     let names: Vec<&str> = match agent {
-        Some(a) => {
-            let i = a.integration();
-            std::iter::once(i.id())
-                .chain(i.aliases().iter().copied())
-                .collect()
-        }
+        Some(a) => std::iter::once(a.spec().id)
+            .chain(a.spec().aliases.iter().copied())
+            .collect(),
         None => Vec::new(),
     };
-    crate::compaction::limit_with(window, front, &names, &|window| match agent {
+    crate::context::compaction::limit_with(window, front, &names, &|window| match agent {
         Some(a) => {
-            let own = a
-                .integration()
-                .compaction_limit_for(window, model, project, env);
+            let own = (a.spec().compaction_limit)(window, model, project, env);
             // What was seen beats the agent's default, never what the user set
             // (a setting changed since is what the agent will do next).
             match observed {
@@ -545,46 +496,45 @@ pub fn compaction_limit_for_model(
 }
 
 /// The window `agent`'s configuration holds a `window`-token session to, when
-/// it holds it below that (see [`Integration::window_cap`]). Reads the
+/// it holds it below that (see [`AgentSpec::window_cap`]). Reads the
 /// process's environment.
 pub fn window_cap(agent: Agent, window: u64) -> Option<(u64, String)> {
-    agent
-        .integration()
-        .window_cap(window, &|name| std::env::var(name).ok())
+    let cap = agent.spec().window_cap?;
+    cap(window, &|name| std::env::var(name).ok())
 }
 
 /// The summary `agent` wrote at its last compaction, from the transcript at
-/// `path` (see [`Integration::compaction_summary`]).
+/// `path` (see [`Transcripts::compaction_summary`]).
 pub fn compaction_summary(
     agent: Agent,
     path: &Path,
     since: Option<DateTime<Utc>>,
 ) -> anyhow::Result<Found> {
-    agent.integration().compaction_summary(path, since)
+    agent.spec().transcripts.compaction_summary(path, since)
 }
 
 /// What `ctxkeep statusline` reads on `input`: the status-line input of the
 /// agent that has one, and that agent.
 pub fn read_status_line(input: &mut dyn Read) -> anyhow::Result<(Agent, StatusLine)> {
     for agent in Agent::ALL {
-        if let Some(read) = agent.integration().read_status_line(input) {
-            return Ok((agent, read?));
+        if let Some(read) = agent.spec().status_line {
+            return Ok((agent, read(input)?));
         }
     }
     Err(Error::Usage("no agent has a status line that runs a command".into()).into())
 }
 
 /// Parses a hook payload of `agent`'s from `input`, at most
-/// [`crate::hook_payload::MAX_PAYLOAD_BYTES`].
+/// [`crate::agents::payload::MAX_PAYLOAD_BYTES`].
 pub fn read_payload(agent: Agent, input: impl Read) -> Result<Payload, Error> {
-    let root = crate::hook_payload::read_object(input)?;
-    agent.integration().payload(&root)
+    let root = crate::agents::payload::read_object(input)?;
+    agent.spec().transcripts.payload(&root)
 }
 
 /// As [`read_payload`], from text.
 pub fn parse_payload(agent: Agent, text: &str) -> Result<Payload, Error> {
-    let root = crate::hook_payload::parse_object(text)?;
-    agent.integration().payload(&root)
+    let root = crate::agents::payload::parse_object(text)?;
+    agent.spec().transcripts.payload(&root)
 }
 
 #[cfg(test)]

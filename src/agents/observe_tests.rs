@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use chrono::{DateTime, Utc};
 
 use crate::agents::{observe, Agent};
-use crate::observe::*;
+use crate::transcripts::activity::*;
 
 fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-23T20:00:00Z")
@@ -454,7 +454,7 @@ fn sidechain_lines_do_not_count() {
 /// ctxkeep's resume prompt as the default template renders it.
 fn rendered_resume_prompt() -> String {
     let dir = tempfile::tempdir().unwrap();
-    let t = crate::templates::Templates::load(dir.path(), None).unwrap();
+    let t = crate::domain::templates::Templates::load(dir.path(), None).unwrap();
     let no = json!(false);
     t.render(
         "resume.md",
@@ -619,7 +619,7 @@ fn the_window_is_the_last_8_mib_only() {
 
 #[test]
 fn bad_input_is_one_clear_error() {
-    use crate::error::{exit, exit_code_of};
+    use crate::system::error::{exit, exit_code_of};
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("gone.jsonl");
     let err = observe(&missing, None, None, now()).unwrap_err();
@@ -1144,7 +1144,7 @@ fn every_shared_fixture_reads_plausibly() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The task and what remains (issue 26)
+// The task and what remains
 
 fn said(text: &str) -> Value {
     cc(
@@ -1416,7 +1416,7 @@ fn opencode_prompts_calls_and_outcomes_from_the_record() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The record a cold reader gets (issue 34)
+// The record a cold reader gets
 
 #[test]
 fn a_remark_keeps_the_task_it_answers_and_becomes_a_follow_up() {
@@ -1490,7 +1490,7 @@ fn files_read_again_or_before_an_edit_are_worked_from_and_shell_changes_count() 
     // Neither a read nor a file a command named is a step of loop detection.
     assert!(obs.steps.iter().all(|s| !matches!(
         &s.action,
-        crate::observe::loops::Action::Files(f) if f.iter().any(|c| c.path.contains("schema") || c.path.contains("version"))
+        crate::transcripts::activity::loops::Action::Files(f) if f.iter().any(|c| c.path.contains("schema") || c.path.contains("version"))
     )));
 }
 
@@ -1523,7 +1523,7 @@ fn windows_paths_and_another_machines_folder_are_shown_relative_to_the_session()
 
 #[test]
 fn the_index_keeps_the_request_and_every_file_from_the_start() {
-    use crate::observe::index::SessionIndex;
+    use crate::transcripts::activity::index::SessionIndex;
     let (_d, path) = write(
         "s.jsonl",
         &[
@@ -1660,4 +1660,208 @@ fn files_a_finished_subagent_reports_changing_are_changed_files() {
         obs.files,
         vec!["app/views/Settings.swift", "app/views/Login.swift"]
     );
+}
+
+#[test]
+fn a_search_inside_one_file_reads_it_and_a_folders_search_reads_none() {
+    let grep = |id: &str, path: &str| {
+        call(
+            id,
+            "Grep",
+            json!({"pattern": "func handleStart", "path": path, "output_mode": "content", "-n": true}),
+        )
+    };
+    let obs = read(
+        "s.jsonl",
+        &[
+            prompt("Re-initialise logging once the hook has parsed its input"),
+            grep("g1", &format!("{ROOT}/cmd/cli")),
+            result("g1", "cmd/cli/hooks.go", false),
+            grep("g2", &format!("{ROOT}/cmd/cli/hooks.go")),
+            result("g2", "120:func handleStart(", false),
+            // The search comes right before an edit of another file: worked from.
+            call(
+                "e1",
+                "Edit",
+                json!({"file_path": format!("{ROOT}/cmd/cli/handlers.go"), "old_string": "a", "new_string": "b"}),
+            ),
+            result("e1", "ok", false),
+        ],
+    );
+    assert_eq!(obs.files, ["cmd/cli/handlers.go"]);
+    assert_eq!(obs.worked_from, ["cmd/cli/hooks.go"]);
+}
+
+/// Appends `lines` to the transcript at `path` and adds what they hold to `index`.
+fn index_reads(
+    index: &mut crate::transcripts::activity::index::SessionIndex,
+    path: &Path,
+    lines: &[Value],
+) {
+    let mut text = std::fs::read_to_string(path).unwrap_or_default();
+    for l in lines {
+        text.push_str(&l.to_string());
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+    let (seen, reads, end) = crate::agents::event_read(path, None)
+        .and_then(|r| r.gained(Some(Path::new(ROOT)), index.offset, now()))
+        .unwrap();
+    index.add(&seen, &reads);
+    index.offset = end;
+}
+
+#[test]
+fn the_index_drops_a_step_that_a_finished_plan_or_a_new_task_made_stale() {
+    let (_d, path) = write("s.jsonl", &[]);
+    let mut index = crate::transcripts::activity::index::SessionIndex::default();
+    let todos = |first: &str, second: &str| {
+        json!({"todos": [{"content": "Track the user's lines per checkpoint", "status": first},
+                         {"content": "Write the multi-step integration test", "status": second}]})
+    };
+    index_reads(
+        &mut index,
+        &path,
+        &[
+            prompt("Attribute the lines a user edits between checkpoints to the user"),
+            call("t1", "TodoWrite", todos("completed", "in_progress")),
+            result("t1", "ok", false),
+        ],
+    );
+    assert_eq!(
+        index.next_step.as_deref(),
+        Some("Write the multi-step integration test")
+    );
+    // The plan is written again, all done, in a later read: its item is no longer the step.
+    index_reads(
+        &mut index,
+        &path,
+        &[
+            call("t2", "TodoWrite", todos("completed", "completed")),
+            result("t2", "ok", false),
+        ],
+    );
+    assert_eq!(index.next_step, None);
+    // A statement is the step until the user sets a new task; then nothing said before holds.
+    index_reads(
+        &mut index,
+        &path,
+        &[said("Next I will log the attribution at every checkpoint.")],
+    );
+    assert_eq!(
+        index.next_step.as_deref(),
+        Some("Next I will log the attribution at every checkpoint.")
+    );
+    index_reads(
+        &mut index,
+        &path,
+        &[prompt(
+            "got this review: actualHumanRemoved misses lines the agent added and the user then removed",
+        )],
+    );
+    assert_eq!(index.next_step, None);
+    let mut tail = Observed::default();
+    index.complete(&mut tail);
+    assert_eq!(tail.next_step, None);
+    // What the agent says after the new task is the step again.
+    index_reads(
+        &mut index,
+        &path,
+        &[said(
+            "The fix is in. Remaining:\n- run the tests\n- run the linter",
+        )],
+    );
+    assert_eq!(
+        index.next_step.as_deref(),
+        Some("The fix is in. Remaining: run the tests; run the linter")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Qwen Code
+
+#[test]
+fn qwen_todo_write_is_the_plan() {
+    let line = |ty: &str, extra: Value| {
+        let mut v = json!({"uuid": "q", "parentUuid": null, "sessionId": "qw-1", "cwd": ROOT,
+            "timestamp": "2026-11-23T19:00:00.000Z", "type": ty, "version": "0.24.4"});
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    let obs = read(
+        "qw-1.jsonl",
+        &[
+            line(
+                "user",
+                json!({"provenance": "real_user",
+                       "message": {"role": "user", "parts": [{"text": "Add a --json flag to the report"}]}}),
+            ),
+            line(
+                "assistant",
+                json!({"message": {"role": "model", "parts": [{"functionCall": {"id": "call_1",
+                    "name": "todo_write", "args": {"todos": [
+                        {"id": "1", "content": "Parse the flag", "status": "completed"},
+                        {"id": "2", "content": "Print the report as JSON", "status": "in_progress"},
+                        {"id": "3", "content": "Document the flag", "status": "pending"}]}}}]}}),
+            ),
+        ],
+    );
+    assert_eq!(
+        plan(&obs),
+        [
+            ("Parse the flag", "completed"),
+            ("Print the report as JSON", "in_progress"),
+            ("Document the flag", "pending")
+        ]
+    );
+    assert_eq!(obs.next_step.as_deref(), Some("Print the report as JSON"));
+}
+
+#[test]
+fn the_index_sees_a_read_right_before_an_edit_across_two_events() {
+    let (_d, path) = write("s.jsonl", &[]);
+    let mut index = crate::transcripts::activity::index::SessionIndex::default();
+    // Each hook event reads what the transcript gained: the read's call, then its result with
+    // the edit that follows it; and a file read once with a command after it.
+    index_reads(
+        &mut index,
+        &path,
+        &[
+            prompt("Route the hook logs to the session's own file"),
+            call(
+                "r0",
+                "Read",
+                json!({"file_path": format!("{ROOT}/README.md")}),
+            ),
+            result("r0", "text", false),
+        ],
+    );
+    index_reads(&mut index, &path, &bash("b0", "git status", 0));
+    index_reads(
+        &mut index,
+        &path,
+        &[call(
+            "r1",
+            "Read",
+            json!({"file_path": format!("{ROOT}/cmd/logging/logger.go")}),
+        )],
+    );
+    index_reads(
+        &mut index,
+        &path,
+        &[
+            result("r1", "package logging", false),
+            call(
+                "e1",
+                "Edit",
+                json!({"file_path": format!("{ROOT}/cmd/hooks.go"), "old_string": "a", "new_string": "b"}),
+            ),
+        ],
+    );
+    let mut tail = Observed::default();
+    index.complete(&mut tail);
+    assert_eq!(tail.files, ["cmd/hooks.go"]);
+    assert_eq!(tail.worked_from, ["cmd/logging/logger.go"]);
 }

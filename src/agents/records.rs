@@ -28,7 +28,7 @@ pub fn stale(now: SystemTime, only: Option<Agent>, keep: Option<&Path>) -> Vec<S
         .into_iter()
         .filter(|a| only.is_none_or(|o| o == *a))
     {
-        let Some(dir) = agent.integration().records_dir() else {
+        let Some(dir) = agent.spec().records_dir.and_then(|dir| dir()) else {
             continue;
         };
         // A symlink in the folder's place leads somewhere ctxkeep did not make: the files

@@ -2,9 +2,9 @@
 use std::path::Path;
 
 use super::*;
-use crate::error::{exit, exit_code_of};
-use crate::usage::testutil::write_temp;
-use crate::usage::{Usage, SNIFF_HEAD};
+use crate::system::error::{exit, exit_code_of};
+use crate::transcripts::usage::testutil::write_temp;
+use crate::transcripts::usage::{Usage, SNIFF_HEAD};
 
 #[test]
 fn agent_names_round_trip() {
@@ -22,6 +22,45 @@ fn agent_names_round_trip() {
         "cursor".parse::<Agent>().unwrap_err().to_string(),
         "unknown agent \"cursor\": expected claude-code, codex, gemini, qwen-code, opencode or copilot"
     );
+}
+
+/// Each agent's settings end with `..AgentSettings::USUAL`, whose own fields are empty: every
+/// agent states them, in agreement with its spec.
+#[test]
+fn every_agent_states_its_own_settings() {
+    for a in Agent::ALL {
+        let (spec, s) = (a.spec(), a.settings());
+        assert_eq!(s.name, spec.id, "{a}");
+        assert_eq!(s.display_name, spec.display_name, "{a}");
+        assert!(!s.dir.is_empty() && !s.file.is_empty(), "{a}: its file");
+        assert!(!s.mcp.file.is_empty(), "{a}: its MCP file");
+        assert!(!s.events.is_empty(), "{a}: its events");
+        assert!(
+            s.hook_command
+                .ends_with(&format!("ctxkeep hook {}", spec.id)),
+            "{a}: {}",
+            s.hook_command
+        );
+        assert!(s.hook_words.contains(&spec.id), "{a}: {:?}", s.hook_words);
+        assert!(
+            s.hook_words
+                .iter()
+                .all(|w| *w == spec.id || spec.aliases.contains(w)),
+            "{a}: every word after `ctxkeep hook` is a name the command line takes"
+        );
+    }
+}
+
+/// An agent's policy agrees with the events ctxkeep hooks for it: one that hooks no
+/// post-compaction event can only see a compaction as a fall in the figure.
+#[test]
+fn every_agent_without_a_post_compaction_event_sees_compactions_by_a_fall() {
+    use super::policy::CompactionSeen;
+    for a in Agent::ALL {
+        let post = a.settings().events.iter().any(|e| e.name == "PostCompact");
+        let by_events = a.policy().compaction == CompactionSeen::ByEvents;
+        assert_eq!(post, by_events, "{a}");
+    }
 }
 
 #[test]
@@ -232,7 +271,7 @@ fn claude_code_events_map_to_actions() {
     assert_eq!(p.cwd.as_deref(), Some(Path::new("/w")));
     assert_eq!(
         p.action,
-        crate::hook_payload::Action::PreCompact {
+        crate::agents::payload::Action::PreCompact {
             trigger: Some("auto".into())
         }
     );
@@ -243,29 +282,32 @@ fn claude_code_events_map_to_actions() {
     .unwrap();
     assert_eq!(
         start.action,
-        crate::hook_payload::Action::SessionStart {
+        crate::agents::payload::Action::SessionStart {
             source: "compact".into()
         }
     );
     for (event, action) in [
         (
             "UserPromptSubmit",
-            crate::hook_payload::Action::Track { reply: true },
+            crate::agents::payload::Action::Track { reply: true },
         ),
         (
             "PostToolUse",
-            crate::hook_payload::Action::Track { reply: true },
+            crate::agents::payload::Action::Track { reply: true },
         ),
         (
             "PostToolUseFailure",
-            crate::hook_payload::Action::Track { reply: true },
+            crate::agents::payload::Action::Track { reply: true },
         ),
-        ("Stop", crate::hook_payload::Action::Track { reply: false }),
+        (
+            "Stop",
+            crate::agents::payload::Action::Track { reply: false },
+        ),
         (
             "PostCompact",
-            crate::hook_payload::Action::PostCompact { trigger: None },
+            crate::agents::payload::Action::PostCompact { trigger: None },
         ),
-        ("SomethingNew", crate::hook_payload::Action::Ignore),
+        ("SomethingNew", crate::agents::payload::Action::Ignore),
     ] {
         let p = parse_payload(
             Agent::ClaudeCode,
@@ -287,7 +329,7 @@ fn codex_notify_and_gemini_names() {
     assert_eq!(n.session.as_deref(), Some("019c8a70"));
     assert_eq!(
         n.action,
-        crate::hook_payload::Action::Track { reply: false }
+        crate::agents::payload::Action::Track { reply: false }
     );
     assert!(parse_payload(Agent::Codex, r#"{"type":"other"}"#).is_err());
     let hook = parse_payload(
@@ -298,22 +340,22 @@ fn codex_notify_and_gemini_names() {
     assert_eq!(hook.transcript, None);
     assert_eq!(
         hook.action,
-        crate::hook_payload::Action::Track { reply: true }
+        crate::agents::payload::Action::Track { reply: true }
     );
     for (event, action) in [
         (
             "BeforeAgent",
-            crate::hook_payload::Action::Track { reply: true },
+            crate::agents::payload::Action::Track { reply: true },
         ),
         (
             "AfterAgent",
-            crate::hook_payload::Action::Track { reply: false },
+            crate::agents::payload::Action::Track { reply: false },
         ),
         (
             "PreCompress",
-            crate::hook_payload::Action::PreCompact { trigger: None },
+            crate::agents::payload::Action::PreCompact { trigger: None },
         ),
-        ("BeforeTool", crate::hook_payload::Action::Ignore),
+        ("BeforeTool", crate::agents::payload::Action::Ignore),
     ] {
         let p = parse_payload(
             Agent::Gemini,
@@ -330,7 +372,7 @@ fn garbage_is_bad_data() {
         let err = parse_payload(Agent::ClaudeCode, bad).unwrap_err();
         assert_eq!(err.exit_code(), 65, "{bad:?}");
     }
-    let big = vec![b' '; crate::hook_payload::MAX_PAYLOAD_BYTES as usize + 1];
+    let big = vec![b' '; crate::agents::payload::MAX_PAYLOAD_BYTES as usize + 1];
     assert_eq!(
         read_payload(Agent::ClaudeCode, &big[..])
             .unwrap_err()
@@ -347,7 +389,7 @@ fn garbage_is_bad_data() {
 
 // --- The tool call in a hook's payload, on the payloads the real CLIs sent ------------------
 
-fn captured(agent: Agent, file: &str) -> crate::hook_payload::Payload {
+fn captured(agent: Agent, file: &str) -> crate::agents::payload::Payload {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/agents")
         .join(file);
@@ -356,12 +398,12 @@ fn captured(agent: Agent, file: &str) -> crate::hook_payload::Payload {
 }
 
 fn hash(text: &str) -> Option<String> {
-    Some(crate::hook_payload::content_hash(text.as_bytes()))
+    Some(crate::agents::payload::content_hash(text.as_bytes()))
 }
 
 #[test]
 fn claude_code_payloads_give_the_call_and_its_outcome() {
-    use crate::hook_payload::{ToolAction, ToolFile, ToolOutcome};
+    use crate::agents::payload::{ToolAction, ToolFile, ToolOutcome};
     let dir = "claude-code-2.1.332/hooks";
     let failed = captured(
         Agent::ClaudeCode,
@@ -416,7 +458,7 @@ fn claude_code_payloads_give_the_call_and_its_outcome() {
 
 #[test]
 fn codex_payloads_give_the_call_but_a_command_outcome_only_in_the_rollout() {
-    use crate::hook_payload::{ToolAction, ToolFile};
+    use crate::agents::payload::{ToolAction, ToolFile};
     let dir = "codex-0.171.0/hooks";
     let bash = captured(Agent::Codex, &format!("{dir}/PostToolUse-Bash.json"))
         .tool
@@ -444,7 +486,7 @@ fn codex_payloads_give_the_call_but_a_command_outcome_only_in_the_rollout() {
 
 #[test]
 fn gemini_payloads_give_the_call_and_its_outcome() {
-    use crate::hook_payload::{ToolAction, ToolFile};
+    use crate::agents::payload::{ToolAction, ToolFile};
     let dir = "gemini-0.61.0/hooks";
     let shell = captured(
         Agent::Gemini,
@@ -475,7 +517,7 @@ fn gemini_payloads_give_the_call_and_its_outcome() {
 
 #[test]
 fn every_pre_tool_payload_names_a_destructive_command_and_only_that() {
-    use crate::hook_payload::Action;
+    use crate::agents::payload::Action;
     for (agent, file) in [
         (
             Agent::ClaudeCode,

@@ -3,8 +3,8 @@
 
 use super::{Ctx, Outcome};
 use crate::cli::AckArgs;
-use crate::services::ack::{self, By};
-use crate::workspace::Workspace;
+use crate::domain::workspace::Workspace;
+use crate::handoff::ack::{self, By};
 
 pub fn run(args: AckArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
@@ -12,7 +12,7 @@ pub fn run(args: AckArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         (_, Some(path)) => By::Transcript(path),
         (Some(nonce), None) => By::Nonce(nonce),
         (None, None) => {
-            return Err(crate::error::Error::Usage(
+            return Err(crate::system::error::Error::Usage(
                 "give the NONCE the resume prompt printed, or --transcript PATH".into(),
             )
             .into())

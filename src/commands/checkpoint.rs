@@ -2,10 +2,10 @@
 //! git state is captured; the write is atomic and under the lock.
 
 use super::{Ctx, Outcome};
-use crate::checkpoint::Fields;
 use crate::cli::CheckpointArgs;
-use crate::services::record;
-use crate::workspace::Workspace;
+use crate::domain::checkpoint::Fields;
+use crate::domain::workspace::Workspace;
+use crate::pipeline::record;
 
 pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
@@ -34,7 +34,7 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     };
     let record = record::by_hand(&ws, req, &ctx.out)?;
     // Said now, not at the next `verify` (the MCP tool returns the same findings).
-    for f in crate::services::verify::rejections(&ws) {
+    for f in crate::verify::report::rejections(&ws) {
         ctx.out.warn(&format!(
             "`ctxkeep verify` rejects {}: {} {}",
             record.id, f.code, f.message

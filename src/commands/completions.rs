@@ -10,7 +10,7 @@ use clap_complete::Shell as Target;
 use serde::Serialize;
 
 use crate::cli::{Cli, CompletionsArgs, ManArgs, Shell};
-use crate::error::Error;
+use crate::system::error::Error;
 
 pub fn run(args: CompletionsArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     refuse_json(ctx, "completions", "a shell script")?;
@@ -78,7 +78,7 @@ fn write_pages(root: &clap::Command, dir: &std::path::Path) -> anyhow::Result<Ve
         let mut buf = Vec::new();
         man.render(&mut buf)?;
         let path = dir.join(&name);
-        crate::fsutil::replace_cache(&path, &buf)?;
+        crate::system::fsutil::replace_cache(&path, &buf)?;
         pages.push(name);
     }
     pages.sort();

@@ -8,12 +8,12 @@ use serde::Serialize;
 
 use super::{Ctx, Outcome};
 use crate::cli::CountArgs;
-use crate::config::Config;
-use crate::error::Error;
-use crate::progress::Progress;
-use crate::state::StateFile;
-use crate::tokens::Encoding;
-use crate::workspace::Workspace;
+use crate::context::tokens::Encoding;
+use crate::domain::config::Config;
+use crate::domain::state::StateFile;
+use crate::domain::workspace::Workspace;
+use crate::system::error::Error;
+use crate::system::progress::Progress;
 
 #[derive(Debug, Serialize)]
 struct Report {
@@ -41,16 +41,16 @@ pub fn run(args: CountArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     // would block) fails at once.
     let mut total_bytes = 0u64;
     for f in files.iter().filter(|f| *f != "-") {
-        total_bytes += crate::tokens::countable_len(Path::new(f))?;
+        total_bytes += crate::context::tokens::countable_len(Path::new(f))?;
     }
     let mut progress = Progress::new(total_bytes, &ctx.out);
     let mut counts = Vec::with_capacity(files.len());
     for f in &files {
         progress.set_label(f);
         let tokens = if f == "-" {
-            crate::tokens::count_reader(io::stdin().lock(), "-", encoding)?
+            crate::context::tokens::count_reader(io::stdin().lock(), "-", encoding)?
         } else {
-            crate::tokens::count_file_with_progress(Path::new(f), encoding, &mut |n| {
+            crate::context::tokens::count_file_with_progress(Path::new(f), encoding, &mut |n| {
                 progress.advance(n)
             })?
         };
@@ -91,7 +91,7 @@ struct KnownModel {
 
 /// `count --list-models`: the model table, then the project's own entries.
 fn list_models(ctx: &Ctx) -> anyhow::Result<Outcome> {
-    let mut models: Vec<KnownModel> = crate::models::table()
+    let mut models: Vec<KnownModel> = crate::context::models::table()
         .map(|(name, encoding, window)| KnownModel {
             name: name.to_string(),
             encoding: Some(encoding.name()),
@@ -118,7 +118,7 @@ fn list_models(ctx: &Ctx) -> anyhow::Result<Outcome> {
     for m in &models {
         let window = m
             .window
-            .map(crate::output::thousands)
+            .map(crate::system::output::thousands)
             .unwrap_or_else(|| "(table's)".into());
         text.push_str(&format!(
             "{:<width$}  {:<11}  {:>9}{}\n",
@@ -148,11 +148,11 @@ fn pick_encoding(args: &CountArgs, ctx: &Ctx) -> anyhow::Result<Encoding> {
     if let Some(m) = &args.model {
         let info = match &project {
             Some(c) => c.model_info(m),
-            None => crate::models::lookup(m),
+            None => crate::context::models::lookup(m),
         };
         return match info {
             Some(i) => Ok(i.encoding),
-            None => Err(crate::models::not_in_table(m, "give --encoding instead").into()),
+            None => Err(crate::context::models::not_in_table(m, "give --encoding instead").into()),
         };
     }
     Ok(project.map(|c| c.encoding).unwrap_or(Encoding::O200kBase))

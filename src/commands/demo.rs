@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use super::{Ctx, Outcome};
 use crate::cli::DemoArgs;
-use crate::error::Error;
-use crate::output::{paint_stdout, Style};
-use crate::services::demo::{self, Step};
+use crate::install::demo::{self, Step};
+use crate::system::error::Error;
+use crate::system::output::{paint_stdout, Style};
 
 #[derive(Debug, Serialize)]
 struct DemoReport {

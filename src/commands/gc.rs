@@ -2,11 +2,11 @@
 
 use super::{Ctx, Outcome};
 use crate::cli::GcArgs;
-use crate::config::Config;
-use crate::output::thousands;
-use crate::retention::{self, Collected, Mode};
-use crate::state::StateFile;
-use crate::workspace::Workspace;
+use crate::domain::config::Config;
+use crate::domain::retention::{self, Collected, Mode};
+use crate::domain::state::StateFile;
+use crate::domain::workspace::Workspace;
+use crate::system::output::thousands;
 
 pub fn run(args: GcArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;

@@ -9,13 +9,14 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{Ctx, Outcome};
+use crate::agents::payload::{Action, Payload, MAX_PAYLOAD_BYTES};
+use crate::agents::policy::ContextReply;
 use crate::agents::Agent;
 use crate::cli::HookArgs;
-use crate::error::Error;
-use crate::hook_payload::{Action, Payload, MAX_PAYLOAD_BYTES};
-use crate::output::Output;
-use crate::services::agent_hook::{Answer, Hook, MAX_CONTEXT_CHARS};
-use crate::workspace::Workspace;
+use crate::domain::workspace::Workspace;
+use crate::pipeline::hook::{Answer, Hook, MAX_CONTEXT_CHARS};
+use crate::system::error::Error;
+use crate::system::output::Output;
 
 /// Warnings from the shared code go nowhere: on exit 0 the agent only logs
 /// stderr, and a line there would read as a failure.
@@ -27,25 +28,25 @@ const ERROR_LOG_LOCK_WAIT: Duration = Duration::from_millis(500);
 
 pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     // Nothing a hook prints reports malformed transcript lines: not counted on this path.
-    crate::usage::skip_malformed_count();
+    crate::transcripts::usage::skip_malformed_count();
     let agent = args.agent;
-    let json_always = agent.integration().settings().json_always;
-    let top_level = agent.integration().hook_traits().context_at_top_level;
+    let json_always = agent.settings().json_always;
+    let context_reply = agent.policy().reply;
     let mut payload = None;
     match handle(&args, agent, ctx, &mut payload) {
         Ok(reply) => {
             let text = match (reply, &payload) {
                 (Some(Answer::Context(context)), Some(p)) => {
-                    Some(reply_json(&p.event, context, top_level))
+                    Some(reply_json(&p.event, context, context_reply))
                 }
                 // Asked for as JSON (ctxkeep's OpenCode plugin reads nothing else).
                 (Some(Answer::Plain(text)), Some(p)) if ctx.out.json => {
-                    Some(reply_json(&p.event, text, top_level))
+                    Some(reply_json(&p.event, text, context_reply))
                 }
                 // Taken as it is (Claude Code's PreCompact: the summarizer's instructions).
                 (Some(Answer::Plain(text)), Some(_)) => {
-                    let text = crate::redact::redact(text.trim_end());
-                    Some(crate::recorded::escape_controls(&text).into_owned())
+                    let text = crate::system::redact::redact(text.trim_end());
+                    Some(crate::system::recorded::escape_controls(&text).into_owned())
                 }
                 // Some agents (Gemini) parse stdout as JSON and want it even when empty.
                 _ if json_always => Some("{}".to_string()),
@@ -74,21 +75,16 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     }
 }
 
-/// The reply that adds `context` to the model's context (`top_level`: the agent reads it
-/// outside `hookSpecificOutput`).
-fn reply_json(event: &str, context: String, top_level: bool) -> String {
+/// The reply that adds `context` to the model's context, where the agent reads it.
+fn reply_json(event: &str, context: String, reply: ContextReply) -> String {
     // Everything ctxkeep prints for an agent is redacted (the prompt is
     // already; stage text quotes the user's config).
     // No control character reaches the model raw either (a recorded
     // command's escape sequences).
-    let context = crate::redact::redact(&context);
-    let mut context = crate::recorded::escape_controls(&context).into_owned();
-    crate::output::cut_to_chars(&mut context, MAX_CONTEXT_CHARS);
-    match top_level {
-        true => json!({ "additionalContext": context }),
-        false => json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": context } }),
-    }
-    .to_string()
+    let context = crate::system::redact::redact(&context);
+    let mut context = crate::system::recorded::escape_controls(&context).into_owned();
+    crate::system::output::cut_to_chars(&mut context, MAX_CONTEXT_CHARS);
+    reply.wrap(event, context).to_string()
 }
 
 /// Reads the event and acts on it; returns what to answer, if anything.
@@ -129,7 +125,7 @@ fn handle(
 /// state file, or the project's settings run ctxkeep's hooks themselves.
 fn plugin_steps_aside(agent: Agent, ws: &Workspace) -> bool {
     !ws.state_path.is_file()
-        || crate::services::hook_setup::settings_with_hooks(agent, &ws.root).is_some()
+        || crate::install::hook_setup::settings_with_hooks(agent, &ws.root).is_some()
 }
 
 /// `--state`/`CTXKEEP_STATE`, else the project around the agent's working
@@ -141,7 +137,7 @@ fn workspace(ctx: &Ctx, payload: Option<&Payload>) -> Result<Workspace, Error> {
     if locate.state.is_none() {
         locate.state = payload
             .and_then(|p| p.cwd.as_deref())
-            .and_then(crate::workspace::find_upward);
+            .and_then(crate::domain::workspace::find_upward);
     }
     Workspace::resolve(&locate, false)
 }
@@ -149,8 +145,8 @@ fn workspace(ctx: &Ctx, payload: Option<&Payload>) -> Result<Workspace, Error> {
 /// One line on stderr and an `error` event, so a failing hook is seen
 /// without ever blocking the agent.
 fn fail_open(err: &anyhow::Error, agent: Agent, payload: Option<&Payload>, ctx: &Ctx) {
-    let msg = crate::redact::redact(&format!("{err:#}")).replace('\n', " ");
-    crate::output::stderr_line(&format!("ctxkeep: hook error: {msg}"));
+    let msg = crate::system::redact::redact(&format!("{err:#}")).replace('\n', " ");
+    crate::system::output::stderr_line(&format!("ctxkeep: hook error: {msg}"));
     let Ok(mut ws) = workspace(ctx, payload) else {
         return;
     };
@@ -162,7 +158,7 @@ fn fail_open(err: &anyhow::Error, agent: Agent, payload: Option<&Payload>, ctx: 
     let Ok(lock) = ws.lock() else {
         return;
     };
-    let _ = crate::events::append(
+    let _ = crate::domain::events::append(
         &ws,
         &lock,
         "error",
@@ -170,7 +166,7 @@ fn fail_open(err: &anyhow::Error, agent: Agent, payload: Option<&Payload>, ctx: 
             "command": "hook", "agent": agent,
             "hook_event": payload.map(|p| p.event.clone()),
             "session": payload.and_then(|p| p.session.clone()),
-            "code": crate::error::code_name_of(err),
+            "code": crate::system::error::code_name_of(err),
             "message": msg,
         }),
     );

@@ -10,9 +10,9 @@ use std::time::Duration;
 use super::{Ctx, Outcome};
 use crate::agents::Agent;
 use crate::cli::{HooksArgs, HooksCommand, HooksDoctorArgs, HooksInstallArgs, HooksUninstallArgs};
-use crate::error::Error;
-use crate::services::hook_setup::{self, Edit};
-use crate::workspace::Workspace;
+use crate::domain::workspace::Workspace;
+use crate::install::hook_setup::{self, Edit};
+use crate::system::error::Error;
 
 pub fn run(args: HooksArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     match args.command {
@@ -37,13 +37,13 @@ fn settings_path(
     if !personal {
         return Ok(hook_setup::default_path(agent, &ws.root));
     }
-    let s = agent.integration().settings();
+    let s = agent.settings();
     match s.personal {
         Some(file) => Ok(ws.root.join(s.dir).join(file)),
         None => {
             let with: Vec<&str> = Agent::ALL
                 .into_iter()
-                .filter(|a| a.integration().settings().personal.is_some())
+                .filter(|a| a.settings().personal.is_some())
                 .map(Agent::display_name)
                 .collect();
             Err(Error::Usage(format!(
@@ -73,10 +73,10 @@ fn shared_note(agent: Agent, edit: &Edit, personal: bool, ctx: &Ctx) {
     if shared.is_empty() {
         return;
     }
-    let settings = agent.integration().settings();
+    let settings = agent.settings();
     let guarded = settings
         .hook_command
-        .starts_with(crate::agent_settings::MISSING_GUARD);
+        .starts_with(crate::install::agent_settings::MISSING_GUARD);
     let mut note = format!(
         "shared with your team once committed: {}; every teammate's {} runs what they hold{}",
         shared.join(" and "),
@@ -97,10 +97,10 @@ fn shared_note(agent: Agent, edit: &Edit, personal: bool, ctx: &Ctx) {
 
 fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let agent = args.edit.agent;
-    if args.force && !agent.integration().settings().status_line {
+    if args.force && !agent.settings().status_line {
         let with: Vec<&str> = Agent::ALL
             .into_iter()
-            .filter(|a| a.integration().settings().status_line)
+            .filter(|a| a.settings().status_line)
             .map(Agent::display_name)
             .collect();
         return Err(Error::Usage(format!(

@@ -3,9 +3,9 @@
 
 use super::{Ctx, Outcome};
 use crate::cli::InitArgs;
-use crate::error::Error;
-use crate::services::init::{self, Settings};
-use crate::workspace::Workspace;
+use crate::domain::workspace::Workspace;
+use crate::install::init::{self, Settings};
+use crate::system::error::Error;
 
 pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), true)?;
@@ -13,7 +13,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let stages = args
         .stages
         .as_deref()
-        .map(crate::stages::parse_stages)
+        .map(crate::context::stages::parse_stages)
         .transpose()?;
     let encoding = args.encoding;
     if args.window == Some(0) {
@@ -36,7 +36,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         out.info(&format!(
             "created {} (window {} tokens, {}, stages {})",
             report.path,
-            crate::output::thousands(report.window),
+            crate::system::output::thousands(report.window),
             report.encoding,
             stage_list(&report.stages)
         ));
@@ -51,7 +51,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         let from_model = match (&report.model, window_given) {
             (Some(m), false) if report.changed.iter().any(|k| k == "window") => format!(
                 " (window {} tokens, {m}'s in the model table)",
-                crate::output::thousands(report.window)
+                crate::system::output::thousands(report.window)
             ),
             _ => String::new(),
         };
@@ -81,10 +81,10 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-fn stage_list(stages: &[crate::stages::Stage]) -> String {
+fn stage_list(stages: &[crate::context::stages::Stage]) -> String {
     stages
         .iter()
-        .map(|s| format!("{}%:{}", crate::output::fmt_num(s.at), s.action))
+        .map(|s| format!("{}%:{}", crate::system::output::fmt_num(s.at), s.action))
         .collect::<Vec<_>>()
         .join(",")
 }

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{Ctx, Outcome};
-use crate::checkpoint::{id_number, Archive};
 use crate::cli::LogArgs;
-use crate::output::{clip, paint_stdout, Style};
-use crate::state::StateFile;
-use crate::workspace::Workspace;
+use crate::domain::checkpoint::{id_number, Archive};
+use crate::domain::state::StateFile;
+use crate::domain::workspace::Workspace;
+use crate::system::output::{clip, paint_stdout, Style};
 
 /// One line of the log. Every entry has every key (null where it does not
 /// apply), so scripts can rely on the shape.
@@ -48,7 +48,7 @@ struct LogReport {
     total: usize,
     /// The project's last compaction audit (of any session still recorded):
     /// what the agent's summary kept of the checkpoint.
-    last_audit: Option<crate::summary::AuditNote>,
+    last_audit: Option<crate::transcripts::compaction_summary::AuditNote>,
 }
 
 pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
@@ -56,7 +56,7 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let mut entries = checkpoints(&ws, &sf);
-    let chain = crate::chain::read(&ws)?;
+    let chain = crate::handoff::ledger::read(&ws)?;
     entries.extend(chain.sessions.iter().map(|s| Entry {
         kind: "session",
         id: s.record.id(),
@@ -91,7 +91,7 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     if let Some(n) = args.limit {
         entries.truncate(n);
     }
-    let last_audit = crate::session::all(&ws)
+    let last_audit = crate::domain::session::all(&ws)
         .into_iter()
         .filter_map(|s| s.last_audit)
         .max_by(|a, b| a.at.cmp(&b.at));
@@ -127,7 +127,7 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
 /// history (the file alone in a fresh clone), one entry per id.
 fn checkpoints(ws: &Workspace, sf: &StateFile) -> Vec<Entry> {
     let mut by_id: BTreeMap<String, Entry> = BTreeMap::new();
-    let full = |c: &crate::checkpoint::Checkpoint| Entry {
+    let full = |c: &crate::domain::checkpoint::Checkpoint| Entry {
         kind: "checkpoint",
         id: c.id.clone(),
         at: c.created_at.clone(),

@@ -8,7 +8,7 @@ pub fn run(args: McpArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let session = args
         .session
         .as_deref()
-        .map(crate::session::validate_id)
+        .map(crate::domain::session::validate_id)
         .transpose()?;
     crate::mcp::serve(crate::mcp::Options {
         locate: ctx.locate(),

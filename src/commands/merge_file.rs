@@ -2,16 +2,18 @@
 
 use super::{Ctx, Outcome};
 use crate::cli::MergeFileArgs;
-use crate::services::merge;
+use crate::domain::merge::driver;
 
 pub fn run(args: MergeFileArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
-    let report = merge::merge_file(
+    let report = driver::merge_file(
         &args.base,
         &args.ours,
         &args.theirs,
         args.path.as_deref(),
         std::time::Duration::try_from_secs_f64(ctx.locate().lock_timeout).map_err(|_| {
-            crate::error::Error::Usage("--lock-timeout must be a number of seconds >= 0".into())
+            crate::system::error::Error::Usage(
+                "--lock-timeout must be a number of seconds >= 0".into(),
+            )
         })?,
         &ctx.out,
     )?;

@@ -22,8 +22,8 @@ pub mod track;
 pub mod verify;
 
 use crate::cli::{Command, GlobalArgs};
-use crate::output::Output;
-use crate::workspace::Locate;
+use crate::domain::workspace::Locate;
+use crate::system::output::Output;
 
 /// What every command gets: the global flags and where to print.
 pub struct Ctx {
@@ -66,12 +66,12 @@ pub enum Outcome {
 impl Outcome {
     pub fn exit_code(self) -> u8 {
         match self {
-            Outcome::Ok => crate::codes::exit::OK,
-            Outcome::No => crate::codes::exit::CHECK_FAILED,
-            Outcome::Block => crate::codes::exit::USAGE,
-            Outcome::BadData => crate::codes::exit::DATA,
-            Outcome::NoInput => crate::codes::exit::NO_INPUT,
-            Outcome::Interrupted => crate::codes::exit::INTERRUPTED,
+            Outcome::Ok => crate::system::codes::exit::OK,
+            Outcome::No => crate::system::codes::exit::CHECK_FAILED,
+            Outcome::Block => crate::system::codes::exit::USAGE,
+            Outcome::BadData => crate::system::codes::exit::DATA,
+            Outcome::NoInput => crate::system::codes::exit::NO_INPUT,
+            Outcome::Interrupted => crate::system::codes::exit::INTERRUPTED,
         }
     }
 }

@@ -5,10 +5,10 @@
 use super::{Ctx, Outcome};
 use crate::agents::Agent;
 use crate::cli::RelayArgs;
-use crate::error::Error;
-use crate::output::thousands;
-use crate::services::relay::{self, AgentSpec, Builtin, Plan, SessionReport, Stop};
-use crate::workspace::Workspace;
+use crate::domain::workspace::Workspace;
+use crate::handoff::relay::{self, AgentSpec, Builtin, Plan, SessionReport, Stop};
+use crate::system::error::Error;
+use crate::system::output::thousands;
 
 pub fn run(args: RelayArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;

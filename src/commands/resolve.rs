@@ -3,12 +3,12 @@
 
 use super::{Ctx, Outcome};
 use crate::cli::ResolveArgs;
-use crate::services::merge;
-use crate::workspace::Workspace;
+use crate::domain::merge::driver;
+use crate::domain::workspace::Workspace;
 
 pub fn run(args: ResolveArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;
-    let report = merge::resolve(&ws, args.dry_run, &ctx.out)?;
+    let report = driver::resolve(&ws, args.dry_run, &ctx.out)?;
     ctx.out.json(&report)?;
     let out = &ctx.out;
     if args.dry_run && !out.json {

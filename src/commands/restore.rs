@@ -3,8 +3,8 @@
 
 use super::{Ctx, Outcome};
 use crate::cli::RestoreArgs;
-use crate::services::snapshot;
-use crate::workspace::Workspace;
+use crate::domain::workspace::Workspace;
+use crate::pipeline::snapshot;
 
 pub fn run(args: RestoreArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;

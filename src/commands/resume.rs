@@ -3,8 +3,8 @@
 
 use super::{Ctx, Outcome};
 use crate::cli::ResumeArgs;
-use crate::services::resume::{self, Options};
-use crate::workspace::Workspace;
+use crate::domain::workspace::Workspace;
+use crate::handoff::resume::{self, Options};
 
 pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;

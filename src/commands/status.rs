@@ -3,8 +3,8 @@
 
 use super::{Ctx, Outcome};
 use crate::cli::StatusArgs;
-use crate::services::status;
-use crate::workspace::Workspace;
+use crate::domain::workspace::Workspace;
+use crate::pipeline::status;
 
 pub fn run(args: StatusArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let ws = Workspace::resolve(&ctx.locate(), false)?;

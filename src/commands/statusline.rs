@@ -6,15 +6,15 @@
 use serde::Serialize;
 
 use super::{Ctx, Outcome};
-use crate::checkpoint::CheckpointRef;
-use crate::compaction::StagesAgainst;
-use crate::config::Config;
-use crate::output::{fmt_num, gauge, Output};
-use crate::services::tracking::{self, Options, Reading};
-use crate::session::{self, DEFAULT_SESSION};
-use crate::stages::Stage;
-use crate::state::StateFile;
-use crate::workspace::Workspace;
+use crate::context::compaction::StagesAgainst;
+use crate::context::stages::Stage;
+use crate::domain::checkpoint::CheckpointRef;
+use crate::domain::config::Config;
+use crate::domain::session::{self, DEFAULT_SESSION};
+use crate::domain::state::StateFile;
+use crate::domain::workspace::Workspace;
+use crate::pipeline::tracking::{self, Options, Reading};
+use crate::system::output::{fmt_num, gauge, Output};
 
 /// What `statusline --json` prints.
 #[derive(Debug, Serialize)]
@@ -46,7 +46,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Outcome> {
         Err(err) => {
             // A status line is read by people: show the problem there
             // rather than an empty bar or a failed command.
-            let msg = crate::redact::redact(&format!("{err:#}")).replace('\n', " ");
+            let msg = crate::system::redact::redact(&format!("{err:#}")).replace('\n', " ");
             ctx.out.data(&format!("ctxkeep: {msg}"))?;
             Ok(Outcome::Ok)
         }
@@ -91,12 +91,13 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
         },
     )?;
     let s = applied.session;
-    let stage = crate::stages::reached(&config.stages, s.stage_percent(config.stages_against))
-        .map(Stage::name);
+    let stage =
+        crate::context::stages::reached(&config.stages, s.stage_percent(config.stages_against))
+            .map(Stage::name);
     let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
 
     let checkpoint = match &last_checkpoint {
-        Some(c) => match crate::clock::age(&c.created_at) {
+        Some(c) => match crate::system::clock::age(&c.created_at) {
             Some(age) => format!("{} {age} ago", c.id),
             None => c.id.clone(),
         },
@@ -115,7 +116,7 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
         window: s.window,
         percent: s.percent,
         limit: s.limit(),
-        limit_percent: s.stage_percent(crate::compaction::StagesAgainst::Limit),
+        limit_percent: s.stage_percent(crate::context::compaction::StagesAgainst::Limit),
         limit_source: s.limit_source().to_string(),
         stage,
         handoff_due: s.handoff_due,

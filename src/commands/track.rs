@@ -7,15 +7,15 @@ use serde::Serialize;
 
 use super::{Ctx, Outcome};
 use crate::cli::{AgentArg, TrackArgs};
-use crate::config::Config;
-use crate::error::Error;
-use crate::output::{fmt_num, gauge, thousands};
+use crate::domain::config::Config;
+use crate::domain::session::{self, Source};
+use crate::domain::state::StateFile;
+use crate::domain::workspace::Workspace;
 use crate::pipeline::apply::Batch;
-use crate::redact::redact;
-use crate::services::tracking::{self, Fired, Options, Reading, Report, TranscriptInfo};
-use crate::session::{self, Source};
-use crate::state::StateFile;
-use crate::workspace::Workspace;
+use crate::pipeline::tracking::{self, Fired, Options, Reading, Report, TranscriptInfo};
+use crate::system::error::Error;
+use crate::system::output::{fmt_num, gauge, thousands};
+use crate::system::redact::redact;
 
 #[derive(Debug, Serialize)]
 struct TrackOutput {
@@ -33,7 +33,7 @@ struct TrackOutput {
     /// Gutter patterns found now in the transcript (`--transcript`), each
     /// reported once per session.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    gutter: Vec<crate::observe::GutterHit>,
+    gutter: Vec<crate::transcripts::activity::GutterHit>,
 }
 
 pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
@@ -53,7 +53,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     if let (Some(path), Some(limits)) = (&args.transcript, config.gutter) {
         // What the transcript gained since the session's last reading.
         let agent = args.agent.and_then(AgentArg::agent);
-        let feed = crate::services::gutter::Feed {
+        let feed = crate::pipeline::loop_detection::Feed {
             session: &id,
             window: config.window,
             transcript: Some((path, agent)),
@@ -63,8 +63,10 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         };
         let (lock, s) = batch.parts();
         let before = (s.loops.clone(), s.gutter.len());
-        let steps = crate::services::gutter::read_new(&ws, s, path, agent);
-        for (hit, text) in crate::services::gutter::check_in(&ws, lock, s, &feed, &limits, steps)? {
+        let steps = crate::pipeline::loop_detection::read_new(&ws, s, path, agent);
+        for (hit, text) in
+            crate::pipeline::loop_detection::check_in(&ws, lock, s, &feed, &limits, steps)?
+        {
             gutter.push(hit);
             loop_texts.push(text);
         }

@@ -24,8 +24,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
-use crate::error::Error;
-use crate::workspace::{Locate, Workspace};
+use crate::domain::workspace::{Locate, Workspace};
+use crate::system::error::Error;
 
 /// What the server is started with.
 #[derive(Debug, Clone)]
@@ -108,7 +108,7 @@ async fn blocking<T: Send + 'static>(
 /// An error as the CLI reports it: `isError`, the one-line message and the
 /// `--json` error document as the structured content.
 fn error_result(err: &anyhow::Error) -> CallToolResult {
-    let (msg, doc) = crate::error::report(err);
+    let (msg, doc) = crate::system::error::report(err);
     let mut result =
         CallToolResult::error(vec![ContentBlock::text(format!("ctxkeep: error: {msg}"))]);
     result.structured_content = Some(doc);
@@ -118,7 +118,7 @@ fn error_result(err: &anyhow::Error) -> CallToolResult {
 /// An error of a resource or prompt read: these have no `isError`, so the
 /// CLI's message travels in a JSON-RPC error, with its code as data.
 fn protocol_error(err: &anyhow::Error) -> McpError {
-    let (msg, doc) = crate::error::report(err);
+    let (msg, doc) = crate::system::error::report(err);
     McpError::internal_error(format!("ctxkeep: error: {msg}"), Some(doc["error"].clone()))
 }
 

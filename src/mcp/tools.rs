@@ -12,11 +12,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::Options;
-use crate::checkpoint::{Checkpoint, Fields};
-use crate::error::Error;
-use crate::services::{ack, record, resume, status, verify};
-use crate::state::StateFile;
-use crate::workspace::Workspace;
+use crate::domain::checkpoint::{Checkpoint, Fields};
+use crate::domain::state::StateFile;
+use crate::domain::workspace::Workspace;
+use crate::handoff::{ack, resume};
+use crate::pipeline::{record, status};
+use crate::system::error::Error;
+use crate::verify::report as verify;
 
 pub const NAMES: &[&str] = &["checkpoint", "resume", "status", "verify", "ack"];
 
@@ -202,10 +204,10 @@ fn args<T: DeserializeOwned>(tool: &str, value: Value) -> anyhow::Result<T> {
 /// A result: `text` for the model, `data` as the structured content.
 fn done(text: String, data: impl serde::Serialize) -> anyhow::Result<CallToolResult> {
     let mut data = serde_json::to_value(data)?;
-    crate::redact::redact_json(&mut data);
-    let text = crate::redact::redact(&text);
+    crate::system::redact::redact_json(&mut data);
+    let text = crate::system::redact::redact(&text);
     let mut result = CallToolResult::success(vec![ContentBlock::text(
-        crate::recorded::escape_controls(&text).into_owned(),
+        crate::system::recorded::escape_controls(&text).into_owned(),
     )]);
     result.structured_content = Some(data);
     Ok(result)
@@ -268,14 +270,14 @@ pub fn call(
 fn session_of(given: Option<String>, opts: &Options) -> String {
     given
         .or_else(|| opts.session.clone())
-        .unwrap_or_else(|| crate::session::DEFAULT_SESSION.to_string())
+        .unwrap_or_else(|| crate::domain::session::DEFAULT_SESSION.to_string())
 }
 
 fn checkpoint(a: CheckpointArgs, ws: &Workspace, opts: &Options) -> anyhow::Result<CallToolResult> {
-    let session = crate::session::validate_id(&session_of(a.session, opts))?;
+    let session = crate::domain::session::validate_id(&session_of(a.session, opts))?;
     // The session's transcript (its hooks recorded where it is) says what
     // the session did.
-    let transcript: Option<PathBuf> = crate::session::load(ws, &session)
+    let transcript: Option<PathBuf> = crate::domain::session::load(ws, &session)
         .ok()
         .flatten()
         .and_then(|s| s.transcript)
@@ -328,8 +330,9 @@ fn verify_report(ws: &Workspace, opts: &verify::Options) -> anyhow::Result<verif
 
 /// The state file's text, for the `ctxkeep://state` resource.
 pub fn state_text(ws: &Workspace) -> anyhow::Result<String> {
-    let text = crate::fsutil::read_text(&ws.state_path, crate::state::MAX_FILE_BYTES)?;
-    Ok(crate::redact::redact(&text).into_owned())
+    let text =
+        crate::system::fsutil::read_text(&ws.state_path, crate::domain::state::MAX_FILE_BYTES)?;
+    Ok(crate::system::redact::redact(&text).into_owned())
 }
 
 /// The current checkpoint record, for the `ctxkeep://checkpoint` resource.

@@ -3,10 +3,10 @@
 //! the end, atomically, and only when it changed. Log lines are appended under the same lock
 //! as the steps make them, so the event log keeps the order they ran in.
 
-use crate::error::Error;
-use crate::fsutil::Lock;
-use crate::session::{self, Session};
-use crate::workspace::Workspace;
+use crate::domain::session::{self, Session};
+use crate::domain::workspace::Workspace;
+use crate::system::error::Error;
+use crate::system::fsutil::Lock;
 
 use super::effects::LogLine;
 
@@ -68,7 +68,7 @@ impl<'w> Batch<'w> {
 
     /// Appends a line to the event log under the held lock.
     pub fn log(&self, line: LogLine) -> Result<(), Error> {
-        crate::events::append(self.ws, &self.lock, line.event, line.fields)
+        crate::domain::events::append(self.ws, &self.lock, line.event, line.fields)
     }
 
     /// Writes the session's record if it changed, and lets the lock go; returns the session
@@ -95,7 +95,7 @@ mod tests {
             root: dir.to_path_buf(),
             data_dir: dir.join(".ctxkeep"),
             lock_timeout: std::time::Duration::from_secs(5),
-            out: crate::output::Output::SILENT,
+            out: crate::system::output::Output::SILENT,
         }
     }
 

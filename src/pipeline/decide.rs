@@ -5,13 +5,14 @@
 
 use serde_json::json;
 
-use crate::agents::{Agent, HookTraits};
-use crate::compaction::StagesAgainst;
-use crate::hook_payload::Payload;
-use crate::requests::{self, Settings, Why};
-use crate::session::Session;
-use crate::stages::{FiredStage, Stage, StageAction, Step};
-use crate::usage::Usage;
+use crate::agents::payload::Payload;
+use crate::agents::policy::Policy;
+use crate::agents::Agent;
+use crate::context::compaction::StagesAgainst;
+use crate::context::stages::{FiredStage, Stage, StageAction, Step};
+use crate::domain::session::Session;
+use crate::pipeline::requests::{self, Settings, Why};
+use crate::transcripts::usage::Usage;
 
 use super::effects::{LogLine, Reach};
 
@@ -30,7 +31,7 @@ pub fn stage_step(
             rearmed: Vec::new(),
             kept: s.fired.clone(),
         },
-        _ => crate::stages::step(stages, &s.fired, s.stage_percent(against), compacted),
+        _ => crate::context::stages::step(stages, &s.fired, s.stage_percent(against), compacted),
     }
 }
 
@@ -132,14 +133,12 @@ pub fn compressed(before: &Session, after: &Session) -> bool {
 /// Whether this reading shows a compaction the agent fires no event for: its figure dropped
 /// (and, where the agent records compactions in its transcript, the reading says one was).
 pub fn compaction_by_drop(
-    traits: &HookTraits,
+    policy: &Policy,
     before: &Session,
     after: &Session,
     recorded_in_transcript: bool,
 ) -> bool {
-    traits.compaction_seen_as_drop
-        && (!traits.compaction_in_transcript || recorded_in_transcript)
-        && compressed(before, after)
+    policy.compaction_detected(compressed(before, after), recorded_in_transcript)
 }
 
 /// A compaction seen as the figure's drop, noted on the session.
@@ -159,7 +158,7 @@ pub fn note_drop(
     s: &mut Session,
     before: &Session,
     after: &Session,
-    traits: &HookTraits,
+    policy: &Policy,
     agent: Agent,
 ) -> Option<DropNoted> {
     if before.tokens.is_some() && s.fall_noted_from == before.tokens {
@@ -171,7 +170,7 @@ pub fn note_drop(
     let past_point = before
         .tokens
         .is_some_and(|t| t.saturating_mul(10) >= before.limit().saturating_mul(9));
-    let learn_at = (!traits.compaction_in_transcript && past_point)
+    let learn_at = (policy.learns_point_from_last_figure() && past_point)
         .then_some(before.tokens)
         .flatten();
     let log = LogLine::new(
@@ -262,32 +261,30 @@ pub fn checkpoint_request(
 /// and those to tell now (with a reply that reaches the model; else they wait).
 pub fn loops(
     s: &mut Session,
-    steps: &[crate::observe::loops::Step],
-    unnamed: Option<crate::observe::loops::Step>,
-    limits: &crate::observe::GutterLimits,
+    steps: &[crate::transcripts::activity::loops::Step],
+    unnamed: Option<crate::transcripts::activity::loops::Step>,
+    limits: &crate::transcripts::activity::GutterLimits,
     reach: Reach,
 ) -> (
-    Vec<crate::observe::GutterHit>,
-    Vec<crate::observe::GutterHit>,
+    Vec<crate::transcripts::activity::GutterHit>,
+    Vec<crate::transcripts::activity::GutterHit>,
 ) {
-    crate::services::gutter::judge(s, steps, unnamed, limits, reach == Reach::Now)
+    crate::pipeline::loop_detection::judge(s, steps, unnamed, limits, reach == Reach::Now)
 }
 
 /// Whether a session start's prompt waits for the first real prompt: the agent would put the
 /// start's context in front of the user's first prompt (turning a headless slash command into
 /// text), and there is a checkpoint to give.
-pub fn start_waits(traits: &HookTraits, has_checkpoint: bool) -> bool {
-    traits.defer_start_context && has_checkpoint
+pub fn start_waits(policy: &Policy, has_checkpoint: bool) -> bool {
+    policy.defers_start_context() && has_checkpoint
 }
 
 /// Whether this event gives a start that waits (one deferred, or left by a compaction seen
 /// only as the figure's drop): its reply reaches the model now, and it is not a slash command
 /// (`prompt`, when the event is a prompt).
-pub fn gives_waiting_start(traits: &HookTraits, reach: Reach, prompt: Option<&str>) -> bool {
+pub fn gives_waiting_start(policy: &Policy, reach: Reach, prompt: Option<&str>) -> bool {
     let slash_command = prompt.is_some_and(|p| p.trim_start().starts_with('/'));
-    reach == Reach::Now
-        && (traits.defer_start_context || traits.compaction_seen_as_drop)
-        && !slash_command
+    reach == Reach::Now && policy.start_may_wait_for_prompt() && !slash_command
 }
 
 /// A session start, by its source: `clear` empties the context (every stage re-arms, the
@@ -308,7 +305,7 @@ pub fn session_started(
     }
     if source == "compact" {
         if let Some(usage) = boundary {
-            crate::services::learning::note_compaction(s, usage, None);
+            crate::context::learning::note_compaction(s, usage, None);
         }
         s.context_emptied(now);
         if let Some(t) = stated {
@@ -328,7 +325,7 @@ pub fn compaction_ended(
     now: &str,
 ) {
     if let Some(usage) = boundary {
-        crate::services::learning::note_compaction(s, usage, trigger);
+        crate::context::learning::note_compaction(s, usage, trigger);
     }
     if s.restored_at.take().is_none() {
         s.context_emptied(now);
@@ -343,10 +340,10 @@ mod tests {
     //! and for the apply stage (a checkpoint a stage asks for gets the next id).
 
     use super::*;
-    use crate::compaction::Limit;
-    use crate::observe::loops::{Action as Call, Outcome, Step as CallStep};
-    use crate::observe::{GutterHit, GutterLimits};
-    use crate::session::Phase;
+    use crate::context::compaction::Limit;
+    use crate::domain::session::Phase;
+    use crate::transcripts::activity::loops::{Action as Call, Outcome, Step as CallStep};
+    use crate::transcripts::activity::{GutterHit, GutterLimits};
 
     const NOW: &str = "2026-02-11T21:00:00Z";
     const WINDOW: u64 = 200_000;
@@ -387,7 +384,10 @@ mod tests {
             s.set_limit(Limit::new(limit, "front-matter"));
             Harness {
                 s,
-                stages: crate::stages::parse_stages(crate::stages::DEFAULT_STAGES).unwrap(),
+                stages: crate::context::stages::parse_stages(
+                    crate::context::stages::DEFAULT_STAGES,
+                )
+                .unwrap(),
                 against: StagesAgainst::Limit,
                 written: Vec::new(),
             }
@@ -432,8 +432,8 @@ mod tests {
         s
     }
 
-    fn traits(agent: Agent) -> HookTraits {
-        agent.integration().hook_traits()
+    fn traits(agent: Agent) -> Policy {
+        *agent.policy()
     }
 
     // Stages.
@@ -926,7 +926,7 @@ mod tests {
     fn the_phases_follow_a_compaction_from_its_start_to_the_give_back() {
         let mut s = at_tokens(150_000, 160_000);
         assert_eq!(s.phase(), Phase::Tracking);
-        s.after_compaction = Some(crate::session::AfterCompaction {
+        s.after_compaction = Some(crate::domain::session::AfterCompaction {
             since: Some(NOW.into()),
             checkpoint: Some("ck-1".into()),
             ..Default::default()
@@ -1077,7 +1077,7 @@ mod tests {
             &told[0],
             GutterHit::SameFailure { command, count: 3, .. } if command == "cargo build"
         ));
-        let text = crate::services::gutter::instruction(&told[0]);
+        let text = crate::pipeline::loop_detection::instruction(&told[0]);
         assert!(text.contains("cargo build"), "{text}");
         assert_eq!(s.gutter.len(), 1, "recorded on the session");
         let (found, told) = loops(

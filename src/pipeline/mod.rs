@@ -1,5 +1,8 @@
-//! The hook pipeline: every entry that moves a session (a hook event, `track`, the status
-//! line, MCP `status`) goes the same way:
+//! The hook pipeline: one entry for hook events, `track`, the status line and MCP status,
+//! and the work it does: tracking usage, checkpoint requests, loop detection, the record a checkpoint
+//! takes, and the snapshots taken before destructive commands.
+//!
+//! Every entry that moves a session goes the same way:
 //!
 //! - **read** ([`read`]): the payload, the transcript (through one [`read::TranscriptView`]
 //!   per event) and the session's record, each loaded once;
@@ -13,4 +16,11 @@
 pub mod apply;
 pub mod decide;
 pub mod effects;
+pub mod hook;
+pub mod loop_detection;
 pub mod read;
+pub mod record;
+pub mod requests;
+pub mod snapshot;
+pub mod status;
+pub mod tracking;

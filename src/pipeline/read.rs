@@ -8,14 +8,14 @@ use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use crate::agents::Agent;
-use crate::fsutil::Lock;
-use crate::observe::event_read::EventRead;
-use crate::observe::index::SessionIndex;
-use crate::observe::loops::Step;
-use crate::observe::Observed;
-use crate::session::Session;
-use crate::usage::Usage;
-use crate::workspace::Workspace;
+use crate::domain::session::Session;
+use crate::domain::workspace::Workspace;
+use crate::system::fsutil::Lock;
+use crate::transcripts::activity::event_read::EventRead;
+use crate::transcripts::activity::index::SessionIndex;
+use crate::transcripts::activity::loops::Step;
+use crate::transcripts::activity::Observed;
+use crate::transcripts::usage::Usage;
 
 /// The event's transcript: where it is (when it exists), the agent that writes it, and its
 /// one open reading.
@@ -73,14 +73,14 @@ impl TranscriptView {
     /// (the caller holds the lock).
     pub fn catch_up_index(&self, ws: &Workspace, lock: &Lock, id: &str) -> Option<SessionIndex> {
         let read = self.read().ok()??;
-        crate::services::session_index::catch_up_read(ws, lock, id, read)
+        crate::transcripts::session_index::catch_up_read(ws, lock, id, read)
     }
 
     /// The tool calls the transcript gained since loop detection last read it (moving the
     /// session's cursor).
     pub fn new_calls(&self, ws: &Workspace, s: &mut Session) -> Vec<Step> {
         match self.read() {
-            Ok(Some(read)) => crate::services::gutter::read_new_in(ws, s, read),
+            Ok(Some(read)) => crate::pipeline::loop_detection::read_new_in(ws, s, read),
             _ => Vec::new(),
         }
     }
@@ -89,7 +89,7 @@ impl TranscriptView {
     /// session's index (the caller holds the lock).
     pub fn observe(&self, ws: &Workspace, lock: &Lock, id: &str) -> Option<Observed> {
         let read = self.read().ok()??;
-        crate::services::session_index::observed_with(ws, lock, id, read)
+        crate::transcripts::session_index::observed_with(ws, lock, id, read)
     }
 
     /// Acknowledges the latest restore when what the transcript gained since the last look
@@ -98,14 +98,14 @@ impl TranscriptView {
         let Ok(Some(read)) = self.read() else {
             return;
         };
-        let _ = crate::chain::ack_if_echoed(ws, lock, &|nonce| {
-            crate::services::session_index::echoed(
+        let _ = crate::handoff::ledger::ack_if_echoed(ws, lock, &|nonce| {
+            crate::transcripts::session_index::echoed(
                 ws,
                 lock,
                 id,
                 read,
                 nonce,
-                crate::chain::ECHO_SCAN_BYTES,
+                crate::handoff::ledger::ECHO_SCAN_BYTES,
             )
         });
     }

@@ -1,13 +1,41 @@
-//! The layering docs/architecture.md describes, checked on the sources: no
-//! command imports another, nothing below the commands imports `commands`
-//! or `cli`, and the modules' imports have no cycle.
+//! The layering docs/architecture.md describes, checked on the sources: the top level is the
+//! wings and nothing else, the infrastructure wing imports no other, no command imports
+//! another, nothing below the commands imports `commands` or `cli`, and the modules' imports
+//! have no cycle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Module name of a source file: the top-level module, or `commands/x` and
-/// `services/x` for the files of those two layers.
-fn module_of(src: &Path, file: &Path) -> Option<String> {
+/// The top-level modules of `src/lib.rs`, each a wing of the architecture (docs/architecture.md,
+/// "Wings"). `cli`, `mcp` and `agents` are one unit each; every other wing is a folder of
+/// modules, and the import graph is drawn between those modules.
+const WINGS: &[&str] = &[
+    "agents",
+    "cli",
+    "commands",
+    "context",
+    "domain",
+    "handoff",
+    "install",
+    "mcp",
+    "pipeline",
+    "system",
+    "transcripts",
+    "verify",
+];
+const UNITS: &[&str] = &["agents", "cli", "mcp"];
+
+/// Node of the import graph for a module path: the wing for the units, `wing/module` else.
+fn node(parts: &[&str]) -> Option<String> {
+    let top = *parts.first()?;
+    match parts.get(1) {
+        Some(sub) if !UNITS.contains(&top) => Some(format!("{top}/{sub}")),
+        _ => Some(top.to_string()),
+    }
+}
+
+/// Module path of a source file (`lib` and `main` have none).
+fn module_path(src: &Path, file: &Path) -> Option<Vec<String>> {
     let rel = file.strip_prefix(src).ok()?.with_extension("");
     let mut parts: Vec<String> = rel
         .components()
@@ -18,10 +46,7 @@ fn module_of(src: &Path, file: &Path) -> Option<String> {
     }
     match parts.first().map(String::as_str) {
         None | Some("lib") | Some("main") => None,
-        Some("commands") | Some("services") if parts.len() > 1 => {
-            Some(format!("{}/{}", parts[0], parts[1]))
-        }
-        Some(top) => Some(top.to_string()),
+        _ => Some(parts),
     }
 }
 
@@ -42,41 +67,109 @@ fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let path_ref = regex::Regex::new(r"crate::([a-z_]+)(?:::([a-z_]+))?").unwrap();
+    let wing_group = regex::Regex::new(r"crate::([a-z_]+)::\{([^}]*)\}").unwrap();
     let grouped = regex::Regex::new(r"use crate::\{([^}]*)\}").unwrap();
-    let group_item = regex::Regex::new(r"\b([a-z_]+)::").unwrap();
+    let group_path = regex::Regex::new(r"\b([a-z_]+)(?:::([a-z_]+))?").unwrap();
+    let group_head = regex::Regex::new(r"(?:^|,)\s*([a-z_]+)").unwrap();
     let sibling = regex::Regex::new(r"\bsuper::([a-z_]+)").unwrap();
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in files {
-        let Some(me) = module_of(&src, &file) else {
+        let Some(path) = module_path(&src, &file) else {
             continue;
         };
+        let parts: Vec<&str> = path.iter().map(String::as_str).collect();
+        let me = node(&parts).unwrap();
         let text = std::fs::read_to_string(&file).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        let layer = me.split('/').next().unwrap().to_string();
         let mut targets = BTreeSet::new();
         for c in path_ref.captures_iter(code) {
-            let top = &c[1];
-            targets.insert(match c.get(2) {
-                Some(sub) if top == "commands" || top == "services" => {
-                    format!("{top}/{}", sub.as_str())
-                }
-                _ => top.to_string(),
-            });
+            let sub = c.get(2).map(|m| m.as_str());
+            targets.extend(node(
+                &[&c[1], sub.unwrap_or_default()][..1 + sub.is_some() as usize],
+            ));
         }
-        for c in grouped.captures_iter(code) {
-            for item in group_item.captures_iter(&c[1]) {
-                targets.insert(item[1].to_string());
+        for c in wing_group.captures_iter(code) {
+            for item in group_head.captures_iter(&c[2]) {
+                if &item[1] != "self" {
+                    targets.extend(node(&[&c[1], &item[1]]));
+                }
             }
         }
-        if me.contains('/') {
+        for c in grouped.captures_iter(code) {
+            for item in group_path.captures_iter(&c[1]) {
+                let sub = item.get(2).map(|m| m.as_str());
+                targets.extend(node(
+                    &[&item[1], sub.unwrap_or_default()][..1 + sub.is_some() as usize],
+                ));
+            }
+        }
+        // `super::x` from `wing/module/file.rs` stays in `wing/module`; from `wing/file.rs` it
+        // is the sibling `wing/x`.
+        if parts.len() == 2 && !UNITS.contains(&parts[0]) {
             for c in sibling.captures_iter(code) {
-                targets.insert(format!("{layer}/{}", &c[1]));
+                targets.extend(node(&[parts[0], &c[1]]));
             }
         }
         targets.remove(&me);
+        targets.retain(|t| !WINGS.contains(&t.as_str()) || UNITS.contains(&t.as_str()));
         graph.entry(me).or_default().extend(targets);
     }
     graph
+}
+
+#[test]
+fn the_top_level_is_the_wings_and_nothing_else() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let declared: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("pub mod ")
+                .or_else(|| l.strip_prefix("mod "))
+        })
+        .filter_map(|l| l.strip_suffix(';'))
+        .collect();
+    assert_eq!(
+        declared, WINGS,
+        "src/lib.rs declares the wings of docs/architecture.md"
+    );
+    assert!(WINGS.len() <= 12, "at most 12 wings");
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if name == "lib" || name == "main" {
+            continue;
+        }
+        assert!(WINGS.contains(&name.as_str()), "src/{name} is not a wing");
+        assert!(
+            UNITS.contains(&name.as_str()) || path.join("mod.rs").is_file(),
+            "the wing src/{name} is a folder of modules"
+        );
+    }
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    for wing in WINGS {
+        assert!(
+            docs.contains(&format!("`{wing}`")),
+            "docs/architecture.md describes the wing `{wing}`"
+        );
+    }
+}
+
+#[test]
+fn the_infrastructure_wing_imports_no_other() {
+    let graph = import_graph();
+    let wrong: Vec<String> = graph
+        .iter()
+        .filter(|(from, _)| from.starts_with("system/"))
+        .flat_map(|(from, tos)| {
+            tos.iter()
+                .filter(|to| !to.starts_with("system/"))
+                .map(move |to| format!("{from} -> {to}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "`system` is the bottom wing: {wrong:?}");
 }
 
 #[test]
@@ -157,13 +250,13 @@ fn agent_names(src: &Path) -> AgentNames {
         .expect("src/agents/mod.rs defines `pub enum Agent`");
     let variants: Vec<String> = body
         .split(',')
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
+        // The variant's name, after any attribute (`#[serde(rename = …)]`).
+        .filter_map(|v| v.split_whitespace().last())
         .map(str::to_string)
         .collect();
     let id = regex::Regex::new(r#"pub const ID: &str = "([^"]+)";"#).unwrap();
-    let aliases = regex::Regex::new(r#"fn aliases\(&self\)[^{]*\{\s*&\[([^\]]*)\]"#).unwrap();
-    let display = regex::Regex::new(r#"fn display_name\(&self\)[^{]*\{\s*"([^"]+)""#).unwrap();
+    let aliases = regex::Regex::new(r#"\n    aliases: &\[([^\]]*)\],"#).unwrap();
+    let display = regex::Regex::new(r#"const DISPLAY_NAME: &str = "([^"]+)";"#).unwrap();
     let quoted = regex::Regex::new(r#""([^"]+)""#).unwrap();
     let mut names = AgentNames {
         variants,
@@ -248,7 +341,9 @@ fn only_the_registry_the_agents_folders_and_the_clap_values_name_an_agent() {
     for file in files {
         let rel = file.strip_prefix(&src).unwrap();
         // The model table names models ("claude", "gemini-2"), not the agents.
-        if rel.starts_with("agents") || rel == Path::new("cli.rs") || rel == Path::new("models.rs")
+        if rel.starts_with("agents")
+            || rel == Path::new("cli.rs")
+            || rel == Path::new("context/models.rs")
         {
             continue;
         }
@@ -261,9 +356,52 @@ fn only_the_registry_the_agents_folders_and_the_clap_values_name_an_agent() {
     }
     assert!(
         wrong.is_empty(),
-        "only src/agents/ and src/cli.rs may name an agent; call through `Agent::integration()`:\n{}",
+        "only src/agents/ and src/cli.rs may name an agent; read its `Agent::spec()`:\n{}",
         wrong.join("\n")
     );
+}
+
+/// Adding an agent touches its folder and the registry only: the registry declares each
+/// folder once and maps one variant to each folder's `SPEC`, and each folder states its facts
+/// in that one value (docs/agents.md, "Adding an agent").
+#[test]
+fn the_registry_lists_each_agent_folder_once() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let names = agent_names(&src);
+    let registry = std::fs::read_to_string(src.join("agents/mod.rs")).unwrap();
+    let mut wrong = Vec::new();
+    for folder in &names.folders {
+        let declared = registry.matches(&format!("pub mod {folder};")).count();
+        let mapped = registry.matches(&format!(" => &{folder}::SPEC,")).count();
+        if declared != 1 || mapped != 1 {
+            wrong.push(format!(
+                "src/agents/mod.rs: `pub mod {folder};` {declared} times, `{folder}::SPEC` {mapped} times (want 1 each)"
+            ));
+        }
+        let text = std::fs::read_to_string(src.join("agents").join(folder).join("mod.rs")).unwrap();
+        if text
+            .matches("pub static SPEC: AgentSpec = AgentSpec {")
+            .count()
+            != 1
+        {
+            wrong.push(format!(
+                "src/agents/{folder}/mod.rs: not one `pub static SPEC: AgentSpec`"
+            ));
+        }
+    }
+    let all = registry
+        .split("pub const ALL: [Agent; ")
+        .nth(1)
+        .and_then(|rest| rest.split("];").next())
+        .unwrap_or_default();
+    for v in &names.variants {
+        if all.matches(&format!("Agent::{v},")).count() != 1 {
+            wrong.push(format!(
+                "src/agents/mod.rs: `Agent::{v}` not once in `Agent::ALL`"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]
@@ -285,7 +423,7 @@ fn only_fsutil_opens_a_file_for_reading() {
     let mut wrong = Vec::new();
     for file in files {
         let rel = file.strip_prefix(&src).unwrap();
-        if rel == Path::new("fsutil.rs") {
+        if rel == Path::new("system/fsutil.rs") {
             continue;
         }
         let text = std::fs::read_to_string(&file).unwrap();

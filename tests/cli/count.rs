@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use ctxkeep::tokens::{count, Encoding};
+use ctxkeep::context::tokens::{count, Encoding};
 
 use crate::support::Project;
 

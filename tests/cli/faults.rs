@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, SystemTime};
 
-use ctxkeep::state::StateFile;
-use ctxkeep::state::{seal, Seal};
+use ctxkeep::domain::state::StateFile;
+use ctxkeep::domain::state::{seal, Seal};
 
 use crate::support::Project;
 
@@ -159,7 +159,7 @@ const TRACKERS: usize = 64;
 const ADDS_EACH: usize = 50;
 const WRITERS: usize = 16;
 
-/// Issue 6's concurrency figure: 64 processes doing 50 `track --add 1` each
+/// The concurrency figure: 64 processes doing 50 `track --add 1` each
 /// on one session while 16 processes write checkpoints.
 #[test]
 fn sixty_four_trackers_and_sixteen_checkpoints_at_once_lose_nothing() {

@@ -740,7 +740,7 @@ fn edit(p: &Project, args: &[&str]) -> Edit {
     serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}: {v}"))
 }
 
-/// Claude Code's hook command: silent where ctxkeep is not installed (issue 37).
+/// Claude Code's hook command: silent where ctxkeep is not installed.
 const CC_HOOK: &str =
     "command -v ctxkeep >/dev/null 2>&1 || { cat >/dev/null; exit 0; }; ctxkeep hook claude-code";
 

@@ -82,7 +82,7 @@ impl<'a> Session<'a> {
         if stdout.trim().is_empty() || (event == "PreCompact" && !stdout.starts_with('{')) {
             return String::new();
         }
-        // Claude Code's PreCompact answer is plain text for its summarizer (issue 27).
+        // Claude Code's PreCompact answer is plain text for its summarizer.
         let Ok(v) = serde_json::from_str::<Value>(&stdout) else {
             return stdout;
         };

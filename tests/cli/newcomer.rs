@@ -1,4 +1,4 @@
-//! A newcomer's first hour (issue 37, cases 11–14): what install writes and for whom, what an
+//! A newcomer's first hour: what install writes and for whom, what an
 //! edit of the marked block does, where decisions go, and the small untruths a first run met.
 
 use predicates::prelude::*;

@@ -1,4 +1,4 @@
-//! Recorded text is data (issue 37, cases 1–3): a session whose request and command output
+//! Recorded text is data: a session whose request and command output
 //! carry instructions, escape sequences and a bearer token goes through Claude Code's hooks
 //! (a failure loop, PreCompact, the restored start), `resume` and `status`. The token is
 //! nowhere; no escape sequence is printed raw; what the session said reaches the model only as

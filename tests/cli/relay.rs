@@ -769,6 +769,23 @@ fn a_state_file_overwritten_by_the_agent_is_named_as_such() {
 /// with it instead of running on unwatched.
 #[test]
 fn the_agent_dies_with_a_relay_killed_outright() {
+    assert_the_agent_dies_with_a_relay_killed_outright(&[]);
+}
+
+/// The instant right after relay started the agent's process, held open
+/// by the test-only pause: a kill there must take the agent along too.
+#[test]
+fn the_agent_dies_with_a_relay_killed_right_after_starting_it() {
+    assert_the_agent_dies_with_a_relay_killed_outright(&[(
+        "CTXKEEP_TEST_PAUSE_AFTER_SPAWN",
+        "600000",
+    )]);
+}
+
+/// Starts relay (with `env`) on an agent that runs a long `sleep` through
+/// `sh -c`, kills relay with SIGKILL once the agent runs, and checks the
+/// agent's own process, a grandchild of relay, ends.
+fn assert_the_agent_dies_with_a_relay_killed_outright(env: &[(&str, &str)]) {
     let p = ready();
     let pid_file = p.home().join("agent.pid");
     let a = agent(
@@ -777,6 +794,7 @@ fn the_agent_dies_with_a_relay_killed_outright() {
         &format!("echo $$ > '{}'\nexec sleep 600", pid_file.display()),
     );
     let mut child = command(&p, &["--agent-cmd", &a])
+        .envs(env.iter().copied())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -788,5 +806,27 @@ fn the_agent_dies_with_a_relay_killed_outright() {
     assert!(
         crate::support::process_ends(agent_pid),
         "the agent {agent_pid} still runs after the relay was killed"
+    );
+}
+
+/// The `--until` check runs through `sh -c` as an agent does: a relay
+/// killed outright during it leaves nothing of it running either.
+#[test]
+fn the_until_check_dies_with_a_relay_killed_outright() {
+    let p = ready();
+    let home = p.home().display().to_string();
+    let a = agent(&p, "quick", "exit 0");
+    let until = format!("sleep 1017 & echo $! > '{home}/until.pid'; wait");
+    let mut child = command(&p, &["--agent-cmd", &a, "--until", &until])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = read_pid_file(&p.home().join("until.pid"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        crate::support::process_ends(pid),
+        "the --until check's sleep {pid} still runs after the relay was killed"
     );
 }

@@ -1,4 +1,4 @@
-//! Automatic checkpoints that carry the task and what remains (issue 26): the request survives a
+//! Automatic checkpoints that carry the task and what remains: the request survives a
 //! nudge, the open plan items and the agent's stated next step reach the next prompt, an idle
 //! session never wipes the work, Gemini's PreCompress checkpoints only a compression, and Codex's
 //! SessionEnd is wired. Payloads and transcripts are written here in the agents' shapes.

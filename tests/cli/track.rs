@@ -516,9 +516,9 @@ fn a_falling_message_count_suggests_truncation() {
 fn count_source_is_an_estimate() {
     let p = init_with("80", "1000");
     p.write("notes.md", "hello world\n".repeat(50));
-    let expected = ctxkeep::tokens::count(
+    let expected = ctxkeep::context::tokens::count(
         &"hello world\n".repeat(50),
-        ctxkeep::tokens::Encoding::O200kBase,
+        ctxkeep::context::tokens::Encoding::O200kBase,
     )
     .unwrap() as u64;
     let (t, _) = track(&p, &["--count", "notes.md"]);
@@ -595,8 +595,10 @@ fn counting_a_grown_file_again_gives_the_whole_count() {
     let p = init_with("99", "1000000");
     let first = "fn main() {\n    println!(\"hi\");\n}\n".repeat(300);
     p.write("log.txt", &first);
-    let whole =
-        |t: &str| ctxkeep::tokens::count(t, ctxkeep::tokens::Encoding::O200kBase).unwrap() as u64;
+    let whole = |t: &str| {
+        ctxkeep::context::tokens::count(t, ctxkeep::context::tokens::Encoding::O200kBase).unwrap()
+            as u64
+    };
     assert_eq!(
         track(&p, &["--count", "log.txt"]).0.tokens,
         Some(whole(&first))

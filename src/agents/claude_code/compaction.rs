@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::compaction::{read_config, show, strip_json_comments, truthy, Limit};
+use crate::context::compaction::{read_config, show, strip_json_comments, truthy, Limit};
 
 /// Claude Code keeps this much of the window for the summary's output.
 pub const SUMMARY_RESERVE: u64 = 20_000;

@@ -1,15 +1,15 @@
 //! Claude Code's hooks: its payloads are the shape every agent's hooks
-//! share (`crate::hook_payload`), plus its own tools in `PostToolUse` and
+//! share (`crate::agents::payload`), plus its own tools in `PostToolUse` and
 //! `PostToolUseFailure`; and what `hooks doctor` sends them.
 
 use serde_json::{json, Map, Value};
 
-use crate::agents::DoctorSample;
-use crate::error::Error;
-use crate::hook_payload::{
+use crate::agents::payload::{
     content_hash, object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile,
     ToolOutcome,
 };
+use crate::agents::DoctorSample;
+use crate::system::error::Error;
 
 /// A payload; after a tool call, the call and its outcome, and the plan item it completed.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
@@ -162,6 +162,8 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
     transcript_name: "transcript.jsonl",
     transcript: r#"{"parentUuid":null,"isSidechain":false,"type":"assistant","message":{"model":"claude-sonnet-4-5","id":"msg_doctor","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":10,"cache_creation_input_tokens":990,"cache_read_input_tokens":19000,"output_tokens":5}},"uuid":"u-doctor","timestamp":"2026-01-01T00:00:00.000Z"}
 "#,
+    common_fields: doctor_common_fields,
+    event_fields: DoctorSample::usual_event_fields,
 };
 
 pub fn doctor_common_fields() -> Value {

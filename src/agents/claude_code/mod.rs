@@ -12,34 +12,56 @@ pub mod summary;
 pub mod usage;
 
 use std::fs::File;
-use std::io::Read;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{DoctorSample, Headless, HookTraits, Integration, Plugin, ReadSeek};
-use crate::agent_settings::AgentSettings;
-use crate::compaction::Limit;
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::Recorder;
-use crate::usage::{get_str, StatusLine, Usage};
+use super::policy::{
+    PreCompact, PreCompactFires, PreCompactOutput, SummaryReadable, ToolCallRecorded,
+};
+use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
+use crate::transcripts::activity::Recorder;
+use crate::transcripts::usage::{get_str, Usage};
 
 pub const ID: &str = "claude-code";
+const DISPLAY_NAME: &str = "Claude Code";
 
-pub struct ClaudeCode;
+pub static SPEC: AgentSpec = AgentSpec {
+    id: ID,
+    aliases: &["claude", "claude_code", "claudecode"],
+    display_name: DISPLAY_NAME,
+    settings: settings::SETTINGS,
+    // PreCompact's plain stdout is the summarizer's custom instructions;
+    // SessionStart(compact) fires before PostCompact and before the
+    // summary is in the transcript (FORMATS §7b, seen with 2.1.328). Under load, 2.1.331
+    // ran a PostToolUse hook before the reply with the call was in the transcript (seen
+    // in 1 of 20 calls with both cores busy; there 0.3 s later).
+    policy: Policy {
+        pre_compact: PreCompact {
+            fires: PreCompactFires::WhenCompacting,
+            output: PreCompactOutput::ToSummarizer,
+        },
+        summary: SummaryReadable::AfterRestoredStart,
+        tool_calls: ToolCallRecorded::MayFollowHook,
+        ..Policy::USUAL
+    },
+    compaction_limit: compaction::limit_for,
+    window_cap: Some(compaction::window_cap),
+    doctor: hooks::DOCTOR_SAMPLE,
+    headless: Some(Headless {
+        program: "claude",
+        before_args: &[],
+        before_prompt: &["-p"],
+    }),
+    plugin: Some(plugin::PLUGIN),
+    status_line: Some(|input| statusline::read_statusline(input)),
+    records_dir: None,
+    transcripts: &ClaudeCode,
+};
 
-impl Integration for ClaudeCode {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["claude", "claude_code", "claudecode"]
-    }
-    fn display_name(&self) -> &'static str {
-        "Claude Code"
-    }
+struct ClaudeCode;
 
+impl Transcripts for ClaudeCode {
     fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
         usage::read_from(path, src, len)
     }
@@ -78,76 +100,17 @@ impl Integration for ClaudeCode {
             .map(|c| vec![c.to_string()])
             .unwrap_or_default()
     }
-
-    fn compaction_limit(
-        &self,
-        window: u64,
-        _project: &Path,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Limit {
-        compaction::limit(window, env)
-    }
-    fn compaction_limit_for(
-        &self,
-        window: u64,
-        model: Option<&str>,
-        project: &Path,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Limit {
-        compaction::limit_for(window, model, project, env)
-    }
-    fn window_cap(
-        &self,
-        window: u64,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Option<(u64, String)> {
-        compaction::window_cap(window, env)
-    }
     fn compaction_summary(
         &self,
         path: &Path,
         since: Option<chrono::DateTime<chrono::Utc>>,
-    ) -> anyhow::Result<crate::summary::Found> {
+    ) -> anyhow::Result<crate::transcripts::compaction_summary::Found> {
         summary::last(path, since)
     }
-
-    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
+    fn payload(
+        &self,
+        root: &Map<String, Value>,
+    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
         hooks::payload(root)
-    }
-    fn hook_traits(&self) -> HookTraits {
-        // PreCompact's plain stdout is the summarizer's custom instructions;
-        // SessionStart(compact) fires before PostCompact and before the
-        // summary is in the transcript (FORMATS §7b, seen with 2.1.328). Under load, 2.1.331
-        // ran a PostToolUse hook before the reply with the call was in the transcript (seen
-        // in 1 of 20 calls with both cores busy; there 0.3 s later).
-        HookTraits {
-            steer_at_pre_compact: true,
-            summary_after_start: true,
-            call_reaches_transcript_late: true,
-            ..HookTraits::default()
-        }
-    }
-    fn settings(&self) -> &'static AgentSettings {
-        &settings::SETTINGS
-    }
-    fn doctor_sample(&self) -> DoctorSample {
-        hooks::DOCTOR_SAMPLE
-    }
-    fn doctor_common_fields(&self) -> Value {
-        hooks::doctor_common_fields()
-    }
-
-    fn plugin(&self) -> Option<Plugin> {
-        Some(plugin::PLUGIN)
-    }
-    fn headless(&self) -> Option<Headless> {
-        Some(Headless {
-            program: "claude",
-            before_args: &[],
-            before_prompt: &["-p"],
-        })
-    }
-    fn read_status_line(&self, input: &mut dyn Read) -> Option<anyhow::Result<StatusLine>> {
-        Some(statusline::read_statusline(input))
     }
 }

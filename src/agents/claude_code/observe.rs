@@ -9,13 +9,14 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::observe::delegated;
-use crate::observe::text::{exit_code_in, string_values, user_request};
-use crate::observe::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
+use crate::transcripts::activity::delegated;
+use crate::transcripts::activity::text::{exit_code_in, string_values, user_request};
+use crate::transcripts::activity::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
 
 /// The tools whose calls matter, as they appear in a compact `tool_use` line.
-const TRACKED: [&str; 9] = [
+const TRACKED: [&str; 10] = [
     "\"name\":\"Read\"",
+    "\"name\":\"Grep\"",
     "\"name\":\"Write\"",
     "\"name\":\"Edit\"",
     "\"name\":\"MultiEdit\"",
@@ -25,6 +26,13 @@ const TRACKED: [&str; 9] = [
     "\"name\":\"TaskCreate\"",
     "\"name\":\"TaskUpdate\"",
 ];
+
+/// Whether a search's `path` names a file rather than a folder: its last part has an
+/// extension (`src/hooks.go`, not `src`, `.github` or `cmd/cli`).
+fn names_a_file(path: &str) -> bool {
+    let last = path.rsplit(['/', '\\']).next().unwrap_or("");
+    last.rfind('.').is_some_and(|i| i > 0 && i + 1 < last.len())
+}
 
 /// Where plan mode writes its plan files (under the user's home).
 const PLANS: &str = "/.claude/plans/";
@@ -215,6 +223,15 @@ impl Reader {
             }
             "Read" => {
                 if let Some(p) = s("file_path").and_then(|p| rec.root.display(p, cwd)) {
+                    rec.read_files(vec![p]);
+                }
+            }
+            // A search inside one file reads that file (a folder's search reads none).
+            "Grep" => {
+                if let Some(p) = s("path")
+                    .filter(|p| names_a_file(p))
+                    .and_then(|p| rec.root.display(p, cwd))
+                {
                     rec.read_files(vec![p]);
                 }
             }

@@ -60,7 +60,7 @@ fn installed_version(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     let record = user_dir(env)?
         .join("plugins")
         .join("installed_plugins.json");
-    let text = crate::fsutil::read_text(&record, MAX_SETTINGS_BYTES).ok()?;
+    let text = crate::system::fsutil::read_text(&record, MAX_SETTINGS_BYTES).ok()?;
     let doc: Value = serde_json::from_str(&text).ok()?;
     let (_, installs) = doc
         .get("plugins")?
@@ -72,7 +72,7 @@ fn installed_version(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
         .get("installPath")
         .and_then(Value::as_str)
         .map(|dir| Path::new(dir).join(".claude-plugin").join("plugin.json"))
-        .and_then(|manifest| crate::fsutil::read_text(&manifest, MAX_SETTINGS_BYTES).ok())
+        .and_then(|manifest| crate::system::fsutil::read_text(&manifest, MAX_SETTINGS_BYTES).ok())
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .and_then(|m| m.get("version")?.as_str().map(str::to_string));
     from_manifest.or_else(|| {
@@ -87,7 +87,7 @@ fn installed_version(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
 /// Whether the file's `enabledPlugins` turns the plugin on (true) or off
 /// (false); None when it does not name it (or cannot be read).
 fn names_plugin(path: &Path) -> Option<bool> {
-    let text = crate::fsutil::read_text(path, MAX_SETTINGS_BYTES).ok()?;
+    let text = crate::system::fsutil::read_text(path, MAX_SETTINGS_BYTES).ok()?;
     let doc: Value = serde_json::from_str(&text).ok()?;
     doc.get("enabledPlugins")?
         .as_object()?

@@ -1,12 +1,12 @@
 //! Claude Code: `.claude/settings.json`, `hooks` by event, and the status
 //! line (FORMATS: docs/agents.md, "Use with Claude Code").
 
-use crate::agent_settings::mcp::{Format, McpSettings};
-use crate::agent_settings::{AgentSettings, Event};
+use crate::install::agent_settings::mcp::McpSettings;
+use crate::install::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
-    display_name: "Claude Code",
+    display_name: super::DISPLAY_NAME,
     dir: ".claude",
     file: "settings.json",
     // Claude Code runs a hook command through the shell: where ctxkeep is
@@ -31,17 +31,9 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::new("SessionEnd"),
     ],
     status_line: true,
-    json_always: false,
-    trust: &[],
     mcp_approval: Some(
         "approve the ctxkeep MCP server when Claude Code asks (or in /mcp); it leaves a project's .mcp.json servers off until they are approved",
     ),
-    comments_allowed: false,
-    mcp: McpSettings {
-        dir: None,
-        file: ".mcp.json",
-        format: Format::Json,
-        key: "mcpServers",
-    },
-    code: None,
+    mcp: McpSettings::json(None, ".mcp.json"),
+    ..AgentSettings::USUAL
 };

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::error::Error;
-use crate::usage::{get_obj, get_str, get_u64, input_context_tokens, StatusLine};
+use crate::system::error::Error;
+use crate::transcripts::usage::{get_obj, get_str, get_u64, input_context_tokens, StatusLine};
 
 /// Largest status-line payload accepted (real ones are a few KiB).
 pub const MAX_STATUSLINE_BYTES: u64 = 1024 * 1024;
@@ -117,7 +117,7 @@ fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::{exit, exit_code_of};
+    use crate::system::error::{exit, exit_code_of};
 
     /// Current shape (official doc example, abridged).
     const NEW: &str = r#"{ "cwd":"/current/working/directory","session_id":"abc123","session_name":"my-session",

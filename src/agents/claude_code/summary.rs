@@ -9,7 +9,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::summary::{content_text, scan_back, Found};
+use crate::transcripts::compaction_summary::{content_text, scan_back, Found};
 
 pub fn last(path: &Path, since: Option<DateTime<Utc>>) -> anyhow::Result<Found> {
     let found = scan_back(path, b"isCompactSummary", |line| {

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::usage::{
+use crate::transcripts::usage::{
     get_obj, get_str, get_u64, input_context_tokens, open_transcript, read_jsonl, Scanner, Usage,
 };
 
@@ -114,8 +114,8 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
 mod tests {
     use super::*;
     use crate::agents::read_usage as read_transcript;
-    use crate::usage::testutil::{jsonl, write_temp};
-    use crate::usage::DIAG_WINDOW;
+    use crate::transcripts::usage::testutil::{jsonl, write_temp};
+    use crate::transcripts::usage::DIAG_WINDOW;
 
     /// A real-shaped main-chain assistant line (Claude Code 2.1.x envelope).
     fn assistant(id: &str, model: &str, input: u64, create: u64, read: u64, out: u64) -> String {
@@ -388,11 +388,14 @@ mod tests {
         let mut scanner = Scanner::open(&path).unwrap();
         let u = scan(&mut scanner).unwrap();
         assert_eq!(u.tokens, Some(160_735));
-        assert_eq!(scanner.bytes_read(), crate::usage::tail::CHUNK_SIZE as u64);
+        assert_eq!(
+            scanner.bytes_read(),
+            crate::transcripts::usage::tail::CHUNK_SIZE as u64
+        );
         assert!(scanner.len() > 50 * 1024 * 1024);
         // Counting malformed lines over the diagnostic window stays bounded too.
         assert_eq!(scanner.finish().unwrap(), 0);
-        let chunk = crate::usage::tail::CHUNK_SIZE as u64;
+        let chunk = crate::transcripts::usage::tail::CHUNK_SIZE as u64;
         assert!(
             scanner.bytes_read() <= DIAG_WINDOW + 2 * chunk,
             "{}",

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::compaction::{home, read_config, show, Limit};
+use crate::context::compaction::{home, read_config, show, Limit};
 
 /// Codex compacts at this share (9/10) of the configured window by default.
 const DEFAULT_NUM: u64 = 9;

@@ -3,12 +3,12 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::agents::DoctorSample;
-use crate::error::Error;
-use crate::hook_payload::{
+use crate::agents::payload::{
     object_of, text_of, with_tool_call, Action, Payload, ToolAction, ToolCall, ToolFile,
     ToolOutcome, STDIN,
 };
+use crate::agents::DoctorSample;
+use crate::system::error::Error;
 
 /// A hook payload, or `notify`'s `{"type": "agent-turn-complete", "thread-id": …}`.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
@@ -52,7 +52,7 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
     let (action, outcome) = match name.as_str() {
         "Bash" => (ToolAction::Command(command.to_string()), None),
         "apply_patch" => {
-            let files = crate::observe::text::patch_files(command)
+            let files = crate::transcripts::activity::text::patch_files(command)
                 .into_iter()
                 .map(|p| ToolFile {
                     path: p.into(),
@@ -64,7 +64,7 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
                 .get("tool_response")
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            let code = crate::observe::text::exit_code_in(response);
+            let code = crate::transcripts::activity::text::exit_code_in(response);
             let outcome = ToolOutcome {
                 ok: code.map(|c| c == 0),
                 exit_code: code,
@@ -109,6 +109,8 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
 {"timestamp":"2026-01-01T00:00:01.000Z","type":"turn_context","payload":{"turn_id":"t1","model":"gpt-5.3-codex"}}
 {"timestamp":"2026-01-01T00:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":19995,"cached_input_tokens":0,"output_tokens":5,"total_tokens":20000},"last_token_usage":{"input_tokens":19995,"cached_input_tokens":0,"output_tokens":5,"total_tokens":20000},"model_context_window":258400},"rate_limits":null}}
 "#,
+    common_fields: doctor_common_fields,
+    event_fields: doctor_event_fields,
 };
 
 pub fn doctor_common_fields() -> Value {

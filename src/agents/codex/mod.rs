@@ -14,29 +14,36 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{DoctorSample, Headless, Integration, ReadSeek};
-use crate::agent_settings::AgentSettings;
-use crate::compaction::Limit;
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::Recorder;
-use crate::usage::{get_str, Usage};
+use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
+use crate::transcripts::activity::Recorder;
+use crate::transcripts::usage::{get_str, Usage};
 
 pub const ID: &str = "codex";
+const DISPLAY_NAME: &str = "Codex";
 
-pub struct Codex;
+pub static SPEC: AgentSpec = AgentSpec {
+    id: ID,
+    aliases: &["codex-cli"],
+    display_name: DISPLAY_NAME,
+    settings: settings::SETTINGS,
+    policy: Policy::USUAL,
+    compaction_limit: |window, _model, project, env| compaction::limit(window, project, env),
+    window_cap: None,
+    doctor: hooks::DOCTOR_SAMPLE,
+    headless: Some(Headless {
+        program: "codex",
+        before_args: &["exec"],
+        before_prompt: &["--"],
+    }),
+    plugin: None,
+    status_line: None,
+    records_dir: None,
+    transcripts: &Codex,
+};
 
-impl Integration for Codex {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["codex-cli"]
-    }
-    fn display_name(&self) -> &'static str {
-        "Codex"
-    }
+struct Codex;
 
+impl Transcripts for Codex {
     fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
         usage::read_from(path, src, len)
     }
@@ -70,45 +77,18 @@ impl Integration for Codex {
     fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
         hooks::authored_text(line)
     }
-
-    fn compaction_limit(
-        &self,
-        window: u64,
-        project: &Path,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Limit {
-        compaction::limit(window, project, env)
-    }
     fn compaction_summary(
         &self,
         path: &Path,
         _since: Option<chrono::DateTime<chrono::Utc>>,
-    ) -> anyhow::Result<crate::summary::Found> {
+    ) -> anyhow::Result<crate::transcripts::compaction_summary::Found> {
         summary::last(path)
     }
-
-    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
+    fn payload(
+        &self,
+        root: &Map<String, Value>,
+    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
         hooks::payload(root)
-    }
-    fn settings(&self) -> &'static AgentSettings {
-        &settings::SETTINGS
-    }
-    fn doctor_sample(&self) -> DoctorSample {
-        hooks::DOCTOR_SAMPLE
-    }
-    fn doctor_common_fields(&self) -> Value {
-        hooks::doctor_common_fields()
-    }
-    fn doctor_event_fields(&self, event: &str) -> Option<Value> {
-        hooks::doctor_event_fields(event)
-    }
-
-    fn headless(&self) -> Option<Headless> {
-        Some(Headless {
-            program: "codex",
-            before_args: &["exec"],
-            before_prompt: &["--"],
-        })
     }
 }
 

@@ -10,8 +10,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::observe::text::string_values;
-use crate::observe::text::{argv_display, exit_code_in, patch_files, user_request};
+use crate::transcripts::activity::text::string_values;
+use crate::transcripts::activity::text::{argv_display, exit_code_in, patch_files, user_request};
 
 /// The heading Codex's IDE extension puts the request under, after the editor's context.
 const IDE_CONTEXT: &str = "# Context from my IDE setup:";
@@ -25,7 +25,9 @@ fn request_in(text: &str) -> Option<String> {
     }
     user_request(text)
 }
-use crate::observe::{first_line_object, parts_text, plan_items, window_lines, Recorder};
+use crate::transcripts::activity::{
+    first_line_object, parts_text, plan_items, window_lines, Recorder,
+};
 
 /// Line shapes worth parsing (outputs are judged by their call id first).
 const WANTED: [&str; 11] = [

@@ -5,18 +5,17 @@
 //! project hooks only in a trusted project whose hooks are trusted too
 //! (docs/agents.md, "Use with Codex CLI").
 
-use crate::agent_settings::mcp::{Format, McpSettings};
+use crate::install::agent_settings::mcp::{Format, McpSettings};
 use std::path::Path;
 
-use crate::agent_settings::{AgentSettings, Event};
+use crate::install::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
-    display_name: "Codex",
+    display_name: super::DISPLAY_NAME,
     dir: ".codex",
     file: "hooks.json",
     hook_command: "ctxkeep hook codex",
-    personal: None,
     hook_words: &["codex", "codex-cli"],
     events: &[
         Event::new("SessionStart"),
@@ -30,11 +29,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::new("Stop"),
         Event::new("SessionEnd"),
     ],
-    status_line: false,
-    json_always: false,
     trust: &[trust_project, trust_hooks],
-    mcp_approval: None,
-    comments_allowed: false,
     // Read only in a trusted project, as `.codex/hooks.json` is.
     mcp: McpSettings {
         dir: Some(".codex"),
@@ -42,7 +37,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         format: Format::Toml,
         key: "mcp_servers",
     },
-    code: None,
+    ..AgentSettings::USUAL
 };
 
 /// Codex loads `.codex/` only in a trusted project.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::summary::{scan_back, Found};
+use crate::transcripts::compaction_summary::{scan_back, Found};
 
 pub fn last(path: &Path) -> anyhow::Result<Found> {
     let found = scan_back(path, b"compacted", |line| {

@@ -31,7 +31,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::usage::{
+use crate::transcripts::usage::{
     get_obj, get_str, get_u64, open_transcript, read_jsonl, Scanner, Usage, SIDE_SEARCH_BUDGET,
 };
 
@@ -234,8 +234,8 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::usage::tail::CHUNK_SIZE;
-    use crate::usage::testutil::{read_lines_detected, write_temp};
+    use crate::transcripts::usage::tail::CHUNK_SIZE;
+    use crate::transcripts::usage::testutil::{read_lines_detected, write_temp};
 
     #[test]
     fn the_rollout_of_a_thread_is_found_newest_day_first() {

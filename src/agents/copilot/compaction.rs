@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::path::Path;
 
-use crate::compaction::Limit;
-use crate::summary::{scan_back, Found};
+use crate::context::compaction::Limit;
+use crate::transcripts::compaction_summary::{scan_back, Found};
 
 /// The share of the prompt limit past which Copilot CLI compacts.
 pub const THRESHOLD: f64 = 0.8;

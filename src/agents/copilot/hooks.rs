@@ -5,12 +5,12 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::agents::DoctorSample;
-use crate::error::Error;
-use crate::hook_payload::{
+use crate::agents::payload::{
     content_hash, object_of, text_of, with_tool_call, Action, Payload, ToolAction, ToolCall,
     ToolFile, ToolOutcome, STDIN,
 };
+use crate::agents::DoctorSample;
+use crate::system::error::Error;
 
 /// A payload; a new session's start (`source: new`) is ctxkeep's `startup`; after a tool call,
 /// the call and its outcome.
@@ -167,6 +167,8 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
 {"type":"session.usage_record","data":{"usage":{"model":"gpt-4.1","inputTokens":20000,"outputTokens":5,"cacheReadTokens":0,"cacheWriteTokens":0,"initiator":"user","interactionType":"conversation-agent","maxPromptTokens":64000,"maxOutputTokens":16384}},"id":"e3","timestamp":"2026-01-01T00:00:02.000Z","parentId":"e2"}
 {"type":"assistant.message","data":{"messageId":"m2","model":"gpt-4.1","content":"ok","toolRequests":[],"turnId":"0"},"id":"e4","timestamp":"2026-01-01T00:00:02.000Z","parentId":"e3"}
 "#,
+    common_fields: doctor_common_fields,
+    event_fields: DoctorSample::usual_event_fields,
 };
 
 /// No `timestamp`: with one the hook would wait for its own record in the sample log, which
@@ -204,7 +206,7 @@ mod tests {
             .join("tests/fixtures/agents/copilot-1.0.102/hooks")
             .join(format!("{name}.json"));
         let text = std::fs::read_to_string(path).unwrap();
-        payload(&crate::hook_payload::parse_object(&text).unwrap()).unwrap()
+        payload(&crate::agents::payload::parse_object(&text).unwrap()).unwrap()
     }
 
     #[test]
@@ -278,7 +280,7 @@ mod tests {
     #[test]
     fn a_payload_of_copilots_own_event_names_is_refused_with_the_reason() {
         let camel = r#"{"sessionId":"s","timestamp":1795769935548,"cwd":"/p","toolName":"bash"}"#;
-        let err = payload(&crate::hook_payload::parse_object(camel).unwrap()).unwrap_err();
+        let err = payload(&crate::agents::payload::parse_object(camel).unwrap()).unwrap_err();
         assert!(err.to_string().contains("camelCase"), "{err}");
     }
 

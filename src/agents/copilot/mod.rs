@@ -14,30 +14,46 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{DoctorSample, Headless, HookTraits, Integration, ReadSeek};
-use crate::agent_settings::AgentSettings;
-use crate::compaction::Limit;
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::Recorder;
-use crate::usage::{get_str, Usage};
+use super::policy::{CompactionSeen, ContextReply};
+use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
+use crate::transcripts::activity::Recorder;
+use crate::transcripts::usage::{get_str, Usage};
 
 pub const ID: &str = "copilot";
 const DISPLAY_NAME: &str = "GitHub Copilot CLI";
 
-pub struct Copilot;
+pub static SPEC: AgentSpec = AgentSpec {
+    id: ID,
+    aliases: &["copilot-cli", "github-copilot"],
+    display_name: DISPLAY_NAME,
+    settings: settings::SETTINGS,
+    // Copilot CLI reads `additionalContext` at the top of a hook's reply (Claude Code's
+    // `hookSpecificOutput` is ignored there, seen with 1.0.102); `PreCompact`'s output
+    // reaches no one; no event follows a compaction: it is seen when the figure falls and
+    // the session log has a compaction since the call before.
+    policy: Policy {
+        compaction: CompactionSeen::ByFallTheTranscriptRecords,
+        reply: ContextReply::TopLevel,
+        ..Policy::USUAL
+    },
+    compaction_limit: |window, _model, _project, _env| compaction::limit(window),
+    window_cap: None,
+    doctor: hooks::DOCTOR_SAMPLE,
+    // `-p` denies what it would have to ask about; `--allow-all-tools` is the user's to add.
+    headless: Some(Headless {
+        program: "copilot",
+        before_args: &[],
+        before_prompt: &["-p"],
+    }),
+    plugin: None,
+    status_line: None,
+    records_dir: None,
+    transcripts: &Copilot,
+};
 
-impl Integration for Copilot {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["copilot-cli", "github-copilot"]
-    }
-    fn display_name(&self) -> &'static str {
-        "GitHub Copilot CLI"
-    }
+struct Copilot;
 
+impl Transcripts for Copilot {
     fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
         usage::read_from(path, src, len)
     }
@@ -71,55 +87,18 @@ impl Integration for Copilot {
     fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
         hooks::authored_text(line)
     }
-
-    fn compaction_limit(
-        &self,
-        window: u64,
-        _project: &Path,
-        _env: &dyn Fn(&str) -> Option<String>,
-    ) -> Limit {
-        compaction::limit(window)
-    }
     fn compaction_summary(
         &self,
         path: &Path,
         since: Option<chrono::DateTime<chrono::Utc>>,
-    ) -> anyhow::Result<crate::summary::Found> {
+    ) -> anyhow::Result<crate::transcripts::compaction_summary::Found> {
         compaction::summary(path, since)
     }
-
-    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
+    fn payload(
+        &self,
+        root: &Map<String, Value>,
+    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
         hooks::payload(root)
-    }
-    fn hook_traits(&self) -> HookTraits {
-        // Copilot CLI reads `additionalContext` at the top of a hook's reply (Claude Code's
-        // `hookSpecificOutput` is ignored there, seen with 1.0.102); `PreCompact`'s output
-        // reaches no one; no event follows a compaction: it is seen when the figure falls and
-        // the session log has a compaction since the call before.
-        HookTraits {
-            compaction_seen_as_drop: true,
-            compaction_in_transcript: true,
-            context_at_top_level: true,
-            ..HookTraits::default()
-        }
-    }
-    fn settings(&self) -> &'static AgentSettings {
-        &settings::SETTINGS
-    }
-    fn doctor_sample(&self) -> DoctorSample {
-        hooks::DOCTOR_SAMPLE
-    }
-    fn doctor_common_fields(&self) -> Value {
-        hooks::doctor_common_fields()
-    }
-
-    fn headless(&self) -> Option<Headless> {
-        // `-p` denies what it would have to ask about; `--allow-all-tools` is the user's to add.
-        Some(Headless {
-            program: "copilot",
-            before_args: &[],
-            before_prompt: &["-p"],
-        })
     }
 }
 

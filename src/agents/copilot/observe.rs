@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::observe::text::user_request;
-use crate::observe::{window_lines, Recorder};
+use crate::transcripts::activity::text::user_request;
+use crate::transcripts::activity::{window_lines, Recorder};
 
 /// The only lines read: everything else (the system prompt, hook and usage records) is skipped
 /// before parsing, by the type that opens the line.
@@ -123,7 +123,7 @@ fn outcome(data: &Map<String, Value>, rec: &mut Recorder) {
     // The same outcome and output the call's hook read from its payload, so a failure is the
     // same whichever of the two loop detection sees first.
     let o = match error {
-        Some(e) if success != Some(true) => crate::hook_payload::ToolOutcome::failed(e),
+        Some(e) if success != Some(true) => crate::agents::payload::ToolOutcome::failed(e),
         _ => super::hooks::shell_outcome(content, false),
     };
     let code = data
@@ -141,8 +141,8 @@ fn outcome(data: &Map<String, Value>, rec: &mut Recorder) {
 #[cfg(test)]
 mod tests {
     use crate::agents::observe;
-    use crate::observe::loops::Outcome;
-    use crate::usage::testutil::{jsonl, write_temp};
+    use crate::transcripts::activity::loops::Outcome;
+    use crate::transcripts::usage::testutil::{jsonl, write_temp};
 
     // Shapes as Copilot CLI 1.0.102 writes them (compact JSON, one event a line).
     const LOG: [&str; 7] = [

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use crate::agent_settings::mcp::{Format, McpSettings};
-use crate::agent_settings::{AgentSettings, Event};
+use crate::install::agent_settings::mcp::McpSettings;
+use crate::install::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
@@ -15,7 +15,6 @@ pub const SETTINGS: AgentSettings = AgentSettings {
     dir: ".github/hooks",
     file: "ctxkeep.json",
     hook_command: "ctxkeep hook copilot",
-    personal: None,
     hook_words: &["copilot", "copilot-cli", "github-copilot"],
     events: &[
         Event::new("SessionStart"),
@@ -28,18 +27,9 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::new("Stop"),
         Event::new("SessionEnd"),
     ],
-    status_line: false,
-    json_always: false,
     trust: &[trust_folder],
-    mcp_approval: None,
-    comments_allowed: false,
-    mcp: McpSettings {
-        dir: Some(".github"),
-        file: "mcp.json",
-        format: Format::Json,
-        key: "mcpServers",
-    },
-    code: None,
+    mcp: McpSettings::json(Some(".github"), "mcp.json"),
+    ..AgentSettings::USUAL
 };
 
 /// Copilot CLI loads a repository's hooks and MCP servers only in a folder the user trusts.

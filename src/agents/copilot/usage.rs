@@ -19,7 +19,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::usage::{get_obj, get_str, get_u64, read_jsonl, Scanner, Usage, SIDE_SEARCH_BUDGET};
+use crate::transcripts::usage::{
+    get_obj, get_str, get_u64, read_jsonl, Scanner, Usage, SIDE_SEARCH_BUDGET,
+};
 
 struct Call {
     tokens: u64,
@@ -114,7 +116,7 @@ fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
 #[cfg(test)]
 mod tests {
     use crate::agents::{read_usage, Agent};
-    use crate::usage::testutil::{jsonl, write_temp};
+    use crate::transcripts::usage::testutil::{jsonl, write_temp};
 
     fn call(input: u64) -> String {
         format!(

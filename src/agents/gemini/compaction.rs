@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::compaction::{fraction_setting, home, Limit};
+use crate::context::compaction::{fraction_setting, home, Limit};
 
 /// Gemini CLI's default `model.compressionThreshold`.
 pub const DEFAULT_THRESHOLD: f64 = 0.5;

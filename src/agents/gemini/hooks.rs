@@ -3,12 +3,12 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::agents::DoctorSample;
-use crate::error::Error;
-use crate::hook_payload::{
+use crate::agents::payload::{
     content_hash, object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile,
     ToolOutcome,
 };
+use crate::agents::DoctorSample;
+use crate::system::error::Error;
 
 /// A payload; after a tool call (`AfterTool`), the call and its outcome.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
@@ -26,7 +26,7 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
     let response = object_of(root, "tool_response");
     let llm = response
         .and_then(|r| r.get("llmContent"))
-        .map(crate::observe::parts_text)
+        .map(crate::transcripts::activity::parts_text)
         .unwrap_or_default();
     let error = response
         .and_then(|r| r.get("error"))
@@ -41,7 +41,7 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
         });
     let (action, outcome) = match name.as_str() {
         "run_shell_command" => {
-            let code = crate::observe::text::exit_code_in(&llm);
+            let code = crate::transcripts::activity::text::exit_code_in(&llm);
             let output = shell_output(&llm);
             let outcome = match &error {
                 Some(e) => ToolOutcome {
@@ -145,6 +145,8 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
 {"id":"u1","timestamp":"2026-01-01T00:00:01.000Z","type":"user","content":[{"text":"hello"}]}
 {"id":"g1","timestamp":"2026-01-01T00:00:02.000Z","type":"gemini","content":"ok","tokens":{"input":20000,"output":5,"cached":0,"thoughts":0,"tool":0,"total":20005},"model":"gemini-2.5-pro","toolCalls":[]}
 "#,
+    common_fields: doctor_common_fields,
+    event_fields: doctor_event_fields,
 };
 
 pub fn doctor_common_fields() -> Value {

@@ -14,29 +14,47 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{DoctorSample, Headless, HookTraits, Integration, ReadSeek};
-use crate::agent_settings::AgentSettings;
-use crate::compaction::Limit;
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::Recorder;
-use crate::usage::{get_str, Usage};
+use super::policy::{CompactionSeen, PreCompact, PreCompactFires, PreCompactOutput, StartContext};
+use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
+use crate::transcripts::activity::Recorder;
+use crate::transcripts::usage::{get_str, Usage};
 
 pub const ID: &str = "gemini";
+const DISPLAY_NAME: &str = "Gemini CLI";
 
-pub struct Gemini;
+pub static SPEC: AgentSpec = AgentSpec {
+    id: ID,
+    aliases: &["gemini-cli"],
+    display_name: DISPLAY_NAME,
+    settings: settings::SETTINGS,
+    // A SessionStart's context lands in front of the user's prompt; PreCompress fires before
+    // nearly every model call; no event follows a compression.
+    policy: Policy {
+        start: StartContext::AtFirstPrompt,
+        pre_compact: PreCompact {
+            fires: PreCompactFires::BeforeEveryModelCall,
+            output: PreCompactOutput::Unread,
+        },
+        compaction: CompactionSeen::ByFall,
+        ..Policy::USUAL
+    },
+    compaction_limit: |window, _model, project, env| compaction::limit(window, project, env),
+    window_cap: None,
+    doctor: hooks::DOCTOR_SAMPLE,
+    headless: Some(Headless {
+        program: "gemini",
+        before_args: &[],
+        before_prompt: &["-p"],
+    }),
+    plugin: None,
+    status_line: None,
+    records_dir: None,
+    transcripts: &Gemini,
+};
 
-impl Integration for Gemini {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["gemini-cli"]
-    }
-    fn display_name(&self) -> &'static str {
-        "Gemini CLI"
-    }
+struct Gemini;
 
+impl Transcripts for Gemini {
     fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
         usage::read_from(path, src, len)
     }
@@ -78,52 +96,17 @@ impl Integration for Gemini {
     fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
         hooks::authored_text(line)
     }
-
-    fn compaction_limit(
-        &self,
-        window: u64,
-        project: &Path,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Limit {
-        compaction::limit(window, project, env)
-    }
     fn compaction_summary(
         &self,
         path: &Path,
         _since: Option<chrono::DateTime<chrono::Utc>>,
-    ) -> anyhow::Result<crate::summary::Found> {
+    ) -> anyhow::Result<crate::transcripts::compaction_summary::Found> {
         summary::last(path)
     }
-
-    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
+    fn payload(
+        &self,
+        root: &Map<String, Value>,
+    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
         hooks::payload(root)
-    }
-    fn hook_traits(&self) -> HookTraits {
-        HookTraits {
-            defer_start_context: true,
-            pre_compact_fires_often: true,
-            compaction_seen_as_drop: true,
-            ..HookTraits::default()
-        }
-    }
-    fn settings(&self) -> &'static AgentSettings {
-        &settings::SETTINGS
-    }
-    fn doctor_sample(&self) -> DoctorSample {
-        hooks::DOCTOR_SAMPLE
-    }
-    fn doctor_common_fields(&self) -> Value {
-        hooks::doctor_common_fields()
-    }
-    fn doctor_event_fields(&self, event: &str) -> Option<Value> {
-        hooks::doctor_event_fields(event)
-    }
-
-    fn headless(&self) -> Option<Headless> {
-        Some(Headless {
-            program: "gemini",
-            before_args: &[],
-            before_prompt: &["-p"],
-        })
     }
 }

@@ -11,10 +11,12 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::error::Error;
-use crate::observe::text::string_values;
-use crate::observe::text::{exit_code_in, user_request};
-use crate::observe::{first_line_object, parts_text, plan_items, window_lines, Recorder};
+use crate::system::error::Error;
+use crate::transcripts::activity::text::string_values;
+use crate::transcripts::activity::text::{exit_code_in, user_request};
+use crate::transcripts::activity::{
+    first_line_object, parts_text, plan_items, window_lines, Recorder,
+};
 
 const TRACKED: [&str; 7] = [
     "\"name\":\"read_file\"",

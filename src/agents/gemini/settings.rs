@@ -3,18 +3,17 @@
 //! trusted folder, and a hook must print JSON on stdout every time
 //! (docs/agents.md, "Use with Gemini CLI").
 
-use crate::agent_settings::mcp::{Format, McpSettings};
+use crate::install::agent_settings::mcp::McpSettings;
 use std::path::Path;
 
-use crate::agent_settings::{AgentSettings, Event};
+use crate::install::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
-    display_name: "Gemini CLI",
+    display_name: super::DISPLAY_NAME,
     dir: ".gemini",
     file: "settings.json",
     hook_command: "ctxkeep hook gemini",
-    personal: None,
     hook_words: &["gemini", "gemini-cli"],
     events: &[
         Event::new("SessionStart"),
@@ -27,18 +26,11 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::new("PreCompress"),
         Event::new("SessionEnd"),
     ],
-    status_line: false,
     json_always: true,
     trust: &[trust_folder],
-    mcp_approval: None,
     comments_allowed: true,
-    mcp: McpSettings {
-        dir: Some(".gemini"),
-        file: "settings.json",
-        format: Format::Json,
-        key: "mcpServers",
-    },
-    code: None,
+    mcp: McpSettings::json(Some(".gemini"), "settings.json"),
+    ..AgentSettings::USUAL
 };
 
 /// Gemini CLI runs project hooks only in a trusted folder.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::summary::{content_text, scan_back, Found};
+use crate::transcripts::compaction_summary::{content_text, scan_back, Found};
 
 const OPEN: &str = "<state_snapshot>";
 const CLOSE: &str = "</state_snapshot>";

@@ -27,8 +27,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::error::Error;
-use crate::usage::{
+use crate::system::error::Error;
+use crate::transcripts::usage::{
     get_obj, get_str, get_u64, open_transcript, parse_line, read_jsonl, Parsed, Scanner, Usage,
 };
 
@@ -196,8 +196,8 @@ fn read_legacy<R: Read + Seek>(path: &Path, mut src: R, len: u64) -> anyhow::Res
 mod tests {
     use super::*;
     use crate::agents::read_usage as read_transcript;
-    use crate::error::{exit, exit_code_of};
-    use crate::usage::testutil::{read_lines_detected, write_temp};
+    use crate::system::error::{exit, exit_code_of};
+    use crate::transcripts::usage::testutil::{read_lines_detected, write_temp};
 
     fn meta() -> String {
         r#"{"sessionId":"0ab84937-9fe7-4284-986a-33c832af0b6a","projectHash":"9da8b3df","startTime":"2026-04-23T12:52:52.759Z","lastUpdated":"2026-04-23T12:52:52.759Z","kind":"main"}"#.to_string()

@@ -16,12 +16,12 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::agents::DoctorSample;
-use crate::error::Error;
-use crate::hook_payload::{
+use crate::agents::payload::{
     content_hash, object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile,
     ToolOutcome,
 };
+use crate::agents::DoctorSample;
+use crate::system::error::Error;
 
 /// A payload; after a tool call, the call and its outcome.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
@@ -103,6 +103,8 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
         r#"{"type":"message.updated","properties":{"sessionID":"ctxkeep-doctor","info":{"id":"msg_2","parentID":"msg_1","role":"assistant","mode":"build","agent":"build","cost":0,"tokens":{"total":20005,"input":20000,"output":5,"reasoning":0,"cache":{"write":0,"read":0}},"modelID":"e2e","providerID":"standin","time":{"created":1767225601000,"completed":1767225602000},"sessionID":"ctxkeep-doctor","finish":"stop"}}}"#,
         "\n"
     ),
+    common_fields: doctor_common_fields,
+    event_fields: doctor_event_fields,
 };
 
 pub fn doctor_common_fields() -> Value {

@@ -19,36 +19,51 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use super::{DoctorSample, Headless, HookTraits, Integration, ReadSeek};
-use crate::agent_settings::AgentSettings;
-use crate::compaction::Limit;
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::Recorder;
-use crate::summary::Found;
-use crate::usage::{get_str, Usage};
+use super::policy::{PreCompact, PreCompactFires, PreCompactOutput};
+use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
+use crate::transcripts::activity::Recorder;
+use crate::transcripts::compaction_summary::Found;
+use crate::transcripts::usage::{get_str, Usage};
 
 pub const ID: &str = "opencode";
+const DISPLAY_NAME: &str = "OpenCode";
 
-pub struct OpenCode;
+pub static SPEC: AgentSpec = AgentSpec {
+    id: ID,
+    aliases: &["open-code", "opencode-ai"],
+    display_name: DISPLAY_NAME,
+    settings: settings::SETTINGS,
+    policy: Policy {
+        // `experimental.session.compacting` adds context to the summarizer's prompt.
+        pre_compact: PreCompact {
+            fires: PreCompactFires::WhenCompacting,
+            output: PreCompactOutput::ToSummarizer,
+        },
+        ..Policy::USUAL
+    },
+    compaction_limit: |window, _model, project, env| compaction::limit(window, project, env),
+    window_cap: None,
+    doctor: hooks::DOCTOR_SAMPLE,
+    headless: Some(Headless {
+        program: "opencode",
+        before_args: &["run"],
+        before_prompt: &[],
+    }),
+    plugin: None,
+    status_line: None,
+    records_dir: Some(records_dir),
+    transcripts: &OpenCode,
+};
+
+struct OpenCode;
 
 /// Where the plugin keeps its records: `$XDG_STATE_HOME/ctxkeep/opencode`
 /// (`~/.local/state/ctxkeep/opencode` without it).
 fn records_dir() -> Option<PathBuf> {
-    Some(crate::fsutil::user_state_dir()?.join(ID))
+    Some(crate::system::fsutil::user_state_dir()?.join(ID))
 }
 
-impl Integration for OpenCode {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["open-code", "opencode-ai"]
-    }
-    fn display_name(&self) -> &'static str {
-        "OpenCode"
-    }
-
+impl Transcripts for OpenCode {
     fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
         usage::read_from(path, src, len)
     }
@@ -84,20 +99,8 @@ impl Integration for OpenCode {
             .collect();
         Some(records_dir()?.join(format!("{name}.jsonl")))
     }
-    fn records_dir(&self) -> Option<PathBuf> {
-        records_dir()
-    }
     fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
         hooks::authored_text(line)
-    }
-
-    fn compaction_limit(
-        &self,
-        window: u64,
-        project: &Path,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Limit {
-        compaction::limit(window, project, env)
     }
     fn compaction_summary(
         &self,
@@ -106,36 +109,11 @@ impl Integration for OpenCode {
     ) -> anyhow::Result<Found> {
         summary::read(path, since)
     }
-
-    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
+    fn payload(
+        &self,
+        root: &Map<String, Value>,
+    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
         hooks::payload(root)
-    }
-    fn hook_traits(&self) -> HookTraits {
-        HookTraits {
-            // `experimental.session.compacting` adds context to the summarizer's prompt.
-            steer_at_pre_compact: true,
-            ..HookTraits::default()
-        }
-    }
-    fn settings(&self) -> &'static AgentSettings {
-        &settings::SETTINGS
-    }
-    fn doctor_sample(&self) -> DoctorSample {
-        hooks::DOCTOR_SAMPLE
-    }
-    fn doctor_common_fields(&self) -> Value {
-        hooks::doctor_common_fields()
-    }
-    fn doctor_event_fields(&self, event: &str) -> Option<Value> {
-        hooks::doctor_event_fields(event)
-    }
-
-    fn headless(&self) -> Option<Headless> {
-        Some(Headless {
-            program: "opencode",
-            before_args: &["run"],
-            before_prompt: &[],
-        })
     }
 }
 

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use crate::agent_settings::mcp::{Format, McpSettings};
-use crate::agent_settings::{AgentSettings, CodeFile, Event};
+use crate::install::agent_settings::mcp::{Format, McpSettings};
+use crate::install::agent_settings::{AgentSettings, CodeFile, Event};
 
 /// What the plugin says it is, near its top; a file at its path without it
 /// is the user's.
@@ -15,11 +15,10 @@ pub const MARKER: &str = "ctxkeep-opencode-plugin";
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
-    display_name: "OpenCode",
+    display_name: super::DISPLAY_NAME,
     dir: ".opencode",
     file: "plugins/ctxkeep.js",
     hook_command: "ctxkeep hook opencode",
-    personal: None,
     hook_words: &["opencode"],
     // The names the plugin gives ctxkeep (hooks.rs maps them to OpenCode's).
     events: &[
@@ -33,11 +32,8 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::new("Stop"),
         Event::new("SessionEnd"),
     ],
-    status_line: false,
-    json_always: false,
     // OpenCode 1.18 loads a project's plugins without asking, but only when it starts.
     trust: &[restart],
-    mcp_approval: None,
     comments_allowed: true,
     mcp: McpSettings {
         dir: None,
@@ -49,6 +45,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         text: include_str!("plugin.js"),
         marker: MARKER,
     }),
+    ..AgentSettings::USUAL
 };
 
 /// OpenCode reads a project's plugins when it starts.

@@ -8,11 +8,16 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::summary::Found;
+use crate::transcripts::compaction_summary::Found;
 
 pub fn read(path: &Path, since: Option<DateTime<Utc>>) -> anyhow::Result<Found> {
-    let (file, len) = crate::usage::open_transcript(path)?;
-    let lines = crate::observe::window_lines(path, file, len, crate::observe::TAIL_BYTES)?;
+    let (file, len) = crate::transcripts::usage::open_transcript(path)?;
+    let lines = crate::transcripts::activity::window_lines(
+        path,
+        file,
+        len,
+        crate::transcripts::activity::TAIL_BYTES,
+    )?;
     let mut summaries = HashSet::new();
     let mut texts: Vec<(String, String, Option<i64>)> = Vec::new();
     for bytes in &lines {

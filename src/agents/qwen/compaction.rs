@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::compaction::{fraction_setting, home, Limit};
+use crate::context::compaction::{fraction_setting, home, Limit};
 
 /// Qwen Code's default `context.autoCompactThreshold`.
 pub const DEFAULT_THRESHOLD: f64 = 0.85;

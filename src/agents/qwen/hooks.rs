@@ -4,12 +4,12 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::agents::DoctorSample;
-use crate::error::Error;
-use crate::hook_payload::{
+use crate::agents::payload::{
     content_hash, object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile,
     ToolOutcome,
 };
+use crate::agents::DoctorSample;
+use crate::system::error::Error;
 
 /// A payload; after a tool call, the call and its outcome.
 pub fn payload(root: &Map<String, Value>) -> Result<Payload, Error> {
@@ -34,10 +34,10 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
                 Some(e) => e.clone(),
                 None => response
                     .and_then(|r| r.get("llmContent"))
-                    .map(crate::observe::parts_text)
+                    .map(crate::transcripts::activity::parts_text)
                     .unwrap_or_default(),
             };
-            let code = crate::observe::text::exit_code_in(&frame);
+            let code = crate::transcripts::activity::text::exit_code_in(&frame);
             let output = shell_output(&frame);
             let outcome = if input.get("is_background") == Some(&Value::Bool(true)) {
                 ToolOutcome {
@@ -124,6 +124,8 @@ pub const DOCTOR_SAMPLE: DoctorSample = DoctorSample {
     transcript: r#"{"uuid":"u1","parentUuid":null,"sessionId":"ctxkeep-doctor","timestamp":"2026-01-01T00:00:01.000Z","type":"user","provenance":"real_user","cwd":"/","version":"0.24.4","message":{"role":"user","parts":[{"text":"hello"}]}}
 {"uuid":"a1","parentUuid":"u1","sessionId":"ctxkeep-doctor","timestamp":"2026-01-01T00:00:02.000Z","type":"assistant","provenance":"assistant_output","cwd":"/","version":"0.24.4","model":"qwen3-coder-plus","message":{"role":"model","parts":[{"text":"ok"}]},"usageMetadata":{"promptTokenCount":20000,"candidatesTokenCount":5,"totalTokenCount":20005,"cachedContentTokenCount":0},"contextWindowSize":262144}
 "#,
+    common_fields: doctor_common_fields,
+    event_fields: DoctorSample::usual_event_fields,
 };
 
 pub fn doctor_common_fields() -> Value {

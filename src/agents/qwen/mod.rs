@@ -13,29 +13,36 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{DoctorSample, Headless, Integration, ReadSeek};
-use crate::agent_settings::AgentSettings;
-use crate::compaction::Limit;
-use crate::error::Error;
-use crate::hook_payload::Payload;
-use crate::observe::Recorder;
-use crate::usage::{get_str, Usage};
+use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
+use crate::transcripts::activity::Recorder;
+use crate::transcripts::usage::{get_str, Usage};
 
 pub const ID: &str = "qwen-code";
+const DISPLAY_NAME: &str = "Qwen Code";
 
-pub struct Qwen;
+pub static SPEC: AgentSpec = AgentSpec {
+    id: ID,
+    aliases: &["qwen", "qwen_code", "qwencode"],
+    display_name: DISPLAY_NAME,
+    settings: settings::SETTINGS,
+    policy: Policy::USUAL,
+    compaction_limit: |window, _model, project, env| compaction::limit(window, project, env),
+    window_cap: None,
+    doctor: hooks::DOCTOR_SAMPLE,
+    headless: Some(Headless {
+        program: "qwen",
+        before_args: &[],
+        before_prompt: &["-p"],
+    }),
+    plugin: None,
+    status_line: None,
+    records_dir: None,
+    transcripts: &Qwen,
+};
 
-impl Integration for Qwen {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["qwen", "qwen_code", "qwencode"]
-    }
-    fn display_name(&self) -> &'static str {
-        "Qwen Code"
-    }
+struct Qwen;
 
+impl Transcripts for Qwen {
     fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
         usage::read_from(path, src, len)
     }
@@ -59,35 +66,10 @@ impl Integration for Qwen {
     fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
         hooks::authored_text(line)
     }
-
-    fn payload(&self, root: &Map<String, Value>) -> Result<Payload, Error> {
-        hooks::payload(root)
-    }
-
-    fn compaction_limit(
+    fn payload(
         &self,
-        window: u64,
-        project: &Path,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Limit {
-        compaction::limit(window, project, env)
-    }
-
-    fn settings(&self) -> &'static AgentSettings {
-        &settings::SETTINGS
-    }
-    fn doctor_sample(&self) -> DoctorSample {
-        hooks::DOCTOR_SAMPLE
-    }
-    fn doctor_common_fields(&self) -> Value {
-        hooks::doctor_common_fields()
-    }
-
-    fn headless(&self) -> Option<Headless> {
-        Some(Headless {
-            program: "qwen",
-            before_args: &[],
-            before_prompt: &["-p"],
-        })
+        root: &Map<String, Value>,
+    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
+        hooks::payload(root)
     }
 }

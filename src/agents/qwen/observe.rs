@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::observe::text::{exit_code_in, user_request};
-use crate::observe::{parts_text, plan_items, window_lines, Recorder};
+use crate::transcripts::activity::text::{exit_code_in, user_request};
+use crate::transcripts::activity::{parts_text, plan_items, window_lines, Recorder};
 
 pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
     if len == 0 {

@@ -2,16 +2,15 @@
 //! event names and group shape, MCP servers under `mcpServers` in the same
 //! file (docs/agents.md, "Use with Qwen Code").
 
-use crate::agent_settings::mcp::{Format, McpSettings};
-use crate::agent_settings::{AgentSettings, Event};
+use crate::install::agent_settings::mcp::McpSettings;
+use crate::install::agent_settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,
-    display_name: "Qwen Code",
+    display_name: super::DISPLAY_NAME,
     dir: ".qwen",
     file: "settings.json",
     hook_command: "ctxkeep hook qwen-code",
-    personal: None,
     hook_words: &["qwen-code", "qwen"],
     events: &[
         Event::new("SessionStart"),
@@ -25,16 +24,7 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::new("Stop"),
         Event::new("SessionEnd"),
     ],
-    status_line: false,
-    json_always: false,
-    trust: &[],
-    mcp_approval: None,
     comments_allowed: true,
-    mcp: McpSettings {
-        dir: Some(".qwen"),
-        file: "settings.json",
-        format: Format::Json,
-        key: "mcpServers",
-    },
-    code: None,
+    mcp: McpSettings::json(Some(".qwen"), "settings.json"),
+    ..AgentSettings::USUAL
 };

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::usage::{get_obj, get_str, get_u64, read_jsonl, Scanner, Usage};
+use crate::transcripts::usage::{get_obj, get_str, get_u64, read_jsonl, Scanner, Usage};
 
 struct Reply {
     tokens: u64,
@@ -81,7 +81,7 @@ fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
 #[cfg(test)]
 mod tests {
     use crate::agents::{read_usage, Agent};
-    use crate::usage::testutil::{jsonl, write_temp};
+    use crate::transcripts::usage::testutil::{jsonl, write_temp};
 
     fn assistant(prompt: u64) -> String {
         format!(

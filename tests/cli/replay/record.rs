@@ -8,11 +8,16 @@
 //! ```
 //!
 //! For each compaction: files recall (the files the summary names, found among the files the
-//! record lists as changed or worked from, matched by their tail), the request recorded beside
-//! the summary's "Primary Request" (printed both, for a person to judge), what remains (the
-//! identifiers and words of the summary's pending tasks and next step found in the record's
-//! `observed` block), and whether the recorded next step is filler ("Let me …", or a sentence
-//! cut before its list). `CTXKEEP_REPLAY_BIN` runs another build's hooks (the figures before).
+//! record lists as changed or worked from, matched by their tail; counted over every file named
+//! and over those the main session's own tool calls named), the request recorded beside the
+//! summary's "Primary Request" (printed both, for a person to judge), what remains (the marked
+//! words of the summary's "Pending Tasks" and "Next Step" sections found in the parts of the
+//! record that say what remains: the request and follow-ups, the open plan items, the next
+//! step, the agent's summary's remains, the tracker, the checkpoint's `remaining` and
+//! `next_action`; not its lists of files and commands), and whether the recorded next step is
+//! filler ("Let me …", or a sentence cut before its list). A summary that says nothing remains
+//! has nothing to find and is counted apart. `CTXKEEP_REPLAY_BIN` runs another build's hooks
+//! (the figures before).
 
 use std::path::{Path, PathBuf};
 
@@ -63,22 +68,65 @@ fn section(summary: &str, names: &[&str]) -> String {
     out.join("\n").trim().to_string()
 }
 
-/// The marked words of a text (snake_case, paths, names with digits, CamelCase) and its longer
-/// plain words, lowercased, unique: what "found in the record" is judged on.
+/// What "found in the record" is judged on, lowercased, unique: the identifiers of a text (the
+/// project's rule, `report::remaining_identifiers`: snake_case, files, names with digits) and
+/// its camelCase names, and each phrase of four words or more it quotes (the user's words the
+/// summary repeats), by its first 60 characters; else, when it has none, its longer plain words.
+/// Neither the agent's own transcript (the path a summary ends with) nor prose pairs
+/// ("create/update") are the work.
 fn terms(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for w in text.split(|c: char| !(c.is_alphanumeric() || "_./-".contains(c))) {
-        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
-        let digit = w.chars().any(|c| c.is_ascii_digit());
-        let letter = w.chars().any(|c| c.is_alphabetic());
-        let camel = w.chars().skip(1).any(|c| c.is_uppercase());
-        let marked = w.contains('_') || w.contains('/') || w.contains('.') || (digit && letter);
-        let keep = (w.chars().count() >= 4 && (marked || camel)) || w.chars().count() >= 8;
-        if keep && letter && !STOP.contains(&w.to_lowercase().as_str()) {
-            let t = w.to_lowercase();
-            if !out.contains(&t) {
-                out.push(t);
+    let mut out: Vec<String> = remaining_identifiers(&format!("Pending Tasks:\n{text}"));
+    // camelCase names outside paths and file names (those count once, as the file).
+    for token in text
+        .split_whitespace()
+        .filter(|t| !t.contains(['/', '.', '\\']))
+    {
+        for w in token.split(|c: char| !c.is_alphanumeric()) {
+            let camel =
+                w.chars().any(|c| c.is_lowercase()) && w.chars().skip(1).any(char::is_uppercase);
+            if camel && w.chars().count() >= 6 && !out.contains(&w.to_lowercase()) {
+                out.push(w.to_lowercase());
             }
+        }
+    }
+    out.retain(|t| !(t.ends_with(".jsonl") && (t.contains("redacted") || t.contains(".claude"))));
+    for q in quoted(text) {
+        if !out.contains(&q) {
+            out.push(q);
+        }
+    }
+    if out.is_empty() {
+        out = plain_words(text);
+    }
+    out
+}
+
+/// The phrases of four words or more `text` quotes, lowercased, blanks collapsed, cut to 60
+/// characters.
+fn quoted(text: &str) -> Vec<String> {
+    text.split(['"', '\u{201c}', '\u{201d}'])
+        .skip(1)
+        .step_by(2)
+        .map(squash)
+        .filter(|q| q.split_whitespace().count() >= 4)
+        .map(|q| q.chars().take(60).collect())
+        .collect()
+}
+
+fn squash(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// The longer plain words of a text, lowercased, unique, framing words aside.
+fn plain_words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        let t = w.to_lowercase();
+        if w.chars().count() >= 8 && !STOP.contains(&t.as_str()) && !out.contains(&t) {
+            out.push(t);
         }
     }
     out
@@ -119,6 +167,13 @@ struct Row {
     summary_request: String,
     remaining_terms: Vec<String>,
     remaining_found: Vec<String>,
+    /// The summary says nothing remains: nothing to find.
+    nothing_pending: bool,
+    /// The former measure: identifiers from the "Pending Tasks" heading to the summary's end,
+    /// found anywhere in `observed` (files and commands included).
+    lax_found: bool,
+    /// The summary's files the main session's own tool calls named before the compaction.
+    touched: Vec<String>,
     summary_remaining: String,
     next_step: String,
     filler: bool,
@@ -135,7 +190,7 @@ impl Row {
     }
     /// The pending work and next step count as found when half their terms are in the record.
     fn remaining_found(&self) -> bool {
-        self.remaining_share().is_some_and(|s| s >= 0.5)
+        !self.nothing_pending && self.remaining_share().is_some_and(|s| s >= 0.5)
     }
 }
 
@@ -187,19 +242,33 @@ fn rows(run: &Run) -> Vec<Row> {
             section(summary, &["next step"]),
         ]
         .join("\n");
-        // The project's measure of what remains (`report::remaining_identifiers`: paths,
-        // snake_case, names with digits from the "Pending Tasks" heading on), else the
-        // section's longer words when it names no identifier.
-        let mut remaining_terms = remaining_identifiers(summary);
-        if remaining_terms.is_empty() {
-            remaining_terms = terms(&summary_remaining);
-        }
-        let held = observed
-            .map(|o| o.to_string().to_lowercase())
-            .unwrap_or_default();
-        let remaining_found = remaining_terms
+        let remaining_terms = terms(&summary_remaining);
+        let held = remains_text(record);
+        let remaining_found: Vec<String> = remaining_terms
             .iter()
             .filter(|t| held.contains(t.as_str()))
+            .cloned()
+            .collect();
+        // The former measure, printed beside the new one.
+        let lax_terms = remaining_identifiers(summary);
+        let lax_terms = if lax_terms.is_empty() {
+            terms(&summary_remaining)
+        } else {
+            lax_terms
+        };
+        let everything = observed
+            .map(|o| o.to_string().to_lowercase())
+            .unwrap_or_default();
+        let lax_hits = lax_terms
+            .iter()
+            .filter(|t| everything.contains(t.as_str()))
+            .count();
+        let lax_found = !lax_terms.is_empty() && lax_hits * 2 >= lax_terms.len();
+        let nothing_pending = says_none(&section(summary, &["pending tasks"]))
+            && says_none(&section(summary, &["next step"]));
+        let touched = summary_files
+            .iter()
+            .filter(|f| main_session_named(run, c.line, f))
             .cloned()
             .collect();
         let next_step = observed
@@ -221,10 +290,92 @@ fn rows(run: &Run) -> Vec<Row> {
             summary_request: section(summary, &["primary request"]),
             remaining_terms,
             remaining_found,
+            nothing_pending,
+            lax_found,
+            touched,
             summary_remaining,
         });
     }
     out
+}
+
+/// The parts of a checkpoint that say what remains, lowercased: the request and follow-ups,
+/// the open plan items, the next step, the agent's summary's remains, the tracker, the plan
+/// file, and the checkpoint's own `remaining` and `next_action`. Not the files or commands.
+fn remains_text(record: Option<&Value>) -> String {
+    let Some(r) = record else {
+        return String::new();
+    };
+    let o = &r["observed"];
+    let open: Vec<&Value> = o["plan"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["status"] != "completed")
+        .collect();
+    let parts = [
+        o["request"].clone(),
+        o["follow_ups"].clone(),
+        serde_json::json!(open),
+        o["next_step"].clone(),
+        o["from_summary"].clone(),
+        o["tracker"].clone(),
+        o["plan_file"].clone(),
+        r["remaining"].clone(),
+        r["next_action"].clone(),
+    ];
+    let text = parts
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("\\n", " ");
+    squash(&text)
+}
+
+/// A summary part that says nothing remains ("None explicitly pending", "No explicit next
+/// step requested"), or no such part.
+fn says_none(part: &str) -> bool {
+    let t = part
+        .trim()
+        .trim_start_matches(['-', '*', ' '])
+        .to_lowercase();
+    t.is_empty()
+        || t.starts_with("none")
+        || t.starts_with("no explicit")
+        || t.starts_with("no pending")
+}
+
+/// Whether one of the main session's own tool calls before line `upto` (1-based) named the
+/// file `named` in its input (a read, an edit, a search, a command): a file the session touched,
+/// not one the summary only mentions or a subagent read.
+fn main_session_named(run: &Run, upto: usize, named: &str) -> bool {
+    let tail2 = tail(named, 2);
+    let needle = tail2.rsplit('/').next().unwrap_or("");
+    run.transcript
+        .lines
+        .iter()
+        .take(upto.saturating_sub(1))
+        .filter_map(|l| l.value.as_ref())
+        .filter(|v| v["type"] == "assistant" && v["isSidechain"] != true)
+        .flat_map(|v| {
+            v["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|b| b["type"] == "tool_use")
+        .any(|b| {
+            // The fields that name what a call works on (a subagent's task among them), not
+            // the text it writes.
+            ["file_path", "notebook_path", "path", "command", "prompt"]
+                .iter()
+                .filter_map(|k| b["input"][*k].as_str())
+                .any(|v| {
+                    let v = v.replace('\\', "/");
+                    v.contains(&tail2) || (tail2 == needle && v.contains(needle))
+                })
+        })
 }
 
 fn cell(text: &str, max: usize) -> String {
@@ -268,39 +419,64 @@ fn replay_record_report() {
         .flat_map(|p| rows(&replay_file(p, Some(Agent::ClaudeCode))))
         .collect();
     let pct = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into());
-    println!("\n| Session | Line | Files in summary | Recorded (recall) | Pending + next step identifiers found | Found | Next step | Filler |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("\n| Session | Line | Files in summary (touched) | Recorded (recall) | Pending + next step terms found | Found | Former measure | Next step | Filler |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for r in &rows {
         println!(
-            "| {} | {} | {} | {} ({}) | {}/{} ({}) | {} | {} | {} |",
+            "| {} | {} | {} ({}) | {} ({}) | {}/{} ({}) | {} | {} | {} | {} |",
             cell(&r.name, 14),
             r.line,
             r.summary_files.len(),
+            r.touched.len(),
             r.recalled.len(),
             pct(r.recall()),
             r.remaining_found.len(),
             r.remaining_terms.len(),
             pct(r.remaining_share()),
-            if r.remaining_found() { "yes" } else { "no" },
+            if r.nothing_pending {
+                "nothing pending"
+            } else if r.remaining_found() {
+                "yes"
+            } else {
+                "no"
+            },
+            if r.lax_found { "yes" } else { "no" },
             cell(&r.next_step, 70),
             if r.filler { "yes" } else { "no" },
         );
     }
     let named: usize = rows.iter().map(|r| r.summary_files.len()).sum();
     let recalled: usize = rows.iter().map(|r| r.recalled.len()).sum();
+    let touched: usize = rows.iter().map(|r| r.touched.len()).sum();
+    let recalled_touched: usize = rows
+        .iter()
+        .map(|r| r.touched.iter().filter(|f| r.recalled.contains(f)).count())
+        .sum();
     let found = rows.iter().filter(|r| r.remaining_found()).count();
+    let to_find = rows.iter().filter(|r| !r.nothing_pending).count();
+    let lax = rows.iter().filter(|r| r.lax_found).count();
     let filler = rows.iter().filter(|r| r.filler).count();
     println!(
-        "\nCompactions {}; files recall {recalled}/{named} ({}); pending work and next step found at {found} ({}); filler next steps {filler}",
+        "\nCompactions {}; files recall {recalled}/{named} ({}), over the files the main session's calls named {recalled_touched}/{touched} ({}); pending work and next step found at {found} of {to_find} with something pending ({}; {found} of {} over all); by the former measure {lax} of {}; filler next steps {filler}",
         rows.len(),
         pct((named > 0).then(|| recalled as f64 / named as f64)),
-        pct((!rows.is_empty()).then(|| found as f64 / rows.len() as f64)),
+        pct((touched > 0).then(|| recalled_touched as f64 / touched as f64)),
+        pct((to_find > 0).then(|| found as f64 / to_find as f64)),
+        rows.len(),
+        rows.len(),
     );
     for r in &rows {
-        let missed: Vec<&String> = r
+        let missed: Vec<String> = r
             .summary_files
             .iter()
             .filter(|f| !r.recalled.contains(f))
+            .map(|f| {
+                if r.touched.contains(f) {
+                    f.clone()
+                } else {
+                    format!("{f} (no call of the main session named it)")
+                }
+            })
             .collect();
         let unfound: Vec<&String> = r
             .remaining_terms
@@ -329,6 +505,42 @@ mod tests {
         assert!(is_filler("Let me verify there are no errors."));
         assert!(is_filler("The key insertion points are:"));
         assert!(!is_filler("Run the parser tests; then commit"));
+    }
+
+    #[test]
+    fn what_remains_is_looked_for_only_where_the_record_says_what_remains() {
+        let record = serde_json::json!({
+            "next_action": "ship it",
+            "observed": {
+                "request": "Add the parse_table test",
+                "plan": [{"text": "old_done_item", "status": "completed"},
+                         {"text": "wire_the_flag", "status": "pending"}],
+                "files": ["src/lexer.rs"],
+                "commands": [{"command": "cargo test lexer_cases"}]
+            }
+        });
+        let held = remains_text(Some(&record));
+        assert!(held.contains("parse_table") && held.contains("wire_the_flag"));
+        assert!(!held.contains("lexer") && !held.contains("old_done_item"));
+    }
+
+    #[test]
+    fn a_summary_that_says_nothing_remains_and_the_agents_transcript_are_not_terms() {
+        assert!(says_none("- None explicitly pending - the fix was applied"));
+        assert!(says_none("No explicit next step requested."));
+        assert!(!says_none("Run `mise run test`"));
+        assert_eq!(
+            terms("Run `parse_table` tests; see /Users/a/.claude/projects/x/REDACTED.jsonl"),
+            ["parse_table"]
+        );
+        assert_eq!(
+            terms("Deploy everything afterwards"),
+            ["everything", "afterwards"]
+        );
+        assert_eq!(
+            terms("Fix `findSessionsForWorktree`; create/update the PR. The user said: \"commit all that is staged now\""),
+            ["findsessionsforworktree", "commit all that is staged now"]
+        );
     }
 
     #[test]

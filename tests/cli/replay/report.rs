@@ -276,7 +276,7 @@ pub struct Audit {
     /// them the checkpoint holds anywhere.
     pub remaining: Vec<String>,
     pub remaining_held: Vec<String>,
-    /// The checkpoint's facts (ctxkeep's own rule, `ctxkeep::summary::facts`): how many, how
+    /// The checkpoint's facts (ctxkeep's own rule, `ctxkeep::transcripts::compaction_summary::facts`): how many, how
     /// many the summary has, and how many the summary and what ctxkeep injected after the
     /// compaction (the resume prompt, or the give-back) have together.
     pub facts: usize,
@@ -489,13 +489,13 @@ pub fn remaining_identifiers(summary: &str) -> Vec<String> {
 
 /// The text a compaction's checkpoint facts are looked for in, and the facts found.
 fn facts_found(record: Option<&Value>, text: &str) -> (usize, usize) {
-    let Some(c) = record
-        .and_then(|r| serde_json::from_value::<ctxkeep::checkpoint::Checkpoint>(r.clone()).ok())
-    else {
+    let Some(c) = record.and_then(|r| {
+        serde_json::from_value::<ctxkeep::domain::checkpoint::Checkpoint>(r.clone()).ok()
+    }) else {
         return (0, 0);
     };
-    let facts = ctxkeep::summary::facts::of(&c);
-    let (kept, _) = ctxkeep::summary::facts::split(&facts, text);
+    let facts = ctxkeep::transcripts::compaction_summary::facts::of(&c);
+    let (kept, _) = ctxkeep::transcripts::compaction_summary::facts::split(&facts, text);
     (facts.len(), kept.len())
 }
 

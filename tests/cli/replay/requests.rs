@@ -110,8 +110,11 @@ fn replay_requests() {
                 assert_eq!(Some(n as u64), r["chars"].as_u64(), "{own}");
                 chars += n;
                 max = max.max(n);
-                let t = ctxkeep::tokens::count(own, ctxkeep::tokens::Encoding::O200kBase).unwrap()
-                    as u64;
+                let t = ctxkeep::context::tokens::count(
+                    own,
+                    ctxkeep::context::tokens::Encoding::O200kBase,
+                )
+                .unwrap() as u64;
                 tokens += t;
                 // Read again by every model call after it until the next compaction.
                 let at = step.event.cut;

@@ -1,0 +1,272 @@
+//! What a session's own figures teach about its window and where its agent
+//! compacts (docs/agents.md, "Where each agent's window and compaction point
+//! come from"):
+//!
+//! * A figure past the window the session assumed, without a compaction, is
+//!   evidence the window is larger: the smallest window a model of the same
+//!   family has that holds it, else "unknown". Said once (a `window_evidence`
+//!   event), kept until the model changes.
+//! * A compaction is learned from the agent's own figure (`preTokens`, the
+//!   last usage before Codex's `compacted`), never from ctxkeep's last
+//!   reading, and only when it came under load: it is noted when a hook
+//!   reads it, and judged at the first figure after it, when the model then in
+//!   use is known. A manual or idle one, one on another model than the one
+//!   after it (a `/model` switch forces a compaction at once), and one above
+//!   the window teach nothing and are logged as such.
+
+use serde_json::{json, Value};
+
+use crate::agents::Agent;
+use crate::domain::session::{SeenCompaction, Session};
+use crate::domain::workspace::Workspace;
+use crate::transcripts::usage::Usage;
+
+/// Window sources that are the agent's own word for this session: a figure
+/// past them is shown as 100 %, never a reason to doubt them.
+const EXACT_SOURCES: [&str; 3] = ["option", "status-line", "agent"];
+
+/// Applies the evidence rule to `s` (its figure and window just set, its
+/// `window_source` from this reading); `was_unknown`: the window was
+/// already unknown before this reading (nothing new to say). Returns the
+/// event's fields when there is something to say.
+pub fn window_evidence(s: &mut Session, was_unknown: bool) -> Option<Value> {
+    let tokens = s.tokens?;
+    if tokens <= s.window {
+        return None;
+    }
+    let source = s.window_source.clone().unwrap_or_default();
+    if EXACT_SOURCES.contains(&source.as_str()) {
+        return None;
+    }
+    let assumed = s.window;
+    let larger = s
+        .model
+        .as_deref()
+        .and_then(|m| crate::context::models::larger_window(m, tokens));
+    match larger {
+        Some(w) => {
+            s.window_evidence = Some(w);
+            s.window_source = Some("evidence".into());
+            s.set_tokens(Some(tokens), w);
+        }
+        None => {
+            s.window_source = Some("unknown".into());
+            s.set_tokens(Some(tokens), assumed);
+            if was_unknown {
+                return None;
+            }
+        }
+    }
+    Some(json!({
+        "session": s.id, "model": s.model, "tokens": tokens, "assumed": assumed,
+        "assumed_from": source, "window": larger,
+    }))
+}
+
+/// Notes the compaction a reading shows (once per compaction: a later hook
+/// reading the same boundary changes nothing). The trigger is the agent's
+/// in its transcript, else `hook_trigger` (what the event reading it says),
+/// else what the pre-compaction hook said.
+pub fn note_compaction(s: &mut Session, usage: &Usage, hook_trigger: Option<&str>) {
+    let Some(pre) = usage.pre_tokens else {
+        return;
+    };
+    if s.compaction_seen
+        .as_ref()
+        .is_some_and(|c| c.pre_tokens == pre)
+    {
+        return;
+    }
+    let hooked = hook_trigger
+        .map(str::to_string)
+        .or_else(|| s.after_compaction.as_ref().and_then(|a| a.trigger.clone()));
+    // The agent's own word wins unless it only says "auto" where its hook
+    // said more (an idle compaction).
+    let trigger = match usage.compaction_trigger.clone() {
+        Some(t) if t != "auto" => Some(t),
+        t => hooked.or(t),
+    };
+    s.compaction_seen = Some(SeenCompaction {
+        pre_tokens: pre,
+        trigger,
+        model: usage.model.clone().or(s.model.clone()),
+        judged: false,
+    });
+}
+
+/// Judges the noted compaction at the first figure after it (`compacted`:
+/// this reading is still at the compaction): learned, or recorded as teaching
+/// nothing. Returns the event to log.
+pub fn judge(
+    ws: &Workspace,
+    s: &mut Session,
+    agent: Agent,
+    compacted: bool,
+) -> Option<(&'static str, Value)> {
+    if compacted || s.tokens.is_none() {
+        return None;
+    }
+    let window = s.window;
+    let model_now = s.model.clone();
+    let seen = s.compaction_seen.as_mut().filter(|c| !c.judged)?;
+    seen.judged = true;
+    let switched = matches!(
+        (&seen.model, &model_now),
+        (Some(a), Some(b)) if !crate::context::models::same_model(a, b)
+    );
+    let why = match seen.trigger.as_deref() {
+        Some("auto") if switched => Some("model-switch"),
+        Some("auto") if seen.pre_tokens > window => Some("above-window"),
+        Some("auto") => None,
+        Some("manual") => Some("manual"),
+        Some("idle") => Some("idle"),
+        _ => Some("trigger-unknown"),
+    };
+    let mut fields = json!({
+        "session": s.id, "agent": agent, "model": seen.model, "tokens": seen.pre_tokens,
+        "trigger": seen.trigger,
+    });
+    if let Some(why) = why {
+        fields["why"] = json!(why);
+        fields["model_after"] = json!(model_now);
+        return Some(("compaction_not_learned", fields));
+    }
+    let recorded = crate::context::compaction::Learned::record(
+        &ws.compactions_path(),
+        agent.as_str(),
+        seen.model.as_deref(),
+        seen.pre_tokens,
+    );
+    recorded.is_ok().then_some(("compaction_learned", fields))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(tokens: u64, window: u64, source: &str, model: &str) -> Session {
+        let mut s = Session::new("s", window);
+        s.model = Some(model.into());
+        s.window_source = Some(source.into());
+        s.set_tokens(Some(tokens), window);
+        s
+    }
+
+    #[test]
+    fn usage_past_an_assumed_window_proves_a_larger_one_once() {
+        let mut s = session(297_000, 200_000, "front-matter", "claude-opus-4-6");
+        let said = window_evidence(&mut s, false).unwrap();
+        assert_eq!(said["window"], 1_000_000);
+        assert_eq!(
+            (s.window, s.percent, s.window_source.as_deref()),
+            (1_000_000, Some(29.7), Some("evidence"))
+        );
+        // Below the window it now knows: nothing more to say.
+        assert!(window_evidence(&mut s, false).is_none());
+    }
+
+    #[test]
+    fn an_exact_window_is_never_doubted_and_percents_stop_at_100() {
+        let mut s = session(210_000, 200_000, "status-line", "claude-opus-4-6");
+        assert!(window_evidence(&mut s, false).is_none());
+        assert_eq!(s.percent, Some(100.0));
+    }
+
+    #[test]
+    fn past_every_known_window_the_window_is_unknown() {
+        let mut s = session(1_200_000, 200_000, "model", "claude-opus-4-6");
+        assert!(window_evidence(&mut s, false).is_some());
+        assert_eq!(s.window_source.as_deref(), Some("unknown"));
+        assert_eq!((s.percent, s.limit_percent), (None, None));
+        let mut again = session(1_200_001, 200_000, "model", "claude-opus-4-6");
+        assert!(window_evidence(&mut again, true).is_none(), "said once");
+    }
+
+    fn compaction(trigger: &str, pre: u64, model: &str) -> Usage {
+        let mut u = Usage::empty("claude-code");
+        u.compacted = true;
+        u.compaction_trigger = Some(trigger.into());
+        u.pre_tokens = Some(pre);
+        u.model = Some(model.into());
+        u
+    }
+
+    fn workspace(dir: &std::path::Path) -> Workspace {
+        std::fs::create_dir_all(dir.join(".ctxkeep")).unwrap();
+        Workspace {
+            state_path: dir.join("project-state.md"),
+            root: dir.to_path_buf(),
+            data_dir: dir.join(".ctxkeep"),
+            lock_timeout: std::time::Duration::from_secs(5),
+            out: crate::system::output::Output {
+                json: false,
+                quiet: true,
+            },
+        }
+    }
+
+    /// Notes `usage`, then judges it at a figure of `after` tokens on `model_after`.
+    fn judged(ws: &Workspace, usage: &Usage, model_after: &str) -> Option<(&'static str, Value)> {
+        let mut s = session(149_997, 200_000, "model", "claude-opus-4-6");
+        note_compaction(&mut s, usage, None);
+        note_compaction(&mut s, usage, None);
+        assert!(
+            judge(ws, &mut s, Agent::ClaudeCode, true).is_none(),
+            "not yet"
+        );
+        s.model = Some(model_after.into());
+        s.set_tokens(Some(30_000), 200_000);
+        let verdict = judge(ws, &mut s, Agent::ClaudeCode, false);
+        assert!(
+            judge(ws, &mut s, Agent::ClaudeCode, false).is_none(),
+            "once"
+        );
+        verdict
+    }
+
+    #[test]
+    fn only_an_automatic_compaction_on_the_same_model_teaches_its_own_figure() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path());
+        let learned = |model: &str| {
+            crate::context::compaction::Learned::load(&ws.compactions_path())
+                .seen("claude-code", Some(model))
+        };
+        let (event, f) = judged(
+            &ws,
+            &compaction("auto", 173_977, "claude-opus-4-6"),
+            "claude-sonnet-4-6",
+        )
+        .unwrap();
+        assert_eq!(
+            (event, f["why"].as_str()),
+            ("compaction_not_learned", Some("model-switch"))
+        );
+        for (trigger, why) in [("manual", "manual"), ("idle", "idle")] {
+            let (event, f) = judged(
+                &ws,
+                &compaction(trigger, 120_000, "claude-opus-4-6"),
+                "claude-opus-4-6",
+            )
+            .unwrap();
+            assert_eq!(
+                (event, f["why"].as_str()),
+                ("compaction_not_learned", Some(why))
+            );
+        }
+        assert_eq!(learned("claude-opus-4-6").count, 0);
+        let (event, f) = judged(
+            &ws,
+            &compaction("auto", 168_584, "claude-opus-4-6"),
+            "claude-opus-4-6",
+        )
+        .unwrap();
+        assert_eq!(
+            (event, f["tokens"].as_u64()),
+            ("compaction_learned", Some(168_584))
+        );
+        let seen = learned("claude-opus-4-6");
+        assert_eq!((seen.point, seen.count), (Some(168_584), 1));
+        assert_eq!(learned("claude-sonnet-4-6").count, 0);
+    }
+}

@@ -1,0 +1,14 @@
+//! The project's own records: the state file and its format, checkpoints and their action items,
+//! sessions, the event log, settings, templates, retention and the merge rules.
+
+pub mod actions;
+pub mod checkpoint;
+pub mod config;
+pub mod events;
+pub mod merge;
+pub mod retention;
+pub mod session;
+pub mod state;
+pub mod templates;
+pub mod workspace;
+pub mod yaml_emit;

@@ -1,0 +1,128 @@
+//! Keeping `.ctxkeep/` bounded: the checkpoint archive to N records and D
+//! days, the event log rotated at a size, the session chain to N sessions,
+//! and temp files a killed process left behind. `checkpoint` and `resume`
+//! apply the limits as they go; `gc` applies them all by hand, and removes
+//! the records an agent's integration keeps outside the project once no
+//! session has written them for a while ([`crate::agents::records`]).
+
+use serde::Serialize;
+
+use crate::agents::records::{self, Stale};
+use crate::domain::checkpoint::Archive;
+use crate::domain::config::Config;
+use crate::domain::workspace::Workspace;
+use crate::system::error::Error;
+use crate::system::fsutil::Lock;
+
+/// What was (or, in a dry run, would be) collected.
+#[derive(Debug, Default, Serialize)]
+pub struct Collected {
+    pub dry_run: bool,
+    /// Archived checkpoint records removed, oldest first.
+    pub checkpoints_removed: Vec<String>,
+    /// The size of the event log moved to `events.jsonl.1`, when rotated.
+    pub events_rotated_bytes: Option<u64>,
+    /// Session records dropped from the chain (the oldest).
+    pub sessions_removed: usize,
+    /// Stale temp files removed, relative to the project root.
+    pub temp_files_removed: Vec<String>,
+    /// Records an agent's integration keeps outside the project (the OpenCode plugin's session
+    /// records) that no session wrote for `records::KEPT_DAYS` days: full paths.
+    pub agent_records_removed: Vec<String>,
+    /// Snapshots of uncommitted work (`refs/ctxkeep/snapshots/<id>`) dropped with their
+    /// checkpoints: the checkpoint ids.
+    pub snapshots_removed: Vec<String>,
+}
+
+impl Collected {
+    pub fn is_empty(&self) -> bool {
+        self.checkpoints_removed.is_empty()
+            && self.events_rotated_bytes.is_none()
+            && self.sessions_removed == 0
+            && self.temp_files_removed.is_empty()
+            && self.agent_records_removed.is_empty()
+            && self.snapshots_removed.is_empty()
+    }
+}
+
+/// How `collect` runs: a dry run reads only (no lock needed), the real one
+/// needs the lock.
+pub enum Mode<'a> {
+    DryRun,
+    Apply(&'a Lock),
+}
+
+/// Applies every retention limit of `config`.
+pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected, Error> {
+    let mut out = Collected {
+        dry_run: matches!(mode, Mode::DryRun),
+        ..Default::default()
+    };
+    let dir = ws.checkpoints_dir();
+    let archive = Archive { dir: &dir };
+    let now = crate::system::clock::now();
+    let chain = crate::handoff::ledger::read(ws)?;
+    let temps = ws.stale_temp_files();
+    let records = records::stale(std::time::SystemTime::now(), None, None);
+    match mode {
+        Mode::DryRun => {
+            out.checkpoints_removed = archive.expired(config.retention, config.retention_days, now);
+            out.events_rotated_bytes =
+                crate::domain::events::over_limit(ws, config.events_max_bytes);
+            out.sessions_removed = chain.sessions.len().saturating_sub(config.sessions_kept);
+            out.temp_files_removed = temps.iter().map(|p| rel(ws, p)).collect();
+            out.agent_records_removed = records.iter().map(shown).collect();
+            out.snapshots_removed = snapshot_refs_without_checkpoint(ws, &out.checkpoints_removed);
+        }
+        Mode::Apply(lock) => {
+            out.checkpoints_removed = archive.prune(config.retention, config.retention_days, now);
+            out.events_rotated_bytes =
+                crate::domain::events::rotate_if_over(ws, lock, config.events_max_bytes)?;
+            out.sessions_removed =
+                crate::handoff::ledger::trim(ws, lock, &chain, config.sessions_kept)?;
+            out.temp_files_removed = temps
+                .iter()
+                .filter(|p| std::fs::remove_file(p).is_ok())
+                .map(|p| rel(ws, p))
+                .collect();
+            out.agent_records_removed = records::remove(records).iter().map(shown).collect();
+            out.snapshots_removed = drop_snapshot_refs(ws);
+        }
+    }
+    Ok(out)
+}
+
+/// The snapshot refs whose checkpoint is not archived, or is among `going`.
+fn snapshot_refs_without_checkpoint(ws: &Workspace, going: &[String]) -> Vec<String> {
+    let Ok(refs) = crate::system::git::snapshot::list(&ws.root) else {
+        return Vec::new();
+    };
+    let archived = Archive {
+        dir: &ws.checkpoints_dir(),
+    }
+    .ids();
+    refs.into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| !archived.contains(name) || going.contains(name))
+        .collect()
+}
+
+/// Drops the snapshot refs whose checkpoint is no longer archived, so git
+/// can collect their objects; returns their ids.
+pub fn drop_snapshot_refs(ws: &Workspace) -> Vec<String> {
+    snapshot_refs_without_checkpoint(ws, &[])
+        .into_iter()
+        .filter(|name| crate::system::git::snapshot::drop_ref(&ws.root, name).is_ok())
+        .collect()
+}
+
+fn rel(ws: &Workspace, p: &std::path::Path) -> String {
+    p.strip_prefix(&ws.root)
+        .unwrap_or(p)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn shown(s: &Stale) -> String {
+    s.path.display().to_string()
+}

@@ -1,0 +1,226 @@
+//! Text rendered from templates: the defaults in `templates/` are compiled
+//! in; a project may override any of them from a committed folder named by
+//! the `templates` key, so a team and its CI render the same text.
+
+use std::path::{Path, PathBuf};
+
+use minijinja::{Environment, UndefinedBehavior};
+use serde::Serialize;
+
+use crate::system::error::Error;
+
+/// (name, default text) for every template ctxkeep renders.
+pub const DEFAULTS: &[(&str, &str)] = &[
+    (
+        "project-state.md",
+        include_str!("../../templates/project-state.md"),
+    ),
+    ("state.md", include_str!("../../templates/state.md")),
+    ("resume.md", include_str!("../../templates/resume.md")),
+    ("stage.md", include_str!("../../templates/stage.md")),
+];
+
+pub const DEFAULT_DIR: &str = "ctxkeep-templates";
+
+/// The most characters of one recorded text a template shows.
+const MAX_RECORDED_CHARS: usize = 1_000;
+
+pub struct Templates {
+    env: Environment<'static>,
+    /// Where overrides come from, for error messages.
+    dir: Option<PathBuf>,
+}
+
+impl Templates {
+    /// Defaults, overridden by files in `root/dir` when the config names one.
+    pub fn load(root: &Path, dir: Option<&str>) -> Result<Templates, Error> {
+        let dir = dir.map(|d| root.join(d));
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
+        env.set_keep_trailing_newline(true);
+        // Text recorded from a session, shown as data: one line, bounded,
+        // controls escaped (`recorded`), or as a code span it cannot close (`code`).
+        env.add_filter("recorded", |text: String| {
+            crate::system::recorded::one_line(&text, MAX_RECORDED_CHARS)
+        });
+        env.add_filter("code", |text: String| {
+            crate::system::recorded::code_span(&text, MAX_RECORDED_CHARS)
+        });
+        for (name, default) in DEFAULTS {
+            let text = match &dir {
+                Some(d) if d.join(name).is_file() => {
+                    crate::system::fsutil::read_text(&d.join(name), 1024 * 1024)?
+                }
+                _ => (*default).to_string(),
+            };
+            let path = template_path(dir.as_deref(), name);
+            env.add_template_owned(name.to_string(), text)
+                .map_err(|e| template_error(&path, &e))?;
+        }
+        Ok(Templates { env, dir })
+    }
+
+    pub fn render<S: Serialize>(&self, name: &str, ctx: S) -> Result<String, Error> {
+        let path = template_path(self.dir.as_deref(), name);
+        let tmpl = self
+            .env
+            .get_template(name)
+            .map_err(|e| template_error(&path, &e))?;
+        tmpl.render(ctx).map_err(|e| template_error(&path, &e))
+    }
+}
+
+fn template_path(dir: Option<&Path>, name: &str) -> PathBuf {
+    match dir {
+        Some(d) if d.join(name).is_file() => d.join(name),
+        _ => PathBuf::from("templates (built-in)").join(name),
+    }
+}
+
+fn template_error(path: &Path, e: &minijinja::Error) -> Error {
+    let line = e
+        .line()
+        .map(|l| format!(" at line {l}"))
+        .unwrap_or_default();
+    let detail = e.detail().map(|d| format!(": {d}")).unwrap_or_default();
+    Error::data(
+        path,
+        format!("template does not render{line}: {}{detail}", e.kind()),
+    )
+}
+
+/// Writes the defaults into `root/dir` for editing; existing files are kept.
+/// Returns the files written.
+pub fn eject(root: &Path, dir: &str) -> Result<Vec<PathBuf>, Error> {
+    let target = root.join(dir);
+    crate::system::fsutil::ensure_dir(&target)?;
+    let mut written = Vec::new();
+    for (name, text) in DEFAULTS {
+        let path = target.join(name);
+        if crate::system::fsutil::create_new(&path, text.as_bytes())? {
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn full_context() -> serde_json::Value {
+        let checkpoint = json!({
+            "id": "ckpt-0007", "created_at": "2026-01-15T10:00:00Z", "trigger": "stage-90",
+            "phase": "PHASE", "active_task": "TASK", "controlling_agent": "AGENT",
+            "next_action": "NEXT", "decisions": ["DECISION"], "open_questions": ["QUESTION"],
+            "notes": "NOTES",
+            "git": {"branch": "main", "head": "abc123", "dirty": [{"path": "DIRTY.rs", "status": "modified"}]},
+            "budget": {"tokens": 180000, "window": 200000, "percent": 90.0},
+            "digest": "sha256:00"
+        });
+        json!({
+            "checkpoint": checkpoint,
+            "history": [{"id": "ckpt-0006", "created_at": "t", "phase": "OLDPHASE", "next_action": "OLDNEXT"}],
+            "changes": {"note": null, "commits_since": 2, "head_now": "def456",
+                        "newly_dirty": [{"path": "NEW.rs", "status": "untracked"}], "now_clean": ["GONE.rs"]},
+            "include": {"history": true, "notes": true, "tree": true, "changes": true, "questions": true, "decisions": true},
+            "stuck": "STUCK", "nonce": "12345678", "handoff": null,
+            "managed": "MANAGED",
+            "percent": 90.0, "tokens": 180000, "window": 200000,
+            "stage": {"name": "stage-90", "action": "checkpoint", "at": 90},
+        })
+    }
+
+    #[test]
+    fn the_state_file_links_to_the_repository_cargo_names() {
+        let link = format!("]({})", env!("CARGO_PKG_REPOSITORY"));
+        assert!(include_str!("../../templates/project-state.md").contains(&link));
+    }
+
+    #[test]
+    fn every_default_template_renders_every_field() {
+        let t = Templates::load(Path::new("."), None).unwrap();
+        let ctx = full_context();
+        let expect: &[(&str, &[&str])] = &[
+            (
+                "project-state.md",
+                &["MANAGED", "<!-- ctxkeep:begin -->", "<!-- ctxkeep:end -->"],
+            ),
+            (
+                "state.md",
+                &[
+                    "ckpt-0007",
+                    "PHASE",
+                    "TASK",
+                    "AGENT",
+                    "NEXT",
+                    "DECISION",
+                    "QUESTION",
+                    "NOTES",
+                    "DIRTY.rs",
+                    "OLDPHASE",
+                ],
+            ),
+            (
+                "resume.md",
+                &[
+                    "ckpt-0007",
+                    "PHASE",
+                    "TASK",
+                    "AGENT",
+                    "NEXT",
+                    "DECISION",
+                    "QUESTION",
+                    "NOTES",
+                    "DIRTY.rs",
+                    "NEW.rs",
+                    "GONE.rs",
+                    "STUCK",
+                    "12345678",
+                    "OLDNEXT",
+                ],
+            ),
+            ("stage.md", &["90", "stage-90"]),
+        ];
+        assert_eq!(expect.len(), DEFAULTS.len(), "a template without a test");
+        for (name, needles) in expect {
+            let out = t
+                .render(name, &ctx)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            for n in *needles {
+                assert!(out.contains(n), "{name} lacks {n}:\n{out}");
+            }
+        }
+        for action in ["warn", "handoff"] {
+            let mut c = ctx.clone();
+            c["stage"]["action"] = json!(action);
+            assert!(t.render("stage.md", &c).unwrap().contains(action));
+        }
+        // Before the first checkpoint.
+        let empty = json!({"checkpoint": null, "history": []});
+        assert!(t
+            .render("state.md", &empty)
+            .unwrap()
+            .contains("No checkpoint yet"));
+    }
+
+    #[test]
+    fn a_broken_override_names_the_template_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("tpl")).unwrap();
+        std::fs::write(dir.path().join("tpl/state.md"), "ok\nfine\n{% if %}\n").unwrap();
+        let err = match Templates::load(dir.path(), Some("tpl")) {
+            Err(e) => e,
+            Ok(t) => t.render("state.md", json!({})).unwrap_err(),
+        };
+        let msg = err.to_string();
+        assert_eq!(err.exit_code(), 65);
+        assert!(
+            msg.contains("tpl/state.md") && msg.contains("line 3"),
+            "{msg}"
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! Finds the state file and owns every path derived from it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::system::error::Error;
+use crate::system::fsutil::{self, Lock};
+use crate::system::output::Output;
+
+pub const STATE_FILE: &str = "project-state.md";
+pub const DATA_DIR: &str = ".ctxkeep";
+
+/// Where the user pointed ctxkeep (`--state`, `--lock-timeout`), and where
+/// notices such as "waiting for lock" go: plain values, so that this module
+/// knows nothing of the command line.
+#[derive(Debug, Clone)]
+pub struct Locate {
+    pub state: Option<PathBuf>,
+    /// Seconds; must be finite and >= 0.
+    pub lock_timeout: f64,
+    pub out: Output,
+}
+
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The state file, as named by the user or found.
+    pub state_path: PathBuf,
+    /// The folder holding the state file (the project root for ctxkeep).
+    pub root: PathBuf,
+    /// `.ctxkeep/` beside the state file: local, never committed.
+    pub data_dir: PathBuf,
+    pub lock_timeout: Duration,
+    /// Where notices of lower layers go (quiet in hooks and with `--quiet`).
+    pub out: Output,
+}
+
+impl Workspace {
+    /// The state file from `--state`/`CTXKEEP_STATE`, else the nearest
+    /// `project-state.md` from the current directory upward. With `create`,
+    /// a missing file resolves to `./project-state.md` (for `init`).
+    pub fn resolve(global: &Locate, create: bool) -> Result<Workspace, Error> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::io(".", "cannot read the current directory", e))?;
+        let state_path = match &global.state {
+            // A folder is the project's, unless it is where the state file
+            // should be: that is named as it is, a folder and not a file.
+            Some(p) if p.is_dir() && !is_misplaced_state(p) => p.join(STATE_FILE),
+            Some(p) => cwd.join(p),
+            None => match find_upward(&cwd) {
+                Some(p) => p,
+                None if create => cwd.join(STATE_FILE),
+                None => {
+                    return Err(Error::NotInitialized {
+                        path: cwd.join(STATE_FILE),
+                        why: "not initialized (no project-state.md here or above)",
+                    })
+                }
+            },
+        };
+        let root = state_path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| cwd.clone());
+        let timeout = if global.lock_timeout.is_finite() && global.lock_timeout >= 0.0 {
+            Duration::from_secs_f64(global.lock_timeout)
+        } else {
+            return Err(Error::Usage(
+                "--lock-timeout must be a number of seconds >= 0".into(),
+            ));
+        };
+        Ok(Workspace {
+            data_dir: root.join(DATA_DIR),
+            state_path,
+            root,
+            lock_timeout: timeout,
+            out: global.out,
+        })
+    }
+
+    /// Takes the project lock, creating `.ctxkeep/` when needed, and removes
+    /// the temp files a killed writer left (see `stale_temp_files`).
+    pub fn lock(&self) -> Result<Lock, Error> {
+        let lock = self.lock_only()?;
+        for path in self.stale_temp_files() {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(lock)
+    }
+
+    /// Temp files older than an hour where ctxkeep writes: anything in
+    /// `.ctxkeep/` and its folders, and beside the state file (the user's
+    /// folder) only those named after ctxkeep's own files.
+    pub fn stale_temp_files(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let everything = vec![".".to_string()];
+        for dir in [
+            self.data_dir.clone(),
+            self.checkpoints_dir(),
+            self.sessions_dir(),
+        ] {
+            out.extend(fsutil::stale_temp_files(&dir, &everything));
+        }
+        let target = fsutil::resolve_target(&self.state_path);
+        if let Some(dir) = target.parent() {
+            let mut prefixes = fsutil::temp_prefixes_for(&target);
+            prefixes.push(".gitignore.".into());
+            out.extend(fsutil::stale_temp_files(dir, &prefixes));
+        }
+        out
+    }
+
+    pub fn checkpoints_dir(&self) -> PathBuf {
+        self.data_dir.join("checkpoints")
+    }
+
+    pub fn events_path(&self) -> PathBuf {
+        self.data_dir.join("events.jsonl")
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.data_dir.join("sessions")
+    }
+
+    /// Where each agent was seen compacting on its own, per model.
+    pub fn compactions_path(&self) -> PathBuf {
+        self.data_dir.join("compactions.json")
+    }
+
+    /// The session chain: one record per session opened from a checkpoint
+    /// (not the live budgets in `sessions/`).
+    pub fn chain_path(&self) -> PathBuf {
+        self.data_dir.join("chain.jsonl")
+    }
+
+    /// Takes the project lock without sweeping temp files first, for `gc`,
+    /// which sweeps them itself and reports what it removed.
+    pub fn lock_only(&self) -> Result<Lock, Error> {
+        fsutil::ensure_dir(&self.data_dir)?;
+        Lock::acquire(&self.data_dir.join("lock"), self.lock_timeout, &self.out)
+    }
+
+    /// The state file's path as messages show it.
+    pub fn display_state(&self) -> String {
+        self.state_path.display().to_string()
+    }
+}
+
+/// Whether `path` is a folder named `project-state.md` with no state file
+/// inside: the state file's own path, taken by a folder.
+fn is_misplaced_state(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == STATE_FILE)
+        && std::fs::symlink_metadata(path.join(STATE_FILE)).is_err()
+}
+
+/// The nearest `project-state.md` from `start` upward, not past the top of
+/// a linked git worktree or a submodule (a folder whose `.git` is a file):
+/// a worktree inside another checkout (as agents make them, e.g. under
+/// `.claude/worktrees/`) has its own file on its own branch, and must never
+/// write to the outer checkout's.
+pub fn find_upward(start: &Path) -> Option<PathBuf> {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        let candidate = d.join(STATE_FILE);
+        if std::fs::symlink_metadata(&candidate).is_ok() {
+            return Some(candidate);
+        }
+        if d.join(".git").is_file() {
+            return None;
+        }
+        dir = d.parent();
+    }
+    None
+}

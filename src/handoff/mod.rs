@@ -1,0 +1,8 @@
+//! Handing work to a fresh session: the resume prompt, the handoff ledger (`chain.jsonl`),
+//! acknowledgements, and `relay`.
+
+pub mod ack;
+pub mod ledger;
+pub mod prompt;
+pub mod relay;
+pub mod resume;

@@ -1,0 +1,291 @@
+//! Around an agent's own compaction: the brief for its summarizer at the
+//! pre-compaction event, the audit of the summary it wrote (one `compaction_audit` per
+//! compaction), and what is given back after it: only what the summary left out, with the
+//! checkpoint's id and the restore's nonce; the whole resume prompt when the summary cannot be
+//! read.
+//!
+//! When each agent's summary can be read, and so when the give-back goes out:
+//! - Claude Code: `PreCompact`, `SessionStart(compact)`, `PostCompact` (with the summary). The
+//!   start gets a short note with the nonce; `PostCompact` audits; the next prompt or tool
+//!   event gives back what is missing (or, with no summary found by then, the prompt).
+//! - Codex: `PreCompact`, `PostCompact` (the rollout's `compacted` item is written), then
+//!   `SessionStart(compact)`, which gives it back.
+//! - Gemini CLI: no event after compressing; when the figure's fall shows one, the chat file's
+//!   snapshot is audited and the start deferred to that prompt or tool event gives it back.
+
+use serde_json::json;
+
+use super::{Answer, Hook};
+use crate::domain::checkpoint::Checkpoint;
+use crate::domain::session::{self, AfterCompaction, Session};
+use crate::pipeline::apply::Batch;
+use crate::system::fsutil::Lock;
+use crate::transcripts::compaction_summary::{self, text, AuditNote, Found};
+
+/// How long before a session start a compaction it was not told of may have begun (the
+/// summarizer ran in between): the transcript's summary may not be older.
+const UNSEEN_START_SLACK_SECS: i64 = 600;
+
+/// What a session start after a compaction gives instead of the resume prompt.
+pub(super) struct Back {
+    pub text: String,
+    /// `missing`: what the summary left out; `waiting`: a note while it cannot be read.
+    pub kind: &'static str,
+}
+
+impl Hook {
+    /// The state file's name, as the brief and the give-back say it.
+    fn state_name(&self) -> String {
+        self.ws
+            .state_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.ws.display_state())
+    }
+
+    /// The pre-compaction checkpoint is written: the compaction begins. Remembers when (a
+    /// summary older than this is an earlier one) and the checkpoint the summary is to keep.
+    pub(super) fn compaction_begins_in(&self, batch: &mut Batch<'_>, c: &Checkpoint) {
+        let trigger = match &self.payload.action {
+            crate::agents::payload::Action::PreCompact { trigger } => trigger.clone(),
+            _ => None,
+        };
+        batch.session_mut().after_compaction = Some(AfterCompaction {
+            since: Some(crate::system::clock::now_rfc3339()),
+            trigger,
+            checkpoint: Some(c.id.clone()),
+            ..AfterCompaction::default()
+        });
+        batch.touch();
+    }
+
+    /// Where the agent takes one, the brief for its summarizer, built from the
+    /// pre-compaction checkpoint `c`.
+    pub(super) fn brief_for(&self, c: &Checkpoint) -> Option<Answer> {
+        if !self.agent.policy().briefs_summarizer() {
+            return None;
+        }
+        let brief = text::brief(&c.id, &self.state_name(), &compaction_summary::facts::of(c));
+        Some(Answer::Plain(brief))
+    }
+
+    /// After a compaction: reads the summary (`given`, from the event, else the transcript)
+    /// and logs the audit, once per compaction. Left for later when the summary cannot be
+    /// read yet and a session start waits for it (the next prompt or tool event tries again).
+    pub(super) fn audit_summary(
+        &self,
+        trigger: Option<String>,
+        given: Option<String>,
+    ) -> anyhow::Result<()> {
+        let Some(c) = &self.sf.fm.checkpoint else {
+            return Ok(());
+        };
+        let before = session::load(&self.ws, &self.session)?
+            .and_then(|s| s.after_compaction)
+            .unwrap_or_default();
+        if before.audited {
+            return Ok(());
+        }
+        let found = match given {
+            Some(text) => Found::Text(text),
+            None => self.read_summary(before.since_time()),
+        };
+        if !matches!(found, Found::Text(_)) && before.waiting.is_some() {
+            return Ok(());
+        }
+        let first = self.in_batch(|batch| {
+            batch.touch();
+            let (lock, s) = batch.parts();
+            let mut a = s.after_compaction.take().unwrap_or_default();
+            if trigger.is_some() {
+                a.trigger = trigger;
+            }
+            // Another hook of the same compaction may have audited it meanwhile.
+            let first = !a.audited;
+            if first {
+                self.record_audit(lock, s, &mut a, c, &found);
+            }
+            s.after_compaction = Some(a);
+            Ok(first)
+        })?;
+        if first {
+            self.remember_remains(&found);
+        }
+        Ok(())
+    }
+
+    /// What remains by the summary goes into the session's index (read again by the next
+    /// automatic checkpoint); a failure there costs the record, never the hook. Called
+    /// without the project lock held.
+    fn remember_remains(&self, found: &Found) {
+        if let Found::Text(text) = found {
+            let _ = crate::transcripts::session_index::note_summary(
+                &self.ws,
+                &self.session,
+                self.transcript().as_deref(),
+                self.agent,
+                text,
+            );
+        }
+    }
+
+    /// The summary in the transcript; none when there is no transcript or it cannot be read
+    /// (a hook fails open: the whole prompt is given back then).
+    fn read_summary(&self, since: Option<chrono::DateTime<chrono::Utc>>) -> Found {
+        let Some(path) = self.transcript() else {
+            return Found::None;
+        };
+        crate::agents::compaction_summary(self.agent, &path, since).unwrap_or(Found::None)
+    }
+
+    /// Compares the summary with the checkpoint, logs `compaction_audit` and keeps what is
+    /// missing in `a` (the caller holds the lock and saves `s`).
+    fn record_audit(
+        &self,
+        lock: &Lock,
+        s: &mut Session,
+        a: &mut AfterCompaction,
+        c: &Checkpoint,
+        found: &Found,
+    ) {
+        let audit = match found {
+            Found::Text(text) => Some(compaction_summary::audit(c, text)),
+            _ => None,
+        };
+        let names = |facts: &[compaction_summary::Fact]| -> Vec<String> {
+            facts.iter().map(|f| f.text.clone()).collect()
+        };
+        let (kept, missing) = audit
+            .as_ref()
+            .map(|a| (names(&a.kept), names(&a.missing)))
+            .unwrap_or_default();
+        a.checkpoint = Some(c.id.clone());
+        a.missing = audit.as_ref().map(|x| x.missing.clone());
+        a.unreadable = found.unreadable().map(str::to_string);
+        a.audited = true;
+        self.log(
+            lock,
+            "compaction_audit",
+            json!({
+                "session": self.session, "agent": self.agent, "trigger": a.trigger,
+                "checkpoint": c.id, "kept": kept, "missing": missing,
+                "summary_chars": audit.as_ref().map(|x| x.summary_chars),
+                "unreadable": a.unreadable,
+            }),
+        );
+        s.last_audit = Some(AuditNote {
+            at: crate::system::clock::now_rfc3339(),
+            agent: Some(self.agent.to_string()),
+            trigger: a.trigger.clone(),
+            checkpoint: c.id.clone(),
+            kept: kept.len(),
+            missing,
+            summary_chars: audit.map(|x| x.summary_chars),
+            unreadable: a.unreadable.clone(),
+        });
+    }
+
+    /// At a session start after a compaction (`source` `compact`), what to give instead of
+    /// the resume prompt: what the audited summary left out, or, where the summary comes only
+    /// later (Claude Code), a note with the nonce. None: the prompt (a `clear`, a summary that
+    /// could not be read, or an audit of another checkpoint).
+    pub(super) fn after_compaction_start(
+        &self,
+        s: &mut Session,
+        source: &str,
+        c: &Checkpoint,
+        nonce: &str,
+    ) -> Option<Back> {
+        let a = s.after_compaction.take();
+        if source != "compact" {
+            return None;
+        }
+        let state = self.state_name();
+        if let Some(missing) = a
+            .as_ref()
+            .filter(|a| a.checkpoint.as_deref() == Some(c.id.as_str()))
+            .and_then(|a| a.missing.as_ref())
+        {
+            return Some(Back {
+                text: text::give_back(&c.id, &state, missing, Some(nonce)),
+                kind: "missing",
+            });
+        }
+        let audited = a.as_ref().is_some_and(|a| a.audited);
+        if audited || !self.agent.policy().summary_follows_start() {
+            return None;
+        }
+        let mut a = a.unwrap_or_default();
+        if a.since.is_none() {
+            let then = chrono::Utc::now() - chrono::Duration::seconds(UNSEEN_START_SLACK_SECS);
+            a.since = Some(then.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        }
+        a.checkpoint = Some(c.id.clone());
+        a.waiting = Some(nonce.to_string());
+        s.after_compaction = Some(a);
+        Some(Back {
+            text: text::waiting_note(&c.id, &state, nonce),
+            kind: "waiting",
+        })
+    }
+
+    /// At the first prompt or tool event after a start that gave only a note: what the
+    /// summary left out (read from the transcript now if the post-compaction event did not
+    /// carry it), else the whole prompt. Nothing when the summary kept everything. The
+    /// give-back does not ask for the acknowledgement again: the note already did.
+    pub(super) fn deliver_after_compaction(&self) -> anyhow::Result<Option<String>> {
+        let Some(before) = session::load(&self.ws, &self.session)?.and_then(|s| s.after_compaction)
+        else {
+            return Ok(None);
+        };
+        if before.waiting.is_none() {
+            return Ok(None);
+        }
+        // Only while one waits, so prompts and tools do not pay for this read.
+        let found = (!before.audited).then(|| self.read_summary(before.since_time()));
+        let (text, audited_now) = self.in_batch(|batch| {
+            if !batch.recorded() {
+                return Ok((None, None));
+            }
+            let (lock, s) = batch.parts();
+            let Some(mut a) = s.after_compaction.take() else {
+                return Ok((None, None));
+            };
+            if a.waiting.is_none() {
+                s.after_compaction = Some(a);
+                return Ok((None, None));
+            }
+            let mut audited_now = None;
+            if let (Some(found), false, Some(c)) = (&found, a.audited, &self.sf.fm.checkpoint) {
+                self.record_audit(lock, s, &mut a, c, found);
+                audited_now = Some(found);
+            }
+            let id = a
+                .checkpoint
+                .clone()
+                .or_else(|| self.sf.fm.checkpoint.as_ref().map(|c| c.id.clone()))
+                .unwrap_or_default();
+            let missing = a.missing.clone();
+            // Kept should the prompt below fail: the next event tries again.
+            s.after_compaction = Some(a);
+            let text = match &missing {
+                Some(missing) if missing.is_empty() => None,
+                Some(missing) => Some(text::give_back(&id, &self.state_name(), missing, None)),
+                None => {
+                    let chain = crate::handoff::ledger::read(&self.ws)?;
+                    match chain.link_of(&self.session) {
+                        Some(link) => self.prompt(Some(&link.record))?.map(|p| p.prompt),
+                        None => self.prompt(None)?.map(|p| p.prompt),
+                    }
+                }
+            };
+            // Given back: the compaction is done with.
+            s.after_compaction = None;
+            Ok((text, audited_now))
+        })?;
+        if let Some(found) = audited_now {
+            self.remember_remains(found);
+        }
+        Ok(text)
+    }
+}

@@ -1,0 +1,892 @@
+//! Writing a checkpoint: the fields given, the rest carried over, git state
+//! captured, secrets redacted, the digest sealed; then the front matter, the
+//! marked block, the archive and the event log, all under the lock.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::domain::actions;
+use crate::domain::checkpoint::{format_id, id_number, Archive, Budget, Checkpoint, Field, Fields};
+use crate::domain::config::Config;
+use crate::domain::state::{limits, StateFile};
+use crate::domain::templates::Templates;
+use crate::domain::workspace::Workspace;
+use crate::system::error::Error;
+use crate::system::fsutil::Lock;
+use crate::system::output::Output;
+use crate::transcripts::activity::Observed;
+
+/// A checkpoint written by hand must say where the work stands: one that
+/// would leave a required field empty is refused, and nothing is written.
+fn refuse_missing_fields(record: &Checkpoint) -> Result<(), Error> {
+    let missing = crate::domain::checkpoint::missing_fields(record);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let flags: Vec<&str> = missing.iter().map(|field| field.flag()).collect();
+    let missing: Vec<&str> = missing.iter().map(|field| field.key()).collect();
+    Err(Error::Refused(format!(
+        "the checkpoint would have no {}; give {} (or those fields in a --from file); nothing was written",
+        missing.join(", "),
+        flags.join(", ")
+    )))
+}
+
+/// Reads checkpoint fields as YAML or JSON from a file or `-` (stdin).
+pub fn read_fields(src: &str) -> anyhow::Result<Fields> {
+    let (path, text) = if src == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .take(crate::domain::state::MAX_FRONT_MATTER_BYTES as u64 * 4 + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io("<stdin>", "cannot read", e))?;
+        let text = crate::system::fsutil::text_from_bytes(buf, Path::new("<stdin>"), 0)?;
+        (Path::new("<stdin>").to_path_buf(), text)
+    } else {
+        let p = Path::new(src).to_path_buf();
+        let text = crate::system::fsutil::read_text(
+            &p,
+            crate::domain::state::MAX_FRONT_MATTER_BYTES as u64 * 4,
+        )?;
+        (p, text)
+    };
+    if text.contains('\0') {
+        return Err(Error::data(&path, "not a text file").into());
+    }
+    if text.trim().is_empty() {
+        return Ok(Fields::default());
+    }
+    Ok(crate::domain::state::parse_user_yaml(&path, &text)?)
+}
+
+/// What a checkpoint is written from.
+#[derive(Clone)]
+pub struct New<'a> {
+    pub fields: Fields,
+    pub trigger: &'a str,
+    pub budget: Option<Budget>,
+    /// What the session's transcript says it did.
+    pub observed: Option<Observed>,
+    /// Added to the `checkpoint` (or `checkpoint_skipped`) event.
+    pub extra: serde_json::Value,
+    /// Written by ctxkeep on its own (a stage, `pre-compact`, `session-end`):
+    /// skipped when it would record nothing new. One by hand is always written.
+    pub automatic: bool,
+}
+
+/// A checkpoint asked for by hand (`ctxkeep checkpoint`, the MCP tool).
+pub struct Request<'a> {
+    pub fields: Fields,
+    /// One word, e.g. `manual` or `mcp`.
+    pub trigger: &'a str,
+    /// The session whose live budget the checkpoint records.
+    pub session: &'a str,
+    /// The agent's transcript, for what the session did (`observed`).
+    pub transcript: Option<&'a Path>,
+}
+
+/// Writes a checkpoint asked for by hand: checks the trigger and the
+/// session, refuses a bad or missing state file before taking the lock (so
+/// that bad input creates nothing, not even `.ctxkeep/`), reads the
+/// transcript, then writes under the lock with the session's budget.
+pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Checkpoint> {
+    let trigger = req.trigger.trim();
+    limits::check_trigger(trigger)?;
+    // Before the lock, which would create `.ctxkeep/`: refused input
+    // changes nothing. `write_new` checks again for its other callers.
+    limits::check_fields(&ws.state_path, &req.fields)?;
+    let session = crate::domain::session::validate_id(req.session)?;
+    // `write_new` checks again under the lock.
+    StateFile::load(&ws.state_path)?.require_initialized()?;
+    // Read before the lock: a transcript can be large.
+    let observed = match req.transcript {
+        Some(path) => Some(observe_transcript(ws, path, None)?),
+        None => None,
+    };
+    let lock = ws.lock()?;
+    // The current session's live budget, when it is tracked.
+    let budget = crate::domain::session::load(ws, &session)?.and_then(|s| s.budget());
+    let new = New {
+        fields: req.fields,
+        trigger,
+        budget,
+        observed,
+        extra: json!({}),
+        automatic: false,
+    };
+    let record = write_new(ws, &lock, new, out)?.checkpoint().clone();
+    drop(lock);
+    Ok(record)
+}
+
+/// What [`write_new`] did.
+#[derive(Debug)]
+pub enum Written {
+    New(Checkpoint),
+    /// Nothing new since `previous`: the file was not touched.
+    Skipped {
+        previous: Checkpoint,
+        why: String,
+    },
+}
+
+impl Written {
+    /// The checkpoint that stands: the new one, or the one it would repeat.
+    pub fn checkpoint(&self) -> &Checkpoint {
+        match self {
+            Written::New(c) | Written::Skipped { previous: c, .. } => c,
+        }
+    }
+}
+
+/// Writes a checkpoint (the caller holds the lock): carries over what is not
+/// given, captures git, seals the digest, updates front matter, the marked
+/// block, the archive and the event log. An automatic one that would repeat
+/// the last is skipped instead; see [`New`].
+pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow::Result<Written> {
+    write_retrying(ws, lock, new, true, out)
+}
+
+/// [`write_new`] for an automatic checkpoint the user asked for (a manual
+/// compaction): written even when it would record nothing new.
+pub fn write_new_always(
+    ws: &Workspace,
+    lock: &Lock,
+    new: New,
+    out: &Output,
+) -> anyhow::Result<Written> {
+    write_retrying(ws, lock, new, false, out)
+}
+
+/// How often an automatic checkpoint is tried again when another program changed the state
+/// file during the write, and the pause before the first retry (doubled each time): about
+/// 1.3 s in all, well within an agent's hook timeout.
+const RETRIES: u32 = 7;
+const FIRST_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// [`write`], tried again for an automatic checkpoint when another program (git checking out
+/// or merging, an editor) changed the state file between its read and its write: a hook has
+/// no one to run it again, and a `pre-compact` checkpoint lost is the one that mattered. One
+/// by hand fails at once and says to run the command again.
+fn write_retrying(
+    ws: &Workspace,
+    lock: &Lock,
+    new: New,
+    skip_repeats: bool,
+    out: &Output,
+) -> anyhow::Result<Written> {
+    let mut pause = FIRST_PAUSE;
+    for _ in 0..RETRIES {
+        if !new.automatic {
+            break;
+        }
+        match write(ws, lock, new.clone(), skip_repeats, out) {
+            Err(e) if changed_meanwhile(&e) => {
+                std::thread::sleep(pause);
+                pause *= 2;
+            }
+            done => return done,
+        }
+    }
+    write(ws, lock, new, skip_repeats, out)
+}
+
+fn changed_meanwhile(e: &anyhow::Error) -> bool {
+    matches!(e.downcast_ref::<Error>(), Some(Error::Conflict { .. }))
+}
+
+fn write(
+    ws: &Workspace,
+    lock: &Lock,
+    new: New,
+    skip_repeats: bool,
+    out: &Output,
+) -> anyhow::Result<Written> {
+    let New {
+        fields,
+        trigger,
+        budget,
+        observed,
+        extra,
+        automatic,
+    } = new;
+    // The one rule: nothing a reader would refuse is written.
+    limits::check_fields(&ws.state_path, &fields)?;
+    let mut sf = StateFile::load(&ws.state_path)?;
+    sf.require_initialized()?;
+    let config = Config::from_front(&sf.fm);
+    let prev = sf.fm.checkpoint.clone();
+    let observed = match automatic {
+        true => settle_observed(prev.as_ref(), observed),
+        false => observed,
+    };
+    let archive = Archive {
+        dir: &ws.checkpoints_dir(),
+    };
+
+    let git = match crate::system::git::state(
+        &ws.root,
+        std::slice::from_ref(&crate::system::fsutil::resolve_target(&ws.state_path)),
+    ) {
+        Ok(mut g) => {
+            // Before the list is capped: the snapshot holds every file.
+            if automatic && config.snapshots {
+                let before = extra.get("command").and_then(|c| c.as_str());
+                crate::pipeline::snapshot::attach(ws, &mut g, prev.as_ref(), trigger, before, out);
+            }
+            g.cap_dirty(limits::MAX_DIRTY_LISTED);
+            Some(g)
+        }
+        Err(why) => {
+            out.warn(&format!("git state left out of the checkpoint: {why}"));
+            None
+        }
+    };
+
+    let prev_head = prev
+        .as_ref()
+        .and_then(|p| p.git.as_ref())
+        .and_then(|g| g.head.clone());
+    let head = git.as_ref().and_then(|g| g.head.clone());
+    let head_moved = prev_head.is_some() && head.is_some() && prev_head != head;
+    let carried = |get: fn(&Checkpoint) -> String| prev.as_ref().map(get).unwrap_or_default();
+    let actions = action_items(prev.as_ref(), &fields, observed.as_ref(), automatic);
+    if !automatic {
+        limits::check_remaining(&ws.state_path, &actions.remaining)?;
+    }
+    // Where decisions not carried over went: their checkpoint keeps them.
+    let kept_in = |p: &Checkpoint| {
+        format!(
+            "checkpoint {} keeps them (`ctxkeep log`, .ctxkeep/checkpoints/{}.json)",
+            p.id, p.id
+        )
+    };
+    let mut decisions = match fields.decisions {
+        Some(d) => {
+            if let Some(p) = prev.as_ref().filter(|p| {
+                !head_moved && !p.decisions.is_empty() && p.decisions.iter().any(|x| !d.contains(x))
+            }) {
+                out.info(&format!(
+                    "--decision replaced the {} decision(s) recorded before; {}. Use --add-decision to add to the list",
+                    p.decisions.len(),
+                    kept_in(p)
+                ));
+            }
+            d
+        }
+        None if head_moved => {
+            if let Some(p) = prev.as_ref().filter(|p| !p.decisions.is_empty()) {
+                out.info(&format!(
+                    "HEAD moved since the last checkpoint: its {} decision(s) belong to that commit now and were not carried over; {}",
+                    p.decisions.len(),
+                    kept_in(p)
+                ));
+            }
+            Vec::new()
+        }
+        None => prev
+            .as_ref()
+            .map(|p| p.decisions.clone())
+            .unwrap_or_default(),
+    };
+    if !fields.add_decisions.is_empty() {
+        for d in &fields.add_decisions {
+            if !decisions.contains(d) {
+                decisions.push(d.clone());
+            }
+        }
+        // The list as it now stands follows the same limits as one given whole.
+        let whole = Fields {
+            decisions: Some(decisions.clone()),
+            ..Fields::default()
+        };
+        limits::check_fields(&ws.state_path, &whole)?;
+    }
+
+    let last_number = [
+        prev.as_ref().and_then(Checkpoint::number),
+        sf.fm
+            .history
+            .iter()
+            .flatten()
+            .filter_map(|h| id_number(&h.id))
+            .max(),
+        Some(archive.max_number()),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(0);
+
+    let mut record = Checkpoint {
+        id: format_id(last_number + 1),
+        created_at: crate::system::clock::now_rfc3339(),
+        trigger: trigger.to_string(),
+        phase: fields.phase.unwrap_or_else(|| carried(|p| p.phase.clone())),
+        active_task: fields
+            .active_task
+            .unwrap_or_else(|| carried(|p| p.active_task.clone())),
+        controlling_agent: fields
+            .controlling_agent
+            .unwrap_or_else(|| carried(|p| p.controlling_agent.clone())),
+        next_action: fields
+            .next_action
+            .unwrap_or_else(|| carried(|p| p.next_action.clone())),
+        decisions,
+        open_questions: fields.open_questions.unwrap_or_else(|| {
+            prev.as_ref()
+                .map(|p| p.open_questions.clone())
+                .unwrap_or_default()
+        }),
+        notes: fields.notes.unwrap_or_else(|| carried(|p| p.notes.clone())),
+        done: actions.done,
+        remaining: actions.remaining,
+        git,
+        budget,
+        observed,
+        merged: Vec::new(),
+        block_digest: String::new(),
+        digest: String::new(),
+    };
+    if !automatic {
+        refuse_missing_fields(&record)?;
+    }
+    redact_record(&mut record)?;
+
+    if let (true, Some(p)) = (automatic && skip_repeats, &prev) {
+        if records_nothing_new(p, &record) {
+            let why = format!("nothing new since {}", p.id);
+            let mut event = json!({ "trigger": record.trigger, "same_as": p.id, "why": why });
+            if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
+                e.extend(extra);
+            }
+            crate::domain::events::append(ws, lock, "checkpoint_skipped", event)?;
+            return Ok(Written::Skipped {
+                previous: p.clone(),
+                why,
+            });
+        }
+    }
+
+    // History lists a checkpoint only when it differs from the one after it
+    // in what a reader acts on; one that only repeats is superseded.
+    let mut history: Vec<_> = prev
+        .iter()
+        .filter(|p| differs_for_history(p, &record))
+        .map(Checkpoint::brief)
+        .collect();
+    history.extend(sf.fm.history.clone().unwrap_or_default());
+    history.truncate(3);
+    // The previous entries come from the file, which may have been edited by hand.
+    let mut history_json = serde_json::to_value(&history)?;
+    crate::system::redact::redact_json(&mut history_json);
+
+    // The block is rewritten at every checkpoint: a hand edit inside it
+    // goes to the archive with this record instead of being lost.
+    let edited_block = crate::domain::state::edited_block(&sf).map(str::to_string);
+    let templates = Templates::load(&ws.root, config.templates.as_deref())?;
+    let left_out = place(&mut sf, &mut record, &mut history_json, &templates)?;
+
+    warn_about_hard_links(&ws.state_path, out);
+    // The archive first: its no-clobber create reserves the id.
+    archive.store(&record, edited_block.as_deref())?;
+    if let Some(p) = &prev {
+        archive.settle_merge(p);
+    }
+    if let Err(e) = sf.save() {
+        let _ = std::fs::remove_file(ws.checkpoints_dir().join(format!("{}.json", record.id)));
+        return Err(e.into());
+    }
+    if !left_out.is_empty() {
+        out.warn(&format!(
+            "{}: left out of {} so that the front matter stays within the {} bytes ctxkeep reads back: {}",
+            ws.display_state(),
+            record.id,
+            crate::domain::state::MAX_FRONT_MATTER_BYTES,
+            left_out.join(", ")
+        ));
+    }
+    if edited_block.is_some() {
+        out.warn(&format!(
+            "{}: the marked block (between the ctxkeep markers) was edited by hand since {}; ctxkeep rewrites it at every checkpoint, so the edited text is kept in {} (key replaced_block); put your own text outside the markers",
+            ws.display_state(),
+            prev.as_ref().map(|p| p.id.as_str()).unwrap_or("the last checkpoint"),
+            ws.checkpoints_dir().join(format!("{}.json", record.id)).display()
+        ));
+    }
+    crate::pipeline::snapshot::keep(ws, &record, out);
+    let pruned = archive.prune(
+        config.retention,
+        config.retention_days,
+        crate::system::clock::now(),
+    );
+    if !pruned.is_empty() {
+        crate::domain::retention::drop_snapshot_refs(ws);
+    }
+    if let Err(e) = crate::domain::events::rotate_if_over(ws, lock, config.events_max_bytes) {
+        out.warn(&format!("the event log could not be rotated: {e}"));
+    }
+    let mut event = json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget });
+    if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
+        e.extend(extra);
+    }
+    // A full disk here must not pass silently; the checkpoint itself stands,
+    // and the next writer seals any torn line the failed append left.
+    crate::domain::events::append(ws, lock, "checkpoint", event).map_err(|e| {
+        anyhow::Error::new(e).context(format!(
+            "checkpoint {} was written, but its event could not be logged",
+            record.id
+        ))
+    })?;
+    Ok(Written::New(record))
+}
+
+/// Puts a new checkpoint into `sf`: `record` (redacted, not sealed yet) and
+/// `history` in the front matter, the marked block rendered from them. The
+/// record is fitted to the front matter's limit first (see
+/// [`fit_front_matter`]), then records the block's digest and is sealed.
+/// Touches no file; returns what was left out to fit.
+pub fn place(
+    sf: &mut StateFile,
+    record: &mut Checkpoint,
+    history: &mut serde_json::Value,
+    templates: &Templates,
+) -> Result<Vec<String>, Error> {
+    let left_out = fit_front_matter(sf, record, history)?;
+    let block = templates.render(
+        "state.md",
+        json!({ "checkpoint": record, "history": history }),
+    )?;
+    // A project's own template may add text of its own.
+    sf.set_managed_block(&crate::system::redact::redact(&block))?;
+    record.block_digest = sf
+        .managed_block()
+        .map(crate::domain::state::block_digest)
+        .unwrap_or_default();
+    record.seal();
+    sf.set_keys(&[
+        ("checkpoint", Some(record.to_json())),
+        ("history", Some(history.clone())),
+    ])?;
+    Ok(left_out)
+}
+
+/// Makes the record fit the front matter a reader takes back. What ctxkeep
+/// gathered on its own gives way first, in this order: the oldest history
+/// entries, the observed plan, the rest of what the transcript showed, the
+/// oldest done items, the uncommitted paths (counted instead of listed). Returns what was left out;
+/// when even the fields given do not fit, refuses naming the largest part.
+fn fit_front_matter(
+    sf: &StateFile,
+    record: &mut Checkpoint,
+    history: &mut serde_json::Value,
+) -> Result<Vec<String>, Error> {
+    let limit = crate::domain::state::MAX_FRONT_MATTER_BYTES;
+    // The digests are set after the block is rendered; they have this length.
+    let digest_sized = format!("sha256:{}", "0".repeat(64));
+    let size = |record: &Checkpoint, history: &serde_json::Value| {
+        let mut sealed = record.clone();
+        sealed.block_digest = digest_sized.clone();
+        sealed.digest = digest_sized.clone();
+        sf.front_matter_len_with(&[
+            ("checkpoint", Some(&sealed.to_json())),
+            ("history", Some(history)),
+        ])
+    };
+    let mut left_out = Vec::new();
+    if size(record, history) <= limit {
+        return Ok(left_out);
+    }
+    if let Some(entries) = history.as_array_mut() {
+        let total = entries.len();
+        while !entries.is_empty() && size(record, &json!(entries)) > limit {
+            entries.pop();
+        }
+        if entries.len() < total {
+            left_out.push(format!(
+                "{} of {total} history entries",
+                total - entries.len()
+            ));
+        }
+    }
+    let fits = |record: &Checkpoint| size(record, history) <= limit;
+    if !fits(record) {
+        if let Some(o) = record.observed.as_mut().filter(|o| !o.plan.is_empty()) {
+            o.plan.clear();
+            left_out.push("the observed plan".into());
+        }
+    }
+    if !fits(record) && record.observed.take().is_some() {
+        left_out.push("what the transcript showed (observed)".into());
+    }
+    // Finished items are history (the archive keeps them): the oldest go next.
+    let done = record.done.len();
+    while !fits(record) && !record.done.is_empty() {
+        record.done.remove(0);
+    }
+    if record.done.len() < done {
+        left_out.push(format!(
+            "the oldest {} of {done} done items",
+            done - record.done.len()
+        ));
+    }
+    for at_most in [10, 0] {
+        if fits(record) {
+            break;
+        }
+        if let Some(g) = record.git.as_mut().filter(|g| g.dirty.len() > at_most) {
+            g.cap_dirty(at_most);
+            left_out.push(format!(
+                "uncommitted paths past the first {at_most} (counted, not listed)"
+            ));
+        }
+    }
+    if fits(record) {
+        return Ok(left_out);
+    }
+    let list = |l: &[String]| l.iter().map(String::len).sum::<usize>();
+    let own_keys = sf.front_matter_len_with(&[("checkpoint", None), ("history", None)]);
+    // The texts, then the lists (of two equal parts, the later is named).
+    let texts = Field::ALL.into_iter().filter(|f| !f.is_list());
+    let lists = Field::ALL.into_iter().filter(|f| f.is_list());
+    let mut parts: Vec<(String, usize)> = texts
+        .chain(lists)
+        .map(|f| {
+            let bytes = f.text(record).map_or(0, String::len);
+            (f.named(), bytes + f.items(record).map_or(0, |l| list(l)))
+        })
+        .collect();
+    parts.push(("the front matter's other keys".into(), own_keys));
+    let (part, bytes) = parts
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .unwrap_or((Field::Notes.named(), 0));
+    Err(Error::data(
+        &sf.path,
+        format!(
+            "the checkpoint does not fit: the front matter would be {} bytes, over the {limit} ctxkeep reads back; the largest part is {part} ({bytes} bytes): shorten it; nothing was written",
+            size(record, history)
+        ),
+    ))
+}
+
+/// The new checkpoint's action items: by hand, the last ones with what is
+/// given (see [`actions::by_hand`]); automatic, what the agent's plan shows
+/// unless the agent wrote the lists itself (see [`actions::automatic`]).
+fn action_items(
+    prev: Option<&Checkpoint>,
+    fields: &Fields,
+    observed: Option<&Observed>,
+    automatic: bool,
+) -> actions::Actions {
+    let given = actions::Given {
+        done: fields.done.as_deref().unwrap_or_default(),
+        remaining: fields.remaining.as_deref().unwrap_or_default(),
+        clear_remaining: fields.clear_remaining == Some(true),
+    };
+    let nothing_given =
+        given.done.is_empty() && given.remaining.is_empty() && !given.clear_remaining;
+    if automatic && nothing_given {
+        return actions::automatic(prev, observed);
+    }
+    let before = prev.map(actions::Actions::of).unwrap_or_default();
+    actions::by_hand(&before, given)
+}
+
+/// What the transcript at `path` says the session did (the format
+/// detected unless `agent` says), paths relative to the repository around
+/// the project.
+pub fn observe_transcript(
+    ws: &Workspace,
+    path: &Path,
+    agent: Option<crate::agents::Agent>,
+) -> anyhow::Result<Observed> {
+    observe_in_repository(ws, |root| {
+        crate::agents::observe(path, agent, Some(root), crate::system::clock::now())
+    })
+}
+
+/// Runs a transcript reader with paths relative to the repository around the
+/// project, then adds the project's tracker issues.
+fn observe_in_repository(
+    ws: &Workspace,
+    read: impl FnOnce(&Path) -> anyhow::Result<Observed>,
+) -> anyhow::Result<Observed> {
+    let root = crate::system::git::toplevel(&ws.root).ok();
+    let root = root.as_deref().unwrap_or(&ws.root);
+    let mut seen = read(root)?;
+    seen.tracker = crate::transcripts::activity::beads::issues(root);
+    Ok(seen)
+}
+
+/// What an automatic checkpoint records as the session's work, from what
+/// the transcript shows (`seen`) and the checkpoint before it (`prev`):
+/// - a session that did no work (no plan, file or command; "status?", a
+///   `/clear`), or whose transcript could not be read, keeps the previous
+///   block, marked `carried_from` that checkpoint when the block is another
+///   session's: an idle session never wipes the work from the resume prompt;
+/// - a later reading of the same agent session keeps what its window no
+///   longer shows: the request, plan and commands when it has none, and the
+///   files changed earlier after its own (past [`MAX_FILES`], counted).
+///
+/// [`MAX_FILES`]: crate::transcripts::activity::MAX_FILES
+fn settle_observed(prev: Option<&Checkpoint>, seen: Option<Observed>) -> Option<Observed> {
+    let Some((prev_id, before)) = prev.and_then(|p| Some((&p.id, p.observed.as_ref()?))) else {
+        return seen;
+    };
+    let same_session = |o: &Observed| {
+        o.agent == before.agent && o.session.is_some() && o.session == before.session
+    };
+    let mut now = match seen {
+        Some(o) if o.did_work() => o,
+        idle => {
+            let mut kept = before.clone();
+            let own = idle.as_ref().is_some_and(same_session);
+            if !own && kept.carried_from.is_none() {
+                kept.carried_from = Some(prev_id.clone());
+            }
+            return Some(kept);
+        }
+    };
+    if !same_session(&now) {
+        return Some(now);
+    }
+    if now.request.is_none() {
+        now.request = before.request.clone();
+    }
+    if now.plan.is_empty() {
+        now.plan = before.plan.clone();
+    }
+    if now.commands.is_empty() {
+        now.commands = before.commands.clone();
+    }
+    let earlier: Vec<String> = before
+        .files
+        .iter()
+        .filter(|f| !now.files.contains(f))
+        .cloned()
+        .collect();
+    now.files.extend(earlier);
+    now.more_files += before.more_files;
+    let max = crate::transcripts::activity::MAX_FILES;
+    if now.files.len() > max {
+        now.more_files += (now.files.len() - max) as u64;
+        now.files.truncate(max);
+    }
+    Some(now)
+}
+
+/// The tree of the uncommitted work a checkpoint kept: the same paths with
+/// other contents are new work.
+fn snapshot_tree(c: &Checkpoint) -> Option<&str> {
+    c.git.as_ref()?.snapshot.as_ref().map(|s| s.tree.as_str())
+}
+
+/// Whether `new` would record nothing `prev` does not: the same fields the
+/// agent writes, the same HEAD and uncommitted paths (and their contents, by
+/// the snapshot's tree), the same observed request and follow-ups, plan, next
+/// step, files and agent's summary.
+fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
+    let dirty = |c: &Checkpoint| -> (Vec<String>, u64) {
+        let mut paths: Vec<String> = c
+            .git
+            .iter()
+            .flat_map(|g| g.dirty.iter().map(|d| d.path.clone()))
+            .collect();
+        paths.sort();
+        let omitted = c.git.as_ref().map(|g| g.dirty_omitted).unwrap_or(0);
+        (paths, omitted)
+    };
+    let seen = |c: &Checkpoint| {
+        c.observed.as_ref().map(|o| {
+            (
+                (o.request.clone(), o.follow_ups.clone()),
+                o.plan.clone(),
+                o.next_step.clone(),
+                o.files.clone(),
+                o.from_summary.as_ref().map(|r| r.at.clone()),
+            )
+        })
+    };
+    prev.phase == new.phase
+        && prev.active_task == new.active_task
+        && prev.controlling_agent == new.controlling_agent
+        && prev.next_action == new.next_action
+        && prev.decisions == new.decisions
+        && prev.open_questions == new.open_questions
+        && prev.notes == new.notes
+        && prev.done == new.done
+        && prev.remaining == new.remaining
+        && head_of(prev) == head_of(new)
+        && dirty(prev) == dirty(new)
+        && snapshot_tree(prev) == snapshot_tree(new)
+        && seen(prev) == seen(new)
+}
+
+/// Whether `older` belongs in the history before `newer`: it differs in
+/// phase, task, agent, next action or HEAD.
+fn differs_for_history(older: &Checkpoint, newer: &Checkpoint) -> bool {
+    older.phase != newer.phase
+        || older.active_task != newer.active_task
+        || older.controlling_agent != newer.controlling_agent
+        || older.next_action != newer.next_action
+        || head_of(older) != head_of(newer)
+}
+
+fn head_of(c: &Checkpoint) -> Option<&str> {
+    c.git.as_ref().and_then(|g| g.head.as_deref())
+}
+
+/// A write replaces the file, so other hard links keep the old content.
+pub fn warn_about_hard_links(path: &Path, out: &Output) {
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > 1 {
+            out.warn(&format!(
+                "{} has {} hard links; a write replaces the file, so the other links keep the old text (use a symlink instead)",
+                path.display(),
+                meta.nlink()
+            ));
+        }
+    }
+}
+
+/// Redacts every string of the record (fields, trigger, git branch and
+/// paths) before it is sealed, so the front matter, the marked block, the
+/// archive and the event log all get the redacted text.
+fn redact_record(r: &mut Checkpoint) -> anyhow::Result<()> {
+    let mut v = r.to_json();
+    crate::system::redact::redact_json(&mut v);
+    *r = serde_json::from_value(v)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::state::{BEGIN_MARKER, END_MARKER};
+    use proptest::prelude::*;
+
+    /// `place` as `checkpoint` runs it, in memory: what it and the checks
+    /// around it accept, the reader reads back exactly (the fuzz target
+    /// `checkpoint_write` holds the same; tests/cli/readback.rs runs the
+    /// commands).
+    fn placed_reads_back(text: &str, fields: Fields) -> Result<(), TestCaseError> {
+        let path = Path::new("project-state.md");
+        let Ok(mut sf) = StateFile::from_text(path, text.to_string()) else {
+            return Ok(());
+        };
+        if limits::check_fields(path, &fields).is_err() {
+            return Ok(());
+        }
+        let mut record = Checkpoint {
+            id: "ckpt-0002".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            trigger: "manual".into(),
+            phase: fields.phase.unwrap_or_default(),
+            active_task: fields.active_task.unwrap_or_default(),
+            next_action: fields.next_action.unwrap_or_default(),
+            notes: fields.notes.unwrap_or_default(),
+            decisions: fields.decisions.unwrap_or_default(),
+            ..Checkpoint::default()
+        };
+        let mut history = json!([{"id": "ckpt-0001", "created_at": "t", "phase": record.phase, "next_action": "x"}]);
+        let templates = Templates::load(Path::new("."), None).unwrap();
+        if place(&mut sf, &mut record, &mut history, &templates).is_err() {
+            return Ok(());
+        }
+        let written = sf.render();
+        if limits::check_text(path, &written, false).is_err() {
+            return Ok(());
+        }
+        let again = StateFile::from_text(path, written.clone())
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{written}")))?;
+        prop_assert_eq!(
+            crate::domain::state::seal(&again),
+            Some(crate::domain::state::Seal::Intact)
+        );
+        prop_assert!(crate::domain::state::edited_block(&again).is_none());
+        prop_assert_eq!(again.fm.checkpoint.as_ref(), Some(&record));
+        let block = again.managed_block().unwrap_or_default();
+        prop_assert!(!block.chars().any(limits::is_escaped_control), "{}", block);
+        prop_assert!(
+            !block.lines().any(limits::looks_like_conflict_marker),
+            "{}",
+            block
+        );
+        Ok(())
+    }
+
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z ]{1,8}",
+            "\\PC{1,4}",
+            prop::sample::select(vec![
+                "\0",
+                "\x1b",
+                "\x07",
+                "\r",
+                "\r\n",
+                "\n",
+                "\t",
+                "\x7f",
+                "\u{85}",
+                "\u{2028}",
+                "\u{feff}",
+                "\n<<<<<<< a\n",
+                "\n=======\n",
+                "\n>>>>>>> b\n",
+                "\n|||||||\n",
+                "\n<!-- ctxkeep:end -->\n",
+                "\n<!-- ctxkeep:begin -->\n",
+                "\n---\n",
+                "\n...\n",
+                "\"",
+                "\\",
+                ": ",
+                "# ",
+                "- ",
+                "{{ x }}",
+                "{%",
+                "&a",
+                "*a",
+                "no",
+            ])
+            .prop_map(str::to_string),
+        ]
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => prop::collection::vec(piece(), 0..8).prop_map(|p| p.concat()),
+            1 => (piece(), 14_000usize..17_000).prop_map(|(p, n)| p.repeat(n / p.len() + 1)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn what_place_accepts_reads_back(
+            prose in prop::collection::vec(piece(), 0..6),
+            own in prop::option::of("[a-z]{0,8}"),
+            phase in prop::option::of(text()),
+            task in prop::option::of(text()),
+            next in prop::option::of(text()),
+            notes in prop::option::of(text()),
+            decisions in prop::option::of(prop::collection::vec(text(), 0..4)),
+        ) {
+            let prose = prose.concat();
+            let own = own.map(|v| format!("owner: {v}\n")).unwrap_or_default();
+            let text = format!(
+                "---\nctxkeep: 1\n{own}---\n{prose}\n{BEGIN_MARKER}\nold\n{END_MARKER}\n"
+            );
+            let fields = Fields {
+                phase, active_task: task, next_action: next, notes, decisions,
+                ..Fields::default()
+            };
+            placed_reads_back(&text, fields)?;
+        }
+    }
+}

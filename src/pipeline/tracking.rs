@@ -1,0 +1,818 @@
+//! Applying a usage reading to a session: the stages it crossed fire (once
+//! each, with one checkpoint for a jump), those left behind re-arm, and the
+//! instructions for the agent are rendered. Shared by `track`, the status
+//! line and the agent hooks.
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::agents::Agent;
+use crate::context::compaction::StagesAgainst;
+use crate::context::stages::{FiredStage, Stage, StageAction};
+use crate::context::tokens::Encoding;
+use crate::domain::checkpoint::{Checkpoint, Fields};
+use crate::domain::config::Config;
+use crate::domain::session::{CountState, Session, Source};
+use crate::domain::state::StateFile;
+use crate::domain::templates::Templates;
+use crate::domain::workspace::Workspace;
+use crate::pipeline::apply::Batch;
+use crate::pipeline::decide;
+use crate::pipeline::effects::Reach;
+use crate::system::output::Output;
+use crate::transcripts::usage::Usage;
+
+/// What `track --json` prints (and `status --json` builds on).
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub session: String,
+    pub tokens: Option<u64>,
+    pub window: u64,
+    /// Percent of the window.
+    pub percent: Option<f64>,
+    /// Tokens at which the agent compacts on its own (the window when no
+    /// agent is known); see src/compaction.rs.
+    pub limit: u64,
+    /// Percent of the limit.
+    pub limit_percent: Option<f64>,
+    /// Where the limit comes from: `window`, `front-matter`, `default` (the
+    /// agent's own), `env:NAME`, `config:PATH`, `observed` (learned from the
+    /// agent's own automatic compactions), `unknown`.
+    pub limit_source: String,
+    /// With `limit_source: observed`: how many compactions the limit was
+    /// learned from (their median).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_learned_from: Option<usize>,
+    /// Where the window comes from: `option`, `status-line`, `agent`,
+    /// `evidence`, `model`, `env:NAME`, `config`, or `unknown` (usage passed
+    /// every window known for the model: no percent is given).
+    pub window_source: String,
+    /// Why a configured limit was not used, when one was not.
+    pub limit_note: Option<String>,
+    /// What stage percents are of: `limit` or `window`.
+    pub stages_against: &'static str,
+    pub source: Option<Source>,
+    /// The highest stage reached, by name.
+    pub stage: Option<String>,
+    pub fired: Vec<Fired>,
+    pub handoff_due: bool,
+    pub messages: Option<u64>,
+    /// From the growth of the last turns; absent with too little data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<crate::domain::session::Forecast>,
+}
+
+/// A stage in the JSON output.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fired {
+    #[serde(serialize_with = "crate::context::stages::whole_as_integer")]
+    pub at: f64,
+    pub name: String,
+    pub action: StageAction,
+    pub checkpoint: Option<String>,
+}
+
+impl From<&FiredStage> for Fired {
+    fn from(f: &FiredStage) -> Fired {
+        Fired {
+            at: f.at,
+            name: f.name.clone(),
+            action: f.action,
+            checkpoint: f.checkpoint.clone(),
+        }
+    }
+}
+
+impl Report {
+    pub fn of(session: &Session, config: &Config, fired: Vec<Fired>) -> Report {
+        Report {
+            session: session.id.clone(),
+            tokens: session.tokens,
+            window: session.window,
+            percent: session.percent,
+            limit: session.limit(),
+            limit_percent: session.stage_percent(StagesAgainst::Limit),
+            limit_source: session.limit_source().to_string(),
+            limit_learned_from: session.limit_learned_from,
+            window_source: session
+                .window_source
+                .clone()
+                .unwrap_or_else(|| "config".to_string()),
+            limit_note: session.limit_note.clone(),
+            stages_against: stages_against_name(config.stages_against),
+            source: Some(session.source),
+            stage: crate::context::stages::reached(
+                &config.stages,
+                session.stage_percent(config.stages_against),
+            )
+            .map(Stage::name),
+            fired,
+            handoff_due: session.handoff_due,
+            messages: session.messages,
+            forecast: session.forecast(),
+        }
+    }
+
+    /// A session nothing has tracked yet: its window and the limit it would
+    /// have without an agent.
+    pub fn untracked(id: &str, config: &Config) -> Report {
+        let limit = crate::agents::compaction_limit(
+            None,
+            config.window,
+            std::path::Path::new("."),
+            Some(&config.compaction),
+            None,
+        );
+        Report {
+            session: id.to_string(),
+            tokens: None,
+            window: config.window,
+            percent: None,
+            limit: limit.tokens,
+            limit_percent: None,
+            limit_source: limit.source,
+            limit_learned_from: None,
+            window_source: "config".to_string(),
+            limit_note: limit.note,
+            stages_against: stages_against_name(config.stages_against),
+            source: None,
+            stage: None,
+            fired: Vec::new(),
+            handoff_due: false,
+            messages: None,
+            forecast: None,
+        }
+    }
+}
+
+pub fn stages_against_name(a: StagesAgainst) -> &'static str {
+    match a {
+        StagesAgainst::Limit => "limit",
+        StagesAgainst::Window => "window",
+    }
+}
+
+/// What a transcript reading says besides the figure (`track --json`).
+#[derive(Debug, Serialize)]
+pub struct TranscriptInfo {
+    pub path: String,
+    /// The id of the agent that wrote it.
+    pub agent: &'static str,
+    pub model: Option<String>,
+    pub compacted: bool,
+    pub malformed_lines: u64,
+}
+
+/// The new figure, read before taking the lock (reading can be slow).
+pub enum Reading {
+    Absolute {
+        tokens: u64,
+        source: Source,
+        count: Option<CountState>,
+    },
+    Relative(i64),
+    Transcript(Box<Usage>, String),
+    /// An agent's status line (Claude Code's): its exact window is
+    /// remembered for the session's later hooks.
+    StatusLine {
+        agent: Agent,
+        tokens: Option<u64>,
+        window: Option<u64>,
+        model: Option<String>,
+        transcript: Option<String>,
+    },
+    /// A figure an agent states outside its transcript (Claude Code's
+    /// `SessionStart` `context_tokens` and `model`, a figure from a Codex
+    /// `Stop`): exact, recorded like a transcript's, and measured against
+    /// that agent's limit. `tokens: None` keeps the last figure.
+    Stated {
+        agent: Agent,
+        tokens: Option<u64>,
+        model: Option<String>,
+        /// The window, when the agent states it.
+        window: Option<u64>,
+    },
+    /// Only `--messages`: the figure stays.
+    Unchanged,
+}
+
+/// What a caller of [`apply`] may set besides the reading.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Options {
+    /// An explicit window (`--window`), ahead of every other source.
+    pub window: Option<u64>,
+    /// The session's message count now (`--messages`).
+    pub messages: Option<u64>,
+    /// Record the figure only: no stage fires or re-arms (the status line,
+    /// whose output never reaches the agent; the next hook fires instead).
+    pub record_only: bool,
+    /// Nothing said now reaches the model (`Stop`, Gemini's `AfterAgent`,
+    /// Codex's `notify`): stages fire, but their instruction waits in the
+    /// session for the next event that can carry it.
+    pub deferred: bool,
+}
+
+/// The outcome of [`apply`]: the session as saved and what happened on the way.
+pub struct Applied {
+    pub session: Session,
+    /// The checkpoint that stands after the update (a stage may have
+    /// written one): what the stage instructions show as recorded.
+    pub recorded: Option<Checkpoint>,
+    /// Stages fired by this update, lowest first.
+    pub fired: Vec<FiredStage>,
+    /// What to tell the model now: the stages fired by this update and
+    /// those that waited for an event that can reach it, lowest first
+    /// (empty when the update was `deferred`).
+    pub to_tell: Vec<FiredStage>,
+    pub rearmed: Vec<String>,
+    pub truncated: bool,
+    pub previous_messages: Option<u64>,
+    pub transcript: Option<TranscriptInfo>,
+    /// The session as it was just before this update, read under the same lock: what a
+    /// change (a compaction seen as the figure's fall) is measured from, so two hooks at
+    /// once never both see the same change.
+    pub previous: Option<Session>,
+}
+
+/// Moves session `id` to `reading` under the lock: fires the stages crossed
+/// (writing one checkpoint when a stage asks), re-arms those left behind,
+/// saves the session and logs the events. Shared by `track` and the agent
+/// hooks; never builds a tokenizer unless the reading itself needs one.
+pub fn apply(
+    ws: &Workspace,
+    sf: &StateFile,
+    config: &Config,
+    id: &str,
+    reading: Reading,
+    opts: Options,
+    out: &Output,
+) -> anyhow::Result<Applied> {
+    let mut batch = Batch::open(ws, id, config.window)?;
+    let applied = apply_batch(ws, &mut batch, sf, config, reading, opts, out)?;
+    batch.finish()?;
+    Ok(applied)
+}
+
+/// [`apply`] within a batch the caller holds (one lock and one write for its whole event).
+pub fn apply_batch(
+    ws: &Workspace,
+    batch: &mut Batch<'_>,
+    sf: &StateFile,
+    config: &Config,
+    reading: Reading,
+    opts: Options,
+    out: &Output,
+) -> anyhow::Result<Applied> {
+    let prev = batch.recorded().then(|| batch.session().clone());
+    let (lock, s) = batch.parts();
+    let applied = apply_in(ws, lock, s, prev, sf, config, reading, opts, out)?;
+    batch.touch();
+    Ok(applied)
+}
+
+/// [`apply`] on a session the caller loaded under the lock it holds, and writes back once
+/// with whatever else its event changed (`crate::pipeline::apply`); `prev`: the session as
+/// it was before this reading (None when it had no record). The stages move by the
+/// pipeline's decisions (`crate::pipeline::decide`); the window, the limit and a stage's
+/// checkpoint are looked up and written here.
+#[allow(clippy::too_many_arguments)]
+pub fn apply_in(
+    ws: &Workspace,
+    lock: &crate::system::fsutil::Lock,
+    s: &mut Session,
+    prev: Option<Session>,
+    sf: &StateFile,
+    config: &Config,
+    reading: Reading,
+    opts: Options,
+    out: &Output,
+) -> anyhow::Result<Applied> {
+    let mut compacted = false;
+    let mut info = None;
+    let (transcript_path, transcript_agent) = match &reading {
+        Reading::Transcript(usage, path) => (Some(path.clone()), usage.agent.parse::<Agent>().ok()),
+        _ => (None, None),
+    };
+    // Only an agent's reading says anything about the window.
+    let agent_reading = matches!(
+        reading,
+        Reading::Transcript(..) | Reading::StatusLine { .. } | Reading::Stated { .. }
+    );
+    match reading {
+        Reading::Absolute {
+            tokens,
+            source,
+            count,
+        } => {
+            s.window_source = None;
+            s.set_tokens(Some(tokens), opts.window.unwrap_or(config.window));
+            s.source = source;
+            if count.is_some() {
+                s.count = count;
+            }
+        }
+        Reading::Relative(delta) => {
+            s.window_source = None;
+            let base = s.tokens.unwrap_or(0);
+            let tokens = base.saturating_add_signed(delta);
+            let window = opts
+                .window
+                .or(prev.as_ref().map(|p| p.window))
+                .unwrap_or(config.window);
+            s.set_tokens(Some(tokens), window);
+            s.source = Source::Manual;
+        }
+        Reading::Transcript(usage, path) => {
+            switch_model(s, usage.model.as_deref());
+            let window = reading_window(
+                &opts,
+                s,
+                usage.agent.parse().ok(),
+                usage.window,
+                usage.model.as_deref(),
+                sf,
+                config,
+            );
+            compacted = usage.compacted;
+            if compacted {
+                crate::context::learning::note_compaction(s, &usage, None);
+            }
+            // No figure (a new transcript, or compacted without `postTokens`)
+            // is recorded as unknown rather than guessed.
+            s.set_tokens(usage.tokens, window);
+            s.source = Source::Usage;
+            s.agent = Some(usage.agent.to_string());
+            s.transcript = Some(path.clone());
+            s.model = usage.model.clone().or(s.model.take());
+            info = Some(TranscriptInfo {
+                path,
+                agent: usage.agent,
+                model: usage.model.clone(),
+                compacted: usage.compacted,
+                malformed_lines: usage.malformed_lines,
+            });
+        }
+        Reading::StatusLine {
+            agent,
+            tokens,
+            window,
+            model,
+            transcript,
+        } => {
+            switch_model(s, model.as_deref());
+            if window.is_some() {
+                s.statusline_window = window;
+            }
+            let window = reading_window(&opts, s, Some(agent), None, model.as_deref(), sf, config);
+            // A line that knows no figure (before the first call, right after
+            // a compaction) keeps the one the hooks recorded, the restored
+            // size included.
+            s.set_tokens(tokens.or(s.tokens), window);
+            s.source = Source::Usage;
+            s.agent = Some(agent.to_string());
+            s.transcript = transcript.or(s.transcript.take());
+            s.model = model.or(s.model.take());
+        }
+        Reading::Stated {
+            agent,
+            tokens,
+            model,
+            window,
+        } => {
+            if model.is_some() {
+                switch_model(s, model.as_deref());
+                s.model = model;
+            }
+            let model = s.model.clone();
+            let window =
+                reading_window(&opts, s, Some(agent), window, model.as_deref(), sf, config);
+            s.set_tokens(tokens.or(s.tokens), window);
+            s.source = Source::Usage;
+            s.agent = Some(agent.to_string());
+        }
+        Reading::Unchanged => {
+            if let Some(w) = opts.window {
+                s.set_tokens(s.tokens, w);
+            }
+        }
+    }
+    // Where the agent compacts on its own, read afresh each time (its
+    // configuration may have changed); only the known agent's files.
+    let agent = s.agent.as_deref().and_then(|a| a.parse::<Agent>().ok());
+    // A figure past the window the session assumed, without a compaction:
+    // the window is larger than assumed (or unknown).
+    let was_unknown = prev.as_ref().is_some_and(|p| !p.window_known());
+    let evidence = agent_reading
+        .then(|| crate::context::learning::window_evidence(s, was_unknown))
+        .flatten();
+    // A compaction read earlier is judged at the first figure after it.
+    let judged = agent.and_then(|a| crate::context::learning::judge(ws, s, a, compacted));
+    // Where this agent was seen compacting with this model, once it was.
+    let learned = agent.map(|a| {
+        crate::context::compaction::Learned::load(&ws.compactions_path())
+            .seen(a.as_str(), s.model.as_deref())
+    });
+    let observed = learned.as_ref().and_then(|l| l.point);
+    let mut limit = crate::agents::compaction_limit_for_model(
+        agent,
+        s.window,
+        s.model.as_deref(),
+        &ws.root,
+        Some(&config.compaction),
+        observed,
+        &|name| std::env::var(name).ok(),
+    );
+    if !s.window_known() {
+        limit = crate::context::compaction::Limit::new(s.window, "unknown");
+    }
+    s.limit_learned_from = learned
+        .filter(|_| limit.source == "observed")
+        .map(|l| l.count);
+    s.set_limit(limit);
+    // Truncation: the message count can only grow within a session.
+    let previous_messages = s.messages;
+    let truncated =
+        matches!((previous_messages, opts.messages), (Some(before), Some(now)) if now < before);
+    if opts.messages.is_some() {
+        s.messages = opts.messages;
+    }
+
+    let reach = Reach::of(opts.record_only, opts.deferred);
+    let step = decide::stage_step(s, &config.stages, config.stages_against, compacted, reach);
+    let mut recorded = sf.fm.checkpoint.clone();
+    let checkpoint_id = match step.checkpoint_stage() {
+        Some(stage) => {
+            // Read only when a stage asks for a checkpoint (rare): what the
+            // session did, from the transcript the reading came from.
+            let observed = transcript_path.as_deref().and_then(|p| {
+                // Completed from the session's index: files and the request from its start.
+                let mut o = crate::transcripts::session_index::observed_locked(
+                    ws,
+                    lock,
+                    &s.id,
+                    std::path::Path::new(p),
+                    transcript_agent,
+                )?;
+                // The call that fired the hook: its outcome is in the payload, not yet here.
+                crate::transcripts::activity::loops::fill_outcomes(
+                    &mut o.commands,
+                    &s.loops.recent,
+                );
+                Some(o)
+            });
+            let written = super::record::write_new(
+                ws,
+                lock,
+                super::record::New {
+                    fields: Fields::default(),
+                    trigger: &stage.name(),
+                    budget: s.budget(),
+                    observed,
+                    extra: json!({ "session": s.id }),
+                    automatic: true,
+                },
+                out,
+            )?;
+            s.seen_checkpoint = Some(written.checkpoint().id.clone());
+            // A skipped one (nothing new) is named nowhere as written.
+            let id = match &written {
+                super::record::Written::New(c) => Some(c.id.clone()),
+                super::record::Written::Skipped { .. } => None,
+            };
+            recorded = Some(written.checkpoint().clone());
+            id
+        }
+        None => None,
+    };
+    let now = crate::system::clock::now_rfc3339();
+    let settled = decide::settle_stages(s, &step, checkpoint_id.as_deref(), reach, &now);
+    let (fired_now, to_tell) = (settled.fired, settled.to_tell);
+
+    let log = |event: &str, fields: serde_json::Value| {
+        if let Err(e) = crate::domain::events::append(ws, lock, event, fields) {
+            out.warn(&format!("the event log could not be updated: {e}"));
+        }
+    };
+    for line in decide::stage_logs(s, &fired_now) {
+        log(line.event, line.fields);
+    }
+    if let Some(fields) = evidence {
+        log("window_evidence", fields);
+    }
+    if let Some((event, fields)) = judged {
+        log(event, fields);
+    }
+    if truncated {
+        log(
+            "truncation_suspected",
+            json!({ "session": s.id, "previous": previous_messages, "messages": s.messages }),
+        );
+    }
+    Ok(Applied {
+        session: s.clone(),
+        recorded,
+        fired: fired_now,
+        to_tell,
+        rearmed: step.rearmed,
+        truncated,
+        previous_messages,
+        transcript: info,
+        previous: prev,
+    })
+}
+
+/// The window for a reading from an agent, and where it came from (the
+/// session's `window_source`), in this order: `--window`; what the agent
+/// reports for the session (its status line's, exact: it tells a 1M session
+/// from a 200k one; a window the transcript or payload states); a larger
+/// window this session's usage proved; the model table's for the reading's
+/// model (with the project's `models:` overrides), held down where the
+/// agent's configuration says so (`CLAUDE_CODE_DISABLE_1M_CONTEXT`), unless the
+/// front matter configures a larger one; the project's configured window (the
+/// front matter's `window`, else the default).
+fn reading_window(
+    opts: &Options,
+    s: &mut Session,
+    agent: Option<Agent>,
+    stated: Option<u64>,
+    model: Option<&str>,
+    sf: &StateFile,
+    config: &Config,
+) -> u64 {
+    let (window, source) = if let Some(w) = opts.window {
+        (w, "option".to_string())
+    } else if let Some(w) = s.statusline_window {
+        (w, "status-line".to_string())
+    } else if let Some(w) = stated {
+        (w, "agent".to_string())
+    } else if let Some(w) = s.window_evidence {
+        (w, "evidence".to_string())
+    } else if let Some(w) = model.and_then(|m| config.model_info(m)).map(|m| m.window) {
+        match agent.and_then(|a| crate::agents::window_cap(a, w)) {
+            Some((cap, why)) => (cap, why),
+            // A configured window above the model's default is the user's word for an
+            // extended-context variant the transcript does not name (`[1m]`).
+            None => match sf.fm.window.filter(|&c| c > w) {
+                Some(c) => (c, "config".to_string()),
+                None => (w, "model".to_string()),
+            },
+        }
+    } else {
+        (sf.fm.window.unwrap_or(config.window), "config".to_string())
+    };
+    s.window_source = Some(source);
+    window
+}
+
+/// A reading on another model than the session's last: what the agent
+/// reported for the old model's window (and what its usage proved) no
+/// longer holds.
+fn switch_model(s: &mut Session, model: Option<&str>) {
+    if let (Some(new), Some(old)) = (model, s.model.as_deref()) {
+        if !crate::context::models::same_model(new, old) {
+            s.statusline_window = None;
+            s.window_evidence = None;
+        }
+    }
+}
+
+/// At most this many characters reach the model for the stages of one event.
+pub const MAX_STAGE_CHARS: usize = 1_200;
+/// Fields quoted back to the model in a stage instruction are cut to this.
+const QUOTED_FIELD_CHARS: usize = 160;
+
+/// What the stages `applied` has to tell the agent (templates/stage.md):
+/// one instruction, for the highest of them (crossing several at once, or
+/// one that waited, says it once), at most [`MAX_STAGE_CHARS`]. The
+/// templates are loaded only when there is something to say: hooks call
+/// this on every turn.
+pub fn instructions(
+    ws: &Workspace,
+    config: &Config,
+    applied: &Applied,
+) -> anyhow::Result<Vec<String>> {
+    let Some(highest) = applied.to_tell.iter().max_by(|a, b| a.at.total_cmp(&b.at)) else {
+        return Ok(Vec::new());
+    };
+    // The checkpoint a stage wrote, the highest's first.
+    let checkpoint = std::iter::once(highest)
+        .chain(applied.to_tell.iter().rev())
+        .find_map(|f| f.checkpoint.clone());
+    let s = &applied.session;
+    let in_progress = applied
+        .recorded
+        .as_ref()
+        .and_then(|c| c.observed.as_ref())
+        .and_then(|o| {
+            o.plan
+                .iter()
+                .find(|p| p.status == crate::transcripts::activity::PlanStatus::InProgress)
+        })
+        .map(|p| quoted(&p.text));
+    let recorded = applied.recorded.as_ref().map(|c| {
+        json!({
+            "id": c.id, "phase": quoted(&c.phase), "active_task": quoted(&c.active_task),
+            "next_action": quoted(&c.next_action),
+            "remaining": c.observed.as_ref().map(remaining),
+        })
+    });
+    // "Recorded now" only when a stage of this event wrote it (not when it
+    // was skipped as nothing new, nor for an older one).
+    let recorded_now = applied
+        .recorded
+        .as_ref()
+        .is_some_and(|c| checkpoint.as_deref() == Some(c.id.as_str()));
+    let templates = Templates::load(&ws.root, config.templates.as_deref())?;
+    // The agent is pointed at the MCP tool when its project MCP
+    // configuration registers `ctxkeep mcp` (any agent's, when the session
+    // does not say which agent it is).
+    let agent = s.agent.as_deref().and_then(|a| a.parse().ok());
+    let mcp = crate::install::hook_setup::mcp_registered(&ws.root, agent);
+    // A stage told later, when no figure is known now, says the one it fired at.
+    let mut figure = s.clone();
+    if figure.tokens.is_none() {
+        figure.set_tokens(highest.tokens, s.window);
+    }
+    let mut text = templates.render(
+        "stage.md",
+        json!({
+            "percent": figure.percent, "tokens": figure.tokens, "window": s.window,
+            "limit": s.limit(), "limit_percent": figure.limit_percent,
+            "limit_source": s.limit_source(),
+            "forecast": s.forecast(),
+            "stage": { "name": highest.name, "action": highest.action, "at": highest.at },
+            "checkpoint": checkpoint,
+            "recorded_now": recorded_now,
+            "recorded": recorded,
+            "in_progress": in_progress,
+            "mcp": mcp,
+        }),
+    )?;
+    crate::system::output::cut_to_chars(&mut text, MAX_STAGE_CHARS);
+    Ok(vec![text])
+}
+
+/// A field quoted back to the model: one line, cut to [`QUOTED_FIELD_CHARS`].
+fn quoted(text: &str) -> String {
+    cut_line(text, QUOTED_FIELD_CHARS)
+}
+
+fn cut_line(text: &str, max: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &one_line[..at]),
+        None => one_line,
+    }
+}
+
+/// Open plan items a stage instruction names; the rest are counted.
+const QUOTED_OPEN_ITEMS: usize = 3;
+
+/// What remains as the checkpoint records it, quoted back so the agent
+/// corrects it: the request, the first open plan items, the next step, each
+/// cut shorter than the other fields so the whole stays within
+/// [`MAX_STAGE_CHARS`].
+fn remaining(o: &crate::transcripts::activity::Observed) -> serde_json::Value {
+    let open: Vec<_> = o.open_items().collect();
+    json!({
+        "request": o.request.as_deref().map(|r| cut_line(r, 100)),
+        "open": open.iter().take(QUOTED_OPEN_ITEMS)
+            .map(|p| format!("[{}] {}", p.status.as_str(), cut_line(&p.text, 60)))
+            .collect::<Vec<_>>(),
+        "more_open": open.len().saturating_sub(QUOTED_OPEN_ITEMS),
+        "next_step": o.next_step.as_deref().map(|n| cut_line(n, 100)),
+    })
+}
+
+/// `track --count SRC`: the token count, and for a file the cursor that
+/// makes the next count of the same (grown) file cost only the new text.
+pub fn count_source(
+    src: &str,
+    enc: Encoding,
+    prev: Option<&CountState>,
+) -> anyhow::Result<(usize, Option<CountState>)> {
+    if src == "-" {
+        return Ok((
+            crate::context::tokens::count_reader(std::io::stdin().lock(), "-", enc)?,
+            None,
+        ));
+    }
+    let path = std::path::Path::new(src);
+    crate::context::tokens::countable_len(path)?;
+    // Kept in the session record, so redacted; a redacted path that matches
+    // another file's is harmless, the cursor's prefix hash is checked anyway.
+    let abs = crate::system::fsutil::resolve_target(path)
+        .display()
+        .to_string();
+    let abs = crate::system::redact::redact(&abs).into_owned();
+    let cursor = prev.filter(|p| p.path == abs).map(|p| &p.cursor);
+    let (tokens, cursor) = crate::context::tokens::count_file_incremental(path, enc, cursor)?;
+    Ok((tokens, Some(CountState { path: abs, cursor })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_remains_is_quoted_short_and_counted() {
+        use crate::transcripts::activity::{Observed, PlanItem, PlanStatus};
+        let item = |n: usize, status| PlanItem {
+            text: format!("step {n} {}", "x".repeat(100)),
+            status,
+        };
+        let o = Observed {
+            request: Some("r".repeat(300)),
+            plan: (0..6)
+                .map(|n| {
+                    item(
+                        n,
+                        if n == 0 {
+                            PlanStatus::Completed
+                        } else {
+                            PlanStatus::Pending
+                        },
+                    )
+                })
+                .collect(),
+            next_step: Some("n".repeat(300)),
+            ..Observed::default()
+        };
+        let r = remaining(&o);
+        assert_eq!(r["open"].as_array().unwrap().len(), QUOTED_OPEN_ITEMS);
+        assert!(r["open"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("[pending] step 1 "));
+        assert_eq!(r["more_open"], 2);
+        for key in ["request", "next_step"] {
+            assert_eq!(r[key].as_str().unwrap().chars().count(), 101, "{key}");
+        }
+    }
+
+    #[test]
+    fn a_stated_figure_is_measured_against_its_agents_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("project-state.md");
+        std::fs::write(
+            &state,
+            "---\nctxkeep: 1\nwindow: 200000\nstages:\n  - {at: 80, action: warn}\ncompaction:\n  claude-code: 160000\n---\n# x\n",
+        )
+        .unwrap();
+        let out = Output {
+            json: false,
+            quiet: true,
+        };
+        let ws = Workspace {
+            state_path: state.clone(),
+            root: dir.path().to_path_buf(),
+            data_dir: dir.path().join(".ctxkeep"),
+            lock_timeout: std::time::Duration::from_secs(5),
+            out,
+        };
+        let sf = StateFile::load(&state).unwrap();
+        let config = Config::from_front(&sf.fm);
+        let stated = |tokens| Reading::Stated {
+            agent: Agent::ClaudeCode,
+            tokens,
+            model: Some("claude-opus-4-6".into()),
+            window: None,
+        };
+        let a = apply(
+            &ws,
+            &sf,
+            &config,
+            "s1",
+            stated(Some(140_000)),
+            Options::default(),
+            &out,
+        )
+        .unwrap();
+        let s = &a.session;
+        assert_eq!(
+            (s.percent, s.limit(), s.limit_percent),
+            (Some(70.0), 160_000, Some(87.5))
+        );
+        assert_eq!(s.limit_source(), "front-matter");
+        assert_eq!(s.agent.as_deref(), Some("claude-code"));
+        let fired: Vec<&str> = a.fired.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            fired,
+            ["stage-80"],
+            "87.5 % of the limit, 70 % of the window"
+        );
+        // No figure: the last one stays, and nothing fires twice.
+        let a = apply(
+            &ws,
+            &sf,
+            &config,
+            "s1",
+            stated(None),
+            Options::default(),
+            &out,
+        )
+        .unwrap();
+        assert_eq!(a.session.tokens, Some(140_000));
+        assert!(a.fired.is_empty());
+    }
+}

@@ -1,0 +1,14 @@
+//! Infrastructure: files and the lock, processes, git, output, errors and exit codes,
+//! the clock, redaction, and text recorded from sessions kept as data.
+
+pub mod clock;
+pub mod codes;
+pub mod error;
+pub mod file_batch;
+pub mod fsutil;
+pub mod git;
+pub mod output;
+pub mod process;
+pub mod progress;
+pub mod recorded;
+pub mod redact;

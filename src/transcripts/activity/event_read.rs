@@ -1,0 +1,516 @@
+//! One hook event's reading of its transcript: [`EventRead`] opens the file once and answers
+//! every question the event asks of it from that one open file.
+//!
+//! - [`EventRead::usage`]: the context usage at the end (the agent's usage reader, read from
+//!   the end backwards), read once and kept for the rest of the event;
+//! - [`EventRead::compaction`]: the compaction the transcript ends with, with the agent's own
+//!   figure before it (the same reading);
+//! - [`EventRead::gained`]: what the session did in the bytes the transcript gained since
+//!   `from` (the session index's stored offset), up to its last complete line: a partial last
+//!   line is left for the next event;
+//! - [`EventRead::steps_since`]: the tool calls in those bytes, for loop detection;
+//! - [`EventRead::mark_at`]: the fingerprint of the bytes before an offset, which tells a
+//!   transcript appended to from one rewritten, truncated or rotated (then read afresh);
+//! - [`EventRead::echoes`]: whether the agent itself wrote a word (a restore's nonce) near the
+//!   end, for acknowledgements;
+//! - [`EventRead::has_call`]: whether a tool call's id has reached the transcript, and
+//!   [`EventRead::file`] for a caller that waits for it to;
+//! - [`EventRead::tail`]: what the session did in the last bytes (a checkpoint's recent
+//!   commands and plan).
+//!
+//! The agent's readers are handed in ([`Readers`]): this module does not pick an agent.
+//! Readers that take a `File` get a duplicate of the one descriptor (no second open); every
+//! read seeks to where it starts, so they do not disturb each other.
+
+use std::cell::{Cell, RefCell};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::index::{ReadFile, FIRST_READ, MARK_BYTES};
+use super::{last_line_end, loops, Observed, Reader, Recorder, Root, TAIL_BYTES};
+use crate::system::error::Error;
+use crate::transcripts::usage::Usage;
+
+/// The agent's usage reader over the open file's first `len` bytes.
+pub type UsageReader = Box<dyn Fn(&Path, &File, u64) -> anyhow::Result<Usage>>;
+
+/// The text of a transcript line the agent itself wrote (its replies and tool calls).
+pub type Authored = fn(&Map<String, Value>) -> Vec<String>;
+
+/// What an agent hands the reading: its transcript readers.
+pub struct Readers {
+    pub observe: Reader<'static>,
+    pub usage: UsageReader,
+    pub authored: Authored,
+}
+
+/// One event's reading of one transcript (see the module's documentation).
+pub struct EventRead {
+    path: PathBuf,
+    file: File,
+    /// The length the answers are read up to: the file's length when it was opened, or when
+    /// [`EventRead::refresh`] was last called.
+    len: Cell<u64>,
+    readers: Readers,
+    usage: RefCell<Option<Usage>>,
+}
+
+impl EventRead {
+    /// Opens the transcript at `path` (a missing file or a non-file is a `NoInput` error
+    /// naming it).
+    pub fn open(path: &Path, readers: Readers) -> anyhow::Result<EventRead> {
+        let (file, len) = crate::transcripts::usage::open_transcript(path)?;
+        Ok(EventRead {
+            path: path.to_path_buf(),
+            file,
+            len: Cell::new(len),
+            readers,
+            usage: RefCell::new(None),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The length the answers are read up to.
+    pub fn len(&self) -> u64 {
+        self.len.get()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The agent's id, as its readers record it.
+    pub fn agent(&self) -> &str {
+        self.readers.observe.agent
+    }
+
+    /// The open file, for a caller that waits for the agent to write (then
+    /// [`EventRead::refresh`]).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Takes the file's length again (after waiting for the agent to write); a reading of
+    /// usage made before is read again.
+    pub fn refresh(&self) {
+        if let Ok(meta) = self.file.metadata() {
+            if meta.len() != self.len.get() {
+                self.len.set(meta.len());
+                self.usage.replace(None);
+            }
+        }
+    }
+
+    fn io_err(&self, e: std::io::Error) -> Error {
+        Error::io(&self.path, "cannot read transcript", e)
+    }
+
+    /// A duplicate of the open descriptor for a reader that takes a `File` (no second open).
+    fn dup(&self) -> anyhow::Result<File> {
+        Ok(self.file.try_clone().map_err(|e| self.io_err(e))?)
+    }
+
+    /// The context usage at the transcript's end, read once per event.
+    pub fn usage(&self) -> anyhow::Result<Usage> {
+        if let Some(u) = self.usage.borrow().as_ref() {
+            return Ok(u.clone());
+        }
+        let u = (self.readers.usage)(&self.path, &self.file, self.len())?;
+        self.usage.replace(Some(u.clone()));
+        Ok(u)
+    }
+
+    /// The compaction the transcript ends with, as the agent recorded it (its own figure
+    /// before it, the trigger, the model); None when it does not end with one or cannot be
+    /// read.
+    pub fn compaction(&self) -> Option<Usage> {
+        self.usage().ok().filter(|u| u.compacted)
+    }
+
+    /// The bytes just before `offset` (hex, at most [`MARK_BYTES`]): the session index's
+    /// fingerprint of what it has read; empty when they cannot be read.
+    pub fn mark_at(&self, offset: u64) -> String {
+        if offset > self.len() {
+            return String::new();
+        }
+        let start = offset.saturating_sub(MARK_BYTES);
+        let mut buf = vec![0u8; (offset - start) as usize];
+        let mut f = &self.file;
+        match f
+            .seek(SeekFrom::Start(start))
+            .and_then(|_| f.read_exact(&mut buf))
+        {
+            Ok(()) => buf.iter().map(|b| format!("{b:02x}")).collect(),
+            Err(_) => String::new(),
+        }
+    }
+
+    /// What the session did in the bytes from `from` (the end of a line) to the last complete
+    /// line, with every file read; returns them and where the next read starts. A first read
+    /// (`from` far back) takes at most the last [`FIRST_READ`].
+    pub fn gained(
+        &self,
+        repo_root: Option<&Path>,
+        from: u64,
+        now: DateTime<Utc>,
+    ) -> anyhow::Result<(Observed, Vec<ReadFile>, u64)> {
+        let len = self.len();
+        let from = from.max(len.saturating_sub(FIRST_READ)).min(len);
+        let end = self.line_end(from)?;
+        let mut rec = Recorder::new(Root::new(repo_root));
+        let agent = self.readers.observe.agent;
+        if end <= from {
+            let (obs, reads) = rec.finish_with_reads(agent, now);
+            return Ok((obs, reads, from));
+        }
+        rec.window = end - from;
+        (self.readers.observe.read)(&self.path, self.dup()?, end, &mut rec)?;
+        let (obs, reads) = rec.finish_with_reads(agent, now);
+        Ok((obs, reads, end))
+    }
+
+    /// The tool calls from byte `from` to the last complete line, in order, with `pending`
+    /// (calls an earlier read saw without their outcome) first so their outcomes are matched;
+    /// returns them and where the next read starts. Reads at most [`TAIL_BYTES`].
+    pub fn steps_since(
+        &self,
+        repo_root: Option<&Path>,
+        from: u64,
+        pending: &[loops::PendingCall],
+    ) -> anyhow::Result<(Vec<loops::Step>, u64)> {
+        let len = self.len();
+        let from = from.max(len.saturating_sub(TAIL_BYTES)).min(len);
+        let end = self.line_end(from)?;
+        if end <= from {
+            return Ok((Vec::new(), from));
+        }
+        let mut rec = Recorder::new(Root::new(repo_root));
+        rec.window = end - from;
+        rec.waiting(pending);
+        (self.readers.observe.read)(&self.path, self.dup()?, end, &mut rec)?;
+        if rec.not_main {
+            return Ok((Vec::new(), end));
+        }
+        Ok((rec.into_steps(), end))
+    }
+
+    /// What the session did in the transcript's last `window` bytes (at most [`TAIL_BYTES`]).
+    pub fn tail(
+        &self,
+        repo_root: Option<&Path>,
+        now: DateTime<Utc>,
+        window: u64,
+    ) -> anyhow::Result<Observed> {
+        let mut rec = Recorder::new(Root::new(repo_root));
+        rec.window = window.min(TAIL_BYTES);
+        (self.readers.observe.read)(&self.path, self.dup()?, self.len(), &mut rec)?;
+        Ok(rec.finish(self.readers.observe.agent, now))
+    }
+
+    /// What the session did, read back from the end as far as its last request (see
+    /// [`super::observe`]): the last [`super::FIRST_WINDOW`] first, further back only while no
+    /// request is found, at most [`TAIL_BYTES`].
+    pub fn observe(
+        &self,
+        repo_root: Option<&Path>,
+        now: DateTime<Utc>,
+    ) -> anyhow::Result<Observed> {
+        let mut window = super::FIRST_WINDOW;
+        loop {
+            let seen = self.tail(repo_root, now, window)?;
+            if seen.task_found || window >= TAIL_BYTES || window >= self.len() {
+                return Ok(seen);
+            }
+            window = (window * 4).min(TAIL_BYTES);
+        }
+    }
+
+    /// Whether a line the agent itself wrote in the transcript's last `scan_bytes` holds
+    /// `word` on its own (a restore's nonce echoed back).
+    pub fn echoes(&self, word: &str, scan_bytes: u64) -> Result<bool, Error> {
+        crate::transcripts::usage::echo::echoes_in(
+            &self.path,
+            &self.file,
+            0,
+            self.len(),
+            word,
+            scan_bytes,
+            &self.readers.authored,
+        )
+    }
+
+    /// [`EventRead::echoes`] over the complete lines from byte `from` (where an earlier look
+    /// stopped; at most `scan_bytes` back): returns the answer and where the next look starts
+    /// (after the last complete line: a line being written is looked at again).
+    pub fn echoes_since(
+        &self,
+        word: &str,
+        from: u64,
+        scan_bytes: u64,
+    ) -> Result<(bool, u64), Error> {
+        let len = self.len();
+        let start = from.max(len.saturating_sub(scan_bytes)).min(len);
+        let mut bytes = Vec::with_capacity((len - start) as usize);
+        let mut f = &self.file;
+        f.seek(SeekFrom::Start(start))
+            .and_then(|_| f.take(len - start).read_to_end(&mut bytes))
+            .map_err(|e| self.io_err(e))?;
+        let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let found = crate::transcripts::usage::echo::echoed_in(
+            &bytes[..whole],
+            word,
+            &self.readers.authored,
+        );
+        Ok((found, start + whole as u64))
+    }
+
+    /// Whether `id` (a tool call's) is in the transcript's last `within` bytes.
+    pub fn has_call(&self, id: &str, within: u64) -> bool {
+        let len = self.len();
+        let start = len.saturating_sub(within);
+        let mut bytes = Vec::with_capacity((len - start) as usize);
+        let mut f = &self.file;
+        if f.seek(SeekFrom::Start(start))
+            .and_then(|_| f.take(len - start).read_to_end(&mut bytes))
+            .is_err()
+        {
+            return false;
+        }
+        memchr::memmem::find(&bytes, id.as_bytes()).is_some()
+    }
+
+    /// Where the last complete line in `from..len` ends (`from` when there is none).
+    fn line_end(&self, from: u64) -> anyhow::Result<u64> {
+        last_line_end(&self.path, &mut &self.file, from, self.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::agents::Agent;
+
+    const ROOT: &str = "/home/dev/proj";
+
+    fn now() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-27T20:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn cc(ty: &str, message: Value) -> String {
+        json!({"parentUuid": "p", "isSidechain": false, "cwd": ROOT, "sessionId": "s-1",
+               "type": ty, "message": message, "uuid": "u",
+               "timestamp": "2026-11-27T19:00:00.000Z"})
+        .to_string()
+            + "\n"
+    }
+
+    fn prompt(text: &str) -> String {
+        cc("user", json!({"role": "user", "content": text}))
+    }
+
+    fn edit(id: &str, file: &str, context: u64) -> String {
+        cc(
+            "assistant",
+            json!({"model": "claude-opus-4-6", "id": format!("msg_{id}"), "role": "assistant",
+                   "content": [{"type": "tool_use", "id": id, "name": "Edit",
+                                "input": {"file_path": format!("{ROOT}/{file}")}}],
+                   "usage": {"input_tokens": context, "output_tokens": 5}}),
+        ) + &cc(
+            "user",
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+                   "content": "ok", "is_error": false}]}),
+        )
+    }
+
+    fn said(text: &str) -> String {
+        cc(
+            "assistant",
+            json!({"model": "claude-opus-4-6", "id": "msg_t", "role": "assistant",
+                   "content": [{"type": "text", "text": text}],
+                   "usage": {"input_tokens": 7, "output_tokens": 5}}),
+        )
+    }
+
+    fn open(path: &Path) -> EventRead {
+        crate::agents::event_read(path, Some(Agent::ClaudeCode)).unwrap()
+    }
+
+    fn append(path: &Path, text: &str) {
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    }
+
+    #[test]
+    fn one_open_answers_usage_and_what_was_gained_and_resumes_from_the_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(
+            &path,
+            prompt("Port the reader") + &edit("e1", "src/a.rs", 1000),
+        )
+        .unwrap();
+        let read = open(&path);
+        assert_eq!(read.usage().unwrap().tokens, Some(1000));
+        let (seen, _, end) = read.gained(Some(Path::new(ROOT)), 0, now()).unwrap();
+        assert_eq!(seen.request.as_deref(), Some("Port the reader"));
+        assert_eq!(seen.files, ["src/a.rs"]);
+        assert_eq!(end, read.len());
+        // The next event reads only what came after the offset.
+        append(&path, &edit("e2", "src/b.rs", 2000));
+        let read = open(&path);
+        let (seen, _, end2) = read.gained(Some(Path::new(ROOT)), end, now()).unwrap();
+        assert_eq!(seen.request, None, "the prompt was before the offset");
+        assert_eq!(seen.files, ["src/b.rs"]);
+        assert_eq!(end2, read.len());
+        assert_eq!(read.usage().unwrap().tokens, Some(2000));
+        // Nothing gained: nothing read, the offset stays.
+        let (seen, _, end3) = read.gained(Some(Path::new(ROOT)), end2, now()).unwrap();
+        assert!(seen.files.is_empty());
+        assert_eq!(end3, end2);
+    }
+
+    #[test]
+    fn a_partial_last_line_is_left_for_the_next_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let whole = edit("e1", "src/a.rs", 1000);
+        let next = edit("e2", "src/b.rs", 2000);
+        let (head, rest) = next.split_at(next.len() / 2);
+        std::fs::write(&path, whole.clone() + head).unwrap();
+        let read = open(&path);
+        let (seen, _, end) = read.gained(Some(Path::new(ROOT)), 0, now()).unwrap();
+        assert_eq!(seen.files, ["src/a.rs"]);
+        assert_eq!(
+            end,
+            whole.len() as u64,
+            "stopped after the last complete line"
+        );
+        append(&path, rest);
+        let read = open(&path);
+        let (seen, _, end) = read.gained(Some(Path::new(ROOT)), end, now()).unwrap();
+        assert_eq!(seen.files, ["src/b.rs"], "the torn line, now whole");
+        assert_eq!(end, read.len());
+    }
+
+    #[test]
+    fn the_mark_tells_an_appended_transcript_from_a_rewritten_or_truncated_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, edit("e1", "src/a.rs", 1000)).unwrap();
+        let read = open(&path);
+        let end = read.len();
+        let mark = read.mark_at(end);
+        assert_eq!(mark.len() as u64, 2 * MARK_BYTES);
+        append(&path, &edit("e2", "src/b.rs", 2000));
+        assert_eq!(
+            open(&path).mark_at(end),
+            mark,
+            "appended to: the same bytes"
+        );
+        // Rotated: another session's transcript at the same path, longer than the offset.
+        std::fs::write(
+            &path,
+            edit("x1", "src/other.rs", 10) + &edit("x2", "src/c.rs", 20),
+        )
+        .unwrap();
+        assert_ne!(open(&path).mark_at(end), mark);
+        // Truncated below the offset: nothing there.
+        std::fs::write(&path, "{}\n").unwrap();
+        assert_eq!(open(&path).mark_at(end), "");
+    }
+
+    #[test]
+    fn refresh_takes_what_the_agent_wrote_while_the_event_waited() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, edit("e1", "src/a.rs", 1000)).unwrap();
+        let read = open(&path);
+        assert_eq!(read.usage().unwrap().tokens, Some(1000));
+        assert!(read.has_call("e1", 64 * 1024));
+        assert!(!read.has_call("e2", 64 * 1024));
+        append(&path, &edit("e2", "src/b.rs", 2000));
+        assert!(!read.has_call("e2", 64 * 1024), "read up to its length");
+        read.refresh();
+        assert!(read.has_call("e2", 64 * 1024));
+        assert_eq!(read.usage().unwrap().tokens, Some(2000), "read again");
+    }
+
+    #[test]
+    fn the_nonce_counts_only_where_the_agent_wrote_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, prompt("run `ctxkeep ack 48213907` to confirm")).unwrap();
+        assert!(!open(&path).echoes("48213907", 1 << 20).unwrap());
+        append(&path, &said("Restored; acknowledging 48213907."));
+        assert!(open(&path).echoes("48213907", 1 << 20).unwrap());
+    }
+
+    #[test]
+    fn the_compaction_comes_with_the_agents_own_figure_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let boundary = json!({"parentUuid": null, "isSidechain": false, "type": "system",
+            "subtype": "compact_boundary", "content": "Conversation compacted", "uuid": "cb",
+            "timestamp": "2026-11-27T19:10:00.000Z",
+            "compactMetadata": {"trigger": "auto", "preTokens": 167094}});
+        std::fs::write(&path, edit("e1", "src/a.rs", 1000)).unwrap();
+        assert!(open(&path).compaction().is_none());
+        append(&path, &(boundary.to_string() + "\n"));
+        let c = open(&path).compaction().expect("the compaction");
+        assert_eq!(c.pre_tokens, Some(167_094));
+        assert_eq!(c.compaction_trigger.as_deref(), Some("auto"));
+    }
+
+    #[test]
+    fn every_answer_comes_from_the_one_open_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(
+            &path,
+            prompt("Port the reader") + &edit("e1", "src/a.rs", 1000),
+        )
+        .unwrap();
+        let read = open(&path);
+        // Once opened, the path is not needed again: nothing opens it a second time.
+        std::fs::rename(&path, dir.path().join("moved.jsonl")).unwrap();
+        assert_eq!(read.usage().unwrap().tokens, Some(1000));
+        let (seen, _, end) = read.gained(Some(Path::new(ROOT)), 0, now()).unwrap();
+        assert_eq!(seen.files, ["src/a.rs"]);
+        assert_eq!(end, read.len());
+        assert!(!read.mark_at(end).is_empty());
+        let (steps, _) = read.steps_since(Some(Path::new(ROOT)), 0, &[]).unwrap();
+        assert_eq!(steps.len(), 1);
+        assert_eq!(
+            read.tail(Some(Path::new(ROOT)), now(), 1 << 20)
+                .unwrap()
+                .request
+                .as_deref(),
+            Some("Port the reader")
+        );
+        assert!(read.has_call("e1", 1 << 20));
+        assert!(!read.echoes("48213907", 1 << 20).unwrap());
+    }
+
+    #[test]
+    fn a_missing_transcript_is_no_input_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("gone.jsonl");
+        let err = crate::agents::event_read(&missing, Some(Agent::ClaudeCode))
+            .err()
+            .expect("an error");
+        assert!(format!("{err:#}").contains("gone.jsonl"), "{err:#}");
+    }
+}

@@ -1,0 +1,235 @@
+//! The session's index: what it did from its start, kept as it goes, so that nothing depends
+//! on how much of the transcript's end a later read takes. Each hook event adds only what the
+//! transcript gained since the last one (from the offset kept here); an automatic checkpoint
+//! then takes the request, the follow-ups, every changed file, the files worked from and the
+//! latest stated next step from here, and the last commands and the plan from the
+//! transcript's tail when it has them (else from here too).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Observed, PlanItem, MAX_FOLLOW_UPS};
+
+/// At most this many changed files are kept (the most recent).
+pub const MAX_INDEX_FILES: usize = 1000;
+/// At most this many read files are counted (the most recent).
+pub const MAX_INDEX_READS: usize = 1000;
+/// A read that leaves the file unchanged counts as worked from when it is read this often.
+pub const READS_TO_WORK_FROM: u32 = 2;
+/// The first read of a transcript the index has not seen takes at most this much of it (its
+/// end); every later read takes what it gained.
+pub const FIRST_READ: u64 = 16 * 1024 * 1024;
+
+/// How many bytes before the offset tell an appended transcript from a rewritten one.
+pub const MARK_BYTES: u64 = 32;
+
+/// A file the session read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadFile {
+    pub path: String,
+    pub times: u32,
+    /// An edit came right after a read of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub before_edit: bool,
+}
+
+/// Counts a read of `path` (moved to the end: the most recent last).
+pub(crate) fn note_read(reads: &mut Vec<ReadFile>, path: &str, times: u32, before_edit: bool) {
+    let mut entry = match reads.iter().position(|r| r.path == path) {
+        Some(i) => reads.remove(i),
+        None => ReadFile {
+            path: path.to_string(),
+            times: 0,
+            before_edit: false,
+        },
+    };
+    entry.times = entry.times.saturating_add(times);
+    entry.before_edit |= before_edit;
+    reads.push(entry);
+    if reads.len() > MAX_INDEX_READS {
+        reads.remove(0);
+    }
+}
+
+/// The files worked from without changing them: read [`READS_TO_WORK_FROM`] times or more, or
+/// right before an edit; most recent first, at most [`super::MAX_WORKED_FROM`].
+pub(crate) fn worked_from(reads: &[ReadFile], changed: &[String]) -> Vec<String> {
+    reads
+        .iter()
+        .rev()
+        .filter(|r| r.times >= READS_TO_WORK_FROM || r.before_edit)
+        .filter(|r| !changed.contains(&r.path))
+        .map(|r| r.path.clone())
+        .take(super::MAX_WORKED_FROM)
+        .collect()
+}
+
+/// The index of one session, stored beside its record in `.ctxkeep/sessions/`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionIndex {
+    /// The transcript read (redacted as the session's record keeps it) and where the next read
+    /// starts.
+    pub transcript: String,
+    pub offset: u64,
+    /// The bytes just before `offset` (hex, at most [`MARK_BYTES`]): a transcript rewritten
+    /// rather than appended to no longer has them there, and is read afresh.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mark: String,
+    /// The folder paths are shown relative to (the repository around the project), found
+    /// when the index was started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// The request that set the task (stored text: redacted and cut), and the follow-ups since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub follow_ups: Vec<String>,
+    /// Every file changed, the oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+    /// Every file read, the most recently read last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<ReadFile>,
+    /// The agent's latest plan and stated next step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plan: Vec<PlanItem>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
+    /// `next_step` is the plan's item in progress, not a step the agent stated.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub next_step_from_plan: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_file: Option<String>,
+    /// The last [`super::MAX_COMMANDS`] shell commands, oldest first, as each read saw them (a
+    /// call's outcome written after the read stays unknown here: the tail's copy has it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<super::CommandRun>,
+    /// What remained by the agent's summary at its last compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_summary: Option<super::SummaryRemains>,
+    /// Where the look for a restore's nonce echoed back stopped: the next look reads only
+    /// what the transcript gained since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo: Option<EchoCursor>,
+    /// The files of the read the transcript read so far ends with: an edit that opens the next
+    /// part comes right after it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub last_read: Vec<String>,
+}
+
+/// How far the transcript was looked through for one nonce.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EchoCursor {
+    pub nonce: String,
+    pub offset: u64,
+    /// The bytes before `offset`, as [`SessionIndex::mark`] keeps them.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mark: String,
+}
+
+impl SessionIndex {
+    /// Adds what one read found, in transcript order after everything before it.
+    pub fn add(&mut self, seen: &Observed, reads: &[ReadFile]) {
+        if let Some(r) = &seen.request {
+            if seen.task_found || self.request.is_none() {
+                if seen.task_found {
+                    self.follow_ups.clear();
+                }
+                self.request = Some(r.clone());
+            }
+        }
+        self.follow_ups.extend(seen.follow_ups.iter().cloned());
+        let over = self.follow_ups.len().saturating_sub(MAX_FOLLOW_UPS);
+        self.follow_ups.drain(..over);
+        // `seen.files` is the most recent first.
+        for f in seen.files.iter().rev() {
+            self.changed.retain(|c| c != f);
+            self.changed.push(f.clone());
+        }
+        let over = self.changed.len().saturating_sub(MAX_INDEX_FILES);
+        self.changed.drain(..over);
+        // A read at the end of one part and the edit that opens the next: read before an edit.
+        if seen.opens_with_edit {
+            for r in self
+                .reads
+                .iter_mut()
+                .filter(|r| self.last_read.contains(&r.path))
+            {
+                r.before_edit = true;
+            }
+        }
+        for r in reads {
+            note_read(&mut self.reads, &r.path, r.times, r.before_edit);
+        }
+        if let Some(last) = &seen.ends_with_read {
+            self.last_read = last.clone();
+        } else if seen.opens_with_edit || !seen.commands.is_empty() || !seen.files.is_empty() {
+            self.last_read.clear();
+        }
+        if !seen.plan.is_empty() {
+            self.plan = seen.plan.clone();
+        }
+        let from_plan = seen.plan.iter().any(|p| {
+            p.status == super::PlanStatus::InProgress && seen.next_step.as_ref() == Some(&p.text)
+        });
+        if seen.task_found || !seen.follow_ups.is_empty() || seen.next_step.is_some() {
+            // The newest word wins: a new task or a word from the user makes what was said or
+            // planned before it out of date, even when nothing has been said since.
+            self.next_step = seen.next_step.clone();
+            self.next_step_from_plan = from_plan;
+        } else if !seen.plan.is_empty() && self.next_step_from_plan {
+            // The plan was written again with no item in progress: its older item is done.
+            self.next_step = None;
+            self.next_step_from_plan = false;
+        }
+        if seen.plan_file.is_some() {
+            self.plan_file = seen.plan_file.clone();
+        }
+        if !seen.commands.is_empty() {
+            let mut commands = std::mem::take(&mut self.commands);
+            commands.extend(seen.commands.iter().cloned());
+            let commands = super::collapse_repeats(commands);
+            let skip = commands.len().saturating_sub(super::MAX_COMMANDS);
+            self.commands = commands.into_iter().skip(skip).collect();
+        }
+    }
+
+    /// The observation `tail` (a read of the transcript's end) completed from the index: the
+    /// request and follow-ups, every changed file, the files worked from, the plan and next
+    /// step when the tail has none newer.
+    pub fn complete(&self, tail: &mut Observed) {
+        if self.request.is_some() {
+            tail.request = self.request.clone();
+            tail.task_found = true;
+        }
+        if self.request.is_some() || !self.follow_ups.is_empty() {
+            tail.follow_ups = self.follow_ups.clone();
+        }
+        let mut files: Vec<String> = tail.files.clone();
+        for f in self.changed.iter().rev() {
+            if !files.contains(f) {
+                files.push(f.clone());
+            }
+        }
+        tail.more_files = files.len().saturating_sub(super::MAX_FILES) as u64;
+        files.truncate(super::MAX_FILES);
+        tail.files = files;
+        tail.worked_from = worked_from(&self.reads, &self.changed);
+        if tail.plan.is_empty() {
+            tail.plan = self.plan.clone();
+        }
+        // A tail with no command in it (a long stretch of edits): the last ones the index saw.
+        if tail.commands.is_empty() {
+            tail.commands = self.commands.clone();
+        }
+        // The index read everything the tail did, in order: its next step is the newest.
+        if self.next_step.is_some() {
+            tail.next_step = self.next_step.clone();
+        }
+        if self.from_summary.is_some() {
+            tail.from_summary = self.from_summary.clone();
+        }
+        if tail.plan_file.is_none() {
+            tail.plan_file = self.plan_file.clone();
+        }
+    }
+}
