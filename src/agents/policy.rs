@@ -67,7 +67,7 @@ impl Policy {
 
     /// Whether, at a compaction seen by a fall, the agent's last figure before it is where it
     /// compacts (elsewhere the transcript states that figure itself).
-    pub fn learns_point_from_last_figure(&self) -> bool {
+    pub fn learns_point_from_last_reading(&self) -> bool {
         self.compaction == CompactionSeen::ByFall
     }
 
@@ -196,8 +196,8 @@ mod tests {
         let p = with(CompactionSeen::ByFallTheTranscriptRecords);
         assert!(!p.compaction_detected(true, false));
         assert!(p.compaction_detected(true, true));
-        assert!(!p.learns_point_from_last_figure());
-        assert!(with(CompactionSeen::ByFall).learns_point_from_last_figure());
+        assert!(!p.learns_point_from_last_reading());
+        assert!(with(CompactionSeen::ByFall).learns_point_from_last_reading());
     }
 
     #[test]

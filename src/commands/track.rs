@@ -59,7 +59,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             transcript: Some((path, agent)),
             tool: None,
             cwd: None,
-            can_speak: true,
+            reaches_model: true,
         };
         let (lock, s) = batch.parts();
         let before = (s.loops.clone(), s.gutter.len());

@@ -115,11 +115,12 @@ pub struct Session {
     /// has been read since (the status line then says "compacted").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compacted_at: Option<String>,
-    /// An agent whose compaction shows only as the figure's fall (Gemini CLI): the figure the
-    /// last fall was noted from. A late reading of that figure, applied again, is not taken for
-    /// a second compaction when the figure falls from it once more.
+    /// An agent whose compaction shows only as a drop in its usage reading: the reading the
+    /// last drop was noted from. A late reading of that size, applied again, is not taken for a
+    /// second compaction when usage drops from it once more. (Kept on disk as `fall_noted_from`.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fall_noted_from: Option<u64>,
+    #[serde(rename = "fall_noted_from")]
+    pub drop_noted_from: Option<u64>,
     /// The figure at the end of each of the last turns, oldest first, since
     /// the context last shrank: what the forecast is made from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -269,7 +270,7 @@ impl Session {
             transcript_awaited: false,
             pending_stages: Vec::new(),
             compacted_at: None,
-            fall_noted_from: None,
+            drop_noted_from: None,
             restored_at: None,
             turn_ends: Vec::new(),
             limit: None,

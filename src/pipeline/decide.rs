@@ -161,16 +161,16 @@ pub fn note_drop(
     policy: &Policy,
     agent: Agent,
 ) -> Option<DropNoted> {
-    if before.tokens.is_some() && s.fall_noted_from == before.tokens {
+    if before.tokens.is_some() && s.drop_noted_from == before.tokens {
         return None;
     }
-    s.fall_noted_from = before.tokens;
+    s.drop_noted_from = before.tokens;
     s.pending_start = Some("compact".into());
     s.pre_compact_at = None;
     let past_point = before
         .tokens
         .is_some_and(|t| t.saturating_mul(10) >= before.limit().saturating_mul(9));
-    let learn_at = (policy.learns_point_from_last_figure() && past_point)
+    let learn_at = (policy.learns_point_from_last_reading() && past_point)
         .then_some(before.tokens)
         .flatten();
     let log = LogLine::new(
@@ -231,7 +231,7 @@ impl Request {
 }
 
 /// Counts the tool call toward a checkpoint request and says whether to make one now.
-/// `stage_told`: a stage's instruction goes out with this event and asks for the same, so
+/// `stage_given`: a stage's instruction goes out with this event and asks for the same, so
 /// none is made and the count starts again.
 pub fn checkpoint_request(
     state: &mut requests::State,
@@ -239,12 +239,12 @@ pub fn checkpoint_request(
     payload: &Payload,
     current: Option<&str>,
     own: Option<&str>,
-    stage_told: bool,
+    stage_given: bool,
 ) -> Option<Request> {
     let why = requests::step(state, settings, payload, current, own);
-    match (stage_told, why) {
+    match (stage_given, why) {
         (true, _) => {
-            requests::stage_told(state);
+            requests::stage_given(state);
             None
         }
         (false, Some(why)) => {

@@ -233,8 +233,8 @@ impl Hook {
         }
         // After a tool call, a checkpoint asked for at a natural point, unless a stage just did.
         if reply && self.payload.after_tool() && !self.payload.in_subagent {
-            let stage_spoke = texts.len() > before_stage;
-            texts.extend(self.checkpoint_request_in(self.reopen(slot)?, stage_spoke));
+            let stage_reached_model = texts.len() > before_stage;
+            texts.extend(self.checkpoint_request_in(self.reopen(slot)?, stage_reached_model));
         }
         texts.extend(loops);
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
@@ -327,9 +327,13 @@ impl Hook {
     }
 
     /// Counts the tool call toward a checkpoint request ([`crate::pipeline::requests`]) and
-    /// makes one when a natural point is reached; `stage_spoke`: a stage's
+    /// makes one when a natural point is reached; `stage_reached_model`: a stage's
     /// instruction goes out with this event and asks for the same.
-    fn checkpoint_request_in(&self, batch: &mut Batch<'_>, stage_spoke: bool) -> Option<String> {
+    fn checkpoint_request_in(
+        &self,
+        batch: &mut Batch<'_>,
+        stage_reached_model: bool,
+    ) -> Option<String> {
         let settings = self.config.checkpoint_requests?;
         let current = self.sf.fm.checkpoint.as_ref().map(|c| c.id.as_str());
         let s = batch.session_mut();
@@ -340,7 +344,7 @@ impl Hook {
             &self.payload,
             current,
             own.as_deref(),
-            stage_spoke,
+            stage_reached_model,
         );
         batch.touch();
         let request = request?;
@@ -512,9 +516,9 @@ impl Hook {
 
     /// Loop detection ([`super::loop_detection`]): feeds it this event's call (from the payload) and
     /// what the transcript gained since the last event; returns the instructions for the loops
-    /// to tell now. An event whose reply cannot reach the model (`can_speak` false) keeps
+    /// to tell now. An event whose reply cannot reach the model (`reaches_model` false) keeps
     /// them for the next one that can.
-    fn loops_in(&self, batch: &mut Batch<'_>, can_speak: bool) -> anyhow::Result<Vec<String>> {
+    fn loops_in(&self, batch: &mut Batch<'_>, reaches_model: bool) -> anyhow::Result<Vec<String>> {
         let Some(limits) = self.config.gutter else {
             return Ok(Vec::new());
         };
@@ -528,7 +532,7 @@ impl Hook {
             transcript: view.path().map(|p| (p, Some(self.agent))),
             tool: self.payload.tool.as_ref(),
             cwd: self.payload.cwd.as_deref(),
-            can_speak,
+            reaches_model,
         };
         let hits = super::loop_detection::check_in(&self.ws, lock, s, &feed, &limits, steps)?;
         if s.loops != before.0 || s.gutter.len() != before.1 {

@@ -34,7 +34,7 @@ pub struct Feed<'a> {
     /// Where relative paths in the payload are from.
     pub cwd: Option<&'a Path>,
     /// The event's reply reaches the model: loops found now, and those waiting, are told.
-    pub can_speak: bool,
+    pub reaches_model: bool,
 }
 
 /// Feeds the event's new calls to the session's loop detection: `steps`, those the transcript
@@ -60,12 +60,12 @@ pub fn check_in(
             None => unnamed = Some(call),
         }
     }
-    let (found, told) = judge(s, &steps, unnamed, limits, feed.can_speak);
+    let (found, told) = judge(s, &steps, unnamed, limits, feed.reaches_model);
     for hit in &found {
         let mut event = serde_json::to_value(hit)?;
         if let Some(e) = event.as_object_mut() {
             e.insert("session".into(), json!(feed.session));
-            e.insert("told".into(), json!(feed.can_speak));
+            e.insert("told".into(), json!(feed.reaches_model));
         }
         crate::domain::events::append(ws, lock, "gutter", event)?;
     }
@@ -79,14 +79,14 @@ pub fn check_in(
 }
 
 /// Feeds the new calls to the session's loop detection (pure: no file, no clock). Returns
-/// the loops found now, recorded on the session, and those to tell with this event (`can_speak`:
+/// the loops found now, recorded on the session, and those to tell with this event (`reaches_model`:
 /// its reply reaches the model; else the loops found wait for the next event that can).
 pub fn judge(
     s: &mut Session,
     steps: &[Step],
     unnamed: Option<Step>,
     limits: &GutterLimits,
-    can_speak: bool,
+    reaches_model: bool,
 ) -> (Vec<GutterHit>, Vec<GutterHit>) {
     let fed_before: Vec<String> = s.loops.fed.clone();
     let mut found = Vec::new();
@@ -111,7 +111,7 @@ pub fn judge(
         s.gutter.push(hit.clone());
     }
     let mut told = Vec::new();
-    if can_speak {
+    if reaches_model {
         told.extend(std::mem::take(&mut s.loops.unsaid));
         told.extend(found.iter().cloned());
     } else {

@@ -177,7 +177,7 @@ pub fn asked(state: &mut State) {
 }
 
 /// A stage's instruction went to the model instead: it asks for the same.
-pub fn stage_told(state: &mut State) {
+pub fn stage_given(state: &mut State) {
     state.restart();
 }
 
