@@ -169,7 +169,11 @@ const PLAN_MODE_PLAN: &str = "# Cache the parsed front matter\n\n## Context\n\nE
 #[test]
 fn plan_modes_plan_is_kept_as_its_outline_until_a_list_after_it_is_all_done() {
     let plan_call = call("p1", "ExitPlanMode", json!({"plan": PLAN_MODE_PLAN}));
-    let approved = result("p1", "User has approved your plan. You can now start coding.", false);
+    let approved = result(
+        "p1",
+        "User has approved your plan. You can now start coding.",
+        false,
+    );
     let todos = |status: &str| {
         json!({"todos": [{"content": "Step 1: Cache", "status": status},
                          {"content": "Step 2: Invalidate", "status": status}]})
@@ -198,7 +202,10 @@ fn plan_modes_plan_is_kept_as_its_outline_until_a_list_after_it_is_all_done() {
     // Never the next step: the plan item in progress is newer.
     assert_eq!(obs.next_step.as_deref(), Some("Step 1: Cache"));
     let v = serde_json::to_value(&obs).unwrap();
-    assert_eq!(v["from_plan_mode"]["steps"][2], "`cargo test --lib state` passes");
+    assert_eq!(
+        v["from_plan_mode"]["steps"][2],
+        "`cargo test --lib state` passes"
+    );
 
     // Every item of a list written after it completed: the plan is done.
     let done = read(
@@ -224,7 +231,11 @@ fn plan_modes_plan_is_kept_as_its_outline_until_a_list_after_it_is_all_done() {
         "s.jsonl",
         &[
             plan_call,
-            result("p1", "The user doesn't want to proceed with this tool use.", true),
+            result(
+                "p1",
+                "The user doesn't want to proceed with this tool use.",
+                true,
+            ),
         ],
     );
     assert_eq!(refused.from_plan_mode, None);
@@ -1958,7 +1969,11 @@ fn the_index_keeps_plan_modes_plan_across_events_until_it_is_done() {
             call("t1", "TodoWrite", todos("in_progress")),
         ],
     );
-    index_reads(&mut index, &path, &[said("Step 1 is in. Next I will drop the entry on write.")]);
+    index_reads(
+        &mut index,
+        &path,
+        &[said("Step 1 is in. Next I will drop the entry on write.")],
+    );
     let kept = index.from_plan_mode.clone().expect("kept across events");
     assert_eq!(kept.title.as_deref(), Some("Cache the parsed front matter"));
     // A tail read that no longer reaches the plan gets it from the index.

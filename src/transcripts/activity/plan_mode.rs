@@ -143,9 +143,7 @@ fn list_item(t: &str) -> Option<&str> {
         if digits == 0 {
             return None;
         }
-        t[digits..]
-            .strip_prefix(['.', ')'])?
-            .strip_prefix(' ')?
+        t[digits..].strip_prefix(['.', ')'])?.strip_prefix(' ')?
     };
     let rest = rest
         .trim_start_matches("[ ] ")
@@ -212,14 +210,22 @@ mod tests {
         for n in 0..30 {
             plan.push_str(&format!("## Phase {n}: {}\n- step\n", "word ".repeat(40)));
         }
-        plan.push_str("## Checks\n- export API_TOKEN=sk-abcdefghijklmnopqrstuvwxyz012345 then run\n");
+        plan.push_str(
+            "## Checks\n- export API_TOKEN=sk-abcdefghijklmnopqrstuvwxyz012345 then run\n",
+        );
         let p = outline(&plan, None).unwrap();
         assert!(p.steps.len() <= MAX_PLAN_STEPS, "{:?}", p.steps);
         let chars: usize = p.steps.iter().map(|s| s.chars().count()).sum();
         assert!(chars <= MAX_PLAN_CHARS, "{chars}");
-        assert!(p.steps.iter().all(|s| s.chars().count() <= MAX_PLAN_STEP_CHARS));
+        assert!(p
+            .steps
+            .iter()
+            .all(|s| s.chars().count() <= MAX_PLAN_STEP_CHARS));
         let last = p.steps.last().unwrap();
         assert!(last.starts_with("export API_TOKEN="), "{last}");
-        assert!(!last.contains("sk-abcdefghijklmnopqrstuvwxyz012345"), "{last}");
+        assert!(
+            !last.contains("sk-abcdefghijklmnopqrstuvwxyz012345"),
+            "{last}"
+        );
     }
 }
