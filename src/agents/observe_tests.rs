@@ -163,6 +163,84 @@ fn task_create_and_update_are_replayed_by_task_id() {
     );
 }
 
+/// A plan in plan mode's shape: a title, prose, phases, a closing list of checks.
+const PLAN_MODE_PLAN: &str = "# Cache the parsed front matter\n\n## Context\n\nEvery hook parses the state file again.\n\n## Step 1: Cache\n\n- Key the cache by the file's digest\n\n## Step 2: Invalidate\n\n- Drop the entry on write\n\n## Verification\n\n1. `cargo test --lib state` passes\n2. `bench/run` shows the hook faster\n";
+
+#[test]
+fn plan_modes_plan_is_kept_as_its_outline_until_a_list_after_it_is_all_done() {
+    let plan_call = call("p1", "ExitPlanMode", json!({"plan": PLAN_MODE_PLAN}));
+    let approved = result(
+        "p1",
+        "User has approved your plan. You can now start coding.",
+        false,
+    );
+    let todos = |status: &str| {
+        json!({"todos": [{"content": "Step 1: Cache", "status": status},
+                         {"content": "Step 2: Invalidate", "status": status}]})
+    };
+    let obs = read(
+        "s.jsonl",
+        &[
+            prompt("Make the hooks stop parsing the state file on every event"),
+            plan_call.clone(),
+            approved.clone(),
+            call("t1", "TodoWrite", todos("in_progress")),
+        ],
+    );
+    let kept = obs.from_plan_mode.clone().expect("the plan is kept");
+    assert_eq!(kept.at.as_deref(), Some("2026-11-23T19:00:00Z"));
+    assert_eq!(kept.title.as_deref(), Some("Cache the parsed front matter"));
+    assert_eq!(
+        kept.steps,
+        [
+            "Step 1: Cache",
+            "Step 2: Invalidate",
+            "`cargo test --lib state` passes",
+            "`bench/run` shows the hook faster"
+        ]
+    );
+    // Never the next step: the plan item in progress is newer.
+    assert_eq!(obs.next_step.as_deref(), Some("Step 1: Cache"));
+    let v = serde_json::to_value(&obs).unwrap();
+    assert_eq!(
+        v["from_plan_mode"]["steps"][2],
+        "`cargo test --lib state` passes"
+    );
+
+    // Every item of a list written after it completed: the plan is done.
+    let done = read(
+        "s.jsonl",
+        &[
+            plan_call.clone(),
+            approved.clone(),
+            call("t1", "TodoWrite", todos("completed")),
+        ],
+    );
+    assert_eq!(done.from_plan_mode, None);
+    // A new task makes it out of date; a refused plan is not the plan.
+    let new_task = read(
+        "s.jsonl",
+        &[
+            plan_call.clone(),
+            approved,
+            prompt("Now rename the config loader to settings and update every caller"),
+        ],
+    );
+    assert_eq!(new_task.from_plan_mode, None);
+    let refused = read(
+        "s.jsonl",
+        &[
+            plan_call,
+            result(
+                "p1",
+                "The user doesn't want to proceed with this tool use.",
+                true,
+            ),
+        ],
+    );
+    assert_eq!(refused.from_plan_mode, None);
+}
+
 #[test]
 fn todowrite_last_call_holds_the_whole_list() {
     let todos = |a: &str, b: &str| {
@@ -1864,4 +1942,53 @@ fn the_index_sees_a_read_right_before_an_edit_across_two_events() {
     index.complete(&mut tail);
     assert_eq!(tail.files, ["cmd/hooks.go"]);
     assert_eq!(tail.worked_from, ["cmd/logging/logger.go"]);
+}
+
+#[test]
+fn the_index_keeps_plan_modes_plan_across_events_until_it_is_done() {
+    let (_d, path) = write("s.jsonl", &[]);
+    let mut index = crate::transcripts::activity::index::SessionIndex::default();
+    let todos = |status: &str| {
+        json!({"todos": [{"content": "Step 1: Cache", "status": status},
+                         {"content": "Step 2: Invalidate", "status": status}]})
+    };
+    index_reads(
+        &mut index,
+        &path,
+        &[
+            prompt("Make the hooks stop parsing the state file on every event"),
+            call("p1", "ExitPlanMode", json!({"plan": PLAN_MODE_PLAN})),
+        ],
+    );
+    // Its result comes with the next event; the plan holds meanwhile and after.
+    index_reads(
+        &mut index,
+        &path,
+        &[
+            result("p1", "User has approved your plan.", false),
+            call("t1", "TodoWrite", todos("in_progress")),
+        ],
+    );
+    index_reads(
+        &mut index,
+        &path,
+        &[said("Step 1 is in. Next I will drop the entry on write.")],
+    );
+    let kept = index.from_plan_mode.clone().expect("kept across events");
+    assert_eq!(kept.title.as_deref(), Some("Cache the parsed front matter"));
+    // A tail read that no longer reaches the plan gets it from the index.
+    let mut tail = Observed::default();
+    index.complete(&mut tail);
+    assert_eq!(tail.from_plan_mode, Some(kept));
+    assert_eq!(
+        tail.next_step.as_deref(),
+        Some("Next I will drop the entry on write.")
+    );
+    // The list written after it, all done: the plan is done.
+    index_reads(
+        &mut index,
+        &path,
+        &[call("t2", "TodoWrite", todos("completed"))],
+    );
+    assert_eq!(index.from_plan_mode, None);
 }

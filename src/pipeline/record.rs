@@ -707,6 +707,7 @@ fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
                 o.next_step.clone(),
                 o.files.clone(),
                 o.from_summary.as_ref().map(|r| r.at.clone()),
+                o.from_plan_mode.clone(),
             )
         })
     };

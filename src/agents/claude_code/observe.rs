@@ -14,7 +14,7 @@ use crate::transcripts::activity::text::{exit_code_in, string_values, user_reque
 use crate::transcripts::activity::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
 
 /// The tools whose calls matter, as they appear in a compact `tool_use` line.
-const TRACKED: [&str; 10] = [
+const TRACKED: [&str; 11] = [
     "\"name\":\"Read\"",
     "\"name\":\"Grep\"",
     "\"name\":\"Write\"",
@@ -25,6 +25,7 @@ const TRACKED: [&str; 10] = [
     "\"name\":\"TodoWrite\"",
     "\"name\":\"TaskCreate\"",
     "\"name\":\"TaskUpdate\"",
+    "\"name\":\"ExitPlanMode\"",
 ];
 
 /// Whether a search's `path` names a file rather than a folder: its last part has an
@@ -119,7 +120,7 @@ impl Reader {
                 };
                 for b in blocks {
                     match b.get("type").and_then(Value::as_str) {
-                        Some("tool_use") => self.call(b, cwd, rec),
+                        Some("tool_use") => self.call(b, cwd, line, rec),
                         // Not the error notices Claude Code writes in place of a reply.
                         Some("text") if !synthetic(line) => {
                             if let Some(t) = b.get("text").and_then(Value::as_str) {
@@ -192,7 +193,13 @@ impl Reader {
         }
     }
 
-    fn call(&mut self, block: &Value, cwd: Option<&str>, rec: &mut Recorder) {
+    fn call(
+        &mut self,
+        block: &Value,
+        cwd: Option<&str>,
+        line: &Map<String, Value>,
+        rec: &mut Recorder,
+    ) {
         let (Some(name), Some(id)) = (
             block.get("name").and_then(Value::as_str),
             block.get("id").and_then(Value::as_str),
@@ -254,6 +261,13 @@ impl Reader {
                     rec.task_create(id, text.to_string());
                 }
             }
+            // Plan mode's plan, as the user was asked to approve it.
+            "ExitPlanMode" => {
+                if let Some(plan) = s("plan") {
+                    let at = line.get("timestamp").and_then(Value::as_str).and_then(time);
+                    rec.plan_mode_plan(id, plan, at);
+                }
+            }
             "TaskUpdate" => {
                 let Some(task) = input.get("taskId").and_then(id_string) else {
                     return;
@@ -307,6 +321,7 @@ impl Reader {
                 (!n.is_empty()).then_some(n)
             });
         rec.task_created(id, task_id, failed);
+        rec.plan_mode_answered(id, failed);
         match rec.call_is_command(id) {
             Some(true) => {
                 let (ok, code) = if failed {
@@ -323,6 +338,15 @@ impl Reader {
             None => {}
         }
     }
+}
+
+/// A line's time as the record keeps times (RFC 3339, seconds, UTC).
+fn time(raw: &str) -> Option<String> {
+    let t = chrono::DateTime::parse_from_rfc3339(raw).ok()?;
+    Some(
+        t.with_timezone(&chrono::Utc)
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    )
 }
 
 /// An assistant line Claude Code wrote itself (an API error, "No response requested.").

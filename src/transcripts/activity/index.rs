@@ -99,6 +99,9 @@ pub struct SessionIndex {
     pub next_step_from_plan: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_file: Option<String>,
+    /// The plan the agent last set out in plan mode, as its outline, while it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_plan_mode: Option<super::plan_mode::PlanModePlan>,
     /// The last [`super::MAX_COMMANDS`] shell commands, oldest first, as each read saw them (a
     /// call's outcome written after the read stays unknown here: the tail's copy has it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -184,6 +187,18 @@ impl SessionIndex {
         if seen.plan_file.is_some() {
             self.plan_file = seen.plan_file.clone();
         }
+        // The newest plan-mode plan holds until a new task, or a task list written after it
+        // with every item completed (this part's reading has already judged its own plan).
+        let list_done = !seen.plan.is_empty()
+            && seen
+                .plan
+                .iter()
+                .all(|p| p.status == super::PlanStatus::Completed);
+        if seen.from_plan_mode.is_some() {
+            self.from_plan_mode = seen.from_plan_mode.clone();
+        } else if seen.task_found || list_done {
+            self.from_plan_mode = None;
+        }
         if !seen.commands.is_empty() {
             let mut commands = std::mem::take(&mut self.commands);
             commands.extend(seen.commands.iter().cloned());
@@ -231,5 +246,7 @@ impl SessionIndex {
         if tail.plan_file.is_none() {
             tail.plan_file = self.plan_file.clone();
         }
+        // The index read everything in order: whether the plan still holds is its answer.
+        tail.from_plan_mode = self.from_plan_mode.clone();
     }
 }

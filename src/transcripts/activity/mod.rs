@@ -16,6 +16,7 @@ pub mod event_read;
 pub mod failure;
 pub mod index;
 pub mod loops;
+pub mod plan_mode;
 pub mod shell;
 pub(crate) mod text;
 
@@ -84,6 +85,11 @@ pub struct Observed {
     /// The plan file the agent wrote in its plan mode (a path the reader can open).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_file: Option<String>,
+    /// The plan the agent set out in plan mode, as its outline (`ExitPlanMode`'s `plan`): kept
+    /// until a new task, a newer plan of that kind, or a task list written after it with every
+    /// item completed; never the next step (a plan item or a step stated since is newer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_plan_mode: Option<plan_mode::PlanModePlan>,
     /// The project's task tracker (beads, read from `.beads/`): the issues in progress, then
     /// those ready.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -568,6 +574,11 @@ pub struct Recorder {
     follow_ups: Vec<String>,
     /// The plan file the agent last wrote in plan mode.
     plan_file: Option<String>,
+    /// The plan it last set out in plan mode (its raw text and when), with the call whose
+    /// result says whether the user accepted it, and where it came in `seq`.
+    plan_mode: Option<(String, Option<String>)>,
+    plan_mode_call: Option<String>,
+    plan_mode_seq: usize,
     /// The working folder of the line being read, when the agent records it.
     pub(crate) cwd: Option<String>,
     /// Where the plan last changed and the stated replies were said, in events read: the newer
@@ -599,6 +610,9 @@ impl Recorder {
             bare_command: None,
             follow_ups: Vec::new(),
             plan_file: None,
+            plan_mode: None,
+            plan_mode_call: None,
+            plan_mode_seq: 0,
             cwd: None,
             plan_seq: 0,
             reply_seqs: Vec::new(),
@@ -616,7 +630,9 @@ impl Recorder {
 
     /// Whether a call with this id is waiting for its outcome (the pre-filter's question).
     pub(crate) fn is_pending(&self, call_id: &str) -> bool {
-        self.calls.contains_key(call_id) || self.task_creates.contains_key(call_id)
+        self.calls.contains_key(call_id)
+            || self.task_creates.contains_key(call_id)
+            || self.plan_mode_call.as_deref() == Some(call_id)
     }
 
     /// What the user said, in transcript order: a task replaces the request, a bare slash
@@ -627,6 +643,8 @@ impl Recorder {
             text::Weight::Task => {
                 self.request = Some(text);
                 self.follow_ups.clear();
+                self.plan_mode = None;
+                self.plan_mode_call = None;
                 self.clear_replies();
             }
             text::Weight::BareCommand => {
@@ -666,6 +684,26 @@ impl Recorder {
     /// The plan file the agent wrote in its plan mode (the agent's reader knows where).
     pub(crate) fn plan_file(&mut self, path: String) {
         self.plan_file = Some(path);
+    }
+
+    /// The plan the agent set out in plan mode (`call_id`'s input), at time `at`.
+    pub(crate) fn plan_mode_plan(&mut self, call_id: &str, plan: &str, at: Option<String>) {
+        self.seq += 1;
+        self.plan_mode_seq = self.seq;
+        self.plan_mode = Some((plan.to_string(), at));
+        self.plan_mode_call = Some(call_id.to_string());
+    }
+
+    /// The result of the plan-mode call: a refused plan is not the plan (the agent sets out
+    /// another).
+    pub(crate) fn plan_mode_answered(&mut self, call_id: &str, refused: bool) {
+        if self.plan_mode_call.as_deref() != Some(call_id) {
+            return;
+        }
+        self.plan_mode_call = None;
+        if refused {
+            self.plan_mode = None;
+        }
     }
 
     /// Files the agent read with a tool (not waiting for the result: it is not parsed).
@@ -884,6 +922,19 @@ impl Recorder {
             .plan_file
             .as_deref()
             .map(|p| crate::system::redact::redact(p).into_owned());
+        // A task list written after the plan with every item completed: the plan is done.
+        let plan_done = self.plan_seq > self.plan_mode_seq
+            && !self.plan.is_empty()
+            && self
+                .plan
+                .iter()
+                .filter(|t| !t.text.is_empty())
+                .all(|t| t.status == PlanStatus::Completed);
+        obs.from_plan_mode = self
+            .plan_mode
+            .as_ref()
+            .filter(|_| !plan_done)
+            .and_then(|(plan, at)| plan_mode::outline(plan, at.clone()));
         obs.plan = self
             .plan
             .iter()

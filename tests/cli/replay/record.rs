@@ -13,7 +13,7 @@
 //! summary's "Primary Request" (printed both, for a person to judge), what remains (the marked
 //! words of the summary's "Pending Tasks" and "Next Step" sections found in the parts of the
 //! record that say what remains: the request and follow-ups, the open plan items, the next
-//! step, the agent's summary's remains, the tracker, the checkpoint's `remaining` and
+//! step, the agent's summary's remains, the tracker, plan mode's plan, the checkpoint's `remaining` and
 //! `next_action`; not its lists of files and commands), and whether the recorded next step is
 //! filler ("Let me …", or a sentence cut before its list). A summary that says nothing remains
 //! has nothing to find and is counted apart. `CTXKEEP_REPLAY_BIN` runs another build's hooks
@@ -301,7 +301,8 @@ fn rows(run: &Run) -> Vec<Row> {
 
 /// The parts of a checkpoint that say what remains, lowercased: the request and follow-ups,
 /// the open plan items, the next step, the agent's summary's remains, the tracker, the plan
-/// file, and the checkpoint's own `remaining` and `next_action`. Not the files or commands.
+/// file and plan mode's plan, and the checkpoint's own `remaining` and `next_action`. Not the
+/// files or commands.
 fn remains_text(record: Option<&Value>) -> String {
     let Some(r) = record else {
         return String::new();
@@ -321,6 +322,7 @@ fn remains_text(record: Option<&Value>) -> String {
         o["from_summary"].clone(),
         o["tracker"].clone(),
         o["plan_file"].clone(),
+        o["from_plan_mode"].clone(),
         r["remaining"].clone(),
         r["next_action"].clone(),
     ];
