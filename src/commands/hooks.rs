@@ -1,7 +1,7 @@
 //! `ctxkeep hooks install|uninstall|doctor claude-code|codex|gemini`:
 //! ctxkeep's entries in the agent's project settings, merged in and taken
 //! out without touching anything else, and a check that each installed
-//! command runs. The work is `services::hook_setup`'s; this validates the
+//! command runs. The work is `install::hook_setup`'s; this validates the
 //! flags and prints.
 
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! A checkpoint's action items, the seed's checklist: `done` and `remaining`. How a new
 //! checkpoint's lists follow from the last one's and from what it is given (by hand, or, for an
 //! automatic checkpoint, the agent's plan), and how a merge joins two lines of work's lists.
-//! Pure functions: the writer (`services::record`) and the merge driver (`merge::record`) call
+//! Pure functions: the writer (`pipeline::record`) and the merge driver (`merge::record`) call
 //! them.
 
 use crate::domain::checkpoint::Checkpoint;

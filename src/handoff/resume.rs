@@ -207,7 +207,7 @@ fn edited_block_warning(sf: &StateFile, checkpoint: &Checkpoint, shown: &str) ->
     ))
 }
 
-/// Plans the session this resume opens (see `chain::plan_session`). A
+/// Plans the session this resume opens (see `ledger::plan_session`). A
 /// refusal (`max_handoffs_without_progress`) is an error; a chain that
 /// cannot be read only costs the nonce, with a warning.
 fn plan_session(

@@ -1,4 +1,4 @@
-//! Loop detection in a live session (the rules are in `observe::loops`). Each hook feeds it the
+//! Loop detection in a live session (the rules are in `transcripts::activity::loops`). Each hook feeds it the
 //! tool calls it has not seen yet: the one its payload reports (with its outcome, which the
 //! agent writes to the transcript only after the hook) and those the transcript gained since the
 //! last hook (read from where that one stopped, so nothing is read twice). What it learned is

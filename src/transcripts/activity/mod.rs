@@ -122,7 +122,7 @@ pub struct Observed {
     pub(crate) ends_with_read: Option<Vec<String>>,
 }
 
-/// What remained by the agent's own compaction summary (read by `summary::remains`).
+/// What remained by the agent's own compaction summary (read by `compaction_summary::remains`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SummaryRemains {
     /// When the summary was read (RFC 3339, seconds).
