@@ -193,16 +193,7 @@ mod tests {
 
     fn workspace(dir: &std::path::Path) -> Workspace {
         std::fs::create_dir_all(dir.join(".ctxkeep")).unwrap();
-        Workspace {
-            state_path: dir.join("project-state.md"),
-            root: dir.to_path_buf(),
-            data_dir: dir.join(".ctxkeep"),
-            lock_timeout: std::time::Duration::from_secs(5),
-            out: crate::system::output::Output {
-                json: false,
-                quiet: true,
-            },
-        }
+        Workspace::in_dir(dir)
     }
 
     /// Notes `usage`, then judges it at a figure of `after` tokens on `model_after`.

@@ -35,6 +35,18 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// A project whose state file would be `dir/project-state.md`, quiet, for unit tests.
+    #[cfg(test)]
+    pub(crate) fn in_dir(dir: &Path) -> Workspace {
+        Workspace {
+            state_path: dir.join("project-state.md"),
+            root: dir.to_path_buf(),
+            data_dir: dir.join(".ctxkeep"),
+            lock_timeout: Duration::from_secs(5),
+            out: Output::SILENT,
+        }
+    }
+
     /// The state file from `--state`/`CTXKEEP_STATE`, else the nearest
     /// `project-state.md` from the current directory upward. With `create`,
     /// a missing file resolves to `./project-state.md` (for `init`).

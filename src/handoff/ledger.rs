@@ -744,13 +744,7 @@ mod tests {
     #[test]
     fn latest_is_pending_reads_the_tail_and_falls_back_to_the_whole_chain() {
         let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace {
-            state_path: dir.path().join("project-state.md"),
-            root: dir.path().to_path_buf(),
-            data_dir: dir.path().join(".ctxkeep"),
-            lock_timeout: std::time::Duration::from_secs(1),
-            out: crate::system::output::Output::SILENT,
-        };
+        let ws = Workspace::in_dir(dir.path());
         assert!(!latest_is_pending(&ws), "no chain yet");
         std::fs::create_dir(&ws.data_dir).unwrap();
         let session = |n: u64, pad: usize| {
@@ -785,20 +779,10 @@ mod tests {
         assert!(a.bytes().all(|c| c.is_ascii_digit()));
     }
 
-    fn workspace(dir: &Path) -> Workspace {
-        Workspace {
-            state_path: dir.join("project-state.md"),
-            root: dir.to_path_buf(),
-            data_dir: dir.join(".ctxkeep"),
-            lock_timeout: std::time::Duration::from_secs(5),
-            out: crate::system::output::Output::SILENT,
-        }
-    }
-
     #[test]
     fn ack_from_transcript_reads_only_the_tail_and_acknowledges_once() {
         let dir = tempfile::tempdir().unwrap();
-        let ws = workspace(dir.path());
+        let ws = Workspace::in_dir(dir.path());
         let lock = ws.lock().unwrap();
         let config = Config::from_front(&crate::domain::state::FrontMatter::default());
         let checkpoint = Checkpoint {

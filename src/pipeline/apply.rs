@@ -89,20 +89,10 @@ impl<'w> Batch<'w> {
 mod tests {
     use super::*;
 
-    fn workspace(dir: &std::path::Path) -> Workspace {
-        Workspace {
-            state_path: dir.join("project-state.md"),
-            root: dir.to_path_buf(),
-            data_dir: dir.join(".ctxkeep"),
-            lock_timeout: std::time::Duration::from_secs(5),
-            out: crate::system::output::Output::SILENT,
-        }
-    }
-
     #[test]
     fn a_batch_writes_the_record_once_and_only_when_it_changed() {
         let dir = tempfile::tempdir().unwrap();
-        let ws = workspace(dir.path());
+        let ws = Workspace::in_dir(dir.path());
         // Nothing touched a new session: no record.
         Batch::open(&ws, "s", 1000).unwrap().finish().unwrap();
         assert!(session::load(&ws, "s").unwrap().is_none());

@@ -759,17 +759,8 @@ mod tests {
             "---\nctxkeep: 1\nwindow: 200000\nstages:\n  - {at: 80, action: warn}\ncompaction:\n  claude-code: 160000\n---\n# x\n",
         )
         .unwrap();
-        let out = Output {
-            json: false,
-            quiet: true,
-        };
-        let ws = Workspace {
-            state_path: state.clone(),
-            root: dir.path().to_path_buf(),
-            data_dir: dir.path().join(".ctxkeep"),
-            lock_timeout: std::time::Duration::from_secs(5),
-            out,
-        };
+        let out = Output::SILENT;
+        let ws = Workspace::in_dir(dir.path());
         let sf = StateFile::load(&state).unwrap();
         let config = Config::from_front(&sf.fm);
         let stated = |tokens| Reading::Stated {

@@ -228,16 +228,6 @@ mod tests {
 
     use super::*;
 
-    fn workspace(dir: &Path) -> Workspace {
-        Workspace {
-            state_path: dir.join("project-state.md"),
-            root: dir.to_path_buf(),
-            data_dir: dir.join(".ctxkeep"),
-            lock_timeout: std::time::Duration::from_secs(5),
-            out: crate::system::output::Output::SILENT,
-        }
-    }
-
     fn line(root: &Path, ty: &str, message: serde_json::Value) -> String {
         json!({"parentUuid": "p", "isSidechain": false, "cwd": root, "sessionId": "s-1",
                "type": ty, "message": message, "uuid": "u",
@@ -283,7 +273,7 @@ mod tests {
     #[test]
     fn the_index_is_kept_across_events_and_each_reads_from_the_stored_offset() {
         let dir = tempfile::tempdir().unwrap();
-        let ws = workspace(dir.path());
+        let ws = Workspace::in_dir(dir.path());
         let root = dir.path();
         let t = dir.path().join("t.jsonl");
         std::fs::write(
@@ -307,7 +297,7 @@ mod tests {
     #[test]
     fn a_rewritten_or_truncated_transcript_is_read_again_from_its_start() {
         let dir = tempfile::tempdir().unwrap();
-        let ws = workspace(dir.path());
+        let ws = Workspace::in_dir(dir.path());
         let root = dir.path();
         let t = dir.path().join("t.jsonl");
         std::fs::write(
@@ -337,7 +327,7 @@ mod tests {
     #[test]
     fn the_nonce_is_looked_for_only_in_what_the_transcript_gained() {
         let dir = tempfile::tempdir().unwrap();
-        let ws = workspace(dir.path());
+        let ws = Workspace::in_dir(dir.path());
         let root = dir.path();
         let t = dir.path().join("t.jsonl");
         std::fs::write(&t, prompt(root, "run `ctxkeep ack 48213907` to confirm")).unwrap();
@@ -381,7 +371,7 @@ mod tests {
     #[test]
     fn a_file_edited_far_back_and_the_far_prompt_are_in_the_record() {
         let dir = tempfile::tempdir().unwrap();
-        let ws = workspace(dir.path());
+        let ws = Workspace::in_dir(dir.path());
         let root = dir.path();
         let t = dir.path().join("t.jsonl");
         std::fs::write(
