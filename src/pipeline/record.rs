@@ -708,6 +708,7 @@ fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
                 o.files.clone(),
                 o.from_summary.as_ref().map(|r| r.at.clone()),
                 o.from_plan_mode.clone(),
+                o.left_open.clone(),
             )
         })
     };

@@ -681,7 +681,25 @@ fn remaining(o: &crate::transcripts::activity::Observed) -> serde_json::Value {
             .collect::<Vec<_>>(),
         "more_open": open.len().saturating_sub(QUOTED_OPEN_ITEMS),
         "next_step": o.next_step.as_deref().map(|n| cut_line(n, 100)),
+        "left_open": left_open(o),
     })
+}
+
+/// What the session left open without saying so, each item one short line: the checks whose
+/// last run failed, the commands the agent gave the user to run.
+fn left_open(o: &crate::transcripts::activity::Observed) -> Vec<String> {
+    let Some(l) = &o.left_open else {
+        return Vec::new();
+    };
+    let failing = l
+        .failing
+        .iter()
+        .map(|f| format!("the last run of `{}` failed", cut_line(&f.command, 60)));
+    let handed = l
+        .for_the_user
+        .iter()
+        .map(|c| format!("the user was given `{}` to run", cut_line(c, 60)));
+    failing.chain(handed).take(QUOTED_OPEN_ITEMS).collect()
 }
 
 /// `track --count SRC`: the token count, and for a file the cursor that

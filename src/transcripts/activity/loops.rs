@@ -665,7 +665,12 @@ const FILTERS: [&str; 14] = [
 /// Whether the run failed: what the agent said, else its exit code, unless that code does not
 /// speak for the command (a pipe into a filter: the test summary in the output decides; a
 /// `grep` finding nothing: no verdict).
-fn verdict(cmd: &str, ok: Option<bool>, exit_code: Option<i64>, output: &str) -> Option<bool> {
+pub(crate) fn verdict(
+    cmd: &str,
+    ok: Option<bool>,
+    exit_code: Option<i64>,
+    output: &str,
+) -> Option<bool> {
     let stages: Vec<&str> = cmd.split('|').map(str::trim).collect();
     if stages.len() > 1 && stages.last().is_some_and(|s| FILTERS.contains(&program(s))) {
         if cmd.contains("pipefail") {

@@ -15,6 +15,7 @@ pub mod delegated;
 pub mod event_read;
 pub mod failure;
 pub mod index;
+pub mod left_open;
 pub mod loops;
 pub mod plan_mode;
 pub mod shell;
@@ -94,6 +95,11 @@ pub struct Observed {
     /// those ready.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tracker: Vec<beads::TrackerIssue>,
+    /// What the session left open without saying so: checks whose last run failed with no
+    /// passing run since, and commands the reply that ended the agent's turn gave the user to
+    /// run (see [`left_open`]); read from the same window as `commands`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_open: Option<left_open::LeftOpen>,
     /// The last [`MAX_COMMANDS`] shell commands, oldest first.
     pub commands: Vec<CommandRun>,
     /// `claude-code`, `codex` or `gemini`.
@@ -598,6 +604,8 @@ pub struct Recorder {
     pub(crate) session: Option<String>,
     /// The file belongs to a subagent: nothing in it is the main session's.
     pub(crate) not_main: bool,
+    /// The commands the agent's replies gave the user to run.
+    handover: left_open::Handover,
     /// How much of the transcript's end is read.
     pub(crate) window: u64,
 }
@@ -624,6 +632,7 @@ impl Recorder {
             task_creates: HashMap::new(),
             session: None,
             not_main: false,
+            handover: left_open::Handover::default(),
             window: TAIL_BYTES,
         }
     }
@@ -639,6 +648,7 @@ impl Recorder {
     /// command is kept in case no task is found, a nudge changes nothing. A new request makes
     /// the agent's earlier replies out of date.
     pub(crate) fn request(&mut self, text: String) {
+        self.handover.prompt(self.events.len());
         match text::weight(&text) {
             text::Weight::Task => {
                 self.request = Some(text);
@@ -677,6 +687,7 @@ impl Recorder {
             self.reply_seqs.remove(0);
         }
         self.seq += 1;
+        self.handover.reply(text, self.events.len());
         self.replies.push(text.to_string());
         self.reply_seqs.push(self.seq);
     }
@@ -991,6 +1002,7 @@ impl Recorder {
             }
         }
         obs.ends_with_read = last_read;
+        obs.left_open = self.left_open();
         obs.worked_from = index::worked_from(&reads, &latest);
         obs.more_files = latest.len().saturating_sub(MAX_FILES) as u64;
         obs.files = latest.into_iter().rev().take(MAX_FILES).collect();
@@ -1027,6 +1039,43 @@ impl Recorder {
             .filter_map(Slot::into_step)
             .collect();
         (obs, reads)
+    }
+}
+
+impl Recorder {
+    /// What the window shows left open (see [`left_open`]): the checks whose last run failed,
+    /// the commands handed to the user and not run since; None when nothing is.
+    fn left_open(&self) -> Option<left_open::LeftOpen> {
+        let commands = |from: usize| {
+            self.events[from.min(self.events.len())..]
+                .iter()
+                .filter_map(|s| match &s.event {
+                    Event::Command(c) => Some((s, c.as_str())),
+                    _ => None,
+                })
+        };
+        let runs = commands(0)
+            .filter(|(s, _)| s.done)
+            .map(|(s, c)| left_open::Run {
+                command: c,
+                ok: loops::verdict(c, s.ok, s.exit_code, &s.output),
+                output: &s.output,
+            });
+        let mut failing = left_open::open_checks(runs);
+        for f in &mut failing {
+            f.files = f
+                .files
+                .iter()
+                .filter_map(|p| self.root.display(p, self.cwd.as_deref()))
+                .collect();
+        }
+        let (handed, at) = self.handover.handed(self.events.len());
+        let for_the_user = left_open::not_run_since(handed, commands(at).map(|(_, c)| c));
+        let open = left_open::LeftOpen {
+            failing,
+            for_the_user,
+        };
+        (!open.is_empty()).then_some(open)
     }
 }
 

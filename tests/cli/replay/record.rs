@@ -13,7 +13,7 @@
 //! summary's "Primary Request" (printed both, for a person to judge), what remains (the marked
 //! words of the summary's "Pending Tasks" and "Next Step" sections found in the parts of the
 //! record that say what remains: the request and follow-ups, the open plan items, the next
-//! step, the agent's summary's remains, the tracker, plan mode's plan, the checkpoint's `remaining` and
+//! step, the agent's summary's remains, the tracker, plan mode's plan, what the session left open, the checkpoint's `remaining` and
 //! `next_action`; not its lists of files and commands), and whether the recorded next step is
 //! filler ("Let me …", or a sentence cut before its list). A summary that says nothing remains
 //! has nothing to find and is counted apart. `CTXKEEP_REPLAY_BIN` runs another build's hooks
@@ -70,11 +70,19 @@ fn section(summary: &str, names: &[&str]) -> String {
 
 /// What "found in the record" is judged on, lowercased, unique: the identifiers of a text (the
 /// project's rule, `report::remaining_identifiers`: snake_case, files, names with digits) and
-/// its camelCase names, and each phrase of four words or more it quotes (the user's words the
-/// summary repeats), by its first 60 characters; else, when it has none, its longer plain words.
-/// Neither the agent's own transcript (the path a summary ends with) nor prose pairs
-/// ("create/update") are the work.
+/// its camelCase names, and what it quotes (see [`quoted`]); else, when it has none, its longer
+/// plain words. Neither the agent's own transcript (the path a summary ends with) nor prose
+/// pairs ("create/update") are the work.
 fn terms(text: &str) -> Vec<String> {
+    terms_with(text, quoted)
+}
+
+/// [`terms`] with the former rule for quotes ([`quoted_phrases`]), for the figure before.
+fn terms_before_quote_rule(text: &str) -> Vec<String> {
+    terms_with(text, quoted_phrases)
+}
+
+fn terms_with(text: &str, quotes: fn(&str) -> Vec<String>) -> Vec<String> {
     let mut out: Vec<String> = remaining_identifiers(&format!("Pending Tasks:\n{text}"));
     // camelCase names outside paths and file names (those count once, as the file).
     for token in text
@@ -90,7 +98,7 @@ fn terms(text: &str) -> Vec<String> {
         }
     }
     out.retain(|t| !(t.ends_with(".jsonl") && (t.contains("redacted") || t.contains(".claude"))));
-    for q in quoted(text) {
+    for q in quotes(text) {
         if !out.contains(&q) {
             out.push(q);
         }
@@ -101,9 +109,48 @@ fn terms(text: &str) -> Vec<String> {
     out
 }
 
-/// The phrases of four words or more `text` quotes, lowercased, blanks collapsed, cut to 60
+/// What `text` quotes, as a reader would look for it: a quote holding code spans (a summary
+/// quoting a plan: `> 1. `mise run test` - all tests pass`) by those spans, the commands and
+/// names it marks; any other by its words once Markdown's markers (`#`, `>`, `1.`, `-`, `*`)
+/// are taken out, when they are four or more, lowercased, blanks collapsed, cut to 60
 /// characters.
 fn quoted(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for q in text.split(['"', '\u{201c}', '\u{201d}']).skip(1).step_by(2) {
+        let spans: Vec<String> = q
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(squash)
+            .filter(|s| !s.is_empty())
+            .collect();
+        if !spans.is_empty() {
+            out.extend(spans);
+            continue;
+        }
+        let words: Vec<&str> = q
+            .split_whitespace()
+            .filter(|w| !is_markdown_marker(w))
+            .collect();
+        if words.len() >= 4 {
+            out.push(squash(&words.join(" ")).chars().take(60).collect());
+        }
+    }
+    out
+}
+
+/// `#`, `##`, `>`, `-`, `*`, `1.`: a Markdown marker, not content.
+fn is_markdown_marker(word: &str) -> bool {
+    word.chars().all(|c| c == '#')
+        || matches!(word, ">" | "-" | "*")
+        || word
+            .strip_suffix('.')
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The former rule: the phrases of four words or more `text` quotes, lowercased, blanks
+/// collapsed, cut to 60 characters.
+fn quoted_phrases(text: &str) -> Vec<String> {
     text.split(['"', '\u{201c}', '\u{201d}'])
         .skip(1)
         .step_by(2)
@@ -167,6 +214,8 @@ struct Row {
     summary_request: String,
     remaining_terms: Vec<String>,
     remaining_found: Vec<String>,
+    /// Whether the measure found it with the former rule for quotes ([`quoted_phrases`]).
+    found_before_quote_rule: bool,
     /// The summary says nothing remains: nothing to find.
     nothing_pending: bool,
     /// The former measure: identifiers from the "Pending Tasks" heading to the summary's end,
@@ -176,6 +225,8 @@ struct Row {
     touched: Vec<String>,
     summary_remaining: String,
     next_step: String,
+    /// What the record says the session left open (`observed.left_open`), as JSON.
+    left_open: String,
     filler: bool,
 }
 
@@ -249,6 +300,13 @@ fn rows(run: &Run) -> Vec<Row> {
             .filter(|t| held.contains(t.as_str()))
             .cloned()
             .collect();
+        let terms_before = terms_before_quote_rule(&summary_remaining);
+        let hits_before = terms_before
+            .iter()
+            .filter(|t| held.contains(t.as_str()))
+            .count();
+        let found_before_quote_rule =
+            !terms_before.is_empty() && hits_before * 2 >= terms_before.len();
         // The former measure, printed beside the new one.
         let lax_terms = remaining_identifiers(summary);
         let lax_terms = if lax_terms.is_empty() {
@@ -275,7 +333,12 @@ fn rows(run: &Run) -> Vec<Row> {
             .and_then(|o| o["next_step"].as_str())
             .unwrap_or_default()
             .to_string();
+        let left_open = observed
+            .and_then(|o| o.get("left_open"))
+            .map(Value::to_string)
+            .unwrap_or_default();
         out.push(Row {
+            left_open,
             name: run.name.clone(),
             line: c.line,
             filler: is_filler(&next_step),
@@ -290,6 +353,7 @@ fn rows(run: &Run) -> Vec<Row> {
             summary_request: section(summary, &["primary request"]),
             remaining_terms,
             remaining_found,
+            found_before_quote_rule: found_before_quote_rule && !nothing_pending,
             nothing_pending,
             lax_found,
             touched,
@@ -301,8 +365,8 @@ fn rows(run: &Run) -> Vec<Row> {
 
 /// The parts of a checkpoint that say what remains, lowercased: the request and follow-ups,
 /// the open plan items, the next step, the agent's summary's remains, the tracker, the plan
-/// file and plan mode's plan, and the checkpoint's own `remaining` and `next_action`. Not the
-/// files or commands.
+/// file and plan mode's plan, what the session left open (`left_open`), and the checkpoint's
+/// own `remaining` and `next_action`. Not the files or commands.
 fn remains_text(record: Option<&Value>) -> String {
     let Some(r) = record else {
         return String::new();
@@ -323,6 +387,7 @@ fn remains_text(record: Option<&Value>) -> String {
         o["tracker"].clone(),
         o["plan_file"].clone(),
         o["from_plan_mode"].clone(),
+        o["left_open"].clone(),
         r["remaining"].clone(),
         r["next_action"].clone(),
     ];
@@ -421,11 +486,11 @@ fn replay_record_report() {
         .flat_map(|p| rows(&replay_file(p, Some(Agent::ClaudeCode))))
         .collect();
     let pct = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into());
-    println!("\n| Session | Line | Files in summary (touched) | Recorded (recall) | Pending + next step terms found | Found | Former measure | Next step | Filler |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("\n| Session | Line | Files in summary (touched) | Recorded (recall) | Pending + next step terms found | Found | Found by the former rule for quotes | Former measure | Next step | Filler |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for r in &rows {
         println!(
-            "| {} | {} | {} ({}) | {} ({}) | {}/{} ({}) | {} | {} | {} | {} |",
+            "| {} | {} | {} ({}) | {} ({}) | {}/{} ({}) | {} | {} | {} | {} | {} |",
             cell(&r.name, 14),
             r.line,
             r.summary_files.len(),
@@ -438,6 +503,13 @@ fn replay_record_report() {
             if r.nothing_pending {
                 "nothing pending"
             } else if r.remaining_found() {
+                "yes"
+            } else {
+                "no"
+            },
+            if r.nothing_pending {
+                "–"
+            } else if r.found_before_quote_rule {
                 "yes"
             } else {
                 "no"
@@ -457,9 +529,10 @@ fn replay_record_report() {
     let found = rows.iter().filter(|r| r.remaining_found()).count();
     let to_find = rows.iter().filter(|r| !r.nothing_pending).count();
     let lax = rows.iter().filter(|r| r.lax_found).count();
+    let before_quote_rule = rows.iter().filter(|r| r.found_before_quote_rule).count();
     let filler = rows.iter().filter(|r| r.filler).count();
     println!(
-        "\nCompactions {}; files recall {recalled}/{named} ({}), over the files the main session's calls named {recalled_touched}/{touched} ({}); pending work and next step found at {found} of {to_find} with something pending ({}; {found} of {} over all); by the former measure {lax} of {}; filler next steps {filler}",
+        "\nCompactions {}; files recall {recalled}/{named} ({}), over the files the main session's calls named {recalled_touched}/{touched} ({}); pending work and next step found at {found} of {to_find} with something pending ({}; {found} of {} over all); with the former rule for quotes {before_quote_rule} of {to_find}; by the former measure {lax} of {}; filler next steps {filler}",
         rows.len(),
         pct((named > 0).then(|| recalled as f64 / named as f64)),
         pct((touched > 0).then(|| recalled_touched as f64 / touched as f64)),
@@ -486,7 +559,7 @@ fn replay_record_report() {
             .filter(|t| !r.remaining_found.contains(t))
             .collect();
         println!(
-            "\n### {} line {}\n\n- request recorded: {}\n- follow-ups recorded: {:?}\n- the summary's request: {}\n- files missed: {missed:?}\n- the summary's pending tasks and next step: {}\n- their terms not in the record: {unfound:?}\n- next step recorded: {}",
+            "\n### {} line {}\n\n- request recorded: {}\n- follow-ups recorded: {:?}\n- the summary's request: {}\n- files missed: {missed:?}\n- the summary's pending tasks and next step: {}\n- their terms not in the record: {unfound:?}\n- next step recorded: {}\n- left open recorded: {}",
             r.name,
             r.line,
             cell(&r.request, 400),
@@ -494,6 +567,7 @@ fn replay_record_report() {
             cell(&r.summary_request, 600),
             cell(&r.summary_remaining, 600),
             cell(&r.next_step, 300),
+            cell(&r.left_open, 600),
         );
     }
 }
@@ -542,6 +616,21 @@ mod tests {
         assert_eq!(
             terms("Fix `findSessionsForWorktree`; create/update the PR. The user said: \"commit all that is staged now\""),
             ["findsessionsforworktree", "commit all that is staged now"]
+        );
+    }
+
+    #[test]
+    fn a_quote_of_markdown_is_looked_for_by_its_code_spans_and_words_not_its_markers() {
+        let quoting_a_plan =
+            "Run tests. The plan states: > \"## Checks > 1. `make test` - all pass > 2. `make lint` - clean\"";
+        assert_eq!(terms(quoting_a_plan), ["make test", "make lint"]);
+        assert_eq!(
+            terms_before_quote_rule(quoting_a_plan),
+            ["## checks > 1. `make test` - all pass > 2. `make lint` - cle"]
+        );
+        assert_eq!(
+            quoted("said: \"## Done > 1. ship the parser today\""),
+            ["done ship the parser today"]
         );
     }
 
