@@ -25,6 +25,8 @@ pub const MAX_ERROR_FILES: usize = 5;
 pub const MAX_FOR_THE_USER: usize = 4;
 /// A command (or an error line) is cut to this many characters.
 pub const MAX_CHARS: usize = 200;
+/// A reply hands commands over when at most this much text follows its last shell block.
+pub const MAX_CLOSING_CHARS: usize = 600;
 
 /// What the session left open (see the module's documentation).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,10 +92,16 @@ pub fn checks_in(command: &str) -> Vec<String> {
     let first_stage = key.split(" | ").next().unwrap_or("");
     let mut out = Vec::new();
     for part in first_stage.split("&&").flat_map(|p| p.split(';')) {
-        let words: Vec<&str> = part
+        let mut words = part
             .split_whitespace()
-            .skip_while(|w| w.contains('=') || matches!(*w, "sudo" | "env" | "time"))
-            .take_while(|w| !w.starts_with('-') && !w.contains(['/', '=', '\'', '"', '>', '<']))
+            .skip_while(|w| w.contains('=') || matches!(*w, "sudo" | "env" | "time"));
+        // The program by its name: `./node_modules/.bin/tsc` runs `tsc`.
+        let program = words.next().map(|p| p.rsplit('/').next().unwrap_or(p));
+        let words: Vec<&str> = program
+            .into_iter()
+            .chain(words.take_while(|w| {
+                !w.starts_with('-') && !w.contains(['/', '=', '\'', '"', '>', '<'])
+            }))
             .take(3)
             .collect();
         let Some(first) = words.first() else { continue };
@@ -199,17 +207,21 @@ pub struct Run<'a> {
     pub command: &'a str,
     /// The verdict of its exit code (None when it does not speak for the command).
     pub ok: Option<bool>,
+    pub exit_code: Option<i64>,
     pub output: &'a str,
 }
 
+/// The shell's codes for a program it could not find or start: the check never ran.
+const NOT_RUN: [i64; 2] = [126, 127];
+
 /// The checks whose last run failed, with no later passing run of the same check, oldest
-/// first (at most [`MAX_FAILING`], the newest). A run whose outcome nothing tells changes
-/// nothing.
+/// first (at most [`MAX_FAILING`], the newest). A run whose outcome nothing tells, or whose
+/// program could not be found (exit 127), changes nothing.
 pub fn open_checks<'a>(runs: impl IntoIterator<Item = Run<'a>>) -> Vec<FailingCheck> {
     let mut open: Vec<(Vec<String>, FailingCheck)> = Vec::new();
     for run in runs {
         let checks = checks_in(run.command);
-        if checks.is_empty() {
+        if checks.is_empty() || run.exit_code.is_some_and(|c| NOT_RUN.contains(&c)) {
             continue;
         }
         let verdict = match (run.ok, verdict_in_output(run.output)) {
@@ -228,11 +240,15 @@ pub fn open_checks<'a>(runs: impl IntoIterator<Item = Run<'a>>) -> Vec<FailingCh
     open.into_iter().skip(skip).map(|(_, f)| f).collect()
 }
 
-/// The commands of a reply's fenced shell blocks (`bash`, `sh`, `shell`, `zsh`, `console`),
-/// one per line: comments and blank lines left out, a `$ ` prompt taken off, a line ending in
-/// `\` joined with the next.
+/// The commands a reply closes with: those of its fenced shell blocks (`bash`, `sh`, `shell`,
+/// `zsh`, `console`) that come after its last block of anything else, when at most
+/// [`MAX_CLOSING_CHARS`] of text follow the last of them (a reply that ends by handing over,
+/// not one that explains how something is called). One per line: comments, blank lines and a
+/// bare `cd` left out, a `$ ` prompt taken off, a line ending in `\` joined with the next.
 pub fn shell_commands(reply: &str) -> Vec<String> {
     let mut out = Vec::new();
+    // The text after the last shell block's closing fence.
+    let mut after_last = 0usize;
     let mut in_block = false;
     let mut shell = false;
     let mut pending = String::new();
@@ -246,9 +262,17 @@ pub fn shell_commands(reply: &str) -> Vec<String> {
                 in_block = true;
                 let lang = lang.trim().to_ascii_lowercase();
                 shell = matches!(lang.as_str(), "bash" | "sh" | "shell" | "zsh" | "console");
+                if !shell {
+                    // Another block after them: the shell blocks before it were not the close.
+                    out.clear();
+                }
             }
+            after_last = 0;
             pending.clear();
             continue;
+        }
+        if !in_block {
+            after_last += t.chars().count();
         }
         if !shell || t.is_empty() || t.starts_with('#') {
             continue;
@@ -261,9 +285,13 @@ pub fn shell_commands(reply: &str) -> Vec<String> {
         }
         pending.push_str(t);
         let command = std::mem::take(&mut pending);
-        if !out.contains(&command) {
+        let bare_cd = command.starts_with("cd ") && !command.contains("&&");
+        if !bare_cd && !out.contains(&command) {
             out.push(command);
         }
+    }
+    if after_last > MAX_CLOSING_CHARS {
+        out.clear();
     }
     out
 }
@@ -355,6 +383,7 @@ mod tests {
             ["mise run lint", "mise run test"]
         );
         assert_eq!(checks_in("cargo clippy --all-targets"), ["cargo clippy"]);
+        assert_eq!(checks_in("./node_modules/.bin/tsc 2>&1"), ["tsc"]);
         assert!(checks_in("git commit -m 'build: fix'").is_empty());
         assert!(checks_in("grep -rn test src/").is_empty());
         assert!(checks_in("ls tests/").is_empty());
@@ -392,6 +421,7 @@ mod tests {
         Run {
             command,
             ok,
+            exit_code: ok.map(|ok| if ok { 0 } else { 1 }),
             output,
         }
     }
@@ -446,16 +476,36 @@ mod tests {
             run("cargo build", Some(true), ""),
         ]);
         assert!(closed.is_empty());
+        // A check whose program the shell could not find never ran.
+        let not_found = Run {
+            command: "npm run build",
+            ok: Some(false),
+            exit_code: Some(127),
+            output: "sh: tsc: command not found",
+        };
+        assert!(open_checks([not_found]).is_empty());
     }
 
     #[test]
     fn the_commands_of_a_replys_shell_block_are_read_one_a_line() {
-        let reply = "Fixed the rule.\n\n### Next step\n\nYou need to deploy the rules:\n```bash\n# deploy\nfirebase deploy --only storage\n$ npm run \\\n  release\n```\n\n```swift\nlet x = 1\n```\n";
+        let reply = "Fixed the rule:\n```swift\nlet x = 1\n```\n\n### Next step\n\nYou need to deploy the rules:\n```bash\n# deploy\nfirebase deploy --only storage\n$ npm run \\\n  release\n```\nThen reload.\n";
         assert_eq!(
             shell_commands(reply),
             ["firebase deploy --only storage", "npm run release"]
         );
         assert!(shell_commands("```\nplain output\n```").is_empty());
+        // A bare `cd` is where to run them, not a command; a block of another language after
+        // them, or a long text, says the reply explains rather than hands over.
+        assert_eq!(
+            shell_commands("Set the key:\n```bash\ncd /home/dev/app\nfirebase functions:secrets:set KEY\n```\nPaste it when asked."),
+            ["firebase functions:secrets:set KEY"]
+        );
+        assert!(shell_commands("Agents call:\n```bash\necho '{}' | tool checkpoint\n```\nwith settings:\n```json\n{}\n```").is_empty());
+        let explained = format!(
+            "Called as:\n```sh\ntool run\n```\n{}",
+            "It then reads the file. ".repeat(30)
+        );
+        assert!(shell_commands(&explained).is_empty());
     }
 
     #[test]

@@ -606,6 +606,9 @@ pub struct Recorder {
     pub(crate) not_main: bool,
     /// The commands the agent's replies gave the user to run.
     handover: left_open::Handover,
+    /// Where in `events` the last request that states the task came: a check that failed
+    /// before it belongs to earlier work.
+    task_at: usize,
     /// How much of the transcript's end is read.
     pub(crate) window: u64,
 }
@@ -633,6 +636,7 @@ impl Recorder {
             session: None,
             not_main: false,
             handover: left_open::Handover::default(),
+            task_at: 0,
             window: TAIL_BYTES,
         }
     }
@@ -651,6 +655,7 @@ impl Recorder {
         self.handover.prompt(self.events.len());
         match text::weight(&text) {
             text::Weight::Task => {
+                self.task_at = self.events.len();
                 self.request = Some(text);
                 self.follow_ups.clear();
                 self.plan_mode = None;
@@ -1043,8 +1048,9 @@ impl Recorder {
 }
 
 impl Recorder {
-    /// What the window shows left open (see [`left_open`]): the checks whose last run failed,
-    /// the commands handed to the user and not run since; None when nothing is.
+    /// What the window shows left open (see [`left_open`]): the checks whose last run failed
+    /// since the request that set the task, the commands handed to the user and not run
+    /// since; None when nothing is.
     fn left_open(&self) -> Option<left_open::LeftOpen> {
         let commands = |from: usize| {
             self.events[from.min(self.events.len())..]
@@ -1054,11 +1060,12 @@ impl Recorder {
                     _ => None,
                 })
         };
-        let runs = commands(0)
+        let runs = commands(self.task_at)
             .filter(|(s, _)| s.done)
             .map(|(s, c)| left_open::Run {
                 command: c,
                 ok: loops::verdict(c, s.ok, s.exit_code, &s.output),
+                exit_code: s.exit_code,
                 output: &s.output,
             });
         let mut failing = left_open::open_checks(runs);
