@@ -769,6 +769,35 @@ mod tests {
     }
 
     #[test]
+    fn what_was_left_open_is_quoted_one_short_line_each() {
+        use crate::transcripts::activity::left_open::{FailingCheck, LeftOpen};
+        use crate::transcripts::activity::Observed;
+        let o = Observed {
+            left_open: Some(LeftOpen {
+                failing: vec![FailingCheck {
+                    command: format!("cargo test {}", "x".repeat(100)),
+                    ..FailingCheck::default()
+                }],
+                for_the_user: vec!["firebase deploy --only storage".into()],
+            }),
+            ..Observed::default()
+        };
+        let r = remaining(&o);
+        let left = r["left_open"].as_array().unwrap();
+        assert_eq!(left.len(), 2);
+        assert!(left[0]
+            .as_str()
+            .unwrap()
+            .starts_with("the last run of `cargo test x"));
+        assert!(left[0].as_str().unwrap().chars().count() < 100);
+        assert_eq!(
+            left[1],
+            "the user was given `firebase deploy --only storage` to run"
+        );
+        assert_eq!(remaining(&Observed::default())["left_open"], json!([]));
+    }
+
+    #[test]
     fn a_stated_figure_is_measured_against_its_agents_limit() {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("project-state.md");

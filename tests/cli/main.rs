@@ -17,6 +17,7 @@ mod hooks;
 mod hostile;
 mod init;
 mod json;
+mod left_open;
 mod lifecycle;
 mod limits;
 mod log;
