@@ -97,11 +97,13 @@ mod tests {
         Batch::open(&ws, "s", 1000).unwrap().finish().unwrap();
         assert!(session::load(&ws, "s").unwrap().is_none());
         let mut b = Batch::open(&ws, "s", 1000).unwrap();
-        b.session_mut().set_tokens(Some(10), 1000);
-        b.session_mut().set_tokens(Some(20), 1000);
+        b.session_mut()
+            .figure_given(10, 1000, session::Source::Manual, None);
+        b.session_mut()
+            .figure_given(20, 1000, session::Source::Manual, None);
         b.touch();
         b.finish().unwrap();
-        assert_eq!(session::load(&ws, "s").unwrap().unwrap().tokens, Some(20));
+        assert_eq!(session::load(&ws, "s").unwrap().unwrap().tokens(), Some(20));
         // Unchanged: the file is left as it was.
         let path = session::path(&ws, "s");
         std::fs::write(&path, {

@@ -29,9 +29,9 @@ pub fn stage_step(
         Reach::RecordOnly => Step {
             fire: Vec::new(),
             rearmed: Vec::new(),
-            kept: s.fired.clone(),
+            kept: s.fired().to_vec(),
         },
-        _ => crate::context::stages::step(stages, &s.fired, s.stage_percent(against), compacted),
+        _ => crate::context::stages::step(stages, s.fired(), s.stage_percent(against), compacted),
     }
 }
 
@@ -66,40 +66,30 @@ pub fn settle_stages(
             checkpoint: (stage.action != StageAction::Warn)
                 .then(|| checkpoint.map(str::to_string))
                 .flatten(),
-            tokens: s.tokens,
+            tokens: s.tokens(),
         })
         .collect();
-    s.fired = step.kept.clone();
-    s.fired.extend(fired.iter().cloned());
+    s.stages_fired(&step.kept, &fired);
     if reach == Reach::Later {
         // The end of a turn (its output reaches no model): the forecast's figures.
         s.note_turn_end();
     }
-    // A stage left behind (usage fell, the context was compacted) has nothing left to say.
-    let fired_names: Vec<String> = s.fired.iter().map(|f| f.name.clone()).collect();
-    s.pending_stages.retain(|p| fired_names.contains(&p.name));
     let to_tell = match reach {
         Reach::Later => {
-            s.pending_stages.extend(fired.iter().cloned());
+            s.stages_wait(&fired);
             Vec::new()
         }
         // What waits keeps waiting.
         Reach::RecordOnly => Vec::new(),
         Reach::Now => {
-            let mut all = std::mem::take(&mut s.pending_stages);
+            let mut all = s.waiting_stages_given();
             all.extend(fired.iter().cloned());
             all.sort_by(|a, b| a.at.total_cmp(&b.at));
             all.dedup_by(|a, b| a.name == b.name);
             all
         }
     };
-    if fired.iter().any(|f| f.action == StageAction::Handoff) {
-        s.handoff_due = true;
-    } else if !s.fired.iter().any(|f| f.action == StageAction::Handoff) {
-        // Every handoff stage re-armed (usage fell, e.g. after compaction).
-        s.handoff_due = false;
-    }
-    s.updated_at = now.to_string();
+    s.touched(now);
     Settled { fired, to_tell }
 }
 
@@ -111,9 +101,9 @@ pub fn stage_logs(s: &Session, fired: &[FiredStage]) -> Vec<LogLine> {
             LogLine::new(
                 "stage",
                 json!({
-                    "session": s.id, "stage": f.name, "at": f.at, "action": f.action,
-                    "tokens": s.tokens, "window": s.window, "percent": s.percent,
-                    "limit": s.limit(), "limit_percent": s.limit_percent,
+                    "session": s.id(), "stage": f.name, "at": f.at, "action": f.action,
+                    "tokens": s.tokens(), "window": s.window(), "percent": s.percent(),
+                    "limit": s.limit(), "limit_percent": s.limit_percent(),
                     "checkpoint": f.checkpoint,
                 }),
             )
@@ -124,7 +114,7 @@ pub fn stage_logs(s: &Session, fired: &[FiredStage]) -> Vec<LogLine> {
 /// The figure fell from at least 80 % of the compaction point to less than half of what it
 /// was: the conversation was compressed.
 pub fn compressed(before: &Session, after: &Session) -> bool {
-    match (before.tokens, after.tokens) {
+    match (before.tokens(), after.tokens()) {
         (Some(b), Some(a)) => b.saturating_mul(5) >= before.limit().saturating_mul(4) && a * 2 < b,
         _ => false,
     }
@@ -161,23 +151,21 @@ pub fn note_drop(
     policy: &Policy,
     agent: Agent,
 ) -> Option<DropNoted> {
-    if before.tokens.is_some() && s.drop_noted_from == before.tokens {
+    if before.tokens().is_some() && s.drop_noted_from() == before.tokens() {
         return None;
     }
-    s.drop_noted_from = before.tokens;
-    s.pending_start = Some("compact".into());
-    s.pre_compact_at = None;
+    s.drop_noted(before.tokens());
     let past_point = before
-        .tokens
+        .tokens()
         .is_some_and(|t| t.saturating_mul(10) >= before.limit().saturating_mul(9));
     let learn_at = (policy.learns_point_from_last_reading() && past_point)
-        .then_some(before.tokens)
+        .then_some(before.tokens())
         .flatten();
     let log = LogLine::new(
         "compaction",
         json!({
-            "session": s.id, "agent": agent, "trigger": "detected",
-            "before": before.tokens, "after": after.tokens,
+            "session": s.id(), "agent": agent, "trigger": "detected",
+            "before": before.tokens(), "after": after.tokens(),
         }),
     );
     Some(DropNoted { learn_at, log })
@@ -196,16 +184,16 @@ pub fn compacts_nothing(s: &mut Session, tokens: Option<u64>, name: &str) -> Opt
     };
     let limit = s.limit();
     if tokens < limit {
-        s.pre_compact_at = None;
+        s.below_compaction_point();
         Some(format!(
             "below {name}'s compression point ({tokens} of {limit} tokens)"
         ))
-    } else if let Some(at) = s.pre_compact_at {
+    } else if let Some(at) = s.pre_compact_at() {
         Some(format!(
             "{name} compressed nothing after the pre-compact checkpoint at {at} tokens (now {tokens} of {limit})"
         ))
     } else {
-        s.pre_compact_at = Some(tokens);
+        s.pre_compact_checkpoint_at(tokens);
         None
     }
 }
@@ -300,8 +288,7 @@ pub fn session_started(
     now: &str,
 ) {
     if source == "clear" {
-        s.context_emptied(now);
-        s.compacted_at = None;
+        s.context_cleared(now);
     }
     if source == "compact" {
         if let Some(usage) = boundary {
@@ -327,10 +314,7 @@ pub fn compaction_ended(
     if let Some(usage) = boundary {
         crate::context::learning::note_compaction(s, usage, trigger);
     }
-    if s.restored_at.take().is_none() {
-        s.context_emptied(now);
-    }
-    s.updated_at = now.to_string();
+    s.compaction_ended(now);
 }
 
 #[cfg(test)]
@@ -381,7 +365,7 @@ mod tests {
         /// The default stages (80 warn, 90 and 95 checkpoint, 98 handoff), against a limit.
         fn new(limit: u64) -> Harness {
             let mut s = Session::new("s1", WINDOW);
-            s.set_limit(Limit::new(limit, "front-matter"));
+            s.limit_found(Limit::new(limit, "front-matter"), None);
             Harness {
                 s,
                 stages: crate::context::stages::parse_stages(
@@ -396,7 +380,7 @@ mod tests {
         /// A reading of `tokens` (None: unknown since a compaction), `compacted`: the
         /// reading is at a compaction.
         fn read(&mut self, tokens: Option<u64>, compacted: bool, reach: Reach) -> Decided {
-            self.s.set_tokens(tokens, WINDOW);
+            self.s.usage_read(tokens, WINDOW, "claude-code", None, None);
             let step = stage_step(&self.s, &self.stages, self.against, compacted, reach);
             let checkpoint = step.checkpoint_stage().map(|_| {
                 let id = format!("ck-{}", self.written.len() + 1);
@@ -427,9 +411,23 @@ mod tests {
 
     fn at_tokens(tokens: u64, limit: u64) -> Session {
         let mut s = Session::new("s1", WINDOW);
-        s.set_limit(Limit::new(limit, "default"));
-        s.set_tokens(Some(tokens), WINDOW);
+        s.limit_found(Limit::new(limit, "default"), None);
+        s.usage_read(Some(tokens), WINDOW, "claude-code", None, None);
         s
+    }
+
+    /// An audit of checkpoint `id` that found nothing missing.
+    fn audit_note(id: &str) -> crate::transcripts::compaction_summary::AuditNote {
+        crate::transcripts::compaction_summary::AuditNote {
+            at: NOW.into(),
+            agent: None,
+            trigger: None,
+            checkpoint: id.into(),
+            kept: 0,
+            missing: Vec::new(),
+            summary_chars: Some(0),
+            unreadable: None,
+        }
     }
 
     fn traits(agent: Agent) -> Policy {
@@ -476,7 +474,7 @@ mod tests {
             h.at(85).told().is_empty(),
             "the climb back says nothing again"
         );
-        assert_eq!(h.s.fired.len(), 1);
+        assert_eq!(h.s.fired().len(), 1);
     }
 
     #[test]
@@ -484,7 +482,7 @@ mod tests {
         let mut h = Harness::new(160_000);
         h.at(85);
         assert!(h.at(69).fired().is_empty());
-        assert!(h.s.fired.is_empty(), "stage-80 re-armed");
+        assert!(h.s.fired().is_empty(), "stage-80 re-armed");
         assert_eq!(h.at(81).told(), ["stage-80"]);
     }
 
@@ -492,10 +490,10 @@ mod tests {
     fn a_compaction_rearms_every_stage() {
         let mut h = Harness::new(160_000);
         h.at(92);
-        assert_eq!(h.s.fired.len(), 2);
+        assert_eq!(h.s.fired().len(), 2);
         let d = h.read(None, true, Reach::Now);
         assert!(d.told().is_empty());
-        assert!(h.s.fired.is_empty());
+        assert!(h.s.fired().is_empty());
         assert_eq!(
             h.at(82).told(),
             ["stage-80"],
@@ -509,7 +507,7 @@ mod tests {
         h.at(85);
         let d = h.read(None, false, Reach::Now);
         assert!(d.fired().is_empty() && d.told().is_empty());
-        assert_eq!(h.s.fired.len(), 1, "stage-80 stays fired");
+        assert_eq!(h.s.fired().len(), 1, "stage-80 stays fired");
     }
 
     #[test]
@@ -529,7 +527,7 @@ mod tests {
         let mut h = Harness::new(160_000);
         h.stop_at(81);
         h.read(None, true, Reach::Later);
-        assert!(h.s.pending_stages.is_empty());
+        assert!(h.s.pending_stages().is_empty());
         assert!(h.at(30).told().is_empty());
     }
 
@@ -539,7 +537,7 @@ mod tests {
         h.stop_at(81);
         let d = h.read(Some(150_000), false, Reach::RecordOnly);
         assert!(d.fired().is_empty() && d.told().is_empty());
-        assert_eq!(h.s.pending_stages.len(), 1);
+        assert_eq!(h.s.pending_stages().len(), 1);
         // The next prompt tells what waited and fires what the figure crossed.
         assert_eq!(h.at(94).told(), ["stage-80", "stage-90"]);
     }
@@ -556,9 +554,9 @@ mod tests {
     fn a_handoff_stage_makes_a_handoff_due_until_a_compaction_rearms_it() {
         let mut h = Harness::new(160_000);
         h.at(99);
-        assert!(h.s.handoff_due);
+        assert!(h.s.handoff_due());
         h.read(None, true, Reach::Now);
-        assert!(!h.s.handoff_due);
+        assert!(!h.s.handoff_due());
     }
 
     #[test]
@@ -663,7 +661,7 @@ mod tests {
         let before = at_tokens(150_000, 160_000);
         let after = at_tokens(30_000, 160_000);
         let mut s = after.clone();
-        s.pre_compact_at = Some(150_000);
+        s.pre_compact_checkpoint_at(150_000);
         let noted = note_drop(
             &mut s,
             &before,
@@ -673,8 +671,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.phase(), Phase::StartPending);
-        assert_eq!(s.pending_start.as_deref(), Some("compact"));
-        assert_eq!(s.pre_compact_at, None);
+        assert_eq!(s.pending_start(), Some("compact"));
+        assert_eq!(s.pre_compact_at(), None);
         assert_eq!(noted.log.event, "compaction");
         assert_eq!(noted.log.fields["trigger"], "detected");
         assert_eq!(noted.log.fields["agent"], "gemini");
@@ -691,9 +689,9 @@ mod tests {
         let gemini = traits(Agent::Gemini);
         let mut s = after.clone();
         assert!(note_drop(&mut s, &before, &after, &gemini, Agent::Gemini).is_some());
-        s.pending_start = None;
+        s.waiting_start_given();
         assert!(note_drop(&mut s, &before, &after, &gemini, Agent::Gemini).is_none());
-        assert_eq!(s.pending_start, None);
+        assert_eq!(s.pending_start(), None);
     }
 
     #[test]
@@ -728,20 +726,20 @@ mod tests {
     #[test]
     fn below_the_limit_a_pre_compaction_compacts_nothing_and_forgets_the_last_one() {
         let mut s = at_tokens(100_000, 160_000);
-        s.pre_compact_at = Some(170_000);
+        s.pre_compact_checkpoint_at(170_000);
         let why = compacts_nothing(&mut s, Some(100_000), "Gemini CLI").unwrap();
         assert_eq!(
             why,
             "below Gemini CLI's compression point (100000 of 160000 tokens)"
         );
-        assert_eq!(s.pre_compact_at, None);
+        assert_eq!(s.pre_compact_at(), None);
     }
 
     #[test]
     fn past_the_limit_the_first_pre_compaction_gets_a_checkpoint_and_a_second_does_not() {
         let mut s = at_tokens(165_000, 160_000);
         assert_eq!(compacts_nothing(&mut s, Some(165_000), "Gemini CLI"), None);
-        assert_eq!(s.pre_compact_at, Some(165_000));
+        assert_eq!(s.pre_compact_at(), Some(165_000));
         let why = compacts_nothing(&mut s, Some(168_000), "Gemini CLI").unwrap();
         assert!(
             why.starts_with(
@@ -754,9 +752,9 @@ mod tests {
     #[test]
     fn a_new_process_of_the_agent_forgets_whether_it_compacted() {
         let mut s = at_tokens(165_000, 160_000);
-        s.pre_compact_at = Some(165_000);
+        s.pre_compact_checkpoint_at(165_000);
         session_started(&mut s, "resume", None, None, "gemini", None, NOW);
-        assert_eq!(s.pre_compact_at, None);
+        assert_eq!(s.pre_compact_at(), None);
         assert_eq!(compacts_nothing(&mut s, Some(166_000), "Gemini CLI"), None);
     }
 
@@ -768,8 +766,8 @@ mod tests {
         h.at(99);
         session_started(&mut h.s, "clear", None, None, "claude-code", None, NOW);
         assert_eq!(h.s.phase(), Phase::New);
-        assert!(h.s.fired.is_empty() && !h.s.handoff_due);
-        assert_eq!(h.s.compacted_at, None, "a clear is not a compaction");
+        assert!(h.s.fired().is_empty() && !h.s.handoff_due());
+        assert_eq!(h.s.compacted_at(), None, "a clear is not a compaction");
         assert_eq!(h.at(81).told(), ["stage-80"]);
     }
 
@@ -786,11 +784,11 @@ mod tests {
             None,
             NOW,
         );
-        assert_eq!(h.s.tokens, Some(30_000));
-        assert!(h.s.fired.is_empty(), "every stage re-armed");
+        assert_eq!(h.s.tokens(), Some(30_000));
+        assert!(h.s.fired().is_empty(), "every stage re-armed");
         compaction_ended(&mut h.s, None, Some("auto"), NOW);
-        assert_eq!(h.s.tokens, Some(30_000), "the restored size stands");
-        assert_eq!(h.s.restored_at, None);
+        assert_eq!(h.s.tokens(), Some(30_000), "the restored size stands");
+        assert_eq!(h.s.restored_at(), None);
         assert_eq!(h.s.phase(), Phase::Tracking);
     }
 
@@ -799,10 +797,10 @@ mod tests {
         let mut h = Harness::new(160_000);
         h.at(92);
         compaction_ended(&mut h.s, None, Some("manual"), NOW);
-        assert_eq!(h.s.tokens, None);
-        assert_eq!(h.s.compacted_at.as_deref(), Some(NOW));
+        assert_eq!(h.s.tokens(), None);
+        assert_eq!(h.s.compacted_at(), Some(NOW));
         assert_eq!(h.s.phase(), Phase::Emptied);
-        assert!(h.s.fired.is_empty());
+        assert!(h.s.fired().is_empty());
     }
 
     fn boundary(trigger: &str, pre: u64) -> Usage {
@@ -827,7 +825,7 @@ mod tests {
             None,
             NOW,
         );
-        let seen = h.s.compaction_seen.clone().unwrap();
+        let seen = h.s.compaction_seen().cloned().unwrap();
         assert_eq!(seen.pre_tokens, 155_321);
         assert_eq!(seen.trigger.as_deref(), Some("auto"));
         assert!(!seen.judged, "judged at the next figure");
@@ -837,9 +835,9 @@ mod tests {
     fn a_compaction_is_noted_once_however_many_events_read_it() {
         let mut s = Session::new("s1", WINDOW);
         compaction_ended(&mut s, Some(&boundary("auto", 150_000)), None, NOW);
-        s.compaction_seen.as_mut().unwrap().judged = true;
+        s.compaction_judged();
         compaction_ended(&mut s, Some(&boundary("auto", 150_000)), None, NOW);
-        assert!(s.compaction_seen.unwrap().judged, "not noted afresh");
+        assert!(s.compaction_seen().unwrap().judged, "not noted afresh");
     }
 
     #[test]
@@ -847,14 +845,14 @@ mod tests {
         let mut s = Session::new("s1", WINDOW);
         compaction_ended(&mut s, Some(&boundary("auto", 150_000)), Some("idle"), NOW);
         assert_eq!(
-            s.compaction_seen.unwrap().trigger.as_deref(),
+            s.compaction_seen().unwrap().trigger.as_deref(),
             Some("idle"),
             "the agent's plain `auto` gives way to the hook's word"
         );
         let mut s = Session::new("s1", WINDOW);
         compaction_ended(&mut s, Some(&boundary("manual", 90_000)), Some("auto"), NOW);
         assert_eq!(
-            s.compaction_seen.unwrap().trigger.as_deref(),
+            s.compaction_seen().unwrap().trigger.as_deref(),
             Some("manual")
         );
     }
@@ -914,30 +912,25 @@ mod tests {
             Some("/t/r.jsonl".into()),
             NOW,
         );
-        assert_eq!(s.agent.as_deref(), Some("codex"));
-        assert_eq!(s.transcript.as_deref(), Some("/t/r.jsonl"));
-        assert_eq!(s.started_at.as_deref(), Some(NOW));
+        assert_eq!(s.agent(), Some("codex"));
+        assert_eq!(s.transcript(), Some("/t/r.jsonl"));
+        assert_eq!(s.started_at(), Some(NOW));
         // A start that names no transcript keeps the one known.
         session_started(&mut s, "resume", None, None, "codex", None, NOW);
-        assert_eq!(s.transcript.as_deref(), Some("/t/r.jsonl"));
+        assert_eq!(s.transcript(), Some("/t/r.jsonl"));
     }
 
     #[test]
     fn the_phases_follow_a_compaction_from_its_start_to_the_give_back() {
         let mut s = at_tokens(150_000, 160_000);
         assert_eq!(s.phase(), Phase::Tracking);
-        s.after_compaction = Some(crate::domain::session::AfterCompaction {
-            since: Some(NOW.into()),
-            checkpoint: Some("ck-1".into()),
-            ..Default::default()
-        });
+        s.compaction_began(NOW, None, "ck-1");
         assert_eq!(s.phase(), Phase::Compacting);
-        s.after_compaction.as_mut().unwrap().waiting = Some("nonce".into());
+        let compaction = s.compaction_done();
+        s.restore_waits(compaction, "ck-1", "nonce", || NOW.into());
         assert_eq!(s.phase(), Phase::RestoredWaiting);
-        let a = s.after_compaction.as_mut().unwrap();
-        a.waiting = None;
-        a.audited = true;
-        a.missing = Some(Vec::new());
+        s.summary_audited("ck-1", Some(Vec::new()), None, audit_note("ck-1"));
+        s.compaction_done();
         assert_eq!(s.phase(), Phase::Tracking);
         assert_eq!(Phase::RestoredWaiting.name(), "restored-waiting");
     }
@@ -1079,7 +1072,7 @@ mod tests {
         ));
         let text = crate::pipeline::loop_detection::instruction(&told[0]);
         assert!(text.contains("cargo build"), "{text}");
-        assert_eq!(s.gutter.len(), 1, "recorded on the session");
+        assert_eq!(s.gutter().len(), 1, "recorded on the session");
         let (found, told) = loops(
             &mut s,
             &[],
