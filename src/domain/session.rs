@@ -163,6 +163,11 @@ pub struct Session {
     /// limit means the agent compacted nothing the last time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pre_compact_at: Option<u64>,
+    /// For the same agent: the figure at which its last pre-compaction event was found below
+    /// the limit. The agent compresses only at that event, so a drop that follows is no
+    /// compression (a resumed conversation reported smaller, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    below_point_at: Option<u64>,
     /// The compaction under way or just done: its summary against the
     /// checkpoint, and what is still to be given back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -282,6 +287,7 @@ impl Session {
             limit_source: None,
             limit_note: None,
             pre_compact_at: None,
+            below_point_at: None,
             after_compaction: None,
             last_audit: None,
             window_source: None,
@@ -469,6 +475,7 @@ impl Session {
     pub fn started(&mut self, now: &str, agent: &str, transcript: Option<String>) {
         // A new process of the agent: whether it compacted before is not known.
         self.pre_compact_at = None;
+        self.below_point_at = None;
         self.started_at = Some(now.to_string());
         self.updated_at = now.to_string();
         self.agent = Some(agent.to_string());

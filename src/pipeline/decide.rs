@@ -128,6 +128,11 @@ pub fn compaction_by_drop(
     after: &Session,
     recorded_in_transcript: bool,
 ) -> bool {
+    // An agent that fires its pre-compaction event before every model call compresses only
+    // there: after one that found the figure below the limit, a drop is no compression.
+    if policy.pre_compact_before_every_call() && before.below_point_at().is_some() {
+        return false;
+    }
     policy.compaction_detected(compressed(before, after), recorded_in_transcript)
 }
 
@@ -184,7 +189,7 @@ pub fn compacts_nothing(s: &mut Session, tokens: Option<u64>, name: &str) -> Opt
     };
     let limit = s.limit();
     if tokens < limit {
-        s.below_compaction_point();
+        s.below_compaction_point(tokens);
         Some(format!(
             "below {name}'s compression point ({tokens} of {limit} tokens)"
         ))
@@ -635,6 +640,36 @@ mod tests {
             &after,
             true
         ));
+    }
+
+    /// What the end-to-end suite saw as two audits for one compression: a resumed Gemini run
+    /// reported a figure far below the conversation's last one. Its pre-compaction event had
+    /// found that figure below the limit, so Gemini compressed nothing: the drop is no
+    /// compression, and no audit follows.
+    #[test]
+    fn a_drop_after_a_pre_compaction_event_below_the_limit_is_no_compaction() {
+        let gemini = traits(Agent::Gemini);
+        let mut before = at_tokens(970_500, 996_147);
+        session_started(&mut before, "resume", None, None, "gemini", None, NOW);
+        assert!(compacts_nothing(&mut before, Some(970_500), "Gemini CLI").is_some());
+        assert_eq!(before.below_point_at(), Some(970_500));
+        let after = at_tokens(2_000, 996_147);
+        assert!(!compaction_by_drop(&gemini, &before, &after, false));
+        // An agent whose pre-compaction event is not before every call: the drop stands.
+        assert!(compaction_by_drop(
+            &traits(Agent::Copilot),
+            &before,
+            &after,
+            true
+        ));
+        // Past the limit the event begins a compaction: the drop after it is one.
+        assert_eq!(
+            compacts_nothing(&mut before, Some(996_200), "Gemini CLI"),
+            None
+        );
+        before.compaction_began(NOW, Some("auto".into()), "ck-1");
+        assert_eq!(before.below_point_at(), None);
+        assert!(compaction_by_drop(&gemini, &before, &after, false));
     }
 
     #[test]

@@ -124,6 +124,10 @@ impl Session {
         self.pre_compact_at
     }
 
+    pub fn below_point_at(&self) -> Option<u64> {
+        self.below_point_at
+    }
+
     pub fn after_compaction(&self) -> Option<&AfterCompaction> {
         self.after_compaction.as_ref()
     }

@@ -167,10 +167,11 @@ impl Session {
         self.pre_compact_at = None;
     }
 
-    /// A pre-compaction event below the limit: the agent will compact nothing, and nothing
-    /// says it failed to.
-    pub fn below_compaction_point(&mut self) {
+    /// A pre-compaction event found the figure (`tokens`) below the limit: the agent will
+    /// compact nothing, and nothing says it failed to.
+    pub fn below_compaction_point(&mut self, tokens: u64) {
         self.pre_compact_at = None;
+        self.below_point_at = Some(tokens);
     }
 
     /// A pre-compaction event past the limit got its checkpoint at `tokens`.
@@ -207,6 +208,7 @@ impl Session {
 
     /// The pre-compaction checkpoint `checkpoint` is written: the compaction begins.
     pub fn compaction_began(&mut self, since: &str, trigger: Option<String>, checkpoint: &str) {
+        self.below_point_at = None;
         self.after_compaction = Some(AfterCompaction {
             since: Some(since.to_string()),
             trigger,
