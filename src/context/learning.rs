@@ -18,7 +18,6 @@ use serde_json::{json, Value};
 
 use crate::agents::Agent;
 use crate::domain::session::{SeenCompaction, Session};
-use crate::domain::workspace::Workspace;
 use crate::transcripts::usage::Usage;
 
 /// Window sources that are the agent's own word for this session: a figure
@@ -88,15 +87,24 @@ pub fn note_compaction(s: &mut Session, usage: &Usage, hook_trigger: Option<&str
     });
 }
 
+/// The verdict on a noted compaction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// It teaches nothing: the `compaction_not_learned` event's fields (with `why`).
+    NotLearned(Value),
+    /// It teaches where the agent compacts: `tokens` on `model`, to remember, and the
+    /// `compaction_learned` event's fields, logged once it is remembered.
+    Learned {
+        model: Option<String>,
+        tokens: u64,
+        fields: Value,
+    },
+}
+
 /// Judges the noted compaction at the first figure after it (`compacted`:
 /// this reading is still at the compaction): learned, or recorded as teaching
-/// nothing. Returns the event to log.
-pub fn judge(
-    ws: &Workspace,
-    s: &mut Session,
-    agent: Agent,
-    compacted: bool,
-) -> Option<(&'static str, Value)> {
+/// nothing. Marks it judged; remembering a learned point is the caller's.
+pub fn judge(s: &mut Session, agent: Agent, compacted: bool) -> Option<Verdict> {
     if compacted || s.tokens().is_none() {
         return None;
     }
@@ -122,15 +130,13 @@ pub fn judge(
     if let Some(why) = why {
         fields["why"] = json!(why);
         fields["model_after"] = json!(model_now);
-        return Some(("compaction_not_learned", fields));
+        return Some(Verdict::NotLearned(fields));
     }
-    let recorded = crate::context::compaction::Learned::record(
-        &ws.compactions_path(),
-        agent.as_str(),
-        seen.model.as_deref(),
-        seen.pre_tokens,
-    );
-    recorded.is_ok().then_some(("compaction_learned", fields))
+    Some(Verdict::Learned {
+        model: seen.model,
+        tokens: seen.pre_tokens,
+        fields,
+    })
 }
 
 #[cfg(test)]
@@ -192,6 +198,32 @@ mod tests {
     fn workspace(dir: &std::path::Path) -> Workspace {
         std::fs::create_dir_all(dir.join(".ctxkeep")).unwrap();
         Workspace::in_dir(dir)
+    }
+
+    use crate::domain::workspace::Workspace;
+
+    /// Judges as the pipeline does: a learned point is remembered, then logged.
+    fn judge(
+        ws: &Workspace,
+        s: &mut Session,
+        agent: Agent,
+        compacted: bool,
+    ) -> Option<(&'static str, Value)> {
+        match super::judge(s, agent, compacted)? {
+            Verdict::NotLearned(fields) => Some(("compaction_not_learned", fields)),
+            Verdict::Learned {
+                model,
+                tokens,
+                fields,
+            } => crate::context::compaction::Learned::record(
+                &ws.compactions_path(),
+                agent.as_str(),
+                model.as_deref(),
+                tokens,
+            )
+            .is_ok()
+            .then_some(("compaction_learned", fields)),
+        }
     }
 
     /// Notes `usage`, then judges it at a figure of `after` tokens on `model_after`.

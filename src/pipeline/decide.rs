@@ -14,7 +14,7 @@ use crate::domain::session::Session;
 use crate::pipeline::requests::{self, Settings, Why};
 use crate::transcripts::usage::Usage;
 
-use super::effects::{LogLine, Reach};
+use super::effects::{LearnPoint, LogLine, Reach, StageCheckpoint};
 
 /// Which stages move at this reading: those crossed fire, those left behind (or all, at a
 /// compaction) re-arm. A reading that only records moves none.
@@ -33,6 +33,46 @@ pub fn stage_step(
         },
         _ => crate::context::stages::step(stages, s.fired(), s.stage_percent(against), compacted),
     }
+}
+
+/// The checkpoint this step's stages ask for, if one does (the highest of them that is not a
+/// warning names it).
+pub fn stage_checkpoint(step: &Step) -> Option<StageCheckpoint> {
+    step.checkpoint_stage().map(|stage| StageCheckpoint {
+        trigger: stage.name(),
+    })
+}
+
+/// What judging a noted compaction asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Judged {
+    /// It teaches nothing: a `compaction_not_learned` line.
+    NotLearned(LogLine),
+    /// It teaches where the agent compacts: the point to remember.
+    Learned(LearnPoint),
+}
+
+/// Judges the compaction noted on the session at the first figure after it (`compacted`:
+/// this reading is still at it); marks it judged.
+pub fn compaction_judged(s: &mut Session, agent: Agent, compacted: bool) -> Option<Judged> {
+    use crate::context::learning::Verdict;
+    Some(
+        match crate::context::learning::judge(s, agent, compacted)? {
+            Verdict::NotLearned(fields) => {
+                Judged::NotLearned(LogLine::new("compaction_not_learned", fields))
+            }
+            Verdict::Learned {
+                model,
+                tokens,
+                fields,
+            } => Judged::Learned(LearnPoint {
+                agent: agent.as_str(),
+                model,
+                tokens,
+                log: LogLine::new("compaction_learned", fields),
+            }),
+        },
+    )
 }
 
 /// The stages settled on the session.
@@ -968,6 +1008,177 @@ mod tests {
         s.compaction_done();
         assert_eq!(s.phase(), Phase::Tracking);
         assert_eq!(Phase::RestoredWaiting.name(), "restored-waiting");
+    }
+
+    // Effects the apply stage carries out, and the session's transitions.
+
+    #[test]
+    fn a_stage_that_asks_for_a_checkpoint_names_its_write_and_a_warning_asks_none() {
+        let mut h = Harness::new(160_000);
+        let step = stage_step(
+            &{
+                let mut s = h.s.clone();
+                s.usage_read(Some(152_000), WINDOW, "codex", None, None);
+                s
+            },
+            &h.stages,
+            h.against,
+            false,
+            Reach::Now,
+        );
+        assert_eq!(
+            stage_checkpoint(&step),
+            Some(StageCheckpoint {
+                trigger: "stage-95".into()
+            })
+        );
+        h.s.usage_read(Some(130_000), WINDOW, "codex", None, None);
+        let warn = stage_step(&h.s, &h.stages, h.against, false, Reach::Now);
+        assert_eq!(warn.fire.len(), 1, "stage-80 fires");
+        assert_eq!(stage_checkpoint(&warn), None);
+    }
+
+    #[test]
+    fn a_compaction_judged_at_the_next_figure_asks_to_remember_its_point_once() {
+        let mut s = Session::new("s1", WINDOW);
+        s.usage_read(
+            Some(150_000),
+            WINDOW,
+            "claude-code",
+            None,
+            Some("claude-opus-4-6".into()),
+        );
+        compaction_ended(&mut s, Some(&boundary("auto", 155_321)), None, NOW);
+        assert_eq!(
+            compaction_judged(&mut s, Agent::ClaudeCode, true),
+            None,
+            "still at the compaction"
+        );
+        s.usage_read(Some(30_000), WINDOW, "claude-code", None, None);
+        let Some(Judged::Learned(point)) = compaction_judged(&mut s, Agent::ClaudeCode, false)
+        else {
+            panic!("an automatic compaction on the same model teaches its point");
+        };
+        assert_eq!(
+            (point.agent, point.model.as_deref(), point.tokens),
+            ("claude-code", Some("claude-opus-4-6"), 155_321)
+        );
+        assert_eq!(point.log.event, "compaction_learned");
+        assert_eq!(point.log.fields["tokens"], 155_321);
+        assert_eq!(
+            compaction_judged(&mut s, Agent::ClaudeCode, false),
+            None,
+            "once"
+        );
+    }
+
+    #[test]
+    fn a_manual_compaction_is_judged_as_teaching_nothing() {
+        let mut s = Session::new("s1", WINDOW);
+        compaction_ended(&mut s, Some(&boundary("manual", 90_000)), None, NOW);
+        s.usage_read(
+            Some(20_000),
+            WINDOW,
+            "claude-code",
+            None,
+            Some("claude-opus-4-6".into()),
+        );
+        let Some(Judged::NotLearned(line)) = compaction_judged(&mut s, Agent::ClaudeCode, false)
+        else {
+            panic!("a manual compaction teaches nothing");
+        };
+        assert_eq!(line.event, "compaction_not_learned");
+        assert_eq!(line.fields["why"], "manual");
+    }
+
+    #[test]
+    fn a_figure_given_by_hand_forgets_the_agents_window_word_and_tracks() {
+        let mut s = Session::new("s1", WINDOW);
+        assert_eq!(s.phase(), Phase::New);
+        s.window_from("status-line");
+        s.figure_given(
+            50_000,
+            100_000,
+            crate::domain::session::Source::Manual,
+            None,
+        );
+        assert_eq!(s.phase(), Phase::Tracking);
+        assert_eq!(
+            (s.tokens(), s.window(), s.percent(), s.window_source()),
+            (Some(50_000), 100_000, Some(50.0), None)
+        );
+        assert_eq!(s.source(), crate::domain::session::Source::Manual);
+        // `--window` alone: the same figure against another window.
+        s.window_given(200_000);
+        assert_eq!((s.tokens(), s.percent()), (Some(50_000), Some(25.0)));
+    }
+
+    #[test]
+    fn a_reading_keeps_what_it_does_not_name_and_another_model_forgets_its_windows() {
+        let mut s = Session::new("s1", WINDOW);
+        s.usage_read(
+            Some(10_000),
+            WINDOW,
+            "codex",
+            Some("/t/r.jsonl".into()),
+            Some("gpt-5".into()),
+        );
+        s.statusline_window_seen(400_000);
+        s.usage_read(Some(12_000), WINDOW, "codex", None, None);
+        assert_eq!(
+            (s.transcript(), s.model()),
+            (Some("/t/r.jsonl"), Some("gpt-5"))
+        );
+        assert_eq!(s.source(), crate::domain::session::Source::Usage);
+        s.model_seen(Some("gpt-5"));
+        assert_eq!(s.statusline_window(), Some(400_000), "the same model");
+        s.model_seen(Some("claude-opus-4-6"));
+        assert_eq!(s.statusline_window(), None, "another model");
+    }
+
+    #[test]
+    fn a_deferred_start_waits_until_it_is_given_once() {
+        let mut s = at_tokens(10_000, 160_000);
+        s.start_deferred("startup");
+        assert_eq!(s.phase(), Phase::StartPending);
+        assert_eq!(s.waiting_start_given().as_deref(), Some("startup"));
+        assert_eq!(s.waiting_start_given(), None, "once");
+        assert_eq!(s.phase(), Phase::Tracking);
+    }
+
+    #[test]
+    fn a_summary_audited_is_kept_for_status_and_the_compaction_is_no_longer_under_way() {
+        let mut s = at_tokens(150_000, 160_000);
+        s.compaction_trigger_heard(Some("detected".into()));
+        assert_eq!(s.phase(), Phase::Compacting);
+        s.summary_audited("ck-2", Some(Vec::new()), None, audit_note("ck-2"));
+        let a = s.after_compaction().unwrap();
+        assert_eq!(
+            (a.trigger.as_deref(), a.checkpoint.as_deref(), a.audited),
+            (Some("detected"), Some("ck-2"), true)
+        );
+        assert_eq!(s.last_audit().unwrap().checkpoint, "ck-2");
+        assert_eq!(s.phase(), Phase::Tracking);
+        assert!(s.compaction_done().is_some());
+        assert_eq!(s.after_compaction(), None);
+    }
+
+    #[test]
+    fn what_an_agent_session_saw_is_remembered() {
+        let mut s = Session::new("s1", WINDOW);
+        s.checkpoint_seen("ck-3");
+        s.transcript_never_came();
+        s.messages_counted(12);
+        s.touched(NOW);
+        assert_eq!(
+            (
+                s.seen_checkpoint(),
+                s.transcript_awaited(),
+                s.messages(),
+                s.updated_at()
+            ),
+            (Some("ck-3"), true, Some(12), NOW)
+        );
     }
 
     // Checkpoint requests.

@@ -17,7 +17,7 @@ use crate::handoff::ledger::{Opening, SessionRecord};
 use crate::handoff::prompt::HookPrompt;
 use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
-use crate::pipeline::effects::Reach;
+use crate::pipeline::effects::{LearnPoint, LogLine, Reach};
 use crate::pipeline::read::TranscriptView;
 use crate::pipeline::record;
 use crate::pipeline::tracking::{self, Options, Reading};
@@ -501,15 +501,17 @@ impl Hook {
         model: Option<&str>,
         tokens: u64,
     ) {
-        let path = self.ws.compactions_path();
-        if crate::context::compaction::Learned::record(&path, self.agent.as_str(), model, tokens)
-            .is_ok()
-        {
-            self.log(
-                lock,
+        let point = LearnPoint {
+            agent: self.agent.as_str(),
+            model: model.map(str::to_string),
+            tokens,
+            log: LogLine::new(
                 "compaction_learned",
                 json!({ "session": self.session, "agent": self.agent, "model": model, "tokens": tokens }),
-            );
+            ),
+        };
+        if super::apply::remember_point(&self.ws, &point) {
+            self.log(lock, point.log.event, point.log.fields);
         }
     }
 

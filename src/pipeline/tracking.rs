@@ -10,7 +10,7 @@ use crate::agents::Agent;
 use crate::context::compaction::StagesAgainst;
 use crate::context::stages::{FiredStage, Stage, StageAction};
 use crate::context::tokens::Encoding;
-use crate::domain::checkpoint::{Checkpoint, Fields};
+use crate::domain::checkpoint::Checkpoint;
 use crate::domain::config::Config;
 use crate::domain::session::{CountState, Session, Source};
 use crate::domain::state::StateFile;
@@ -396,8 +396,16 @@ pub fn apply_in(
     let evidence = agent_reading
         .then(|| crate::context::learning::window_evidence(s, was_unknown))
         .flatten();
-    // A compaction read earlier is judged at the first figure after it.
-    let judged = agent.and_then(|a| crate::context::learning::judge(ws, s, a, compacted));
+    // A compaction read earlier is judged at the first figure after it; a point it teaches
+    // is remembered now, before the limit is looked up (it may be that limit).
+    let judged = agent
+        .and_then(|a| decide::compaction_judged(s, a, compacted))
+        .and_then(|judged| match judged {
+            decide::Judged::NotLearned(line) => Some(line),
+            decide::Judged::Learned(point) => {
+                super::apply::remember_point(ws, &point).then_some(point.log)
+            }
+        });
     // Where this agent was seen compacting with this model, once it was.
     let learned = agent.map(|a| {
         crate::context::compaction::Learned::load(&ws.compactions_path())
@@ -431,39 +439,11 @@ pub fn apply_in(
     let reach = Reach::of(opts.record_only, opts.deferred);
     let step = decide::stage_step(s, &config.stages, config.stages_against, compacted, reach);
     let mut recorded = sf.fm.checkpoint.clone();
-    let checkpoint_id = match step.checkpoint_stage() {
-        Some(stage) => {
-            // Read only when a stage asks for a checkpoint (rare): what the
-            // session did, from the transcript the reading came from.
-            let observed = transcript_path.as_deref().and_then(|p| {
-                // Completed from the session's index: files and the request from its start.
-                let mut o = crate::transcripts::session_index::observed_locked(
-                    ws,
-                    lock,
-                    s.id(),
-                    std::path::Path::new(p),
-                    transcript_agent,
-                )?;
-                // The call that fired the hook: its outcome is in the payload, not yet here.
-                crate::transcripts::activity::loops::fill_outcomes(
-                    &mut o.commands,
-                    &s.loops().recent,
-                );
-                Some(o)
-            });
-            let written = super::record::write_new(
-                ws,
-                lock,
-                super::record::New {
-                    fields: Fields::default(),
-                    trigger: &stage.name(),
-                    budget: s.budget(),
-                    observed,
-                    extra: json!({ "session": s.id() }),
-                    automatic: true,
-                },
-                out,
-            )?;
+    let checkpoint_id = match decide::stage_checkpoint(&step) {
+        Some(effect) => {
+            let transcript = transcript_path.as_deref().map(|p| (p, transcript_agent));
+            let written =
+                super::apply::write_stage_checkpoint(ws, lock, s, &effect, transcript, out)?;
             s.checkpoint_seen(&written.checkpoint().id);
             // A skipped one (nothing new) is named nowhere as written.
             let id = match &written {
@@ -490,8 +470,8 @@ pub fn apply_in(
     if let Some(fields) = evidence {
         log("window_evidence", fields);
     }
-    if let Some((event, fields)) = judged {
-        log(event, fields);
+    if let Some(line) = judged {
+        log(line.event, line.fields);
     }
     if truncated {
         log(
