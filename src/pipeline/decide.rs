@@ -75,6 +75,61 @@ pub fn compaction_judged(s: &mut Session, agent: Agent, compacted: bool) -> Opti
     )
 }
 
+/// What a reading's window is chosen from besides the session (the window its agent's status
+/// line reported, the larger one its usage proved).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WindowFacts {
+    /// `--window`.
+    pub given: Option<u64>,
+    /// The window the transcript or the payload states.
+    pub stated: Option<u64>,
+    /// The model table's for the reading's model (with the project's `models:` overrides).
+    pub model: Option<u64>,
+    /// The front matter's `window`.
+    pub configured: Option<u64>,
+    /// The project's window when nothing else says.
+    pub default: u64,
+}
+
+/// The window for a reading from an agent, and where it came from (the session's
+/// `window_source`), in this order: `--window`; what the agent reports for the session (its
+/// status line's, exact: it tells a 1M session from a 200k one; a window the transcript or
+/// payload states); a larger window this session's usage proved; the model table's for the
+/// reading's model, held down where the agent's configuration says so
+/// (`CLAUDE_CODE_DISABLE_1M_CONTEXT`, read from `env`), unless the front matter configures a
+/// larger one; the project's configured window (the front matter's `window`, else the default).
+pub fn reading_window(
+    s: &Session,
+    agent: Option<Agent>,
+    facts: &WindowFacts,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> (u64, String) {
+    if let Some(w) = facts.given {
+        (w, "option".to_string())
+    } else if let Some(w) = s.statusline_window() {
+        (w, "status-line".to_string())
+    } else if let Some(w) = facts.stated {
+        (w, "agent".to_string())
+    } else if let Some(w) = s.window_evidence() {
+        (w, "evidence".to_string())
+    } else if let Some(w) = facts.model {
+        match agent.and_then(|a| crate::agents::window_cap_in(a, w, env)) {
+            Some((cap, why)) => (cap, why),
+            // A configured window above the model's default is the user's word for an
+            // extended-context variant the transcript does not name (`[1m]`).
+            None => match facts.configured.filter(|&c| c > w) {
+                Some(c) => (c, "config".to_string()),
+                None => (w, "model".to_string()),
+            },
+        }
+    } else {
+        (
+            facts.configured.unwrap_or(facts.default),
+            "config".to_string(),
+        )
+    }
+}
+
 /// The stages settled on the session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settled {
@@ -1036,6 +1091,59 @@ mod tests {
         let warn = stage_step(&h.s, &h.stages, h.against, false, Reach::Now);
         assert_eq!(warn.fire.len(), 1, "stage-80 fires");
         assert_eq!(stage_checkpoint(&warn), None);
+    }
+
+    #[test]
+    fn a_readings_window_is_the_agents_word_first_then_proof_then_the_model_held_down() {
+        let mut s = Session::new("s1", WINDOW);
+        let no_env = |_: &str| None;
+        let held = |name: &str| (name == "CLAUDE_CODE_DISABLE_1M_CONTEXT").then(|| "1".to_string());
+        let facts = WindowFacts {
+            model: Some(1_000_000),
+            default: WINDOW,
+            ..WindowFacts::default()
+        };
+        let claude = Some(Agent::ClaudeCode);
+        assert_eq!(
+            reading_window(&s, claude, &facts, &no_env),
+            (1_000_000, "model".to_string())
+        );
+        assert_eq!(
+            reading_window(&s, claude, &facts, &held),
+            (200_000, "env:CLAUDE_CODE_DISABLE_1M_CONTEXT".to_string())
+        );
+        let stated = WindowFacts {
+            stated: Some(400_000),
+            ..facts.clone()
+        };
+        assert_eq!(
+            reading_window(&s, claude, &stated, &held),
+            (400_000, "agent".to_string())
+        );
+        s.statusline_window_seen(300_000);
+        assert_eq!(
+            reading_window(&s, claude, &stated, &held),
+            (300_000, "status-line".to_string())
+        );
+        let given = WindowFacts {
+            given: Some(128_000),
+            ..stated
+        };
+        assert_eq!(
+            reading_window(&s, claude, &given, &held),
+            (128_000, "option".to_string())
+        );
+        // No model known: the front matter's window, else the project's.
+        let fresh = Session::new("s2", WINDOW);
+        let configured = WindowFacts {
+            configured: Some(150_000),
+            default: WINDOW,
+            ..WindowFacts::default()
+        };
+        assert_eq!(
+            reading_window(&fresh, None, &configured, &no_env),
+            (150_000, "config".to_string())
+        );
     }
 
     #[test]

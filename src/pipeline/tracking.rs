@@ -492,15 +492,8 @@ pub fn apply_in(
     })
 }
 
-/// The window for a reading from an agent, and where it came from (the
-/// session's `window_source`), in this order: `--window`; what the agent
-/// reports for the session (its status line's, exact: it tells a 1M session
-/// from a 200k one; a window the transcript or payload states); a larger
-/// window this session's usage proved; the model table's for the reading's
-/// model (with the project's `models:` overrides), held down where the
-/// agent's configuration says so (`CLAUDE_CODE_DISABLE_1M_CONTEXT`), unless the
-/// front matter configures a larger one; the project's configured window (the
-/// front matter's `window`, else the default).
+/// The window for a reading from an agent ([`decide::reading_window`] chooses it), noted
+/// on the session with where it came from (its `window_source`).
 fn reading_window(
     opts: &Options,
     s: &mut Session,
@@ -510,27 +503,15 @@ fn reading_window(
     sf: &StateFile,
     config: &Config,
 ) -> u64 {
-    let (window, source) = if let Some(w) = opts.window {
-        (w, "option".to_string())
-    } else if let Some(w) = s.statusline_window() {
-        (w, "status-line".to_string())
-    } else if let Some(w) = stated {
-        (w, "agent".to_string())
-    } else if let Some(w) = s.window_evidence() {
-        (w, "evidence".to_string())
-    } else if let Some(w) = model.and_then(|m| config.model_info(m)).map(|m| m.window) {
-        match agent.and_then(|a| crate::agents::window_cap(a, w)) {
-            Some((cap, why)) => (cap, why),
-            // A configured window above the model's default is the user's word for an
-            // extended-context variant the transcript does not name (`[1m]`).
-            None => match sf.fm.window.filter(|&c| c > w) {
-                Some(c) => (c, "config".to_string()),
-                None => (w, "model".to_string()),
-            },
-        }
-    } else {
-        (sf.fm.window.unwrap_or(config.window), "config".to_string())
+    let facts = decide::WindowFacts {
+        given: opts.window,
+        stated,
+        model: model.and_then(|m| config.model_info(m)).map(|m| m.window),
+        configured: sf.fm.window,
+        default: config.window,
     };
+    let (window, source) =
+        decide::reading_window(s, agent, &facts, &|name| std::env::var(name).ok());
     s.window_from(&source);
     window
 }
