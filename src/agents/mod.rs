@@ -499,8 +499,17 @@ pub fn compaction_limit_for_model(
 /// it holds it below that (see [`AgentSpec::window_cap`]). Reads the
 /// process's environment.
 pub fn window_cap(agent: Agent, window: u64) -> Option<(u64, String)> {
+    window_cap_in(agent, window, &|name| std::env::var(name).ok())
+}
+
+/// [`window_cap`] with the environment handed in.
+pub fn window_cap_in(
+    agent: Agent,
+    window: u64,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<(u64, String)> {
     let cap = agent.spec().window_cap?;
-    cap(window, &|name| std::env::var(name).ok())
+    cap(window, env)
 }
 
 /// The summary `agent` wrote at its last compaction, from the transcript at

@@ -45,7 +45,13 @@ impl Policy {
     /// Whether a pre-compaction event not asked for by the user (`asked`: manual or idle)
     /// must first be judged: the agent fires it before nearly every model call.
     pub fn doubts_pre_compact(&self, asked: bool) -> bool {
-        self.pre_compact.fires == PreCompactFires::BeforeEveryModelCall && !asked
+        self.pre_compact_before_every_call() && !asked
+    }
+
+    /// Whether the pre-compaction event fires before every model call (the agent compacts
+    /// only at one of them).
+    pub fn pre_compact_before_every_call(&self) -> bool {
+        self.pre_compact.fires == PreCompactFires::BeforeEveryModelCall
     }
 
     /// Whether what the pre-compaction hook prints as plain text is the agent's summarizer's

@@ -93,7 +93,7 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     }
     let last_audit = crate::domain::session::all(&ws)
         .into_iter()
-        .filter_map(|s| s.last_audit)
+        .filter_map(|s| s.last_audit().cloned())
         .max_by(|a, b| a.at.cmp(&b.at));
     let report = LogReport {
         entries,

@@ -111,15 +111,15 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
         width(),
     );
     Ok(View {
-        session: s.id.clone(),
-        tokens: s.tokens,
-        window: s.window,
-        percent: s.percent,
+        session: s.id().to_string(),
+        tokens: s.tokens(),
+        window: s.window(),
+        percent: s.percent(),
         limit: s.limit(),
         limit_percent: s.stage_percent(crate::context::compaction::StagesAgainst::Limit),
         limit_source: s.limit_source().to_string(),
         stage,
-        handoff_due: s.handoff_due,
+        handoff_due: s.handoff_due(),
         last_checkpoint,
         line,
     })
@@ -149,19 +149,19 @@ fn line(
     let share = s.stage_percent(against);
     let of = match against {
         StagesAgainst::Limit => s.limit(),
-        StagesAgainst::Window => s.window,
+        StagesAgainst::Window => s.window(),
     };
-    let lead = match (s.tokens, share) {
-        (None, _) if s.compacted_at.is_some() => "compacted".to_string(),
+    let lead = match (s.tokens(), share) {
+        (None, _) if s.compacted_at().is_some() => "compacted".to_string(),
         (_, Some(p)) => format!("{} %", fmt_num(p)),
         _ => "? %".to_string(),
     };
-    let status = match (s.handoff_due, stage) {
+    let status = match (s.handoff_due(), stage) {
         (true, _) => Some("handoff due".to_string()),
         (false, Some(name)) => Some(name.to_string()),
         _ => None,
     };
-    let figure = s.tokens.map(|t| format!("{}/{}", short(t), short(of)));
+    let figure = s.tokens().map(|t| format!("{}/{}", short(t), short(of)));
     let turns = s
         .forecast()
         .map(|f| format!("~{} turns left", f.turns_left));

@@ -62,7 +62,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             reaches_model: true,
         };
         let (lock, s) = batch.parts();
-        let before = (s.loops.clone(), s.gutter.len());
+        let before = (s.loops().clone(), s.gutter().len());
         let steps = crate::pipeline::loop_detection::read_new(&ws, s, path, agent);
         for (hit, text) in
             crate::pipeline::loop_detection::check_in(&ws, lock, s, &feed, &limits, steps)?
@@ -70,7 +70,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             gutter.push(hit);
             loop_texts.push(text);
         }
-        if s.loops != before.0 || s.gutter.len() != before.1 {
+        if *s.loops() != before.0 || s.gutter().len() != before.1 {
             batch.touch();
         }
     }
@@ -108,10 +108,10 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     }
 
     match args.fail_at {
-        Some(limit) if s.percent.is_some_and(|p| p >= limit) => {
+        Some(limit) if s.percent().is_some_and(|p| p >= limit) => {
             ctx.out.info(&format!(
                 "ctxkeep: {} % is at or above --fail-at {}",
-                fmt_num(s.percent.unwrap_or(0.0)),
+                fmt_num(s.percent().unwrap_or(0.0)),
                 fmt_num(limit)
             ));
             Ok(Outcome::No)
@@ -168,7 +168,7 @@ fn read_source(
     if let Some(src) = &args.count {
         let encoding = args.encoding.unwrap_or(config.encoding);
         // The last cursor, read without the lock: a stale one only costs a recount.
-        let prev = session::load(ws, id)?.and_then(|s| s.count);
+        let prev = session::load(ws, id)?.and_then(|s| s.count().cloned());
         let (tokens, count) = tracking::count_source(src, encoding, prev.as_ref())?;
         return Ok(Reading::Absolute {
             tokens: tokens as u64,

@@ -18,7 +18,6 @@ use serde_json::{json, Value};
 
 use crate::agents::Agent;
 use crate::domain::session::{SeenCompaction, Session};
-use crate::domain::workspace::Workspace;
 use crate::transcripts::usage::Usage;
 
 /// Window sources that are the agent's own word for this session: a figure
@@ -30,35 +29,31 @@ const EXACT_SOURCES: [&str; 3] = ["option", "status-line", "agent"];
 /// already unknown before this reading (nothing new to say). Returns the
 /// event's fields when there is something to say.
 pub fn window_evidence(s: &mut Session, was_unknown: bool) -> Option<Value> {
-    let tokens = s.tokens?;
-    if tokens <= s.window {
+    let tokens = s.tokens()?;
+    if tokens <= s.window() {
         return None;
     }
-    let source = s.window_source.clone().unwrap_or_default();
+    let source = s.window_source().unwrap_or_default().to_string();
     if EXACT_SOURCES.contains(&source.as_str()) {
         return None;
     }
-    let assumed = s.window;
+    let assumed = s.window();
     let larger = s
-        .model
-        .as_deref()
+        .model()
         .and_then(|m| crate::context::models::larger_window(m, tokens));
     match larger {
         Some(w) => {
-            s.window_evidence = Some(w);
-            s.window_source = Some("evidence".into());
-            s.set_tokens(Some(tokens), w);
+            s.window_proved(w);
         }
         None => {
-            s.window_source = Some("unknown".into());
-            s.set_tokens(Some(tokens), assumed);
+            s.window_unknown();
             if was_unknown {
                 return None;
             }
         }
     }
     Some(json!({
-        "session": s.id, "model": s.model, "tokens": tokens, "assumed": assumed,
+        "session": s.id(), "model": s.model(), "tokens": tokens, "assumed": assumed,
         "assumed_from": source, "window": larger,
     }))
 }
@@ -71,45 +66,51 @@ pub fn note_compaction(s: &mut Session, usage: &Usage, hook_trigger: Option<&str
     let Some(pre) = usage.pre_tokens else {
         return;
     };
-    if s.compaction_seen
-        .as_ref()
-        .is_some_and(|c| c.pre_tokens == pre)
-    {
+    if s.compaction_seen().is_some_and(|c| c.pre_tokens == pre) {
         return;
     }
     let hooked = hook_trigger
         .map(str::to_string)
-        .or_else(|| s.after_compaction.as_ref().and_then(|a| a.trigger.clone()));
+        .or_else(|| s.after_compaction().and_then(|a| a.trigger.clone()));
     // The agent's own word wins unless it only says "auto" where its hook
     // said more (an idle compaction).
     let trigger = match usage.compaction_trigger.clone() {
         Some(t) if t != "auto" => Some(t),
         t => hooked.or(t),
     };
-    s.compaction_seen = Some(SeenCompaction {
+    let model = usage.model.clone().or(s.model().map(str::to_string));
+    s.compaction_noted(SeenCompaction {
         pre_tokens: pre,
         trigger,
-        model: usage.model.clone().or(s.model.clone()),
+        model,
         judged: false,
     });
 }
 
+/// The verdict on a noted compaction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// It teaches nothing: the `compaction_not_learned` event's fields (with `why`).
+    NotLearned(Value),
+    /// It teaches where the agent compacts: `tokens` on `model`, to remember, and the
+    /// `compaction_learned` event's fields, logged once it is remembered.
+    Learned {
+        model: Option<String>,
+        tokens: u64,
+        fields: Value,
+    },
+}
+
 /// Judges the noted compaction at the first figure after it (`compacted`:
 /// this reading is still at the compaction): learned, or recorded as teaching
-/// nothing. Returns the event to log.
-pub fn judge(
-    ws: &Workspace,
-    s: &mut Session,
-    agent: Agent,
-    compacted: bool,
-) -> Option<(&'static str, Value)> {
-    if compacted || s.tokens.is_none() {
+/// nothing. Marks it judged; remembering a learned point is the caller's.
+pub fn judge(s: &mut Session, agent: Agent, compacted: bool) -> Option<Verdict> {
+    if compacted || s.tokens().is_none() {
         return None;
     }
-    let window = s.window;
-    let model_now = s.model.clone();
-    let seen = s.compaction_seen.as_mut().filter(|c| !c.judged)?;
-    seen.judged = true;
+    let window = s.window();
+    let model_now = s.model().map(str::to_string);
+    let seen = s.compaction_judged()?;
     let switched = matches!(
         (&seen.model, &model_now),
         (Some(a), Some(b)) if !crate::context::models::same_model(a, b)
@@ -123,21 +124,19 @@ pub fn judge(
         _ => Some("trigger-unknown"),
     };
     let mut fields = json!({
-        "session": s.id, "agent": agent, "model": seen.model, "tokens": seen.pre_tokens,
+        "session": s.id(), "agent": agent, "model": seen.model, "tokens": seen.pre_tokens,
         "trigger": seen.trigger,
     });
     if let Some(why) = why {
         fields["why"] = json!(why);
         fields["model_after"] = json!(model_now);
-        return Some(("compaction_not_learned", fields));
+        return Some(Verdict::NotLearned(fields));
     }
-    let recorded = crate::context::compaction::Learned::record(
-        &ws.compactions_path(),
-        agent.as_str(),
-        seen.model.as_deref(),
-        seen.pre_tokens,
-    );
-    recorded.is_ok().then_some(("compaction_learned", fields))
+    Some(Verdict::Learned {
+        model: seen.model,
+        tokens: seen.pre_tokens,
+        fields,
+    })
 }
 
 #[cfg(test)]
@@ -146,9 +145,14 @@ mod tests {
 
     fn session(tokens: u64, window: u64, source: &str, model: &str) -> Session {
         let mut s = Session::new("s", window);
-        s.model = Some(model.into());
-        s.window_source = Some(source.into());
-        s.set_tokens(Some(tokens), window);
+        s.usage_read(
+            Some(tokens),
+            window,
+            "claude-code",
+            None,
+            Some(model.into()),
+        );
+        s.window_from(source);
         s
     }
 
@@ -158,7 +162,7 @@ mod tests {
         let said = window_evidence(&mut s, false).unwrap();
         assert_eq!(said["window"], 1_000_000);
         assert_eq!(
-            (s.window, s.percent, s.window_source.as_deref()),
+            (s.window(), s.percent(), s.window_source()),
             (1_000_000, Some(29.7), Some("evidence"))
         );
         // Below the window it now knows: nothing more to say.
@@ -169,15 +173,15 @@ mod tests {
     fn an_exact_window_is_never_doubted_and_percents_stop_at_100() {
         let mut s = session(210_000, 200_000, "status-line", "claude-opus-4-6");
         assert!(window_evidence(&mut s, false).is_none());
-        assert_eq!(s.percent, Some(100.0));
+        assert_eq!(s.percent(), Some(100.0));
     }
 
     #[test]
     fn past_every_known_window_the_window_is_unknown() {
         let mut s = session(1_200_000, 200_000, "model", "claude-opus-4-6");
         assert!(window_evidence(&mut s, false).is_some());
-        assert_eq!(s.window_source.as_deref(), Some("unknown"));
-        assert_eq!((s.percent, s.limit_percent), (None, None));
+        assert_eq!(s.window_source(), Some("unknown"));
+        assert_eq!((s.percent(), s.limit_percent()), (None, None));
         let mut again = session(1_200_001, 200_000, "model", "claude-opus-4-6");
         assert!(window_evidence(&mut again, true).is_none(), "said once");
     }
@@ -196,6 +200,32 @@ mod tests {
         Workspace::in_dir(dir)
     }
 
+    use crate::domain::workspace::Workspace;
+
+    /// Judges as the pipeline does: a learned point is remembered, then logged.
+    fn judge(
+        ws: &Workspace,
+        s: &mut Session,
+        agent: Agent,
+        compacted: bool,
+    ) -> Option<(&'static str, Value)> {
+        match super::judge(s, agent, compacted)? {
+            Verdict::NotLearned(fields) => Some(("compaction_not_learned", fields)),
+            Verdict::Learned {
+                model,
+                tokens,
+                fields,
+            } => crate::context::compaction::Learned::record(
+                &ws.compactions_path(),
+                agent.as_str(),
+                model.as_deref(),
+                tokens,
+            )
+            .is_ok()
+            .then_some(("compaction_learned", fields)),
+        }
+    }
+
     /// Notes `usage`, then judges it at a figure of `after` tokens on `model_after`.
     fn judged(ws: &Workspace, usage: &Usage, model_after: &str) -> Option<(&'static str, Value)> {
         let mut s = session(149_997, 200_000, "model", "claude-opus-4-6");
@@ -205,8 +235,13 @@ mod tests {
             judge(ws, &mut s, Agent::ClaudeCode, true).is_none(),
             "not yet"
         );
-        s.model = Some(model_after.into());
-        s.set_tokens(Some(30_000), 200_000);
+        s.usage_read(
+            Some(30_000),
+            200_000,
+            "claude-code",
+            None,
+            Some(model_after.into()),
+        );
         let verdict = judge(ws, &mut s, Agent::ClaudeCode, false);
         assert!(
             judge(ws, &mut s, Agent::ClaudeCode, false).is_none(),

@@ -10,6 +10,9 @@ use crate::domain::workspace::Workspace;
 use crate::system::error::Error;
 use crate::system::fsutil::{self, Lock};
 
+mod reads;
+mod transitions;
+
 /// The session used when neither `--session` nor `CTXKEEP_SESSION` names one.
 pub const DEFAULT_SESSION: &str = "default";
 /// Session ids longer than this are refused (they become file names).
@@ -61,136 +64,142 @@ pub struct Forecast {
     pub turns_left: u64,
 }
 
-/// One session's live budget.
+/// One session's live budget. Its fields are private: read through the accessors of the
+/// same name (`session/reads.rs`), changed only by its transitions (`session/transitions.rs`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
-    pub id: String,
+    id: String,
     /// None when unknown (e.g. just compacted, no figure since).
-    pub tokens: Option<u64>,
-    pub window: u64,
+    tokens: Option<u64>,
+    window: u64,
     /// Percent of the window, rounded to one decimal; None with `tokens`.
-    pub percent: Option<f64>,
-    pub source: Source,
+    percent: Option<f64>,
+    source: Source,
     /// Stages fired and not re-armed yet, lowest first.
     #[serde(default)]
-    pub fired: Vec<crate::context::stages::FiredStage>,
+    fired: Vec<crate::context::stages::FiredStage>,
     /// The last message count recorded with `--messages`.
     #[serde(default)]
-    pub messages: Option<u64>,
+    messages: Option<u64>,
     /// A handoff stage fired: the session should hand off and stop.
     #[serde(default)]
-    pub handoff_due: bool,
-    pub updated_at: String,
+    handoff_due: bool,
+    updated_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
+    agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript: Option<String>,
+    transcript: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<CountState>,
+    count: Option<CountState>,
     /// The window Claude Code's status line reported for this session: exact,
     /// so later hooks use it ahead of the config and the model table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub statusline_window: Option<u64>,
+    statusline_window: Option<u64>,
     /// When an agent's hook last started this session (startup, resume,
     /// clear or compact).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_at: Option<String>,
+    started_at: Option<String>,
     /// The checkpoint this agent session last saw (given to it, or written
     /// by it): a resume of the conversation is told only what changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seen_checkpoint: Option<String>,
+    seen_checkpoint: Option<String>,
     /// Loops found in this session (each is told once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub gutter: Vec<crate::transcripts::activity::GutterHit>,
+    gutter: Vec<crate::transcripts::activity::GutterHit>,
     /// What loop detection learned so far, and how far it read the transcript: each hook
     /// goes on from there instead of reading it again.
     #[serde(
         default,
         skip_serializing_if = "crate::transcripts::activity::loops::LoopState::is_empty"
     )]
-    pub loops: crate::transcripts::activity::loops::LoopState,
+    loops: crate::transcripts::activity::loops::LoopState,
     /// When the agent last compacted this session's context, while no figure
     /// has been read since (the status line then says "compacted").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compacted_at: Option<String>,
+    compacted_at: Option<String>,
     /// An agent whose compaction shows only as a drop in its usage reading: the reading the
     /// last drop was noted from. A late reading of that size, applied again, is not taken for a
     /// second compaction when usage drops from it once more. (Kept on disk as `fall_noted_from`.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(rename = "fall_noted_from")]
-    pub drop_noted_from: Option<u64>,
+    drop_noted_from: Option<u64>,
     /// The figure at the end of each of the last turns, oldest first, since
     /// the context last shrank: what the forecast is made from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub turn_ends: Vec<u64>,
+    turn_ends: Vec<u64>,
     /// When a session start after compaction stated the restored size (Claude
     /// Code's `SessionStart` `compact`): the `PostCompact` that follows keeps it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restored_at: Option<String>,
+    restored_at: Option<String>,
     /// Stages fired at an event whose output cannot reach the model (`Stop`),
     /// told at the next event that can, once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pending_stages: Vec<crate::context::stages::FiredStage>,
+    pending_stages: Vec<crate::context::stages::FiredStage>,
     /// Gemini: a session start whose prompt waits for the first real prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending_start: Option<String>,
+    pending_start: Option<String>,
     /// A first tool hook waited for this session's transcript and it never came (an agent
     /// run that keeps none): later hooks do not wait again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub transcript_awaited: bool,
+    transcript_awaited: bool,
     /// Tokens at which the agent compacts on its own (src/compaction.rs);
     /// None in records written before limits, read as the window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<u64>,
+    limit: Option<u64>,
     /// Percent of the limit, rounded to one decimal; None with `tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_percent: Option<f64>,
+    limit_percent: Option<f64>,
     /// Where the limit comes from (see `compaction::Limit::source`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_source: Option<String>,
+    limit_source: Option<String>,
     /// Why a configured limit was not used, when one was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_note: Option<String>,
+    limit_note: Option<String>,
     /// For an agent whose pre-compaction event fires before every model call
     /// (Gemini CLI): the figure at the last such event past the limit that
     /// got a checkpoint. Until a compaction is seen, another one past the
     /// limit means the agent compacted nothing the last time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pre_compact_at: Option<u64>,
+    pre_compact_at: Option<u64>,
+    /// For the same agent: the figure at which its last pre-compaction event was found below
+    /// the limit. The agent compresses only at that event, so a drop that follows is no
+    /// compression (a resumed conversation reported smaller, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    below_point_at: Option<u64>,
     /// The compaction under way or just done: its summary against the
     /// checkpoint, and what is still to be given back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after_compaction: Option<AfterCompaction>,
+    after_compaction: Option<AfterCompaction>,
     /// The last compaction's audit (`status` shows it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_audit: Option<crate::transcripts::compaction_summary::AuditNote>,
+    last_audit: Option<crate::transcripts::compaction_summary::AuditNote>,
     /// Where the window comes from (`status-line`, `agent`, `model`,
     /// `front-matter`, `evidence`, `unknown`, …; see docs/state-file.md).
     /// `unknown`: usage passed every window this model's family is known to
     /// have, so no percent is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_source: Option<String>,
+    window_source: Option<String>,
     /// The larger window this session's usage proved (it passed the assumed
     /// one without a compaction), kept until the model changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_evidence: Option<u64>,
+    window_evidence: Option<u64>,
     /// How many automatic compactions the learned limit is the median of
     /// (with `limit_source: observed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_learned_from: Option<usize>,
+    limit_learned_from: Option<usize>,
     /// The last compaction read from the transcript, noted once: whether it
     /// teaches where the agent compacts is decided at the next figure (the
     /// model then in use tells a compaction forced by a model switch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compaction_seen: Option<SeenCompaction>,
+    compaction_seen: Option<SeenCompaction>,
     /// Tool calls since the model last recorded a checkpoint, and the requests made.
     #[serde(
         default,
         skip_serializing_if = "crate::pipeline::requests::State::is_empty"
     )]
-    pub requests: crate::pipeline::requests::State,
+    requests: crate::pipeline::requests::State,
 }
 
 /// A compaction as the agent recorded it (`crate::transcripts::usage::Usage::pre_tokens`).
@@ -278,6 +287,7 @@ impl Session {
             limit_source: None,
             limit_note: None,
             pre_compact_at: None,
+            below_point_at: None,
             after_compaction: None,
             last_audit: None,
             window_source: None,
@@ -295,7 +305,7 @@ impl Session {
     }
 
     /// Sets the figure and recomputes both percents.
-    pub fn set_tokens(&mut self, tokens: Option<u64>, window: u64) {
+    fn set_tokens(&mut self, tokens: Option<u64>, window: u64) {
         if tokens.is_some() {
             self.compacted_at = None;
         }
@@ -308,7 +318,7 @@ impl Session {
             .map(|t| shown_percent(t, self.limit()));
     }
 
-    /// Notes the figure at the end of a turn. A figure below the last one
+    /// A turn ended: notes its figure for the forecast. A figure below the last one
     /// (the context was compacted) starts the history again.
     pub fn note_turn_end(&mut self) {
         let Some(t) = self.tokens else {
@@ -342,7 +352,7 @@ impl Session {
     }
 
     /// Sets the usable limit and recomputes its percent.
-    pub fn set_limit(&mut self, limit: crate::context::compaction::Limit) {
+    fn set_limit(&mut self, limit: crate::context::compaction::Limit) {
         self.limit = Some(limit.tokens);
         self.limit_source = Some(limit.source);
         self.limit_note = limit.note;
@@ -382,9 +392,10 @@ impl Session {
 }
 
 /// Where a session stands between two events: the states its record's fields make up
-/// together. Read through [`Session::phase`]; the transitions are the methods below it
-/// ([`Session::context_emptied`], [`Session::restored`], [`Session::started`]) and the
-/// decisions of the hook pipeline (its `decide` stage).
+/// together. Read through [`Session::phase`]; the transitions are `Session`'s methods
+/// (`session/transitions.rs` lists how each moves it, and [`Session::context_emptied`],
+/// [`Session::restored`], [`Session::started`] below), chosen by the hook pipeline's
+/// `decide` stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     /// Nothing read yet: no figure, no compaction seen.
@@ -464,6 +475,7 @@ impl Session {
     pub fn started(&mut self, now: &str, agent: &str, transcript: Option<String>) {
         // A new process of the agent: whether it compacted before is not known.
         self.pre_compact_at = None;
+        self.below_point_at = None;
         self.started_at = Some(now.to_string());
         self.updated_at = now.to_string();
         self.agent = Some(agent.to_string());

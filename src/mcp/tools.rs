@@ -280,8 +280,7 @@ fn checkpoint(a: CheckpointArgs, ws: &Workspace, opts: &Options) -> anyhow::Resu
     let transcript: Option<PathBuf> = crate::domain::session::load(ws, &session)
         .ok()
         .flatten()
-        .and_then(|s| s.transcript)
-        .map(PathBuf::from)
+        .and_then(|s| s.transcript().map(PathBuf::from))
         .filter(|p| p.is_file());
     let fields = Fields {
         phase: a.phase,

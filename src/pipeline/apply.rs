@@ -8,7 +8,7 @@ use crate::domain::workspace::Workspace;
 use crate::system::error::Error;
 use crate::system::fsutil::Lock;
 
-use super::effects::LogLine;
+use super::effects::{LearnPoint, LogLine, StageCheckpoint};
 
 /// One event's hold on the project and on one session's record.
 pub struct Batch<'w> {
@@ -85,6 +85,57 @@ impl<'w> Batch<'w> {
     }
 }
 
+/// Remembers where the agent compacted on its own (`.ctxkeep/compactions.json`); whether it
+/// was remembered (its log line is written only then). Never fails the event.
+pub fn remember_point(ws: &Workspace, point: &LearnPoint) -> bool {
+    crate::context::compaction::Learned::record(
+        &ws.compactions_path(),
+        point.agent,
+        point.model.as_deref(),
+        point.tokens,
+    )
+    .is_ok()
+}
+
+/// Writes the checkpoint a stage asks for (the caller holds `lock`): what the session did,
+/// read only now (rare), from the transcript its reading came from (`transcript`, with the
+/// agent that wrote it), completed from the session's index.
+pub fn write_stage_checkpoint(
+    ws: &Workspace,
+    lock: &Lock,
+    s: &Session,
+    effect: &StageCheckpoint,
+    transcript: Option<(&str, Option<crate::agents::Agent>)>,
+    out: &crate::system::output::Output,
+) -> anyhow::Result<super::record::Written> {
+    let observed = transcript.and_then(|(path, agent)| {
+        // Completed from the session's index: files and the request from its start.
+        let mut o = crate::transcripts::session_index::observed_locked(
+            ws,
+            lock,
+            s.id(),
+            std::path::Path::new(path),
+            agent,
+        )?;
+        // The call that fired the hook: its outcome is in the payload, not yet here.
+        crate::transcripts::activity::loops::fill_outcomes(&mut o.commands, &s.loops().recent);
+        Some(o)
+    });
+    super::record::write_new(
+        ws,
+        lock,
+        super::record::New {
+            fields: crate::domain::checkpoint::Fields::default(),
+            trigger: &effect.trigger,
+            budget: s.budget(),
+            observed,
+            extra: serde_json::json!({ "session": s.id() }),
+            automatic: true,
+        },
+        out,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,11 +148,13 @@ mod tests {
         Batch::open(&ws, "s", 1000).unwrap().finish().unwrap();
         assert!(session::load(&ws, "s").unwrap().is_none());
         let mut b = Batch::open(&ws, "s", 1000).unwrap();
-        b.session_mut().set_tokens(Some(10), 1000);
-        b.session_mut().set_tokens(Some(20), 1000);
+        b.session_mut()
+            .figure_given(10, 1000, session::Source::Manual, None);
+        b.session_mut()
+            .figure_given(20, 1000, session::Source::Manual, None);
         b.touch();
         b.finish().unwrap();
-        assert_eq!(session::load(&ws, "s").unwrap().unwrap().tokens, Some(20));
+        assert_eq!(session::load(&ws, "s").unwrap().unwrap().tokens(), Some(20));
         // Unchanged: the file is left as it was.
         let path = session::path(&ws, "s");
         std::fs::write(&path, {

@@ -14,7 +14,7 @@ use crate::domain::session::Session;
 use crate::pipeline::requests::{self, Settings, Why};
 use crate::transcripts::usage::Usage;
 
-use super::effects::{LogLine, Reach};
+use super::effects::{LearnPoint, LogLine, Reach, StageCheckpoint};
 
 /// Which stages move at this reading: those crossed fire, those left behind (or all, at a
 /// compaction) re-arm. A reading that only records moves none.
@@ -29,9 +29,104 @@ pub fn stage_step(
         Reach::RecordOnly => Step {
             fire: Vec::new(),
             rearmed: Vec::new(),
-            kept: s.fired.clone(),
+            kept: s.fired().to_vec(),
         },
-        _ => crate::context::stages::step(stages, &s.fired, s.stage_percent(against), compacted),
+        _ => crate::context::stages::step(stages, s.fired(), s.stage_percent(against), compacted),
+    }
+}
+
+/// The checkpoint this step's stages ask for, if one does (the highest of them that is not a
+/// warning names it).
+pub fn stage_checkpoint(step: &Step) -> Option<StageCheckpoint> {
+    step.checkpoint_stage().map(|stage| StageCheckpoint {
+        trigger: stage.name(),
+    })
+}
+
+/// What judging a noted compaction asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Judged {
+    /// It teaches nothing: a `compaction_not_learned` line.
+    NotLearned(LogLine),
+    /// It teaches where the agent compacts: the point to remember.
+    Learned(LearnPoint),
+}
+
+/// Judges the compaction noted on the session at the first figure after it (`compacted`:
+/// this reading is still at it); marks it judged.
+pub fn compaction_judged(s: &mut Session, agent: Agent, compacted: bool) -> Option<Judged> {
+    use crate::context::learning::Verdict;
+    Some(
+        match crate::context::learning::judge(s, agent, compacted)? {
+            Verdict::NotLearned(fields) => {
+                Judged::NotLearned(LogLine::new("compaction_not_learned", fields))
+            }
+            Verdict::Learned {
+                model,
+                tokens,
+                fields,
+            } => Judged::Learned(LearnPoint {
+                agent: agent.as_str(),
+                model,
+                tokens,
+                log: LogLine::new("compaction_learned", fields),
+            }),
+        },
+    )
+}
+
+/// What a reading's window is chosen from besides the session (the window its agent's status
+/// line reported, the larger one its usage proved).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WindowFacts {
+    /// `--window`.
+    pub given: Option<u64>,
+    /// The window the transcript or the payload states.
+    pub stated: Option<u64>,
+    /// The model table's for the reading's model (with the project's `models:` overrides).
+    pub model: Option<u64>,
+    /// The front matter's `window`.
+    pub configured: Option<u64>,
+    /// The project's window when nothing else says.
+    pub default: u64,
+}
+
+/// The window for a reading from an agent, and where it came from (the session's
+/// `window_source`), in this order: `--window`; what the agent reports for the session (its
+/// status line's, exact: it tells a 1M session from a 200k one; a window the transcript or
+/// payload states); a larger window this session's usage proved; the model table's for the
+/// reading's model, held down where the agent's configuration says so
+/// (`CLAUDE_CODE_DISABLE_1M_CONTEXT`, read from `env`), unless the front matter configures a
+/// larger one; the project's configured window (the front matter's `window`, else the default).
+pub fn reading_window(
+    s: &Session,
+    agent: Option<Agent>,
+    facts: &WindowFacts,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> (u64, String) {
+    if let Some(w) = facts.given {
+        (w, "option".to_string())
+    } else if let Some(w) = s.statusline_window() {
+        (w, "status-line".to_string())
+    } else if let Some(w) = facts.stated {
+        (w, "agent".to_string())
+    } else if let Some(w) = s.window_evidence() {
+        (w, "evidence".to_string())
+    } else if let Some(w) = facts.model {
+        match agent.and_then(|a| crate::agents::window_cap_in(a, w, env)) {
+            Some((cap, why)) => (cap, why),
+            // A configured window above the model's default is the user's word for an
+            // extended-context variant the transcript does not name (`[1m]`).
+            None => match facts.configured.filter(|&c| c > w) {
+                Some(c) => (c, "config".to_string()),
+                None => (w, "model".to_string()),
+            },
+        }
+    } else {
+        (
+            facts.configured.unwrap_or(facts.default),
+            "config".to_string(),
+        )
     }
 }
 
@@ -66,40 +161,30 @@ pub fn settle_stages(
             checkpoint: (stage.action != StageAction::Warn)
                 .then(|| checkpoint.map(str::to_string))
                 .flatten(),
-            tokens: s.tokens,
+            tokens: s.tokens(),
         })
         .collect();
-    s.fired = step.kept.clone();
-    s.fired.extend(fired.iter().cloned());
+    s.stages_fired(&step.kept, &fired);
     if reach == Reach::Later {
         // The end of a turn (its output reaches no model): the forecast's figures.
         s.note_turn_end();
     }
-    // A stage left behind (usage fell, the context was compacted) has nothing left to say.
-    let fired_names: Vec<String> = s.fired.iter().map(|f| f.name.clone()).collect();
-    s.pending_stages.retain(|p| fired_names.contains(&p.name));
     let to_tell = match reach {
         Reach::Later => {
-            s.pending_stages.extend(fired.iter().cloned());
+            s.stages_wait(&fired);
             Vec::new()
         }
         // What waits keeps waiting.
         Reach::RecordOnly => Vec::new(),
         Reach::Now => {
-            let mut all = std::mem::take(&mut s.pending_stages);
+            let mut all = s.waiting_stages_given();
             all.extend(fired.iter().cloned());
             all.sort_by(|a, b| a.at.total_cmp(&b.at));
             all.dedup_by(|a, b| a.name == b.name);
             all
         }
     };
-    if fired.iter().any(|f| f.action == StageAction::Handoff) {
-        s.handoff_due = true;
-    } else if !s.fired.iter().any(|f| f.action == StageAction::Handoff) {
-        // Every handoff stage re-armed (usage fell, e.g. after compaction).
-        s.handoff_due = false;
-    }
-    s.updated_at = now.to_string();
+    s.touched(now);
     Settled { fired, to_tell }
 }
 
@@ -111,9 +196,9 @@ pub fn stage_logs(s: &Session, fired: &[FiredStage]) -> Vec<LogLine> {
             LogLine::new(
                 "stage",
                 json!({
-                    "session": s.id, "stage": f.name, "at": f.at, "action": f.action,
-                    "tokens": s.tokens, "window": s.window, "percent": s.percent,
-                    "limit": s.limit(), "limit_percent": s.limit_percent,
+                    "session": s.id(), "stage": f.name, "at": f.at, "action": f.action,
+                    "tokens": s.tokens(), "window": s.window(), "percent": s.percent(),
+                    "limit": s.limit(), "limit_percent": s.limit_percent(),
                     "checkpoint": f.checkpoint,
                 }),
             )
@@ -124,7 +209,7 @@ pub fn stage_logs(s: &Session, fired: &[FiredStage]) -> Vec<LogLine> {
 /// The figure fell from at least 80 % of the compaction point to less than half of what it
 /// was: the conversation was compressed.
 pub fn compressed(before: &Session, after: &Session) -> bool {
-    match (before.tokens, after.tokens) {
+    match (before.tokens(), after.tokens()) {
         (Some(b), Some(a)) => b.saturating_mul(5) >= before.limit().saturating_mul(4) && a * 2 < b,
         _ => false,
     }
@@ -138,6 +223,11 @@ pub fn compaction_by_drop(
     after: &Session,
     recorded_in_transcript: bool,
 ) -> bool {
+    // An agent that fires its pre-compaction event before every model call compresses only
+    // there: after one that found the figure below the limit, a drop is no compression.
+    if policy.pre_compact_before_every_call() && before.below_point_at().is_some() {
+        return false;
+    }
     policy.compaction_detected(compressed(before, after), recorded_in_transcript)
 }
 
@@ -161,23 +251,21 @@ pub fn note_drop(
     policy: &Policy,
     agent: Agent,
 ) -> Option<DropNoted> {
-    if before.tokens.is_some() && s.drop_noted_from == before.tokens {
+    if before.tokens().is_some() && s.drop_noted_from() == before.tokens() {
         return None;
     }
-    s.drop_noted_from = before.tokens;
-    s.pending_start = Some("compact".into());
-    s.pre_compact_at = None;
+    s.drop_noted(before.tokens());
     let past_point = before
-        .tokens
+        .tokens()
         .is_some_and(|t| t.saturating_mul(10) >= before.limit().saturating_mul(9));
     let learn_at = (policy.learns_point_from_last_reading() && past_point)
-        .then_some(before.tokens)
+        .then_some(before.tokens())
         .flatten();
     let log = LogLine::new(
         "compaction",
         json!({
-            "session": s.id, "agent": agent, "trigger": "detected",
-            "before": before.tokens, "after": after.tokens,
+            "session": s.id(), "agent": agent, "trigger": "detected",
+            "before": before.tokens(), "after": after.tokens(),
         }),
     );
     Some(DropNoted { learn_at, log })
@@ -196,16 +284,16 @@ pub fn compacts_nothing(s: &mut Session, tokens: Option<u64>, name: &str) -> Opt
     };
     let limit = s.limit();
     if tokens < limit {
-        s.pre_compact_at = None;
+        s.below_compaction_point(tokens);
         Some(format!(
             "below {name}'s compression point ({tokens} of {limit} tokens)"
         ))
-    } else if let Some(at) = s.pre_compact_at {
+    } else if let Some(at) = s.pre_compact_at() {
         Some(format!(
             "{name} compressed nothing after the pre-compact checkpoint at {at} tokens (now {tokens} of {limit})"
         ))
     } else {
-        s.pre_compact_at = Some(tokens);
+        s.pre_compact_checkpoint_at(tokens);
         None
     }
 }
@@ -300,8 +388,7 @@ pub fn session_started(
     now: &str,
 ) {
     if source == "clear" {
-        s.context_emptied(now);
-        s.compacted_at = None;
+        s.context_cleared(now);
     }
     if source == "compact" {
         if let Some(usage) = boundary {
@@ -327,10 +414,7 @@ pub fn compaction_ended(
     if let Some(usage) = boundary {
         crate::context::learning::note_compaction(s, usage, trigger);
     }
-    if s.restored_at.take().is_none() {
-        s.context_emptied(now);
-    }
-    s.updated_at = now.to_string();
+    s.compaction_ended(now);
 }
 
 #[cfg(test)]
@@ -381,7 +465,7 @@ mod tests {
         /// The default stages (80 warn, 90 and 95 checkpoint, 98 handoff), against a limit.
         fn new(limit: u64) -> Harness {
             let mut s = Session::new("s1", WINDOW);
-            s.set_limit(Limit::new(limit, "front-matter"));
+            s.limit_found(Limit::new(limit, "front-matter"), None);
             Harness {
                 s,
                 stages: crate::context::stages::parse_stages(
@@ -396,7 +480,7 @@ mod tests {
         /// A reading of `tokens` (None: unknown since a compaction), `compacted`: the
         /// reading is at a compaction.
         fn read(&mut self, tokens: Option<u64>, compacted: bool, reach: Reach) -> Decided {
-            self.s.set_tokens(tokens, WINDOW);
+            self.s.usage_read(tokens, WINDOW, "claude-code", None, None);
             let step = stage_step(&self.s, &self.stages, self.against, compacted, reach);
             let checkpoint = step.checkpoint_stage().map(|_| {
                 let id = format!("ck-{}", self.written.len() + 1);
@@ -427,9 +511,23 @@ mod tests {
 
     fn at_tokens(tokens: u64, limit: u64) -> Session {
         let mut s = Session::new("s1", WINDOW);
-        s.set_limit(Limit::new(limit, "default"));
-        s.set_tokens(Some(tokens), WINDOW);
+        s.limit_found(Limit::new(limit, "default"), None);
+        s.usage_read(Some(tokens), WINDOW, "claude-code", None, None);
         s
+    }
+
+    /// An audit of checkpoint `id` that found nothing missing.
+    fn audit_note(id: &str) -> crate::transcripts::compaction_summary::AuditNote {
+        crate::transcripts::compaction_summary::AuditNote {
+            at: NOW.into(),
+            agent: None,
+            trigger: None,
+            checkpoint: id.into(),
+            kept: 0,
+            missing: Vec::new(),
+            summary_chars: Some(0),
+            unreadable: None,
+        }
     }
 
     fn traits(agent: Agent) -> Policy {
@@ -476,7 +574,7 @@ mod tests {
             h.at(85).told().is_empty(),
             "the climb back says nothing again"
         );
-        assert_eq!(h.s.fired.len(), 1);
+        assert_eq!(h.s.fired().len(), 1);
     }
 
     #[test]
@@ -484,7 +582,7 @@ mod tests {
         let mut h = Harness::new(160_000);
         h.at(85);
         assert!(h.at(69).fired().is_empty());
-        assert!(h.s.fired.is_empty(), "stage-80 re-armed");
+        assert!(h.s.fired().is_empty(), "stage-80 re-armed");
         assert_eq!(h.at(81).told(), ["stage-80"]);
     }
 
@@ -492,10 +590,10 @@ mod tests {
     fn a_compaction_rearms_every_stage() {
         let mut h = Harness::new(160_000);
         h.at(92);
-        assert_eq!(h.s.fired.len(), 2);
+        assert_eq!(h.s.fired().len(), 2);
         let d = h.read(None, true, Reach::Now);
         assert!(d.told().is_empty());
-        assert!(h.s.fired.is_empty());
+        assert!(h.s.fired().is_empty());
         assert_eq!(
             h.at(82).told(),
             ["stage-80"],
@@ -509,7 +607,7 @@ mod tests {
         h.at(85);
         let d = h.read(None, false, Reach::Now);
         assert!(d.fired().is_empty() && d.told().is_empty());
-        assert_eq!(h.s.fired.len(), 1, "stage-80 stays fired");
+        assert_eq!(h.s.fired().len(), 1, "stage-80 stays fired");
     }
 
     #[test]
@@ -529,7 +627,7 @@ mod tests {
         let mut h = Harness::new(160_000);
         h.stop_at(81);
         h.read(None, true, Reach::Later);
-        assert!(h.s.pending_stages.is_empty());
+        assert!(h.s.pending_stages().is_empty());
         assert!(h.at(30).told().is_empty());
     }
 
@@ -539,7 +637,7 @@ mod tests {
         h.stop_at(81);
         let d = h.read(Some(150_000), false, Reach::RecordOnly);
         assert!(d.fired().is_empty() && d.told().is_empty());
-        assert_eq!(h.s.pending_stages.len(), 1);
+        assert_eq!(h.s.pending_stages().len(), 1);
         // The next prompt tells what waited and fires what the figure crossed.
         assert_eq!(h.at(94).told(), ["stage-80", "stage-90"]);
     }
@@ -556,9 +654,9 @@ mod tests {
     fn a_handoff_stage_makes_a_handoff_due_until_a_compaction_rearms_it() {
         let mut h = Harness::new(160_000);
         h.at(99);
-        assert!(h.s.handoff_due);
+        assert!(h.s.handoff_due());
         h.read(None, true, Reach::Now);
-        assert!(!h.s.handoff_due);
+        assert!(!h.s.handoff_due());
     }
 
     #[test]
@@ -639,6 +737,36 @@ mod tests {
         ));
     }
 
+    /// What the end-to-end suite saw as two audits for one compression: a resumed Gemini run
+    /// reported a figure far below the conversation's last one. Its pre-compaction event had
+    /// found that figure below the limit, so Gemini compressed nothing: the drop is no
+    /// compression, and no audit follows.
+    #[test]
+    fn a_drop_after_a_pre_compaction_event_below_the_limit_is_no_compaction() {
+        let gemini = traits(Agent::Gemini);
+        let mut before = at_tokens(970_500, 996_147);
+        session_started(&mut before, "resume", None, None, "gemini", None, NOW);
+        assert!(compacts_nothing(&mut before, Some(970_500), "Gemini CLI").is_some());
+        assert_eq!(before.below_point_at(), Some(970_500));
+        let after = at_tokens(2_000, 996_147);
+        assert!(!compaction_by_drop(&gemini, &before, &after, false));
+        // An agent whose pre-compaction event is not before every call: the drop stands.
+        assert!(compaction_by_drop(
+            &traits(Agent::Copilot),
+            &before,
+            &after,
+            true
+        ));
+        // Past the limit the event begins a compaction: the drop after it is one.
+        assert_eq!(
+            compacts_nothing(&mut before, Some(996_200), "Gemini CLI"),
+            None
+        );
+        before.compaction_began(NOW, Some("auto".into()), "ck-1");
+        assert_eq!(before.below_point_at(), None);
+        assert!(compaction_by_drop(&gemini, &before, &after, false));
+    }
+
     #[test]
     fn a_small_drop_or_one_from_far_below_the_limit_is_not_a_compaction() {
         let gemini = traits(Agent::Gemini);
@@ -663,7 +791,7 @@ mod tests {
         let before = at_tokens(150_000, 160_000);
         let after = at_tokens(30_000, 160_000);
         let mut s = after.clone();
-        s.pre_compact_at = Some(150_000);
+        s.pre_compact_checkpoint_at(150_000);
         let noted = note_drop(
             &mut s,
             &before,
@@ -673,8 +801,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.phase(), Phase::StartPending);
-        assert_eq!(s.pending_start.as_deref(), Some("compact"));
-        assert_eq!(s.pre_compact_at, None);
+        assert_eq!(s.pending_start(), Some("compact"));
+        assert_eq!(s.pre_compact_at(), None);
         assert_eq!(noted.log.event, "compaction");
         assert_eq!(noted.log.fields["trigger"], "detected");
         assert_eq!(noted.log.fields["agent"], "gemini");
@@ -691,9 +819,9 @@ mod tests {
         let gemini = traits(Agent::Gemini);
         let mut s = after.clone();
         assert!(note_drop(&mut s, &before, &after, &gemini, Agent::Gemini).is_some());
-        s.pending_start = None;
+        s.waiting_start_given();
         assert!(note_drop(&mut s, &before, &after, &gemini, Agent::Gemini).is_none());
-        assert_eq!(s.pending_start, None);
+        assert_eq!(s.pending_start(), None);
     }
 
     #[test]
@@ -728,20 +856,20 @@ mod tests {
     #[test]
     fn below_the_limit_a_pre_compaction_compacts_nothing_and_forgets_the_last_one() {
         let mut s = at_tokens(100_000, 160_000);
-        s.pre_compact_at = Some(170_000);
+        s.pre_compact_checkpoint_at(170_000);
         let why = compacts_nothing(&mut s, Some(100_000), "Gemini CLI").unwrap();
         assert_eq!(
             why,
             "below Gemini CLI's compression point (100000 of 160000 tokens)"
         );
-        assert_eq!(s.pre_compact_at, None);
+        assert_eq!(s.pre_compact_at(), None);
     }
 
     #[test]
     fn past_the_limit_the_first_pre_compaction_gets_a_checkpoint_and_a_second_does_not() {
         let mut s = at_tokens(165_000, 160_000);
         assert_eq!(compacts_nothing(&mut s, Some(165_000), "Gemini CLI"), None);
-        assert_eq!(s.pre_compact_at, Some(165_000));
+        assert_eq!(s.pre_compact_at(), Some(165_000));
         let why = compacts_nothing(&mut s, Some(168_000), "Gemini CLI").unwrap();
         assert!(
             why.starts_with(
@@ -754,9 +882,9 @@ mod tests {
     #[test]
     fn a_new_process_of_the_agent_forgets_whether_it_compacted() {
         let mut s = at_tokens(165_000, 160_000);
-        s.pre_compact_at = Some(165_000);
+        s.pre_compact_checkpoint_at(165_000);
         session_started(&mut s, "resume", None, None, "gemini", None, NOW);
-        assert_eq!(s.pre_compact_at, None);
+        assert_eq!(s.pre_compact_at(), None);
         assert_eq!(compacts_nothing(&mut s, Some(166_000), "Gemini CLI"), None);
     }
 
@@ -768,8 +896,8 @@ mod tests {
         h.at(99);
         session_started(&mut h.s, "clear", None, None, "claude-code", None, NOW);
         assert_eq!(h.s.phase(), Phase::New);
-        assert!(h.s.fired.is_empty() && !h.s.handoff_due);
-        assert_eq!(h.s.compacted_at, None, "a clear is not a compaction");
+        assert!(h.s.fired().is_empty() && !h.s.handoff_due());
+        assert_eq!(h.s.compacted_at(), None, "a clear is not a compaction");
         assert_eq!(h.at(81).told(), ["stage-80"]);
     }
 
@@ -786,11 +914,11 @@ mod tests {
             None,
             NOW,
         );
-        assert_eq!(h.s.tokens, Some(30_000));
-        assert!(h.s.fired.is_empty(), "every stage re-armed");
+        assert_eq!(h.s.tokens(), Some(30_000));
+        assert!(h.s.fired().is_empty(), "every stage re-armed");
         compaction_ended(&mut h.s, None, Some("auto"), NOW);
-        assert_eq!(h.s.tokens, Some(30_000), "the restored size stands");
-        assert_eq!(h.s.restored_at, None);
+        assert_eq!(h.s.tokens(), Some(30_000), "the restored size stands");
+        assert_eq!(h.s.restored_at(), None);
         assert_eq!(h.s.phase(), Phase::Tracking);
     }
 
@@ -799,10 +927,10 @@ mod tests {
         let mut h = Harness::new(160_000);
         h.at(92);
         compaction_ended(&mut h.s, None, Some("manual"), NOW);
-        assert_eq!(h.s.tokens, None);
-        assert_eq!(h.s.compacted_at.as_deref(), Some(NOW));
+        assert_eq!(h.s.tokens(), None);
+        assert_eq!(h.s.compacted_at(), Some(NOW));
         assert_eq!(h.s.phase(), Phase::Emptied);
-        assert!(h.s.fired.is_empty());
+        assert!(h.s.fired().is_empty());
     }
 
     fn boundary(trigger: &str, pre: u64) -> Usage {
@@ -827,7 +955,7 @@ mod tests {
             None,
             NOW,
         );
-        let seen = h.s.compaction_seen.clone().unwrap();
+        let seen = h.s.compaction_seen().cloned().unwrap();
         assert_eq!(seen.pre_tokens, 155_321);
         assert_eq!(seen.trigger.as_deref(), Some("auto"));
         assert!(!seen.judged, "judged at the next figure");
@@ -837,9 +965,9 @@ mod tests {
     fn a_compaction_is_noted_once_however_many_events_read_it() {
         let mut s = Session::new("s1", WINDOW);
         compaction_ended(&mut s, Some(&boundary("auto", 150_000)), None, NOW);
-        s.compaction_seen.as_mut().unwrap().judged = true;
+        s.compaction_judged();
         compaction_ended(&mut s, Some(&boundary("auto", 150_000)), None, NOW);
-        assert!(s.compaction_seen.unwrap().judged, "not noted afresh");
+        assert!(s.compaction_seen().unwrap().judged, "not noted afresh");
     }
 
     #[test]
@@ -847,14 +975,14 @@ mod tests {
         let mut s = Session::new("s1", WINDOW);
         compaction_ended(&mut s, Some(&boundary("auto", 150_000)), Some("idle"), NOW);
         assert_eq!(
-            s.compaction_seen.unwrap().trigger.as_deref(),
+            s.compaction_seen().unwrap().trigger.as_deref(),
             Some("idle"),
             "the agent's plain `auto` gives way to the hook's word"
         );
         let mut s = Session::new("s1", WINDOW);
         compaction_ended(&mut s, Some(&boundary("manual", 90_000)), Some("auto"), NOW);
         assert_eq!(
-            s.compaction_seen.unwrap().trigger.as_deref(),
+            s.compaction_seen().unwrap().trigger.as_deref(),
             Some("manual")
         );
     }
@@ -914,32 +1042,251 @@ mod tests {
             Some("/t/r.jsonl".into()),
             NOW,
         );
-        assert_eq!(s.agent.as_deref(), Some("codex"));
-        assert_eq!(s.transcript.as_deref(), Some("/t/r.jsonl"));
-        assert_eq!(s.started_at.as_deref(), Some(NOW));
+        assert_eq!(s.agent(), Some("codex"));
+        assert_eq!(s.transcript(), Some("/t/r.jsonl"));
+        assert_eq!(s.started_at(), Some(NOW));
         // A start that names no transcript keeps the one known.
         session_started(&mut s, "resume", None, None, "codex", None, NOW);
-        assert_eq!(s.transcript.as_deref(), Some("/t/r.jsonl"));
+        assert_eq!(s.transcript(), Some("/t/r.jsonl"));
     }
 
     #[test]
     fn the_phases_follow_a_compaction_from_its_start_to_the_give_back() {
         let mut s = at_tokens(150_000, 160_000);
         assert_eq!(s.phase(), Phase::Tracking);
-        s.after_compaction = Some(crate::domain::session::AfterCompaction {
-            since: Some(NOW.into()),
-            checkpoint: Some("ck-1".into()),
-            ..Default::default()
-        });
+        s.compaction_began(NOW, None, "ck-1");
         assert_eq!(s.phase(), Phase::Compacting);
-        s.after_compaction.as_mut().unwrap().waiting = Some("nonce".into());
+        let compaction = s.compaction_done();
+        s.restore_waits(compaction, "ck-1", "nonce", || NOW.into());
         assert_eq!(s.phase(), Phase::RestoredWaiting);
-        let a = s.after_compaction.as_mut().unwrap();
-        a.waiting = None;
-        a.audited = true;
-        a.missing = Some(Vec::new());
+        s.summary_audited("ck-1", Some(Vec::new()), None, audit_note("ck-1"));
+        s.compaction_done();
         assert_eq!(s.phase(), Phase::Tracking);
         assert_eq!(Phase::RestoredWaiting.name(), "restored-waiting");
+    }
+
+    // Effects the apply stage carries out, and the session's transitions.
+
+    #[test]
+    fn a_stage_that_asks_for_a_checkpoint_names_its_write_and_a_warning_asks_none() {
+        let mut h = Harness::new(160_000);
+        let step = stage_step(
+            &{
+                let mut s = h.s.clone();
+                s.usage_read(Some(152_000), WINDOW, "codex", None, None);
+                s
+            },
+            &h.stages,
+            h.against,
+            false,
+            Reach::Now,
+        );
+        assert_eq!(
+            stage_checkpoint(&step),
+            Some(StageCheckpoint {
+                trigger: "stage-95".into()
+            })
+        );
+        h.s.usage_read(Some(130_000), WINDOW, "codex", None, None);
+        let warn = stage_step(&h.s, &h.stages, h.against, false, Reach::Now);
+        assert_eq!(warn.fire.len(), 1, "stage-80 fires");
+        assert_eq!(stage_checkpoint(&warn), None);
+    }
+
+    #[test]
+    fn a_readings_window_is_the_agents_word_first_then_proof_then_the_model_held_down() {
+        let mut s = Session::new("s1", WINDOW);
+        let no_env = |_: &str| None;
+        let held = |name: &str| (name == "CLAUDE_CODE_DISABLE_1M_CONTEXT").then(|| "1".to_string());
+        let facts = WindowFacts {
+            model: Some(1_000_000),
+            default: WINDOW,
+            ..WindowFacts::default()
+        };
+        let claude = Some(Agent::ClaudeCode);
+        assert_eq!(
+            reading_window(&s, claude, &facts, &no_env),
+            (1_000_000, "model".to_string())
+        );
+        assert_eq!(
+            reading_window(&s, claude, &facts, &held),
+            (200_000, "env:CLAUDE_CODE_DISABLE_1M_CONTEXT".to_string())
+        );
+        let stated = WindowFacts {
+            stated: Some(400_000),
+            ..facts.clone()
+        };
+        assert_eq!(
+            reading_window(&s, claude, &stated, &held),
+            (400_000, "agent".to_string())
+        );
+        s.statusline_window_seen(300_000);
+        assert_eq!(
+            reading_window(&s, claude, &stated, &held),
+            (300_000, "status-line".to_string())
+        );
+        let given = WindowFacts {
+            given: Some(128_000),
+            ..stated
+        };
+        assert_eq!(
+            reading_window(&s, claude, &given, &held),
+            (128_000, "option".to_string())
+        );
+        // No model known: the front matter's window, else the project's.
+        let fresh = Session::new("s2", WINDOW);
+        let configured = WindowFacts {
+            configured: Some(150_000),
+            default: WINDOW,
+            ..WindowFacts::default()
+        };
+        assert_eq!(
+            reading_window(&fresh, None, &configured, &no_env),
+            (150_000, "config".to_string())
+        );
+    }
+
+    #[test]
+    fn a_compaction_judged_at_the_next_figure_asks_to_remember_its_point_once() {
+        let mut s = Session::new("s1", WINDOW);
+        s.usage_read(
+            Some(150_000),
+            WINDOW,
+            "claude-code",
+            None,
+            Some("claude-opus-4-6".into()),
+        );
+        compaction_ended(&mut s, Some(&boundary("auto", 155_321)), None, NOW);
+        assert_eq!(
+            compaction_judged(&mut s, Agent::ClaudeCode, true),
+            None,
+            "still at the compaction"
+        );
+        s.usage_read(Some(30_000), WINDOW, "claude-code", None, None);
+        let Some(Judged::Learned(point)) = compaction_judged(&mut s, Agent::ClaudeCode, false)
+        else {
+            panic!("an automatic compaction on the same model teaches its point");
+        };
+        assert_eq!(
+            (point.agent, point.model.as_deref(), point.tokens),
+            ("claude-code", Some("claude-opus-4-6"), 155_321)
+        );
+        assert_eq!(point.log.event, "compaction_learned");
+        assert_eq!(point.log.fields["tokens"], 155_321);
+        assert_eq!(
+            compaction_judged(&mut s, Agent::ClaudeCode, false),
+            None,
+            "once"
+        );
+    }
+
+    #[test]
+    fn a_manual_compaction_is_judged_as_teaching_nothing() {
+        let mut s = Session::new("s1", WINDOW);
+        compaction_ended(&mut s, Some(&boundary("manual", 90_000)), None, NOW);
+        s.usage_read(
+            Some(20_000),
+            WINDOW,
+            "claude-code",
+            None,
+            Some("claude-opus-4-6".into()),
+        );
+        let Some(Judged::NotLearned(line)) = compaction_judged(&mut s, Agent::ClaudeCode, false)
+        else {
+            panic!("a manual compaction teaches nothing");
+        };
+        assert_eq!(line.event, "compaction_not_learned");
+        assert_eq!(line.fields["why"], "manual");
+    }
+
+    #[test]
+    fn a_figure_given_by_hand_forgets_the_agents_window_word_and_tracks() {
+        let mut s = Session::new("s1", WINDOW);
+        assert_eq!(s.phase(), Phase::New);
+        s.window_from("status-line");
+        s.figure_given(
+            50_000,
+            100_000,
+            crate::domain::session::Source::Manual,
+            None,
+        );
+        assert_eq!(s.phase(), Phase::Tracking);
+        assert_eq!(
+            (s.tokens(), s.window(), s.percent(), s.window_source()),
+            (Some(50_000), 100_000, Some(50.0), None)
+        );
+        assert_eq!(s.source(), crate::domain::session::Source::Manual);
+        // `--window` alone: the same figure against another window.
+        s.window_given(200_000);
+        assert_eq!((s.tokens(), s.percent()), (Some(50_000), Some(25.0)));
+    }
+
+    #[test]
+    fn a_reading_keeps_what_it_does_not_name_and_another_model_forgets_its_windows() {
+        let mut s = Session::new("s1", WINDOW);
+        s.usage_read(
+            Some(10_000),
+            WINDOW,
+            "codex",
+            Some("/t/r.jsonl".into()),
+            Some("gpt-5".into()),
+        );
+        s.statusline_window_seen(400_000);
+        s.usage_read(Some(12_000), WINDOW, "codex", None, None);
+        assert_eq!(
+            (s.transcript(), s.model()),
+            (Some("/t/r.jsonl"), Some("gpt-5"))
+        );
+        assert_eq!(s.source(), crate::domain::session::Source::Usage);
+        s.model_seen(Some("gpt-5"));
+        assert_eq!(s.statusline_window(), Some(400_000), "the same model");
+        s.model_seen(Some("claude-opus-4-6"));
+        assert_eq!(s.statusline_window(), None, "another model");
+    }
+
+    #[test]
+    fn a_deferred_start_waits_until_it_is_given_once() {
+        let mut s = at_tokens(10_000, 160_000);
+        s.start_deferred("startup");
+        assert_eq!(s.phase(), Phase::StartPending);
+        assert_eq!(s.waiting_start_given().as_deref(), Some("startup"));
+        assert_eq!(s.waiting_start_given(), None, "once");
+        assert_eq!(s.phase(), Phase::Tracking);
+    }
+
+    #[test]
+    fn a_summary_audited_is_kept_for_status_and_the_compaction_is_no_longer_under_way() {
+        let mut s = at_tokens(150_000, 160_000);
+        s.compaction_trigger_heard(Some("detected".into()));
+        assert_eq!(s.phase(), Phase::Compacting);
+        s.summary_audited("ck-2", Some(Vec::new()), None, audit_note("ck-2"));
+        let a = s.after_compaction().unwrap();
+        assert_eq!(
+            (a.trigger.as_deref(), a.checkpoint.as_deref(), a.audited),
+            (Some("detected"), Some("ck-2"), true)
+        );
+        assert_eq!(s.last_audit().unwrap().checkpoint, "ck-2");
+        assert_eq!(s.phase(), Phase::Tracking);
+        assert!(s.compaction_done().is_some());
+        assert_eq!(s.after_compaction(), None);
+    }
+
+    #[test]
+    fn what_an_agent_session_saw_is_remembered() {
+        let mut s = Session::new("s1", WINDOW);
+        s.checkpoint_seen("ck-3");
+        s.transcript_never_came();
+        s.messages_counted(12);
+        s.touched(NOW);
+        assert_eq!(
+            (
+                s.seen_checkpoint(),
+                s.transcript_awaited(),
+                s.messages(),
+                s.updated_at()
+            ),
+            (Some("ck-3"), true, Some(12), NOW)
+        );
     }
 
     // Checkpoint requests.
@@ -1079,7 +1426,7 @@ mod tests {
         ));
         let text = crate::pipeline::loop_detection::instruction(&told[0]);
         assert!(text.contains("cargo build"), "{text}");
-        assert_eq!(s.gutter.len(), 1, "recorded on the session");
+        assert_eq!(s.gutter().len(), 1, "recorded on the session");
         let (found, told) = loops(
             &mut s,
             &[],

@@ -15,6 +15,24 @@ impl LogLine {
     }
 }
 
+/// Where an agent was seen compacting on its own, to remember (`.ctxkeep/compactions.json`,
+/// `apply::remember_point`); `log` is written only once it is remembered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnPoint {
+    /// The agent's id.
+    pub agent: &'static str,
+    pub model: Option<String>,
+    pub tokens: u64,
+    pub log: LogLine,
+}
+
+/// The checkpoint a stage asks for, to write (`apply::write_stage_checkpoint`): what the
+/// session did, from its transcript, with the stage's name as its trigger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageCheckpoint {
+    pub trigger: String,
+}
+
 /// Whether what an event says can reach the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reach {

@@ -17,7 +17,7 @@ use crate::handoff::ledger::{Opening, SessionRecord};
 use crate::handoff::prompt::HookPrompt;
 use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
-use crate::pipeline::effects::Reach;
+use crate::pipeline::effects::{LearnPoint, LogLine, Reach};
 use crate::pipeline::read::TranscriptView;
 use crate::pipeline::record;
 use crate::pipeline::tracking::{self, Options, Reading};
@@ -219,8 +219,7 @@ impl Hook {
         if let (Some(applied), true) = (&applied, reply) {
             if applied
                 .session
-                .after_compaction
-                .as_ref()
+                .after_compaction()
                 .is_some_and(|a| a.waiting.is_some())
             {
                 self.release(slot)?;
@@ -316,8 +315,8 @@ impl Hook {
                 batch.lock(),
                 "model_switch",
                 json!({
-                    "session": self.session, "agent": self.agent, "model": s.model,
-                    "tokens": s.tokens, "window": s.window, "limit": s.limit(),
+                    "session": self.session, "agent": self.agent, "model": s.model(),
+                    "tokens": s.tokens(), "window": s.window(), "limit": s.limit(),
                 }),
             );
             Ok(applied)
@@ -337,9 +336,9 @@ impl Hook {
         let settings = self.config.checkpoint_requests?;
         let current = self.sf.fm.checkpoint.as_ref().map(|c| c.id.as_str());
         let s = batch.session_mut();
-        let own = s.seen_checkpoint.clone();
+        let own = s.seen_checkpoint().map(str::to_string);
         let request = decide::checkpoint_request(
-            &mut s.requests,
+            s.requests_mut(),
             &settings,
             &self.payload,
             current,
@@ -400,7 +399,7 @@ impl Hook {
             return false;
         }
         let new = match session::load(&self.ws, &self.session) {
-            Ok(s) => s.is_none_or(|s| s.tokens.is_none() && !s.transcript_awaited),
+            Ok(s) => s.is_none_or(|s| s.tokens().is_none() && !s.transcript_awaited()),
             Err(_) => false,
         };
         if !new {
@@ -417,7 +416,7 @@ impl Hook {
         let event = json!({ "session": self.session, "agent": self.agent, "transcript": path.display().to_string() });
         match Batch::open(&self.ws, &self.session, self.config.window) {
             Ok(mut batch) => {
-                batch.session_mut().transcript_awaited = true;
+                batch.session_mut().transcript_never_came();
                 batch.touch();
                 self.log(batch.lock(), "transcript_not_created", event);
                 let _ = batch.finish();
@@ -481,7 +480,7 @@ impl Hook {
         };
         batch.touch();
         if let Some(tokens) = noted.learn_at {
-            self.learn_compaction(batch.lock(), before.model.as_deref(), tokens);
+            self.learn_compaction(batch.lock(), before.model(), tokens);
         }
         self.log(batch.lock(), noted.log.event, noted.log.fields);
         true
@@ -502,15 +501,17 @@ impl Hook {
         model: Option<&str>,
         tokens: u64,
     ) {
-        let path = self.ws.compactions_path();
-        if crate::context::compaction::Learned::record(&path, self.agent.as_str(), model, tokens)
-            .is_ok()
-        {
-            self.log(
-                lock,
+        let point = LearnPoint {
+            agent: self.agent.as_str(),
+            model: model.map(str::to_string),
+            tokens,
+            log: LogLine::new(
                 "compaction_learned",
                 json!({ "session": self.session, "agent": self.agent, "model": model, "tokens": tokens }),
-            );
+            ),
+        };
+        if super::apply::remember_point(&self.ws, &point) {
+            self.log(lock, point.log.event, point.log.fields);
         }
     }
 
@@ -524,7 +525,7 @@ impl Hook {
         };
         let view = self.view();
         let (lock, s) = batch.parts();
-        let before = (s.loops.clone(), s.gutter.len());
+        let before = (s.loops().clone(), s.gutter().len());
         let steps = view.new_calls(&self.ws, s);
         let feed = super::loop_detection::Feed {
             session: &self.session,
@@ -535,8 +536,8 @@ impl Hook {
             reaches_model,
         };
         let hits = super::loop_detection::check_in(&self.ws, lock, s, &feed, &limits, steps)?;
-        if s.loops != before.0 || s.gutter.len() != before.1 {
-            s.updated_at = crate::system::clock::now_rfc3339();
+        if *s.loops() != before.0 || s.gutter().len() != before.1 {
+            s.touched(&crate::system::clock::now_rfc3339());
             batch.touch();
         }
         Ok(hits.into_iter().map(|(_, text)| text).collect())
@@ -570,7 +571,7 @@ impl Hook {
     /// the middle of a turn) gets the outcome its hook's payload gave.
     fn observed_in(&self, batch: &Batch<'_>) -> Option<Observed> {
         let mut observed = self.view().observe(&self.ws, batch.lock(), &self.session)?;
-        let recent = &batch.session().loops.recent;
+        let recent = &batch.session().loops().recent;
         crate::transcripts::activity::loops::fill_outcomes(&mut observed.commands, recent);
         Some(observed)
     }
@@ -612,7 +613,9 @@ impl Hook {
             };
             // The session wrote it, so it has seen it: a resume of this same
             // session is not told about its own checkpoint.
-            batch.session_mut().seen_checkpoint = Some(written.checkpoint().id.clone());
+            batch
+                .session_mut()
+                .checkpoint_seen(&written.checkpoint().id);
             batch.touch();
             Ok(written.checkpoint().clone())
         }
@@ -633,12 +636,12 @@ impl Hook {
         let written = self.in_batch(|batch| {
             // The figure this session had before: a resumed run's first event
             // may name a transcript with no figure in it yet.
-            let known = batch.session().tokens.filter(|_| doubted);
+            let known = batch.session().tokens().filter(|_| doubted);
             // The figure now is ctxkeep's last reading, not where the agent compacts: that is
             // learned from the agent's own figure once the compaction is in the transcript.
             let applied = self.update_or_log_in(batch)?;
             if doubted {
-                let now = applied.as_ref().and_then(|a| a.session.tokens).or(known);
+                let now = applied.as_ref().and_then(|a| a.session.tokens()).or(known);
                 let name = self.agent.display_name();
                 if now.is_some() {
                     batch.touch();
@@ -730,7 +733,7 @@ impl Hook {
         // with the first real prompt instead (BeforeAgent).
         let deferred = decide::start_waits(self.agent.policy(), self.sf.fm.checkpoint.is_some());
         let given = if deferred {
-            s.pending_start = Some(source.to_string());
+            s.start_deferred(source);
             Given::default()
         } else {
             self.give(lock, s, source)?
@@ -798,7 +801,7 @@ impl Hook {
     /// defers it, or a compaction seen only as the figure's drop).
     fn pending_start_in(&self, batch: &mut Batch<'_>) -> anyhow::Result<Option<String>> {
         let (lock, s) = batch.parts();
-        let Some(source) = s.pending_start.take() else {
+        let Some(source) = s.waiting_start_given() else {
             return Ok(None);
         };
         let given = self.give(lock, s, &source)?;
@@ -835,8 +838,8 @@ impl Hook {
                 }
             }
             "resume" | "fork" => {
-                if s.seen_checkpoint.as_deref() != Some(c.id.as_str()) {
-                    given.note = Some(self.since_note(s.seen_checkpoint.as_deref(), c));
+                if s.seen_checkpoint() != Some(c.id.as_str()) {
+                    given.note = Some(self.since_note(s.seen_checkpoint(), c));
                 }
             }
             _ => {
@@ -846,7 +849,7 @@ impl Hook {
             }
         }
         if given.prompt.is_some() || given.note.is_some() || given.back.is_some() {
-            s.seen_checkpoint = Some(c.id.clone());
+            s.checkpoint_seen(&c.id);
         }
         Ok(given)
     }

@@ -88,34 +88,34 @@ pub fn judge(
     limits: &GutterLimits,
     reaches_model: bool,
 ) -> (Vec<GutterHit>, Vec<GutterHit>) {
-    let fed_before: Vec<String> = s.loops.fed.clone();
+    let fed_before: Vec<String> = s.loops().fed.clone();
     let mut found = Vec::new();
     for step in steps {
         if step.id.as_ref().is_some_and(|id| fed_before.contains(id)) {
             continue;
         }
         if step.outcome == Outcome::Pending {
-            s.loops.wait_for(step);
+            s.loops_mut().wait_for(step);
             continue;
         }
-        if s.loops.take_twin(step) {
+        if s.loops_mut().take_twin(step) {
             continue;
         }
-        found.extend(s.loops.feed(step, limits));
+        found.extend(s.loops_mut().feed(step, limits));
     }
     if let Some(call) = unnamed.filter(|c| c.outcome != Outcome::Pending) {
-        found.extend(s.loops.feed(&call, limits));
-        s.loops.expect_twin(&call);
+        found.extend(s.loops_mut().feed(&call, limits));
+        s.loops_mut().expect_twin(&call);
     }
     for hit in &found {
-        s.gutter.push(hit.clone());
+        s.loop_found(hit.clone());
     }
     let mut told = Vec::new();
     if reaches_model {
-        told.extend(std::mem::take(&mut s.loops.unsaid));
+        told.extend(std::mem::take(&mut s.loops_mut().unsaid));
         told.extend(found.iter().cloned());
     } else {
-        s.loops.unsaid.extend(found.iter().cloned());
+        s.loops_mut().unsaid.extend(found.iter().cloned());
     }
     (found, told)
 }
@@ -136,21 +136,21 @@ pub fn read_new_in(ws: &Workspace, s: &mut Session, read: &EventRead) -> Vec<Ste
     let len = read.len();
     // Kept in the session's record, so redacted as its `transcript` is.
     let shown = crate::system::redact::redact(&path.display().to_string()).into_owned();
-    let from = match &s.loops.cursor {
+    let from = match &s.loops().cursor {
         Some(c) if c.path == shown && c.offset <= len => c.offset,
         _ => {
             // Another transcript (or this one rewritten): its calls are new to us.
-            s.loops.pending.clear();
+            s.loops_mut().pending.clear();
             len.saturating_sub(FIRST_READ)
         }
     };
-    if from == len && s.loops.cursor.is_some() {
+    if from == len && s.loops().cursor.is_some() {
         return Vec::new();
     }
-    let pending = s.loops.pending.clone();
+    let pending = s.loops().pending.clone();
     match read.steps_since(Some(&ws.root), from, &pending) {
         Ok((steps, end)) => {
-            s.loops.cursor = Some(Cursor {
+            s.loops_mut().cursor = Some(Cursor {
                 path: shown,
                 offset: end,
             });

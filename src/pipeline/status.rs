@@ -89,7 +89,7 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
     let s = session::load(ws, &id)?;
     let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
     let report = match &s {
-        Some(s) => Report::of(s, &config, s.fired.iter().map(Fired::from).collect()),
+        Some(s) => Report::of(s, &config, s.fired().iter().map(Fired::from).collect()),
         None => Report::untracked(&id, &config),
     };
     let chain = crate::handoff::ledger::read(ws).unwrap_or_else(|e| {
@@ -105,10 +105,10 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
     let status = StatusReport {
         report,
         tracked: s.is_some(),
-        updated_at: s.as_ref().map(|s| s.updated_at.clone()),
+        updated_at: s.as_ref().map(|s| s.updated_at().to_string()),
         last_checkpoint,
-        gutter: s.as_ref().map(|s| s.gutter.clone()).unwrap_or_default(),
-        checkpoint_requests: s.as_ref().map(|s| s.requests.asked).unwrap_or(0),
+        gutter: s.as_ref().map(|s| s.gutter().to_vec()).unwrap_or_default(),
+        checkpoint_requests: s.as_ref().map(|s| s.requests().asked).unwrap_or(0),
         merged: sf
             .fm
             .checkpoint
@@ -126,7 +126,7 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
         }),
         stuck,
         others,
-        last_audit: s.as_ref().and_then(|s| s.last_audit.clone()),
+        last_audit: s.as_ref().and_then(|s| s.last_audit().cloned()),
     };
     Ok(status)
 }
@@ -135,11 +135,11 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
 /// updated within [`LIVE_WITHIN_SECS`], newest first.
 fn latest_and_live(ws: &Workspace, config: &Config) -> (String, Vec<LiveSession>) {
     let mut all = session::all(ws);
-    let when = |s: &session::Session| chrono::DateTime::parse_from_rfc3339(&s.updated_at).ok();
+    let when = |s: &session::Session| chrono::DateTime::parse_from_rfc3339(s.updated_at()).ok();
     // `updated_at` counts whole seconds: sessions tracked in the same second are told apart
     // by when their records were written, which the file system keeps finer.
     let written = |s: &session::Session| {
-        std::fs::metadata(session::path(ws, &s.id))
+        std::fs::metadata(session::path(ws, s.id()))
             .and_then(|m| m.modified())
             .ok()
     };
@@ -156,20 +156,20 @@ fn latest_and_live(ws: &Workspace, config: &Config) -> (String, Vec<LiveSession>
             })
         })
         .map(|s| LiveSession {
-            session: s.id.clone(),
-            agent: s.agent.clone(),
-            tokens: s.tokens,
+            session: s.id().to_string(),
+            agent: s.agent().map(str::to_string),
+            tokens: s.tokens(),
             stage_percent: s.stage_percent(config.stages_against),
             stage: crate::context::stages::reached(
                 &config.stages,
                 s.stage_percent(config.stages_against),
             )
             .map(crate::context::stages::Stage::name),
-            handoff_due: s.handoff_due,
-            updated_at: s.updated_at.clone(),
+            handoff_due: s.handoff_due(),
+            updated_at: s.updated_at().to_string(),
         })
         .collect();
-    (latest.id.clone(), others)
+    (latest.id().to_string(), others)
 }
 
 /// The last session was stuck and nothing has moved since: the checkpoint

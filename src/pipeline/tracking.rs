@@ -10,7 +10,7 @@ use crate::agents::Agent;
 use crate::context::compaction::StagesAgainst;
 use crate::context::stages::{FiredStage, Stage, StageAction};
 use crate::context::tokens::Encoding;
-use crate::domain::checkpoint::{Checkpoint, Fields};
+use crate::domain::checkpoint::Checkpoint;
 use crate::domain::config::Config;
 use crate::domain::session::{CountState, Session, Source};
 use crate::domain::state::StateFile;
@@ -86,29 +86,26 @@ impl From<&FiredStage> for Fired {
 impl Report {
     pub fn of(session: &Session, config: &Config, fired: Vec<Fired>) -> Report {
         Report {
-            session: session.id.clone(),
-            tokens: session.tokens,
-            window: session.window,
-            percent: session.percent,
+            session: session.id().to_string(),
+            tokens: session.tokens(),
+            window: session.window(),
+            percent: session.percent(),
             limit: session.limit(),
             limit_percent: session.stage_percent(StagesAgainst::Limit),
             limit_source: session.limit_source().to_string(),
-            limit_learned_from: session.limit_learned_from,
-            window_source: session
-                .window_source
-                .clone()
-                .unwrap_or_else(|| "config".to_string()),
-            limit_note: session.limit_note.clone(),
+            limit_learned_from: session.limit_learned_from(),
+            window_source: session.window_source().unwrap_or("config").to_string(),
+            limit_note: session.limit_note().map(str::to_string),
             stages_against: stages_against_name(config.stages_against),
-            source: Some(session.source),
+            source: Some(session.source()),
             stage: crate::context::stages::reached(
                 &config.stages,
                 session.stage_percent(config.stages_against),
             )
             .map(Stage::name),
             fired,
-            handoff_due: session.handoff_due,
-            messages: session.messages,
+            handoff_due: session.handoff_due(),
+            messages: session.messages(),
             forecast: session.forecast(),
         }
     }
@@ -304,26 +301,19 @@ pub fn apply_in(
             source,
             count,
         } => {
-            s.window_source = None;
-            s.set_tokens(Some(tokens), opts.window.unwrap_or(config.window));
-            s.source = source;
-            if count.is_some() {
-                s.count = count;
-            }
+            s.figure_given(tokens, opts.window.unwrap_or(config.window), source, count);
         }
         Reading::Relative(delta) => {
-            s.window_source = None;
-            let base = s.tokens.unwrap_or(0);
+            let base = s.tokens().unwrap_or(0);
             let tokens = base.saturating_add_signed(delta);
             let window = opts
                 .window
-                .or(prev.as_ref().map(|p| p.window))
+                .or(prev.as_ref().map(|p| p.window()))
                 .unwrap_or(config.window);
-            s.set_tokens(Some(tokens), window);
-            s.source = Source::Manual;
+            s.figure_given(tokens, window, Source::Manual, None);
         }
         Reading::Transcript(usage, path) => {
-            switch_model(s, usage.model.as_deref());
+            s.model_seen(usage.model.as_deref());
             let window = reading_window(
                 &opts,
                 s,
@@ -339,11 +329,13 @@ pub fn apply_in(
             }
             // No figure (a new transcript, or compacted without `postTokens`)
             // is recorded as unknown rather than guessed.
-            s.set_tokens(usage.tokens, window);
-            s.source = Source::Usage;
-            s.agent = Some(usage.agent.to_string());
-            s.transcript = Some(path.clone());
-            s.model = usage.model.clone().or(s.model.take());
+            s.usage_read(
+                usage.tokens,
+                window,
+                usage.agent,
+                Some(path.clone()),
+                usage.model.clone(),
+            );
             info = Some(TranscriptInfo {
                 path,
                 agent: usage.agent,
@@ -359,19 +351,21 @@ pub fn apply_in(
             model,
             transcript,
         } => {
-            switch_model(s, model.as_deref());
-            if window.is_some() {
-                s.statusline_window = window;
+            s.model_seen(model.as_deref());
+            if let Some(window) = window {
+                s.statusline_window_seen(window);
             }
             let window = reading_window(&opts, s, Some(agent), None, model.as_deref(), sf, config);
             // A line that knows no figure (before the first call, right after
             // a compaction) keeps the one the hooks recorded, the restored
             // size included.
-            s.set_tokens(tokens.or(s.tokens), window);
-            s.source = Source::Usage;
-            s.agent = Some(agent.to_string());
-            s.transcript = transcript.or(s.transcript.take());
-            s.model = model.or(s.model.take());
+            s.usage_read(
+                tokens.or(s.tokens()),
+                window,
+                agent.as_str(),
+                transcript,
+                model,
+            );
         }
         Reading::Stated {
             agent,
@@ -380,100 +374,77 @@ pub fn apply_in(
             window,
         } => {
             if model.is_some() {
-                switch_model(s, model.as_deref());
-                s.model = model;
+                s.model_seen(model.as_deref());
             }
-            let model = s.model.clone();
+            let model = model.or(s.model().map(str::to_string));
             let window =
                 reading_window(&opts, s, Some(agent), window, model.as_deref(), sf, config);
-            s.set_tokens(tokens.or(s.tokens), window);
-            s.source = Source::Usage;
-            s.agent = Some(agent.to_string());
+            s.usage_read(tokens.or(s.tokens()), window, agent.as_str(), None, model);
         }
         Reading::Unchanged => {
             if let Some(w) = opts.window {
-                s.set_tokens(s.tokens, w);
+                s.window_given(w);
             }
         }
     }
     // Where the agent compacts on its own, read afresh each time (its
     // configuration may have changed); only the known agent's files.
-    let agent = s.agent.as_deref().and_then(|a| a.parse::<Agent>().ok());
+    let agent = s.agent().and_then(|a| a.parse::<Agent>().ok());
     // A figure past the window the session assumed, without a compaction:
     // the window is larger than assumed (or unknown).
     let was_unknown = prev.as_ref().is_some_and(|p| !p.window_known());
     let evidence = agent_reading
         .then(|| crate::context::learning::window_evidence(s, was_unknown))
         .flatten();
-    // A compaction read earlier is judged at the first figure after it.
-    let judged = agent.and_then(|a| crate::context::learning::judge(ws, s, a, compacted));
+    // A compaction read earlier is judged at the first figure after it; a point it teaches
+    // is remembered now, before the limit is looked up (it may be that limit).
+    let judged = agent
+        .and_then(|a| decide::compaction_judged(s, a, compacted))
+        .and_then(|judged| match judged {
+            decide::Judged::NotLearned(line) => Some(line),
+            decide::Judged::Learned(point) => {
+                super::apply::remember_point(ws, &point).then_some(point.log)
+            }
+        });
     // Where this agent was seen compacting with this model, once it was.
     let learned = agent.map(|a| {
         crate::context::compaction::Learned::load(&ws.compactions_path())
-            .seen(a.as_str(), s.model.as_deref())
+            .seen(a.as_str(), s.model())
     });
     let observed = learned.as_ref().and_then(|l| l.point);
     let mut limit = crate::agents::compaction_limit_for_model(
         agent,
-        s.window,
-        s.model.as_deref(),
+        s.window(),
+        s.model(),
         &ws.root,
         Some(&config.compaction),
         observed,
         &|name| std::env::var(name).ok(),
     );
     if !s.window_known() {
-        limit = crate::context::compaction::Limit::new(s.window, "unknown");
+        limit = crate::context::compaction::Limit::new(s.window(), "unknown");
     }
-    s.limit_learned_from = learned
+    let learned_from = learned
         .filter(|_| limit.source == "observed")
         .map(|l| l.count);
-    s.set_limit(limit);
+    s.limit_found(limit, learned_from);
     // Truncation: the message count can only grow within a session.
-    let previous_messages = s.messages;
+    let previous_messages = s.messages();
     let truncated =
         matches!((previous_messages, opts.messages), (Some(before), Some(now)) if now < before);
-    if opts.messages.is_some() {
-        s.messages = opts.messages;
+    if let Some(messages) = opts.messages {
+        s.messages_counted(messages);
     }
 
     let reach = Reach::of(opts.record_only, opts.deferred);
     let step = decide::stage_step(s, &config.stages, config.stages_against, compacted, reach);
     let mut recorded = sf.fm.checkpoint.clone();
-    let checkpoint_id = match step.checkpoint_stage() {
-        Some(stage) => {
-            // Read only when a stage asks for a checkpoint (rare): what the
-            // session did, from the transcript the reading came from.
-            let observed = transcript_path.as_deref().and_then(|p| {
-                // Completed from the session's index: files and the request from its start.
-                let mut o = crate::transcripts::session_index::observed_locked(
-                    ws,
-                    lock,
-                    &s.id,
-                    std::path::Path::new(p),
-                    transcript_agent,
-                )?;
-                // The call that fired the hook: its outcome is in the payload, not yet here.
-                crate::transcripts::activity::loops::fill_outcomes(
-                    &mut o.commands,
-                    &s.loops.recent,
-                );
-                Some(o)
-            });
-            let written = super::record::write_new(
-                ws,
-                lock,
-                super::record::New {
-                    fields: Fields::default(),
-                    trigger: &stage.name(),
-                    budget: s.budget(),
-                    observed,
-                    extra: json!({ "session": s.id }),
-                    automatic: true,
-                },
-                out,
-            )?;
-            s.seen_checkpoint = Some(written.checkpoint().id.clone());
+    let checkpoint_id = match decide::stage_checkpoint(&step) {
+        Some(effect) => {
+            let transcript = transcript_path.as_deref().map(|p| (p, transcript_agent));
+            let written =
+                super::apply::write_stage_checkpoint(ws, lock, s, &effect, transcript, out)?;
+            s.checkpoint_seen(&written.checkpoint().id);
             // A skipped one (nothing new) is named nowhere as written.
             let id = match &written {
                 super::record::Written::New(c) => Some(c.id.clone()),
@@ -499,13 +470,13 @@ pub fn apply_in(
     if let Some(fields) = evidence {
         log("window_evidence", fields);
     }
-    if let Some((event, fields)) = judged {
-        log(event, fields);
+    if let Some(line) = judged {
+        log(line.event, line.fields);
     }
     if truncated {
         log(
             "truncation_suspected",
-            json!({ "session": s.id, "previous": previous_messages, "messages": s.messages }),
+            json!({ "session": s.id(), "previous": previous_messages, "messages": s.messages() }),
         );
     }
     Ok(Applied {
@@ -521,15 +492,8 @@ pub fn apply_in(
     })
 }
 
-/// The window for a reading from an agent, and where it came from (the
-/// session's `window_source`), in this order: `--window`; what the agent
-/// reports for the session (its status line's, exact: it tells a 1M session
-/// from a 200k one; a window the transcript or payload states); a larger
-/// window this session's usage proved; the model table's for the reading's
-/// model (with the project's `models:` overrides), held down where the
-/// agent's configuration says so (`CLAUDE_CODE_DISABLE_1M_CONTEXT`), unless the
-/// front matter configures a larger one; the project's configured window (the
-/// front matter's `window`, else the default).
+/// The window for a reading from an agent ([`decide::reading_window`] chooses it), noted
+/// on the session with where it came from (its `window_source`).
 fn reading_window(
     opts: &Options,
     s: &mut Session,
@@ -539,41 +503,17 @@ fn reading_window(
     sf: &StateFile,
     config: &Config,
 ) -> u64 {
-    let (window, source) = if let Some(w) = opts.window {
-        (w, "option".to_string())
-    } else if let Some(w) = s.statusline_window {
-        (w, "status-line".to_string())
-    } else if let Some(w) = stated {
-        (w, "agent".to_string())
-    } else if let Some(w) = s.window_evidence {
-        (w, "evidence".to_string())
-    } else if let Some(w) = model.and_then(|m| config.model_info(m)).map(|m| m.window) {
-        match agent.and_then(|a| crate::agents::window_cap(a, w)) {
-            Some((cap, why)) => (cap, why),
-            // A configured window above the model's default is the user's word for an
-            // extended-context variant the transcript does not name (`[1m]`).
-            None => match sf.fm.window.filter(|&c| c > w) {
-                Some(c) => (c, "config".to_string()),
-                None => (w, "model".to_string()),
-            },
-        }
-    } else {
-        (sf.fm.window.unwrap_or(config.window), "config".to_string())
+    let facts = decide::WindowFacts {
+        given: opts.window,
+        stated,
+        model: model.and_then(|m| config.model_info(m)).map(|m| m.window),
+        configured: sf.fm.window,
+        default: config.window,
     };
-    s.window_source = Some(source);
+    let (window, source) =
+        decide::reading_window(s, agent, &facts, &|name| std::env::var(name).ok());
+    s.window_from(&source);
     window
-}
-
-/// A reading on another model than the session's last: what the agent
-/// reported for the old model's window (and what its usage proved) no
-/// longer holds.
-fn switch_model(s: &mut Session, model: Option<&str>) {
-    if let (Some(new), Some(old)) = (model, s.model.as_deref()) {
-        if !crate::context::models::same_model(new, old) {
-            s.statusline_window = None;
-            s.window_evidence = None;
-        }
-    }
 }
 
 /// At most this many characters reach the model for the stages of one event.
@@ -626,18 +566,18 @@ pub fn instructions(
     // The agent is pointed at the MCP tool when its project MCP
     // configuration registers `ctxkeep mcp` (any agent's, when the session
     // does not say which agent it is).
-    let agent = s.agent.as_deref().and_then(|a| a.parse().ok());
+    let agent = s.agent().and_then(|a| a.parse().ok());
     let mcp = crate::install::hook_setup::mcp_registered(&ws.root, agent);
     // A stage told later, when no figure is known now, says the one it fired at.
-    let mut figure = s.clone();
-    if figure.tokens.is_none() {
-        figure.set_tokens(highest.tokens, s.window);
-    }
+    let figure = match s.tokens() {
+        Some(_) => s.clone(),
+        None => s.with_figure(highest.tokens),
+    };
     let mut text = templates.render(
         "stage.md",
         json!({
-            "percent": figure.percent, "tokens": figure.tokens, "window": s.window,
-            "limit": s.limit(), "limit_percent": figure.limit_percent,
+            "percent": figure.percent(), "tokens": figure.tokens(), "window": s.window(),
+            "limit": s.limit(), "limit_percent": figure.limit_percent(),
             "limit_source": s.limit_source(),
             "forecast": s.forecast(),
             "stage": { "name": highest.name, "action": highest.action, "at": highest.at },
@@ -828,11 +768,11 @@ mod tests {
         .unwrap();
         let s = &a.session;
         assert_eq!(
-            (s.percent, s.limit(), s.limit_percent),
+            (s.percent(), s.limit(), s.limit_percent()),
             (Some(70.0), 160_000, Some(87.5))
         );
         assert_eq!(s.limit_source(), "front-matter");
-        assert_eq!(s.agent.as_deref(), Some("claude-code"));
+        assert_eq!(s.agent(), Some("claude-code"));
         let fired: Vec<&str> = a.fired.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(
             fired,
@@ -850,7 +790,7 @@ mod tests {
             &out,
         )
         .unwrap();
-        assert_eq!(a.session.tokens, Some(140_000));
+        assert_eq!(a.session.tokens(), Some(140_000));
         assert!(a.fired.is_empty());
     }
 }

@@ -86,9 +86,9 @@ pub fn classify(e: &Evidence) -> (Ending, Option<String>) {
         Some(Stopped::Deadline) => return (Ending::TimedOut, None),
         None => {}
     }
-    if let Some(s) = e.touched.iter().find(|s| s.handoff_due) {
+    if let Some(s) = e.touched.iter().find(|s| s.handoff_due()) {
         let stage = s
-            .fired
+            .fired()
             .iter()
             .rfind(|f| f.action == crate::context::stages::StageAction::Handoff)
             .map(|f| f.name.clone());
@@ -115,7 +115,7 @@ pub fn classify(e: &Evidence) -> (Ending, Option<String>) {
     if code != 0 {
         return (Ending::Failed, Some(format!("exit {code}")));
     }
-    let hooks_saw = e.touched.iter().flat_map(|s| s.gutter.iter());
+    let hooks_saw = e.touched.iter().flat_map(|s| s.gutter().iter());
     if let Some(hit) = e.gutter.iter().chain(hooks_saw).next() {
         let what = match hit {
             GutterHit::SameFailure { command, count, .. } => {
@@ -142,7 +142,7 @@ pub fn touched_sessions(ws: &Workspace, since: SystemTime) -> Vec<Session> {
     let mut touched: Vec<(SystemTime, Session)> = crate::domain::session::all(ws)
         .into_iter()
         .filter_map(|s| {
-            let t = std::fs::metadata(crate::domain::session::path(ws, &s.id))
+            let t = std::fs::metadata(crate::domain::session::path(ws, s.id()))
                 .and_then(|m| m.modified())
                 .ok()?;
             (t >= since).then_some((t, s))

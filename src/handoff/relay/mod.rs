@@ -438,7 +438,7 @@ impl Session<'_> {
             touched
                 .iter()
                 .rev()
-                .filter_map(|s| s.transcript.as_deref().map(PathBuf::from))
+                .filter_map(|s| s.transcript().map(PathBuf::from))
                 .find(|t| t.is_file())
         });
         let format = self.spec.transcript_format();
@@ -522,7 +522,7 @@ impl Session<'_> {
             .as_deref()
             .and_then(|h| crate::system::git::commits_since(&ws.root, h).ok())
             .unwrap_or(0);
-        let tokens = touched.iter().rev().find_map(|s| s.tokens).or_else(|| {
+        let tokens = touched.iter().rev().find_map(|s| s.tokens()).or_else(|| {
             let t = transcript.as_deref()?;
             crate::agents::read_usage(t, format).ok()?.tokens
         });

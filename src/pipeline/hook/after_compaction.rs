@@ -17,7 +17,7 @@ use serde_json::json;
 
 use super::{Answer, Hook};
 use crate::domain::checkpoint::Checkpoint;
-use crate::domain::session::{self, AfterCompaction, Session};
+use crate::domain::session::{self, Session};
 use crate::pipeline::apply::Batch;
 use crate::system::fsutil::Lock;
 use crate::transcripts::compaction_summary::{self, text, AuditNote, Found};
@@ -50,12 +50,8 @@ impl Hook {
             crate::agents::payload::Action::PreCompact { trigger } => trigger.clone(),
             _ => None,
         };
-        batch.session_mut().after_compaction = Some(AfterCompaction {
-            since: Some(crate::system::clock::now_rfc3339()),
-            trigger,
-            checkpoint: Some(c.id.clone()),
-            ..AfterCompaction::default()
-        });
+        let now = crate::system::clock::now_rfc3339();
+        batch.session_mut().compaction_began(&now, trigger, &c.id);
         batch.touch();
     }
 
@@ -81,7 +77,7 @@ impl Hook {
             return Ok(());
         };
         let before = session::load(&self.ws, &self.session)?
-            .and_then(|s| s.after_compaction)
+            .and_then(|s| s.after_compaction().cloned())
             .unwrap_or_default();
         if before.audited {
             return Ok(());
@@ -96,16 +92,12 @@ impl Hook {
         let first = self.in_batch(|batch| {
             batch.touch();
             let (lock, s) = batch.parts();
-            let mut a = s.after_compaction.take().unwrap_or_default();
-            if trigger.is_some() {
-                a.trigger = trigger;
-            }
+            s.compaction_trigger_heard(trigger);
             // Another hook of the same compaction may have audited it meanwhile.
-            let first = !a.audited;
+            let first = !s.after_compaction().is_some_and(|a| a.audited);
             if first {
-                self.record_audit(lock, s, &mut a, c, &found);
+                self.record_audit(lock, s, c, &found);
             }
-            s.after_compaction = Some(a);
             Ok(first)
         })?;
         if first {
@@ -139,15 +131,8 @@ impl Hook {
     }
 
     /// Compares the summary with the checkpoint, logs `compaction_audit` and keeps what is
-    /// missing in `a` (the caller holds the lock and saves `s`).
-    fn record_audit(
-        &self,
-        lock: &Lock,
-        s: &mut Session,
-        a: &mut AfterCompaction,
-        c: &Checkpoint,
-        found: &Found,
-    ) {
+    /// missing on the session (the caller holds the lock and saves `s`).
+    fn record_audit(&self, lock: &Lock, s: &mut Session, c: &Checkpoint, found: &Found) {
         let audit = match found {
             Found::Text(text) => Some(compaction_summary::audit(c, text)),
             _ => None,
@@ -159,30 +144,29 @@ impl Hook {
             .as_ref()
             .map(|a| (names(&a.kept), names(&a.missing)))
             .unwrap_or_default();
-        a.checkpoint = Some(c.id.clone());
-        a.missing = audit.as_ref().map(|x| x.missing.clone());
-        a.unreadable = found.unreadable().map(str::to_string);
-        a.audited = true;
+        let trigger = s.after_compaction().and_then(|a| a.trigger.clone());
+        let unreadable = found.unreadable().map(str::to_string);
         self.log(
             lock,
             "compaction_audit",
             json!({
-                "session": self.session, "agent": self.agent, "trigger": a.trigger,
+                "session": self.session, "agent": self.agent, "trigger": trigger,
                 "checkpoint": c.id, "kept": kept, "missing": missing,
                 "summary_chars": audit.as_ref().map(|x| x.summary_chars),
-                "unreadable": a.unreadable,
+                "unreadable": unreadable,
             }),
         );
-        s.last_audit = Some(AuditNote {
+        let note = AuditNote {
             at: crate::system::clock::now_rfc3339(),
             agent: Some(self.agent.to_string()),
-            trigger: a.trigger.clone(),
+            trigger,
             checkpoint: c.id.clone(),
             kept: kept.len(),
             missing,
-            summary_chars: audit.map(|x| x.summary_chars),
-            unreadable: a.unreadable.clone(),
-        });
+            summary_chars: audit.as_ref().map(|x| x.summary_chars),
+            unreadable: unreadable.clone(),
+        };
+        s.summary_audited(&c.id, audit.map(|x| x.missing), unreadable, note);
     }
 
     /// At a session start after a compaction (`source` `compact`), what to give instead of
@@ -196,7 +180,7 @@ impl Hook {
         c: &Checkpoint,
         nonce: &str,
     ) -> Option<Back> {
-        let a = s.after_compaction.take();
+        let a = s.compaction_done();
         if source != "compact" {
             return None;
         }
@@ -215,14 +199,10 @@ impl Hook {
         if audited || !self.agent.policy().summary_follows_start() {
             return None;
         }
-        let mut a = a.unwrap_or_default();
-        if a.since.is_none() {
+        s.restore_waits(a, &c.id, nonce, || {
             let then = chrono::Utc::now() - chrono::Duration::seconds(UNSEEN_START_SLACK_SECS);
-            a.since = Some(then.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-        }
-        a.checkpoint = Some(c.id.clone());
-        a.waiting = Some(nonce.to_string());
-        s.after_compaction = Some(a);
+            then.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        });
         Some(Back {
             text: text::waiting_note(&c.id, &state, nonce),
             kind: "waiting",
@@ -234,7 +214,8 @@ impl Hook {
     /// carry it), else the whole prompt. Nothing when the summary kept everything. The
     /// give-back does not ask for the acknowledgement again: the note already did.
     pub(super) fn deliver_after_compaction(&self) -> anyhow::Result<Option<String>> {
-        let Some(before) = session::load(&self.ws, &self.session)?.and_then(|s| s.after_compaction)
+        let Some(before) =
+            session::load(&self.ws, &self.session)?.and_then(|s| s.after_compaction().cloned())
         else {
             return Ok(None);
         };
@@ -248,26 +229,26 @@ impl Hook {
                 return Ok((None, None));
             }
             let (lock, s) = batch.parts();
-            let Some(mut a) = s.after_compaction.take() else {
+            let Some(audited) = s
+                .after_compaction()
+                .filter(|a| a.waiting.is_some())
+                .map(|a| a.audited)
+            else {
                 return Ok((None, None));
             };
-            if a.waiting.is_none() {
-                s.after_compaction = Some(a);
-                return Ok((None, None));
-            }
             let mut audited_now = None;
-            if let (Some(found), false, Some(c)) = (&found, a.audited, &self.sf.fm.checkpoint) {
-                self.record_audit(lock, s, &mut a, c, found);
+            if let (Some(found), false, Some(c)) = (&found, audited, &self.sf.fm.checkpoint) {
+                self.record_audit(lock, s, c, found);
                 audited_now = Some(found);
             }
+            let a = s.after_compaction().cloned().unwrap_or_default();
             let id = a
                 .checkpoint
                 .clone()
                 .or_else(|| self.sf.fm.checkpoint.as_ref().map(|c| c.id.clone()))
                 .unwrap_or_default();
-            let missing = a.missing.clone();
-            // Kept should the prompt below fail: the next event tries again.
-            s.after_compaction = Some(a);
+            // Kept on the session should the prompt below fail: the next event tries again.
+            let missing = a.missing;
             let text = match &missing {
                 Some(missing) if missing.is_empty() => None,
                 Some(missing) => Some(text::give_back(&id, &self.state_name(), missing, None)),
@@ -280,7 +261,7 @@ impl Hook {
                 }
             };
             // Given back: the compaction is done with.
-            s.after_compaction = None;
+            s.compaction_done();
             Ok((text, audited_now))
         })?;
         if let Some(found) = audited_now {
