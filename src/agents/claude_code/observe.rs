@@ -157,6 +157,9 @@ impl Reader {
     fn user(&mut self, line: &Map<String, Value>, rec: &mut Recorder) {
         let flag = |k: &str| line.get(k) == Some(&Value::Bool(true));
         let meta = flag("isMeta") || flag("isCompactSummary") || flag("isVisibleInTranscriptOnly");
+        if flag("isCompactSummary") {
+            rec.context_compacted();
+        }
         match content(line) {
             Some(Value::String(s)) if !meta => {
                 if let Some(r) = user_request(s) {

@@ -50,13 +50,45 @@ pub(crate) fn note_read(reads: &mut Vec<ReadFile>, path: &str, times: u32, befor
     }
 }
 
+/// Notes a read of `path` in the current context window (the most recent last, at most
+/// [`super::MAX_WINDOW_READS`]): only a file of the project (a path shown relative to it), never
+/// one outside it (another repository, a temporary file, the user's home).
+pub(crate) fn note_window_read(window: &mut Vec<String>, path: &str) {
+    if !inside_project(path) {
+        return;
+    }
+    window.retain(|p| p != path);
+    window.push(path.to_string());
+    let over = window.len().saturating_sub(super::MAX_WINDOW_READS);
+    window.drain(..over);
+}
+
+/// Whether a path as the record shows it is the project's: relative, not above it.
+fn inside_project(path: &str) -> bool {
+    let p = path.replace('\\', "/");
+    let b = p.as_bytes();
+    let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    !(p.is_empty()
+        || p == "."
+        || p.starts_with('/')
+        || p.starts_with("~")
+        || p.starts_with("../")
+        || drive)
+}
+
 /// The files worked from without changing them: read [`READS_TO_WORK_FROM`] times or more, or
-/// right before an edit; most recent first, at most [`super::MAX_WORKED_FROM`].
-pub(crate) fn worked_from(reads: &[ReadFile], changed: &[String]) -> Vec<String> {
+/// right before an edit, or read last in the current context window even once (`window`, the
+/// most recent last: the files the agent had in view when the record was taken). Most recent
+/// first, at most [`super::MAX_WORKED_FROM`].
+pub(crate) fn worked_from_in_window(
+    reads: &[ReadFile],
+    changed: &[String],
+    window: &[String],
+) -> Vec<String> {
     reads
         .iter()
         .rev()
-        .filter(|r| r.times >= READS_TO_WORK_FROM || r.before_edit)
+        .filter(|r| r.times >= READS_TO_WORK_FROM || r.before_edit || window.contains(&r.path))
         .filter(|r| !changed.contains(&r.path))
         .map(|r| r.path.clone())
         .take(super::MAX_WORKED_FROM)
@@ -117,6 +149,10 @@ pub struct SessionIndex {
     /// part comes right after it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub last_read: Vec<String>,
+    /// The project's files read since the agent last compacted its context, the most recent
+    /// last, at most [`super::MAX_WINDOW_READS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub window: Vec<String>,
 }
 
 /// How far the transcript was looked through for one nonce.
@@ -162,6 +198,12 @@ impl SessionIndex {
         }
         for r in reads {
             note_read(&mut self.reads, &r.path, r.times, r.before_edit);
+        }
+        if seen.compacted {
+            self.window.clear();
+        }
+        for p in &seen.window_reads {
+            note_window_read(&mut self.window, p);
         }
         if let Some(last) = &seen.ends_with_read {
             self.last_read = last.clone();
@@ -228,7 +270,7 @@ impl SessionIndex {
         tail.more_files = files.len().saturating_sub(super::MAX_FILES) as u64;
         files.truncate(super::MAX_FILES);
         tail.files = files;
-        tail.worked_from = worked_from(&self.reads, &self.changed);
+        tail.worked_from = worked_from_in_window(&self.reads, &self.changed, &self.window);
         if tail.plan.is_empty() {
             tail.plan = self.plan.clone();
         }

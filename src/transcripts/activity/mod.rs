@@ -40,6 +40,9 @@ pub const TAIL_BYTES: u64 = 8 * 1024 * 1024;
 pub const MAX_FILES: usize = 60;
 /// At most this many files worked from are listed (most recent first).
 pub const MAX_WORKED_FROM: usize = 30;
+/// The files read last in the current context window (since the last compaction) that count
+/// as worked from even when read once: at most this many, the most recent.
+pub const MAX_WINDOW_READS: usize = 15;
 /// At most this many follow-ups are kept (the last ones).
 pub const MAX_FOLLOW_UPS: usize = 4;
 /// A follow-up is cut to this many characters.
@@ -120,6 +123,13 @@ pub struct Observed {
     pub(crate) opens_with_edit: bool,
     #[serde(skip)]
     pub(crate) ends_with_read: Option<Vec<String>>,
+    /// For the index: the project's files read since the context was last compacted in this
+    /// part (or since its start), the most recent last, and whether a compaction came in this
+    /// part (what was read before it is out of the window). Not serialized.
+    #[serde(skip)]
+    pub(crate) window_reads: Vec<String>,
+    #[serde(skip)]
+    pub(crate) compacted: bool,
 }
 
 /// What remained by the agent's own compaction summary (read by `compaction_summary::remains`).
@@ -600,6 +610,10 @@ pub struct Recorder {
     pub(crate) not_main: bool,
     /// How much of the transcript's end is read.
     pub(crate) window: u64,
+    /// Where in `events` the current context window starts (after the last compaction read),
+    /// and whether one was read.
+    window_start: usize,
+    compacted: bool,
 }
 
 impl Recorder {
@@ -625,7 +639,15 @@ impl Recorder {
             session: None,
             not_main: false,
             window: TAIL_BYTES,
+            window_start: 0,
+            compacted: false,
         }
+    }
+
+    /// The agent compacted its context here: what was read before is no longer in view.
+    pub(crate) fn context_compacted(&mut self) {
+        self.window_start = self.events.len();
+        self.compacted = true;
     }
 
     /// Whether a call with this id is waiting for its outcome (the pre-filter's question).
@@ -991,7 +1013,15 @@ impl Recorder {
             }
         }
         obs.ends_with_read = last_read;
-        obs.worked_from = index::worked_from(&reads, &latest);
+        obs.compacted = self.compacted;
+        for slot in &self.events[self.window_start.min(self.events.len())..] {
+            if let Event::Read(paths) = &slot.event {
+                for p in paths {
+                    index::note_window_read(&mut obs.window_reads, p);
+                }
+            }
+        }
+        obs.worked_from = index::worked_from_in_window(&reads, &latest, &obs.window_reads);
         obs.more_files = latest.len().saturating_sub(MAX_FILES) as u64;
         obs.files = latest.into_iter().rev().take(MAX_FILES).collect();
         let commands = collapse_repeats(commands);
