@@ -1994,6 +1994,78 @@ fn files_read_once_in_the_current_context_window_are_worked_from() {
 }
 
 #[test]
+fn the_files_a_failing_build_names_as_where_its_errors_are_are_worked_from() {
+    let mut lines = vec![prompt(
+        "Count the lines each side wrote and store the share",
+    )];
+    lines.push(call(
+        "e1",
+        "Write",
+        json!({"file_path": format!("{ROOT}/internal/store/attribution.go"), "content": "package store"}),
+    ));
+    lines.push(result("e1", "ok", false));
+    lines.push(call(
+        "b1",
+        "Bash",
+        json!({"command": "go test ./...", "description": "run"}),
+    ));
+    lines.push(result(
+        "b1",
+        "Exit code 1\n# example.com/app/internal/store\n\
+         internal/store/attribution.go:137:6: countLines redeclared in this block\n\
+         \tinternal/store/common.go:762:6: other declaration of countLines\n\
+         /usr/local/go/src/runtime/panic.go:115: panic\n\
+         FAIL\texample.com/app/internal/store [build failed]",
+        true,
+    ));
+    // A passing run names no error sites, whatever its output shows.
+    lines.extend(bash(
+        "b2",
+        "grep -n countLines internal/cli/report.go:12",
+        0,
+    ));
+    lines.push(compaction_summary());
+    let obs = read("s.jsonl", &lines);
+    assert_eq!(obs.files, ["internal/store/attribution.go"]);
+    assert!(obs.worked_from.is_empty(), "{:?}", obs.worked_from);
+    lines.pop();
+    let obs = read("s.jsonl", &lines);
+    assert_eq!(obs.worked_from, ["internal/store/common.go"]);
+}
+
+#[test]
+fn the_index_takes_a_failing_builds_sites_when_its_call_came_in_an_earlier_event() {
+    let (_d, path) = write("s.jsonl", &[]);
+    let mut index = crate::transcripts::activity::index::SessionIndex::default();
+    // The hook before the tool runs reads the call; the one after it, the result.
+    index_reads(
+        &mut index,
+        &path,
+        &[
+            prompt("Count the lines each side wrote and store the share"),
+            call(
+                "b1",
+                "Bash",
+                json!({"command": "go vet ./...", "description": "vet"}),
+            ),
+        ],
+    );
+    index_reads(
+        &mut index,
+        &path,
+        &[result(
+            "b1",
+            "Exit code 1\n# example.com/app/internal/store\n\
+             vet: internal/store/common.go:762:6: countLines redeclared",
+            true,
+        )],
+    );
+    let mut tail = Observed::default();
+    index.complete(&mut tail);
+    assert_eq!(tail.worked_from, ["internal/store/common.go"]);
+}
+
+#[test]
 fn the_index_keeps_the_windows_reads_across_events_and_starts_again_at_a_compaction() {
     let (_d, path) = write("s.jsonl", &[]);
     let mut index = crate::transcripts::activity::index::SessionIndex::default();

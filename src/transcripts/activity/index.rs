@@ -50,21 +50,25 @@ pub(crate) fn note_read(reads: &mut Vec<ReadFile>, path: &str, times: u32, befor
     }
 }
 
+/// How many of the window's reads are kept: enough that [`super::MAX_WINDOW_READS`] remain
+/// once the files changed since are set aside.
+pub const MAX_WINDOW_KEPT: usize = 4 * super::MAX_WINDOW_READS;
+
 /// Notes a read of `path` in the current context window (the most recent last, at most
-/// [`super::MAX_WINDOW_READS`]): only a file of the project (a path shown relative to it), never
-/// one outside it (another repository, a temporary file, the user's home).
+/// [`MAX_WINDOW_KEPT`]): only a file of the project (a path shown relative to it), never one
+/// outside it (another repository, a temporary file, the user's home).
 pub(crate) fn note_window_read(window: &mut Vec<String>, path: &str) {
     if !inside_project(path) {
         return;
     }
     window.retain(|p| p != path);
     window.push(path.to_string());
-    let over = window.len().saturating_sub(super::MAX_WINDOW_READS);
+    let over = window.len().saturating_sub(MAX_WINDOW_KEPT);
     window.drain(..over);
 }
 
 /// Whether a path as the record shows it is the project's: relative, not above it.
-fn inside_project(path: &str) -> bool {
+pub(crate) fn inside_project(path: &str) -> bool {
     let p = path.replace('\\', "/");
     let b = p.as_bytes();
     let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
@@ -77,18 +81,24 @@ fn inside_project(path: &str) -> bool {
 }
 
 /// The files worked from without changing them: read [`READS_TO_WORK_FROM`] times or more, or
-/// right before an edit, or read last in the current context window even once (`window`, the
-/// most recent last: the files the agent had in view when the record was taken). Most recent
-/// first, at most [`super::MAX_WORKED_FROM`].
+/// right before an edit, or among the last [`super::MAX_WINDOW_READS`] read in the current
+/// context window even once (`window`, the most recent last: the files the agent had in view
+/// when the record was taken). Most recent first, at most [`super::MAX_WORKED_FROM`].
 pub(crate) fn worked_from_in_window(
     reads: &[ReadFile],
     changed: &[String],
     window: &[String],
 ) -> Vec<String> {
+    let window: Vec<&String> = window
+        .iter()
+        .rev()
+        .filter(|p| !changed.contains(p))
+        .take(super::MAX_WINDOW_READS)
+        .collect();
     reads
         .iter()
         .rev()
-        .filter(|r| r.times >= READS_TO_WORK_FROM || r.before_edit || window.contains(&r.path))
+        .filter(|r| r.times >= READS_TO_WORK_FROM || r.before_edit || window.contains(&&r.path))
         .filter(|r| !changed.contains(&r.path))
         .map(|r| r.path.clone())
         .take(super::MAX_WORKED_FROM)

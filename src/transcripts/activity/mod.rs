@@ -12,6 +12,7 @@
 
 pub mod beads;
 pub mod delegated;
+pub mod error_sites;
 pub mod event_read;
 pub mod failure;
 pub mod index;
@@ -41,7 +42,8 @@ pub const MAX_FILES: usize = 60;
 /// At most this many files worked from are listed (most recent first).
 pub const MAX_WORKED_FROM: usize = 30;
 /// The files read last in the current context window (since the last compaction) that count
-/// as worked from even when read once: at most this many, the most recent.
+/// as worked from even when read once: at most this many, the most recent that the session
+/// has not changed.
 pub const MAX_WINDOW_READS: usize = 15;
 /// At most this many follow-ups are kept (the last ones).
 pub const MAX_FOLLOW_UPS: usize = 4;
@@ -794,6 +796,7 @@ impl Recorder {
         exit_code: Option<i64>,
         output: &str,
     ) {
+        let mut failed_command = false;
         for i in self.calls.remove(call_id).unwrap_or_default() {
             let slot = &mut self.events[i];
             slot.done = true;
@@ -801,8 +804,25 @@ impl Recorder {
             slot.exit_code = exit_code;
             if matches!(slot.event, Event::Command(_)) {
                 slot.output = failure::bounded(output);
+                failed_command |= slot.ok == Some(false);
             }
         }
+        if failed_command {
+            self.failed_output(output);
+        }
+    }
+
+    /// The output of a command that failed: a failing build or test names where its errors
+    /// are, files the work goes on in (counted as read). Also for a failure whose call an
+    /// earlier part of the transcript held.
+    pub(crate) fn failed_output(&mut self, output: &str) {
+        let cwd = self.cwd.clone();
+        let sites: Vec<String> = error_sites::error_sites(output)
+            .iter()
+            .filter_map(|p| self.root.display(p, cwd.as_deref()))
+            .filter(|p| index::inside_project(p))
+            .collect();
+        self.read_files(sites);
     }
 
     /// Calls whose outcome an earlier read did not find: their outcome may be in this one.
