@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Observed, PlanItem, MAX_FOLLOW_UPS};
+use super::{Observed, PlanItem};
 
 /// At most this many changed files are kept (the most recent).
 pub const MAX_INDEX_FILES: usize = 1000;
@@ -80,10 +80,11 @@ pub(crate) fn inside_project(path: &str) -> bool {
         || drive)
 }
 
-/// The files worked from without changing them: read [`READS_TO_WORK_FROM`] times or more, or
-/// right before an edit, or among the last [`super::MAX_WINDOW_READS`] read in the current
-/// context window even once (`window`, the most recent last: the files the agent had in view
-/// when the record was taken). Most recent first, at most [`super::MAX_WORKED_FROM`].
+/// The project's files worked from without changing them: read [`READS_TO_WORK_FROM`] times or
+/// more, or right before an edit, or among the last [`super::MAX_WINDOW_READS`] read in the
+/// current context window even once (`window`, the most recent last: the files the agent had
+/// in view when the record was taken). Never a file outside the project (another repository,
+/// a scratch file in `/tmp`). Most recent first, at most [`super::MAX_WORKED_FROM`].
 pub(crate) fn worked_from_in_window(
     reads: &[ReadFile],
     changed: &[String],
@@ -99,7 +100,7 @@ pub(crate) fn worked_from_in_window(
         .iter()
         .rev()
         .filter(|r| r.times >= READS_TO_WORK_FROM || r.before_edit || window.contains(&&r.path))
-        .filter(|r| !changed.contains(&r.path))
+        .filter(|r| !changed.contains(&r.path) && inside_project(&r.path))
         .map(|r| r.path.clone())
         .take(super::MAX_WORKED_FROM)
         .collect()
@@ -186,9 +187,9 @@ impl SessionIndex {
                 self.request = Some(r.clone());
             }
         }
-        self.follow_ups.extend(seen.follow_ups.iter().cloned());
-        let over = self.follow_ups.len().saturating_sub(MAX_FOLLOW_UPS);
-        self.follow_ups.drain(..over);
+        for f in &seen.follow_ups {
+            super::keep_follow_up(&mut self.follow_ups, f.clone());
+        }
         // `seen.files` is the most recent first.
         for f in seen.files.iter().rev() {
             self.changed.retain(|c| c != f);
@@ -300,5 +301,27 @@ impl SessionIndex {
         }
         // The index read everything in order: whether the plan still holds is its answer.
         tail.from_plan_mode = self.from_plan_mode.clone();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_projects_files_are_in_the_window_posix_and_windows_alike() {
+        let mut window = Vec::new();
+        for p in [
+            "src/lib.rs",
+            "website/docs/a.md",
+            "/tmp/transcript.jsonl",
+            "D:/other/repo/a.md",
+            "~/.claude/plans/x.md",
+            "../sibling/b.rs",
+            "src/lib.rs",
+        ] {
+            note_window_read(&mut window, p);
+        }
+        assert_eq!(window, ["website/docs/a.md", "src/lib.rs"]);
     }
 }

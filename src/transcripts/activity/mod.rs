@@ -676,10 +676,7 @@ impl Recorder {
                 self.clear_replies();
             }
             text::Weight::Remark => {
-                if self.follow_ups.len() == MAX_FOLLOW_UPS {
-                    self.follow_ups.remove(0);
-                }
-                self.follow_ups.push(text);
+                keep_follow_up(&mut self.follow_ups, text);
                 self.clear_replies();
             }
             text::Weight::Nudge => {}
@@ -1078,6 +1075,20 @@ impl Recorder {
             .collect();
         (obs, reads)
     }
+}
+
+/// Adds a follow-up, the newest last, keeping at most [`MAX_FOLLOW_UPS`]: when full, the
+/// oldest that does not refine the task leaves first (a refinement, "let's store it in
+/// metadata", carries what the task became; a reaction or a question is answered by then).
+pub(crate) fn keep_follow_up(follow_ups: &mut Vec<String>, text: String) {
+    if follow_ups.len() >= MAX_FOLLOW_UPS {
+        let drop = follow_ups
+            .iter()
+            .position(|f| !text::refines(f))
+            .unwrap_or(0);
+        follow_ups.remove(drop);
+    }
+    follow_ups.push(text);
 }
 
 /// A follow-up as stored: redacted, then cut.
