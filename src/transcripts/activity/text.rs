@@ -205,7 +205,7 @@ fn is_remark(text: &str, words: &[String]) -> bool {
         return false;
     }
     let lower = text.to_lowercase();
-    if reacts_without_asking_for_work(&lower, words) || refines_the_task(&lower, words) {
+    if reacts_without_asking_for_work(&lower, words) || refines_the_task(text, words) {
         return true;
     }
     if words.len() > MAX_REMARK_WORDS {
@@ -219,12 +219,7 @@ fn is_remark(text: &str, words: &[String]) -> bool {
     if words.len() >= 3 && text.ends_with('?') {
         return true;
     }
-    let names_something = text.split_whitespace().any(|w| {
-        let w = w.trim_end_matches(['.', ',', '!', '?', ';', ':', ')']);
-        w.contains(['/', '`', '_', '.', '-', ':', '#', '\\'])
-            || w.chars().skip(1).any(char::is_uppercase)
-            || w.chars().any(|c| c.is_ascii_digit())
-    });
+    let names_something = names_something(text);
     let generic = |w: &String| {
         let w = w.as_str();
         BACK_REFERENCES.contains(&w) || GENERIC_WORDS.contains(&w) || NUDGE_WORDS.contains(&w)
@@ -233,6 +228,16 @@ fn is_remark(text: &str, words: &[String]) -> bool {
         && !names_something
         && words.iter().any(|w| BACK_REFERENCES.contains(&w.as_str()))
         && words.iter().all(generic)
+}
+
+/// Whether a prompt names its object: a path, a file, an identifier, a number.
+fn names_something(text: &str) -> bool {
+    text.split_whitespace().any(|w| {
+        let w = w.trim_end_matches(['.', ',', '!', '?', ';', ':', ')']);
+        w.contains(['/', '`', '_', '.', '-', ':', '#', '\\'])
+            || w.chars().skip(1).any(char::is_uppercase)
+            || w.chars().any(|c| c.is_ascii_digit())
+    })
 }
 
 /// Interjections that open a reaction to what was just done ("ah, I messed up …").
@@ -305,7 +310,7 @@ fn reacts_without_asking_for_work(lower: &str, words: &[String]) -> bool {
 /// task under way (see [`refines_the_task`]).
 pub(crate) fn refines(text: &str) -> bool {
     let words = prompt_words(text);
-    !words.is_empty() && refines_the_task(&text.to_lowercase(), &words)
+    !words.is_empty() && refines_the_task(text, &words)
 }
 
 /// What an agent proposed, named as its own ("your better option", "your second approach").
@@ -322,7 +327,8 @@ const MAX_WORDS_BEFORE_PROPOSAL: usize = 3;
 /// named ("let's store it in metadata", "go ahead and put this behind a flag"), or a request about what the agent
 /// proposed ("a full example for your better calculation option"). Without the prompt that
 /// set the task it says nothing of what the work is; it is kept as a follow-up to that one.
-fn refines_the_task(lower: &str, words: &[String]) -> bool {
+fn refines_the_task(text: &str, words: &[String]) -> bool {
+    let lower = text.to_lowercase();
     if words.len() > MAX_REACTION_WORDS {
         return false;
     }
@@ -338,13 +344,15 @@ fn refines_the_task(lower: &str, words: &[String]) -> bool {
             let _verb = rest.next();
             rest.next().is_some_and(|w| BACK_REFERENCES.contains(&w))
         });
-    let about_its_proposal = words.iter().enumerate().any(|(i, w)| {
-        w == "your"
-            && words[i + 1..]
-                .iter()
-                .take(MAX_WORDS_BEFORE_PROPOSAL)
-                .any(|n| PROPOSALS.contains(&n.as_str()))
-    });
+    // One that names its own object ("refactor src/parser.rs your way") sets work of its own.
+    let about_its_proposal = !names_something(text)
+        && words.iter().enumerate().any(|(i, w)| {
+            w == "your"
+                && words[i + 1..]
+                    .iter()
+                    .take(MAX_WORDS_BEFORE_PROPOSAL)
+                    .any(|n| PROPOSALS.contains(&n.as_str()))
+        });
     go_ahead_on_it || about_its_proposal
 }
 
@@ -955,6 +963,7 @@ mod tests {
             // A go-ahead that names its own work, and "your" that is not the agent's proposal.
             "let's add a retry with backoff to the upload client and cover it with a test that fails twice first",
             "please rename your local branch variables in the release script to snake_case and update the docs for it",
+            "rewrite src/parse/table.rs following your second approach, with a test for inline tables",
         ] {
             assert_eq!(weight(task), Weight::Task, "{task:?}");
         }
