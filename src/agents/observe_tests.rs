@@ -75,6 +75,15 @@ fn result(id: &str, content: &str, is_error: bool) -> Value {
     )
 }
 
+/// The user line with the agent's summary that Claude Code writes after compacting.
+fn compaction_summary() -> Value {
+    let mut summary = prompt(
+        "This session is being continued from a previous conversation that ran out of context.",
+    );
+    summary["isCompactSummary"] = json!(true);
+    summary
+}
+
 fn bash(id: &str, cmd: &str, exit: i64) -> [Value; 2] {
     let out = if exit == 0 {
         result(id, "ok", false)
@@ -1562,6 +1571,9 @@ fn files_read_again_or_before_an_edit_are_worked_from_and_shell_changes_count() 
         0,
     ));
     lines.extend(bash("b2", "mv src/never.rs src/gone.rs", 1));
+    // A compaction after it all: no read is in the current context window, so only the rules
+    // above make a file worked from (the window's own rule is tested below).
+    lines.push(compaction_summary());
     let obs = read("s.jsonl", &lines);
     assert_eq!(obs.files, ["Cargo.toml", "src/version.rs", "src/config.rs"]);
     assert_eq!(obs.worked_from, ["src/old.rs", "src/schema.rs"]);
@@ -1938,10 +1950,159 @@ fn the_index_sees_a_read_right_before_an_edit_across_two_events() {
             ),
         ],
     );
+    // A compaction after it all: only the read right before the edit is worked from (files
+    // read once in the current context window are, too: tested below).
+    index_reads(&mut index, &path, &[compaction_summary()]);
     let mut tail = Observed::default();
     index.complete(&mut tail);
     assert_eq!(tail.files, ["cmd/hooks.go"]);
     assert_eq!(tail.worked_from, ["cmd/logging/logger.go"]);
+}
+
+#[test]
+fn files_read_once_in_the_current_context_window_are_worked_from() {
+    let read_call = |id: &str, path: &str| call(id, "Read", json!({"file_path": path}));
+    let mut lines = vec![prompt(
+        "Find why the hook logs leak into another session's file",
+    )];
+    // Read once before the compaction: out of view since.
+    lines.push(read_call("r0", &format!("{ROOT}/docs/plans/old-design.md")));
+    lines.push(result("r0", "design", false));
+    lines.push(compaction_summary());
+    // After it: a design note, the logger, a file of another repository and a temporary file.
+    for (i, p) in [
+        format!("{ROOT}/docs/plans/state-machine-v2.md"),
+        format!("{ROOT}/cmd/cli/logging/logger.go"),
+        "/home/dev/research/other-repo/src/notes.rs".to_string(),
+        "/tmp/transcript.jsonl".to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        lines.push(read_call(&format!("r{}", i + 1), p));
+        lines.push(result(&format!("r{}", i + 1), "text", false));
+    }
+    lines.extend(bash("b1", "go test ./cmd/cli/...", 0));
+    let obs = read("s.jsonl", &lines);
+    assert_eq!(
+        obs.worked_from,
+        [
+            "cmd/cli/logging/logger.go",
+            "docs/plans/state-machine-v2.md"
+        ]
+    );
+}
+
+#[test]
+fn the_files_a_failing_build_names_as_where_its_errors_are_are_worked_from() {
+    let mut lines = vec![prompt(
+        "Count the lines each side wrote and store the share",
+    )];
+    lines.push(call(
+        "e1",
+        "Write",
+        json!({"file_path": format!("{ROOT}/internal/store/attribution.go"), "content": "package store"}),
+    ));
+    lines.push(result("e1", "ok", false));
+    lines.push(call(
+        "b1",
+        "Bash",
+        json!({"command": "go test ./...", "description": "run"}),
+    ));
+    lines.push(result(
+        "b1",
+        "Exit code 1\n# example.com/app/internal/store\n\
+         internal/store/attribution.go:137:6: countLines redeclared in this block\n\
+         \tinternal/store/common.go:762:6: other declaration of countLines\n\
+         /usr/local/go/src/runtime/panic.go:115: panic\n\
+         FAIL\texample.com/app/internal/store [build failed]",
+        true,
+    ));
+    // A passing run names no error sites, whatever its output shows.
+    lines.extend(bash(
+        "b2",
+        "grep -n countLines internal/cli/report.go:12",
+        0,
+    ));
+    lines.push(compaction_summary());
+    let obs = read("s.jsonl", &lines);
+    assert_eq!(obs.files, ["internal/store/attribution.go"]);
+    assert!(obs.worked_from.is_empty(), "{:?}", obs.worked_from);
+    lines.pop();
+    let obs = read("s.jsonl", &lines);
+    assert_eq!(obs.worked_from, ["internal/store/common.go"]);
+}
+
+#[test]
+fn the_index_takes_a_failing_builds_sites_when_its_call_came_in_an_earlier_event() {
+    let (_d, path) = write("s.jsonl", &[]);
+    let mut index = crate::transcripts::activity::index::SessionIndex::default();
+    // The hook before the tool runs reads the call; the one after it, the result.
+    index_reads(
+        &mut index,
+        &path,
+        &[
+            prompt("Count the lines each side wrote and store the share"),
+            call(
+                "b1",
+                "Bash",
+                json!({"command": "go vet ./...", "description": "vet"}),
+            ),
+        ],
+    );
+    index_reads(
+        &mut index,
+        &path,
+        &[result(
+            "b1",
+            "Exit code 1\n# example.com/app/internal/store\n\
+             vet: internal/store/common.go:762:6: countLines redeclared",
+            true,
+        )],
+    );
+    let mut tail = Observed::default();
+    index.complete(&mut tail);
+    assert_eq!(tail.worked_from, ["internal/store/common.go"]);
+}
+
+#[test]
+fn the_index_keeps_the_windows_reads_across_events_and_starts_again_at_a_compaction() {
+    let (_d, path) = write("s.jsonl", &[]);
+    let mut index = crate::transcripts::activity::index::SessionIndex::default();
+    let read_call =
+        |id: &str, p: &str| call(id, "Read", json!({"file_path": format!("{ROOT}/{p}")}));
+    index_reads(
+        &mut index,
+        &path,
+        &[
+            prompt("Store the attribution in the checkpoint's metadata"),
+            read_call("r0", "cmd/strategy/old.go"),
+            result("r0", "package strategy", false),
+        ],
+    );
+    index_reads(&mut index, &path, &[compaction_summary()]);
+    for i in 1..=(MAX_WINDOW_READS + 2) {
+        index_reads(
+            &mut index,
+            &path,
+            &[
+                read_call(&format!("r{i}"), &format!("cmd/strategy/f{i}.go")),
+                result(&format!("r{i}"), "package strategy", false),
+            ],
+        );
+    }
+    let mut tail = Observed::default();
+    index.complete(&mut tail);
+    // The most recent reads since the compaction, bounded; the one before it is out of view.
+    assert_eq!(tail.worked_from.len(), MAX_WINDOW_READS);
+    assert_eq!(
+        tail.worked_from[0],
+        format!("cmd/strategy/f{}.go", MAX_WINDOW_READS + 2)
+    );
+    assert!(!tail
+        .worked_from
+        .iter()
+        .any(|f| f.ends_with("old.go") || f.ends_with("/f1.go")));
 }
 
 #[test]

@@ -46,3 +46,4 @@ mod track;
 mod transcripts;
 mod verify;
 mod walkthrough;
+mod worked_from;

@@ -38,6 +38,9 @@ fn names_a_file(path: &str) -> bool {
 /// Where plan mode writes its plan files (under the user's home).
 const PLANS: &str = "/.claude/plans/";
 
+/// How the result of a `Bash` call that exited non-zero begins.
+const FAILED_COMMAND: &str = "Exit code ";
+
 pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
     let lines = window_lines(path, file, len, rec.window)?;
     let mut reader = Reader {
@@ -73,9 +76,11 @@ fn worth_parsing(line: &str, rec: &Recorder) -> bool {
                 return true;
             }
         }
-        // A finished subagent's report: the files it changed (see `subagent_result`).
+        // A finished subagent's report: the files it changed (see `subagent_result`); a
+        // command's failure, whose output names where the errors are (see `result`).
         return !seen
-            || (line.contains("\"agentId\"") && line.contains("\"status\":\"completed\""));
+            || (line.contains("\"agentId\"") && line.contains("\"status\":\"completed\""))
+            || (line.contains("\"is_error\":true") && line.contains(FAILED_COMMAND));
     }
     if line.contains("\"tool_use\"") {
         return !line.contains("\"name\":\"") || TRACKED.iter().any(|t| line.contains(t));
@@ -157,6 +162,9 @@ impl Reader {
     fn user(&mut self, line: &Map<String, Value>, rec: &mut Recorder) {
         let flag = |k: &str| line.get(k) == Some(&Value::Bool(true));
         let meta = flag("isMeta") || flag("isCompactSummary") || flag("isVisibleInTranscriptOnly");
+        if flag("isCompactSummary") {
+            rec.context_compacted();
+        }
         match content(line) {
             Some(Value::String(s)) if !meta => {
                 if let Some(r) = user_request(s) {
@@ -304,12 +312,16 @@ impl Reader {
             return;
         };
         self.subagent_result(block, tool_use_result, rec);
-        if !rec.is_pending(id) {
-            return;
-        }
         let text = block.get("content").map(parts_text).unwrap_or_default();
         let failed = block.get("is_error") == Some(&Value::Bool(true))
             || text.trim_start().starts_with("<tool_use_error>");
+        if !rec.is_pending(id) {
+            // A command whose call an earlier read held (a hook event fired between them).
+            if failed && text.starts_with(FAILED_COMMAND) {
+                rec.failed_output(&text);
+            }
+            return;
+        }
         // TaskCreate: the new task's id, from the structured result or its text.
         let task_id = tool_use_result
             .and_then(|r| r.get("task"))

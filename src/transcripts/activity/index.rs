@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Observed, PlanItem, MAX_FOLLOW_UPS};
+use super::{Observed, PlanItem};
 
 /// At most this many changed files are kept (the most recent).
 pub const MAX_INDEX_FILES: usize = 1000;
@@ -50,14 +50,57 @@ pub(crate) fn note_read(reads: &mut Vec<ReadFile>, path: &str, times: u32, befor
     }
 }
 
-/// The files worked from without changing them: read [`READS_TO_WORK_FROM`] times or more, or
-/// right before an edit; most recent first, at most [`super::MAX_WORKED_FROM`].
-pub(crate) fn worked_from(reads: &[ReadFile], changed: &[String]) -> Vec<String> {
+/// How many of the window's reads are kept: enough that [`super::MAX_WINDOW_READS`] remain
+/// once the files changed since are set aside.
+pub const MAX_WINDOW_KEPT: usize = 4 * super::MAX_WINDOW_READS;
+
+/// Notes a read of `path` in the current context window (the most recent last, at most
+/// [`MAX_WINDOW_KEPT`]): only a file of the project (a path shown relative to it), never one
+/// outside it (another repository, a temporary file, the user's home).
+pub(crate) fn note_window_read(window: &mut Vec<String>, path: &str) {
+    if !inside_project(path) {
+        return;
+    }
+    window.retain(|p| p != path);
+    window.push(path.to_string());
+    let over = window.len().saturating_sub(MAX_WINDOW_KEPT);
+    window.drain(..over);
+}
+
+/// Whether a path as the record shows it is the project's: relative, not above it.
+pub(crate) fn inside_project(path: &str) -> bool {
+    let p = path.replace('\\', "/");
+    let b = p.as_bytes();
+    let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    !(p.is_empty()
+        || p == "."
+        || p.starts_with('/')
+        || p.starts_with("~")
+        || p.starts_with("../")
+        || drive)
+}
+
+/// The project's files worked from without changing them: read [`READS_TO_WORK_FROM`] times or
+/// more, or right before an edit, or among the last [`super::MAX_WINDOW_READS`] read in the
+/// current context window even once (`window`, the most recent last: the files the agent had
+/// in view when the record was taken). Never a file outside the project (another repository,
+/// a scratch file in `/tmp`). Most recent first, at most [`super::MAX_WORKED_FROM`].
+pub(crate) fn worked_from_in_window(
+    reads: &[ReadFile],
+    changed: &[String],
+    window: &[String],
+) -> Vec<String> {
+    let window: Vec<&String> = window
+        .iter()
+        .rev()
+        .filter(|p| !changed.contains(p))
+        .take(super::MAX_WINDOW_READS)
+        .collect();
     reads
         .iter()
         .rev()
-        .filter(|r| r.times >= READS_TO_WORK_FROM || r.before_edit)
-        .filter(|r| !changed.contains(&r.path))
+        .filter(|r| r.times >= READS_TO_WORK_FROM || r.before_edit || window.contains(&&r.path))
+        .filter(|r| !changed.contains(&r.path) && inside_project(&r.path))
         .map(|r| r.path.clone())
         .take(super::MAX_WORKED_FROM)
         .collect()
@@ -117,6 +160,10 @@ pub struct SessionIndex {
     /// part comes right after it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub last_read: Vec<String>,
+    /// The project's files read since the agent last compacted its context, the most recent
+    /// last, at most [`super::MAX_WINDOW_READS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub window: Vec<String>,
 }
 
 /// How far the transcript was looked through for one nonce.
@@ -140,9 +187,9 @@ impl SessionIndex {
                 self.request = Some(r.clone());
             }
         }
-        self.follow_ups.extend(seen.follow_ups.iter().cloned());
-        let over = self.follow_ups.len().saturating_sub(MAX_FOLLOW_UPS);
-        self.follow_ups.drain(..over);
+        for f in &seen.follow_ups {
+            super::keep_follow_up(&mut self.follow_ups, f.clone());
+        }
         // `seen.files` is the most recent first.
         for f in seen.files.iter().rev() {
             self.changed.retain(|c| c != f);
@@ -162,6 +209,12 @@ impl SessionIndex {
         }
         for r in reads {
             note_read(&mut self.reads, &r.path, r.times, r.before_edit);
+        }
+        if seen.compacted {
+            self.window.clear();
+        }
+        for p in &seen.window_reads {
+            note_window_read(&mut self.window, p);
         }
         if let Some(last) = &seen.ends_with_read {
             self.last_read = last.clone();
@@ -228,7 +281,7 @@ impl SessionIndex {
         tail.more_files = files.len().saturating_sub(super::MAX_FILES) as u64;
         files.truncate(super::MAX_FILES);
         tail.files = files;
-        tail.worked_from = worked_from(&self.reads, &self.changed);
+        tail.worked_from = worked_from_in_window(&self.reads, &self.changed, &self.window);
         if tail.plan.is_empty() {
             tail.plan = self.plan.clone();
         }
@@ -248,5 +301,27 @@ impl SessionIndex {
         }
         // The index read everything in order: whether the plan still holds is its answer.
         tail.from_plan_mode = self.from_plan_mode.clone();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_projects_files_are_in_the_window_posix_and_windows_alike() {
+        let mut window = Vec::new();
+        for p in [
+            "src/lib.rs",
+            "website/docs/a.md",
+            "/tmp/transcript.jsonl",
+            "D:/other/repo/a.md",
+            "~/.claude/plans/x.md",
+            "../sibling/b.rs",
+            "src/lib.rs",
+        ] {
+            note_window_read(&mut window, p);
+        }
+        assert_eq!(window, ["website/docs/a.md", "src/lib.rs"]);
     }
 }

@@ -12,6 +12,7 @@
 
 pub mod beads;
 pub mod delegated;
+pub mod error_sites;
 pub mod event_read;
 pub mod failure;
 pub mod index;
@@ -41,6 +42,10 @@ pub const TAIL_BYTES: u64 = 8 * 1024 * 1024;
 pub const MAX_FILES: usize = 60;
 /// At most this many files worked from are listed (most recent first).
 pub const MAX_WORKED_FROM: usize = 30;
+/// The files read last in the current context window (since the last compaction) that count
+/// as worked from even when read once: at most this many, the most recent that the session
+/// has not changed.
+pub const MAX_WINDOW_READS: usize = 15;
 /// At most this many follow-ups are kept (the last ones).
 pub const MAX_FOLLOW_UPS: usize = 4;
 /// A follow-up is cut to this many characters.
@@ -126,6 +131,13 @@ pub struct Observed {
     pub(crate) opens_with_edit: bool,
     #[serde(skip)]
     pub(crate) ends_with_read: Option<Vec<String>>,
+    /// For the index: the project's files read since the context was last compacted in this
+    /// part (or since its start), the most recent last, and whether a compaction came in this
+    /// part (what was read before it is out of the window). Not serialized.
+    #[serde(skip)]
+    pub(crate) window_reads: Vec<String>,
+    #[serde(skip)]
+    pub(crate) compacted: bool,
 }
 
 /// What remained by the agent's own compaction summary (read by `compaction_summary::remains`).
@@ -611,6 +623,10 @@ pub struct Recorder {
     task_at: usize,
     /// How much of the transcript's end is read.
     pub(crate) window: u64,
+    /// Where in `events` the current context window starts (after the last compaction read),
+    /// and whether one was read.
+    window_start: usize,
+    compacted: bool,
 }
 
 impl Recorder {
@@ -638,7 +654,15 @@ impl Recorder {
             handover: left_open::Handover::default(),
             task_at: 0,
             window: TAIL_BYTES,
+            window_start: 0,
+            compacted: false,
         }
+    }
+
+    /// The agent compacted its context here: what was read before is no longer in view.
+    pub(crate) fn context_compacted(&mut self) {
+        self.window_start = self.events.len();
+        self.compacted = true;
     }
 
     /// Whether a call with this id is waiting for its outcome (the pre-filter's question).
@@ -667,10 +691,7 @@ impl Recorder {
                 self.clear_replies();
             }
             text::Weight::Remark => {
-                if self.follow_ups.len() == MAX_FOLLOW_UPS {
-                    self.follow_ups.remove(0);
-                }
-                self.follow_ups.push(text);
+                keep_follow_up(&mut self.follow_ups, text);
                 self.clear_replies();
             }
             text::Weight::Nudge => {}
@@ -788,6 +809,7 @@ impl Recorder {
         exit_code: Option<i64>,
         output: &str,
     ) {
+        let mut failed_command = false;
         for i in self.calls.remove(call_id).unwrap_or_default() {
             let slot = &mut self.events[i];
             slot.done = true;
@@ -795,8 +817,25 @@ impl Recorder {
             slot.exit_code = exit_code;
             if matches!(slot.event, Event::Command(_)) {
                 slot.output = failure::bounded(output);
+                failed_command |= slot.ok == Some(false);
             }
         }
+        if failed_command {
+            self.failed_output(output);
+        }
+    }
+
+    /// The output of a command that failed: a failing build or test names where its errors
+    /// are, files the work goes on in (counted as read). Also for a failure whose call an
+    /// earlier part of the transcript held.
+    pub(crate) fn failed_output(&mut self, output: &str) {
+        let cwd = self.cwd.clone();
+        let sites: Vec<String> = error_sites::error_sites(output)
+            .iter()
+            .filter_map(|p| self.root.display(p, cwd.as_deref()))
+            .filter(|p| index::inside_project(p))
+            .collect();
+        self.read_files(sites);
     }
 
     /// Calls whose outcome an earlier read did not find: their outcome may be in this one.
@@ -1008,7 +1047,15 @@ impl Recorder {
         }
         obs.ends_with_read = last_read;
         obs.left_open = self.left_open();
-        obs.worked_from = index::worked_from(&reads, &latest);
+        obs.compacted = self.compacted;
+        for slot in &self.events[self.window_start.min(self.events.len())..] {
+            if let Event::Read(paths) = &slot.event {
+                for p in paths {
+                    index::note_window_read(&mut obs.window_reads, p);
+                }
+            }
+        }
+        obs.worked_from = index::worked_from_in_window(&reads, &latest, &obs.window_reads);
         obs.more_files = latest.len().saturating_sub(MAX_FILES) as u64;
         obs.files = latest.into_iter().rev().take(MAX_FILES).collect();
         let commands = collapse_repeats(commands);
@@ -1084,6 +1131,20 @@ impl Recorder {
         };
         (!open.is_empty()).then_some(open)
     }
+}
+
+/// Adds a follow-up, the newest last, keeping at most [`MAX_FOLLOW_UPS`]: when full, the
+/// oldest that does not refine the task leaves first (a refinement, "let's store it in
+/// metadata", carries what the task became; a reaction or a question is answered by then).
+pub(crate) fn keep_follow_up(follow_ups: &mut Vec<String>, text: String) {
+    if follow_ups.len() >= MAX_FOLLOW_UPS {
+        let drop = follow_ups
+            .iter()
+            .position(|f| !text::refines(f))
+            .unwrap_or(0);
+        follow_ups.remove(drop);
+    }
+    follow_ups.push(text);
 }
 
 /// A follow-up as stored: redacted, then cut.

@@ -135,11 +135,7 @@ pub fn weight(request: &str) -> Weight {
             return Weight::BareCommand;
         }
     }
-    let words: Vec<String> = text
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .map(|w| w.trim_matches('\'').to_lowercase())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = prompt_words(text);
     let nudge =
         words.len() <= MAX_NUDGE_WORDS && words.iter().all(|w| NUDGE_WORDS.contains(&w.as_str()));
     if nudge {
@@ -149,6 +145,14 @@ pub fn weight(request: &str) -> Weight {
     } else {
         Weight::Task
     }
+}
+
+/// A prompt's words, lowercased.
+fn prompt_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.trim_matches('\'').to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 /// Longer prompts stand on their own; shorter ones may be remarks (a short question is one).
@@ -201,7 +205,7 @@ fn is_remark(text: &str, words: &[String]) -> bool {
         return false;
     }
     let lower = text.to_lowercase();
-    if reacts_without_asking_for_work(&lower, words) {
+    if reacts_without_asking_for_work(&lower, words) || refines_the_task(text, words) {
         return true;
     }
     if words.len() > MAX_REMARK_WORDS {
@@ -215,12 +219,7 @@ fn is_remark(text: &str, words: &[String]) -> bool {
     if words.len() >= 3 && text.ends_with('?') {
         return true;
     }
-    let names_something = text.split_whitespace().any(|w| {
-        let w = w.trim_end_matches(['.', ',', '!', '?', ';', ':', ')']);
-        w.contains(['/', '`', '_', '.', '-', ':', '#', '\\'])
-            || w.chars().skip(1).any(char::is_uppercase)
-            || w.chars().any(|c| c.is_ascii_digit())
-    });
+    let names_something = names_something(text);
     let generic = |w: &String| {
         let w = w.as_str();
         BACK_REFERENCES.contains(&w) || GENERIC_WORDS.contains(&w) || NUDGE_WORDS.contains(&w)
@@ -229,6 +228,16 @@ fn is_remark(text: &str, words: &[String]) -> bool {
         && !names_something
         && words.iter().any(|w| BACK_REFERENCES.contains(&w.as_str()))
         && words.iter().all(generic)
+}
+
+/// Whether a prompt names its object: a path, a file, an identifier, a number.
+fn names_something(text: &str) -> bool {
+    text.split_whitespace().any(|w| {
+        let w = w.trim_end_matches(['.', ',', '!', '?', ';', ':', ')']);
+        w.contains(['/', '`', '_', '.', '-', ':', '#', '\\'])
+            || w.chars().skip(1).any(char::is_uppercase)
+            || w.chars().any(|c| c.is_ascii_digit())
+    })
 }
 
 /// Interjections that open a reaction to what was just done ("ah, I messed up …").
@@ -295,6 +304,56 @@ fn reacts_without_asking_for_work(lower: &str, words: &[String]) -> bool {
         && !lower.contains(',')
         && !words.iter().any(|w| w == "then")
         && words.iter().any(|w| STATEMENT_WORDS.contains(&w.as_str()))
+}
+
+/// Whether a prompt (as [`user_request`] gives it, or as a follow-up is stored) refines the
+/// task under way (see [`refines_the_task`]).
+pub(crate) fn refines(text: &str) -> bool {
+    let words = prompt_words(text);
+    !words.is_empty() && refines_the_task(text, &words)
+}
+
+/// What an agent proposed, named as its own ("your better option", "your second approach").
+#[rustfmt::skip]
+const PROPOSALS: &[&str] = &[
+    "option", "options", "approach", "suggestion", "proposal", "idea", "plan", "example",
+    "version", "solution", "design", "recommendation", "alternative",
+];
+/// How many words may stand between "your" and the proposal it names.
+const MAX_WORDS_BEFORE_PROPOSAL: usize = 3;
+
+/// A prompt that refines the task under way rather than setting one, at any length up to
+/// [`MAX_REACTION_WORDS`]: a go-ahead whose verb's object points back at the work already
+/// named ("let's store it in metadata", "go ahead and put this behind a flag"), or a request about what the agent
+/// proposed ("a full example for your better calculation option"). Without the prompt that
+/// set the task it says nothing of what the work is; it is kept as a follow-up to that one.
+fn refines_the_task(text: &str, words: &[String]) -> bool {
+    let lower = text.to_lowercase();
+    if words.len() > MAX_REACTION_WORDS {
+        return false;
+    }
+    // "let's store it …", "go ahead and put this …": the go-ahead's verb takes a back-reference.
+    let go_ahead_on_it = GO_ON
+        .iter()
+        .find(|g| lower.starts_with(**g))
+        .is_some_and(|g| {
+            let mut rest = lower[g.len()..]
+                .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .filter(|w| !w.is_empty())
+                .skip_while(|w| *w == "and");
+            let _verb = rest.next();
+            rest.next().is_some_and(|w| BACK_REFERENCES.contains(&w))
+        });
+    // One that names its own object ("refactor src/parser.rs your way") sets work of its own.
+    let about_its_proposal = !names_something(text)
+        && words.iter().enumerate().any(|(i, w)| {
+            w == "your"
+                && words[i + 1..]
+                    .iter()
+                    .take(MAX_WORDS_BEFORE_PROPOSAL)
+                    .any(|n| PROPOSALS.contains(&n.as_str()))
+        });
+    go_ahead_on_it || about_its_proposal
 }
 
 /// The next step is cut to this many characters (the cut marker included).
@@ -891,6 +950,22 @@ mod tests {
             "i guess the cache was stale",
         ] {
             assert_eq!(weight(remark), Weight::Remark, "{remark:?}");
+        }
+        // Refinements of the task under way: they lean on the prompt that set it.
+        for remark in [
+            "let's keep it in the job's metadata, can you show a complete yaml sample for the cheaper retry option you described?",
+            "go ahead and put this behind a feature flag, default off, and mention the flag in the changelog when you are done",
+            "can you write out a full request and response for your second approach, with the headers we would send?",
+        ] {
+            assert_eq!(weight(remark), Weight::Remark, "{remark:?}");
+        }
+        for task in [
+            // A go-ahead that names its own work, and "your" that is not the agent's proposal.
+            "let's add a retry with backoff to the upload client and cover it with a test that fails twice first",
+            "please rename your local branch variables in the release script to snake_case and update the docs for it",
+            "rewrite src/parse/table.rs following your second approach, with a test for inline tables",
+        ] {
+            assert_eq!(weight(task), Weight::Task, "{task:?}");
         }
         for task in [
             "oh and please also rename the flag to --strict and update every test that still uses the old name, is that ok?",

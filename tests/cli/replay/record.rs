@@ -209,6 +209,11 @@ struct Row {
     line: usize,
     summary_files: Vec<String>,
     recalled: Vec<String>,
+    /// The files the record lists (changed and worked from), and how many of them the summary
+    /// names: the record's precision.
+    listed: usize,
+    listed_named: usize,
+    listed_unnamed: Vec<String>,
     request: String,
     follow_ups: Vec<String>,
     summary_request: String,
@@ -288,6 +293,12 @@ fn rows(run: &Run) -> Vec<Row> {
             .filter(|f| listed.iter().any(|l| same_file(l, f)))
             .cloned()
             .collect();
+        let listed_unnamed: Vec<String> = listed
+            .iter()
+            .filter(|l| !summary_files.iter().any(|f| same_file(l, f)))
+            .cloned()
+            .collect();
+        let listed_named = listed.len() - listed_unnamed.len();
         let summary_remaining = [
             section(summary, &["pending tasks"]),
             section(summary, &["next step"]),
@@ -345,6 +356,9 @@ fn rows(run: &Run) -> Vec<Row> {
             next_step,
             summary_files,
             recalled,
+            listed: listed.len(),
+            listed_named,
+            listed_unnamed,
             request: observed
                 .and_then(|o| o["request"].as_str())
                 .unwrap_or("–")
@@ -486,17 +500,19 @@ fn replay_record_report() {
         .flat_map(|p| rows(&replay_file(p, Some(Agent::ClaudeCode))))
         .collect();
     let pct = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into());
-    println!("\n| Session | Line | Files in summary (touched) | Recorded (recall) | Pending + next step terms found | Found | Found by the former rule for quotes | Former measure | Next step | Filler |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("\n| Session | Line | Files in summary (touched) | Recorded (recall) | Files listed (named by the summary) | Pending + next step terms found | Found | Found by the former rule for quotes | Former measure | Next step | Filler |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for r in &rows {
         println!(
-            "| {} | {} | {} ({}) | {} ({}) | {}/{} ({}) | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} ({}) | {} ({}) | {} ({}) | {}/{} ({}) | {} | {} | {} | {} | {} |",
             cell(&r.name, 14),
             r.line,
             r.summary_files.len(),
             r.touched.len(),
             r.recalled.len(),
             pct(r.recall()),
+            r.listed,
+            r.listed_named,
             r.remaining_found.len(),
             r.remaining_terms.len(),
             pct(r.remaining_share()),
@@ -531,9 +547,12 @@ fn replay_record_report() {
     let lax = rows.iter().filter(|r| r.lax_found).count();
     let before_quote_rule = rows.iter().filter(|r| r.found_before_quote_rule).count();
     let filler = rows.iter().filter(|r| r.filler).count();
+    let listed: usize = rows.iter().map(|r| r.listed).sum();
+    let listed_named: usize = rows.iter().map(|r| r.listed_named).sum();
     println!(
-        "\nCompactions {}; files recall {recalled}/{named} ({}), over the files the main session's calls named {recalled_touched}/{touched} ({}); pending work and next step found at {found} of {to_find} with something pending ({}; {found} of {} over all); with the former rule for quotes {before_quote_rule} of {to_find}; by the former measure {lax} of {}; filler next steps {filler}",
+        "\nCompactions {}; files listed {listed}, of which the summaries name {listed_named} ({}); files recall {recalled}/{named} ({}), over the files the main session's calls named {recalled_touched}/{touched} ({}); pending work and next step found at {found} of {to_find} with something pending ({}; {found} of {} over all); with the former rule for quotes {before_quote_rule} of {to_find}; by the former measure {lax} of {}; filler next steps {filler}",
         rows.len(),
+        pct((listed > 0).then(|| listed_named as f64 / listed as f64)),
         pct((named > 0).then(|| recalled as f64 / named as f64)),
         pct((touched > 0).then(|| recalled_touched as f64 / touched as f64)),
         pct((to_find > 0).then(|| found as f64 / to_find as f64)),
@@ -559,12 +578,13 @@ fn replay_record_report() {
             .filter(|t| !r.remaining_found.contains(t))
             .collect();
         println!(
-            "\n### {} line {}\n\n- request recorded: {}\n- follow-ups recorded: {:?}\n- the summary's request: {}\n- files missed: {missed:?}\n- the summary's pending tasks and next step: {}\n- their terms not in the record: {unfound:?}\n- next step recorded: {}\n- left open recorded: {}",
+            "\n### {} line {}\n\n- request recorded: {}\n- follow-ups recorded: {:?}\n- the summary's request: {}\n- files missed: {missed:?}\n- files listed the summary does not name: {:?}\n- the summary's pending tasks and next step: {}\n- their terms not in the record: {unfound:?}\n- next step recorded: {}\n- left open recorded: {}",
             r.name,
             r.line,
             cell(&r.request, 400),
             r.follow_ups.iter().map(|f| cell(f, 160)).collect::<Vec<_>>(),
             cell(&r.summary_request, 600),
+            r.listed_unnamed,
             cell(&r.summary_remaining, 600),
             cell(&r.next_step, 300),
             cell(&r.left_open, 600),
