@@ -189,8 +189,10 @@ impl Hook {
     ) -> anyhow::Result<Option<String>> {
         let batch = self.reopen(slot)?;
         // The session's index learns what the transcript gained since the last event.
+        // Loop detection's new calls are read in the same pass when they can be.
+        let loops = self.config.gutter.map(|_| batch.session());
         self.view()
-            .catch_up_index(&self.ws, batch.lock(), &self.session);
+            .catch_up_index(&self.ws, batch.lock(), &self.session, loops);
         // Loops first: a stage's checkpoint then has this call's outcome.
         let loops = self.loops_in(batch, reply)?;
         let applied = self.update_in(batch, false, !reply)?;
