@@ -45,6 +45,11 @@ impl<'w> Batch<'w> {
         &self.session
     }
 
+    /// The record as it was loaded (None: there is none yet).
+    pub fn on_disk(&self) -> Option<&Session> {
+        self.on_disk.as_ref()
+    }
+
     /// The session to change; a session with no record yet is written only if
     /// [`touch`](Self::touch) is called.
     pub fn session_mut(&mut self) -> &mut Session {

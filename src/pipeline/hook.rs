@@ -525,8 +525,14 @@ impl Hook {
             return Ok(Vec::new());
         };
         let view = self.view();
+        // What loop detection kept before this event: the record as loaded, unless a step
+        // changed it since (then a copy; copying it costs more than the rest of the check).
+        let copy = match batch.on_disk() {
+            Some(disk) if disk.loops == batch.session().loops => None,
+            _ => Some(batch.session().loops.clone()),
+        };
         let (lock, s) = batch.parts();
-        let before = (s.loops.clone(), s.gutter.len());
+        let gutter_before = s.gutter.len();
         let steps = view.new_calls(&self.ws, s);
         let feed = super::loop_detection::Feed {
             session: &self.session,
@@ -537,8 +543,10 @@ impl Hook {
             reaches_model,
         };
         let hits = super::loop_detection::check_in(&self.ws, lock, s, &feed, &limits, steps)?;
-        if s.loops != before.0 || s.gutter.len() != before.1 {
-            s.updated_at = crate::system::clock::now_rfc3339();
+        let before = copy.as_ref().or(batch.on_disk().map(|d| &d.loops));
+        let s = batch.session();
+        if before != Some(&s.loops) || s.gutter.len() != gutter_before {
+            batch.session_mut().updated_at = crate::system::clock::now_rfc3339();
             batch.touch();
         }
         Ok(hits.into_iter().map(|(_, text)| text).collect())
