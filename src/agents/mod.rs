@@ -18,6 +18,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod copilot;
 pub mod gemini;
+pub mod mcp_registration;
 pub mod opencode;
 pub mod payload;
 pub mod policy;

@@ -350,7 +350,7 @@ impl Hook {
         );
         batch.touch();
         let request = request?;
-        let mcp = crate::install::hook_setup::mcp_registered(&self.ws.root, Some(self.agent));
+        let mcp = crate::agents::mcp_registration::mcp_registered(&self.ws.root, Some(self.agent));
         let text = crate::pipeline::requests::text(&request.why, &request.state, mcp);
         let line = request.log(&self.session, self.agent, text.chars().count());
         self.log(batch.lock(), line.event, line.fields);

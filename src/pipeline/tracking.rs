@@ -627,7 +627,7 @@ pub fn instructions(
     // configuration registers `ctxkeep mcp` (any agent's, when the session
     // does not say which agent it is).
     let agent = s.agent.as_deref().and_then(|a| a.parse().ok());
-    let mcp = crate::install::hook_setup::mcp_registered(&ws.root, agent);
+    let mcp = crate::agents::mcp_registration::mcp_registered(&ws.root, agent);
     // A stage told later, when no figure is known now, says the one it fired at.
     let mut figure = s.clone();
     if figure.tokens.is_none() {
