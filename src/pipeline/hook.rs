@@ -278,6 +278,7 @@ impl Hook {
         let options = Options {
             record_only,
             deferred,
+            view: Some(self.view()),
             ..Options::default()
         };
         let applied = tracking::apply_batch(

@@ -21,7 +21,8 @@ use crate::transcripts::usage::Usage;
 /// one open reading.
 pub struct TranscriptView {
     path: Option<PathBuf>,
-    agent: Agent,
+    /// None: the format is detected from the transcript.
+    agent: Option<Agent>,
     read: OnceCell<EventRead>,
     /// Loop detection's calls, read with the index's catch-up.
     prefetched: RefCell<Option<Prefetched>>,
@@ -39,6 +40,11 @@ struct Prefetched {
 impl TranscriptView {
     /// The transcript at `path`, when it exists.
     pub fn new(path: Option<PathBuf>, agent: Agent) -> TranscriptView {
+        TranscriptView::of(path, Some(agent))
+    }
+
+    /// The transcript at `path` written by `agent`, or by whichever agent its format shows.
+    pub fn of(path: Option<PathBuf>, agent: Option<Agent>) -> TranscriptView {
         TranscriptView {
             path,
             agent,
@@ -62,7 +68,7 @@ impl TranscriptView {
         let Some(path) = self.path() else {
             return Ok(None);
         };
-        let read = crate::agents::event_read(path, Some(self.agent))?;
+        let read = crate::agents::event_read(path, self.agent)?;
         Ok(Some(self.read.get_or_init(|| read)))
     }
 

@@ -197,8 +197,8 @@ pub enum Reading {
 }
 
 /// What a caller of [`apply`] may set besides the reading.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Options {
+#[derive(Default, Clone, Copy)]
+pub struct Options<'a> {
     /// An explicit window (`--window`), ahead of every other source.
     pub window: Option<u64>,
     /// The session's message count now (`--messages`).
@@ -210,6 +210,9 @@ pub struct Options {
     /// Codex's `notify`): stages fire, but their instruction waits in the
     /// session for the next event that can carry it.
     pub deferred: bool,
+    /// The event's open view of the transcript the reading came from: a stage's checkpoint
+    /// reads what the session did through it (no second open).
+    pub view: Option<&'a crate::pipeline::read::TranscriptView>,
 }
 
 /// The outcome of [`apply`]: the session as saved and what happened on the way.
@@ -244,7 +247,7 @@ pub fn apply(
     config: &Config,
     id: &str,
     reading: Reading,
-    opts: Options,
+    opts: Options<'_>,
     out: &Output,
 ) -> anyhow::Result<Applied> {
     let mut batch = Batch::open(ws, id, config.window)?;
@@ -260,7 +263,7 @@ pub fn apply_batch(
     sf: &StateFile,
     config: &Config,
     reading: Reading,
-    opts: Options,
+    opts: Options<'_>,
     out: &Output,
 ) -> anyhow::Result<Applied> {
     let prev = batch.recorded().then(|| batch.session().clone());
@@ -284,7 +287,7 @@ pub fn apply_in(
     sf: &StateFile,
     config: &Config,
     reading: Reading,
-    opts: Options,
+    opts: Options<'_>,
     out: &Output,
 ) -> anyhow::Result<Applied> {
     let mut compacted = false;
@@ -445,14 +448,24 @@ pub fn apply_in(
             // Read only when a stage asks for a checkpoint (rare): what the
             // session did, from the transcript the reading came from.
             let observed = transcript_path.as_deref().and_then(|p| {
-                // Completed from the session's index: files and the request from its start.
-                let mut o = crate::transcripts::session_index::observed_locked(
-                    ws,
-                    lock,
-                    &s.id,
-                    std::path::Path::new(p),
-                    transcript_agent,
-                )?;
+                // Completed from the session's index: files and the request from its start;
+                // through the event's open transcript when it has it.
+                let open = opts
+                    .view
+                    .filter(|v| v.path().is_some_and(|v| v.display().to_string() == p))
+                    .and_then(|v| v.read().ok().flatten());
+                let mut o = match open {
+                    Some(read) => {
+                        crate::transcripts::session_index::observed_with(ws, lock, &s.id, read)?
+                    }
+                    None => crate::transcripts::session_index::observed_locked(
+                        ws,
+                        lock,
+                        &s.id,
+                        std::path::Path::new(p),
+                        transcript_agent,
+                    )?,
+                };
                 // The call that fired the hook: its outcome is in the payload, not yet here.
                 crate::transcripts::activity::loops::fill_outcomes(
                     &mut o.commands,
@@ -531,7 +544,7 @@ pub fn apply_in(
 /// front matter configures a larger one; the project's configured window (the
 /// front matter's `window`, else the default).
 fn reading_window(
-    opts: &Options,
+    opts: &Options<'_>,
     s: &mut Session,
     agent: Option<Agent>,
     stated: Option<u64>,

@@ -85,13 +85,18 @@ impl EventRead {
     /// naming it).
     pub fn open(path: &Path, readers: Readers) -> anyhow::Result<EventRead> {
         let (file, len) = crate::transcripts::usage::open_transcript(path)?;
-        Ok(EventRead {
+        Ok(EventRead::of_open(path, file, len, readers))
+    }
+
+    /// The reading of the transcript at `path`, already open as `file` (`len` bytes long).
+    pub fn of_open(path: &Path, file: File, len: u64, readers: Readers) -> EventRead {
+        EventRead {
             path: path.to_path_buf(),
             file,
             len: Cell::new(len),
             readers,
             usage: RefCell::new(None),
-        })
+        }
     }
 
     pub fn path(&self) -> &Path {
