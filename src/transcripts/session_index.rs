@@ -9,9 +9,8 @@ use std::path::{Path, PathBuf};
 use crate::agents::Agent;
 use crate::domain::workspace::Workspace;
 use crate::system::fsutil::{self, Lock};
-use crate::transcripts::activity::event_read::{EventRead, LoopsAsk};
+use crate::transcripts::activity::event_read::{EventRead, LoopsAsk, NewCalls};
 use crate::transcripts::activity::index::SessionIndex;
-use crate::transcripts::activity::loops::Step;
 use crate::transcripts::activity::Observed;
 
 /// An index larger than this is not read (it is bounded far below).
@@ -120,7 +119,7 @@ pub fn catch_up_read_with(
     id: &str,
     read: &EventRead,
     loops: Option<LoopsAsk<'_>>,
-) -> Option<(SessionIndex, Option<(Vec<Step>, u64)>)> {
+) -> Option<(SessionIndex, Option<NewCalls>)> {
     let transcript = read.path();
     // Kept as the session's record keeps the transcript's path: redacted.
     let shown = crate::system::redact::redact(&transcript.display().to_string()).into_owned();

@@ -66,8 +66,11 @@ pub struct Gained {
     pub observed: Observed,
     pub reads: Vec<ReadFile>,
     pub end: u64,
-    pub steps: Option<(Vec<loops::Step>, u64)>,
+    pub steps: Option<NewCalls>,
 }
+
+/// Loop detection's new calls, in order, and where its next read starts.
+pub type NewCalls = (Vec<loops::Step>, u64);
 
 /// One event's reading of one transcript (see the module's documentation).
 pub struct EventRead {
