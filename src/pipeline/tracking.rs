@@ -233,7 +233,7 @@ pub struct Applied {
     pub transcript: Option<TranscriptInfo>,
     /// The session as it was just before this update, read under the same lock: what a
     /// change (a compaction seen as the figure's fall) is measured from, so two hooks at
-    /// once never both see the same change.
+    /// once never both see the same change. Its loop detection's state is left out (empty).
     pub previous: Option<Session>,
 }
 
@@ -266,7 +266,15 @@ pub fn apply_batch(
     opts: Options<'_>,
     out: &Output,
 ) -> anyhow::Result<Applied> {
-    let prev = batch.recorded().then(|| batch.session().clone());
+    // Everything but loop detection's state, which nothing measures from and which costs
+    // most of a copy (hundreds of small strings, on every event).
+    let prev = batch.recorded().then(|| {
+        let s = batch.session_mut();
+        let loops = std::mem::take(&mut s.loops);
+        let prev = s.clone();
+        s.loops = loops;
+        prev
+    });
     let (lock, s) = batch.parts();
     let applied = apply_in(ws, lock, s, prev, sf, config, reading, opts, out)?;
     batch.touch();
