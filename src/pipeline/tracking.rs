@@ -217,6 +217,7 @@ pub struct Options<'a> {
 
 /// The outcome of [`apply`]: the session as saved and what happened on the way.
 pub struct Applied {
+    /// The session as saved, but for loop detection's state (left empty: the batch has it).
     pub session: Session,
     /// The checkpoint that stands after the update (a stage may have
     /// written one): what the stage instructions show as recorded.
@@ -266,19 +267,23 @@ pub fn apply_batch(
     opts: Options<'_>,
     out: &Output,
 ) -> anyhow::Result<Applied> {
-    // Everything but loop detection's state, which nothing measures from and which costs
-    // most of a copy (hundreds of small strings, on every event).
-    let prev = batch.recorded().then(|| {
-        let s = batch.session_mut();
-        let loops = std::mem::take(&mut s.loops);
-        let prev = s.clone();
-        s.loops = loops;
-        prev
-    });
+    let prev = batch
+        .recorded()
+        .then(|| copy_without_loops(batch.session_mut()));
     let (lock, s) = batch.parts();
     let applied = apply_in(ws, lock, s, prev, sf, config, reading, opts, out)?;
     batch.touch();
     Ok(applied)
+}
+
+/// A copy of `s` without loop detection's state (left empty), for what an update returns:
+/// nothing reads that state from there, and it is most of a copy's cost (hundreds of small
+/// strings, on every event).
+fn copy_without_loops(s: &mut Session) -> Session {
+    let loops = std::mem::take(&mut s.loops);
+    let copy = s.clone();
+    s.loops = loops;
+    copy
 }
 
 /// [`apply`] on a session the caller loaded under the lock it holds, and writes back once
@@ -530,7 +535,7 @@ pub fn apply_in(
         );
     }
     Ok(Applied {
-        session: s.clone(),
+        session: copy_without_loops(s),
         recorded,
         fired: fired_now,
         to_tell,
