@@ -43,6 +43,9 @@ impl HookCli {
         if args.get(1).is_none_or(|a| a != "hook") {
             return None;
         }
+        if let Some(cli) = HookCli::parse_plain(&args[2..]) {
+            return Some(cli);
+        }
         let rest = args[..1].iter().chain(&args[2..]);
         let h = HookCli::try_parse_from(rest).ok()?;
         Some(Cli {
@@ -50,7 +53,56 @@ impl HookCli {
             command: Command::Hook(h.hook),
         })
     }
+
+    /// The command line agents' hooks write, read by hand (clap's parser costs a tenth of a
+    /// hook's work): an agent's id or alias, the payload, `--strict` and `--plugin`, with no
+    /// global option on it and none in the environment but the state file's path. Whatever
+    /// else it holds goes to clap.
+    fn parse_plain(rest: &[std::ffi::OsString]) -> Option<Cli> {
+        if std::env::var_os("CTXKEEP_ASCII").is_some()
+            || std::env::var_os("CTXKEEP_LOCK_TIMEOUT").is_some()
+        {
+            return None;
+        }
+        let state = match std::env::var_os("CTXKEEP_STATE") {
+            Some(v) if v.is_empty() => return None,
+            v => v.map(PathBuf::from),
+        };
+        let (mut agent, mut payload, mut strict, mut plugin) = (None, None, false, false);
+        for arg in rest {
+            let arg = arg.to_str()?;
+            match arg {
+                "--strict" if !strict => strict = true,
+                "--plugin" if !plugin => plugin = true,
+                _ if arg.starts_with('-') => return None,
+                _ if agent.is_none() => {
+                    let named = |a: &Agent| a.spec().id == arg || a.spec().aliases.contains(&arg);
+                    agent = Some(Agent::ALL.into_iter().find(named)?);
+                }
+                _ if payload.is_none() => payload = Some(arg.to_string()),
+                _ => return None,
+            }
+        }
+        Some(Cli {
+            global: GlobalArgs {
+                json: false,
+                quiet: false,
+                state,
+                ascii: false,
+                lock_timeout: LOCK_TIMEOUT_SECS,
+            },
+            command: Command::Hook(HookArgs {
+                agent: agent?,
+                payload,
+                strict,
+                plugin,
+            }),
+        })
+    }
 }
+
+/// `--lock-timeout`'s default.
+const LOCK_TIMEOUT_SECS: f64 = 10.0;
 
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Global options")]
@@ -78,7 +130,7 @@ pub struct GlobalArgs {
         global = true,
         env = "CTXKEEP_LOCK_TIMEOUT",
         value_name = "SECS",
-        default_value_t = 10.0
+        default_value_t = LOCK_TIMEOUT_SECS
     )]
     pub lock_timeout: f64,
 }
@@ -796,5 +848,64 @@ mod tests {
     #[test]
     fn clap_definitions_are_consistent() {
         Cli::command().debug_assert();
+    }
+
+    fn hook_line(rest: &[&str]) -> Vec<std::ffi::OsString> {
+        ["ctxkeep", "hook"]
+            .iter()
+            .chain(rest)
+            .map(std::ffi::OsString::from)
+            .collect()
+    }
+
+    #[test]
+    fn the_hook_line_read_by_hand_is_what_clap_reads() {
+        let plain_env = std::env::var_os("CTXKEEP_ASCII").is_none()
+            && std::env::var_os("CTXKEEP_LOCK_TIMEOUT").is_none()
+            && std::env::var_os("CTXKEEP_STATE").is_none_or(|v| !v.is_empty());
+        let mut names: Vec<&str> = Vec::new();
+        for a in Agent::ALL {
+            names.push(a.spec().id);
+            names.extend(a.spec().aliases.iter().copied());
+        }
+        for name in names {
+            let payload = r#"{"session_id":"s","hook_event_name":"Stop"}"#;
+            let lines: [&[&str]; 6] = [
+                &[name],
+                &[name, payload],
+                &[name, payload, "--strict"],
+                &["--plugin", name, payload],
+                &["--strict", "--plugin", name, ""],
+                &[name, "--plugin", payload],
+            ];
+            for rest in lines {
+                let args = hook_line(rest);
+                let by_hand = HookCli::parse_plain(&args[2..]);
+                assert_eq!(by_hand.is_some(), plain_env, "{rest:?}");
+                let by_clap = Cli::try_parse_from(&args).unwrap();
+                if let Some(h) = by_hand {
+                    assert_eq!(format!("{h:?}"), format!("{by_clap:?}"), "{rest:?}");
+                }
+            }
+        }
+        // Anything else is clap's: global options, unknown agents, a second payload.
+        let id = Agent::ALL[0].spec().id;
+        let upper = id.to_uppercase();
+        let others: [&[&str]; 8] = [
+            &[id, "--json"],
+            &["-q", id],
+            &[id, "--state", "x.md"],
+            &["--strict", "--strict", id],
+            &[id, "{}", "{}"],
+            &["nobody", "{}"],
+            &[&upper, "{}"],
+            &["--", id],
+        ];
+        for rest in others {
+            assert!(
+                HookCli::parse_plain(&hook_line(rest)[2..]).is_none(),
+                "{rest:?}"
+            );
+        }
     }
 }

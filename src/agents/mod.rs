@@ -18,6 +18,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod copilot;
 pub mod gemini;
+pub mod mcp_registration;
 pub mod opencode;
 pub mod payload;
 pub mod policy;
@@ -401,14 +402,19 @@ pub fn event_read(
     path: &Path,
     agent: Option<Agent>,
 ) -> anyhow::Result<crate::transcripts::activity::event_read::EventRead> {
-    let agent = resolve(path, agent)?;
+    // One open, the format detected from it when the agent is not known.
+    let (mut file, len) = crate::transcripts::usage::open_transcript(path)?;
+    let agent = match agent {
+        Some(a) => a,
+        None => detect_from(path, &mut file, len)?.ok_or_else(|| not_recognized(path))?,
+    };
     let transcripts = agent.spec().transcripts;
     let readers = crate::transcripts::activity::event_read::Readers {
         observe: reader(agent),
         usage: Box::new(move |path, mut file, len| transcripts.read_usage(path, &mut file, len)),
         authored: authored_text,
     };
-    crate::transcripts::activity::event_read::EventRead::open(path, readers)
+    Ok(crate::transcripts::activity::event_read::EventRead::of_open(path, file, len, readers))
 }
 
 fn resolve(path: &Path, agent: Option<Agent>) -> anyhow::Result<Agent> {

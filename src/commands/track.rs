@@ -44,13 +44,20 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
 
-    let reading = read_source(&args, &ws, &id, &config)?;
+    // The transcript, opened once for the reading, loop detection and a stage's checkpoint.
+    let view = args.transcript.as_ref().map(|path| {
+        crate::pipeline::read::TranscriptView::of(
+            Some(path.clone()),
+            args.agent.and_then(AgentArg::agent),
+        )
+    });
+    let reading = read_source(&args, &ws, &id, &config, view.as_ref())?;
     // One pass of the hook pipeline: one lock, one write of the session. Loops first, as
     // the hooks do: a stage's checkpoint then has the calls' outcomes.
     let mut batch = Batch::open(&ws, &id, config.window)?;
     let mut gutter = Vec::new();
     let mut loop_texts = Vec::new();
-    if let (Some(path), Some(limits)) = (&args.transcript, config.gutter) {
+    if let (Some(path), Some(view), Some(limits)) = (&args.transcript, &view, config.gutter) {
         // What the transcript gained since the session's last reading.
         let agent = args.agent.and_then(AgentArg::agent);
         let feed = crate::pipeline::loop_detection::Feed {
@@ -63,7 +70,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         };
         let (lock, s) = batch.parts();
         let before = (s.loops().clone(), s.gutter().len());
-        let steps = crate::pipeline::loop_detection::read_new(&ws, s, path, agent);
+        let steps = view.new_calls(&ws, s);
         for (hit, text) in
             crate::pipeline::loop_detection::check_in(&ws, lock, s, &feed, &limits, steps)?
         {
@@ -85,6 +92,7 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             messages: args.messages,
             record_only: false,
             deferred: false,
+            view: view.as_ref(),
         },
         &ctx.out,
     )?;
@@ -154,6 +162,7 @@ fn read_source(
     ws: &Workspace,
     id: &str,
     config: &Config,
+    view: Option<&crate::pipeline::read::TranscriptView>,
 ) -> anyhow::Result<Reading> {
     if let Some(n) = args.tokens {
         return Ok(Reading::Absolute {
@@ -176,9 +185,11 @@ fn read_source(
             count,
         });
     }
-    if let Some(path) = &args.transcript {
-        let agent = args.agent.and_then(AgentArg::agent);
-        let mut usage = crate::agents::read_usage(path, agent)?;
+    if let (Some(path), Some(view)) = (&args.transcript, view) {
+        let Some(usage) = view.usage() else {
+            return Ok(Reading::Unchanged);
+        };
+        let mut usage = usage?;
         // Both are kept in the session record: redact them here, before the lock.
         usage.model = usage.model.map(|m| redact(&m).into_owned());
         return Ok(Reading::Transcript(Box::new(usage), display_path(path)));

@@ -221,33 +221,6 @@ pub fn mcp_path(agent: Agent, settings_path: &Path) -> PathBuf {
     project_dir(settings, settings_path).join(settings.mcp.relative_path())
 }
 
-/// Whether the agent's project MCP configuration in `root` registers
-/// `ctxkeep mcp` (any agent's when `agent` is None). What the stage
-/// instructions go by: a file read only when a stage fires.
-pub fn mcp_registered(root: &Path, agent: Option<Agent>) -> bool {
-    let agents = match agent {
-        Some(a) => vec![a],
-        None => Agent::ALL.to_vec(),
-    };
-    agents
-        .into_iter()
-        .any(|a| registered_command(a, &root.join(a.settings().mcp.relative_path())).is_some())
-}
-
-/// The command line of ctxkeep's entry in the MCP configuration at `path`.
-fn registered_command(agent: Agent, path: &Path) -> Option<String> {
-    let settings = agent.settings();
-    let mcp = settings.mcp;
-    let text = fsutil::read_text(path, MAX_SETTINGS_BYTES).ok()?;
-    match mcp.format {
-        Format::Json | Format::JsonLocal => {
-            let doc = JsonText::parse(&text, settings.comments_allowed).ok()?;
-            mcp.registered_json(doc.value())
-        }
-        Format::Toml => mcp.registered_toml(&text).ok()?,
-    }
-}
-
 /// Registers (or unregisters) `ctxkeep mcp` in the file at `path`, in
 /// memory: `files` writes it with the rest.
 fn edit_mcp(
@@ -815,7 +788,7 @@ fn mcp_check(
 ) -> Check {
     let config = mcp_path(agent, settings_path);
     // The plugin registers the same server itself.
-    let registered = registered_command(agent, &config)
+    let registered = crate::agents::mcp_registration::registered_command(agent, &config)
         .or_else(|| plugin_runs.then(|| "ctxkeep mcp".to_string()));
     let Some(command) = registered else {
         return Check {

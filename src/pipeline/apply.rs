@@ -45,6 +45,11 @@ impl<'w> Batch<'w> {
         &self.session
     }
 
+    /// The record as it was loaded (None: there is none yet).
+    pub fn on_disk(&self) -> Option<&Session> {
+        self.on_disk.as_ref()
+    }
+
     /// The session to change; a session with no record yet is written only if
     /// [`touch`](Self::touch) is called.
     pub fn session_mut(&mut self) -> &mut Session {
@@ -106,17 +111,25 @@ pub fn write_stage_checkpoint(
     s: &Session,
     effect: &StageCheckpoint,
     transcript: Option<(&str, Option<crate::agents::Agent>)>,
+    view: Option<&super::read::TranscriptView>,
     out: &crate::system::output::Output,
 ) -> anyhow::Result<super::record::Written> {
     let observed = transcript.and_then(|(path, agent)| {
-        // Completed from the session's index: files and the request from its start.
-        let mut o = crate::transcripts::session_index::observed_locked(
-            ws,
-            lock,
-            s.id(),
-            std::path::Path::new(path),
-            agent,
-        )?;
+        // Completed from the session's index: files and the request from its start; through
+        // the event's open transcript when it has this one.
+        let open = view
+            .filter(|v| v.path().is_some_and(|v| v.display().to_string() == path))
+            .and_then(|v| v.read().ok().flatten());
+        let mut o = match open {
+            Some(read) => crate::transcripts::session_index::observed_with(ws, lock, s.id(), read)?,
+            None => crate::transcripts::session_index::observed_locked(
+                ws,
+                lock,
+                s.id(),
+                std::path::Path::new(path),
+                agent,
+            )?,
+        };
         // The call that fired the hook: its outcome is in the payload, not yet here.
         crate::transcripts::activity::loops::fill_outcomes(&mut o.commands, &s.loops().recent);
         Some(o)

@@ -189,8 +189,10 @@ impl Hook {
     ) -> anyhow::Result<Option<String>> {
         let batch = self.reopen(slot)?;
         // The session's index learns what the transcript gained since the last event.
+        // Loop detection's new calls are read in the same pass when they can be.
+        let loops = self.config.gutter.map(|_| batch.session());
         self.view()
-            .catch_up_index(&self.ws, batch.lock(), &self.session);
+            .catch_up_index(&self.ws, batch.lock(), &self.session, loops);
         // Loops first: a stage's checkpoint then has this call's outcome.
         let loops = self.loops_in(batch, reply)?;
         let applied = self.update_in(batch, false, !reply)?;
@@ -275,6 +277,7 @@ impl Hook {
         let options = Options {
             record_only,
             deferred,
+            view: Some(self.view()),
             ..Options::default()
         };
         let applied = tracking::apply_batch(
@@ -347,7 +350,7 @@ impl Hook {
         );
         batch.touch();
         let request = request?;
-        let mcp = crate::install::hook_setup::mcp_registered(&self.ws.root, Some(self.agent));
+        let mcp = crate::agents::mcp_registration::mcp_registered(&self.ws.root, Some(self.agent));
         let text = crate::pipeline::requests::text(&request.why, &request.state, mcp);
         let line = request.log(&self.session, self.agent, text.chars().count());
         self.log(batch.lock(), line.event, line.fields);
@@ -524,8 +527,14 @@ impl Hook {
             return Ok(Vec::new());
         };
         let view = self.view();
+        // What loop detection kept before this event: the record as loaded, unless a step
+        // changed it since (then a copy; copying it costs more than the rest of the check).
+        let copy = match batch.on_disk() {
+            Some(disk) if disk.loops() == batch.session().loops() => None,
+            _ => Some(batch.session().loops().clone()),
+        };
         let (lock, s) = batch.parts();
-        let before = (s.loops().clone(), s.gutter().len());
+        let gutter_before = s.gutter().len();
         let steps = view.new_calls(&self.ws, s);
         let feed = super::loop_detection::Feed {
             session: &self.session,
@@ -536,8 +545,12 @@ impl Hook {
             reaches_model,
         };
         let hits = super::loop_detection::check_in(&self.ws, lock, s, &feed, &limits, steps)?;
-        if *s.loops() != before.0 || s.gutter().len() != before.1 {
-            s.touched(&crate::system::clock::now_rfc3339());
+        let before = copy.as_ref().or(batch.on_disk().map(|d| d.loops()));
+        let s = batch.session();
+        if before != Some(s.loops()) || s.gutter().len() != gutter_before {
+            batch
+                .session_mut()
+                .touched(&crate::system::clock::now_rfc3339());
             batch.touch();
         }
         Ok(hits.into_iter().map(|(_, text)| text).collect())

@@ -13,7 +13,7 @@ use crate::agents::payload::{ToolAction, ToolCall};
 use crate::agents::Agent;
 use crate::domain::session::Session;
 use crate::domain::workspace::Workspace;
-use crate::transcripts::activity::event_read::EventRead;
+use crate::transcripts::activity::event_read::{EventRead, LoopsAsk};
 use crate::transcripts::activity::loops::{Action, Cursor, FileChange, Outcome, Step};
 use crate::transcripts::activity::{GutterHit, GutterLimits};
 
@@ -132,23 +132,72 @@ pub fn read_new(ws: &Workspace, s: &mut Session, path: &Path, agent: Option<Agen
 
 /// [`read_new`] through the event's open reading of the transcript.
 pub fn read_new_in(ws: &Workspace, s: &mut Session, read: &EventRead) -> Vec<Step> {
-    let path = read.path();
+    read_new_with(ws, s, read, None)
+}
+
+/// Where loop detection's next read of the transcript starts, and whether the calls waiting
+/// for an outcome are carried into it (false: the transcript is another one, or this one
+/// rewritten, whose calls are all new; they are dropped).
+fn next_read(s: &Session, read: &EventRead, shown: &str) -> (u64, bool) {
     let len = read.len();
-    // Kept in the session's record, so redacted as its `transcript` is.
-    let shown = crate::system::redact::redact(&path.display().to_string()).into_owned();
-    let from = match &s.loops().cursor {
-        Some(c) if c.path == shown && c.offset <= len => c.offset,
-        _ => {
-            // Another transcript (or this one rewritten): its calls are new to us.
-            s.loops_mut().pending.clear();
-            len.saturating_sub(FIRST_READ)
-        }
-    };
-    if from == len && s.loops().cursor.is_some() {
+    match &s.loops().cursor {
+        Some(c) if c.path == shown && c.offset <= len => (c.offset, true),
+        _ => (len.saturating_sub(FIRST_READ), false),
+    }
+}
+
+/// Nothing to read: the cursor is at the transcript's end.
+fn read_all(s: &Session, read: &EventRead, from: u64) -> bool {
+    from == read.len() && s.loops().cursor.is_some()
+}
+
+/// The transcript's path as the session's record keeps it (redacted, as its `transcript` is).
+fn shown_path(read: &EventRead) -> String {
+    crate::system::redact::redact(&read.path().display().to_string()).into_owned()
+}
+
+/// What loop detection would read of the transcript at this event, for the session index's
+/// catch-up to read it in the same pass ([`EventRead::gained_with_steps`]); None when it has
+/// nothing to read. `s` is not changed.
+pub fn ask<'a>(ws: &'a Workspace, s: &'a Session, read: &EventRead) -> Option<LoopsAsk<'a>> {
+    let (from, carried) = next_read(s, read, &shown_path(read));
+    if read_all(s, read, from) {
+        return None;
+    }
+    Some(LoopsAsk {
+        root: Some(&ws.root),
+        from,
+        pending: if carried { &s.loops().pending } else { &[] },
+    })
+}
+
+/// [`read_new_in`], taking the steps the session index's catch-up read for it in the same
+/// pass (`prefetched`: where that read started, the steps and where it stopped) when they are
+/// the read this event needs.
+pub fn read_new_with(
+    ws: &Workspace,
+    s: &mut Session,
+    read: &EventRead,
+    prefetched: Option<(u64, Vec<Step>, u64)>,
+) -> Vec<Step> {
+    let shown = shown_path(read);
+    let (from, carried) = next_read(s, read, &shown);
+    if !carried {
+        s.loops_mut().pending.clear();
+    }
+    if read_all(s, read, from) {
         return Vec::new();
     }
-    let pending = s.loops().pending.clone();
-    match read.steps_since(Some(&ws.root), from, &pending) {
+    let read_now = match prefetched {
+        Some((start, steps, end)) if start == from && s.loops().pending.is_empty() => {
+            Ok((steps, end))
+        }
+        _ => {
+            let pending = s.loops().pending.clone();
+            read.steps_since(Some(&ws.root), from, &pending)
+        }
+    };
+    match read_now {
         Ok((steps, end)) => {
             s.loops_mut().cursor = Some(Cursor {
                 path: shown,

@@ -4,7 +4,7 @@
 //! activity it gained since the session's stored offsets, and the nonce's echo from that one
 //! open file.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
 use crate::agents::Agent;
@@ -21,17 +21,35 @@ use crate::transcripts::usage::Usage;
 /// one open reading.
 pub struct TranscriptView {
     path: Option<PathBuf>,
-    agent: Agent,
+    /// None: the format is detected from the transcript.
+    agent: Option<Agent>,
     read: OnceCell<EventRead>,
+    /// Loop detection's calls, read with the index's catch-up.
+    prefetched: RefCell<Option<Prefetched>>,
+}
+
+/// Loop detection's calls read with the index's catch-up: where that read started, the
+/// transcript's length then, the calls, and where the read stopped.
+struct Prefetched {
+    from: u64,
+    len: u64,
+    steps: Vec<Step>,
+    end: u64,
 }
 
 impl TranscriptView {
     /// The transcript at `path`, when it exists.
     pub fn new(path: Option<PathBuf>, agent: Agent) -> TranscriptView {
+        TranscriptView::of(path, Some(agent))
+    }
+
+    /// The transcript at `path` written by `agent`, or by whichever agent its format shows.
+    pub fn of(path: Option<PathBuf>, agent: Option<Agent>) -> TranscriptView {
         TranscriptView {
             path,
             agent,
             read: OnceCell::new(),
+            prefetched: RefCell::new(None),
         }
     }
 
@@ -50,7 +68,7 @@ impl TranscriptView {
         let Some(path) = self.path() else {
             return Ok(None);
         };
-        let read = crate::agents::event_read(path, Some(self.agent))?;
+        let read = crate::agents::event_read(path, self.agent)?;
         Ok(Some(self.read.get_or_init(|| read)))
     }
 
@@ -70,17 +88,43 @@ impl TranscriptView {
     }
 
     /// The session's index caught up with what the transcript gained since its last event
-    /// (the caller holds the lock).
-    pub fn catch_up_index(&self, ws: &Workspace, lock: &Lock, id: &str) -> Option<SessionIndex> {
+    /// (the caller holds the lock). With `loops` (the session, when loop detection runs at
+    /// this event), the calls loop detection will ask for ([`TranscriptView::new_calls`]) are
+    /// read in the same pass when they are the same bytes, and kept for it.
+    pub fn catch_up_index(
+        &self,
+        ws: &Workspace,
+        lock: &Lock,
+        id: &str,
+        loops: Option<&Session>,
+    ) -> Option<SessionIndex> {
         let read = self.read().ok()??;
-        crate::transcripts::session_index::catch_up_read(ws, lock, id, read)
+        let ask = loops.and_then(|s| crate::pipeline::loop_detection::ask(ws, s, read));
+        let (index, steps) =
+            crate::transcripts::session_index::catch_up_read_with(ws, lock, id, read, ask)?;
+        if let (Some(ask), Some((steps, end))) = (ask, steps) {
+            self.prefetched.replace(Some(Prefetched {
+                from: ask.from,
+                len: read.len(),
+                steps,
+                end,
+            }));
+        }
+        Some(index)
     }
 
     /// The tool calls the transcript gained since loop detection last read it (moving the
-    /// session's cursor).
+    /// session's cursor): those the index's catch-up read for it, else read now.
     pub fn new_calls(&self, ws: &Workspace, s: &mut Session) -> Vec<Step> {
+        let prefetched = self.prefetched.take();
         match self.read() {
-            Ok(Some(read)) => crate::pipeline::loop_detection::read_new_in(ws, s, read),
+            Ok(Some(read)) => {
+                // Read up to the same length (the view was not refreshed since).
+                let prefetched = prefetched
+                    .filter(|p| p.len == read.len())
+                    .map(|p| (p.from, p.steps, p.end));
+                crate::pipeline::loop_detection::read_new_with(ws, s, read, prefetched)
+            }
             _ => Vec::new(),
         }
     }
@@ -108,5 +152,91 @@ impl TranscriptView {
                 crate::handoff::ledger::ECHO_SCAN_BYTES,
             )
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn line(ty: &str, message: serde_json::Value) -> String {
+        json!({"parentUuid": "p", "isSidechain": false, "sessionId": "s-1", "type": ty,
+               "message": message, "uuid": "u", "timestamp": "2026-11-27T19:00:00.000Z"})
+        .to_string()
+            + "\n"
+    }
+
+    fn call(id: &str, command: &str) -> String {
+        line(
+            "assistant",
+            json!({"model": "claude-opus-4-6", "id": format!("msg_{id}"), "role": "assistant",
+                   "content": [{"type": "tool_use", "id": id, "name": "Bash",
+                                "input": {"command": command}}],
+                   "usage": {"input_tokens": 1000, "output_tokens": 5}}),
+        )
+    }
+
+    fn result(id: &str) -> String {
+        line(
+            "user",
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+                   "content": "error: 1 test failed", "is_error": true}]}),
+        )
+    }
+
+    /// Two events on the same transcript, loop detection reading with the index's catch-up
+    /// (`shared`) or on its own: the calls it gets and what it keeps are the same.
+    fn two_events(shared: bool) -> (Vec<Vec<Step>>, Session, SessionIndex) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::in_dir(dir.path());
+        let path = dir.path().join("t.jsonl");
+        let mut s = Session::new("s-1", 200_000);
+        let mut text = line("user", json!({"role": "user", "content": "Fix the tests"}));
+        text += &(call("b1", "cargo test") + &result("b1"));
+        let mut got = Vec::new();
+        let mut index = None;
+        let events = [
+            call("b2", "cargo test"),
+            result("b2") + &call("b3", "cargo build") + &result("b3"),
+            call("b4", "cargo test") + &result("b4"),
+        ];
+        let (mut carried_once, mut one_passes) = (false, 0);
+        for next in events {
+            text += &next;
+            std::fs::write(&path, &text).unwrap();
+            let view = TranscriptView::new(Some(path.clone()), Agent::ClaudeCode);
+            let lock = ws.lock_only().unwrap();
+            // A call carried from the last read (waiting for its outcome) is read on its own.
+            let one_pass = shared && s.loops().pending.is_empty();
+            carried_once |= !s.loops().pending.is_empty();
+            one_passes += usize::from(one_pass);
+            index = view.catch_up_index(&ws, &lock, "s-1", shared.then_some(&s));
+            assert_eq!(view.prefetched.borrow().is_some(), one_pass);
+            let steps = view.new_calls(&ws, &mut s);
+            let limits = crate::transcripts::activity::GutterLimits::default();
+            crate::pipeline::loop_detection::judge(&mut s, &steps, None, &limits, true);
+            got.push(steps);
+        }
+        assert!(carried_once, "a call was carried from one read to the next");
+        assert_eq!(one_passes, if shared { 2 } else { 0 });
+        // The temp folders differ: the cursor's offset is what counts.
+        if let Some(c) = s.loops_mut().cursor.as_mut() {
+            c.path.clear();
+        }
+        (got, s, index.unwrap())
+    }
+
+    #[test]
+    fn loop_detection_gets_the_same_calls_from_the_index_pass_as_from_its_own_read() {
+        let (shared, s_shared, index_shared) = two_events(true);
+        let (alone, s_alone, index_alone) = two_events(false);
+        assert_eq!(shared, alone);
+        assert_eq!(shared[0].len(), 2, "the first read takes b1 and b2");
+        assert_eq!(shared[2].len(), 1, "b4, read with the index");
+        assert_eq!(s_shared.loops(), s_alone.loops());
+        assert_eq!(index_shared.changed, index_alone.changed);
+        assert_eq!(index_shared.commands, index_alone.commands);
     }
 }

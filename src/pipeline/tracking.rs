@@ -194,8 +194,8 @@ pub enum Reading {
 }
 
 /// What a caller of [`apply`] may set besides the reading.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Options {
+#[derive(Default, Clone, Copy)]
+pub struct Options<'a> {
     /// An explicit window (`--window`), ahead of every other source.
     pub window: Option<u64>,
     /// The session's message count now (`--messages`).
@@ -207,10 +207,14 @@ pub struct Options {
     /// Codex's `notify`): stages fire, but their instruction waits in the
     /// session for the next event that can carry it.
     pub deferred: bool,
+    /// The event's open view of the transcript the reading came from: a stage's checkpoint
+    /// reads what the session did through it (no second open).
+    pub view: Option<&'a crate::pipeline::read::TranscriptView>,
 }
 
 /// The outcome of [`apply`]: the session as saved and what happened on the way.
 pub struct Applied {
+    /// The session as saved, but for loop detection's state (left empty: the batch has it).
     pub session: Session,
     /// The checkpoint that stands after the update (a stage may have
     /// written one): what the stage instructions show as recorded.
@@ -227,7 +231,7 @@ pub struct Applied {
     pub transcript: Option<TranscriptInfo>,
     /// The session as it was just before this update, read under the same lock: what a
     /// change (a compaction seen as the figure's fall) is measured from, so two hooks at
-    /// once never both see the same change.
+    /// once never both see the same change. Its loop detection's state is left out (empty).
     pub previous: Option<Session>,
 }
 
@@ -241,7 +245,7 @@ pub fn apply(
     config: &Config,
     id: &str,
     reading: Reading,
-    opts: Options,
+    opts: Options<'_>,
     out: &Output,
 ) -> anyhow::Result<Applied> {
     let mut batch = Batch::open(ws, id, config.window)?;
@@ -257,14 +261,26 @@ pub fn apply_batch(
     sf: &StateFile,
     config: &Config,
     reading: Reading,
-    opts: Options,
+    opts: Options<'_>,
     out: &Output,
 ) -> anyhow::Result<Applied> {
-    let prev = batch.recorded().then(|| batch.session().clone());
+    let prev = batch
+        .recorded()
+        .then(|| copy_without_loops(batch.session_mut()));
     let (lock, s) = batch.parts();
     let applied = apply_in(ws, lock, s, prev, sf, config, reading, opts, out)?;
     batch.touch();
     Ok(applied)
+}
+
+/// A copy of `s` without loop detection's state (left empty), for what an update returns:
+/// nothing reads that state from there, and it is most of a copy's cost (hundreds of small
+/// strings, on every event).
+fn copy_without_loops(s: &mut Session) -> Session {
+    let loops = std::mem::take(s.loops_mut());
+    let copy = s.clone();
+    *s.loops_mut() = loops;
+    copy
 }
 
 /// [`apply`] on a session the caller loaded under the lock it holds, and writes back once
@@ -281,7 +297,7 @@ pub fn apply_in(
     sf: &StateFile,
     config: &Config,
     reading: Reading,
-    opts: Options,
+    opts: Options<'_>,
     out: &Output,
 ) -> anyhow::Result<Applied> {
     let mut compacted = false;
@@ -442,8 +458,9 @@ pub fn apply_in(
     let checkpoint_id = match decide::stage_checkpoint(&step) {
         Some(effect) => {
             let transcript = transcript_path.as_deref().map(|p| (p, transcript_agent));
-            let written =
-                super::apply::write_stage_checkpoint(ws, lock, s, &effect, transcript, out)?;
+            let written = super::apply::write_stage_checkpoint(
+                ws, lock, s, &effect, transcript, opts.view, out,
+            )?;
             s.checkpoint_seen(&written.checkpoint().id);
             // A skipped one (nothing new) is named nowhere as written.
             let id = match &written {
@@ -480,7 +497,7 @@ pub fn apply_in(
         );
     }
     Ok(Applied {
-        session: s.clone(),
+        session: copy_without_loops(s),
         recorded,
         fired: fired_now,
         to_tell,
@@ -495,7 +512,7 @@ pub fn apply_in(
 /// The window for a reading from an agent ([`decide::reading_window`] chooses it), noted
 /// on the session with where it came from (its `window_source`).
 fn reading_window(
-    opts: &Options,
+    opts: &Options<'_>,
     s: &mut Session,
     agent: Option<Agent>,
     stated: Option<u64>,
@@ -567,7 +584,7 @@ pub fn instructions(
     // configuration registers `ctxkeep mcp` (any agent's, when the session
     // does not say which agent it is).
     let agent = s.agent().and_then(|a| a.parse().ok());
-    let mcp = crate::install::hook_setup::mcp_registered(&ws.root, agent);
+    let mcp = crate::agents::mcp_registration::mcp_registered(&ws.root, agent);
     // A stage told later, when no figure is known now, says the one it fired at.
     let figure = match s.tokens() {
         Some(_) => s.clone(),

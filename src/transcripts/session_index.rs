@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::agents::Agent;
 use crate::domain::workspace::Workspace;
 use crate::system::fsutil::{self, Lock};
-use crate::transcripts::activity::event_read::EventRead;
+use crate::transcripts::activity::event_read::{EventRead, LoopsAsk, NewCalls};
 use crate::transcripts::activity::index::SessionIndex;
 use crate::transcripts::activity::Observed;
 
@@ -108,6 +108,18 @@ pub fn catch_up_read(
     id: &str,
     read: &EventRead,
 ) -> Option<SessionIndex> {
+    catch_up_read_with(ws, lock, id, read, None).map(|(index, _)| index)
+}
+
+/// [`catch_up_read`], reading in the same pass the tool calls loop detection asks for, when
+/// it can ([`EventRead::gained_with_steps`]): returns them with where its next read starts.
+pub fn catch_up_read_with(
+    ws: &Workspace,
+    lock: &Lock,
+    id: &str,
+    read: &EventRead,
+    loops: Option<LoopsAsk<'_>>,
+) -> Option<(SessionIndex, Option<NewCalls>)> {
     let transcript = read.path();
     // Kept as the session's record keeps the transcript's path: redacted.
     let shown = crate::system::redact::redact(&transcript.display().to_string()).into_owned();
@@ -133,10 +145,16 @@ pub fn catch_up_read(
     }
     let root = index.root.clone().map(PathBuf::from);
     let before = index.clone();
-    let (seen, reads, end) = read
-        .gained(root.as_deref(), index.offset, crate::system::clock::now())
+    let gained = read
+        .gained_with_steps(
+            root.as_deref(),
+            index.offset,
+            crate::system::clock::now(),
+            loops,
+        )
         .ok()?;
-    index.add(&seen, &reads);
+    let end = gained.end;
+    index.add(&gained.observed, &gained.reads);
     if end != index.offset {
         index.offset = end;
         index.mark = read.mark_at(end);
@@ -144,7 +162,7 @@ pub fn catch_up_read(
     if index != before {
         save(ws, lock, id, &index).ok()?;
     }
-    Some(index)
+    Some((index, gained.steps))
 }
 
 /// How far past the stored cursor the look for a nonce goes before the cursor is moved.

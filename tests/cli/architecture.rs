@@ -173,6 +173,28 @@ fn the_infrastructure_wing_imports_no_other() {
 }
 
 #[test]
+fn the_hook_pipeline_imports_nothing_of_install() {
+    let graph = import_graph();
+    assert!(
+        graph.keys().any(|m| m.starts_with("pipeline/")),
+        "the pipeline's modules are in the graph"
+    );
+    let wrong: Vec<String> = graph
+        .iter()
+        .filter(|(from, _)| from.starts_with("pipeline/"))
+        .flat_map(|(from, tos)| {
+            tos.iter()
+                .filter(|to| to.starts_with("install"))
+                .map(move |to| format!("{from} -> {to}"))
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "the hook path never runs set-up code: {wrong:?}"
+    );
+}
+
+#[test]
 fn no_command_imports_another_and_nothing_below_imports_upward() {
     let graph = import_graph();
     assert!(graph.len() > 30, "found only {} modules", graph.len());

@@ -48,6 +48,30 @@ pub struct Readers {
     pub authored: Authored,
 }
 
+/// What loop detection asks of the bytes the transcript gained ([`EventRead::gained_with_steps`]).
+#[derive(Clone, Copy)]
+pub struct LoopsAsk<'a> {
+    /// The folder its paths are shown from.
+    pub root: Option<&'a Path>,
+    /// Where its last read stopped.
+    pub from: u64,
+    /// The calls it saw without their outcome.
+    pub pending: &'a [loops::PendingCall],
+}
+
+/// What [`EventRead::gained_with_steps`] read: the session index's part, as
+/// [`EventRead::gained`] gives it, and loop detection's steps with where its next read starts
+/// (None when it must read on its own).
+pub struct Gained {
+    pub observed: Observed,
+    pub reads: Vec<ReadFile>,
+    pub end: u64,
+    pub steps: Option<NewCalls>,
+}
+
+/// Loop detection's new calls, in order, and where its next read starts.
+pub type NewCalls = (Vec<loops::Step>, u64);
+
 /// One event's reading of one transcript (see the module's documentation).
 pub struct EventRead {
     path: PathBuf,
@@ -64,13 +88,18 @@ impl EventRead {
     /// naming it).
     pub fn open(path: &Path, readers: Readers) -> anyhow::Result<EventRead> {
         let (file, len) = crate::transcripts::usage::open_transcript(path)?;
-        Ok(EventRead {
+        Ok(EventRead::of_open(path, file, len, readers))
+    }
+
+    /// The reading of the transcript at `path`, already open as `file` (`len` bytes long).
+    pub fn of_open(path: &Path, file: File, len: u64, readers: Readers) -> EventRead {
+        EventRead {
             path: path.to_path_buf(),
             file,
             len: Cell::new(len),
             readers,
             usage: RefCell::new(None),
-        })
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -147,7 +176,7 @@ impl EventRead {
             .seek(SeekFrom::Start(start))
             .and_then(|_| f.read_exact(&mut buf))
         {
-            Ok(()) => buf.iter().map(|b| format!("{b:02x}")).collect(),
+            Ok(()) => hex(&buf),
             Err(_) => String::new(),
         }
     }
@@ -174,6 +203,35 @@ impl EventRead {
         (self.readers.observe.read)(&self.path, self.dup()?, end, &mut rec)?;
         let (obs, reads) = rec.finish_with_reads(agent, now);
         Ok((obs, reads, end))
+    }
+
+    /// [`EventRead::gained`], and in the same pass the tool calls loop detection asks for
+    /// (`loops`: from where it stopped, shown from its root), when both reads are one: the same
+    /// bytes, the same root and no call carried over from an earlier read (a carried call is
+    /// followed for its outcome, which would change what the agent's reader records: loop
+    /// detection then reads on its own, [`EventRead::steps_since`]). The steps are None then.
+    pub fn gained_with_steps(
+        &self,
+        repo_root: Option<&Path>,
+        from: u64,
+        now: DateTime<Utc>,
+        loops: Option<LoopsAsk<'_>>,
+    ) -> anyhow::Result<Gained> {
+        let len = self.len();
+        let index_from = from.max(len.saturating_sub(FIRST_READ)).min(len);
+        let shared = loops.filter(|ask| {
+            ask.pending.is_empty()
+                && ask.root == repo_root
+                && ask.from.max(len.saturating_sub(TAIL_BYTES)).min(len) == index_from
+        });
+        let (mut observed, reads, end) = self.gained(repo_root, from, now)?;
+        let steps = shared.map(|_| (std::mem::take(&mut observed.steps), end));
+        Ok(Gained {
+            observed,
+            reads,
+            end,
+            steps,
+        })
     }
 
     /// The tool calls from byte `from` to the last complete line, in order, with `pending`
@@ -292,6 +350,17 @@ impl EventRead {
     }
 }
 
+/// `bytes` in lower-case hex (a `format!` per byte cost more than the rest of the mark).
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 0xf)] as char);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;
@@ -406,6 +475,12 @@ mod tests {
     }
 
     #[test]
+    fn hex_is_two_lower_case_digits_a_byte() {
+        assert_eq!(hex(&[0x00, 0x0a, 0x7f, 0xff]), "000a7fff");
+        assert_eq!(hex(b""), "");
+    }
+
+    #[test]
     fn the_mark_tells_an_appended_transcript_from_a_rewritten_or_truncated_one() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
@@ -502,6 +577,114 @@ mod tests {
         );
         assert!(read.has_call("e1", 1 << 20));
         assert!(!read.echoes("48213907", 1 << 20).unwrap());
+    }
+
+    fn bash(id: &str, command: &str, context: u64) -> String {
+        cc(
+            "assistant",
+            json!({"model": "claude-opus-4-6", "id": format!("msg_{id}"), "role": "assistant",
+                   "content": [{"type": "tool_use", "id": id, "name": "Bash",
+                                "input": {"command": command}}],
+                   "usage": {"input_tokens": context, "output_tokens": 5}}),
+        ) + &cc(
+            "user",
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+                   "content": "error: 2 tests failed", "is_error": true}]}),
+        )
+    }
+
+    #[test]
+    fn one_pass_gives_the_index_and_loop_detection_what_their_own_reads_give() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let head = prompt("Port the reader") + &edit("e1", "src/a.rs", 1000);
+        std::fs::write(&path, head.clone()).unwrap();
+        append(
+            &path,
+            &(bash("b1", "cargo test", 1500) + &edit("e2", "src/b.rs", 2000)),
+        );
+        let root = Some(Path::new(ROOT));
+        let read = open(&path);
+        for from in [0, head.len() as u64] {
+            let ask = LoopsAsk {
+                root,
+                from,
+                pending: &[],
+            };
+            let one = read
+                .gained_with_steps(root, from, now(), Some(ask))
+                .unwrap();
+            let (seen, reads, end) = read.gained(root, from, now()).unwrap();
+            let (steps, steps_end) = read.steps_since(root, from, &[]).unwrap();
+            assert!(!steps.is_empty());
+            assert_eq!(one.steps, Some((steps, steps_end)), "from {from}");
+            let mut alone = seen;
+            alone.steps.clear();
+            assert_eq!(one.observed, alone, "the index's part is unchanged");
+            assert_eq!((one.reads, one.end), (reads, end));
+        }
+        // Not the same read: loop detection reads on its own.
+        let elsewhere = LoopsAsk {
+            root: Some(Path::new("/elsewhere")),
+            from: 0,
+            pending: &[],
+        };
+        let later = LoopsAsk {
+            root,
+            from: head.len() as u64,
+            pending: &[],
+        };
+        for (from, ask) in [(0, elsewhere), (0, later)] {
+            let one = read
+                .gained_with_steps(root, from, now(), Some(ask))
+                .unwrap();
+            assert_eq!(one.steps, None);
+        }
+        assert_eq!(
+            read.gained_with_steps(root, 0, now(), None).unwrap().steps,
+            None
+        );
+    }
+
+    #[test]
+    fn calls_carried_over_leave_the_index_as_its_own_read_has_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        // An edit of src/old.rs seen earlier without its outcome; its result comes now.
+        let result = cc(
+            "user",
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "e0",
+                   "content": "ok", "is_error": false}]}),
+        );
+        std::fs::write(&path, result + &edit("e1", "src/a.rs", 1000)).unwrap();
+        let read = open(&path);
+        let root = Some(Path::new(ROOT));
+        let pending = [loops::PendingCall {
+            id: "e0".into(),
+            command: None,
+            files: vec!["src/old.rs".into()],
+        }];
+        let ask = LoopsAsk {
+            root,
+            from: 0,
+            pending: &pending,
+        };
+        let one = read.gained_with_steps(root, 0, now(), Some(ask)).unwrap();
+        assert_eq!(
+            one.steps, None,
+            "loop detection reads the carried call on its own"
+        );
+        assert_eq!(
+            one.observed.files,
+            ["src/a.rs"],
+            "not the carried call's file"
+        );
+        let (seen, _, _) = read.gained(root, 0, now()).unwrap();
+        assert_eq!(one.observed.files, seen.files);
+        // Its own read matches the carried call with its outcome.
+        let (steps, _) = read.steps_since(root, 0, &pending).unwrap();
+        assert_eq!(steps.len(), 2);
+        assert_eq!(steps[0].id.as_deref(), Some("e0"));
     }
 
     #[test]
