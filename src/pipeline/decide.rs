@@ -417,6 +417,26 @@ pub fn compaction_ended(
     s.compaction_ended(now);
 }
 
+/// The limit a reading is measured against, from what [`super::read::compaction_limit`]
+/// found: that limit, unless the window itself is unknown (then the window, marked
+/// `unknown`); and, when it is the point learned from compactions, how many taught it.
+pub fn reading_limit(
+    window_known: bool,
+    window: u64,
+    found: super::read::LimitLookup,
+) -> (crate::context::compaction::Limit, Option<usize>) {
+    let limit = if window_known {
+        found.limit
+    } else {
+        crate::context::compaction::Limit::new(window, "unknown")
+    };
+    let learned_from = found
+        .seen
+        .filter(|_| limit.source == "observed")
+        .map(|l| l.count);
+    (limit, learned_from)
+}
+
 #[cfg(test)]
 mod tests {
     //! The pipeline's decisions fed event by event, in-process: no binary, no file, no clock.
@@ -1453,5 +1473,55 @@ mod tests {
         );
         let (_, told) = loops(&mut s, &[], None, &limits, Reach::Now);
         assert!(told.is_empty());
+    }
+
+    fn lookup(
+        tokens: u64,
+        source: &str,
+        seen: Option<(u64, usize)>,
+    ) -> super::super::read::LimitLookup {
+        super::super::read::LimitLookup {
+            limit: crate::context::compaction::Limit::new(tokens, source),
+            seen: seen.map(|(point, count)| crate::context::compaction::LearnedPoint {
+                point: Some(point),
+                count,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_limit_learned_from_compactions_says_how_many_taught_it() {
+        let (limit, from) = reading_limit(
+            true,
+            WINDOW,
+            lookup(160_000, "observed", Some((160_000, 3))),
+        );
+        assert_eq!(
+            (limit.tokens, limit.source.as_str(), from),
+            (160_000, "observed", Some(3))
+        );
+        // A configured limit beats what was seen; nothing is said to have taught it.
+        let (limit, from) = reading_limit(
+            true,
+            WINDOW,
+            lookup(150_000, "front-matter", Some((160_000, 3))),
+        );
+        assert_eq!(
+            (limit.tokens, limit.source.as_str(), from),
+            (150_000, "front-matter", None)
+        );
+    }
+
+    #[test]
+    fn an_unknown_window_is_its_own_limit_whatever_the_lookup_found() {
+        let (limit, from) = reading_limit(
+            false,
+            WINDOW,
+            lookup(160_000, "observed", Some((160_000, 3))),
+        );
+        assert_eq!(
+            (limit.tokens, limit.source.as_str(), from),
+            (WINDOW, "unknown", None)
+        );
     }
 }

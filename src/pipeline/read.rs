@@ -155,6 +155,40 @@ impl TranscriptView {
     }
 }
 
+/// What the limit lookup found for one reading: where the agent's configuration (or the
+/// project's `compaction:`) says it compacts, and the point this agent was seen compacting at
+/// with this model (with how many compactions it is the median of).
+pub struct LimitLookup {
+    pub limit: crate::context::compaction::Limit,
+    pub seen: Option<crate::context::compaction::LearnedPoint>,
+}
+
+/// Where `agent` compacts on its own at `window` with `model`: its configuration files and
+/// environment, read afresh at each reading (they may have changed since), the project's
+/// `compaction:` and the points learned so far. The one read that waits for a decision (the
+/// window the reading is measured against); [`super::decide::reading_limit`] chooses from it.
+pub fn compaction_limit(
+    ws: &Workspace,
+    agent: Option<Agent>,
+    window: u64,
+    model: Option<&str>,
+    config: &crate::domain::config::Config,
+) -> LimitLookup {
+    let seen = agent.map(|a| {
+        crate::context::compaction::Learned::load(&ws.compactions_path()).seen(a.as_str(), model)
+    });
+    let limit = crate::agents::compaction_limit_for_model(
+        agent,
+        window,
+        model,
+        &ws.root,
+        Some(&config.compaction),
+        seen.as_ref().and_then(|l| l.point),
+        &|name| std::env::var(name).ok(),
+    );
+    LimitLookup { limit, seen }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

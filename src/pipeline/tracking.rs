@@ -286,8 +286,9 @@ fn copy_without_loops(s: &mut Session) -> Session {
 /// [`apply`] on a session the caller loaded under the lock it holds, and writes back once
 /// with whatever else its event changed (`crate::pipeline::apply`); `prev`: the session as
 /// it was before this reading (None when it had no record). The stages move by the
-/// pipeline's decisions (`crate::pipeline::decide`); the window, the limit and a stage's
-/// checkpoint are looked up and written here.
+/// pipeline's decisions (`crate::pipeline::decide`): the window, the limit (looked up by
+/// `read::compaction_limit` once the window is chosen), the stages and a stage's checkpoint
+/// (written by `apply`).
 #[allow(clippy::too_many_arguments)]
 pub fn apply_in(
     ws: &Workspace,
@@ -422,27 +423,9 @@ pub fn apply_in(
                 super::apply::remember_point(ws, &point).then_some(point.log)
             }
         });
-    // Where this agent was seen compacting with this model, once it was.
-    let learned = agent.map(|a| {
-        crate::context::compaction::Learned::load(&ws.compactions_path())
-            .seen(a.as_str(), s.model())
-    });
-    let observed = learned.as_ref().and_then(|l| l.point);
-    let mut limit = crate::agents::compaction_limit_for_model(
-        agent,
-        s.window(),
-        s.model(),
-        &ws.root,
-        Some(&config.compaction),
-        observed,
-        &|name| std::env::var(name).ok(),
-    );
-    if !s.window_known() {
-        limit = crate::context::compaction::Limit::new(s.window(), "unknown");
-    }
-    let learned_from = learned
-        .filter(|_| limit.source == "observed")
-        .map(|l| l.count);
+    // Where the agent compacts for the window just chosen: read, then chosen.
+    let lookup = super::read::compaction_limit(ws, agent, s.window(), s.model(), config);
+    let (limit, learned_from) = decide::reading_limit(s.window_known(), s.window(), lookup);
     s.limit_found(limit, learned_from);
     // Truncation: the message count can only grow within a session.
     let previous_messages = s.messages();
