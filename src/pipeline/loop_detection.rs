@@ -112,10 +112,10 @@ pub fn judge(
     }
     let mut told = Vec::new();
     if reaches_model {
-        told.extend(std::mem::take(&mut s.loops_mut().unsaid));
+        told.extend(s.loops_mut().take_unsaid());
         told.extend(found.iter().cloned());
     } else {
-        s.loops_mut().unsaid.extend(found.iter().cloned());
+        s.loops_mut().keep_unsaid(found.iter().cloned());
     }
     (found, told)
 }
@@ -183,7 +183,7 @@ pub fn read_new_with(
     let shown = shown_path(read);
     let (from, carried) = next_read(s, read, &shown);
     if !carried {
-        s.loops_mut().pending.clear();
+        s.loops_mut().forget_pending();
     }
     if read_all(s, read, from) {
         return Vec::new();
@@ -199,7 +199,7 @@ pub fn read_new_with(
     };
     match read_now {
         Ok((steps, end)) => {
-            s.loops_mut().cursor = Some(Cursor {
+            s.loops_mut().read_to(Cursor {
                 path: shown,
                 offset: end,
             });

@@ -266,21 +266,11 @@ pub fn apply_batch(
 ) -> anyhow::Result<Applied> {
     let prev = batch
         .recorded()
-        .then(|| copy_without_loops(batch.session_mut()));
+        .then(|| batch.session_mut().clone_without_loops());
     let (lock, s) = batch.parts();
     let applied = apply_in(ws, lock, s, prev, sf, config, reading, opts, out)?;
     batch.touch();
     Ok(applied)
-}
-
-/// A copy of `s` without loop detection's state (left empty), for what an update returns:
-/// nothing reads that state from there, and it is most of a copy's cost (hundreds of small
-/// strings, on every event).
-fn copy_without_loops(s: &mut Session) -> Session {
-    let loops = std::mem::take(s.loops_mut());
-    let copy = s.clone();
-    *s.loops_mut() = loops;
-    copy
 }
 
 /// [`apply`] on a session the caller loaded under the lock it holds, and writes back once
@@ -480,7 +470,7 @@ pub fn apply_in(
         );
     }
     Ok(Applied {
-        session: copy_without_loops(s),
+        session: s.clone_without_loops(),
         recorded,
         fired: fired_now,
         to_tell,

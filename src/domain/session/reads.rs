@@ -12,6 +12,16 @@ impl Session {
         s
     }
 
+    /// A copy without loop detection's state (left empty), for what an update returns:
+    /// nothing reads that state from there, and it is most of a copy's cost (hundreds of small
+    /// strings, on every event).
+    pub fn clone_without_loops(&mut self) -> Session {
+        let loops = std::mem::take(&mut self.loops);
+        let copy = self.clone();
+        self.loops = loops;
+        copy
+    }
+
     pub fn id(&self) -> &str {
         &self.id
     }

@@ -161,7 +161,7 @@ pub struct LoopState {
     /// Loops found at an event that could not tell the model (a `Stop`): told at the next
     /// event that can.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unsaid: Vec<GutterHit>,
+    unsaid: Vec<GutterHit>,
     /// The last commands with their outcome, for a checkpoint written before the transcript
     /// has them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -227,6 +227,27 @@ pub struct RecentRun {
 }
 
 impl LoopState {
+    /// The calls waiting for an outcome belong to another transcript (or this one rewritten):
+    /// forgotten, their calls are read again as new.
+    pub fn forget_pending(&mut self) {
+        self.pending.clear();
+    }
+
+    /// The transcript was read up to `cursor`.
+    pub fn read_to(&mut self, cursor: Cursor) {
+        self.cursor = Some(cursor);
+    }
+
+    /// The loops kept for an event that can give them to the model, taken (given once).
+    pub fn take_unsaid(&mut self) -> Vec<GutterHit> {
+        std::mem::take(&mut self.unsaid)
+    }
+
+    /// Loops found at an event that cannot reach the model: kept for the next one that can.
+    pub fn keep_unsaid(&mut self, hits: impl IntoIterator<Item = GutterHit>) {
+        self.unsaid.extend(hits);
+    }
+
     /// Nothing remembered (the record leaves the key out).
     pub fn is_empty(&self) -> bool {
         *self == LoopState::default()
