@@ -417,23 +417,22 @@ pub fn compaction_ended(
     s.compaction_ended(now);
 }
 
-/// The limit a reading is measured against, from what [`super::read::compaction_limit`]
-/// found: that limit, unless the window itself is unknown (then the window, marked
-/// `unknown`); and, when it is the point learned from compactions, how many taught it.
+/// The limit a reading is measured against, from what the read stage's limit lookup found
+/// (`found`, and `seen`: the point learned from compactions): that limit, unless the window
+/// itself is unknown (then the window, marked `unknown`); and, when it is the learned point,
+/// how many compactions taught it.
 pub fn reading_limit(
     window_known: bool,
     window: u64,
-    found: super::read::LimitLookup,
+    found: crate::context::compaction::Limit,
+    seen: Option<crate::context::compaction::LearnedPoint>,
 ) -> (crate::context::compaction::Limit, Option<usize>) {
     let limit = if window_known {
-        found.limit
+        found
     } else {
         crate::context::compaction::Limit::new(window, "unknown")
     };
-    let learned_from = found
-        .seen
-        .filter(|_| limit.source == "observed")
-        .map(|l| l.count);
+    let learned_from = seen.filter(|_| limit.source == "observed").map(|l| l.count);
     (limit, learned_from)
 }
 
@@ -1479,19 +1478,31 @@ mod tests {
         tokens: u64,
         source: &str,
         seen: Option<(u64, usize)>,
-    ) -> super::super::read::LimitLookup {
-        super::super::read::LimitLookup {
-            limit: crate::context::compaction::Limit::new(tokens, source),
-            seen: seen.map(|(point, count)| crate::context::compaction::LearnedPoint {
-                point: Some(point),
-                count,
-            }),
-        }
+    ) -> (
+        crate::context::compaction::Limit,
+        Option<crate::context::compaction::LearnedPoint>,
+    ) {
+        let seen = seen.map(|(point, count)| crate::context::compaction::LearnedPoint {
+            point: Some(point),
+            count,
+        });
+        (crate::context::compaction::Limit::new(tokens, source), seen)
+    }
+
+    fn choose(
+        known: bool,
+        window: u64,
+        (found, seen): (
+            crate::context::compaction::Limit,
+            Option<crate::context::compaction::LearnedPoint>,
+        ),
+    ) -> (crate::context::compaction::Limit, Option<usize>) {
+        reading_limit(known, window, found, seen)
     }
 
     #[test]
     fn a_limit_learned_from_compactions_says_how_many_taught_it() {
-        let (limit, from) = reading_limit(
+        let (limit, from) = choose(
             true,
             WINDOW,
             lookup(160_000, "observed", Some((160_000, 3))),
@@ -1501,7 +1512,7 @@ mod tests {
             (160_000, "observed", Some(3))
         );
         // A configured limit beats what was seen; nothing is said to have taught it.
-        let (limit, from) = reading_limit(
+        let (limit, from) = choose(
             true,
             WINDOW,
             lookup(150_000, "front-matter", Some((160_000, 3))),
@@ -1514,7 +1525,7 @@ mod tests {
 
     #[test]
     fn an_unknown_window_is_its_own_limit_whatever_the_lookup_found() {
-        let (limit, from) = reading_limit(
+        let (limit, from) = choose(
             false,
             WINDOW,
             lookup(160_000, "observed", Some((160_000, 3))),

@@ -415,7 +415,8 @@ pub fn apply_in(
         });
     // Where the agent compacts for the window just chosen: read, then chosen.
     let lookup = super::read::compaction_limit(ws, agent, s.window(), s.model(), config);
-    let (limit, learned_from) = decide::reading_limit(s.window_known(), s.window(), lookup);
+    let (limit, learned_from) =
+        decide::reading_limit(s.window_known(), s.window(), lookup.limit, lookup.seen);
     s.limit_found(limit, learned_from);
     // Truncation: the message count can only grow within a session.
     let previous_messages = s.messages();
