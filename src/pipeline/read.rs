@@ -166,7 +166,7 @@ pub struct LimitLookup {
 /// Where `agent` compacts on its own at `window` with `model`: its configuration files and
 /// environment, read afresh at each reading (they may have changed since), the project's
 /// `compaction:` and the points learned so far. The one read that waits for a decision (the
-/// window the reading is measured against); [`super::decide::reading_limit`] chooses from it.
+/// window the reading is measured against); the decide stage's `reading_limit` chooses from it.
 pub fn compaction_limit(
     ws: &Workspace,
     agent: Option<Agent>,
