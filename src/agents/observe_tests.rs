@@ -491,7 +491,7 @@ fn edits_alone_or_with_passing_checks_are_never_a_gutter() {
     assert!(gutter(&obs, &GutterLimits::default()).is_empty());
     let green = read("s.jsonl", &edits(12, Some(0)));
     assert!(gutter(&green, &GutterLimits::default()).is_empty());
-    // The same failure after every edit: one loop, told once.
+    // The same failure after every edit: one loop, given once.
     let red = read("s.jsonl", &edits(12, Some(101)));
     let hits = gutter(&red, &GutterLimits::default());
     assert_eq!(hits.len(), 1, "{hits:?}");

@@ -26,7 +26,7 @@ pub enum Action {
     /// The session ends; `reason` as the agent gives it.
     SessionEnd { reason: Option<String> },
     /// The agent compacted its context (Claude Code and Codex `PostCompact`):
-    /// the old figure is gone and every stage re-arms.
+    /// the old token count is gone and every stage re-arms.
     PostCompact { trigger: Option<String> },
     /// The session moved to another model (Claude Code's `PostModelSwitch`):
     /// its window and limit are the new model's from now on; the payload's
@@ -255,7 +255,7 @@ fn action_for(event: &str, root: &Map<String, Value>) -> Action {
         // A failing tool call fires Claude Code's `PostToolUseFailure`, not
         // `PostToolUse`.
         "UserPromptSubmit" | "PostToolUse" | "PostToolUseFailure" => Action::Track { reply: true },
-        // The turn is over: the figure is fresh (Codex writes its last
+        // The turn is over: the token count is fresh (Codex writes its last
         // `token_count` before `Stop`) and the reply may echo the nonce.
         "AfterTurn" | "Stop" => Action::Track { reply: false },
         "PostCompact" => Action::PostCompact {

@@ -1,6 +1,6 @@
 //! How an agent's hooks behave where agents differ, as one value per agent (its spec's
 //! `policy`): a few small enums, each naming what the agent does, and the questions the hook
-//! service asks of them. The service asks a question ("does a fall in the figure mean a
+//! service asks of them. The service asks a question ("does a drop in usage mean a
 //! compaction here?") and never combines the answers itself, so what an agent's events mean
 //! is decided here, once.
 
@@ -37,7 +37,7 @@ impl Policy {
     }
 
     /// Whether a prompt or tool event may owe the model a session start's context: one
-    /// deferred to it, or one left by a compaction that only a fall in the figure showed.
+    /// deferred to it, or one left by a compaction that only a drop in usage showed.
     pub fn start_may_wait_for_prompt(&self) -> bool {
         self.defers_start_context() || self.compaction != CompactionSeen::ByEvents
     }
@@ -60,21 +60,21 @@ impl Policy {
         self.pre_compact.output == PreCompactOutput::ToSummarizer
     }
 
-    /// Whether a reading is a compaction the agent reported no event for: `fell` (the figure
-    /// fell from near the limit to under half), and `transcript_compacted` (the transcript
+    /// Whether a reading is a compaction the agent reported no event for: `dropped` (the usage
+    /// dropped from near the limit to under half), and `transcript_compacted` (the transcript
     /// recorded a compaction since the reading before).
-    pub fn compaction_detected(&self, fell: bool, transcript_compacted: bool) -> bool {
+    pub fn compaction_detected(&self, dropped: bool, transcript_compacted: bool) -> bool {
         match self.compaction {
             CompactionSeen::ByEvents => false,
-            CompactionSeen::ByFall => fell,
-            CompactionSeen::ByFallTheTranscriptRecords => fell && transcript_compacted,
+            CompactionSeen::ByDrop => dropped,
+            CompactionSeen::ByDropTheTranscriptRecords => dropped && transcript_compacted,
         }
     }
 
-    /// Whether, at a compaction seen by a fall, the agent's last figure before it is where it
-    /// compacts (elsewhere the transcript states that figure itself).
+    /// Whether, at a compaction seen by a drop, the agent's last token count before it is where it
+    /// compacts (elsewhere the transcript states that token count itself).
     pub fn learns_point_from_last_reading(&self) -> bool {
-        self.compaction == CompactionSeen::ByFall
+        self.compaction == CompactionSeen::ByDrop
     }
 
     /// Whether the summary can be read only after the restored session has started.
@@ -129,12 +129,12 @@ pub enum PreCompactOutput {
 pub enum CompactionSeen {
     /// The agent fires events around it (pre- and post-compaction, a restored start).
     ByEvents,
-    /// No event follows it: a fall in the figure between two readings is the compaction.
-    ByFall,
-    /// No event follows it: a fall counts only when the transcript also recorded a
-    /// compaction since the reading before, so a figure that is merely smaller (a
+    /// No event follows it: a drop in usage between two readings is the compaction.
+    ByDrop,
+    /// No event follows it: a drop counts only when the transcript also recorded a
+    /// compaction since the reading before, so a token count that is merely smaller (a
     /// conversation resumed in another process) is not taken for one.
-    ByFallTheTranscriptRecords,
+    ByDropTheTranscriptRecords,
 }
 
 /// When the summary the agent wrote at a compaction can be read.
@@ -154,7 +154,7 @@ pub enum ToolCallRecorded {
     /// Before the call's hook runs.
     BeforeHook,
     /// On the agent's own schedule, sometimes after the call's hook has run: the hook waits
-    /// briefly for the call's id, or it would read the figure from before that reply.
+    /// briefly for the call's id, or it would read the token count from before that reply.
     MayFollowHook,
 }
 
@@ -191,25 +191,25 @@ mod tests {
     }
 
     #[test]
-    fn a_fall_is_a_compaction_only_where_no_event_reports_one() {
+    fn a_drop_is_a_compaction_only_where_no_event_reports_one() {
         assert!(!with(CompactionSeen::ByEvents).compaction_detected(true, true));
-        assert!(with(CompactionSeen::ByFall).compaction_detected(true, false));
-        assert!(!with(CompactionSeen::ByFall).compaction_detected(false, true));
+        assert!(with(CompactionSeen::ByDrop).compaction_detected(true, false));
+        assert!(!with(CompactionSeen::ByDrop).compaction_detected(false, true));
     }
 
     #[test]
-    fn where_the_transcript_records_compactions_a_fall_alone_is_none() {
-        let p = with(CompactionSeen::ByFallTheTranscriptRecords);
+    fn where_the_transcript_records_compactions_a_drop_alone_is_none() {
+        let p = with(CompactionSeen::ByDropTheTranscriptRecords);
         assert!(!p.compaction_detected(true, false));
         assert!(p.compaction_detected(true, true));
         assert!(!p.learns_point_from_last_reading());
-        assert!(with(CompactionSeen::ByFall).learns_point_from_last_reading());
+        assert!(with(CompactionSeen::ByDrop).learns_point_from_last_reading());
     }
 
     #[test]
-    fn a_start_may_wait_for_a_prompt_when_deferred_or_left_by_a_fall() {
+    fn a_start_may_wait_for_a_prompt_when_deferred_or_left_by_a_drop() {
         assert!(!Policy::USUAL.start_may_wait_for_prompt());
-        assert!(with(CompactionSeen::ByFall).start_may_wait_for_prompt());
+        assert!(with(CompactionSeen::ByDrop).start_may_wait_for_prompt());
         let deferred = Policy {
             start: StartContext::AtFirstPrompt,
             ..Policy::USUAL

@@ -52,9 +52,9 @@ fn every_agent_states_its_own_settings() {
 }
 
 /// An agent's policy agrees with the events ctxkeep hooks for it: one that hooks no
-/// post-compaction event can only see a compaction as a fall in the figure.
+/// post-compaction event can only see a compaction as a drop in usage.
 #[test]
-fn every_agent_without_a_post_compaction_event_sees_compactions_by_a_fall() {
+fn every_agent_without_a_post_compaction_event_sees_compactions_by_a_drop() {
     use super::policy::CompactionSeen;
     for a in Agent::ALL {
         let post = a.settings().events.iter().any(|e| e.name == "PostCompact");

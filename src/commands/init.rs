@@ -46,7 +46,7 @@ pub fn run(args: InitArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             report.path
         ));
     } else if !report.changed.is_empty() {
-        // A window that followed the model is said, with its figure: a
+        // A window that followed the model is said, with its token count: a
         // wrong one makes every percent wrong.
         let from_model = match (&report.model, window_given) {
             (Some(m), false) if report.changed.iter().any(|k| k == "window") => format!(

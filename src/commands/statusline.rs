@@ -1,5 +1,5 @@
 //! `ctxkeep statusline`: Claude Code's status line. Reads its JSON on stdin,
-//! records the session's figure and its exact window (later hooks use it),
+//! records the session's token count and its exact window (later hooks use it),
 //! and prints one line. It records only: stages fire from the next hook,
 //! whose output reaches the model (the status line's reaches only people).
 
@@ -63,7 +63,7 @@ fn view(ctx: &Ctx) -> anyhow::Result<View> {
 
     // Old payloads (no `current_usage`) and the moments it is null: the
     // transcript says what it can. A transcript that cannot be read leaves
-    // the figure unknown; the bar must still be drawn.
+    // the token count unknown; the bar must still be drawn.
     let tokens = sl.tokens.or_else(|| {
         let path = sl.transcript_path.clone().filter(|p| p.is_file())?;
         let view = crate::pipeline::read::TranscriptView::new(Some(path), agent);
@@ -137,8 +137,8 @@ fn width() -> usize {
 /// The line: what matters first, detail only where `width` allows. It leads
 /// with the share the stages use (of the compaction limit by default), then
 /// the stage reached or "handoff due", then the checkpoint's age; then, when
-/// there is room, the figure behind the share and a gauge of that same share.
-/// Right after a compaction, with no figure yet, it says "compacted".
+/// there is room, the token count behind the share and a gauge of that same share.
+/// Right after a compaction, with no token count yet, it says "compacted".
 fn line(
     s: &session::Session,
     against: StagesAgainst,
@@ -161,23 +161,23 @@ fn line(
         (false, Some(name)) => Some(name.to_string()),
         _ => None,
     };
-    let figure = s.tokens().map(|t| format!("{}/{}", short(t), short(of)));
+    let count = s.tokens().map(|t| format!("{}/{}", short(t), short(of)));
     let turns = s
         .forecast()
         .map(|f| format!("~{} turns left", f.turns_left));
     let gauge = share.map(|p| gauge(p, 10));
-    let build = |gauge: Option<&str>, figure: Option<&str>, turns: Option<&str>| {
+    let build = |gauge: Option<&str>, count: Option<&str>, turns: Option<&str>| {
         let mut parts = vec![match gauge {
             Some(g) => format!("ctxkeep {g} {lead}"),
             None => format!("ctxkeep {lead}"),
         }];
-        parts.extend(figure.map(str::to_string));
+        parts.extend(count.map(str::to_string));
         parts.extend(status.clone());
         parts.extend(turns.map(str::to_string));
         parts.push(checkpoint.to_string());
         parts.join(" · ")
     };
-    let (g, f, t) = (gauge.as_deref(), figure.as_deref(), turns.as_deref());
+    let (g, f, t) = (gauge.as_deref(), count.as_deref(), turns.as_deref());
     [
         build(g, f, t),
         build(None, f, t),
@@ -203,7 +203,7 @@ mod tests {
     use super::short;
 
     #[test]
-    fn figures_are_short() {
+    fn token_counts_are_short() {
         assert_eq!(short(999), "999");
         assert_eq!(short(15_500), "15.5k");
         assert_eq!(short(200_000), "200k");

@@ -1,5 +1,5 @@
 //! `ctxkeep track`: set a session's context size from one source, fire the
-//! stages it crossed (once each), and tell the agent what to do.
+//! stages it crossed (once each), and say to the agent what to do.
 
 use std::path::Path;
 
@@ -21,14 +21,14 @@ use crate::system::redact::redact;
 struct TrackOutput {
     #[serde(flatten)]
     report: Report,
-    /// Stages armed again because usage fell below them.
+    /// Stages armed again because usage dropped below them.
     rearmed: Vec<String>,
-    /// The message count fell since the last `--messages`.
+    /// The message count dropped since the last `--messages`.
     truncation_suspected: bool,
     /// Transcript details, with `--transcript`.
     #[serde(skip_serializing_if = "Option::is_none")]
     transcript: Option<TranscriptInfo>,
-    /// What each fired stage tells the agent (rendered from templates/stage.md).
+    /// What each fired stage says to the agent (rendered from templates/stage.md).
     instructions: Vec<String>,
     /// Gutter patterns found now in the transcript (`--transcript`), each
     /// reported once per session.

@@ -1,5 +1,5 @@
 //! Where each agent compacts on its own: the usable limit of a session, in
-//! tokens, and where that figure comes from. Stages are measured against it
+//! tokens, and where that token count comes from. Stages are measured against it
 //! by default, so that every stage can fire before the agent compacts.
 //!
 //! * Each agent: its own rule, from its configuration (`src/agents/<agent>/compaction.rs`).
@@ -24,7 +24,7 @@ pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 pub struct Limit {
     /// Tokens at which the agent compacts on its own (at most the window).
     pub tokens: u64,
-    /// Where the figure comes from: `window`, `front-matter`, `default`
+    /// Where the token count comes from: `window`, `front-matter`, `default`
     /// (the agent's own default), `env:NAME[+NAME]`, or `config:PATH`.
     pub source: String,
     /// Why a configured value was not used (a file that does not parse, an
@@ -159,7 +159,7 @@ const MAX_LEARNED_BYTES: u64 = 256 * 1024;
 /// Where each agent was seen compacting on its own (`.ctxkeep/compactions.json`):
 /// agent id → model (`*` when unknown) → the context sizes at its last
 /// automatic compactions under load, oldest first, each the agent's own
-/// figure (`preTokens`, the last usage before Codex's `compacted`). Manual
+/// token count (`preTokens`, the last usage before Codex's `compacted`). Manual
 /// and idle ones, and one forced by a model switch, are not recorded: they
 /// say nothing about where the agent compacts under load.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -380,7 +380,7 @@ mod learned_tests {
     }
 
     /// The calibration error: after each compaction, the observed point against where the
-    /// next one really came, beside the derived limit's error (docs/agents.md gives the figures).
+    /// next one really came, beside the derived limit's error (docs/agents.md gives the results).
     #[test]
     fn the_observed_point_predicts_the_next_compaction_better_than_the_derived_limit() {
         let dir = tempfile::tempdir().unwrap();

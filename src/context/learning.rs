@@ -1,15 +1,15 @@
-//! What a session's own figures teach about its window and where its agent
+//! What a session's own token counts teach about its window and where its agent
 //! compacts (docs/agents.md, "Where each agent's window and compaction point
 //! come from"):
 //!
-//! * A figure past the window the session assumed, without a compaction, is
+//! * A token count past the window the session assumed, without a compaction, is
 //!   evidence the window is larger: the smallest window a model of the same
 //!   family has that holds it, else "unknown". Said once (a `window_evidence`
 //!   event), kept until the model changes.
-//! * A compaction is learned from the agent's own figure (`preTokens`, the
+//! * A compaction is learned from the agent's own token count (`preTokens`, the
 //!   last usage before Codex's `compacted`), never from ctxkeep's last
 //!   reading, and only when it came under load: it is noted when a hook
-//!   reads it, and judged at the first figure after it, when the model then in
+//!   reads it, and judged at the first reading after it, when the model then in
 //!   use is known. A manual or idle one, one on another model than the one
 //!   after it (a `/model` switch forces a compaction at once), and one above
 //!   the window teach nothing and are logged as such.
@@ -20,11 +20,11 @@ use crate::agents::Agent;
 use crate::domain::session::{SeenCompaction, Session};
 use crate::transcripts::usage::Usage;
 
-/// Window sources that are the agent's own word for this session: a figure
+/// Window sources that are the agent's own word for this session: a token count
 /// past them is shown as 100 %, never a reason to doubt them.
 const EXACT_SOURCES: [&str; 3] = ["option", "status-line", "agent"];
 
-/// Applies the evidence rule to `s` (its figure and window just set, its
+/// Applies the evidence rule to `s` (its token count and window just set, its
 /// `window_source` from this reading); `was_unknown`: the window was
 /// already unknown before this reading (nothing new to say). Returns the
 /// event's fields when there is something to say.
@@ -101,7 +101,7 @@ pub enum Verdict {
     },
 }
 
-/// Judges the noted compaction at the first figure after it (`compacted`:
+/// Judges the noted compaction at the first reading after it (`compacted`:
 /// this reading is still at the compaction): learned, or recorded as teaching
 /// nothing. Marks it judged; remembering a learned point is the caller's.
 pub fn judge(s: &mut Session, agent: Agent, compacted: bool) -> Option<Verdict> {
@@ -226,7 +226,7 @@ mod tests {
         }
     }
 
-    /// Notes `usage`, then judges it at a figure of `after` tokens on `model_after`.
+    /// Notes `usage`, then judges it at a reading of `after` tokens on `model_after`.
     fn judged(ws: &Workspace, usage: &Usage, model_after: &str) -> Option<(&'static str, Value)> {
         let mut s = session(149_997, 200_000, "model", "claude-opus-4-6");
         note_compaction(&mut s, usage, None);
@@ -251,7 +251,7 @@ mod tests {
     }
 
     #[test]
-    fn only_an_automatic_compaction_on_the_same_model_teaches_its_own_figure() {
+    fn only_an_automatic_compaction_on_the_same_model_teaches_its_own_token_count() {
         let dir = tempfile::tempdir().unwrap();
         let ws = workspace(dir.path());
         let learned = |model: &str| {

@@ -1,6 +1,6 @@
 //! Which stages fire as usage moves: each fires once per fill, as usage
 //! climbs past it, and re-arms only after a compaction (or a `/clear`) or
-//! when usage falls well below it, by [`REARM_MARGIN`] points: a dip of a
+//! when usage drops well below it, by [`REARM_MARGIN`] points: a dip of a
 //! few thousand tokens (a cleared tool output) and the climb back fire
 //! nothing again. Pure logic; `track` does the writing.
 
@@ -100,7 +100,7 @@ pub fn parse_stages(spec: &str) -> Result<Vec<Stage>, Error> {
     Ok(stages)
 }
 
-/// A stage that has fired and stays fired until usage falls below it.
+/// A stage that has fired and stays fired until usage drops below it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FiredStage {
     pub at: f64,
@@ -108,8 +108,8 @@ pub struct FiredStage {
     pub action: StageAction,
     /// The checkpoint written for it, if any.
     pub checkpoint: Option<String>,
-    /// The figure it fired at: what a stage told later says when the
-    /// session knows no figure then (a resumed conversation's first hook).
+    /// The token count it fired at: what a stage given later says when the
+    /// session knows no token count then (a resumed conversation's first hook).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
 }
@@ -136,12 +136,12 @@ impl Step {
     }
 }
 
-/// How far below a fired stage usage must fall, in points of the percent
+/// How far below a fired stage usage must drop, in points of the percent
 /// stages are measured with (10 % of the limit by default), before the stage
 /// can fire again without a compaction.
 pub const REARM_MARGIN: f64 = 10.0;
 
-/// Moves from the `fired` set to `percent`. `None` (a figure unknown since a
+/// Moves from the `fired` set to `percent`. `None` (a token count unknown since a
 /// compaction) re-arms every stage when `compacted`, else changes nothing.
 pub fn step(stages: &[Stage], fired: &[FiredStage], percent: Option<f64>, compacted: bool) -> Step {
     let Some(p) = percent else {
@@ -173,7 +173,7 @@ pub fn step(stages: &[Stage], fired: &[FiredStage], percent: Option<f64>, compac
         .filter(|s| s.at <= p && !was_fired(s))
         .map(|s| (*s).clone())
         .collect();
-    // A fired stage stays fired until usage falls the margin below it; one no
+    // A fired stage stays fired until usage drops the margin below it; one no
     // longer configured is dropped with the rest.
     let (kept, gone): (Vec<FiredStage>, Vec<FiredStage>) = fired
         .iter()
@@ -239,7 +239,7 @@ mod tests {
         assert_eq!(walk(&stages, &mut fired, 85.0), ["stage-50", "stage-80"]);
         assert!(walk(&stages, &mut fired, 90.0).is_empty());
         assert!(walk(&stages, &mut fired, 30.0).is_empty());
-        assert!(fired.is_empty(), "falling below re-arms both");
+        assert!(fired.is_empty(), "dropping below re-arms both");
         assert_eq!(walk(&stages, &mut fired, 82.0), ["stage-50", "stage-80"]);
     }
 
@@ -255,7 +255,7 @@ mod tests {
     }
 
     #[test]
-    fn partial_fall_rearms_only_the_stages_above() {
+    fn partial_drop_rearms_only_the_stages_above() {
         let stages = parse_stages("50,80,90").unwrap();
         let mut fired = Vec::new();
         walk(&stages, &mut fired, 95.0);
@@ -267,7 +267,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dip_and_climb_fires_nothing_again_a_fall_past_the_margin_does() {
+    fn a_dip_and_climb_fires_nothing_again_a_drop_past_the_margin_does() {
         let stages = parse_stages("80:warn,90:checkpoint,95:checkpoint,98:handoff").unwrap();
         let mut fired = Vec::new();
         assert_eq!(
@@ -289,7 +289,7 @@ mod tests {
     }
 
     #[test]
-    fn a_compaction_rearms_every_stage_whatever_the_figure() {
+    fn a_compaction_rearms_every_stage_whatever_the_usage() {
         let stages = parse_stages("80,90").unwrap();
         let mut fired = Vec::new();
         walk(&stages, &mut fired, 91.0);

@@ -20,7 +20,7 @@ const MAX_ID_BYTES: usize = 128;
 /// A session record is small; anything bigger is not ours.
 const MAX_RECORD_BYTES: u64 = 1024 * 1024;
 
-/// Where the session's token figure came from.
+/// Where the session's token count came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
@@ -51,7 +51,7 @@ pub struct CountState {
     pub cursor: crate::context::tokens::CountCursor,
 }
 
-/// Turn-end figures kept for the forecast.
+/// Turn-end token counts kept for the forecast.
 const TURNS_KEPT: usize = 9;
 /// Turns of growth the forecast needs.
 pub const MIN_TURNS: usize = 3;
@@ -69,7 +69,7 @@ pub struct Forecast {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     id: String,
-    /// None when unknown (e.g. just compacted, no figure since).
+    /// None when unknown (e.g. just compacted, no token count since).
     tokens: Option<u64>,
     window: u64,
     /// Percent of the window, rounded to one decimal; None with `tokens`.
@@ -102,10 +102,10 @@ pub struct Session {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     started_at: Option<String>,
     /// The checkpoint this agent session last saw (given to it, or written
-    /// by it): a resume of the conversation is told only what changed since.
+    /// by it): a resume of the conversation is given only what changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     seen_checkpoint: Option<String>,
-    /// Loops found in this session (each is told once).
+    /// Loops found in this session (each is given once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     gutter: Vec<crate::transcripts::activity::GutterHit>,
     /// What loop detection learned so far, and how far it read the transcript: each hook
@@ -115,7 +115,7 @@ pub struct Session {
         skip_serializing_if = "crate::transcripts::activity::loops::LoopState::is_empty"
     )]
     loops: crate::transcripts::activity::loops::LoopState,
-    /// When the agent last compacted this session's context, while no figure
+    /// When the agent last compacted this session's context, while no token count
     /// has been read since (the status line then says "compacted").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     compacted_at: Option<String>,
@@ -125,7 +125,7 @@ pub struct Session {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(rename = "fall_noted_from")]
     drop_noted_from: Option<u64>,
-    /// The figure at the end of each of the last turns, oldest first, since
+    /// The token count at the end of each of the last turns, oldest first, since
     /// the context last shrank: what the forecast is made from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     turn_ends: Vec<u64>,
@@ -134,7 +134,7 @@ pub struct Session {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     restored_at: Option<String>,
     /// Stages fired at an event whose output cannot reach the model (`Stop`),
-    /// told at the next event that can, once.
+    /// given at the next event that can, once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pending_stages: Vec<crate::context::stages::FiredStage>,
     /// Gemini: a session start whose prompt waits for the first real prompt.
@@ -158,12 +158,12 @@ pub struct Session {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     limit_note: Option<String>,
     /// For an agent whose pre-compaction event fires before every model call
-    /// (Gemini CLI): the figure at the last such event past the limit that
+    /// (Gemini CLI): the token count at the last such event past the limit that
     /// got a checkpoint. Until a compaction is seen, another one past the
     /// limit means the agent compacted nothing the last time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pre_compact_at: Option<u64>,
-    /// For the same agent: the figure at which its last pre-compaction event was found below
+    /// For the same agent: the token count at which its last pre-compaction event was found below
     /// the limit. The agent compresses only at that event, so a drop that follows is no
     /// compression (a resumed conversation reported smaller, say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -190,7 +190,7 @@ pub struct Session {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     limit_learned_from: Option<usize>,
     /// The last compaction read from the transcript, noted once: whether it
-    /// teaches where the agent compacts is decided at the next figure (the
+    /// teaches where the agent compacts is decided at the next reading (the
     /// model then in use tells a compaction forced by a model switch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     compaction_seen: Option<SeenCompaction>,
@@ -304,7 +304,7 @@ impl Session {
         self.window_source.as_deref() != Some("unknown")
     }
 
-    /// Sets the figure and recomputes both percents.
+    /// Sets the token count and recomputes both percents.
     fn set_tokens(&mut self, tokens: Option<u64>, window: u64) {
         if tokens.is_some() {
             self.compacted_at = None;
@@ -318,7 +318,7 @@ impl Session {
             .map(|t| shown_percent(t, self.limit()));
     }
 
-    /// A turn ended: notes its figure for the forecast. A figure below the last one
+    /// A turn ended: notes its token count for the forecast. A token count below the last one
     /// (the context was compacted) starts the history again.
     pub fn note_turn_end(&mut self) {
         let Some(t) = self.tokens else {
@@ -398,19 +398,19 @@ impl Session {
 /// `decide` stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
-    /// Nothing read yet: no figure, no compaction seen.
+    /// Nothing read yet: no token count, no compaction seen.
     New,
-    /// A figure is known and nothing waits for the next event.
+    /// A token count is known and nothing waits for the next event.
     Tracking,
-    /// Stages fired at an event whose reply reaches no model (`Stop`): they are told with
+    /// Stages fired at an event whose reply reaches no model (`Stop`): they are given with
     /// the next event that can.
     StagePending,
     /// A session start whose prompt waits for the next prompt or tool event (an agent that
-    /// defers it, or a compaction seen only as the figure's drop).
+    /// defers it, or a compaction seen only as a drop in usage).
     StartPending,
     /// A compaction began (its checkpoint is written) and its summary is not audited yet.
     Compacting,
-    /// The context was emptied (a compaction, `/clear`) and no figure has been read since.
+    /// The context was emptied (a compaction, `/clear`) and no token count has been read since.
     Emptied,
     /// Restored after a compaction with a note: what the summary left out waits for the
     /// next prompt or tool event.
@@ -453,8 +453,8 @@ impl Session {
         }
     }
 
-    /// The context was emptied (a compaction, `/clear`): the figure is gone with it, every
-    /// stage re-arms, nothing waits to be told, and the forecast starts again.
+    /// The context was emptied (a compaction, `/clear`): the token count is gone with it, every
+    /// stage re-arms, nothing waits to be given, and the forecast starts again.
     pub fn context_emptied(&mut self, now: &str) {
         self.set_tokens(None, self.window);
         self.compacted_at = Some(now.to_string());
@@ -464,7 +464,7 @@ impl Session {
         self.handoff_due = false;
     }
 
-    /// A start after a compaction stated the restored conversation's size: that figure
+    /// A start after a compaction stated the restored conversation's size: that token count
     /// stands, and the compaction's end that follows keeps it.
     pub fn restored(&mut self, tokens: u64, now: &str) {
         self.set_tokens(Some(tokens), self.window);
@@ -495,7 +495,7 @@ pub fn percent(tokens: u64, window: u64) -> f64 {
     (tokens as f64 * 1000.0 / window as f64).round() / 10.0
 }
 
-/// [`percent`], never above 100: a figure past the window or the limit is
+/// [`percent`], never above 100: a token count past the window or the limit is
 /// "all of it", not more (a window found too small is replaced by the
 /// evidence rule before this is shown).
 pub fn shown_percent(tokens: u64, of: u64) -> f64 {

@@ -162,9 +162,9 @@ mod tests {
         assert!(session::load(&ws, "s").unwrap().is_none());
         let mut b = Batch::open(&ws, "s", 1000).unwrap();
         b.session_mut()
-            .figure_given(10, 1000, session::Source::Manual, None);
+            .tokens_given(10, 1000, session::Source::Manual, None);
         b.session_mut()
-            .figure_given(20, 1000, session::Source::Manual, None);
+            .tokens_given(20, 1000, session::Source::Manual, None);
         b.touch();
         b.finish().unwrap();
         assert_eq!(session::load(&ws, "s").unwrap().unwrap().tokens(), Some(20));

@@ -1,5 +1,5 @@
 //! The decide stage: pure functions from a session's state and what the read stage found to
-//! the session's next state and the effects (what to tell the model, whether a checkpoint is
+//! the session's next state and the effects (what to say to the model, whether a checkpoint is
 //! due, the lines to log). Nothing here opens a file or reads the clock: the time is handed
 //! in, so every decision can be tested in-process (see the tests below).
 
@@ -52,7 +52,7 @@ pub enum Judged {
     Learned(LearnPoint),
 }
 
-/// Judges the compaction noted on the session at the first figure after it (`compacted`:
+/// Judges the compaction noted on the session at the first reading after it (`compacted`:
 /// this reading is still at it); marks it judged.
 pub fn compaction_judged(s: &mut Session, agent: Agent, compacted: bool) -> Option<Judged> {
     use crate::context::learning::Verdict;
@@ -135,14 +135,14 @@ pub fn reading_window(
 pub struct Settled {
     /// Stages fired by this reading, lowest first.
     pub fired: Vec<FiredStage>,
-    /// What to tell the model now: the stages fired now and those that waited for an event
+    /// What to say to the model now: the stages fired now and those that waited for an event
     /// that can reach it, lowest first, each once (empty unless the reply reaches it now).
-    pub to_tell: Vec<FiredStage>,
+    pub to_say: Vec<FiredStage>,
 }
 
 /// Records `step` on the session: the stages fired now (those that ask for one name
 /// `checkpoint`, the checkpoint written for the jump), what waits for an event that can
-/// reach the model, whether a handoff is due; at the end of a turn, its figure for the
+/// reach the model, whether a handoff is due; at the end of a turn, its token count for the
 /// forecast.
 pub fn settle_stages(
     s: &mut Session,
@@ -166,10 +166,10 @@ pub fn settle_stages(
         .collect();
     s.stages_fired(&step.kept, &fired);
     if reach == Reach::Later {
-        // The end of a turn (its output reaches no model): the forecast's figures.
+        // The end of a turn (its output reaches no model): the forecast's token counts.
         s.note_turn_end();
     }
-    let to_tell = match reach {
+    let to_say = match reach {
         Reach::Later => {
             s.stages_wait(&fired);
             Vec::new()
@@ -185,7 +185,7 @@ pub fn settle_stages(
         }
     };
     s.touched(now);
-    Settled { fired, to_tell }
+    Settled { fired, to_say }
 }
 
 /// One `stage` line per stage fired.
@@ -206,7 +206,7 @@ pub fn stage_logs(s: &Session, fired: &[FiredStage]) -> Vec<LogLine> {
         .collect()
 }
 
-/// The figure fell from at least 80 % of the compaction point to less than half of what it
+/// The token count dropped from at least 80 % of the compaction point to less than half of what it
 /// was: the conversation was compressed.
 pub fn compressed(before: &Session, after: &Session) -> bool {
     match (before.tokens(), after.tokens()) {
@@ -215,7 +215,7 @@ pub fn compressed(before: &Session, after: &Session) -> bool {
     }
 }
 
-/// Whether this reading shows a compaction the agent fires no event for: its figure dropped
+/// Whether this reading shows a compaction the agent fires no event for: its usage dropped
 /// (and, where the agent records compactions in its transcript, the reading says one was).
 pub fn compaction_by_drop(
     policy: &Policy,
@@ -224,19 +224,19 @@ pub fn compaction_by_drop(
     recorded_in_transcript: bool,
 ) -> bool {
     // An agent that fires its pre-compaction event before every model call compresses only
-    // there: after one that found the figure below the limit, a drop is no compression.
+    // there: after one that found the token count below the limit, a drop is no compression.
     if policy.pre_compact_before_every_call() && before.below_point_at().is_some() {
         return false;
     }
     policy.compaction_detected(compressed(before, after), recorded_in_transcript)
 }
 
-/// A compaction seen as the figure's drop, noted on the session.
+/// A compaction seen as a drop in usage, noted on the session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DropNoted {
-    /// Where the agent compacted on its own, to learn: its last figure before the drop, when
+    /// Where the agent compacted on its own, to learn: its last token count before the drop, when
     /// that was past the point it compacts at (from below it, the user asked) and its
-    /// transcript states no figure of its own.
+    /// transcript states no token count of its own.
     pub learn_at: Option<u64>,
     pub log: LogLine,
 }
@@ -273,7 +273,7 @@ pub fn note_drop(
 
 /// For an agent whose pre-compaction event fires before every model call: why this one will
 /// compact nothing, if it will not (`name`: the agent's display name). It compacts only past
-/// its limit, measured by the last model call's figure (`tokens`), so not before a session's
+/// its limit, measured by the last model call's token count (`tokens`), so not before a session's
 /// first call nor below the limit; and once it let one pass the limit without compacting,
 /// it compacts nothing at the next either.
 pub fn compacts_nothing(s: &mut Session, tokens: Option<u64>, name: &str) -> Option<String> {
@@ -346,7 +346,7 @@ pub fn checkpoint_request(
 
 /// Loop detection's verdict on the calls this event brought (the transcript's new ones, then
 /// the payload's `unnamed` call when it has no id): the loops found, recorded on the session,
-/// and those to tell now (with a reply that reaches the model; else they wait).
+/// and those to give now (with a reply that reaches the model; else they wait).
 pub fn loops(
     s: &mut Session,
     steps: &[crate::transcripts::activity::loops::Step],
@@ -368,7 +368,7 @@ pub fn start_waits(policy: &Policy, has_checkpoint: bool) -> bool {
 }
 
 /// Whether this event gives a start that waits (one deferred, or left by a compaction seen
-/// only as the figure's drop): its reply reaches the model now, and it is not a slash command
+/// only as the drop in usage): its reply reaches the model now, and it is not a slash command
 /// (`prompt`, when the event is a prompt).
 pub fn gives_waiting_start(policy: &Policy, reach: Reach, prompt: Option<&str>) -> bool {
     let slash_command = prompt.is_some_and(|p| p.trim_start().starts_with('/'));
@@ -403,7 +403,7 @@ pub fn session_started(
 }
 
 /// A compaction's end (the agent's post-compaction event): the compaction the transcript ends
-/// with is noted; the old figure is gone with the context, unless the restored session's start
+/// with is noted; the old token count is gone with the context, unless the restored session's start
 /// already stated the new one.
 pub fn compaction_ended(
     s: &mut Session,
@@ -439,7 +439,7 @@ pub fn reading_limit(
 #[cfg(test)]
 mod tests {
     //! The pipeline's decisions fed event by event, in-process: no binary, no file, no clock.
-    //! The harness stands in for the read stage (it sets the figure a transcript would give)
+    //! The harness stands in for the read stage (it sets the token count a transcript would give)
     //! and for the apply stage (a checkpoint a stage asks for gets the next id).
 
     use super::*;
@@ -468,9 +468,9 @@ mod tests {
     }
 
     impl Decided {
-        fn told(&self) -> Vec<&str> {
+        fn said(&self) -> Vec<&str> {
             self.settled
-                .to_tell
+                .to_say
                 .iter()
                 .map(|f| f.name.as_str())
                 .collect()
@@ -558,11 +558,11 @@ mod tests {
     #[test]
     fn a_stage_fires_once_per_fill() {
         let mut h = Harness::new(160_000);
-        assert!(h.at(79).told().is_empty());
+        assert!(h.at(79).said().is_empty());
         let d = h.at(81);
-        assert_eq!(d.told(), ["stage-80"]);
+        assert_eq!(d.said(), ["stage-80"]);
         assert_eq!(d.checkpoint, None, "a warning writes no checkpoint");
-        assert!(h.at(85).told().is_empty(), "told once per fill");
+        assert!(h.at(85).said().is_empty(), "given once per fill");
         assert_eq!(h.s.phase(), Phase::Tracking);
     }
 
@@ -571,7 +571,7 @@ mod tests {
         let mut h = Harness::new(160_000);
         let d = h.at(96);
         assert_eq!(d.fired(), ["stage-80", "stage-90", "stage-95"]);
-        assert_eq!(d.told(), ["stage-80", "stage-90", "stage-95"]);
+        assert_eq!(d.said(), ["stage-80", "stage-90", "stage-95"]);
         assert_eq!(h.written, ["ck-1"], "one checkpoint for the jump");
         let named: Vec<Option<&str>> = d
             .settled
@@ -590,19 +590,19 @@ mod tests {
         h.at(85);
         assert!(h.at(76).fired().is_empty());
         assert!(
-            h.at(85).told().is_empty(),
+            h.at(85).said().is_empty(),
             "the climb back says nothing again"
         );
         assert_eq!(h.s.fired().len(), 1);
     }
 
     #[test]
-    fn a_fall_of_more_than_ten_points_rearms_a_stage() {
+    fn a_drop_of_more_than_ten_points_rearms_a_stage() {
         let mut h = Harness::new(160_000);
         h.at(85);
         assert!(h.at(69).fired().is_empty());
         assert!(h.s.fired().is_empty(), "stage-80 re-armed");
-        assert_eq!(h.at(81).told(), ["stage-80"]);
+        assert_eq!(h.at(81).said(), ["stage-80"]);
     }
 
     #[test]
@@ -611,43 +611,43 @@ mod tests {
         h.at(92);
         assert_eq!(h.s.fired().len(), 2);
         let d = h.read(None, true, Reach::Now);
-        assert!(d.told().is_empty());
+        assert!(d.said().is_empty());
         assert!(h.s.fired().is_empty());
         assert_eq!(
-            h.at(82).told(),
+            h.at(82).said(),
             ["stage-80"],
             "fires again after the compaction"
         );
     }
 
     #[test]
-    fn an_unknown_figure_without_a_compaction_changes_nothing() {
+    fn an_unknown_usage_without_a_compaction_changes_nothing() {
         let mut h = Harness::new(160_000);
         h.at(85);
         let d = h.read(None, false, Reach::Now);
-        assert!(d.fired().is_empty() && d.told().is_empty());
+        assert!(d.fired().is_empty() && d.said().is_empty());
         assert_eq!(h.s.fired().len(), 1, "stage-80 stays fired");
     }
 
     #[test]
-    fn a_stage_fired_at_stop_is_told_with_the_next_prompt_once() {
+    fn a_stage_fired_at_stop_is_given_with_the_next_prompt_once() {
         let mut h = Harness::new(160_000);
         let d = h.stop_at(81);
         assert_eq!(d.fired(), ["stage-80"]);
-        assert!(d.told().is_empty(), "a Stop's reply reaches no model");
+        assert!(d.said().is_empty(), "a Stop's reply reaches no model");
         assert_eq!(h.s.phase(), Phase::StagePending);
-        assert_eq!(h.at(82).told(), ["stage-80"]);
+        assert_eq!(h.at(82).said(), ["stage-80"]);
         assert_eq!(h.s.phase(), Phase::Tracking);
-        assert!(h.at(83).told().is_empty());
+        assert!(h.at(83).said().is_empty());
     }
 
     #[test]
-    fn a_waiting_stage_left_behind_by_a_compaction_is_never_told() {
+    fn a_waiting_stage_left_behind_by_a_compaction_is_never_given() {
         let mut h = Harness::new(160_000);
         h.stop_at(81);
         h.read(None, true, Reach::Later);
         assert!(h.s.pending_stages().is_empty());
-        assert!(h.at(30).told().is_empty());
+        assert!(h.at(30).said().is_empty());
     }
 
     #[test]
@@ -655,18 +655,18 @@ mod tests {
         let mut h = Harness::new(160_000);
         h.stop_at(81);
         let d = h.read(Some(150_000), false, Reach::RecordOnly);
-        assert!(d.fired().is_empty() && d.told().is_empty());
+        assert!(d.fired().is_empty() && d.said().is_empty());
         assert_eq!(h.s.pending_stages().len(), 1);
-        // The next prompt tells what waited and fires what the figure crossed.
-        assert_eq!(h.at(94).told(), ["stage-80", "stage-90"]);
+        // The next prompt gives what waited and fires what the token count crossed.
+        assert_eq!(h.at(94).said(), ["stage-80", "stage-90"]);
     }
 
     #[test]
-    fn waiting_and_new_stages_are_told_together_lowest_first_each_once() {
+    fn waiting_and_new_stages_are_given_together_lowest_first_each_once() {
         let mut h = Harness::new(160_000);
         h.stop_at(91);
         let d = h.at(96);
-        assert_eq!(d.told(), ["stage-80", "stage-90", "stage-95"]);
+        assert_eq!(d.said(), ["stage-80", "stage-90", "stage-95"]);
     }
 
     #[test]
@@ -679,7 +679,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stage_line_in_the_log_carries_the_figure_and_its_checkpoint() {
+    fn a_stage_line_in_the_log_carries_the_tokens_and_its_checkpoint() {
         let mut h = Harness::new(160_000);
         let d = h.at(91);
         let f = &d.logs[1].fields;
@@ -710,19 +710,19 @@ mod tests {
     fn stages_measured_against_the_window_fire_later_than_against_the_limit() {
         let mut h = Harness::new(160_000);
         assert_eq!(
-            h.read(Some(140_000), false, Reach::Now).told(),
+            h.read(Some(140_000), false, Reach::Now).said(),
             ["stage-80"]
         );
         let mut w = Harness::new(160_000);
         w.against = StagesAgainst::Window;
-        assert!(w.read(Some(140_000), false, Reach::Now).told().is_empty());
+        assert!(w.read(Some(140_000), false, Reach::Now).said().is_empty());
         assert_eq!(
-            w.read(Some(161_000), false, Reach::Now).told(),
+            w.read(Some(161_000), false, Reach::Now).said(),
             ["stage-80"]
         );
     }
 
-    // Compactions an agent shows only as a drop of its figure.
+    // Compactions an agent shows only as a drop in its usage.
 
     #[test]
     fn a_drop_from_near_the_limit_is_a_compaction_only_where_the_agent_shows_it_so() {
@@ -757,8 +757,8 @@ mod tests {
     }
 
     /// What the end-to-end suite saw as two audits for one compression: a resumed Gemini run
-    /// reported a figure far below the conversation's last one. Its pre-compaction event had
-    /// found that figure below the limit, so Gemini compressed nothing: the drop is no
+    /// reported a token count far below the conversation's last one. Its pre-compaction event had
+    /// found that token count below the limit, so Gemini compressed nothing: the drop is no
     /// compression, and no audit follows.
     #[test]
     fn a_drop_after_a_pre_compaction_event_below_the_limit_is_no_compaction() {
@@ -844,7 +844,7 @@ mod tests {
     }
 
     #[test]
-    fn where_an_agent_compacts_is_learned_from_its_own_figure_past_its_point_only() {
+    fn where_an_agent_compacts_is_learned_from_its_own_token_count_past_its_point_only() {
         let after = at_tokens(30_000, 160_000);
         let gemini = traits(Agent::Gemini);
         let past = at_tokens(150_000, 160_000);
@@ -854,7 +854,7 @@ mod tests {
         let below = at_tokens(135_000, 160_000);
         let noted = note_drop(&mut after.clone(), &below, &after, &gemini, Agent::Gemini);
         assert_eq!(noted.unwrap().learn_at, None);
-        // An agent whose transcript states its own figure is learned from that instead.
+        // An agent whose transcript states its own token count is learned from that instead.
         let copilot = traits(Agent::Copilot);
         let noted = note_drop(&mut after.clone(), &past, &after, &copilot, Agent::Copilot);
         assert_eq!(noted.unwrap().learn_at, None);
@@ -917,7 +917,7 @@ mod tests {
         assert_eq!(h.s.phase(), Phase::New);
         assert!(h.s.fired().is_empty() && !h.s.handoff_due());
         assert_eq!(h.s.compacted_at(), None, "a clear is not a compaction");
-        assert_eq!(h.at(81).told(), ["stage-80"]);
+        assert_eq!(h.at(81).said(), ["stage-80"]);
     }
 
     #[test]
@@ -942,7 +942,7 @@ mod tests {
     }
 
     #[test]
-    fn a_compactions_end_with_no_restored_size_forgets_the_figure() {
+    fn a_compactions_end_with_no_restored_size_forgets_the_token_count() {
         let mut h = Harness::new(160_000);
         h.at(92);
         compaction_ended(&mut h.s, None, Some("manual"), NOW);
@@ -962,7 +962,7 @@ mod tests {
     }
 
     #[test]
-    fn a_compaction_is_noted_from_the_agents_own_figure_not_the_last_reading() {
+    fn a_compaction_is_noted_from_the_agents_own_token_count_not_the_last_reading() {
         let mut h = Harness::new(160_000);
         h.at(90);
         session_started(
@@ -977,7 +977,7 @@ mod tests {
         let seen = h.s.compaction_seen().cloned().unwrap();
         assert_eq!(seen.pre_tokens, 155_321);
         assert_eq!(seen.trigger.as_deref(), Some("auto"));
-        assert!(!seen.judged, "judged at the next figure");
+        assert!(!seen.judged, "judged at the next reading");
     }
 
     #[test]
@@ -1166,7 +1166,7 @@ mod tests {
     }
 
     #[test]
-    fn a_compaction_judged_at_the_next_figure_asks_to_remember_its_point_once() {
+    fn a_compaction_judged_at_the_next_reading_asks_to_remember_its_point_once() {
         let mut s = Session::new("s1", WINDOW);
         s.usage_read(
             Some(150_000),
@@ -1219,11 +1219,11 @@ mod tests {
     }
 
     #[test]
-    fn a_figure_given_by_hand_forgets_the_agents_window_word_and_tracks() {
+    fn a_token_count_given_by_hand_forgets_the_agents_window_word_and_tracks() {
         let mut s = Session::new("s1", WINDOW);
         assert_eq!(s.phase(), Phase::New);
         s.window_from("status-line");
-        s.figure_given(
+        s.tokens_given(
             50_000,
             100_000,
             crate::domain::session::Source::Manual,
@@ -1235,7 +1235,7 @@ mod tests {
             (Some(50_000), 100_000, Some(50.0), None)
         );
         assert_eq!(s.source(), crate::domain::session::Source::Manual);
-        // `--window` alone: the same figure against another window.
+        // `--window` alone: the same token count against another window.
         s.window_given(200_000);
         assert_eq!((s.tokens(), s.percent()), (Some(50_000), Some(25.0)));
     }
@@ -1368,7 +1368,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stage_told_at_the_same_event_asks_instead_and_restarts_the_count() {
+    fn a_stage_given_at_the_same_event_asks_instead_and_restarts_the_count() {
         let mut state = requests::State::default();
         calls(&mut state, 20, &post_tool_use("ls"));
         let settings = Settings::default();
@@ -1425,13 +1425,13 @@ mod tests {
     }
 
     #[test]
-    fn the_same_failure_three_times_is_told_once() {
+    fn the_same_failure_three_times_is_given_once() {
         let mut s = Session::new("s1", WINDOW);
         let limits = GutterLimits::default();
         let steps = vec![failing("cargo build"), failing("cargo build")];
-        let (found, told) = loops(&mut s, &steps, None, &limits, Reach::Now);
-        assert!(found.is_empty() && told.is_empty());
-        let (found, told) = loops(
+        let (found, said) = loops(&mut s, &steps, None, &limits, Reach::Now);
+        assert!(found.is_empty() && said.is_empty());
+        let (found, said) = loops(
             &mut s,
             &[],
             Some(failing("cargo build")),
@@ -1440,20 +1440,20 @@ mod tests {
         );
         assert_eq!(found.len(), 1);
         assert!(matches!(
-            &told[0],
+            &said[0],
             GutterHit::SameFailure { command, count: 3, .. } if command == "cargo build"
         ));
-        let text = crate::pipeline::loop_detection::instruction(&told[0]);
+        let text = crate::pipeline::loop_detection::instruction(&said[0]);
         assert!(text.contains("cargo build"), "{text}");
         assert_eq!(s.gutter().len(), 1, "recorded on the session");
-        let (found, told) = loops(
+        let (found, said) = loops(
             &mut s,
             &[],
             Some(failing("cargo build")),
             &limits,
             Reach::Now,
         );
-        assert!(found.is_empty() && told.is_empty(), "told once");
+        assert!(found.is_empty() && said.is_empty(), "given once");
     }
 
     #[test]
@@ -1461,17 +1461,17 @@ mod tests {
         let mut s = Session::new("s1", WINDOW);
         let limits = GutterLimits::default();
         let steps = vec![failing("make"), failing("make"), failing("make")];
-        let (found, told) = loops(&mut s, &steps, None, &limits, Reach::Later);
-        assert_eq!((found.len(), told.len()), (1, 0));
-        let (found, told) = loops(&mut s, &[], None, &limits, Reach::Now);
+        let (found, said) = loops(&mut s, &steps, None, &limits, Reach::Later);
+        assert_eq!((found.len(), said.len()), (1, 0));
+        let (found, said) = loops(&mut s, &[], None, &limits, Reach::Now);
         assert!(found.is_empty());
         assert_eq!(
-            told.len(),
+            said.len(),
             1,
-            "told with the next event that reaches the model"
+            "given with the next event that reaches the model"
         );
-        let (_, told) = loops(&mut s, &[], None, &limits, Reach::Now);
-        assert!(told.is_empty());
+        let (_, said) = loops(&mut s, &[], None, &limits, Reach::Now);
+        assert!(said.is_empty());
     }
 
     fn lookup(

@@ -36,12 +36,12 @@ pub struct StageCheckpoint {
 /// Whether what an event says can reach the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reach {
-    /// The reply goes to the model now (a prompt, a tool call): stages fire and are told.
+    /// The reply goes to the model now (a prompt, a tool call): stages fire and are given.
     Now,
     /// Nothing said now reaches a model (`Stop`, the end of a turn): stages fire and wait
     /// in the session for the next event that can carry them.
     Later,
-    /// The figure is only recorded: no stage fires or re-arms, what waits keeps waiting
+    /// The token count is only recorded: no stage fires or re-arms, what waits keeps waiting
     /// (the status line, the reading before a compaction's checkpoint).
     RecordOnly,
 }

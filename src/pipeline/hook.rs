@@ -142,8 +142,8 @@ impl Hook {
 
     /// The session updated from the transcript, recording only, where a checkpoint must follow
     /// whatever the transcript holds (before a compaction): a transcript that cannot be read is
-    /// logged, and the checkpoint is written from the session's last figure, as it is when there
-    /// is no transcript.
+    /// logged, and the checkpoint is written from the session's last token count, as it is when
+    /// there is no transcript.
     fn update_or_log_in(&self, batch: &mut Batch<'_>) -> anyhow::Result<Option<tracking::Applied>> {
         match self.update_in(batch, true, false) {
             Ok(applied) => Ok(applied),
@@ -197,7 +197,7 @@ impl Hook {
         let loops = self.loops_in(batch, reply)?;
         let applied = self.update_in(batch, false, !reply)?;
         self.acknowledge_in(batch.lock());
-        // The drop is measured from the figure this update replaced.
+        // The drop is measured from the token count this update replaced.
         let before = applied.as_ref().and_then(|a| a.previous.as_ref());
         if let (Some(before), Some(applied)) = (before, &applied) {
             let recorded = applied.transcript.as_ref().is_some_and(|t| t.compacted);
@@ -302,10 +302,10 @@ impl Hook {
         }
     }
 
-    /// PostModelSwitch: the figure the agent states is a reading on the new model, whose
+    /// PostModelSwitch: the token count the agent states is a reading on the new model, whose
     /// window and compaction point apply from now (what was reported or proved for the old
     /// model's window is forgotten, `tracking`); a stage that the smaller window crosses is
-    /// told with the new model's next request.
+    /// given with the new model's next request.
     fn model_switch(&self) -> anyhow::Result<Option<String>> {
         let applied = self.in_batch(|batch| {
             let reading = self.stated_reading();
@@ -389,7 +389,7 @@ impl Hook {
     /// A new session's transcript may not exist yet when its first tool hook runs (Claude Code
     /// creates it just after that hook starts): the hook then waits for the file and the call
     /// in it, as for an agent that always writes late ([`late_call::await_file_then`]). Only a
-    /// session with no figure yet waits, and only once: one whose file never comes is marked,
+    /// session with no token count yet waits, and only once: one whose file never comes is marked,
     /// so its later hooks do not wait again. False when no wait was due (the ordinary hook,
     /// whose file is there: that one look is the one `transcript` would make, so it costs
     /// nothing new); true when the wait is over and what it missed is logged.
@@ -467,7 +467,7 @@ impl Hook {
     }
 
     /// An agent with no post-compaction event: a compaction shows only as
-    /// the figure falling from near its compaction point to a fraction.
+    /// usage dropping from near its compaction point to a fraction.
     /// The prompt is then given with the next prompt or tool hook. False when this
     /// drop was noted already.
     fn note_compression_in(
@@ -489,7 +489,7 @@ impl Hook {
         true
     }
 
-    /// The compaction the transcript ends with, as the agent recorded it (its own figure
+    /// The compaction the transcript ends with, as the agent recorded it (its own token count
     /// before it, the trigger, the model): read at the events that follow a compaction, so
     /// the learning never takes ctxkeep's last reading for the agent's point.
     fn compaction_in_transcript(&self) -> Option<crate::transcripts::usage::Usage> {
@@ -520,7 +520,7 @@ impl Hook {
 
     /// Loop detection ([`super::loop_detection`]): feeds it this event's call (from the payload) and
     /// what the transcript gained since the last event; returns the instructions for the loops
-    /// to tell now. An event whose reply cannot reach the model (`reaches_model` false) keeps
+    /// to give now. An event whose reply cannot reach the model (`reaches_model` false) keeps
     /// them for the next one that can.
     fn loops_in(&self, batch: &mut Batch<'_>, reaches_model: bool) -> anyhow::Result<Vec<String>> {
         let Some(limits) = self.config.gutter else {
@@ -625,7 +625,7 @@ impl Hook {
                 false => record::write_new(&self.ws, batch.lock(), new, &self.out)?,
             };
             // The session wrote it, so it has seen it: a resume of this same
-            // session is not told about its own checkpoint.
+            // session is not shown its own checkpoint.
             batch
                 .session_mut()
                 .checkpoint_seen(&written.checkpoint().id);
@@ -635,7 +635,7 @@ impl Hook {
     }
 
     /// PreCompact: a checkpoint with the budget just before compaction. The
-    /// figure is recorded without firing stages: their instructions could
+    /// token count is recorded without firing stages: their instructions could
     /// not reach the model now, and one checkpoint is enough.
     /// Where the agent takes plain text as the summarizer's instructions,
     /// the answer is ctxkeep's brief, built from that checkpoint.
@@ -647,11 +647,11 @@ impl Hook {
         let doubted = self.agent.policy().doubts_pre_compact(asked);
         let extra = json!({ "session": self.session, "agent": self.agent, "compaction": trigger });
         let written = self.in_batch(|batch| {
-            // The figure this session had before: a resumed run's first event
-            // may name a transcript with no figure in it yet.
+            // The token count this session had before: a resumed run's first event
+            // may name a transcript with no token count in it yet.
             let known = batch.session().tokens().filter(|_| doubted);
-            // The figure now is ctxkeep's last reading, not where the agent compacts: that is
-            // learned from the agent's own figure once the compaction is in the transcript.
+            // The token count now is ctxkeep's last reading, not where the agent compacts: that is
+            // learned from the agent's own token count once the compaction is in the transcript.
             let applied = self.update_or_log_in(batch)?;
             if doubted {
                 let now = applied.as_ref().and_then(|a| a.session.tokens()).or(known);
@@ -685,13 +685,13 @@ impl Hook {
         }
     }
 
-    /// PostCompact: the old figure is gone with the context; every stage
+    /// PostCompact: the old token count is gone with the context; every stage
     /// re-arms (the next reading sets the new size).
     fn post_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
         let boundary = self.compaction_in_transcript();
         self.in_batch(|batch| {
             // Claude Code starts the restored session (with its size) before
-            // PostCompact: that figure is the new one, not a stale one.
+            // PostCompact: that token count is the new one, not a stale one.
             let now = crate::system::clock::now_rfc3339();
             let s = batch.session_mut();
             decide::compaction_ended(s, boundary.as_ref(), trigger.as_deref(), &now);
@@ -811,7 +811,7 @@ impl Hook {
     }
 
     /// A start deferred to the first prompt that is not a slash command (an agent that
-    /// defers it, or a compaction seen only as the figure's drop).
+    /// defers it, or a compaction seen only as a drop in usage).
     fn pending_start_in(&self, batch: &mut Batch<'_>) -> anyhow::Result<Option<String>> {
         let (lock, s) = batch.parts();
         let Some(source) = s.waiting_start_given() else {
@@ -891,7 +891,7 @@ impl Hook {
         crate::handoff::prompt::prompt_for_hook(&self.ws, &self.sf, MAX_CONTEXT_CHARS, record)
     }
 
-    /// What a restored conversation is told when the checkpoint changed
+    /// What a restored conversation is given when the checkpoint changed
     /// since it last saw one: which fields changed, never the whole prompt.
     fn since_note(&self, seen: Option<&str>, c: &Checkpoint) -> String {
         let before = seen.and_then(|id| {
@@ -952,7 +952,7 @@ impl Hook {
     fn session_end(&self, reason: Option<String>) -> anyhow::Result<()> {
         self.in_batch(|batch| {
             self.acknowledge_in(batch.lock());
-            // A loop seen only now is told if the session goes on (a resume).
+            // A loop seen only now is given if the session goes on (a resume).
             self.loops_in(batch, false)?;
             if self.sf.fm.checkpoint.is_none() {
                 return Ok(());

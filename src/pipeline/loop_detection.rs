@@ -33,13 +33,13 @@ pub struct Feed<'a> {
     pub tool: Option<&'a ToolCall>,
     /// Where relative paths in the payload are from.
     pub cwd: Option<&'a Path>,
-    /// The event's reply reaches the model: loops found now, and those waiting, are told.
+    /// The event's reply reaches the model: loops found now, and those waiting, are given.
     pub reaches_model: bool,
 }
 
 /// Feeds the event's new calls to the session's loop detection: `steps`, those the transcript
 /// gained ([`read_new`]), and the call the payload reports. Returns the loops found (now, or
-/// earlier at an event that could not speak) with their instruction, when the event can speak;
+/// earlier at an event that could not reach the model) with their instruction, when the event can;
 /// they are recorded on `s` (loaded by the caller under the lock it holds, and written back
 /// once by it) and logged as `gutter` events when found.
 pub fn check_in(
@@ -60,7 +60,7 @@ pub fn check_in(
             None => unnamed = Some(call),
         }
     }
-    let (found, told) = judge(s, &steps, unnamed, limits, feed.reaches_model);
+    let (found, said) = judge(s, &steps, unnamed, limits, feed.reaches_model);
     for hit in &found {
         let mut event = serde_json::to_value(hit)?;
         if let Some(e) = event.as_object_mut() {
@@ -69,7 +69,7 @@ pub fn check_in(
         }
         crate::domain::events::append(ws, lock, "gutter", event)?;
     }
-    Ok(told
+    Ok(said
         .into_iter()
         .map(|h| {
             let text = instruction(&h);
@@ -79,8 +79,9 @@ pub fn check_in(
 }
 
 /// Feeds the new calls to the session's loop detection (pure: no file, no clock). Returns
-/// the loops found now, recorded on the session, and those to tell with this event (`reaches_model`:
-/// its reply reaches the model; else the loops found wait for the next event that can).
+/// the loops found now, recorded on the session, and those to give with this event
+/// (`reaches_model`: its reply reaches the model; else the loops found wait for the next event that
+/// can).
 pub fn judge(
     s: &mut Session,
     steps: &[Step],
@@ -110,14 +111,14 @@ pub fn judge(
     for hit in &found {
         s.loop_found(hit.clone());
     }
-    let mut told = Vec::new();
+    let mut said = Vec::new();
     if reaches_model {
-        told.extend(s.loops_mut().take_unsaid());
-        told.extend(found.iter().cloned());
+        said.extend(s.loops_mut().take_unsaid());
+        said.extend(found.iter().cloned());
     } else {
         s.loops_mut().keep_unsaid(found.iter().cloned());
     }
-    (found, told)
+    (found, said)
 }
 
 /// The calls the transcript gained since the last read (its last [`FIRST_READ`] the first
@@ -278,7 +279,7 @@ fn merge_payload(steps: &mut Vec<Step>, call: Step) {
     steps.push(call);
 }
 
-/// What the agent is told: ctxkeep's words name the command or file as a
+/// What the agent is given: ctxkeep's words name the command or file as a
 /// code span; what the command printed follows as recorded data, never in
 /// ctxkeep's own sentence (the output may say anything).
 pub fn instruction(hit: &GutterHit) -> String {

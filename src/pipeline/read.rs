@@ -81,7 +81,7 @@ impl TranscriptView {
         }
     }
 
-    /// The compaction the transcript ends with, as the agent recorded it (its own figure
+    /// The compaction the transcript ends with, as the agent recorded it (its own token count
     /// before it, the trigger, the model); None when it does not end with one.
     pub fn compaction(&self) -> Option<Usage> {
         self.read().ok()??.compaction()

@@ -20,7 +20,7 @@ pub struct StatusReport {
     pub tracked: bool,
     pub updated_at: Option<String>,
     pub last_checkpoint: Option<CheckpointRef>,
-    /// Gutter patterns this session was told about (see `track`, hooks).
+    /// Gutter patterns this session was shown (see `track`, hooks).
     pub gutter: Vec<crate::transcripts::activity::GutterHit>,
     /// Times the hooks asked this session's model for a checkpoint between stages.
     pub checkpoint_requests: u32,

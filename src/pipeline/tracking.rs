@@ -149,7 +149,7 @@ pub fn stages_against_name(a: StagesAgainst) -> &'static str {
     }
 }
 
-/// What a transcript reading says besides the figure (`track --json`).
+/// What a transcript reading says besides the token count (`track --json`).
 #[derive(Debug, Serialize)]
 pub struct TranscriptInfo {
     pub path: String,
@@ -160,7 +160,7 @@ pub struct TranscriptInfo {
     pub malformed_lines: u64,
 }
 
-/// The new figure, read before taking the lock (reading can be slow).
+/// The new token count, read before taking the lock (reading can be slow).
 pub enum Reading {
     Absolute {
         tokens: u64,
@@ -178,10 +178,10 @@ pub enum Reading {
         model: Option<String>,
         transcript: Option<String>,
     },
-    /// A figure an agent states outside its transcript (Claude Code's
-    /// `SessionStart` `context_tokens` and `model`, a figure from a Codex
+    /// A token count an agent states outside its transcript (Claude Code's
+    /// `SessionStart` `context_tokens` and `model`, a token count from a Codex
     /// `Stop`): exact, recorded like a transcript's, and measured against
-    /// that agent's limit. `tokens: None` keeps the last figure.
+    /// that agent's limit. `tokens: None` keeps the last token count.
     Stated {
         agent: Agent,
         tokens: Option<u64>,
@@ -189,7 +189,7 @@ pub enum Reading {
         /// The window, when the agent states it.
         window: Option<u64>,
     },
-    /// Only `--messages`: the figure stays.
+    /// Only `--messages`: the token count stays.
     Unchanged,
 }
 
@@ -200,7 +200,7 @@ pub struct Options<'a> {
     pub window: Option<u64>,
     /// The session's message count now (`--messages`).
     pub messages: Option<u64>,
-    /// Record the figure only: no stage fires or re-arms (the status line,
+    /// Record the token count only: no stage fires or re-arms (the status line,
     /// whose output never reaches the agent; the next hook fires instead).
     pub record_only: bool,
     /// Nothing said now reaches the model (`Stop`, Gemini's `AfterAgent`,
@@ -221,16 +221,16 @@ pub struct Applied {
     pub recorded: Option<Checkpoint>,
     /// Stages fired by this update, lowest first.
     pub fired: Vec<FiredStage>,
-    /// What to tell the model now: the stages fired by this update and
+    /// What to say to the model now: the stages fired by this update and
     /// those that waited for an event that can reach it, lowest first
     /// (empty when the update was `deferred`).
-    pub to_tell: Vec<FiredStage>,
+    pub to_say: Vec<FiredStage>,
     pub rearmed: Vec<String>,
     pub truncated: bool,
     pub previous_messages: Option<u64>,
     pub transcript: Option<TranscriptInfo>,
     /// The session as it was just before this update, read under the same lock: what a
-    /// change (a compaction seen as the figure's fall) is measured from, so two hooks at
+    /// change (a compaction seen as a drop in usage) is measured from, so two hooks at
     /// once never both see the same change. Its loop detection's state is left out (empty).
     pub previous: Option<Session>,
 }
@@ -308,7 +308,7 @@ pub fn apply_in(
             source,
             count,
         } => {
-            s.figure_given(tokens, opts.window.unwrap_or(config.window), source, count);
+            s.tokens_given(tokens, opts.window.unwrap_or(config.window), source, count);
         }
         Reading::Relative(delta) => {
             let base = s.tokens().unwrap_or(0);
@@ -317,7 +317,7 @@ pub fn apply_in(
                 .window
                 .or(prev.as_ref().map(|p| p.window()))
                 .unwrap_or(config.window);
-            s.figure_given(tokens, window, Source::Manual, None);
+            s.tokens_given(tokens, window, Source::Manual, None);
         }
         Reading::Transcript(usage, path) => {
             s.model_seen(usage.model.as_deref());
@@ -334,7 +334,7 @@ pub fn apply_in(
             if compacted {
                 crate::context::learning::note_compaction(s, &usage, None);
             }
-            // No figure (a new transcript, or compacted without `postTokens`)
+            // No token count (a new transcript, or compacted without `postTokens`)
             // is recorded as unknown rather than guessed.
             s.usage_read(
                 usage.tokens,
@@ -363,7 +363,7 @@ pub fn apply_in(
                 s.statusline_window_seen(window);
             }
             let window = reading_window(&opts, s, Some(agent), None, model.as_deref(), sf, config);
-            // A line that knows no figure (before the first call, right after
+            // A line that knows no token count (before the first call, right after
             // a compaction) keeps the one the hooks recorded, the restored
             // size included.
             s.usage_read(
@@ -397,13 +397,13 @@ pub fn apply_in(
     // Where the agent compacts on its own, read afresh each time (its
     // configuration may have changed); only the known agent's files.
     let agent = s.agent().and_then(|a| a.parse::<Agent>().ok());
-    // A figure past the window the session assumed, without a compaction:
+    // A token count past the window the session assumed, without a compaction:
     // the window is larger than assumed (or unknown).
     let was_unknown = prev.as_ref().is_some_and(|p| !p.window_known());
     let evidence = agent_reading
         .then(|| crate::context::learning::window_evidence(s, was_unknown))
         .flatten();
-    // A compaction read earlier is judged at the first figure after it; a point it teaches
+    // A compaction read earlier is judged at the first reading after it; a point it teaches
     // is remembered now, before the limit is looked up (it may be that limit).
     let judged = agent
         .and_then(|a| decide::compaction_judged(s, a, compacted))
@@ -448,7 +448,7 @@ pub fn apply_in(
     };
     let now = crate::system::clock::now_rfc3339();
     let settled = decide::settle_stages(s, &step, checkpoint_id.as_deref(), reach, &now);
-    let (fired_now, to_tell) = (settled.fired, settled.to_tell);
+    let (fired_now, to_say) = (settled.fired, settled.to_say);
 
     let log = |event: &str, fields: serde_json::Value| {
         if let Err(e) = crate::domain::events::append(ws, lock, event, fields) {
@@ -474,7 +474,7 @@ pub fn apply_in(
         session: s.clone_without_loops(),
         recorded,
         fired: fired_now,
-        to_tell,
+        to_say,
         rearmed: step.rearmed,
         truncated,
         previous_messages,
@@ -512,7 +512,7 @@ pub const MAX_STAGE_CHARS: usize = 1_200;
 /// Fields quoted back to the model in a stage instruction are cut to this.
 const QUOTED_FIELD_CHARS: usize = 160;
 
-/// What the stages `applied` has to tell the agent (templates/stage.md):
+/// What the stages `applied` has to say to the agent (templates/stage.md):
 /// one instruction, for the highest of them (crossing several at once, or
 /// one that waited, says it once), at most [`MAX_STAGE_CHARS`]. The
 /// templates are loaded only when there is something to say: hooks call
@@ -522,12 +522,12 @@ pub fn instructions(
     config: &Config,
     applied: &Applied,
 ) -> anyhow::Result<Vec<String>> {
-    let Some(highest) = applied.to_tell.iter().max_by(|a, b| a.at.total_cmp(&b.at)) else {
+    let Some(highest) = applied.to_say.iter().max_by(|a, b| a.at.total_cmp(&b.at)) else {
         return Ok(Vec::new());
     };
     // The checkpoint a stage wrote, the highest's first.
     let checkpoint = std::iter::once(highest)
-        .chain(applied.to_tell.iter().rev())
+        .chain(applied.to_say.iter().rev())
         .find_map(|f| f.checkpoint.clone());
     let s = &applied.session;
     let in_progress = applied
@@ -559,16 +559,16 @@ pub fn instructions(
     // does not say which agent it is).
     let agent = s.agent().and_then(|a| a.parse().ok());
     let mcp = crate::agents::mcp_registration::mcp_registered(&ws.root, agent);
-    // A stage told later, when no figure is known now, says the one it fired at.
-    let figure = match s.tokens() {
+    // A stage given later, when no token count is known now, says the one it fired at.
+    let measured = match s.tokens() {
         Some(_) => s.clone(),
-        None => s.with_figure(highest.tokens),
+        None => s.with_tokens(highest.tokens),
     };
     let mut text = templates.render(
         "stage.md",
         json!({
-            "percent": figure.percent(), "tokens": figure.tokens(), "window": s.window(),
-            "limit": s.limit(), "limit_percent": figure.limit_percent(),
+            "percent": measured.percent(), "tokens": measured.tokens(), "window": s.window(),
+            "limit": s.limit(), "limit_percent": measured.limit_percent(),
             "limit_source": s.limit_source(),
             "forecast": s.forecast(),
             "stage": { "name": highest.name, "action": highest.action, "at": highest.at },
@@ -729,7 +729,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stated_figure_is_measured_against_its_agents_limit() {
+    fn a_stated_token_count_is_measured_against_its_agents_limit() {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("project-state.md");
         std::fs::write(
@@ -770,7 +770,7 @@ mod tests {
             ["stage-80"],
             "87.5 % of the limit, 70 % of the window"
         );
-        // No figure: the last one stays, and nothing fires twice.
+        // No token count: the last one stays, and nothing fires twice.
         let a = apply(
             &ws,
             &sf,

@@ -173,7 +173,7 @@ fn the_start_gives_the_prompt_at_the_top_of_the_reply() {
 }
 
 #[test]
-fn a_tool_hook_waits_for_the_log_and_tells_the_stage_next_to_the_result() {
+fn a_tool_hook_waits_for_the_log_and_gives_the_stage_next_to_the_result() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
     hook(&p, &captured(&p, "SessionStart-new"));
@@ -182,7 +182,7 @@ fn a_tool_hook_waits_for_the_log_and_tells_the_stage_next_to_the_result() {
         .as_str()
         .unwrap()
         .to_string();
-    // The call's figure reaches the log only with the batch that holds this hook's start.
+    // The call's token count reaches the log only with the batch that holds this hook's start.
     write_log(&p, &[call(20_000)]);
     let log = log_path(&p);
     let late = std::thread::spawn(move || {
@@ -247,7 +247,7 @@ fn the_session_log_is_recognized_and_read_around_a_compaction() {
         ),
         "{v}"
     );
-    // Cut after the first call past the compaction: that figure is the first after it.
+    // Cut after the first call past the compaction: that token count is the first after it.
     let text = std::fs::read_to_string(&path).unwrap();
     let compacted = text.find("session.compaction_complete").unwrap();
     let next = compacted + text[compacted..].find("\"inputTokens\": 3000").unwrap();

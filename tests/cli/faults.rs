@@ -145,7 +145,7 @@ fn sixteen_checkpoints_at_once_are_serialized_and_nothing_is_lost() {
     p.ctxkeep(&["verify"]).assert().success();
 }
 
-/// The session's figure as last written (0 before the first track); the
+/// The session's token count as last written (0 before the first track); the
 /// record is replaced atomically, so it always parses.
 fn tracked_tokens(p: &Project) -> u64 {
     fs::read_to_string(p.path(".ctxkeep/sessions/default.json"))
@@ -159,7 +159,7 @@ const TRACKERS: usize = 64;
 const ADDS_EACH: usize = 50;
 const WRITERS: usize = 16;
 
-/// The concurrency figure: 64 processes doing 50 `track --add 1` each
+/// The concurrency measurement: 64 processes doing 50 `track --add 1` each
 /// on one session while 16 processes write checkpoints.
 #[test]
 fn sixty_four_trackers_and_sixteen_checkpoints_at_once_lose_nothing() {
@@ -215,7 +215,7 @@ fn sixty_four_trackers_and_sixteen_checkpoints_at_once_lose_nothing() {
         ids.insert(String::from_utf8(out.stdout).unwrap().trim().to_string());
     }
     let elapsed = started.elapsed();
-    // A figure for the README, not an assertion.
+    // A measurement for the README, not an assertion.
     eprintln!(
         "{TRACKERS} x {ADDS_EACH} `track --add 1` with {WRITERS} checkpoints: {:.1} s",
         elapsed.as_secs_f64()
@@ -263,7 +263,7 @@ fn sixty_four_trackers_and_sixteen_checkpoints_at_once_lose_nothing() {
     assert_eq!(logged, expected);
     let stages: Vec<&serde_json::Value> = events.iter().filter(|e| e["event"] == "stage").collect();
     assert_eq!(stages.len(), 1, "{log}");
-    // 1,900 tokens is the first figure shown as 1.0 % of 200,000.
+    // 1,900 tokens is the first reading shown as 1.0 % of 200,000.
     assert_eq!(stages[0]["tokens"], 1_900);
     assert_eq!(stages[0]["percent"], 1.0);
 

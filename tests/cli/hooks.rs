@@ -167,7 +167,7 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
     let mut p = Project::initialized();
     p.checkpoint(&["--decision", "keep serde_yaml behind a cap"])
         .success();
-    // This session's figures are percents of the window, as stages were
+    // This session's token counts are percents of the window, as stages were
     // measured before limits (tests/cli/limits.rs has them against the limit).
     let text = p.state().replacen(
         "ctxkeep: 1\n",
@@ -624,7 +624,7 @@ fn statusline(p: &Project, payload: &str) -> StatusLineView {
 fn the_status_line_prefers_current_usage_and_remembers_the_window() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
-    // `total_input_tokens` is a cumulative figure here: never the context.
+    // `total_input_tokens` is a cumulative token count here: never the context.
     let payload = json!({
         "session_id": "sl-1", "transcript_path": p.path("transcript.jsonl"), "cwd": p.root(),
         "model": { "id": "claude-opus-4-6[1m]", "display_name": "Opus" }, "version": "2.1.90",
@@ -1486,7 +1486,7 @@ fn gemini_doctor_fails_a_hook_that_prints_no_json() {
 }
 
 #[test]
-fn a_stage_crossed_at_stop_is_told_once_at_the_next_prompt() {
+fn a_stage_crossed_at_stop_is_given_once_at_the_next_prompt() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
     // A text-only turn: its only hook is Stop, whose output reaches no model.
@@ -1516,11 +1516,11 @@ fn a_stage_crossed_at_stop_is_told_once_at_the_next_prompt() {
         "pend-1",
         json!({ "prompt": "next" }),
     );
-    let told = reply(&hook(&p, "claude-code", &prompt, &[]));
+    let said = reply(&hook(&p, "claude-code", &prompt, &[]));
     assert!(
-        told.additional_context.contains("stage stage-80"),
+        said.additional_context.contains("stage stage-80"),
         "{}",
-        told.additional_context
+        said.additional_context
     );
     assert!(session(&p, "pend-1").get("pending_stages").is_none());
     // Once.
@@ -1548,8 +1548,8 @@ fn a_jump_past_every_stage_gives_one_instruction_for_the_highest() {
     assert_eq!(ran.stdout, "", "{}", ran.stderr);
     p.write("src/lexer.rs", "fn lex() {}\n");
     grow(&p, 2, 199_000);
-    let told = reply(&hook(&p, "claude-code", &tool, &[]));
-    let text = &told.additional_context;
+    let said = reply(&hook(&p, "claude-code", &tool, &[]));
+    let text = &said.additional_context;
     assert!(events(&p, "stage").len() >= 3, "every stage crossed fired");
     assert_eq!(text.matches("ctxkeep: context is at").count(), 1, "{text}");
     assert!(
@@ -1720,7 +1720,7 @@ fn a_pending_stage_survives_readings_that_only_record() {
     grow(&p, 1, 150_000);
     let stop = claude(&p, "Stop", "pend-2", json!({ "stop_hook_active": false }));
     assert_eq!(hook(&p, "claude-code", &stop, &[]).stdout, "");
-    // A status line and a pre-compaction hook read the figure and say nothing to the model.
+    // A status line and a pre-compaction hook read the token count and say nothing to the model.
     let usage = json!({ "input_tokens": 150_000 });
     statusline(&p, &status_payload(&p, "pend-2", usage));
     let pre = claude(&p, "PreCompact", "pend-2", json!({ "trigger": "manual" }));
@@ -1735,11 +1735,11 @@ fn a_pending_stage_survives_readings_that_only_record() {
         "pend-2",
         json!({ "prompt": "next" }),
     );
-    let told = reply(&hook(&p, "claude-code", &prompt, &[]));
+    let said = reply(&hook(&p, "claude-code", &prompt, &[]));
     assert!(
-        told.additional_context.contains("stage stage-80"),
+        said.additional_context.contains("stage stage-80"),
         "{}",
-        told.additional_context
+        said.additional_context
     );
 }
 /// Valid JSON settings written the way people and other tools write them;
@@ -2196,12 +2196,12 @@ fn a_forecast_from_the_last_turns_in_status_the_status_line_and_the_first_stage(
     // The first stage crossed says it too.
     grow(&p, 6, 136_000);
     let prompt = claude(&p, "UserPromptSubmit", "fc-1", json!({ "prompt": "go" }));
-    let told = reply(&hook(&p, "claude-code", &prompt, &[]));
+    let said = reply(&hook(&p, "claude-code", &prompt, &[]));
     assert!(
-        told.additional_context
+        said.additional_context
             .contains("turns are left before then"),
         "{}",
-        told.additional_context
+        said.additional_context
     );
 }
 /// A folder where project-state.md should be: a hook names that folder and
@@ -2234,13 +2234,13 @@ fn a_folder_in_place_of_the_state_file_is_named_as_such_by_a_hook() {
 }
 
 #[test]
-fn a_pending_stage_told_when_no_figure_is_known_says_the_one_it_fired_at() {
+fn a_pending_stage_given_when_no_usage_is_known_says_the_one_it_fired_at() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
     grow(&p, 1, 150_000);
     let stop = claude(&p, "Stop", "pend-3", json!({ "stop_hook_active": false }));
     assert_eq!(hook(&p, "claude-code", &stop, &[]).stdout, "");
-    // The conversation resumes into a new, still empty transcript: no figure yet.
+    // The conversation resumes into a new, still empty transcript: no token count yet.
     p.write("resumed.jsonl", "");
     let mut prompt: Value = serde_json::from_str(&claude(
         &p,
@@ -2250,8 +2250,8 @@ fn a_pending_stage_told_when_no_figure_is_known_says_the_one_it_fired_at() {
     ))
     .unwrap();
     prompt["transcript_path"] = json!(p.path("resumed.jsonl"));
-    let told = reply(&hook(&p, "claude-code", &prompt.to_string(), &[]));
-    let text = &told.additional_context;
+    let said = reply(&hook(&p, "claude-code", &prompt.to_string(), &[]));
+    let text = &said.additional_context;
     assert!(
         text.contains("context is at 75.0 % (150000 of 200000 tokens)"),
         "{text}"
@@ -2261,7 +2261,7 @@ fn a_pending_stage_told_when_no_figure_is_known_says_the_one_it_fired_at() {
 
 /// Claude Code writes the reply that made a tool call on its own schedule: under load its
 /// `PostToolUse` hook has run before that reply was in the transcript. The hook waits for the
-/// call's id, so the stage the reply crossed is told in that same hook, not a turn later.
+/// call's id, so the stage the reply crossed is given in that same hook, not a turn later.
 #[test]
 fn a_tool_hook_that_runs_before_its_reply_is_written_waits_for_it() {
     let p = Project::initialized();
@@ -2300,17 +2300,17 @@ fn a_tool_hook_that_runs_before_its_reply_is_written_waits_for_it() {
         stdout: String::from_utf8(out.stdout).unwrap(),
         stderr: String::from_utf8(out.stderr).unwrap(),
     };
-    let told = reply(&ran);
+    let said = reply(&ran);
     assert!(
-        told.additional_context.contains("stage stage-80"),
+        said.additional_context.contains("stage stage-80"),
         "{}",
-        told.additional_context
+        said.additional_context
     );
 }
 
 /// Claude Code creates a new session's transcript just after its first `PostToolUse` hook has
-/// started: the hook waits for the file and the call in it, so the first figure is recorded and
-/// the stage it crossed is told in that same hook.
+/// started: the hook waits for the file and the call in it, so the first reading is recorded and
+/// the stage it crossed is given in that same hook.
 #[test]
 fn a_new_sessions_first_tool_hook_waits_for_the_transcript_to_be_created() {
     let p = Project::initialized();
@@ -2356,18 +2356,18 @@ fn a_new_sessions_first_tool_hook_waits_for_the_transcript_to_be_created() {
         stdout: String::from_utf8(out.stdout).unwrap(),
         stderr: String::from_utf8(out.stderr).unwrap(),
     };
-    let told = reply(&ran);
+    let said = reply(&ran);
     assert!(
-        told.additional_context.contains("stage stage-80"),
+        said.additional_context.contains("stage stage-80"),
         "{}",
-        told.additional_context
+        said.additional_context
     );
     assert_eq!(session(&p, "first-1")["tokens"], json!(140_000));
     assert!(events(&p, "transcript_not_created").is_empty());
 }
 
 /// The transcript comes, but without the call: the wait ends as a late call's does (one
-/// `call_not_in_transcript` event), and the figure the file holds is recorded.
+/// `call_not_in_transcript` event), and the token count the file holds is recorded.
 #[test]
 fn a_new_transcript_without_the_call_is_read_as_it_is() {
     let p = Project::initialized();
@@ -2429,7 +2429,7 @@ fn a_transcript_that_never_comes_is_waited_for_once() {
     assert_eq!(logged.len(), 1, "{logged:?}");
     assert_eq!(logged[0]["session"], "none-1");
     assert!(session(&p, "none-1")["tokens"].is_null());
-    // A session with a figure whose transcript is gone is not new: it does not wait either.
+    // A session with a token count whose transcript is gone is not new: it does not wait either.
     grow(&p, 1, 20_000);
     let payload = claude(
         &p,
@@ -2461,9 +2461,9 @@ fn a_subagents_tool_hook_does_not_wait_for_its_call_in_the_main_transcript() {
                 "agent_type": "general-purpose",
                 "tool_input": {"command": "ls"}, "tool_response": {"stdout": "ok"} }),
     );
-    // The stage is told from what the transcript holds; the call is never written there.
-    let told = reply(&hook(&p, "claude-code", &payload, &[]));
-    assert!(told.additional_context.contains("stage stage-80"));
+    // The stage is given from what the transcript holds; the call is never written there.
+    let said = reply(&hook(&p, "claude-code", &payload, &[]));
+    assert!(said.additional_context.contains("stage stage-80"));
     assert!(events(&p, "call_not_in_transcript").is_empty());
     // The same call outside a subagent is waited for, then logged as never written.
     let main = payload.replace(r#""agent_id":"a1b2","#, "");
@@ -2530,7 +2530,7 @@ fn an_install_that_cannot_keep_its_note_refuses_and_changes_nothing() {
 }
 
 /// A `PreCompact` whose transcript cannot be read (here a folder at its path) still writes its
-/// checkpoint, as one with no transcript does, and logs why the figure was not read.
+/// checkpoint, as one with no transcript does, and logs why the token count was not read.
 #[test]
 fn a_pre_compact_with_an_unreadable_transcript_writes_its_checkpoint() {
     let p = Project::initialized();

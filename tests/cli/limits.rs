@@ -49,7 +49,7 @@ fn each_default_stage_fires_before(p: &Project, limit: u64, file: &str, write: &
         assert_eq!(fired, [format!("stage-{at}")], "at {tokens} of {limit}");
         assert!(t.limit_percent.unwrap() >= at as f64);
         assert!(t.percent.unwrap() < t.limit_percent.unwrap());
-        // Until the agent was seen compacting, the model is told where it is expected to.
+        // Until the agent was seen compacting, the model is shown where it is expected to.
         let said = format!(
             "of the {limit} at which the agent is expected to compact on its own; stage stage-{at}"
         );
@@ -251,7 +251,7 @@ fn an_automatic_compaction_seen_becomes_the_limit_the_stages_use() {
         said.contains("at which the agent is expected to compact"),
         "{said}"
     );
-    // ctxkeep's last reading is 182,000; the agent's own figure at the compaction 190,000.
+    // ctxkeep's last reading is 182,000; the agent's own token count at the compaction 190,000.
     add(claude_assistant_on("claude-opus-4-6", "m2", 182_000));
     hook("PreCompact", serde_json::json!({ "trigger": "auto" }));
     add(claude_compaction("auto", 190_000));
@@ -259,7 +259,7 @@ fn an_automatic_compaction_seen_becomes_the_limit_the_stages_use() {
     hook("PostCompact", serde_json::json!({ "trigger": "auto" }));
     assert!(
         !p.path(".ctxkeep/compactions.json").exists(),
-        "judged at the next figure"
+        "judged at the next reading"
     );
     add(claude_assistant_on("claude-opus-4-6", "m3", 30_000));
     hook("UserPromptSubmit", serde_json::json!({ "prompt": "go on" }));
@@ -282,7 +282,7 @@ fn an_automatic_compaction_seen_becomes_the_limit_the_stages_use() {
         "the manual one is recorded as such: {events}"
     );
 
-    // The next reading measures against 190,000, and the model is told it was seen.
+    // The next reading measures against 190,000, and the model is shown that it was seen.
     add(claude_assistant_on("claude-opus-4-6", "m6", 160_000));
     let (t, _) = track(&p, &["--transcript", "t.jsonl", "--session", "learn-1"]);
     assert_eq!((t.limit, t.limit_source.as_str()), (190_000, "observed"));
@@ -589,7 +589,7 @@ fn a_model_switch_rebases_the_window_and_a_clear_rearms_the_stages() {
     );
     assert_eq!(said, "", "18 % of Opus 5's 1M window");
     // `/model` to a 200k model: its window and compaction point apply from now, and the
-    // stages the smaller window crosses are told with the new model's next request.
+    // stages the smaller window crosses are given with the new model's next request.
     let said = claude_hook(
         &p,
         s,
@@ -658,14 +658,14 @@ fn a_gemini_compression_teaches_only_from_past_its_point() {
     let learned = || -> Value {
         serde_json::from_str(&p.read(".ctxkeep/compactions.json")).unwrap_or(Value::Null)
     };
-    // Past 90 % of its compression point (524,288), then a fall: Gemini compressed on its own.
+    // Past 90 % of its compression point (524,288), then a drop: Gemini compressed on its own.
     hook(500_000, "g1");
     hook(100_000, "g2");
     assert_eq!(
         learned()["gemini"]["gemini-2.5-pro"],
         serde_json::json!([500_000])
     );
-    // A fall from 88 % of the point it is now known to compress at: a `/compress` by hand.
+    // A drop from 88 % of the point it is now known to compress at: a `/compress` by hand.
     hook(440_000, "g3");
     hook(90_000, "g4");
     assert_eq!(

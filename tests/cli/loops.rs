@@ -1,6 +1,6 @@
 //! Loop detection through `ctxkeep hook AGENT`, in each agent's real order: the tool call is in
 //! the transcript when its hook runs, its result only after (FORMATS §7b). Payloads have the
-//! shapes captured from the real CLIs (tests/fixtures/agents/). A loop is told in the failing
+//! shapes captured from the real CLIs (tests/fixtures/agents/). A loop is given in the failing
 //! call's own hook; one found at an event that cannot reach the model waits for the next.
 
 use std::io::Write;
@@ -97,8 +97,8 @@ impl<'a> Session<'a> {
 const LOOP: &str = "you look stuck in a loop";
 
 /// Which of the hooks' answers carry a loop warning, by index.
-fn warned_at(told: &[String]) -> Vec<usize> {
-    told.iter()
+fn warned_at(said: &[String]) -> Vec<usize> {
+    said.iter()
         .enumerate()
         .filter(|(_, t)| t.contains(LOOP))
         .map(|(i, _)| i)
@@ -199,23 +199,23 @@ const PYTEST_FAIL: &str =
     "FAILED tests/test_table.py::test_blank_lines - assert 3 == 4\n1 failed, 39 passed in 1.21s";
 
 #[test]
-fn claude_code_a_real_failure_loop_is_told_once_in_the_failing_calls_own_hook() {
+fn claude_code_a_real_failure_loop_is_given_once_in_the_failing_calls_own_hook() {
     let p = project();
     let s = Session::new(&p, "claude-code", "cc.jsonl");
     s.hook(
         "UserPromptSubmit",
         json!({"prompt": "make the table tests pass"}),
     );
-    let mut told = Vec::new();
+    let mut said = Vec::new();
     for i in 0..5 {
-        told.push(cc_edit(
+        said.push(cc_edit(
             &s,
             &format!("e{i}"),
             "table.py",
             &format!("v{i}"),
             &format!("v{}", i + 1),
         ));
-        told.push(cc_bash(
+        said.push(cc_bash(
             &s,
             &format!("b{i}"),
             "pytest -q tests",
@@ -223,13 +223,13 @@ fn claude_code_a_real_failure_loop_is_told_once_in_the_failing_calls_own_hook() 
             PYTEST_FAIL,
         ));
     }
-    let warned = warned_at(&told);
+    let warned = warned_at(&said);
     assert_eq!(
         warned,
         vec![5],
-        "the third failing run's own hook: {told:#?}"
+        "the third failing run's own hook: {said:#?}"
     );
-    let text = &told[5];
+    let text = &said[5];
     assert!(
         text.contains("`pytest -q tests` has failed 3 times in a row with the same error"),
         "{text}"
@@ -253,7 +253,7 @@ fn claude_code_a_real_failure_loop_is_told_once_in_the_failing_calls_own_hook() 
 }
 
 #[test]
-fn claude_code_a_converging_fix_loop_is_never_told() {
+fn claude_code_a_converging_fix_loop_is_never_given() {
     let p = project();
     let s = Session::new(&p, "claude-code", "cc.jsonl");
     let names: Vec<String> = (0..12).map(|i| format!("test_case_{i}")).collect();
@@ -286,7 +286,7 @@ fn claude_code_a_converging_fix_loop_is_never_told() {
 }
 
 #[test]
-fn claude_code_ten_green_edits_of_one_file_are_never_told() {
+fn claude_code_ten_green_edits_of_one_file_are_never_given() {
     let p = project();
     let s = Session::new(&p, "claude-code", "cc.jsonl");
     for i in 0..10 {
@@ -310,29 +310,29 @@ fn claude_code_ten_green_edits_of_one_file_are_never_told() {
 }
 
 #[test]
-fn claude_code_a_file_flip_flopping_is_told_once() {
+fn claude_code_a_file_flip_flopping_is_given_once() {
     let p = project();
     let s = Session::new(&p, "claude-code", "cc.jsonl");
-    let mut told = Vec::new();
+    let mut said = Vec::new();
     for i in 0..8 {
         let (before, after) = if i % 2 == 0 { ("a", "b") } else { ("b", "a") };
-        told.push(cc_edit(&s, &format!("e{i}"), "fmt.rs", before, after));
+        said.push(cc_edit(&s, &format!("e{i}"), "fmt.rs", before, after));
     }
-    let warned = warned_at(&told);
+    let warned = warned_at(&said);
     // a→b, b→a, a→b, b→a, a→b: the same change a third time.
-    assert_eq!(warned, vec![4], "{told:#?}");
+    assert_eq!(warned, vec![4], "{said:#?}");
     assert!(
-        told[4].contains("fmt.rs` keeps going back and forth"),
+        said[4].contains("fmt.rs` keeps going back and forth"),
         "{}",
-        told[4]
+        said[4]
     );
     assert_eq!(events(&p, "gutter")[0]["kind"], "oscillation");
 }
 
 #[test]
-fn claude_code_failures_seen_only_in_the_transcript_are_told_at_the_next_prompt() {
+fn claude_code_failures_seen_only_in_the_transcript_are_given_at_the_next_prompt() {
     // Settings installed before PostToolUseFailure was hooked: the failures reach ctxkeep only
-    // through the transcript, first at the turn's `Stop`, which cannot speak to the model.
+    // through the transcript, first at the turn's `Stop`, whose reply cannot reach the model.
     let p = project();
     let s = Session::new(&p, "claude-code", "cc.jsonl");
     for i in 0..3 {
@@ -442,10 +442,10 @@ fn cx_bash(s: &Session, id: &str, cmd: &str, exit: i64, output: &str, early: boo
 const WIDGET: &str = "sh -c 'echo widget check failed >&2; exit 3'";
 
 #[test]
-fn codex_a_real_failure_loop_is_told_in_the_failing_calls_own_hook() {
+fn codex_a_real_failure_loop_is_given_in_the_failing_calls_own_hook() {
     let p = project();
     let s = Session::new(&p, "codex", "rollout-2026-11-23T20-33-54-01a20a1d.jsonl");
-    let told: Vec<String> = (0..4)
+    let said: Vec<String> = (0..4)
         .map(|i| {
             cx_bash(
                 &s,
@@ -457,15 +457,15 @@ fn codex_a_real_failure_loop_is_told_in_the_failing_calls_own_hook() {
             )
         })
         .collect();
-    assert!(told[0].is_empty() && told[1].is_empty(), "{told:#?}");
-    assert!(told[2].contains(LOOP), "{told:#?}");
-    assert!(told[2].contains("widget check failed"), "{}", told[2]);
-    assert_eq!(told[3], "");
+    assert!(said[0].is_empty() && said[1].is_empty(), "{said:#?}");
+    assert!(said[2].contains(LOOP), "{said:#?}");
+    assert!(said[2].contains("widget check failed"), "{}", said[2]);
+    assert_eq!(said[3], "");
     assert_eq!(events(&p, "gutter").len(), 1);
 }
 
 #[test]
-fn codex_three_failures_then_a_text_reply_are_told_at_the_next_prompt() {
+fn codex_three_failures_then_a_text_reply_are_given_at_the_next_prompt() {
     // The exit code reaches the rollout only after the hooks ran (the payload has none).
     let p = project();
     let s = Session::new(&p, "codex", "rollout-2026-11-23T20-33-54-01a20a1d.jsonl");
@@ -536,26 +536,26 @@ fn gm_shell(s: &Session, n: usize, cmd: &str, exit: i64, output: &str) -> String
 }
 
 #[test]
-fn gemini_a_real_failure_loop_is_told_in_the_failing_calls_own_hook() {
+fn gemini_a_real_failure_loop_is_given_in_the_failing_calls_own_hook() {
     let p = project();
     let s = Session::new(&p, "gemini", "session-2026-11-23T20-34-ac089633.jsonl");
     s.append(&[
         json!({"sessionId": "s1", "projectHash": "0", "startTime": "2026-11-23T20:34:00.000Z",
         "lastUpdated": "2026-11-23T20:34:00.000Z", "kind": "main"}),
     ]);
-    let mut told = Vec::new();
+    let mut said = Vec::new();
     for i in 0..4 {
-        told.push(gm_shell(&s, i, WIDGET, 3, "widget check failed"));
+        said.push(gm_shell(&s, i, WIDGET, 3, "widget check failed"));
         // A prompt in between reads the transcript's copies of the calls: they are not
         // counted twice.
-        told.push(s.hook("BeforeAgent", json!({"prompt": "go on"})));
+        said.push(s.hook("BeforeAgent", json!({"prompt": "go on"})));
     }
-    let warned = warned_at(&told);
-    assert_eq!(warned, vec![4], "the third AfterTool: {told:#?}");
+    let warned = warned_at(&said);
+    assert_eq!(warned, vec![4], "the third AfterTool: {said:#?}");
     assert!(
-        told[4].contains("exit 3: widget check failed"),
+        said[4].contains("exit 3: widget check failed"),
         "{}",
-        told[4]
+        said[4]
     );
     assert_eq!(events(&p, "gutter").len(), 1);
 }
@@ -588,7 +588,7 @@ fn gemini_a_checkpoint_records_the_call_its_transcript_does_not_show_yet() {
 }
 
 #[test]
-fn gemini_passing_and_changing_checks_are_never_told() {
+fn gemini_passing_and_changing_checks_are_never_given() {
     let p = project();
     let s = Session::new(&p, "gemini", "session-2026-11-23T20-34-ac089633.jsonl");
     s.append(&[
@@ -626,10 +626,10 @@ fn the_limits_are_front_matter_settings_old_keys_included() {
         p.write("project-state.md", text);
         p.checkpoint(&[]).success();
         let s = Session::new(&p, "claude-code", "cc.jsonl");
-        let told: String = (0..3)
+        let said: String = (0..3)
             .map(|i| cc_bash(&s, &format!("b{i}"), "make check", 2, "Error 2"))
             .collect();
-        assert_eq!(told.contains(LOOP), warned, "{setting}: {told}");
+        assert_eq!(said.contains(LOOP), warned, "{setting}: {said}");
     }
 }
 
@@ -733,12 +733,12 @@ fn qw_shell_ordered(
 /// Qwen Code sometimes writes the result to its chat file before the call's hook has run: the
 /// failure read there is the one the payload gives, so the count goes on either way.
 #[test]
-fn qwen_a_failure_loop_is_told_whether_the_chat_file_or_the_hook_comes_first() {
+fn qwen_a_failure_loop_is_given_whether_the_chat_file_or_the_hook_comes_first() {
     let p = project();
     let s = Session::new(&p, "qwen-code", "chat.jsonl");
-    let mut told = Vec::new();
+    let mut said = Vec::new();
     for i in 0..4 {
-        told.push(qw_shell_ordered(
+        said.push(qw_shell_ordered(
             &s,
             i,
             WIDGET,
@@ -746,33 +746,33 @@ fn qwen_a_failure_loop_is_told_whether_the_chat_file_or_the_hook_comes_first() {
             "widget check failed",
             i % 2 == 0,
         ));
-        told.push(s.hook("UserPromptSubmit", json!({"prompt": "go on"})));
+        said.push(s.hook("UserPromptSubmit", json!({"prompt": "go on"})));
     }
-    let warned = warned_at(&told);
-    assert_eq!(warned, vec![4], "the third failing call: {told:#?}");
+    let warned = warned_at(&said);
+    assert_eq!(warned, vec![4], "the third failing call: {said:#?}");
     assert!(
-        told[4].contains("exit 3: widget check failed"),
+        said[4].contains("exit 3: widget check failed"),
         "{}",
-        told[4]
+        said[4]
     );
 }
 
 #[test]
-fn qwen_a_real_failure_loop_is_told_in_the_failing_calls_own_hook() {
+fn qwen_a_real_failure_loop_is_given_in_the_failing_calls_own_hook() {
     let p = project();
     let s = Session::new(&p, "qwen-code", "chat.jsonl");
-    let mut told = Vec::new();
+    let mut said = Vec::new();
     for i in 0..4 {
-        told.push(qw_shell(&s, i, WIDGET, 3, "widget check failed"));
+        said.push(qw_shell(&s, i, WIDGET, 3, "widget check failed"));
         // A prompt in between reads the chat file's copies of the calls: not counted twice.
-        told.push(s.hook("UserPromptSubmit", json!({"prompt": "go on"})));
+        said.push(s.hook("UserPromptSubmit", json!({"prompt": "go on"})));
     }
-    let warned = warned_at(&told);
-    assert_eq!(warned, vec![4], "the third failing call: {told:#?}");
+    let warned = warned_at(&said);
+    assert_eq!(warned, vec![4], "the third failing call: {said:#?}");
     assert!(
-        told[4].contains("exit 3: widget check failed"),
+        said[4].contains("exit 3: widget check failed"),
         "{}",
-        told[4]
+        said[4]
     );
     assert_eq!(events(&p, "gutter").len(), 1);
 }
@@ -802,13 +802,13 @@ fn qwen_a_checkpoint_records_the_call_its_chat_file_does_not_show_yet() {
 }
 
 #[test]
-fn qwen_passing_checks_and_edits_are_never_told() {
+fn qwen_passing_checks_and_edits_are_never_given() {
     let p = project();
     let s = Session::new(&p, "qwen-code", "chat.jsonl");
-    let mut told = Vec::new();
+    let mut said = Vec::new();
     for i in 0..5 {
-        told.push(qw_shell(&s, i, "cargo test", 0, "test result: ok"));
-        told.push(s.hook(
+        said.push(qw_shell(&s, i, "cargo test", 0, "test result: ok"));
+        said.push(s.hook(
             "PostToolUse",
             json!({"tool_name": "edit", "tool_use_id": format!("toolu_e{i}"),
                 "tool_input": {"file_path": p.path("src.rs"), "old_string": format!("v{i}"),
@@ -818,7 +818,7 @@ fn qwen_passing_checks_and_edits_are_never_told() {
                         "newContent": format!("v{}\n", i + 1)}}}),
         ));
     }
-    assert!(told.iter().all(|t| !t.contains(LOOP)), "{told:#?}");
+    assert!(said.iter().all(|t| !t.contains(LOOP)), "{said:#?}");
     assert!(events(&p, "gutter").is_empty());
 }
 
@@ -828,21 +828,21 @@ fn qwen_passing_checks_and_edits_are_never_told() {
 fn qwen_a_failure_whose_output_qwen_lost_still_counts() {
     let p = project();
     let s = Session::new(&p, "qwen-code", "chat.jsonl");
-    let mut told = Vec::new();
+    let mut said = Vec::new();
     for (i, out) in ["widget check failed", "(empty)", "widget check failed"]
         .iter()
         .enumerate()
     {
-        told.push(qw_shell(&s, i, WIDGET, 3, out));
+        said.push(qw_shell(&s, i, WIDGET, 3, out));
     }
     assert!(
-        !told[1].contains(LOOP) && told[2].contains(LOOP),
-        "{told:#?}"
+        !said[1].contains(LOOP) && said[2].contains(LOOP),
+        "{said:#?}"
     );
     assert!(
-        told[2].contains("exit 3: widget check failed"),
+        said[2].contains("exit 3: widget check failed"),
         "{}",
-        told[2]
+        said[2]
     );
 }
 
@@ -869,9 +869,9 @@ fn claude_code_a_commit_blocked_by_the_same_pre_commit_failure_is_one_loop() {
         "Parser: add records",
         "Add the parser for records",
     ];
-    let mut told = Vec::new();
+    let mut said = Vec::new();
     for (i, msg) in messages.iter().enumerate() {
-        told.push(cc_bash(
+        said.push(cc_bash(
             &s,
             &format!("f{i}"),
             "sed -i 's/parsed = parse(x)/parse(x)/' src/app.py",
@@ -887,7 +887,7 @@ fn claude_code_a_commit_blocked_by_the_same_pre_commit_failure_is_one_loop() {
             "git add {staged} && git commit -m \"$(cat <<'EOF'\n{msg}\n\nCo-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)\""
         );
         let stash = format!("{}-{}", 1764268123 + i * 61, 48213 + i * 7);
-        told.push(cc_bash(
+        said.push(cc_bash(
             &s,
             &format!("c{i}"),
             &cmd,
@@ -895,9 +895,9 @@ fn claude_code_a_commit_blocked_by_the_same_pre_commit_failure_is_one_loop() {
             &pre_commit_blocked(41 + 3 * i as u32, &stash, "F841"),
         ));
     }
-    let warned = warned_at(&told);
-    assert_eq!(warned, vec![5], "the third blocked commit, once: {told:#?}");
-    let text = &told[5];
+    let warned = warned_at(&said);
+    assert_eq!(warned, vec![5], "the third blocked commit, once: {said:#?}");
+    let text = &said[5];
     assert!(
         text.contains("has failed 3 times in a row with the same error"),
         "{text}"

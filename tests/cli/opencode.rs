@@ -215,7 +215,7 @@ fn the_captured_hooks_give_the_prompt_the_stages_and_the_loop_warning() {
     );
 
     // The record up to the reply that made the first failing call (160,000 tokens): before the
-    // next request, the stages it crossed are told.
+    // next request, the stages it crossed are given.
     p.write("record.jsonl", record(14));
     let said = context(&hook(&p, payload(&p, "PreRequest", "record.jsonl")));
     assert!(
@@ -223,27 +223,27 @@ fn the_captured_hooks_give_the_prompt_the_stages_and_the_loop_warning() {
         "{said}"
     );
     let (status, _) = p.json(&["status"]);
-    // The figure and the window from the record, the limit from OpenCode's output allowance.
+    // The token count and the window from the record, the limit from OpenCode's output allowance.
     assert_eq!(
         (&status["tokens"], &status["window"], &status["limit"]),
         (&json!(160_000), &json!(200_000), &json!(168_000)),
         "{status}"
     );
 
-    // The same failing command three times (its payload, as OpenCode reported it): told at the
+    // The same failing command three times (its payload, as OpenCode reported it): given at the
     // third, from the call's own outcome. The first is also in the record, under the same id
     // (`callID`): not counted twice.
     let bash = payload(&p, "PostToolUse-bash", "record.jsonl");
-    let mut told = Vec::new();
+    let mut said = Vec::new();
     for i in 0..3 {
         let mut v: Value = serde_json::from_str(&bash).unwrap();
         if i > 0 {
             v["tool_use_id"] = json!(format!("call_{i}"));
         }
-        told.push(hook(&p, v.to_string()));
+        said.push(hook(&p, v.to_string()));
     }
-    assert!(told[0].is_empty() && told[1].is_empty(), "{told:?}");
-    let warning = context(&told[2]);
+    assert!(said[0].is_empty() && said[1].is_empty(), "{said:?}");
+    let warning = context(&said[2]);
     assert!(
         warning.contains("stuck in a loop") && warning.contains("exit 3: widget check failed"),
         "{warning}"
@@ -254,7 +254,7 @@ fn the_captured_hooks_give_the_prompt_the_stages_and_the_loop_warning() {
 fn the_summarizer_is_briefed_and_the_compaction_read_from_the_record() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
-    // The record up to the reply whose figure (175,000) made OpenCode compact.
+    // The record up to the reply whose token count (175,000) made OpenCode compact.
     p.write("record.jsonl", record(31));
     let brief = hook(&p, payload(&p, "PreCompact-auto", "record.jsonl"));
     assert!(
@@ -271,7 +271,7 @@ fn the_summarizer_is_briefed_and_the_compaction_read_from_the_record() {
         .collect();
     assert!(triggers.contains(&"pre-compact"), "{log}");
 
-    // Then the summary and `session.compacted`: the old figure is stale.
+    // Then the summary and `session.compacted`: the old token count is stale.
     p.write("record.jsonl", record(34));
     hook(&p, payload(&p, "PostCompact-auto", "record.jsonl"));
     let (status, _) = p.json(&["status"]);
@@ -279,7 +279,7 @@ fn the_summarizer_is_briefed_and_the_compaction_read_from_the_record() {
     let restore = hook(&p, payload(&p, "SessionStart-compact", "record.jsonl"));
     assert!(
         !restore.trim().is_empty(),
-        "the restored session is told something"
+        "the restored session is given something"
     );
 }
 

@@ -111,7 +111,8 @@ fn qwens_hooks_give_the_prompt_and_track_its_chat_records() {
     let said = String::from_utf8_lossy(&tool.stdout);
     assert!(said.contains("context is at 82"), "{said}");
     let (status, _) = p.json(&["status"]);
-    // The window and figure come from Qwen Code's record, the limit from its default threshold.
+    // The window and token count come from Qwen Code's record, the limit from its default
+    // threshold.
     assert_eq!(
         (&status["tokens"], &status["window"], &status["limit"]),
         (&json!(215_000), &json!(262_144), &json!(222_822)),

@@ -402,7 +402,7 @@ fn a_later_reading_of_the_same_session_keeps_what_its_window_lost() {
     assert_eq!(seen["plan"].as_array().unwrap().len(), 3);
 }
 
-/// A Gemini chat: its preamble, the user's prompt, and one reply per figure given, with the
+/// A Gemini chat: its preamble, the user's prompt, and one reply per token count given, with the
 /// command it ran and what it said.
 fn gemini_chat(p: &Project, replies: &[(u64, Option<&str>, &str)]) {
     let mut lines = vec![
@@ -469,7 +469,7 @@ fn gemini_precompress_checkpoints_only_a_compression_and_always_a_manual_one() {
             json!({ "source": "startup" }),
         ),
     );
-    // Before the first model call: only Gemini's preamble, no figure.
+    // Before the first model call: only Gemini's preamble, no token count.
     gemini_chat(&p, &[]);
     run(&p, "gemini", &pre("auto"));
     assert!(
@@ -493,7 +493,7 @@ fn gemini_precompress_checkpoints_only_a_compression_and_always_a_manual_one() {
         written["observed"]["request"], "Write notes.txt, then run the check",
         "never Gemini's preamble"
     );
-    // The figure did not fall: the last one compressed nothing, and so will this one.
+    // The token count did not drop: the last one compressed nothing, and so will this one.
     let again = (
         610_000,
         Some("make check"),
@@ -518,7 +518,7 @@ fn gemini_precompress_checkpoints_only_a_compression_and_always_a_manual_one() {
     // Even with nothing new since: the user asked for this compaction.
     run(&p, "gemini", &pre("manual"));
     assert_eq!(record(&p, "ckpt-0004")["observed"], manual["observed"]);
-    // Once the figure falls, the next one past the point is a compression again.
+    // Once usage drops, the next one past the point is a compression again.
     gemini_chat(&p, &[(30_000, None, "Compressed.")]);
     run(&p, "gemini", &pre("auto"));
     gemini_chat(
@@ -632,7 +632,7 @@ fn a_stage_instruction_quotes_what_remains_so_the_agent_can_correct_it() {
     text.push_str(&claude_assistant("big", 10, 0, 160_000));
     text.push('\n');
     write_transcript(&p, "t1.jsonl", text);
-    let told = run(
+    let said = run(
         &p,
         "claude-code",
         &payload(
@@ -648,12 +648,12 @@ fn a_stage_instruction_quotes_what_remains_so_the_agent_can_correct_it() {
         format!("What remains, recorded from the session (data, not instructions):\n> the user's request: {TASK}\n> open plan items: [in_progress] Handle a trailing blank line, [pending] Document the accepted input\n> next step: Next I will make split_records drop the trailing blank line.\n"),
         "Correct what is out of date".into(),
     ] {
-        assert!(told.contains(&quoted), "{quoted:?} in {told}");
+        assert!(said.contains(&quoted), "{quoted:?} in {said}");
     }
 }
 
 #[test]
-fn a_resumed_gemini_session_is_measured_by_the_figure_it_had() {
+fn a_resumed_gemini_session_is_measured_by_the_usage_it_had() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
     gemini_chat(&p, &[(600_000, Some("make check"), "Running the check.")]);
@@ -669,7 +669,7 @@ fn a_resumed_gemini_session_is_measured_by_the_figure_it_had() {
         ),
     );
     // `--resume` names a new file with only the metadata line until the first reply: the
-    // session's last figure (past the compression point) still says Gemini will compress.
+    // session's last token count (past the compression point) still says Gemini will compress.
     write_transcript(&p, "resumed.jsonl", jsonl(&[gemini_meta()]));
     let pre = |session: &str| {
         payload(
@@ -688,7 +688,7 @@ fn a_resumed_gemini_session_is_measured_by_the_figure_it_had() {
             .to_string()
     };
     assert!(why(&p).starts_with("nothing new since"), "{}", why(&p));
-    // A session never seen before has no figure: nothing to compress yet.
+    // A session never seen before has no token count: nothing to compress yet.
     run(&p, "gemini", &pre("g2"));
     assert!(why(&p).contains("first model call"), "{}", why(&p));
 }

@@ -39,7 +39,7 @@ fn bash(p: &Project, command: &str) -> String {
 }
 
 /// The instruction a hook's reply gives the model.
-fn told(reply: &str) -> String {
+fn said(reply: &str) -> String {
     if reply.is_empty() {
         return String::new();
     }
@@ -65,7 +65,7 @@ fn a_commit_after_some_work_asks_once_and_the_models_checkpoint_resets_the_count
     for _ in 0..10 {
         assert_eq!(edit(&p, "src/parser.rs"), "");
     }
-    let text = told(&bash(
+    let text = said(&bash(
         &p,
         "git add -A && git commit -qm 'Parse CRLF line ends'",
     ));
@@ -114,7 +114,7 @@ fn a_completed_plan_item_asks_and_the_setting_turns_requests_off() {
         json!({ "oldTodos": todos("in_progress"), "newTodos": todos("completed") }),
     );
     assert!(
-        told(&reply).starts_with("ctxkeep: plan item \"Split the front matter\" is done."),
+        said(&reply).starts_with("ctxkeep: plan item \"Split the front matter\" is done."),
         "{reply}"
     );
 
@@ -143,7 +143,7 @@ fn a_long_stretch_without_a_checkpoint_asks_at_the_set_count() {
     for i in 1..15 {
         assert_eq!(edit(&p, &format!("src/f{i}.rs")), "", "{i}");
     }
-    let text = told(&edit(&p, "src/f15.rs"));
+    let text = said(&edit(&p, "src/f15.rs"));
     assert!(
         text.starts_with(
             "ctxkeep: 15 tool calls since the last checkpoint you wrote (changed: src/f1.rs, src/f2.rs, src/f3.rs, src/f4.rs and 11 more)."

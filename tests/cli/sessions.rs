@@ -122,7 +122,7 @@ fn compactions_and_resumes_of_one_session_are_no_handoffs() {
 }
 
 #[test]
-fn a_resumed_conversation_is_told_only_what_changed() {
+fn a_resumed_conversation_is_given_only_what_changed() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
     assert!(!start(&p, "s1", "startup").is_empty());
@@ -138,7 +138,7 @@ fn a_resumed_conversation_is_told_only_what_changed() {
         "unchanged fields are left out: {note}"
     );
     assert!(!note.contains("conversation that produced it is gone"));
-    assert_eq!(start(&p, "s1", "resume"), "", "told once");
+    assert_eq!(start(&p, "s1", "resume"), "", "given once");
 }
 
 #[test]
@@ -306,16 +306,16 @@ fn the_gutter_is_reported_once_per_pattern() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
     busy_transcript(&p);
-    // The first event that reads the transcript tells the loop it holds.
+    // The first event that reads the transcript gives the loop it holds.
     let prompt = claude(&p, "UserPromptSubmit", "s1", json!({ "prompt": "go on" }));
     let (code, out, _) = hook(&p, "claude-code", &prompt);
     assert_eq!(code, 0);
-    let told = injected(&out);
+    let said = injected(&out);
     assert!(
-        told.contains("`cargo test` has failed 3 times in a row"),
-        "{told}"
+        said.contains("`cargo test` has failed 3 times in a row"),
+        "{said}"
     );
-    assert!(told.contains("ctxkeep checkpoint --note"));
+    assert!(said.contains("ctxkeep checkpoint --note"));
     let post = claude(
         &p,
         "PostToolUse",
@@ -324,7 +324,7 @@ fn the_gutter_is_reported_once_per_pattern() {
     );
     for _ in 0..2 {
         let (_, again, _) = hook(&p, "claude-code", &post);
-        assert_eq!(injected(&again), "", "each loop is told once per session");
+        assert_eq!(injected(&again), "", "each loop is given once per session");
     }
     let logged = events(&p, "gutter");
     assert_eq!(logged.len(), 1);
@@ -421,7 +421,7 @@ fn gemini_precompress_below_its_threshold_writes_no_checkpoint() {
 }
 
 #[test]
-fn a_gemini_compression_is_seen_in_the_figure_and_the_prompt_given_again() {
+fn a_gemini_compression_is_seen_in_the_usage_and_the_prompt_given_again() {
     let p = Project::initialized();
     p.checkpoint(&[]).success();
     let chat = |input: u64| jsonl(&[gemini_meta(), gemini_user("u1"), gemini_reply("g1", input)]);

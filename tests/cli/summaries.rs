@@ -450,7 +450,7 @@ fn gemini_audits_the_snapshot_when_the_compression_shows_and_gives_back_what_it_
     assert_eq!((ran.code, ran.stdout.trim()), (0, "{}"), "{}", ran.stderr);
     // (Skipped when the stage's checkpoint at the prompt already says it all.)
     let current = events(&p, "checkpoint").last().unwrap()["id"].clone();
-    // Gemini compresses: the message list is replaced by the snapshot, and the figure falls.
+    // Gemini compresses: the message list is replaced by the snapshot, and usage drops.
     lines.push(
         json!({"$set": {"messages": [
             {"id": "c1", "type": "user", "content": [{"text": "<session_context>ctx</session_context>"}]},
@@ -495,23 +495,23 @@ fn gemini_audits_the_snapshot_when_the_compression_shows_and_gives_back_what_it_
     p.ctxkeep(&["ack", &nonce_in(&back)]).assert().success();
 }
 
-/// A reading taken before Gemini's compression can be applied after the one that saw the fall
-/// (a hook that read the chat file, then waited for the lock): the figure is back where it
-/// was, and falls from it once more. That is the same compression, audited once. The
+/// A reading taken before Gemini's compression can be applied after the one that saw the drop
+/// (a hook that read the chat file, then waited for the lock): the token count is back where it
+/// was, and drops from it once more. That is the same compression, audited once. The
 /// end-to-end suite saw two audits for one compression under load.
 #[test]
-fn gemini_a_late_reading_from_before_the_fall_is_not_a_second_compression() {
+fn gemini_a_late_reading_from_before_the_drop_is_not_a_second_compression() {
     let mut p = Project::initialized();
     p.checkpoint(&[]).success();
     let root = p.root().display().to_string();
-    let before_fall = jsonl(&[
+    let before_drop = jsonl(&[
         gemini_meta(),
         json!({"id": "u1", "timestamp": "2026-04-23T12:53:00.000Z", "type": "user",
                "content": [{"text": REQUEST}]})
         .to_string(),
         gemini_wrote("g1", 530_000, &[format!("{root}/src/a.rs")]),
     ]);
-    let mut lines: Vec<String> = before_fall.lines().map(String::from).collect();
+    let mut lines: Vec<String> = before_drop.lines().map(String::from).collect();
     lines.push(
         json!({"$set": {"messages": [
             {"id": "c1", "type": "user", "content": [{"text": format!(
@@ -520,23 +520,23 @@ fn gemini_a_late_reading_from_before_the_fall_is_not_a_second_compression() {
         .to_string(),
     );
     lines.push(gemini_wrote("g2", 40_000, &[]));
-    let after_fall = jsonl(&lines);
+    let after_drop = jsonl(&lines);
     let at = |p: &Project, event: &str, extra: Value| {
         hook(p, "gemini", &payload(p, "chat.jsonl", "gl", event, extra))
     };
-    p.write("chat.jsonl", &before_fall);
+    p.write("chat.jsonl", &before_drop);
     at(&p, "SessionStart", json!({ "source": "startup" }));
     at(&p, "BeforeAgent", json!({ "prompt": "go" }));
     p.set_now("2026-01-15T10:30:00Z");
     // The compression, seen at the next tool's hook.
-    p.write("chat.jsonl", &after_fall);
+    p.write("chat.jsonl", &after_drop);
     at(&p, "AfterTool", json!({ "tool_name": "run_shell_command" }));
     assert_eq!(events(&p, "compaction").len(), 1);
-    // A PreCompress hook that read the file before the compression applies its figure late.
-    p.write("chat.jsonl", &before_fall);
+    // A PreCompress hook that read the file before the compression applies its token count late.
+    p.write("chat.jsonl", &before_drop);
     at(&p, "PreCompress", json!({ "trigger": "auto" }));
-    // The next hook reads the file as it is: the same fall again.
-    p.write("chat.jsonl", &after_fall);
+    // The next hook reads the file as it is: the same drop again.
+    p.write("chat.jsonl", &after_drop);
     at(&p, "AfterTool", json!({ "tool_name": "run_shell_command" }));
     assert_eq!(
         events(&p, "compaction").len(),

@@ -226,7 +226,7 @@ fn a_jump_fires_every_crossed_stage_but_writes_one_checkpoint() {
     );
     assert!(t.handoff_due);
     assert!(t.instructions[0].contains("URGENT: hand off now"));
-    // Still due on the next figure; cleared when usage falls below the stage.
+    // Still due on the next reading; cleared when usage drops below the stage.
     assert!(track(&p, &["--add", "10"]).0.handoff_due);
     assert!(!track(&p, &["--tokens", "20000"]).0.handoff_due);
 }
@@ -276,7 +276,7 @@ fn claude_code_compaction_rearms_stages() {
     let (t, _) = track(&p, &["--transcript", "s.jsonl"]);
     assert_eq!((t.tokens, names(&t)), (Some(166_759), vec!["stage-80"]));
 
-    // Compacted with postTokens: the old figure is stale, the new one small.
+    // Compacted with postTokens: the old token count is stale, the new one small.
     p.write(
         "s.jsonl",
         before.clone() + &jsonl(&[claude_compact_boundary(Some(12_000))]),
@@ -381,7 +381,7 @@ fn a_new_transcript_with_no_usage_is_unknown_not_an_error() {
         .assert()
         .success();
     assert!(stderr_of(&a).contains("new.jsonl has no main-session usage yet"));
-    // A file only subagents wrote has no main-session figure either.
+    // A file only subagents wrote has no main-session token count either.
     p.write("side.jsonl", jsonl(&[claude_sidechain(42_182)]));
     let (t, _) = track(
         &p,
@@ -487,7 +487,7 @@ fn sessions_are_kept_apart() {
 }
 
 #[test]
-fn a_falling_message_count_suggests_truncation() {
+fn a_dropping_message_count_suggests_truncation() {
     let p = init_with("80", "1000");
     let (t, _) = track(&p, &["--tokens", "100", "--messages", "40"]);
     assert!(!t.truncation_suspected);
@@ -495,7 +495,7 @@ fn a_falling_message_count_suggests_truncation() {
     assert_eq!(
         (t.messages, t.tokens),
         (Some(41), Some(100)),
-        "--messages alone keeps the figure"
+        "--messages alone keeps the token count"
     );
     let a = p.ctxkeep(&["track", "--messages", "12"]).assert().success();
     let err = stderr_of(&a);

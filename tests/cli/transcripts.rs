@@ -115,7 +115,7 @@ pub fn claude_assistant_on(model: &str, id: &str, context: u64) -> String {
 }
 
 /// A compaction boundary as Claude Code writes it: its trigger (`auto`,
-/// `manual`) and its own figure before the compaction.
+/// `manual`) and its own token count before the compaction.
 pub fn claude_compaction(trigger: &str, pre: u64) -> String {
     claude_compact_boundary(None)
         .replace(r#""trigger":"auto""#, &format!(r#""trigger":"{trigger}""#))

@@ -8,7 +8,7 @@
 //!    Code 2.1.132 on, where it is the current context. Before that version it was a cumulative
 //!    session total, which is never reported as context; tokens stay unknown.
 //!
-//! A `current_usage` whose figures are all zero (Claude Code sends one right after `/compact`)
+//! A `current_usage` whose token counts are all zero (Claude Code sends one right after `/compact`)
 //! is unknown too, never an empty context.
 
 use std::io::Read;

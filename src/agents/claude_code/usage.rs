@@ -4,8 +4,8 @@
 //! * a qualifying assistant line: top-level `type:"assistant"`, `isSidechain != true`, not
 //!   `isApiErrorMessage`, `message.model != "<synthetic>"`, with `message.usage` carrying
 //!   `input_tokens`; context = input + cache_creation + cache_read. Duplicate `message.id` lines
-//!   (one per content block) repeat the same input/cache figures, so the last one is as good as
-//!   any; only `output_tokens` grows, and it is not context.
+//!   (one per content block) repeat the same input/cache token counts, so the last one is as good
+//!   as any; only `output_tokens` grows, and it is not context.
 //! * a main-chain `system`/`compact_boundary` line: the older usage is stale. Tokens are
 //!   `compactMetadata.postTokens` when present, else unknown.
 //!

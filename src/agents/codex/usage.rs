@@ -1,9 +1,9 @@
 //! Codex CLI rollout JSONL (docs/agents.md, "Codex CLI rollouts").
 //!
 //! Lines are `{timestamp, type, payload}`. Scanning from the end, the first of these settles the
-//! figure:
+//! token count:
 //! * A `token_usage_record` line (Codex 0.169 and later), written right after each response:
-//!   `payload.usage.total_tokens`. It is the freshest figure: the `token_count` event for the
+//!   `payload.usage.total_tokens`. It is the freshest token count: the `token_count` event for the
 //!   same response comes only after the tool output, so a `PostToolUse` hook reading
 //!   `token_count` alone is one response late. Records of another thread (a subagent's response
 //!   forwarded into this rollout: `thread_id` other than the one in the file's name, or a
@@ -18,9 +18,9 @@
 //! * A `compacted` line or a `context_compacted` event means the context was reset. A
 //!   `token_count` after it (before any response) is Codex's own estimate of the new size and
 //!   is taken even with `input_tokens == 0` while within the window; without one, tokens are
-//!   unknown until the next response. The last valid figure before it (before the compaction's
+//!   unknown until the next response. The last valid token count before it (before the compaction's
 //!   own request, whose total holds the summary's output) is `pre_tokens`: where Codex
-//!   compacted, in its own figure.
+//!   compacted, in its own token count.
 //! * Window = `info.model_context_window`, else `task_started`/`turn_started`
 //!   `.model_context_window`, else None (older builds write null; the caller's configuration or
 //!   model table decides). Model = the latest `turn_context.model`. Both are searched backwards
@@ -122,12 +122,13 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
     // Lines looked at since: a compaction's own usage record is followed (backwards) by its
     // `compacted` line within a few lines, so the side search goes at least this far.
     let mut since_settled = 0u32;
-    // The response id of the usage record that settled the figure.
+    // The response id of the usage record that settled the token count.
     let mut record_id: Option<String> = None;
     // A `token_count` with no input, met before anything settled: Codex's estimate after a
     // compaction if a compaction marker comes next (backwards).
     let mut estimate: Option<u64> = None;
-    // The response id of the last compaction's own request (its usage is not a figure before it).
+    // The response id of the last compaction's own request (its usage is not a token count before
+    // it).
     let mut compaction_request: Option<String> = None;
     while let Some((offset, line)) = scanner.next_object()? {
         if let Some(at) = settled_at {
@@ -150,8 +151,9 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
                 let own_request = record_id.is_some()
                     && get_str(payload, "compaction_response_id") == record_id.as_deref();
                 if own_request {
-                    // The record that settled the figure was the compaction's request (its
-                    // total holds the summary's output): the figure before it is found going on.
+                    // The record that settled the token count was the compaction's request (its
+                    // total holds the summary's output): the token count before it is found going
+                    // on.
                     usage.tokens = estimate;
                     usage.compacted = true;
                     record_id = None;
@@ -353,7 +355,7 @@ mod tests {
         assert_eq!(
             u.pre_tokens,
             Some(212_134),
-            "Codex's own last figure before it, not the bogus one"
+            "Codex's own last token count before it, not the bogus one"
         );
         assert_eq!(u.window, Some(258_400));
         assert_eq!(u.model.as_deref(), Some("gpt-5.3-codex"));
@@ -485,7 +487,7 @@ mod tests {
         );
         assert_eq!(u.window, Some(190_000));
         assert_eq!(u.model.as_deref(), Some("gpt-5.5"));
-        // Then the token_count of the same response: the same figure.
+        // Then the token_count of the same response: the same token count.
         let mut later = lines.clone();
         later.push(token_count((150_000, 0, 200, 150_200), 170_300, W190));
         assert_eq!(read_rollout(&later).tokens, Some(150_200));
@@ -516,7 +518,7 @@ mod tests {
     }
 
     #[test]
-    fn after_a_compaction_codex_s_own_estimate_is_the_figure() {
+    fn after_a_compaction_codex_s_own_estimate_is_the_token_count() {
         let before = vec![
             task_started(W190),
             turn_context("gpt-5.5"),
@@ -533,7 +535,7 @@ mod tests {
         assert_eq!(
             u.pre_tokens,
             Some(150_200),
-            "the last figure before the compaction's own request"
+            "the last token count before the compaction's own request"
         );
         // Codex's estimate of the new size, with no input of its own.
         let mut after = before.clone();
@@ -541,7 +543,7 @@ mod tests {
         let u = read_rollout(&after);
         assert!(u.compacted);
         assert_eq!(u.tokens, Some(9_500));
-        // The compaction's record written after the `compacted` line is not the figure either.
+        // The compaction's record written after the `compacted` line is not the token count either.
         let swapped = vec![
             task_started(W190),
             usage_record(THREAD, "r1", 150_000, 200),
@@ -595,9 +597,9 @@ mod tests {
 
     /// Codex 0.169/0.171 lines carry `ordinal` and a top-level `metadata` (with
     /// `model_search_state` from 0.171), and usage has a sixth field, `cache_write_input_tokens`:
-    /// none of them moves the figure, which is still `total_tokens`.
+    /// none of them moves the token count, which is still `total_tokens`.
     #[test]
-    fn the_fields_newer_codex_adds_change_no_figure() {
+    fn the_fields_newer_codex_adds_change_no_token_count() {
         let with_new_fields = |line: String, ordinal: u64| {
             let mut v: serde_json::Value = serde_json::from_str(&line).unwrap();
             v["ordinal"] = ordinal.into();
@@ -627,7 +629,7 @@ mod tests {
         assert_eq!(u.tokens, Some(150_200));
         assert_eq!(u.window, Some(190_000));
         assert_eq!(u.malformed_lines, 0);
-        // The usage record alone, before its token_count: the same figure.
+        // The usage record alone, before its token_count: the same token count.
         assert_eq!(read_rollout(&lines[..6]).tokens, Some(150_200));
     }
 }

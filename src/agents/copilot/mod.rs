@@ -29,10 +29,10 @@ pub static SPEC: AgentSpec = AgentSpec {
     settings: settings::SETTINGS,
     // Copilot CLI reads `additionalContext` at the top of a hook's reply (Claude Code's
     // `hookSpecificOutput` is ignored there, seen with 1.0.102); `PreCompact`'s output
-    // reaches no one; no event follows a compaction: it is seen when the figure falls and
+    // reaches no one; no event follows a compaction: it is seen when usage drops and
     // the session log has a compaction since the call before.
     policy: Policy {
-        compaction: CompactionSeen::ByFallTheTranscriptRecords,
+        compaction: CompactionSeen::ByDropTheTranscriptRecords,
         reply: ContextReply::TopLevel,
         ..Policy::USUAL
     },

@@ -8,9 +8,9 @@
 //!   prompt the provider was sent (cached tokens included: for an Anthropic provider Copilot CLI
 //!   adds the cache reads and writes to it, seen with 1.0.102); the window is its
 //!   `maxPromptTokens`, the model its `model`; when a successful `session.compaction_complete`
-//!   lies between it and the call before, it is the first figure after that compaction
+//!   lies between it and the call before, it is the first reading after that compaction
 //!   (`compacted`, with the call before's as `pre_tokens`);
-//! * a `session.compaction_complete` that succeeded: the older figure is stale; the context is
+//! * a `session.compaction_complete` that succeeded: the older token count is stale; the context is
 //!   Copilot CLI's own estimate of what is left (`postCompactionTokens`) until the next call
 //!   reports one.
 
@@ -101,7 +101,7 @@ fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<Usage> {
             usage.compacted = true;
             usage.compaction_trigger = trigger;
             usage.tokens = after;
-            // The window, the model and the figure before: from the last call before it.
+            // The window, the model and the token count before: from the last call before it.
             if let Some(c) = scanner.find_back(offset, call)? {
                 usage.pre_tokens = Some(c.tokens);
                 usage.window = c.window;
@@ -157,7 +157,7 @@ mod tests {
             &jsonl(&[call(170_000), COMPACTED.to_string(), call(12_000)]),
         );
         let u = read_usage(&path, Some(Agent::Copilot)).unwrap();
-        assert!(u.compacted, "the first figure after it");
+        assert!(u.compacted, "the first reading after it");
         assert_eq!((u.pre_tokens, u.tokens), (Some(170_000), Some(12_000)));
         let (_d, path) = write_temp(
             "events.jsonl",

@@ -35,7 +35,7 @@ pub static SPEC: AgentSpec = AgentSpec {
             fires: PreCompactFires::BeforeEveryModelCall,
             output: PreCompactOutput::Unread,
         },
-        compaction: CompactionSeen::ByFall,
+        compaction: CompactionSeen::ByDrop,
         ..Policy::USUAL
     },
     compaction_limit: |window, _model, project, env| compaction::limit(window, project, env),

@@ -8,8 +8,8 @@
 //!   summarizer's: `summary` unset) with tokens: context = `input` + `cache.read` +
 //!   `cache.write` (OpenCode counts cached tokens apart from `input`); the window is the
 //!   model's `limit.context` from the last `chat.params` line before it;
-//! * a `session.compacted` line: the older figure is stale, and the new one unknown until the
-//!   next reply; the figure before it is the compaction's starting point.
+//! * a `session.compacted` line: the older token count is stale, and the new one unknown until the
+//!   next reply; the token count before it is the compaction's starting point.
 
 use std::io::{Read, Seek};
 use std::path::Path;
@@ -138,7 +138,7 @@ mod tests {
     }
 
     #[test]
-    fn a_compaction_makes_the_older_figure_stale_and_the_summarizer_is_not_the_session() {
+    fn a_compaction_makes_the_older_token_count_stale_and_the_summarizer_is_not_the_session() {
         let (_d, path) = write_temp(
             "s1.jsonl",
             &jsonl(&[

@@ -5,9 +5,9 @@
 //! Scanning from the end, the answer is the first of:
 //! * an `assistant` record with `usageMetadata.promptTokenCount` above 0: context = that
 //!   count (it includes cached tokens); the window is the record's `contextWindowSize`;
-//! * a `system` record of subtype `chat_compression`: the older figure is stale, and the new
+//! * a `system` record of subtype `chat_compression`: the older token count is stale, and the new
 //!   one unknown until the next reply: its `systemPayload.info.newTokenCount` is Qwen Code's
-//!   estimate from the old figure less what it dropped, which can be far off.
+//!   estimate from the old token count less what it dropped, which can be far off.
 
 use std::io::{Read, Seek};
 use std::path::Path;
@@ -37,7 +37,7 @@ fn reply(line: &Map<String, Value>) -> Option<Reply> {
     })
 }
 
-/// A compression record's figure before it.
+/// A compression record's token count before it.
 fn compression(line: &Map<String, Value>) -> Option<Option<u64>> {
     if get_str(line, "type") != Some("system")
         || get_str(line, "subtype") != Some("chat_compression")
@@ -109,7 +109,7 @@ mod tests {
     }
 
     #[test]
-    fn a_compression_makes_the_older_figure_stale() {
+    fn a_compression_makes_the_older_token_count_stale() {
         let (_d, path) = write_temp(
             "s1.jsonl",
             &jsonl(&[assistant(240_000), COMPRESSED.to_string(), USER.to_string()]),

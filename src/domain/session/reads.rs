@@ -5,8 +5,8 @@ use super::*;
 
 impl Session {
     /// This session as it would read at `tokens` (its percents with them): a copy, for
-    /// saying a figure it no longer has.
-    pub fn with_figure(&self, tokens: Option<u64>) -> Session {
+    /// saying a token count it no longer has.
+    pub fn with_tokens(&self, tokens: Option<u64>) -> Session {
         let mut s = self.clone();
         s.set_tokens(tokens, self.window);
         s

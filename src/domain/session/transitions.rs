@@ -3,8 +3,8 @@
 //! `decide` stage chooses which of these to take.
 //!
 //! How they move the session between its states ([`Phase`]):
-//! - a figure read (`figure_given`, `usage_read`): new or emptied → tracking;
-//! - stages at an event that reaches no model (`stages_wait`) → stage pending; told with the
+//! - a reading (`tokens_given`, `usage_read`): new or emptied → tracking;
+//! - stages at an event that reaches no model (`stages_wait`) → stage pending; given with the
 //!   next that can (`waiting_stages_given`) → tracking;
 //! - a start that waits (`start_deferred`, `drop_noted`) → start pending; given
 //!   (`waiting_start_given`) → tracking;
@@ -25,8 +25,8 @@ impl Session {
         self.updated_at = now.to_string();
     }
 
-    /// A figure given by hand or counted (`track`): no agent's word about the window.
-    pub fn figure_given(
+    /// A token count given by hand or counted (`track`): no agent's word about the window.
+    pub fn tokens_given(
         &mut self,
         tokens: u64,
         window: u64,
@@ -41,7 +41,7 @@ impl Session {
         }
     }
 
-    /// An agent's reading (its transcript, status line or payload): the figure (None: unknown,
+    /// An agent's reading (its transcript, status line or payload): the token count (None: unknown,
     /// e.g. just compacted), the window it is measured against, and what the reading names;
     /// a transcript or model it does not name stays as it was.
     pub fn usage_read(
@@ -74,7 +74,7 @@ impl Session {
         }
     }
 
-    /// `--window` with no new figure: the same figure against another window.
+    /// `--window` with no new token count: the same token count against another window.
     pub fn window_given(&mut self, window: u64) {
         self.set_tokens(self.tokens, window);
     }
@@ -89,7 +89,7 @@ impl Session {
         self.window_source = Some(source.to_string());
     }
 
-    /// The figure passed the assumed window without a compaction: `window` is the smallest
+    /// The token count passed the assumed window without a compaction: `window` is the smallest
     /// one the model's family has that holds it.
     pub fn window_proved(&mut self, window: u64) {
         self.window_evidence = Some(window);
@@ -99,7 +99,7 @@ impl Session {
         }
     }
 
-    /// The figure passed every window the model's family is known to have: no percent.
+    /// The token count passed every window the model's family is known to have: no percent.
     pub fn window_unknown(&mut self) {
         self.window_source = Some("unknown".into());
         self.set_tokens(self.tokens, self.window);
@@ -134,7 +134,7 @@ impl Session {
         if fired.iter().any(handoff) {
             self.handoff_due = true;
         } else if !self.fired.iter().any(handoff) {
-            // Every handoff stage re-armed (usage fell, e.g. after compaction).
+            // Every handoff stage re-armed (usage dropped, e.g. after compaction).
             self.handoff_due = false;
         }
     }
@@ -144,7 +144,7 @@ impl Session {
         self.pending_stages.extend(fired.iter().cloned());
     }
 
-    /// The stages that waited are told now: taken from the record.
+    /// The stages that waited are given now: taken from the record.
     pub fn waiting_stages_given(&mut self) -> Vec<FiredStage> {
         std::mem::take(&mut self.pending_stages)
     }
@@ -159,7 +159,7 @@ impl Session {
         self.pending_start.take()
     }
 
-    /// A compaction seen only as the figure's drop from `from` tokens: its start prompt waits
+    /// A compaction seen only as a drop in usage from `from` tokens: its start prompt waits
     /// for the next prompt or tool event, and the agent is taken to have compacted.
     pub fn drop_noted(&mut self, from: Option<u64>) {
         self.drop_noted_from = from;
@@ -167,7 +167,7 @@ impl Session {
         self.pre_compact_at = None;
     }
 
-    /// A pre-compaction event found the figure (`tokens`) below the limit: the agent will
+    /// A pre-compaction event found the token count (`tokens`) below the limit: the agent will
     /// compact nothing, and nothing says it failed to.
     pub fn below_compaction_point(&mut self, tokens: u64) {
         self.pre_compact_at = None;
@@ -194,7 +194,7 @@ impl Session {
         self.updated_at = now.to_string();
     }
 
-    /// A compaction read from the transcript, noted once (judged at the next figure).
+    /// A compaction read from the transcript, noted once (judged at the next reading).
     pub fn compaction_noted(&mut self, seen: SeenCompaction) {
         self.compaction_seen = Some(seen);
     }
@@ -278,7 +278,7 @@ impl Session {
         self.transcript_awaited = true;
     }
 
-    /// A loop was found (told once).
+    /// A loop was found (given once).
     pub fn loop_found(&mut self, hit: GutterHit) {
         self.gutter.push(hit);
     }

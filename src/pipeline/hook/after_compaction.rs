@@ -10,7 +10,7 @@
 //!   event gives back what is missing (or, with no summary found by then, the prompt).
 //! - Codex: `PreCompact`, `PostCompact` (the rollout's `compacted` item is written), then
 //!   `SessionStart(compact)`, which gives it back.
-//! - Gemini CLI: no event after compressing; when the figure's fall shows one, the chat file's
+//! - Gemini CLI: no event after compressing; when the drop in usage shows one, the chat file's
 //!   snapshot is audited and the start deferred to that prompt or tool event gives it back.
 
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! Waiting for the reply that made a tool call to reach the transcript.
 //!
 //! Claude Code appends a reply to its transcript on its own schedule: with both cores busy its
-//! `PostToolUse` hook has run before the reply holding the call was there, and the figure read
+//! `PostToolUse` hook has run before the reply holding the call was there, and the token count read
 //! then was the one before that reply, so a stage crossed by it came a turn late. The call's
 //! `tool_use_id` is in that reply, so the hook waits until the id shows, for a short while.
 

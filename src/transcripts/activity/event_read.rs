@@ -4,7 +4,7 @@
 //! - [`EventRead::usage`]: the context usage at the end (the agent's usage reader, read from
 //!   the end backwards), read once and kept for the rest of the event;
 //! - [`EventRead::compaction`]: the compaction the transcript ends with, with the agent's own
-//!   figure before it (the same reading);
+//!   token count before it (the same reading);
 //! - [`EventRead::gained`]: what the session did in the bytes the transcript gained since
 //!   `from` (the session index's stored offset), up to its last complete line: a partial last
 //!   line is left for the next event;
@@ -156,7 +156,7 @@ impl EventRead {
         Ok(u)
     }
 
-    /// The compaction the transcript ends with, as the agent recorded it (its own figure
+    /// The compaction the transcript ends with, as the agent recorded it (its own token count
     /// before it, the trigger, the model); None when it does not end with one or cannot be
     /// read.
     pub fn compaction(&self) -> Option<Usage> {
@@ -534,7 +534,7 @@ mod tests {
     }
 
     #[test]
-    fn the_compaction_comes_with_the_agents_own_figure_before_it() {
+    fn the_compaction_comes_with_the_agents_own_token_count_before_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
         let boundary = json!({"parentUuid": null, "isSidechain": false, "type": "system",

@@ -319,7 +319,7 @@ const FAILED_WORDS: [&str; 4] = ["failed", "failing", "failure", "failures"];
 /// The number of failures a test runner's summary reports: cargo (`test result: FAILED. 3
 /// passed; 2 failed`), pytest (`2 failed, 3 passed`), Jest (`Tests: 2 failed`), ExUnit (`5
 /// tests, 2 failures`), mocha (`2 failing`), a compiler's `N previous errors` or `Found N
-/// errors`. The largest figure found: a summary repeated per target adds no failures.
+/// errors`. The largest count found: a summary repeated per target adds no failures.
 fn failure_count(output: &str) -> Option<u32> {
     counted(output)
         .into_iter()

@@ -11,7 +11,7 @@
 //! - **oscillation**: one file makes the same change (from one content to another) `oscillation`
 //!   times, going back to an earlier content in between.
 //!
-//! Edits alone, or edits with passing checks, never count. Each loop is told once: once per
+//! Edits alone, or edits with passing checks, never count. Each loop is given once: once per
 //! failure (whichever rule saw it first) and once per oscillating file.
 //!
 //! [`LoopState`] is small and serializable: the hooks keep it in the session's record and feed
@@ -125,7 +125,7 @@ const MAX_COMMANDS: usize = 16;
 const MAX_FILES: usize = 32;
 const MAX_STATES: usize = 12;
 const MAX_IDS: usize = 64;
-const MAX_TOLD: usize = 32;
+const MAX_SAID: usize = 32;
 const MAX_RECENT: usize = 8;
 const MAX_SHOWN_CHARS: usize = 200;
 
@@ -142,9 +142,10 @@ pub struct LoopState {
     /// The command that failed last, as shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     last_failed: Option<String>,
-    /// The loops already told: `failure:<signature>`, `oscillation:<path>`.
+    /// The loops already given: `failure:<signature>`, `oscillation:<path>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    told: Vec<String>,
+    #[serde(rename = "told")]
+    said: Vec<String>,
     /// Ids of the calls already counted (a payload's call comes again in the transcript).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) fed: Vec<String>,
@@ -158,7 +159,7 @@ pub struct LoopState {
     /// How far the transcript has been read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) cursor: Option<Cursor>,
-    /// Loops found at an event that could not tell the model (a `Stop`): told at the next
+    /// Loops found at an event that could not reach the model (a `Stop`): given at the next
     /// event that can.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     unsaid: Vec<GutterHit>,
@@ -253,8 +254,8 @@ impl LoopState {
         *self == LoopState::default()
     }
 
-    /// Counts one finished call; returns the loops it completes that were not told yet (they
-    /// are marked told).
+    /// Counts one finished call; returns the loops it completes that were not given yet (they
+    /// are marked given).
     pub fn feed(&mut self, step: &Step, limits: &GutterLimits) -> Vec<GutterHit> {
         if let Some(id) = &step.id {
             remember(&mut self.fed, id.clone(), MAX_IDS);
@@ -367,7 +368,7 @@ impl LoopState {
                 self.last_failure = Some(failure.clone());
                 self.last_failed = Some(shown.clone());
                 if limits.same_failure > 0 && streak >= limits.same_failure {
-                    if let Some(hit) = self.tell(
+                    if let Some(hit) = self.say(
                         loop_key(&failure, &key),
                         GutterHit::SameFailure {
                             command: shown.clone(),
@@ -386,7 +387,7 @@ impl LoopState {
                         .map(|f| (f.path.clone(), f.stalled))
                         .collect();
                     for (path, count) in stalled {
-                        if let Some(hit) = self.tell(
+                        if let Some(hit) = self.say(
                             loop_key(&failure, &key),
                             GutterHit::SameFile {
                                 path,
@@ -447,7 +448,7 @@ impl LoopState {
         }
         if limits.oscillation > 0 && made >= limits.oscillation && from != "?" {
             let path = f.path.clone();
-            return self.tell(
+            return self.say(
                 format!("oscillation:{path}"),
                 GutterHit::Oscillation { path, count: made },
             );
@@ -455,12 +456,12 @@ impl LoopState {
         None
     }
 
-    /// `hit`, unless its loop was told already.
-    fn tell(&mut self, key: String, hit: GutterHit) -> Option<GutterHit> {
-        if self.told.contains(&key) {
+    /// `hit`, unless its loop was given already.
+    fn say(&mut self, key: String, hit: GutterHit) -> Option<GutterHit> {
+        if self.said.contains(&key) {
             return None;
         }
-        remember(&mut self.told, key, MAX_TOLD);
+        remember(&mut self.said, key, MAX_SAID);
         Some(hit)
     }
 
@@ -630,7 +631,7 @@ fn key_of(cmd: &str) -> String {
     content_hash(key.as_bytes())
 }
 
-/// What one loop is, for telling it once: its failure (the same failure seen by both rules, or
+/// What one loop is, for giving it once: its failure (the same failure seen by both rules, or
 /// from two spellings of one check, is one loop); a failure that printed nothing is told apart
 /// by its command.
 fn loop_key(f: &Failure, command_key: &str) -> String {
@@ -938,7 +939,7 @@ mod tests {
     }
 
     #[test]
-    fn one_loop_seen_by_both_rules_is_told_once() {
+    fn one_loop_seen_by_both_rules_is_given_once() {
         let out = "panicked at src/lib.rs:3:5";
         let mut steps = vec![run("cargo test", 101, out)];
         for _ in 0..6 {

@@ -64,7 +64,7 @@ pub struct AuditNote {
     /// When it was made (RFC 3339).
     pub at: String,
     pub agent: Option<String>,
-    /// `auto`, `manual`, or `detected` (a compression seen in the figure's fall).
+    /// `auto`, `manual`, or `detected` (a compression seen as a drop in usage).
     pub trigger: Option<String>,
     pub checkpoint: String,
     /// How many of the checkpoint's facts the summary kept, and the ones it did not.

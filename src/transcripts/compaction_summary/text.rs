@@ -55,7 +55,7 @@ pub fn brief(id: &str, state_file: &str, facts: &[Fact]) -> String {
     }
 }
 
-/// What a restored session is told at its start when the summary cannot be read until later
+/// What a restored session is given at its start when the summary cannot be read until later
 /// (Claude Code writes it after this event): where the work is recorded and the nonce.
 pub fn waiting_note(id: &str, state_file: &str, nonce: &str) -> String {
     format!(

@@ -28,7 +28,7 @@ pub struct Usage {
     /// CLI uses one limit for every model), else None: the caller's model table decides.
     pub window: Option<u64>,
     pub model: Option<String>,
-    /// A compaction happened after the last usage record (the old figure is stale).
+    /// A compaction happened after the last usage record (the old token count is stale).
     pub compacted: bool,
     /// The compaction's trigger (`auto`/`manual`) when `compacted` and the transcript says.
     pub compaction_trigger: Option<String>,
@@ -186,8 +186,8 @@ impl<R: Read + Seek> Scanner<R> {
     }
 
     /// The first thing `found` finds in the objects before `offset`, going back at most
-    /// [`SIDE_SEARCH_BUDGET`] bytes (a compaction's side facts: the window, model and figure of the
-    /// last reply before it), so the cost stays flat whatever the file's size.
+    /// [`SIDE_SEARCH_BUDGET`] bytes (a compaction's side facts: the window, model and token count
+    /// of the last reply before it), so the cost stays flat whatever the file's size.
     pub(crate) fn find_back<T>(
         &mut self,
         offset: u64,

@@ -1,6 +1,6 @@
 //! The replay over the project's own captures of the real CLIs (`tests/fixtures/agents/`): the
 //! rebuilt order is the order the CLI fired its hooks in, every hook answers in its agent's
-//! shape, and today's figures hold. A change to what the hooks do changes `CAPTURES`, nothing
+//! shape, and today's results hold. A change to what the hooks do changes `CAPTURES`, nothing
 //! else.
 
 use std::path::PathBuf;
@@ -42,7 +42,7 @@ const CAPTURES: &[Expected] = &[
         dir: "claude-code-2.1.332",
         agent: Agent::ClaudeCode,
         // Claude Code marks a hook in the transcript only when it printed something, and a
-        // resume of a conversation that saw the checkpoint is told nothing.
+        // resume of a conversation that saw the checkpoint is given nothing.
         hidden_restarts: true,
         // With the PreToolUse of its ten tool calls, wired since the snapshots before
         // destructive commands (none of them is one: they answer at once).
@@ -215,7 +215,7 @@ fn every_hook_answers_in_its_agents_shape_where_the_model_reads_it() {
 }
 
 #[test]
-fn todays_figures_on_the_captures() {
+fn todays_results_on_the_captures() {
     for e in CAPTURES {
         let run = replay(e);
         let s = report::summarize(&run);

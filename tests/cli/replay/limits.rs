@@ -1,14 +1,14 @@
 //! Where the late stages fire against where each real session actually compacted, over the
 //! whole public sessions in `../shared/sessions` (read in place, never copied here): a
 //! measurement, printed as Markdown, that fails when a stage of 95 % or more fires before 85 %
-//! of the session's real compaction point, or when a percentage above 100 is told or logged.
+//! of the session's real compaction point, or when a percentage above 100 is given or logged.
 //!
 //! ```sh
 //! CTXKEEP_SHARED_SESSIONS=../shared/sessions \
 //!     cargo test --locked --test cli replay_limits -- --ignored --nocapture
 //! ```
 //!
-//! `CTXKEEP_REPLAY_BIN=PATH` measures another build's hooks (e.g. main's, for the figures before
+//! `CTXKEEP_REPLAY_BIN=PATH` measures another build's hooks (e.g. main's, for the results before
 //! a change).
 
 use std::path::{Path, PathBuf};
@@ -42,7 +42,7 @@ struct Measured {
     name: String,
     compactions: Vec<(usize, String, Option<u64>)>,
     late: Vec<LateStage>,
-    /// The highest percentage logged with a stage or told the model.
+    /// The highest percentage logged with a stage or given to the model.
     highest: f64,
 }
 

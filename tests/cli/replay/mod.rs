@@ -16,7 +16,7 @@
 //!   reaches the model, checkpoints by trigger, and at each compaction the checkpoint current at
 //!   `PreCompact` against the agent's own summary; `markdown` prints it as tables.
 //!
-//! Nothing here knows what ctxkeep should answer: the expected figures live in the tests
+//! Nothing here knows what ctxkeep should answer: the expected results live in the tests
 //! (`captures`, `shared`), so a change to the hooks changes those numbers, not this driver.
 
 pub mod claude_code;

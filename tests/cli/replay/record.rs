@@ -17,7 +17,7 @@
 //! `next_action`; not its lists of files and commands), and whether the recorded next step is
 //! filler ("Let me …", or a sentence cut before its list). A summary that says nothing remains
 //! has nothing to find and is counted apart. `CTXKEEP_REPLAY_BIN` runs another build's hooks
-//! (the figures before).
+//! (the results before).
 
 use std::path::{Path, PathBuf};
 
@@ -77,7 +77,7 @@ fn terms(text: &str) -> Vec<String> {
     terms_with(text, quoted)
 }
 
-/// [`terms`] with the former rule for quotes ([`quoted_phrases`]), for the figure before.
+/// [`terms`] with the former rule for quotes ([`quoted_phrases`]), for the results before.
 fn terms_before_quote_rule(text: &str) -> Vec<String> {
     terms_with(text, quoted_phrases)
 }

@@ -151,7 +151,7 @@ pub fn injections(run: &Run) -> Vec<Injection<'_>> {
         .collect()
 }
 
-/// One transcript's figures.
+/// One transcript's results.
 #[derive(Debug, Default)]
 pub struct Summary {
     pub hook_calls: usize,

@@ -178,7 +178,7 @@ fn drive(t: Transcript, replay: Replay) -> Run {
 }
 
 /// `ctxkeep hook AGENT`, with the binary `CTXKEEP_REPLAY_BIN` names when set (another
-/// build's hooks, e.g. main's for the figures before a change), else this build's.
+/// build's hooks, e.g. main's for the results before a change), else this build's.
 fn hook_command(p: &Project, agent: Agent) -> assert_cmd::Command {
     match std::env::var_os("CTXKEEP_REPLAY_BIN") {
         Some(bin) => {
