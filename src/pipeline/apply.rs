@@ -117,11 +117,11 @@ pub fn write_stage_checkpoint(
     let observed = transcript.and_then(|(path, agent)| {
         // Completed from the session's index: files and the request from its start; through
         // the event's open transcript when it has this one.
-        let open = view
-            .filter(|v| v.path().is_some_and(|v| v.display().to_string() == path))
-            .and_then(|v| v.read().ok().flatten());
+        let open = view.filter(|v| {
+            v.path() == Some(std::path::Path::new(path)) && matches!(v.read(), Ok(Some(_)))
+        });
         let mut o = match open {
-            Some(read) => crate::transcripts::session_index::observed_with(ws, lock, s.id(), read)?,
+            Some(v) => v.observe(ws, lock, s.id())?,
             None => crate::transcripts::session_index::observed_locked(
                 ws,
                 lock,
