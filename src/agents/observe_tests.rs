@@ -1399,7 +1399,7 @@ fn codex_keeps_the_task_through_a_nudge_and_reads_the_models_next_step() {
 #[test]
 fn gemini_preamble_is_never_the_request_and_the_reply_gives_the_next_step() {
     let mut reply = gm_reply("g1", vec![]);
-    reply["content"] = json!("Planning first. I'll write notes.txt, then run the check.");
+    reply["content"] = json!("Planning first.\n\nNext: write notes.txt, then run the check.");
     let obs = read(
         "session-x.jsonl",
         &[
@@ -1414,7 +1414,7 @@ fn gemini_preamble_is_never_the_request_and_the_reply_gives_the_next_step() {
     assert_eq!(obs.request, None);
     assert_eq!(
         obs.next_step.as_deref(),
-        Some("I'll write notes.txt, then run the check.")
+        Some("write notes.txt, then run the check.")
     );
 }
 

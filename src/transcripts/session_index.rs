@@ -150,6 +150,7 @@ pub fn catch_up_read_with(
             root.as_deref(),
             index.offset,
             crate::system::clock::now(),
+            index.agent_asked,
             loops,
         )
         .ok()?;
@@ -233,6 +234,7 @@ pub fn note_summary(
             crate::transcripts::activity::text::MAX_NEXT_STEP_CHARS,
         ));
         index.next_step_from_plan = false;
+        index.next_step_newer_than_plan = false;
     }
     index.from_summary = Some(remains);
     save(ws, &lock, id, &index)

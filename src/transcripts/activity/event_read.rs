@@ -190,10 +190,23 @@ impl EventRead {
         from: u64,
         now: DateTime<Utc>,
     ) -> anyhow::Result<(Observed, Vec<ReadFile>, u64)> {
+        self.gained_after(repo_root, from, now, false)
+    }
+
+    /// [`EventRead::gained`], knowing whether the agent's last words before `from` asked the
+    /// user an open question (the index keeps it): a prompt that answers it is a follow-up.
+    pub fn gained_after(
+        &self,
+        repo_root: Option<&Path>,
+        from: u64,
+        now: DateTime<Utc>,
+        agent_asked: bool,
+    ) -> anyhow::Result<(Observed, Vec<ReadFile>, u64)> {
         let len = self.len();
         let from = from.max(len.saturating_sub(FIRST_READ)).min(len);
         let end = self.line_end(from)?;
         let mut rec = Recorder::new(Root::new(repo_root));
+        rec.agent_asked = agent_asked;
         let agent = self.readers.observe.agent;
         if end <= from {
             let (obs, reads) = rec.finish_with_reads(agent, now);
@@ -215,6 +228,7 @@ impl EventRead {
         repo_root: Option<&Path>,
         from: u64,
         now: DateTime<Utc>,
+        agent_asked: bool,
         loops: Option<LoopsAsk<'_>>,
     ) -> anyhow::Result<Gained> {
         let len = self.len();
@@ -224,7 +238,7 @@ impl EventRead {
                 && ask.root == repo_root
                 && ask.from.max(len.saturating_sub(TAIL_BYTES)).min(len) == index_from
         });
-        let (mut observed, reads, end) = self.gained(repo_root, from, now)?;
+        let (mut observed, reads, end) = self.gained_after(repo_root, from, now, agent_asked)?;
         let steps = shared.map(|_| (std::mem::take(&mut observed.steps), end));
         Ok(Gained {
             observed,
@@ -612,7 +626,7 @@ mod tests {
                 pending: &[],
             };
             let one = read
-                .gained_with_steps(root, from, now(), Some(ask))
+                .gained_with_steps(root, from, now(), false, Some(ask))
                 .unwrap();
             let (seen, reads, end) = read.gained(root, from, now()).unwrap();
             let (steps, steps_end) = read.steps_since(root, from, &[]).unwrap();
@@ -636,12 +650,12 @@ mod tests {
         };
         for (from, ask) in [(0, elsewhere), (0, later)] {
             let one = read
-                .gained_with_steps(root, from, now(), Some(ask))
+                .gained_with_steps(root, from, now(), false, Some(ask))
                 .unwrap();
             assert_eq!(one.steps, None);
         }
         assert_eq!(
-            read.gained_with_steps(root, 0, now(), None).unwrap().steps,
+            read.gained_with_steps(root, 0, now(), false, None).unwrap().steps,
             None
         );
     }
@@ -669,7 +683,7 @@ mod tests {
             from: 0,
             pending: &pending,
         };
-        let one = read.gained_with_steps(root, 0, now(), Some(ask)).unwrap();
+        let one = read.gained_with_steps(root, 0, now(), false, Some(ask)).unwrap();
         assert_eq!(
             one.steps, None,
             "loop detection reads the carried call on its own"

@@ -140,6 +140,14 @@ pub struct SessionIndex {
     /// `next_step` is the plan's item in progress, not a step the agent stated.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub next_step_from_plan: bool,
+    /// The stated `next_step` is newer than the plan's last change (see
+    /// [`Observed::next_step_newer_than_plan`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub next_step_newer_than_plan: bool,
+    /// The agent's last words read so far asked the user an open question: the prompt the
+    /// next part opens with may be the answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent_asked: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_file: Option<String>,
     /// The plan the agent last set out in plan mode, as its outline, while it holds.
@@ -227,15 +235,41 @@ impl SessionIndex {
         let from_plan = seen.plan.iter().any(|p| {
             p.status == super::PlanStatus::InProgress && seen.next_step.as_ref() == Some(&p.text)
         });
+        if let Some(asked) = seen.agent_asked {
+            self.agent_asked = asked;
+        }
+        let stated = seen.next_step.is_some() && !from_plan;
+        if seen.task_found || stated {
+            // What the agent's summary left pending is older than a new task or a step the
+            // agent stated since.
+            self.from_summary = None;
+        }
         if seen.task_found || !seen.follow_ups.is_empty() || seen.next_step.is_some() {
             // The newest word wins: a new task or a word from the user makes what was said or
             // planned before it out of date, even when nothing has been said since.
             self.next_step = seen.next_step.clone();
             self.next_step_from_plan = from_plan;
-        } else if !seen.plan.is_empty() && self.next_step_from_plan {
-            // The plan was written again with no item in progress: its older item is done.
+            // A step stated in a part with no plan change is newer than the plan.
+            self.next_step_newer_than_plan = stated
+                && !self.plan.is_empty()
+                && (seen.plan.is_empty() || seen.next_step_newer_than_plan);
+        } else if !seen.plan.is_empty() {
+            // The plan changed after the stated step: the plan is the newer word.
+            self.next_step_newer_than_plan = false;
+            if self.next_step_from_plan {
+                // The plan was written again with no item in progress: its older item is done.
+                self.next_step = None;
+                self.next_step_from_plan = false;
+            }
+        }
+        // Done work is never the next step.
+        if self
+            .next_step
+            .as_deref()
+            .is_some_and(|s| super::completed_in(&self.plan, s))
+        {
             self.next_step = None;
-            self.next_step_from_plan = false;
+            self.next_step_newer_than_plan = false;
         }
         if seen.plan_file.is_some() {
             self.plan_file = seen.plan_file.clone();
@@ -292,6 +326,7 @@ impl SessionIndex {
         // The index read everything the tail did, in order: its next step is the newest.
         if self.next_step.is_some() {
             tail.next_step = self.next_step.clone();
+            tail.next_step_newer_than_plan = self.next_step_newer_than_plan;
         }
         if self.from_summary.is_some() {
             tail.from_summary = self.from_summary.clone();

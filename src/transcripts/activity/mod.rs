@@ -70,10 +70,15 @@ pub struct Observed {
     pub follow_ups: Vec<String>,
     /// The agent's current task list.
     pub plan: Vec<PlanItem>,
-    /// The next step the agent stated in its last replies since the request ("Next I will …"),
-    /// else the plan item in progress (redacted, at most [`text::MAX_NEXT_STEP_CHARS`]).
+    /// The next step the agent stated in its last replies since the request ("Next: …",
+    /// "Remaining steps: 1. … 2. …"), else the plan item in progress (redacted, at most
+    /// [`text::MAX_NEXT_STEP_CHARS`]); never an item the plan has completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_step: Option<String>,
+    /// The stated next step is newer than the plan's last change: the agent has said what
+    /// remains since, and the plan's open items are out of date (not shown as what remains).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub next_step_newer_than_plan: bool,
     /// Files the agent changed, most recent first, unique, at most [`MAX_FILES`]; relative to
     /// the repository when inside it.
     pub files: Vec<String>,
@@ -138,6 +143,10 @@ pub struct Observed {
     pub(crate) window_reads: Vec<String>,
     #[serde(skip)]
     pub(crate) compacted: bool,
+    /// For the index: whether the agent's last words in this part asked the user an open
+    /// question (None when the part holds no reply or prompt). Not serialized.
+    #[serde(skip)]
+    pub(crate) agent_asked: Option<bool>,
 }
 
 /// What remained by the agent's own compaction summary (read by `compaction_summary::remains`).
@@ -168,11 +177,13 @@ impl Observed {
         !(self.plan.is_empty() && self.files.is_empty() && self.commands.is_empty())
     }
 
-    /// The plan items still to do (pending and in progress), in the plan's order.
+    /// The plan items still to do (pending and in progress), in the plan's order; none when
+    /// the agent has stated what remains since the plan last changed (its newer word wins).
     pub fn open_items(&self) -> impl Iterator<Item = &PlanItem> {
+        let current = !self.next_step_newer_than_plan;
         self.plan
             .iter()
-            .filter(|p| p.status != PlanStatus::Completed)
+            .filter(move |p| current && p.status != PlanStatus::Completed)
     }
 }
 
@@ -627,6 +638,12 @@ pub struct Recorder {
     /// and whether one was read.
     window_start: usize,
     compacted: bool,
+    /// The agent's last reply asked the user an open question (see
+    /// [`text::asks_open_question`]): the prompt after it may be the answer. Set by an
+    /// earlier part's reading when this one starts with the prompt.
+    pub(crate) agent_asked: bool,
+    /// A reply or a prompt was read (the part says whether the agent's last words asked).
+    saw_turn: bool,
 }
 
 impl Recorder {
@@ -656,6 +673,8 @@ impl Recorder {
             window: TAIL_BYTES,
             window_start: 0,
             compacted: false,
+            agent_asked: false,
+            saw_turn: false,
         }
     }
 
@@ -676,8 +695,15 @@ impl Recorder {
     /// command is kept in case no task is found, a nudge changes nothing. A new request makes
     /// the agent's earlier replies out of date.
     pub(crate) fn request(&mut self, text: String) {
+        let weight = text::weight_after(&text, self.agent_asked);
+        if weight == text::Weight::Injected {
+            // A tool's message: neither the user's words nor an answer to the agent.
+            return;
+        }
         self.handover.prompt(self.events.len());
-        match text::weight(&text) {
+        self.agent_asked = false;
+        self.saw_turn = true;
+        match weight {
             text::Weight::Task => {
                 self.task_at = self.events.len();
                 self.request = Some(text);
@@ -694,7 +720,7 @@ impl Recorder {
                 keep_follow_up(&mut self.follow_ups, text);
                 self.clear_replies();
             }
-            text::Weight::Nudge => {}
+            text::Weight::Nudge | text::Weight::Injected => {}
         }
     }
 
@@ -713,6 +739,8 @@ impl Recorder {
             self.reply_seqs.remove(0);
         }
         self.seq += 1;
+        self.agent_asked = text::asks_open_question(text);
+        self.saw_turn = true;
         self.handover.reply(text, self.events.len());
         self.replies.push(text.to_string());
         self.reply_seqs.push(self.seq);
@@ -1074,9 +1102,13 @@ impl Recorder {
             .iter()
             .find(|p| p.status == PlanStatus::InProgress)
             .map(|p| p.text.clone());
+        let plan_said_at = self.plan_seq;
         obs.next_step = match (stated, in_progress) {
-            (Some((_, said)), Some(item)) if self.plan_seq > said => Some(item),
-            (Some((step, _)), _) => Some(step),
+            (Some((_, said)), Some(item)) if plan_said_at > said => Some(item),
+            (Some((step, said)), _) => {
+                obs.next_step_newer_than_plan = !obs.plan.is_empty() && said > plan_said_at;
+                Some(step)
+            }
             (None, item) => item,
         }
         .map(|s| {
@@ -1084,7 +1116,12 @@ impl Recorder {
                 crate::system::redact::redact(&s).as_ref(),
                 text::MAX_NEXT_STEP_CHARS,
             )
-        });
+        })
+        .filter(|s| !completed_in(&obs.plan, s));
+        if obs.next_step.is_none() {
+            obs.next_step_newer_than_plan = false;
+        }
+        obs.agent_asked = self.saw_turn.then_some(self.agent_asked);
         obs.steps = self
             .events
             .into_iter()
@@ -1147,12 +1184,19 @@ pub(crate) fn keep_follow_up(follow_ups: &mut Vec<String>, text: String) {
     follow_ups.push(text);
 }
 
-/// A follow-up as stored: redacted, then cut.
+/// A follow-up as stored: redacted, then cut, keeping its closing ask.
 fn follow_up_text(raw: &str) -> String {
-    text::cut(
+    text::keep_closing_ask(
         crate::system::redact::redact(raw.trim()).as_ref(),
         MAX_FOLLOW_UP_CHARS,
     )
+}
+
+/// Whether `step` is an item the plan has completed: done work is never the next step.
+pub(crate) fn completed_in(plan: &[PlanItem], step: &str) -> bool {
+    let step = step.trim().to_lowercase();
+    plan.iter()
+        .any(|p| p.status == PlanStatus::Completed && p.text.trim().to_lowercase() == step)
 }
 
 impl Slot {

@@ -100,6 +100,10 @@ pub enum Weight {
     /// ("yes but why?", "fix it up", "ok, let's implement this", "go ahead with phase 1"):
     /// never the task on its own, kept as a follow-up to it.
     Remark,
+    /// A message a tool put in the prompt box, one element from start to end
+    /// (`<ci-monitor-event>…</ci-monitor-event>`, `<teammate-message …>…`): not the user's
+    /// words, so never the task and not a follow-up either.
+    Injected,
 }
 
 /// Words that only tell the agent to go on, agree, or point at the work already under way. A
@@ -130,9 +134,17 @@ const MAX_NUDGE_WORDS: usize = 12;
 /// How much `request` (as [`user_request`] gives it) says about the task.
 pub fn weight(request: &str) -> Weight {
     let text = request.trim();
+    if injected_element(text).is_some() {
+        return Weight::Injected;
+    }
     if let Some(command) = text.strip_prefix('/') {
-        if !command.is_empty() && !command.contains(char::is_whitespace) {
-            return Weight::BareCommand;
+        // A command alone, or with only a value ("/notify y", "/model 2", "/effort high" is
+        // a word, not a value): it names what to run or set, not the work.
+        match command.split_once(char::is_whitespace) {
+            None if !command.is_empty() => return Weight::BareCommand,
+            Some((_, args)) if is_bare_value(args.trim()) => return Weight::BareCommand,
+            Some(_) => return Weight::Task,
+            None => {}
         }
     }
     let words = prompt_words(text);
@@ -145,6 +157,113 @@ pub fn weight(request: &str) -> Weight {
     } else {
         Weight::Task
     }
+}
+
+/// Whether a command's arguments are only a value: a yes/no or on/off word, a number, one
+/// character.
+fn is_bare_value(args: &str) -> bool {
+    const VALUES: [&str; 10] = ["y", "n", "yes", "no", "on", "off", "true", "false", "none", "auto"];
+    !args.contains(char::is_whitespace)
+        && (args.chars().count() <= 1
+            || VALUES.contains(&args.to_lowercase().as_str())
+            || args.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// The name of the element a prompt is from start to end (`<name …>…</name>`): what a tool,
+/// a monitor or another agent wrote into the prompt, not words a person typed.
+pub(crate) fn injected_element(text: &str) -> Option<&str> {
+    let text = text.trim();
+    let rest = text.strip_prefix('<')?;
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | ':')))?;
+    let name = &rest[..end];
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !rest[end..].starts_with(['>', ' ', '\n'])
+    {
+        return None;
+    }
+    text.ends_with(&format!("</{name}>")).then_some(name)
+}
+
+/// [`weight`], for a prompt that comes right after the agent asked the user an open question
+/// (`agent_asked`, see [`asks_open_question`]): a prompt that then asks for no work in so many
+/// words (see [`asks_for_work`]) is the answer, a follow-up to the task under way, whatever
+/// its length ("So the most private option is the user's own key. How would you find it?").
+pub fn weight_after(request: &str, agent_asked: bool) -> Weight {
+    let w = weight(request);
+    let text = request.trim();
+    let words = prompt_words(text);
+    if w == Weight::Task
+        && agent_asked
+        && words.len() <= MAX_ANSWER_WORDS
+        && !asks_for_work(&text.to_lowercase(), &words)
+    {
+        return Weight::Remark;
+    }
+    w
+}
+
+/// An answer this long is a new request, whatever it says.
+const MAX_ANSWER_WORDS: usize = 150;
+
+/// Openings of an open question, one that asks the user for their view rather than a yes or a
+/// no ("What would you like to clarify?", "Which approach?", "What's your preference?").
+#[rustfmt::skip]
+const OPEN_QUESTION_WORDS: &[&str] = &[
+    "what", "what's", "which", "how", "where", "who", "why", "when", "anything",
+];
+
+/// Whether an agent's reply ends by asking the user an open question: its last line of prose
+/// is a question opening with one of [`OPEN_QUESTION_WORDS`]. An offer ("Want me to push?",
+/// "Should I commit?") is not one: the user's next words may set new work.
+pub fn asks_open_question(reply: &str) -> bool {
+    let lines = prose_lines(reply);
+    let Some(last) = lines.iter().rev().map(|l| bare(l)).find(|l| !l.is_empty()) else {
+        return false;
+    };
+    if !last.ends_with('?') {
+        return false;
+    }
+    let sentence = sentences(last).last().map_or(last, |(_, s)| s);
+    let first = sentence
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .to_lowercase();
+    OPEN_QUESTION_WORDS.contains(&first.as_str())
+}
+
+/// Verbs that, opening a sentence, ask the agent for work ("Add a flag.", "fix it up").
+#[rustfmt::skip]
+const IMPERATIVES: &[&str] = &[
+    "add", "fix", "make", "remove", "delete", "update", "create", "write", "run", "commit",
+    "push", "implement", "change", "rename", "move", "use", "put", "set", "build", "test",
+    "deploy", "merge", "refactor", "replace", "revert", "rewrite", "install", "launch", "start",
+    "stop", "open", "close", "check", "verify", "investigate", "debug", "review", "explain",
+    "show", "read", "look", "find", "search", "try", "keep", "do", "go", "continue", "finish",
+    "apply", "document", "note", "consider", "synthesize", "map", "handle", "clean", "drop",
+    "archive", "release", "ship", "migrate", "convert", "split", "extract", "generate", "port",
+    "wire", "bump", "retire", "mark", "plan", "draft", "summarize", "list", "compare", "please",
+];
+
+/// Whether a prompt asks the agent for work in so many words: a directive ("can you", "let's",
+/// "please", "I want") anywhere, or a sentence opening with an imperative verb.
+fn asks_for_work(lower: &str, words: &[String]) -> bool {
+    if DIRECTIVES.iter().any(|d| lower.contains(d)) {
+        return true;
+    }
+    let opens_with_verb = lower
+        .split(['.', '!', '?', '\n', ';'])
+        .filter_map(|s| {
+            s.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .find(|w| !w.is_empty())
+        })
+        .any(|w| IMPERATIVES.contains(&w));
+    opens_with_verb || words.first().is_some_and(|w| IMPERATIVES.contains(&w.as_str()))
+}
+
+/// Whether a prompt is a question: it ends with a question mark.
+fn is_question(text: &str) -> bool {
+    text.trim_end().ends_with('?')
 }
 
 /// A prompt's words, lowercased.
@@ -206,6 +325,14 @@ fn is_remark(text: &str, words: &[String]) -> bool {
     }
     let lower = text.to_lowercase();
     if reacts_without_asking_for_work(&lower, words) || refines_the_task(text, words) {
+        return true;
+    }
+    // A question that asks for no work ("how does the SVG pick the font for every icon?")
+    // asks about the work under way, at any length a question has.
+    if is_question(text)
+        && (3..=MAX_REACTION_WORDS).contains(&words.len())
+        && !asks_for_work(&lower, words)
+    {
         return true;
     }
     if words.len() > MAX_REMARK_WORDS {
@@ -372,40 +499,108 @@ const NEXT_LABELS: [&str; 9] = [
     "to do next",
 ];
 
-/// Sentence beginnings that state what the agent will do; those naming "next" first.
+/// Sentence beginnings that state the next step in so many words.
 const NEXT_WORDS: [&str; 5] = ["next ", "next,", "next:", "the next step", "my next step"];
-/// Not "let me …", "let's …" or "now …": those narrate the step being taken this moment
-/// ("Let me verify there are no errors."), not the work that remains.
-const INTENT_WORDS: [&str; 13] = [
-    "i'll ",
-    "i will ",
-    "i'm going to ",
-    "i am going to ",
-    "we'll ",
-    "we will ",
-    "i need to ",
-    "we need to ",
+/// Sentence beginnings that say what remains. Not "I'll …", "I need to …", "Let me …" or
+/// "Now …": those narrate the step being taken this moment ("I need to add the private
+/// function.", "Now I'll rewrite the renderer."), not the work that remains.
+const REMAINING_WORDS: [&str; 8] = [
     "i still need to ",
+    "we still need to ",
     "still needed",
-    "then i ",
-    "after that",
+    "still to do",
+    "left to do",
+    "what's left",
     "remaining:",
+    "the remaining ",
 ];
 
 /// Beginnings that look like intent but are not a step of the work.
 const NOT_INTENT: [&str; 4] = ["let me know", "i'll be happy", "i will be happy", "now you"];
 
-/// The next step an agent states in `text` (one of its replies): what follows a "Next steps"
-/// heading or label, else its first sentence saying what it will do ("Next I will …", then
-/// "I'll …", "Let me …", "Now …") with the rest of that paragraph; cut to
-/// [`MAX_NEXT_STEP_CHARS`]. None when the text states none.
+/// The next step an agent states in `text` (one of its replies): the list it lays out of what
+/// remains, what follows a heading or label naming what comes next or what remains ("## Next
+/// Up", "Remaining steps: 1. … 2. …", "Still needed:"), else a sentence that says so ("Next,
+/// run clippy.", "I still need to …"); cut to [`MAX_NEXT_STEP_CHARS`]. A heading on its own is
+/// no step, and neither is narration of the step in hand. None when the text states none.
 pub fn stated_next_step(text: &str) -> Option<String> {
     let lines = prose_lines(text);
     listed_steps(&lines)
+        .or_else(|| heading_step(&lines))
         .or_else(|| labelled_step(&lines))
         .or_else(|| intent_sentence(&lines, &NEXT_WORDS))
-        .or_else(|| intent_sentence(&lines, &INTENT_WORDS))
+        .or_else(|| intent_sentence(&lines, &REMAINING_WORDS))
         .map(|s| cut(&s, MAX_NEXT_STEP_CHARS))
+}
+
+/// What a Markdown heading that names the work ahead ("## Next Up", "## What to Think About
+/// Next", "### Remaining") heads, up to the next heading or rule: each paragraph's first
+/// sentence (a list with its introduction), joined by "; ". The heading's own words are not
+/// a step.
+fn heading_step(lines: &[&str]) -> Option<String> {
+    let at = lines.iter().position(|l| {
+        l.starts_with('#') && {
+            let lower = bare(l).to_lowercase();
+            PLAN_CUES.iter().any(|c| has_word(&lower, c))
+        }
+    })?;
+    let body: Vec<&str> = lines[at + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with('#') && !is_rule(l))
+        .copied()
+        .collect();
+    let mut parts: Vec<String> = Vec::new();
+    for paragraph in body.split(|l| l.is_empty()).filter(|p| !p.is_empty()) {
+        if parts.len() == MAX_LISTED_STEPS {
+            break;
+        }
+        let items = list_after(paragraph, 0);
+        let part = if items.is_empty() {
+            let text = paragraph
+                .iter()
+                .map(|l| strip_tags(bare(l)).replace("**", ""))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let first = sentences(&text).first().map(|(_, s)| s.to_string());
+            first.unwrap_or(text)
+        } else if is_list_item(paragraph[0]) {
+            items.join("; ")
+        } else {
+            format!("{} {}", bare(paragraph[0]), items.join("; "))
+        };
+        let part = part.trim().to_string();
+        if !part.is_empty() {
+            parts.push(part);
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// `---`, `***`, `___`: a Markdown rule, which ends a section.
+fn is_rule(line: &str) -> bool {
+    let t = line.trim();
+    t.len() >= 3 && (t.chars().all(|c| c == '-') || t.chars().all(|c| c == '*') || t.chars().all(|c| c == '_'))
+}
+
+/// `text` without inline HTML tags (`<sub>`, `</sub>`), their content kept.
+fn strip_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        let tag = rest[open + 1..].find('>').map(|e| &rest[open + 1..open + 1 + e]);
+        match tag {
+            Some(t) if !t.is_empty() && t.trim_start_matches('/').chars().all(|c| c.is_ascii_alphanumeric()) => {
+                out.push_str(&rest[..open]);
+                rest = &rest[open + t.len() + 2..];
+            }
+            _ => {
+                out.push_str(&rest[..=open]);
+                rest = &rest[open + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Words in a line that introduces the work still ahead ("Remaining for gqc.6:", "Next, I
@@ -546,26 +741,76 @@ fn is_list_item(line: &str) -> bool {
             .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
+/// A numbered list written on one line ("1. Make X 2. Rerun Y 3. Commit"), its items joined
+/// by "; "; any other text as it is.
+fn inline_items(text: &str) -> String {
+    if !text.starts_with("1. ") || !text.contains(" 2. ") {
+        return text.to_string();
+    }
+    let mut items: Vec<String> = Vec::new();
+    let mut n = 1;
+    let mut rest = &text[3..];
+    loop {
+        n += 1;
+        let marker = format!(" {n}. ");
+        match rest.find(&marker) {
+            Some(at) => {
+                items.push(rest[..at].trim().to_string());
+                rest = &rest[at + marker.len()..];
+            }
+            None => {
+                items.push(rest.trim().to_string());
+                break;
+            }
+        }
+    }
+    items.join("; ")
+}
+
 /// What follows a "Next steps" heading or label, its list items joined.
 fn labelled_step(lines: &[&str]) -> Option<String> {
     for (i, line) in lines.iter().enumerate() {
+        // The label opens the line or a sentence of it ("Done. Remaining steps: 1. …").
         let b = bare(line);
+        let b = b
+            .match_indices(". ")
+            .map(|(at, _)| &b[at + 2..])
+            .find(|rest| {
+                let lower = rest.to_lowercase();
+                lower.split_once(':').is_some_and(|(label, _)| {
+                    label.split_whitespace().count() <= 5
+                        && PLAN_CUES.iter().any(|c| has_word(label, c))
+                })
+            })
+            .unwrap_or(b);
         let lower = b.to_lowercase();
-        let Some(label) = NEXT_LABELS.iter().find(|l| lower.starts_with(*l)) else {
-            continue;
+        let label_len = match NEXT_LABELS.iter().find(|l| lower.starts_with(*l)) {
+            Some(label) => label.len(),
+            // "Remaining steps:", "Still needed for the release:", "Left to do:": a short
+            // label naming the work ahead, ended by a colon.
+            None => match lower.split_once(':') {
+                Some((label, _))
+                    if label.split_whitespace().count() <= 5
+                        && PLAN_CUES.iter().any(|c| has_word(label, c)) =>
+                {
+                    label.len()
+                }
+                _ => continue,
+            },
         };
         // A heading, or a label ending in a colon; not a sentence that starts with the words.
-        let Some(after) = b.get(label.len()..) else {
+        let Some(after) = b.get(label_len..) else {
             continue;
         };
         let after = after.trim_start_matches(['*', '_', ' ']);
-        if !(after.is_empty() || label.ends_with(':') || after.starts_with(':')) {
+        let label_colon = lower[..label_len].ends_with(':');
+        if !(after.is_empty() || label_colon || after.starts_with(':')) {
             continue;
         }
         let mut parts: Vec<String> = Vec::new();
         let rest = bare(after.trim_start_matches([':', '*', ' ']));
         if !rest.is_empty() {
-            parts.push(rest.to_string());
+            parts.push(inline_items(rest));
         }
         for next in &lines[i + 1..] {
             if next.starts_with('#') {
@@ -597,6 +842,12 @@ fn labelled_step(lines: &[&str]) -> Option<String> {
 /// The first sentence beginning with one of `starts`, and the rest of its paragraph.
 fn intent_sentence(lines: &[&str], starts: &[&str]) -> Option<String> {
     for paragraph in lines.split(|l| l.is_empty()) {
+        // A heading names a part of the reply, not a step ("## Next Up").
+        let paragraph: Vec<&str> = paragraph
+            .iter()
+            .filter(|l| !l.starts_with('#'))
+            .copied()
+            .collect();
         let text = paragraph.iter().map(|l| bare(l)).collect::<Vec<_>>().join(
             if paragraph.iter().any(|l| is_list_item(l)) {
                 "; "
@@ -615,8 +866,9 @@ fn intent_sentence(lines: &[&str], starts: &[&str]) -> Option<String> {
                 && !NOT_INTENT.iter().any(|n| lower.starts_with(n))
             {
                 let found = text[from..].trim();
-                // A sentence that announces a list the paragraph does not hold says nothing.
-                if found.ends_with(':') {
+                // A sentence that announces a list the paragraph does not hold says nothing,
+                // and neither do two words.
+                if found.ends_with(':') || found.split_whitespace().count() < 3 {
                     continue;
                 }
                 return Some(found.to_string());
@@ -715,12 +967,42 @@ fn strip_wrappers(text: &str) -> String {
     out
 }
 
-/// The stored request: redacted, then cut.
+/// The stored request: redacted, then cut, keeping its closing ask (see [`keep_closing_ask`]).
 pub fn request_text(raw: &str) -> String {
-    cut(
-        crate::system::redact::redact(raw).as_ref(),
-        MAX_REQUEST_CHARS,
-    )
+    keep_closing_ask(crate::system::redact::redact(raw).as_ref(), MAX_REQUEST_CHARS)
+}
+
+/// `text` cut to `max` characters; when it is longer and ends with a short line of the user's
+/// own words after pasted material (a document, a page, a log, then "add these three and open
+/// a PR"), that line is kept after the cut start: the ask is not lost behind the paste.
+pub fn keep_closing_ask(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let Some((_, last)) = text.rsplit_once("\n\n") else {
+        return cut(text, max);
+    };
+    let last = last.trim();
+    let chars = last.chars().count();
+    if !is_prose_line(last) || chars > MAX_CLOSING_ASK_CHARS {
+        return cut(text, max);
+    }
+    let head = cut(text, max.saturating_sub(chars + 5));
+    format!("{head} […] {last}")
+}
+
+/// A closing ask longer than this is part of what was pasted.
+const MAX_CLOSING_ASK_CHARS: usize = 250;
+
+/// Whether `line` reads as one line of a person's words: one line of three words or more,
+/// opening with a letter, without the marks of a list, a table, a log or code.
+fn is_prose_line(line: &str) -> bool {
+    !line.contains('\n')
+        && line.split_whitespace().count() >= 3
+        && line.starts_with(char::is_alphabetic)
+        && !line.contains(['|', '=', '{', '}', '<', '>', '\t', '['])
+        && !is_list_item(line)
 }
 
 /// At most `max` characters: cut on a character boundary and marked with `…` when longer.
@@ -893,12 +1175,15 @@ mod tests {
             stated_next_step("Let me look. Tests pass.\n\nNext, run clippy and commit."),
             Some("Next, run clippy and commit.".into())
         );
-        assert_eq!(
-            stated_next_step(
-                "The root layout has no flash. I'll add a flash display inline. Let me also check the helpers."
-            ),
-            Some("I'll add a flash display inline. Let me also check the helpers.".into())
-        );
+        // Narration of the step in hand is not what remains.
+        for narration in [
+            "The root layout has no flash. I'll add a flash display inline. Let me also check the helpers.",
+            "I need to add the `reload_transcript/1` private function.",
+            "Now I'll do a comprehensive rewrite of the renderer with the new layout.",
+            "Let me run the tests again.",
+        ] {
+            assert_eq!(stated_next_step(narration), None, "{narration:?}");
+        }
         // A "Next steps" heading: its list, joined.
         assert_eq!(
             stated_next_step(
@@ -918,7 +1203,7 @@ mod tests {
         );
         assert_eq!(stated_next_step("```\nlet me = 1;\n```"), None);
         assert_eq!(stated_next_step("Next.js is configured."), None);
-        let long = format!("I'll {}", "rewrite the parser ".repeat(40));
+        let long = format!("Next, {}", "rewrite the parser ".repeat(40));
         assert_eq!(
             stated_next_step(&long).unwrap().chars().count(),
             MAX_NEXT_STEP_CHARS
@@ -1035,6 +1320,89 @@ mod tests {
             stated_next_step("Let me check these files:\n- src/a.rs\n- src/b.rs"),
             None
         );
+    }
+
+    #[test]
+    fn a_stated_remaining_list_on_one_line_or_under_a_heading_is_the_step() {
+        for said in [
+            "The lexer change is in.\n\nRemaining steps: 1. Make parse_table recurse into inline tables in src/ast.rs 2. Rerun cargo test ast 3. Commit and push",
+            "The lexer change is in. Remaining steps: 1. Make parse_table recurse into inline tables in src/ast.rs 2. Rerun cargo test ast 3. Commit and push",
+            "The lexer change is in.\n\nRemaining steps:\n1. Make parse_table recurse into inline tables in src/ast.rs\n2. Rerun cargo test ast\n3. Commit and push",
+        ] {
+            let step = stated_next_step(said).unwrap();
+            assert!(
+                step.ends_with("Make parse_table recurse into inline tables in src/ast.rs; Rerun cargo test ast; Commit and push"),
+                "{step:?}"
+            );
+        }
+        assert_eq!(
+            stated_next_step("All three tests pass.\n\nStill needed: a changelog entry"),
+            Some("a changelog entry".into())
+        );
+        // A heading naming what comes next: what it heads, never its own words.
+        assert_eq!(
+            stated_next_step(
+                "Committed.\n\n## Next Up\n\n**Phase 14: Sharing** — share folders\n\n`/plan-phase 14`\n\n<sub>`/clear` first</sub>\n\n---\n\nAlso available: more"
+            ),
+            Some("Phase 14: Sharing — share folders; `/plan-phase 14`; `/clear` first".into())
+        );
+        assert_eq!(
+            stated_next_step(
+                "## What I Learned\n\nA lot.\n\n## What to Think About Next\n\n**Commits aren't pushed.** Two commits wait.\n\n**The registry has stale names.** It breaks next time."
+            ),
+            Some("Commits aren't pushed.; The registry has stale names.".into())
+        );
+        assert_eq!(stated_next_step("## Next Up"), None);
+    }
+
+    #[test]
+    fn questions_answers_commands_and_injected_messages_are_not_the_task() {
+        // A question about the work under way, at any length, unless it asks for work.
+        assert_eq!(
+            weight("how does the SVG handle the correct font with the power line symbols and every icon that's there?"),
+            Weight::Remark
+        );
+        assert_eq!(
+            weight("can you check if we got the right amount of lines in the last commit, the one with the parser?"),
+            Weight::Task
+        );
+        // An answer to the agent's open question asks for nothing: a follow-up.
+        let answer = "this seems like it would be fairly easy to change later on if we feel the guarantees justify it. Thinking of the lazy option for this phase, and see how it goes.";
+        assert_eq!(weight(answer), Weight::Task);
+        assert_eq!(weight_after(answer, true), Weight::Remark);
+        assert_eq!(
+            weight_after("Add the retry to src/net.rs with a test that fails twice first", true),
+            Weight::Task
+        );
+        assert!(asks_open_question("Got it.\n\nWhat would you like to clarify about key rotation?"));
+        assert!(!asks_open_question("Both committed. Want me to push?"));
+        assert!(!asks_open_question("Done."));
+        // A command with only a value sets something; with words it may set the task.
+        assert_eq!(weight("/notify y"), Weight::BareCommand);
+        assert_eq!(weight("/discuss-phase 14"), Weight::BareCommand);
+        assert_eq!(weight("/review src/parser"), Weight::Task);
+        // What a tool wrote into the prompt.
+        for injected in [
+            "<ci-monitor-event>CI check \"nix-format\" failed on PR #2351. Run `gh pr checks 2351` to see details, then fix the failing check.</ci-monitor-event>",
+            "<teammate-message teammate_id=\"dev\">\nTask #1 is complete.\n</teammate-message>",
+        ] {
+            assert_eq!(weight(injected), Weight::Injected, "{injected:?}");
+        }
+        assert_eq!(weight("<div> is shown twice in index.html, fix it"), Weight::Task);
+    }
+
+    #[test]
+    fn pasted_material_keeps_the_users_closing_ask() {
+        let page = "prime-agent - A self-improving agent.\n\n* Source: source\n* License: MIT\n\n".repeat(20);
+        let prompt = format!("{page}add prime agent and t3code in the packages repo and create a PR");
+        let kept = request_text(&prompt);
+        assert!(kept.chars().count() <= MAX_REQUEST_CHARS, "{kept}");
+        assert!(kept.starts_with("prime-agent - A self-improving agent."), "{kept}");
+        assert!(kept.ends_with("[…] add prime agent and t3code in the packages repo and create a PR"), "{kept}");
+        // A log's last line is not an ask; a short prompt is kept whole.
+        let log = format!("the logs still leak:\n\n{}", "Feb 9 09:00:08 |DEBU| hook invoked session_id=abc\n\n".repeat(20));
+        assert!(!request_text(&log).contains("[…]"));
+        assert_eq!(request_text("fix the parser"), "fix the parser");
     }
 
     #[test]
