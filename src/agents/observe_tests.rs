@@ -603,11 +603,11 @@ fn queued_prompts_count_as_requests() {
         "s.jsonl",
         &[
             prompt("first"),
-            json!({"type": "attachment", "attachment": {"type": "queued_command", "prompt": "and check the docs",
+            json!({"type": "attachment", "attachment": {"type": "queued_command", "prompt": "update the docs for the --strict flag",
                    "commandMode": "prompt", "origin": {"kind": "human"}}}),
         ],
     );
-    assert_eq!(obs.request.as_deref(), Some("and check the docs"));
+    assert_eq!(obs.request.as_deref(), Some("update the docs for the --strict flag"));
 }
 
 #[test]

@@ -617,6 +617,9 @@ pub struct Recorder {
     seq: usize,
     /// The agent's replies since the last request, the newest last (at most [`MAX_REPLIES`]).
     replies: Vec<String>,
+    /// For each reply, whether a call came after it: words said on the way to a call narrate
+    /// the step in hand; the words a turn ends with say what comes next.
+    mid_turn: Vec<bool>,
     plan: Vec<Task>,
     events: Vec<Slot>,
     /// Call id → its entries in `events` (a patch run through the shell is a command and a
@@ -662,6 +665,7 @@ impl Recorder {
             reply_seqs: Vec::new(),
             seq: 0,
             replies: Vec::new(),
+            mid_turn: Vec::new(),
             plan: Vec::new(),
             events: Vec::new(),
             calls: HashMap::new(),
@@ -701,7 +705,8 @@ impl Recorder {
             return;
         }
         self.handover.prompt(self.events.len());
-        self.agent_asked = false;
+        // The agent's question stands until its next reply: a prompt sent again after an
+        // interruption answers it too.
         self.saw_turn = true;
         match weight {
             text::Weight::Task => {
@@ -727,6 +732,7 @@ impl Recorder {
     fn clear_replies(&mut self) {
         self.replies.clear();
         self.reply_seqs.clear();
+        self.mid_turn.clear();
     }
 
     /// Text the agent wrote to the user (not its tool calls or thoughts), in transcript order.
@@ -737,6 +743,7 @@ impl Recorder {
         if self.replies.len() == MAX_REPLIES {
             self.replies.remove(0);
             self.reply_seqs.remove(0);
+            self.mid_turn.remove(0);
         }
         self.seq += 1;
         self.agent_asked = text::asks_open_question(text);
@@ -744,6 +751,7 @@ impl Recorder {
         self.handover.reply(text, self.events.len());
         self.replies.push(text.to_string());
         self.reply_seqs.push(self.seq);
+        self.mid_turn.push(false);
     }
 
     /// The plan file the agent wrote in its plan mode (the agent's reader knows where).
@@ -807,7 +815,15 @@ impl Recorder {
         }
     }
 
+    /// A call came: the agent's last words were on the way to it.
+    fn called(&mut self) {
+        if let Some(last) = self.mid_turn.last_mut() {
+            *last = true;
+        }
+    }
+
     fn push(&mut self, call_id: Option<&str>, event: Event) {
+        self.called();
         if let Some(id) = call_id {
             self.calls
                 .entry(id.to_string())
@@ -897,6 +913,7 @@ impl Recorder {
 
     /// The whole list at once (`TodoWrite`, `update_plan`, `write_todos`).
     pub(crate) fn replace_plan(&mut self, items: Vec<(String, Option<PlanStatus>)>) {
+        self.called();
         self.seq += 1;
         self.plan_seq = self.seq;
         self.task_creates.clear();
@@ -916,6 +933,7 @@ impl Recorder {
 
     /// Claude Code `TaskCreate`: a new pending task whose id comes with the result.
     pub(crate) fn task_create(&mut self, call_id: &str, text: String) {
+        self.called();
         self.seq += 1;
         self.plan_seq = self.seq;
         self.task_creates
@@ -1095,8 +1113,16 @@ impl Recorder {
             .replies
             .iter()
             .zip(&self.reply_seqs)
+            .zip(&self.mid_turn)
             .rev()
-            .find_map(|(r, seq)| Some((text::stated_next_step(r)?, *seq)));
+            .find_map(|((r, seq), mid)| {
+                let step = if *mid {
+                    text::stated_next_step(r)
+                } else {
+                    text::stated_at_turn_end(r)
+                };
+                Some((step?, *seq))
+            });
         let in_progress = obs
             .plan
             .iter()

@@ -169,6 +169,21 @@ fn is_bare_value(args: &str) -> bool {
             || args.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
+/// The words after the element a prompt opens with (`<ci-monitor-event>…</ci-monitor-event>
+/// hmm, skip on CI`), when it opens with one and words follow.
+fn leading_element_then_words(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix('<')?;
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | ':')))?;
+    let name = &rest[..end];
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) || !rest[end..].starts_with(['>', ' ', '\n']) {
+        return None;
+    }
+    let close = format!("</{name}>");
+    let at = text.find(&close)? + close.len();
+    let words = text[at..].trim();
+    (!words.is_empty()).then_some(words)
+}
+
 /// The name of the element a prompt is from start to end (`<name …>…</name>`): what a tool,
 /// a monitor or another agent wrote into the prompt, not words a person typed.
 pub(crate) fn injected_element(text: &str) -> Option<&str> {
@@ -288,6 +303,9 @@ const ANSWER_WORDS: &[&str] = &[
     "agreed", "exactly", "correct", "fine", "you", "again",
 ];
 
+/// First words of a short prompt that adds to the task under way.
+const ADDITIONS: &[&str] = &["and", "also", "plus"];
+
 /// Beginnings that tell the agent to go on with what it proposed ("go ahead with phase 1").
 const GO_ON: &[&str] = &[
     "go ahead",
@@ -339,6 +357,10 @@ fn is_remark(text: &str, words: &[String]) -> bool {
         return false;
     }
     if ANSWER_WORDS.contains(&words[0].as_str()) || GO_ON.iter().any(|g| lower.starts_with(g)) {
+        return true;
+    }
+    // "and create a PR", "also the desktop app please": an addition to the task under way.
+    if ADDITIONS.contains(&words[0].as_str()) {
         return true;
     }
     // A short question asks about the work under way ("we added that test in this PR,
@@ -531,6 +553,26 @@ pub fn stated_next_step(text: &str) -> Option<String> {
         .or_else(|| intent_sentence(&lines, &NEXT_WORDS))
         .or_else(|| intent_sentence(&lines, &REMAINING_WORDS))
         .map(|s| cut(&s, MAX_NEXT_STEP_CHARS))
+}
+
+/// Sentence beginnings that, in the words a turn ends with (no call after them), say what the
+/// agent will do next: "Waiting on CI. I'll address any feedback once it completes."
+const TURN_END_WORDS: [&str; 6] = [
+    "i'll ",
+    "i will ",
+    "we'll ",
+    "we will ",
+    "i'm going to ",
+    "i am going to ",
+];
+
+/// The next step stated in a reply the agent's turn ended with: [`stated_next_step`], else
+/// its sentence saying what it will do. On the way to a call the same sentence narrates the
+/// step in hand and is no step.
+pub fn stated_at_turn_end(text: &str) -> Option<String> {
+    stated_next_step(text).or_else(|| {
+        intent_sentence(&prose_lines(text), &TURN_END_WORDS).map(|s| cut(&s, MAX_NEXT_STEP_CHARS))
+    })
 }
 
 /// What a Markdown heading that names the work ahead ("## Next Up", "## What to Think About
@@ -910,7 +952,11 @@ pub fn user_request(text: &str) -> Option<String> {
         return None;
     }
     let text = strip_wrappers(text);
-    let text = text.trim();
+    // A tool's message with the user's words after it: the words are the prompt.
+    let text = match injected_element(text.trim()) {
+        None => leading_element_then_words(text.trim()).unwrap_or(text.trim()),
+        Some(_) => text.trim(),
+    };
     if text.is_empty()
         || NOT_A_REQUEST.iter().any(|p| text.starts_with(p))
         || RESUME_MARKERS.iter().any(|m| text.contains(m))
@@ -1389,6 +1435,14 @@ mod tests {
             assert_eq!(weight(injected), Weight::Injected, "{injected:?}");
         }
         assert_eq!(weight("<div> is shown twice in index.html, fix it"), Weight::Task);
+        // The user's words after a tool's message are the prompt.
+        assert_eq!(
+            user_request("<ci-monitor-event>CI check failed. Fix it.</ci-monitor-event>\nhmm  skip on CI runners"),
+            Some("hmm  skip on CI runners".into())
+        );
+        // A short addition to the task under way.
+        assert_eq!(weight("and create PR"), Weight::Remark);
+        assert_eq!(weight("also claude-desktop please"), Weight::Remark);
     }
 
     #[test]

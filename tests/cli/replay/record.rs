@@ -233,6 +233,12 @@ struct Row {
     /// What the record says the session left open (`observed.left_open`), as JSON.
     left_open: String,
     filler: bool,
+    /// The open plan items a reader is shown (none when a stated step is newer than the plan).
+    open_items: Vec<String>,
+    /// What remained by the agent's summary at the compaction before, when the record keeps it.
+    from_summary: String,
+    /// The summary's "Current Work" and "Optional Next Step", for reading the record against.
+    summary_current: String,
 }
 
 impl Row {
@@ -348,7 +354,33 @@ fn rows(run: &Run) -> Vec<Row> {
             .and_then(|o| o.get("left_open"))
             .map(Value::to_string)
             .unwrap_or_default();
+        let newer = observed.is_some_and(|o| o["next_step_newer_than_plan"] == true);
+        let open_items: Vec<String> = observed
+            .and_then(|o| o["plan"].as_array())
+            .into_iter()
+            .flatten()
+            .filter(|p| !newer && p["status"] != "completed")
+            .filter_map(|p| Some(format!("[{}] {}", p["status"].as_str()?, p["text"].as_str()?)))
+            .collect();
+        let from_summary = observed
+            .map(|o| &o["from_summary"])
+            .filter(|f| f.is_object())
+            .map(|f| {
+                ["pending", "current_work", "next_step"]
+                    .iter()
+                    .filter_map(|k| f[*k].as_str().map(|v| format!("{k}: {v}")))
+                    .collect::<Vec<_>>()
+                    .join(" / ")
+            })
+            .unwrap_or_default();
         out.push(Row {
+            open_items,
+            from_summary,
+            summary_current: [
+                section(summary, &["current work"]),
+                section(summary, &["next step"]),
+            ]
+            .join(" / "),
             left_open,
             name: run.name.clone(),
             line: c.line,
@@ -559,6 +591,22 @@ fn replay_record_report() {
         rows.len(),
         rows.len(),
     );
+    // The sheet a person reads to judge the request and what remains against the summary.
+    println!("\n| Session | Line | Request recorded | Follow-ups | Next step recorded | Open plan items shown | Older summary's remains kept | Left open |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&r.name, 14),
+            r.line,
+            cell(&r.request, 70),
+            r.follow_ups.len(),
+            if r.next_step.is_empty() { "–".to_string() } else { cell(&r.next_step, 70) },
+            r.open_items.len(),
+            if r.from_summary.is_empty() { "no" } else { "yes" },
+            if r.left_open.is_empty() { "no" } else { "yes" },
+        );
+    }
     for r in &rows {
         let missed: Vec<String> = r
             .summary_files
@@ -578,7 +626,7 @@ fn replay_record_report() {
             .filter(|t| !r.remaining_found.contains(t))
             .collect();
         println!(
-            "\n### {} line {}\n\n- request recorded: {}\n- follow-ups recorded: {:?}\n- the summary's request: {}\n- files missed: {missed:?}\n- files listed the summary does not name: {:?}\n- the summary's pending tasks and next step: {}\n- their terms not in the record: {unfound:?}\n- next step recorded: {}\n- left open recorded: {}",
+            "\n### {} line {}\n\n- request recorded: {}\n- follow-ups recorded: {:?}\n- the summary's request: {}\n- files missed: {missed:?}\n- files listed the summary does not name: {:?}\n- the summary's pending tasks and next step: {}\n- their terms not in the record: {unfound:?}\n- next step recorded: {}\n- open plan items shown: {:?}\n- the older summary's remains kept: {}\n- left open recorded: {}\n- the summary's current work and next step: {}",
             r.name,
             r.line,
             cell(&r.request, 400),
@@ -587,7 +635,10 @@ fn replay_record_report() {
             r.listed_unnamed,
             cell(&r.summary_remaining, 600),
             cell(&r.next_step, 300),
+            r.open_items.iter().map(|o| cell(o, 120)).collect::<Vec<_>>(),
+            cell(&r.from_summary, 300),
             cell(&r.left_open, 600),
+            cell(&r.summary_current, 500),
         );
     }
 }
