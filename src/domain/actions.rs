@@ -36,10 +36,14 @@ impl Actions {
 
     /// What the agent's plan shows: completed items done, the others remaining, in its order.
     pub fn from_plan(o: &Observed) -> Actions {
-        let (done, remaining): (Vec<_>, Vec<_>) = o
+        // The open items as a reader is shown them: none once the agent has said what remains
+        // since the plan last changed.
+        let done: Vec<_> = o
             .plan
             .iter()
-            .partition(|p| p.status == PlanStatus::Completed);
+            .filter(|p| p.status == PlanStatus::Completed)
+            .collect();
+        let remaining: Vec<_> = o.open_items().collect();
         let text = |v: Vec<&crate::transcripts::activity::PlanItem>| {
             let mut out = Vec::new();
             for p in v {

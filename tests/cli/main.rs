@@ -46,4 +46,5 @@ mod track;
 mod transcripts;
 mod verify;
 mod walkthrough;
+mod which_fact_wins;
 mod worked_from;

@@ -147,6 +147,9 @@ pub fn weight(request: &str) -> Weight {
             None => {}
         }
     }
+    if is_pasted_document(text) {
+        return Weight::Remark;
+    }
     let words = prompt_words(text);
     let nudge =
         words.len() <= MAX_NUDGE_WORDS && words.iter().all(|w| NUDGE_WORDS.contains(&w.as_str()));
@@ -157,6 +160,29 @@ pub fn weight(request: &str) -> Weight {
     } else {
         Weight::Task
     }
+}
+
+/// A pasted document is at least this long (lines or characters).
+const MIN_DOCUMENT_LINES: usize = 10;
+const MIN_DOCUMENT_CHARS: usize = 1500;
+
+/// Whether a prompt is a document pasted without a word of the user's own: a long text that
+/// opens as a document does (a Markdown heading, front matter, a code fence, an HTML comment)
+/// and ends without a closing ask (see [`keep_closing_ask`]). Material for the task under way,
+/// whatever its sentences tell a reader to do, never the task.
+fn is_pasted_document(text: &str) -> bool {
+    let long = text.lines().count() >= MIN_DOCUMENT_LINES || text.chars().count() > MIN_DOCUMENT_CHARS;
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let opens_as_document = first.starts_with("# ")
+        || first.starts_with("## ")
+        || first == "---"
+        || first.starts_with("```")
+        || first.starts_with("<!--");
+    let closing_ask = text
+        .trim_end()
+        .rsplit_once("\n\n")
+        .is_some_and(|(_, last)| is_prose_line(last.trim()) && last.trim().chars().count() <= MAX_CLOSING_ASK_CHARS);
+    long && opens_as_document && !closing_ask
 }
 
 /// Whether a command's arguments are only a value: a yes/no or on/off word, a number, one
@@ -260,20 +286,33 @@ const IMPERATIVES: &[&str] = &[
     "wire", "bump", "retire", "mark", "plan", "draft", "summarize", "list", "compare", "please",
 ];
 
-/// Whether a prompt asks the agent for work in so many words: a directive ("can you", "let's",
-/// "please", "I want") anywhere, or a sentence opening with an imperative verb.
+/// Whether a prompt asks the agent for work in so many words: a sentence opening with a
+/// directive ("can you …", "let's …", "I want …", "please …") or an imperative verb, after
+/// any leading "ok", "so", "and", "now". Inside a question ("How would you find my key?") the
+/// same words ask nothing.
 fn asks_for_work(lower: &str, words: &[String]) -> bool {
-    if DIRECTIVES.iter().any(|d| lower.contains(d)) {
+    const LEADS: [&str; 10] = ["ok", "okay", "so", "and", "also", "now", "then", "but", "yes", "well"];
+    if words.iter().any(|w| w == "please") {
         return true;
     }
-    let opens_with_verb = lower
-        .split(['.', '!', '?', '\n', ';'])
-        .filter_map(|s| {
-            s.split(|c: char| !(c.is_alphanumeric() || c == '\''))
-                .find(|w| !w.is_empty())
-        })
-        .any(|w| IMPERATIVES.contains(&w));
-    opens_with_verb || words.first().is_some_and(|w| IMPERATIVES.contains(&w.as_str()))
+    lower.split(['.', '!', '?', '\n', ';']).any(|sentence| {
+        let mut rest = sentence.trim_start_matches(|c: char| !c.is_alphanumeric());
+        loop {
+            let first = rest
+                .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .next()
+                .unwrap_or("");
+            if first.is_empty() || !LEADS.contains(&first) {
+                break;
+            }
+            rest = rest[first.len()..].trim_start_matches(|c: char| !c.is_alphanumeric());
+        }
+        let first = rest
+            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .next()
+            .unwrap_or("");
+        DIRECTIVES.iter().any(|d| rest.starts_with(d)) || IMPERATIVES.contains(&first)
+    })
 }
 
 /// Whether a prompt is a question: it ends with a question mark.
@@ -1416,6 +1455,8 @@ mod tests {
         let answer = "this seems like it would be fairly easy to change later on if we feel the guarantees justify it. Thinking of the lazy option for this phase, and see how it goes.";
         assert_eq!(weight(answer), Weight::Task);
         assert_eq!(weight_after(answer, true), Weight::Remark);
+        let answer = "So the most private option is the user's own public key. The UX here is weird. How would you find out my key if you wanted to share something with me? Looking it up by some param would be a later phase.";
+        assert_eq!(weight_after(answer, true), Weight::Remark);
         assert_eq!(
             weight_after("Add the retry to src/net.rs with a test that fails twice first", true),
             Weight::Task
@@ -1443,6 +1484,18 @@ mod tests {
         // A short addition to the task under way.
         assert_eq!(weight("and create PR"), Weight::Remark);
         assert_eq!(weight("also claude-desktop please"), Weight::Remark);
+    }
+
+    #[test]
+    fn a_pasted_document_is_material_not_the_task() {
+        let guide = format!(
+            "# Migrating the billing guide\n\n## Steps\n\n{}",
+            "1. Install the new client.\n2. Run `make migrate`.\n\n".repeat(6)
+        );
+        assert_eq!(weight(&guide), Weight::Remark);
+        let with_ask = format!("{guide}now migrate the other twelve guides the same way");
+        assert_eq!(weight(&with_ask), Weight::Task);
+        assert_eq!(weight("# Fix the title of the README"), Weight::Task);
     }
 
     #[test]
