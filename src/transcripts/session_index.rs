@@ -234,7 +234,8 @@ pub fn note_summary(
             crate::transcripts::activity::text::MAX_NEXT_STEP_CHARS,
         ));
         index.next_step_from_plan = false;
-        index.next_step_newer_than_plan = false;
+        // The summary says what remains after the plan last changed: it is the newer word.
+        index.next_step_newer_than_plan = !index.plan.is_empty();
     }
     index.from_summary = Some(remains);
     save(ws, &lock, id, &index)

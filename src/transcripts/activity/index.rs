@@ -140,7 +140,7 @@ pub struct SessionIndex {
     /// `next_step` is the plan's item in progress, not a step the agent stated.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub next_step_from_plan: bool,
-    /// The stated `next_step` is newer than the plan's last change (see
+    /// The agent said what remains after the plan last changed (see
     /// [`Observed::next_step_newer_than_plan`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub next_step_newer_than_plan: bool,
@@ -249,18 +249,19 @@ impl SessionIndex {
             // planned before it out of date, even when nothing has been said since.
             self.next_step = seen.next_step.clone();
             self.next_step_from_plan = from_plan;
-            // A step stated in a part with no plan change is newer than the plan.
-            self.next_step_newer_than_plan = stated
-                && !self.plan.is_empty()
-                && (seen.plan.is_empty() || seen.next_step_newer_than_plan);
         } else if !seen.plan.is_empty() {
-            // The plan changed after the stated step: the plan is the newer word.
-            self.next_step_newer_than_plan = false;
             if self.next_step_from_plan {
                 // The plan was written again with no item in progress: its older item is done.
                 self.next_step = None;
                 self.next_step_from_plan = false;
             }
+        }
+        // The plan's open items are out of date once the agent has said what remains after the
+        // plan last changed, and stay so until the plan changes again.
+        if !seen.plan.is_empty() {
+            self.next_step_newer_than_plan = seen.next_step_newer_than_plan;
+        } else if stated && !self.plan.is_empty() {
+            self.next_step_newer_than_plan = true;
         }
         // Done work is never the next step.
         if self
@@ -269,7 +270,6 @@ impl SessionIndex {
             .is_some_and(|s| super::completed_in(&self.plan, s))
         {
             self.next_step = None;
-            self.next_step_newer_than_plan = false;
         }
         if seen.plan_file.is_some() {
             self.plan_file = seen.plan_file.clone();
@@ -326,6 +326,8 @@ impl SessionIndex {
         // The index read everything the tail did, in order: its next step is the newest.
         if self.next_step.is_some() {
             tail.next_step = self.next_step.clone();
+        }
+        if !self.plan.is_empty() {
             tail.next_step_newer_than_plan = self.next_step_newer_than_plan;
         }
         if self.from_summary.is_some() {
@@ -342,6 +344,55 @@ impl SessionIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_stays_older_than_a_later_stated_step_until_it_changes_again() {
+        use super::super::{PlanItem, PlanStatus};
+        let item = |t: &str, status| PlanItem {
+            text: t.into(),
+            status,
+        };
+        let mut index = SessionIndex::default();
+        let planned = Observed {
+            plan: vec![item("Wire the lexer", PlanStatus::InProgress)],
+            next_step: Some("Wire the lexer".into()),
+            ..Observed::default()
+        };
+        index.add(&planned, &[]);
+        assert!(!index.next_step_newer_than_plan);
+        let stated = Observed {
+            next_step: Some("Remaining steps: rerun the tests; commit".into()),
+            ..Observed::default()
+        };
+        index.add(&stated, &[]);
+        assert!(index.next_step_newer_than_plan);
+        let new_task = Observed {
+            request: Some("Port the reader".into()),
+            task_found: true,
+            ..Observed::default()
+        };
+        index.add(&new_task, &[]);
+        assert!(index.next_step_newer_than_plan, "until the plan changes");
+        let mut tail = Observed::default();
+        index.complete(&mut tail);
+        assert_eq!(tail.open_items().count(), 0);
+        let replanned = Observed {
+            plan: vec![item("Port the reader", PlanStatus::InProgress)],
+            next_step: Some("Port the reader".into()),
+            ..Observed::default()
+        };
+        index.add(&replanned, &[]);
+        assert!(!index.next_step_newer_than_plan);
+        // A step the plan has completed is never next.
+        let done = Observed {
+            plan: vec![item("Port the reader", PlanStatus::Completed)],
+            ..Observed::default()
+        };
+        index.add(&stated, &[]);
+        index.next_step = Some("Port the reader".into());
+        index.add(&done, &[]);
+        assert_eq!(index.next_step, None);
+    }
 
     #[test]
     fn only_the_projects_files_are_in_the_window_posix_and_windows_alike() {

@@ -75,8 +75,9 @@ pub struct Observed {
     /// [`text::MAX_NEXT_STEP_CHARS`]); never an item the plan has completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_step: Option<String>,
-    /// The stated next step is newer than the plan's last change: the agent has said what
-    /// remains since, and the plan's open items are out of date (not shown as what remains).
+    /// The agent has said what remains (a stated next step, its compaction summary) since the
+    /// plan last changed: the plan's open items are out of date (not shown as what remains)
+    /// until the plan changes again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub next_step_newer_than_plan: bool,
     /// Files the agent changed, most recent first, unique, at most [`MAX_FILES`]; relative to
@@ -1144,9 +1145,6 @@ impl Recorder {
             )
         })
         .filter(|s| !completed_in(&obs.plan, s));
-        if obs.next_step.is_none() {
-            obs.next_step_newer_than_plan = false;
-        }
         obs.agent_asked = self.saw_turn.then_some(self.agent_asked);
         obs.steps = self
             .events

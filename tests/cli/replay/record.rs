@@ -270,6 +270,40 @@ fn same_file(recorded: &str, named: &str) -> bool {
     tail(recorded, n) == tail(named, n)
 }
 
+/// [`same_file`], with a path the summary names under one of the session's working folders
+/// (`cwds`, the publisher's machine) compared relative to it: the record shows the project's
+/// files relative to the project (`notes/vamp.md` is `/Users/a/dev/duet/notes/vamp.md`).
+fn same_file_in(recorded: &str, named: &str, cwds: &[String]) -> bool {
+    let relative = !recorded.starts_with(['/', '~']) && !recorded.contains(":\\");
+    let inside = cwds
+        .iter()
+        .find_map(|c| named.strip_prefix(c.as_str())?.strip_prefix('/'));
+    match inside {
+        Some(rel) if relative => recorded.replace('\\', "/") == rel,
+        _ => same_file(recorded, named),
+    }
+}
+
+/// The working folders the main session's lines name before line `upto` (1-based).
+fn session_folders(run: &Run, upto: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in run
+        .transcript
+        .lines
+        .iter()
+        .take(upto.saturating_sub(1))
+        .filter_map(|l| l.value.as_ref())
+    {
+        if let Some(c) = v["cwd"].as_str() {
+            let c = c.trim_end_matches('/').to_string();
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
 fn strings(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
         .into_iter()
@@ -294,14 +328,15 @@ fn rows(run: &Run) -> Vec<Row> {
         let mut listed = strings(observed.and_then(|o| o.get("files")));
         listed.extend(strings(observed.and_then(|o| o.get("worked_from"))));
         let summary_files = files_named(&section(summary, &["files and code"]));
+        let cwds = session_folders(run, c.line);
         let recalled = summary_files
             .iter()
-            .filter(|f| listed.iter().any(|l| same_file(l, f)))
+            .filter(|f| listed.iter().any(|l| same_file_in(l, f, &cwds)))
             .cloned()
             .collect();
         let listed_unnamed: Vec<String> = listed
             .iter()
-            .filter(|l| !summary_files.iter().any(|f| same_file(l, f)))
+            .filter(|l| !summary_files.iter().any(|f| same_file_in(l, f, &cwds)))
             .cloned()
             .collect();
         let listed_named = listed.len() - listed_unnamed.len();
@@ -703,6 +738,14 @@ mod tests {
             quoted("said: \"## Done > 1. ship the parser today\""),
             ["done ship the parser today"]
         );
+    }
+
+    #[test]
+    fn a_named_path_under_the_sessions_folder_matches_the_projects_relative_path() {
+        let cwds = vec!["/Users/a/dev/duet".to_string()];
+        assert!(same_file_in("notes/vamp.md", "/Users/a/dev/duet/notes/vamp.md", &cwds));
+        assert!(!same_file_in("README.md", "/Users/a/dev/lore/README.md", &cwds));
+        assert!(same_file_in("/Users/a/dev/lore/README.md", "/Users/a/dev/lore/README.md", &cwds));
     }
 
     #[test]
