@@ -607,7 +607,10 @@ fn queued_prompts_count_as_requests() {
                    "commandMode": "prompt", "origin": {"kind": "human"}}}),
         ],
     );
-    assert_eq!(obs.request.as_deref(), Some("update the docs for the --strict flag"));
+    assert_eq!(
+        obs.request.as_deref(),
+        Some("update the docs for the --strict flag")
+    );
 }
 
 #[test]

@@ -83,7 +83,10 @@ impl<'a> Session<'a> {
             "<command-message>{name}</command-message>\n<command-name>/{name}</command-name>\n<command-args>{args}</command-args>"
         );
         self.push(json!({"type": "user", "message": {"role": "user", "content": text}}));
-        self.hook("UserPromptSubmit", json!({ "prompt": format!("/{name} {args}") }));
+        self.hook(
+            "UserPromptSubmit",
+            json!({ "prompt": format!("/{name} {args}") }),
+        );
     }
 
     fn said(&mut self, text: &str) {
@@ -107,8 +110,10 @@ impl<'a> Session<'a> {
         let mut post = call;
         post["tool_response"] = json!(output);
         self.hook("PostToolUse", post);
-        self.push(json!({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": id, "content": output, "is_error": false}]}}));
+        self.push(
+            json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": output, "is_error": false}]}}),
+        );
     }
 
     fn stop(&self) {
@@ -118,7 +123,10 @@ impl<'a> Session<'a> {
     /// An automatic compaction: `PreCompact`, the boundary and the summary, then
     /// `SessionStart(compact)`; returns what the session is given back.
     fn compact(&mut self) -> String {
-        self.hook("PreCompact", json!({ "trigger": "auto", "custom_instructions": "" }));
+        self.hook(
+            "PreCompact",
+            json!({ "trigger": "auto", "custom_instructions": "" }),
+        );
         self.push(json!({"type": "system", "subtype": "compact_boundary",
             "content": "Conversation compacted",
             "compactMetadata": {"trigger": "auto", "preTokens": 167_000}}));
@@ -219,7 +227,10 @@ fn a_completed_plan_item_is_never_the_next_step() {
     assert_eq!(seen["next_step"], Value::Null, "{seen}");
     let out = p.ctxkeep(&["resume", "--peek"]).output().unwrap();
     let prompt = String::from_utf8(out.stdout).unwrap();
-    assert!(!prompt.contains("Next step: write the changelog"), "{prompt}");
+    assert!(
+        !prompt.contains("Next step: write the changelog"),
+        "{prompt}"
+    );
 }
 
 #[test]
@@ -277,5 +288,8 @@ fn a_pasted_document_a_settings_command_and_an_injected_prompt_are_not_the_reque
     );
     let out = p.ctxkeep(&["resume", "--peek"]).output().unwrap();
     let prompt = String::from_utf8(out.stdout).unwrap();
-    assert!(prompt.contains(&format!("The user's request: {task}")), "{prompt}");
+    assert!(
+        prompt.contains(&format!("The user's request: {task}")),
+        "{prompt}"
+    );
 }

@@ -655,7 +655,9 @@ mod tests {
             assert_eq!(one.steps, None);
         }
         assert_eq!(
-            read.gained_with_steps(root, 0, now(), false, None).unwrap().steps,
+            read.gained_with_steps(root, 0, now(), false, None)
+                .unwrap()
+                .steps,
             None
         );
     }
@@ -683,7 +685,9 @@ mod tests {
             from: 0,
             pending: &pending,
         };
-        let one = read.gained_with_steps(root, 0, now(), false, Some(ask)).unwrap();
+        let one = read
+            .gained_with_steps(root, 0, now(), false, Some(ask))
+            .unwrap();
         assert_eq!(
             one.steps, None,
             "loop detection reads the carried call on its own"

@@ -260,7 +260,7 @@ impl SessionIndex {
         // plan last changed, and stay so until the plan changes again.
         if !seen.plan.is_empty() {
             self.next_step_newer_than_plan = seen.next_step_newer_than_plan;
-        } else if stated && !self.plan.is_empty() {
+        } else if stated && seen.next_step_newer_than_plan && !self.plan.is_empty() {
             self.next_step_newer_than_plan = true;
         }
         // Done work is never the next step.
@@ -329,6 +329,8 @@ impl SessionIndex {
         }
         if !self.plan.is_empty() {
             tail.next_step_newer_than_plan = self.next_step_newer_than_plan;
+        } else if tail.plan.is_empty() {
+            tail.next_step_newer_than_plan = false;
         }
         if self.from_summary.is_some() {
             tail.from_summary = self.from_summary.clone();
@@ -362,6 +364,7 @@ mod tests {
         assert!(!index.next_step_newer_than_plan);
         let stated = Observed {
             next_step: Some("Remaining steps: rerun the tests; commit".into()),
+            next_step_newer_than_plan: true,
             ..Observed::default()
         };
         index.add(&stated, &[]);

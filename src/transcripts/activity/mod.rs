@@ -1122,7 +1122,7 @@ impl Recorder {
                 } else {
                     text::stated_at_turn_end(r)
                 };
-                Some((step?, *seq))
+                Some((step?, *seq, text::states_the_step_in_hand(r)))
             });
         let in_progress = obs
             .plan
@@ -1131,9 +1131,12 @@ impl Recorder {
             .map(|p| p.text.clone());
         let plan_said_at = self.plan_seq;
         obs.next_step = match (stated, in_progress) {
-            (Some((_, said)), Some(item)) if plan_said_at > said => Some(item),
-            (Some((step, said)), _) => {
-                obs.next_step_newer_than_plan = !obs.plan.is_empty() && said > plan_said_at;
+            (Some((_, said, _)), Some(item)) if plan_said_at > said => Some(item),
+            (Some((step, said, in_hand)), _) => {
+                // What remains, said after the plan, makes its open items older; the change in
+                // hand laid out does not.
+                obs.next_step_newer_than_plan =
+                    !in_hand && (obs.plan.is_empty() || said > plan_said_at);
                 Some(step)
             }
             (None, item) => item,

@@ -171,8 +171,13 @@ const MIN_DOCUMENT_CHARS: usize = 1500;
 /// and ends without a closing ask (see [`keep_closing_ask`]). Material for the task under way,
 /// whatever its sentences tell a reader to do, never the task.
 fn is_pasted_document(text: &str) -> bool {
-    let long = text.lines().count() >= MIN_DOCUMENT_LINES || text.chars().count() > MIN_DOCUMENT_CHARS;
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let long =
+        text.lines().count() >= MIN_DOCUMENT_LINES || text.chars().count() > MIN_DOCUMENT_CHARS;
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     let opens_as_document = first.starts_with("# ")
         || first.starts_with("## ")
         || first == "---"
@@ -181,14 +186,18 @@ fn is_pasted_document(text: &str) -> bool {
     let closing_ask = text
         .trim_end()
         .rsplit_once("\n\n")
-        .is_some_and(|(_, last)| is_prose_line(last.trim()) && last.trim().chars().count() <= MAX_CLOSING_ASK_CHARS);
+        .is_some_and(|(_, last)| {
+            is_prose_line(last.trim()) && last.trim().chars().count() <= MAX_CLOSING_ASK_CHARS
+        });
     long && opens_as_document && !closing_ask
 }
 
 /// Whether a command's arguments are only a value: a yes/no or on/off word, a number, one
 /// character.
 fn is_bare_value(args: &str) -> bool {
-    const VALUES: [&str; 10] = ["y", "n", "yes", "no", "on", "off", "true", "false", "none", "auto"];
+    const VALUES: [&str; 10] = [
+        "y", "n", "yes", "no", "on", "off", "true", "false", "none", "auto",
+    ];
     !args.contains(char::is_whitespace)
         && (args.chars().count() <= 1
             || VALUES.contains(&args.to_lowercase().as_str())
@@ -201,7 +210,9 @@ fn leading_element_then_words(text: &str) -> Option<&str> {
     let rest = text.strip_prefix('<')?;
     let end = rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | ':')))?;
     let name = &rest[..end];
-    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) || !rest[end..].starts_with(['>', ' ', '\n']) {
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !rest[end..].starts_with(['>', ' ', '\n'])
+    {
         return None;
     }
     let close = format!("</{name}>");
@@ -291,7 +302,9 @@ const IMPERATIVES: &[&str] = &[
 /// any leading "ok", "so", "and", "now". Inside a question ("How would you find my key?") the
 /// same words ask nothing.
 fn asks_for_work(lower: &str, words: &[String]) -> bool {
-    const LEADS: [&str; 10] = ["ok", "okay", "so", "and", "also", "now", "then", "but", "yes", "well"];
+    const LEADS: [&str; 10] = [
+        "ok", "okay", "so", "and", "also", "now", "then", "but", "yes", "well",
+    ];
     if words.iter().any(|w| w == "please") {
         return true;
     }
@@ -660,7 +673,10 @@ fn heading_step(lines: &[&str]) -> Option<String> {
 /// `---`, `***`, `___`: a Markdown rule, which ends a section.
 fn is_rule(line: &str) -> bool {
     let t = line.trim();
-    t.len() >= 3 && (t.chars().all(|c| c == '-') || t.chars().all(|c| c == '*') || t.chars().all(|c| c == '_'))
+    t.len() >= 3
+        && (t.chars().all(|c| c == '-')
+            || t.chars().all(|c| c == '*')
+            || t.chars().all(|c| c == '_'))
 }
 
 /// `text` without inline HTML tags (`<sub>`, `</sub>`), their content kept.
@@ -668,9 +684,16 @@ fn strip_tags(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find('<') {
-        let tag = rest[open + 1..].find('>').map(|e| &rest[open + 1..open + 1 + e]);
+        let tag = rest[open + 1..]
+            .find('>')
+            .map(|e| &rest[open + 1..open + 1 + e]);
         match tag {
-            Some(t) if !t.is_empty() && t.trim_start_matches('/').chars().all(|c| c.is_ascii_alphanumeric()) => {
+            Some(t)
+                if !t.is_empty()
+                    && t.trim_start_matches('/')
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric()) =>
+            {
                 out.push_str(&rest[..open]);
                 rest = &rest[open + t.len() + 2..];
             }
@@ -707,6 +730,12 @@ const MAX_LISTED_STEPS: usize = 8;
 /// colon: the introduction without its colon, then the items joined by "; ". A plan the agent
 /// lays out beats any one sentence of it.
 fn listed_steps(lines: &[&str]) -> Option<String> {
+    listed_steps_cued(lines).map(|(steps, _)| steps)
+}
+
+/// [`listed_steps`], and whether the list's introduction names the work ahead (false: it sets
+/// out the change in hand, "Now let me add the call. The insertion points are:").
+fn listed_steps_cued(lines: &[&str]) -> Option<(String, bool)> {
     let mut found = None;
     for (i, line) in lines.iter().enumerate() {
         if is_list_item(line) {
@@ -724,9 +753,16 @@ fn listed_steps(lines: &[&str]) -> Option<String> {
             continue;
         }
         let intro = intro.trim_end_matches(':').trim();
-        found = Some(format!("{intro}: {}", items.join("; ")));
+        found = Some((format!("{intro}: {}", items.join("; ")), cued));
     }
     found
+}
+
+/// Whether the step `text` states is the change in hand laid out as a list (see
+/// [`listed_steps_cued`]) rather than what remains: it is the next step, but the plan's open
+/// items still say what remains after it.
+pub fn states_the_step_in_hand(text: &str) -> bool {
+    listed_steps_cued(&prose_lines(text)).is_some_and(|(_, cued)| !cued)
 }
 
 /// Openings of a sentence in which the agent sets out what it is about to change.
@@ -1054,7 +1090,10 @@ fn strip_wrappers(text: &str) -> String {
 
 /// The stored request: redacted, then cut, keeping its closing ask (see [`keep_closing_ask`]).
 pub fn request_text(raw: &str) -> String {
-    keep_closing_ask(crate::system::redact::redact(raw).as_ref(), MAX_REQUEST_CHARS)
+    keep_closing_ask(
+        crate::system::redact::redact(raw).as_ref(),
+        MAX_REQUEST_CHARS,
+    )
 }
 
 /// `text` cut to `max` characters; when it is longer and ends with a short line of the user's
@@ -1405,6 +1444,13 @@ mod tests {
             stated_next_step("Let me check these files:\n- src/a.rs\n- src/b.rs"),
             None
         );
+        // The change in hand laid out is the next step, not what remains after it.
+        assert!(states_the_step_in_hand(
+            "Now let me add the call. The insertion points are:\n1. `start()`\n2. `end()`"
+        ));
+        assert!(!states_the_step_in_hand(
+            "Done.\n\nRemaining steps:\n- wire the flag\n- update the docs"
+        ));
     }
 
     #[test]
@@ -1458,10 +1504,15 @@ mod tests {
         let answer = "So the most private option is the user's own public key. The UX here is weird. How would you find out my key if you wanted to share something with me? Looking it up by some param would be a later phase.";
         assert_eq!(weight_after(answer, true), Weight::Remark);
         assert_eq!(
-            weight_after("Add the retry to src/net.rs with a test that fails twice first", true),
+            weight_after(
+                "Add the retry to src/net.rs with a test that fails twice first",
+                true
+            ),
             Weight::Task
         );
-        assert!(asks_open_question("Got it.\n\nWhat would you like to clarify about key rotation?"));
+        assert!(asks_open_question(
+            "Got it.\n\nWhat would you like to clarify about key rotation?"
+        ));
         assert!(!asks_open_question("Both committed. Want me to push?"));
         assert!(!asks_open_question("Done."));
         // A command with only a value sets something; with words it may set the task.
@@ -1475,7 +1526,10 @@ mod tests {
         ] {
             assert_eq!(weight(injected), Weight::Injected, "{injected:?}");
         }
-        assert_eq!(weight("<div> is shown twice in index.html, fix it"), Weight::Task);
+        assert_eq!(
+            weight("<div> is shown twice in index.html, fix it"),
+            Weight::Task
+        );
         // The user's words after a tool's message are the prompt.
         assert_eq!(
             user_request("<ci-monitor-event>CI check failed. Fix it.</ci-monitor-event>\nhmm  skip on CI runners"),
@@ -1500,14 +1554,25 @@ mod tests {
 
     #[test]
     fn pasted_material_keeps_the_users_closing_ask() {
-        let page = "prime-agent - A self-improving agent.\n\n* Source: source\n* License: MIT\n\n".repeat(20);
-        let prompt = format!("{page}add prime agent and t3code in the packages repo and create a PR");
+        let page = "prime-agent - A self-improving agent.\n\n* Source: source\n* License: MIT\n\n"
+            .repeat(20);
+        let prompt =
+            format!("{page}add prime agent and t3code in the packages repo and create a PR");
         let kept = request_text(&prompt);
         assert!(kept.chars().count() <= MAX_REQUEST_CHARS, "{kept}");
-        assert!(kept.starts_with("prime-agent - A self-improving agent."), "{kept}");
-        assert!(kept.ends_with("[…] add prime agent and t3code in the packages repo and create a PR"), "{kept}");
+        assert!(
+            kept.starts_with("prime-agent - A self-improving agent."),
+            "{kept}"
+        );
+        assert!(
+            kept.ends_with("[…] add prime agent and t3code in the packages repo and create a PR"),
+            "{kept}"
+        );
         // A log's last line is not an ask; a short prompt is kept whole.
-        let log = format!("the logs still leak:\n\n{}", "Feb 9 09:00:08 |DEBU| hook invoked session_id=abc\n\n".repeat(20));
+        let log = format!(
+            "the logs still leak:\n\n{}",
+            "Feb 9 09:00:08 |DEBU| hook invoked session_id=abc\n\n".repeat(20)
+        );
         assert!(!request_text(&log).contains("[…]"));
         assert_eq!(request_text("fix the parser"), "fix the parser");
     }

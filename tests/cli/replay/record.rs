@@ -395,7 +395,13 @@ fn rows(run: &Run) -> Vec<Row> {
             .into_iter()
             .flatten()
             .filter(|p| !newer && p["status"] != "completed")
-            .filter_map(|p| Some(format!("[{}] {}", p["status"].as_str()?, p["text"].as_str()?)))
+            .filter_map(|p| {
+                Some(format!(
+                    "[{}] {}",
+                    p["status"].as_str()?,
+                    p["text"].as_str()?
+                ))
+            })
             .collect();
         let from_summary = observed
             .map(|o| &o["from_summary"])
@@ -636,9 +642,17 @@ fn replay_record_report() {
             r.line,
             cell(&r.request, 70),
             r.follow_ups.len(),
-            if r.next_step.is_empty() { "–".to_string() } else { cell(&r.next_step, 70) },
+            if r.next_step.is_empty() {
+                "–".to_string()
+            } else {
+                cell(&r.next_step, 70)
+            },
             r.open_items.len(),
-            if r.from_summary.is_empty() { "no" } else { "yes" },
+            if r.from_summary.is_empty() {
+                "no"
+            } else {
+                "yes"
+            },
             if r.left_open.is_empty() { "no" } else { "yes" },
         );
     }
@@ -743,9 +757,21 @@ mod tests {
     #[test]
     fn a_named_path_under_the_sessions_folder_matches_the_projects_relative_path() {
         let cwds = vec!["/Users/a/dev/duet".to_string()];
-        assert!(same_file_in("notes/vamp.md", "/Users/a/dev/duet/notes/vamp.md", &cwds));
-        assert!(!same_file_in("README.md", "/Users/a/dev/lore/README.md", &cwds));
-        assert!(same_file_in("/Users/a/dev/lore/README.md", "/Users/a/dev/lore/README.md", &cwds));
+        assert!(same_file_in(
+            "notes/vamp.md",
+            "/Users/a/dev/duet/notes/vamp.md",
+            &cwds
+        ));
+        assert!(!same_file_in(
+            "README.md",
+            "/Users/a/dev/lore/README.md",
+            &cwds
+        ));
+        assert!(same_file_in(
+            "/Users/a/dev/lore/README.md",
+            "/Users/a/dev/lore/README.md",
+            &cwds
+        ));
     }
 
     #[test]
