@@ -258,7 +258,7 @@ impl SessionIndex {
         }
         // The plan's open items are out of date once the agent has said what remains after the
         // plan last changed, and stay so until the plan changes again.
-        if !seen.plan.is_empty() {
+        if !seen.plan.is_empty() || seen.plan_changed {
             self.next_step_newer_than_plan = seen.next_step_newer_than_plan;
         } else if stated && seen.next_step_newer_than_plan && !self.plan.is_empty() {
             self.next_step_newer_than_plan = true;

@@ -148,6 +148,10 @@ pub struct Observed {
     /// question (None when the part holds no reply or prompt). Not serialized.
     #[serde(skip)]
     pub(crate) agent_asked: Option<bool>,
+    /// For the index: the plan changed in this part (a list written, a task created or
+    /// updated, even one created in an earlier part). Not serialized.
+    #[serde(skip)]
+    pub(crate) plan_changed: bool,
 }
 
 /// What remained by the agent's own compaction summary (read by `compaction_summary::remains`).
@@ -1135,8 +1139,7 @@ impl Recorder {
             (Some((step, said, in_hand)), _) => {
                 // What remains, said after the plan, makes its open items older; the change in
                 // hand laid out does not.
-                obs.next_step_newer_than_plan =
-                    !in_hand && (obs.plan.is_empty() || said > plan_said_at);
+                obs.next_step_newer_than_plan = !in_hand && said > plan_said_at;
                 Some(step)
             }
             (None, item) => item,
@@ -1149,6 +1152,7 @@ impl Recorder {
         })
         .filter(|s| !completed_in(&obs.plan, s));
         obs.agent_asked = self.saw_turn.then_some(self.agent_asked);
+        obs.plan_changed = plan_said_at > 0;
         obs.steps = self
             .events
             .into_iter()
