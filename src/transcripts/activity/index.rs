@@ -249,12 +249,10 @@ impl SessionIndex {
             // planned before it out of date, even when nothing has been said since.
             self.next_step = seen.next_step.clone();
             self.next_step_from_plan = from_plan;
-        } else if !seen.plan.is_empty() {
-            if self.next_step_from_plan {
-                // The plan was written again with no item in progress: its older item is done.
-                self.next_step = None;
-                self.next_step_from_plan = false;
-            }
+        } else if !seen.plan.is_empty() && self.next_step_from_plan {
+            // The plan was written again with no item in progress: its older item is done.
+            self.next_step = None;
+            self.next_step_from_plan = false;
         }
         // The plan's open items are out of date once the agent has said what remains after the
         // plan last changed, and stay so until the plan changes again.
