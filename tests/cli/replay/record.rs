@@ -15,7 +15,9 @@
 //! record that say what remains: the request and follow-ups, the open plan items, the next
 //! step, the agent's summary's remains, the tracker, plan mode's plan, what the session left open, the checkpoint's `remaining` and
 //! `next_action`; not its lists of files and commands), and whether the recorded next step is
-//! filler ("Let me …", or a sentence cut before its list). A summary that says nothing remains
+//! filler ("Let me …", or a sentence cut before its list); then a reading sheet (the request,
+//! follow-ups, next step, open plan items a reader is shown, the older summary's remains, what
+//! was left open) to judge by reading. A summary that says nothing remains
 //! has nothing to find and is counted apart. `CTXKEEP_REPLAY_BIN` runs another build's hooks
 //! (the results before).
 
