@@ -1137,9 +1137,11 @@ impl Recorder {
         obs.next_step = match (stated, in_progress) {
             (Some((_, said, _)), Some(item)) if plan_said_at > said => Some(item),
             (Some((step, said, in_hand)), _) => {
-                // What remains, said after the plan, makes its open items older; the change in
-                // hand laid out does not.
-                obs.next_step_newer_than_plan = !in_hand && said > plan_said_at;
+                // A list of what remains, said after the plan, makes its open items older; one
+                // step replaces only the item in progress, and the change in hand laid out
+                // leaves the plan as it is.
+                let list = step.contains("; ");
+                obs.next_step_newer_than_plan = list && !in_hand && said > plan_said_at;
                 Some(step)
             }
             (None, item) => item,
