@@ -82,7 +82,7 @@ pub fn others_live(ws: &Workspace, except: Option<&str>) -> Vec<OtherLine> {
                     .ok()
                     .map(|t| t.with_timezone(&chrono::Utc))
             });
-        if !active.is_some_and(|t| (now - t).num_seconds() <= LIVE_WITHIN_SECS) {
+        if active.is_none_or(|t| (now - t).num_seconds() > LIVE_WITHIN_SECS) {
             continue;
         }
         lines.push(OtherLine {

@@ -67,6 +67,19 @@ pub fn render_prompt_for(
     // cannot leave it out.
     let warning = missing_fields_warning(checkpoint);
     let ages = ages_of(checkpoint, sf);
+    // The state file's history, as it stood before this checkpoint: another line's newer
+    // checkpoint lists this one as earlier.
+    let history: Vec<_> = sf
+        .fm
+        .history
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|h| {
+            let n = crate::domain::checkpoint::id_number(&h.id);
+            n.is_none() || n < checkpoint.number()
+        })
+        .collect();
     let render = |omitted: &[&str]| -> Result<String, Error> {
         let include: serde_json::Map<String, Value> = DROP_ORDER
             .iter()
@@ -77,7 +90,7 @@ pub fn render_prompt_for(
                 "resume.md",
                 json!({
                     "checkpoint": checkpoint,
-                    "history": sf.fm.history.clone().unwrap_or_default(),
+                    "history": history,
                     "changes": changes,
                     "include": include,
                     "stuck": session.and_then(SessionRecord::stuck_message),
@@ -237,7 +250,11 @@ pub fn prompt_for_hook(
     )?;
     let prompt = crate::system::redact::redact(&rendered.prompt);
     let mut prompt = crate::system::recorded::escape_controls(&prompt).into_owned();
-    let current = sf.fm.checkpoint.as_ref().is_some_and(|c| c.id == checkpoint.id);
+    let current = sf
+        .fm
+        .checkpoint
+        .as_ref()
+        .is_some_and(|c| c.id == checkpoint.id);
     if current && crate::domain::state::seal(sf) != Some(Seal::Intact) {
         prompt = format!(
             "WARNING: checkpoint {} was changed by hand since ctxkeep wrote it (or has no digest); check it with `ctxkeep verify`.\n\n{prompt}",

@@ -65,7 +65,12 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
         None => current,
         Some(session) => line_of(&ws, &current, session)?,
     };
-    let seal = match sf.fm.checkpoint.as_ref().is_some_and(|c| c.id == checkpoint.id) {
+    let seal = match sf
+        .fm
+        .checkpoint
+        .as_ref()
+        .is_some_and(|c| c.id == checkpoint.id)
+    {
         true => crate::domain::state::seal(&sf),
         // An archived record is checked against its own digest.
         false => Some(

@@ -40,7 +40,11 @@ impl Evidence {
             .as_deref()
             .and_then(text)
             .map(|r| crate::system::recorded::one_line(&r, TASK_CHARS))
-            .or_else(|| summary.and_then(|s| s.current_work.as_deref()).and_then(text));
+            .or_else(|| {
+                summary
+                    .and_then(|s| s.current_work.as_deref())
+                    .and_then(text)
+            });
         let next = o
             .next_step
             .as_deref()
@@ -59,8 +63,17 @@ impl Evidence {
 /// Settles `record`'s headline (an automatic checkpoint of `line`, its fields carried from
 /// `prev`): see the module. `line_began` is when the session began, as its record says: a
 /// hand checkpoint that names no session and was written since is taken as this session's.
-pub fn settle(record: &mut Checkpoint, prev: Option<&Checkpoint>, line: &Line, line_began: Option<&str>) {
-    let evidence = record.observed.as_ref().map(Evidence::of).unwrap_or_default();
+pub fn settle(
+    record: &mut Checkpoint,
+    prev: Option<&Checkpoint>,
+    line: &Line,
+    line_began: Option<&str>,
+) {
+    let evidence = record
+        .observed
+        .as_ref()
+        .map(Evidence::of)
+        .unwrap_or_default();
     if let Some(p) = prev {
         record.headline_from = p.headline_from.clone();
         record.earlier_by_hand = p.earlier_by_hand.clone();
@@ -197,7 +210,11 @@ mod tests {
     #[test]
     fn a_hand_headline_of_other_work_becomes_earlier_and_the_session_says_the_work() {
         let prev = hand(None, "2026-11-28T08:00:00Z");
-        let mut c = auto(&prev, "Port the parser to nom", Some("Next: run cargo test parser"));
+        let mut c = auto(
+            &prev,
+            "Port the parser to nom",
+            Some("Next: run cargo test parser"),
+        );
         settle(&mut c, Some(&prev), &line(), Some("2026-11-28T11:00:00Z"));
         assert!(c.headline_from_session());
         assert_eq!(c.active_task, "Port the parser to nom");
@@ -236,10 +253,17 @@ mod tests {
     fn a_hand_headline_about_the_same_work_stands() {
         let mut prev = hand(None, "2026-11-28T08:00:00Z");
         prev.next_action = "run cargo test and fix the failing split test".into();
-        let mut c = auto(&prev, "make the split test pass on CRLF input", Some("I'll fix it"));
+        let mut c = auto(
+            &prev,
+            "make the split test pass on CRLF input",
+            Some("I'll fix it"),
+        );
         settle(&mut c, Some(&prev), &line(), Some("2026-11-28T11:00:00Z"));
         assert!(!c.headline_from_session());
-        assert_eq!(c.next_action, "run cargo test and fix the failing split test");
+        assert_eq!(
+            c.next_action,
+            "run cargo test and fix the failing split test"
+        );
     }
 
     #[test]

@@ -23,7 +23,12 @@ use crate::transcripts::activity::Observed;
 /// A checkpoint written by hand must say where the work stands: one that
 /// would leave a required field empty is refused, and nothing is written.
 fn refuse_missing_fields(record: &Checkpoint) -> Result<(), Error> {
-    let missing = crate::domain::checkpoint::missing_fields(record);
+    let mut missing = crate::domain::checkpoint::missing_fields(record);
+    // A headline carried from the session's own record has no hand-set phase, and its next
+    // step may be what remains: giving other fields by hand does not make them a gap.
+    if record.headline_from_session() {
+        missing.retain(|f| !matches!(f, Field::Phase | Field::NextAction));
+    }
     if missing.is_empty() {
         return Ok(());
     }
@@ -116,7 +121,13 @@ pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Che
     // A session named (not the default) makes the checkpoint its author's line.
     let line = (session != crate::domain::session::DEFAULT_SESSION).then(|| {
         let agent = req.fields.controlling_agent.clone().unwrap_or_default();
-        (Line { session: session.clone(), agent }, None)
+        (
+            Line {
+                session: session.clone(),
+                agent,
+            },
+            None,
+        )
     });
     let new = New {
         fields: req.fields,
