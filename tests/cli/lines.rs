@@ -452,3 +452,78 @@ fn the_trackers_issues_and_the_plan_file_reach_resume() {
         "{prompt}"
     );
 }
+
+#[test]
+fn the_trackers_issues_are_given_back_when_the_summary_drops_them() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    p.write(
+        ".beads/issues.jsonl",
+        concat!(
+            r#"{"id":"bd-12","title":"Round invoices half to even","status":"in_progress","priority":1}"#,
+            "\n"
+        ),
+    );
+    session_transcript(
+        &p,
+        "sess-g",
+        ROUNDING,
+        "src/billing.rs",
+        "Rounding rewritten.",
+    );
+    p.set_now("2026-01-15T10:05:00Z");
+    let start = context(&at(
+        &p,
+        "sess-g",
+        "SessionStart",
+        json!({ "source": "startup" }),
+    ))
+    .unwrap();
+    assert!(start.contains("Recovered from ckpt-0001"), "{start}");
+    p.set_now("2026-01-15T10:30:00Z");
+    let brief = at(
+        &p,
+        "sess-g",
+        "PreCompact",
+        json!({ "trigger": "auto", "custom_instructions": null }),
+    );
+    assert!(
+        brief.stdout.contains("bd-12"),
+        "the brief asks to keep it: {}",
+        brief.stdout
+    );
+    p.set_now("2026-01-15T10:31:00Z");
+    let note = context(&at(
+        &p,
+        "sess-g",
+        "SessionStart",
+        json!({ "source": "compact" }),
+    ))
+    .unwrap();
+    assert!(note.contains("checkpoint ckpt-0002"), "{note}");
+    let summary = format!("The user asked to {ROUNDING}. I changed src/billing.rs.");
+    let ran = at(
+        &p,
+        "sess-g",
+        "PostCompact",
+        json!({ "trigger": "auto", "compact_summary": summary }),
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let back = context(&at(
+        &p,
+        "sess-g",
+        "UserPromptSubmit",
+        json!({ "prompt": "go on" }),
+    ))
+    .unwrap();
+    assert!(
+        back.contains(
+            "Tracker issues (in progress, ready): [in_progress] bd-12: Round invoices half to even"
+        ),
+        "{back}"
+    );
+    assert!(
+        !back.contains("src/billing.rs"),
+        "kept by the summary: {back}"
+    );
+}
