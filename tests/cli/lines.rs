@@ -328,7 +328,7 @@ fn a_session_on_other_work_does_not_inherit_an_older_hand_headline() {
     assert!(prompt.contains("Port the config parser"), "{prompt}");
     // The hand headline is kept, as earlier work, with its age.
     assert!(
-        prompt.contains("Earlier, by hand, 3 h ago (ckpt-0001), about other work"),
+        prompt.contains("Earlier, by hand, 3 h ago (ckpt-0001, controlling agent claude-code), about other work"),
         "{prompt}"
     );
     assert!(
