@@ -709,6 +709,11 @@ pub struct ResumeArgs {
     /// Only print the prompt: open no session, issue no nonce, log nothing.
     #[arg(long)]
     pub peek: bool,
+
+    /// Resume this agent session's line of work: its newest checkpoint, not another
+    /// session's newer one [default: the newest line, the project's last checkpoint].
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Args)]

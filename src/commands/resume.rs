@@ -13,6 +13,7 @@ pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         max_tokens: args.max_tokens,
         agent: args.agent,
         peek: args.peek,
+        session: args.session,
         ..Options::default()
     };
     let report = resume::resume(&ws, &opts, &ctx.out)?;

@@ -56,6 +56,18 @@ pub struct Checkpoint {
     /// for a checkpoint written by `ctxkeep checkpoint`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged: Vec<MergedLine>,
+    /// The line of work this checkpoint belongs to: the agent session that wrote it (an
+    /// automatic checkpoint), or that ran `checkpoint` when it named one (by hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<Line>,
+    /// `session` when the task and next action were read from the session's own record (its
+    /// request, its stated next step, its plan, its summary); absent when set by hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline_from: Option<String>,
+    /// A headline set by hand on another line of work, older than this session's own record:
+    /// kept to be shown as "earlier, by hand", never as the work to do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_by_hand: Option<HandHeadline>,
     /// `sha256:<hex>` of the marked block written with this record
     /// (`state::block_digest`): a hand edit of the block no longer matches.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -88,6 +100,51 @@ pub struct MergedLine {
     pub controlling_agent: String,
     #[serde(default)]
     pub next_action: String,
+}
+
+/// Whose line of work a checkpoint is: an agent's session.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    /// The agent's session id.
+    pub session: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub agent: String,
+}
+
+impl Line {
+    /// The session id as people are shown it: its first 8 characters.
+    pub fn short(&self) -> String {
+        self.session.chars().take(8).collect()
+    }
+}
+
+/// A headline someone set by hand, as a later checkpoint of another line keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HandHeadline {
+    /// The checkpoint that set it.
+    pub id: String,
+    pub created_at: String,
+    #[serde(default)]
+    pub phase: String,
+    #[serde(default)]
+    pub active_task: String,
+    #[serde(default)]
+    pub controlling_agent: String,
+    #[serde(default)]
+    pub next_action: String,
+}
+
+impl HandHeadline {
+    pub fn of(c: &Checkpoint) -> HandHeadline {
+        HandHeadline {
+            id: c.id.clone(),
+            created_at: c.created_at.clone(),
+            phase: c.phase.clone(),
+            active_task: c.active_task.clone(),
+            controlling_agent: c.controlling_agent.clone(),
+            next_action: c.next_action.clone(),
+        }
+    }
 }
 
 /// A checkpoint in brief, as kept in `history`.
@@ -306,7 +363,30 @@ impl Checkpoint {
     pub fn number(&self) -> Option<u64> {
         id_number(&self.id)
     }
+
+    /// The agent session whose line this is, when recorded.
+    pub fn session(&self) -> Option<&str> {
+        self.line.as_ref().map(|l| l.session.as_str())
+    }
+
+    /// Whether the record says what the work is without a hand-set headline: its headline was
+    /// read from the session, or the session's own request is recorded.
+    pub fn says_the_work(&self) -> bool {
+        (self.headline_from_session() && !self.active_task.trim().is_empty())
+            || self
+                .observed
+                .as_ref()
+                .is_some_and(|o| o.carried_from.is_none() && o.request.is_some())
+    }
+
+    /// Whether the task and next action were read from the session's own record.
+    pub fn headline_from_session(&self) -> bool {
+        self.headline_from.as_deref() == Some(HEADLINE_FROM_SESSION)
+    }
 }
+
+/// `headline_from`'s value for a headline read from the session's own record.
+pub const HEADLINE_FROM_SESSION: &str = "session";
 
 /// The last checkpoint, as `status` and `statusline` show it.
 #[derive(Debug, Serialize)]

@@ -5,6 +5,7 @@ pub mod actions;
 pub mod checkpoint;
 pub mod config;
 pub mod events;
+pub mod lines;
 pub mod merge;
 pub mod retention;
 pub mod session;

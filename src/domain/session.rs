@@ -101,6 +101,10 @@ pub struct Session {
     /// clear or compact).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     started_at: Option<String>,
+    /// When an agent's hook first started this session: a checkpoint written by hand since,
+    /// naming no session, is taken as this session's (its line of work).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    began_at: Option<String>,
     /// The checkpoint this agent session last saw (given to it, or written
     /// by it): a resume of the conversation is given only what changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -272,6 +276,7 @@ impl Session {
             count: None,
             statusline_window: None,
             started_at: None,
+            began_at: None,
             seen_checkpoint: None,
             gutter: Vec::new(),
             loops: Default::default(),
@@ -477,6 +482,9 @@ impl Session {
         self.pre_compact_at = None;
         self.below_point_at = None;
         self.started_at = Some(now.to_string());
+        if self.began_at.is_none() {
+            self.began_at = Some(now.to_string());
+        }
         self.updated_at = now.to_string();
         self.agent = Some(agent.to_string());
         if transcript.is_some() {

@@ -25,6 +25,9 @@ pub const DEFAULT_DIR: &str = "ctxkeep-templates";
 /// The most characters of one recorded text a template shows.
 const MAX_RECORDED_CHARS: usize = 1_000;
 
+/// A checkpoint's text field holds at most 16 KiB (see `state::limits`).
+const MAX_FIELD_CHARS: usize = 16 * 1024;
+
 pub struct Templates {
     env: Environment<'static>,
     /// Where overrides come from, for error messages.
@@ -44,6 +47,11 @@ impl Templates {
         // controls escaped (`recorded`), or as a code span it cannot close (`code`).
         env.add_filter("recorded", |text: String| {
             crate::system::recorded::one_line(&text, MAX_RECORDED_CHARS)
+        });
+        // A field someone wrote by hand, shown as recorded data: one line, controls escaped,
+        // never cut short of what the record holds.
+        env.add_filter("field", |text: String| {
+            crate::system::recorded::one_line(&text, MAX_FIELD_CHARS)
         });
         env.add_filter("code", |text: String| {
             crate::system::recorded::code_span(&text, MAX_RECORDED_CHARS)

@@ -66,6 +66,20 @@ pub fn render_prompt_for(
     // Said above the template's text, so that a project's own template
     // cannot leave it out.
     let warning = missing_fields_warning(checkpoint);
+    let ages = ages_of(checkpoint, sf);
+    // The state file's history, as it stood before this checkpoint: another line's newer
+    // checkpoint lists this one as earlier.
+    let history: Vec<_> = sf
+        .fm
+        .history
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|h| {
+            let n = crate::domain::checkpoint::id_number(&h.id);
+            n.is_none() || n < checkpoint.number()
+        })
+        .collect();
     let render = |omitted: &[&str]| -> Result<String, Error> {
         let include: serde_json::Map<String, Value> = DROP_ORDER
             .iter()
@@ -76,10 +90,13 @@ pub fn render_prompt_for(
                 "resume.md",
                 json!({
                     "checkpoint": checkpoint,
-                    "history": sf.fm.history.clone().unwrap_or_default(),
+                    "history": history,
                     "changes": changes,
                     "include": include,
                     "stuck": session.and_then(SessionRecord::stuck_message),
+                    "ages": ages,
+                    "by_session": checkpoint.headline_from_session(),
+                    "line_short": checkpoint.line.as_ref().map(|l| l.short()),
                     "nonce": session.map(|s| s.nonce.as_str()),
                     "session": session,
                 }),
@@ -107,9 +124,33 @@ pub fn render_prompt_for(
     })
 }
 
+/// How long ago the checkpoint, its hand-set headline and an earlier hand-set headline were
+/// written (`3 h`), for the prompt to attribute them. A headline carried unchanged through
+/// later checkpoints dates from the oldest entry of `history` that still has it.
+fn ages_of(c: &Checkpoint, sf: &StateFile) -> Value {
+    let age = |t: &str| crate::system::clock::age(t);
+    let history = sf.fm.history.clone().unwrap_or_default();
+    let headline_at = history
+        .iter()
+        .take_while(|h| h.phase == c.phase && h.next_action == c.next_action)
+        .last()
+        .map(|h| h.created_at.as_str())
+        .unwrap_or(&c.created_at);
+    json!({
+        "checkpoint": age(&c.created_at),
+        "headline": age(headline_at),
+        "earlier": c.earlier_by_hand.as_ref().and_then(|e| age(&e.created_at)),
+    })
+}
+
 /// The line that heads a prompt whose checkpoint leaves required fields
-/// empty: a reader must not take the gaps for "nothing to do".
+/// empty: a reader must not take the gaps for "nothing to do". None when the
+/// session's own record says what the work is (its request, or a headline read
+/// from it).
 pub fn missing_fields_warning(checkpoint: &Checkpoint) -> Option<String> {
+    if checkpoint.says_the_work() {
+        return None;
+    }
     let missing = crate::domain::checkpoint::missing_fields(checkpoint);
     (!missing.is_empty()).then(|| {
         format!(
@@ -194,12 +235,10 @@ pub struct HookPrompt {
 pub fn prompt_for_hook(
     ws: &Workspace,
     sf: &StateFile,
+    checkpoint: &Checkpoint,
     max_chars: usize,
     session: Option<&SessionRecord>,
 ) -> anyhow::Result<Option<HookPrompt>> {
-    let Some(checkpoint) = &sf.fm.checkpoint else {
-        return Ok(None);
-    };
     let config = Config::from_front(&sf.fm);
     let rendered = render_prompt_for(
         ws,
@@ -211,7 +250,12 @@ pub fn prompt_for_hook(
     )?;
     let prompt = crate::system::redact::redact(&rendered.prompt);
     let mut prompt = crate::system::recorded::escape_controls(&prompt).into_owned();
-    if crate::domain::state::seal(sf) != Some(Seal::Intact) {
+    let current = sf
+        .fm
+        .checkpoint
+        .as_ref()
+        .is_some_and(|c| c.id == checkpoint.id);
+    if current && crate::domain::state::seal(sf) != Some(Seal::Intact) {
         prompt = format!(
             "WARNING: checkpoint {} was changed by hand since ctxkeep wrote it (or has no digest); check it with `ctxkeep verify`.\n\n{prompt}",
             checkpoint.id

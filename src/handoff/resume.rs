@@ -28,6 +28,9 @@ pub struct Options {
     pub source: Option<String>,
     /// `max_handoffs_without_progress` when the front matter sets none.
     pub default_max_handoffs: Option<u32>,
+    /// Resume this agent session's line of work (its newest checkpoint) rather than the
+    /// project's newest checkpoint.
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -52,13 +55,32 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
     config.max_handoffs_without_progress = config
         .max_handoffs_without_progress
         .or(opts.default_max_handoffs);
-    let checkpoint = sf.fm.checkpoint.clone().ok_or_else(|| {
+    let current = sf.fm.checkpoint.clone().ok_or_else(|| {
         Error::no_input(
             &ws.state_path,
             "no checkpoint yet; write one with `ctxkeep checkpoint --phase TEXT --task TEXT --agent NAME --next TEXT`",
         )
     })?;
-    match crate::domain::state::seal(&sf) {
+    let checkpoint = match &opts.session {
+        None => current,
+        Some(session) => line_of(&ws, &current, session)?,
+    };
+    let seal = match sf
+        .fm
+        .checkpoint
+        .as_ref()
+        .is_some_and(|c| c.id == checkpoint.id)
+    {
+        true => crate::domain::state::seal(&sf),
+        // An archived record is checked against its own digest.
+        false => Some(
+            match crate::domain::checkpoint::digest_of(&checkpoint.to_json()) == checkpoint.digest {
+                true => Seal::Intact,
+                false => Seal::Altered,
+            },
+        ),
+    };
+    match seal {
         Some(Seal::Intact) => {}
         Some(state) if !opts.force => {
             let what = if state == Seal::Missing {
@@ -177,6 +199,21 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
         session,
     };
     Ok(report)
+}
+
+/// The newest checkpoint of `session`'s line of work; an error naming the session when it
+/// has none (exit 66).
+fn line_of(ws: &Workspace, current: &Checkpoint, session: &str) -> anyhow::Result<Checkpoint> {
+    let session = crate::domain::session::validate_id(session)?;
+    crate::domain::lines::own(ws, Some(current), &session).ok_or_else(|| {
+        Error::no_input(
+            &ws.state_path,
+            format!(
+                "no checkpoint of session {session:?}: no line of work has it; `ctxkeep log` lists the checkpoints, `ctxkeep status` the live lines"
+            ),
+        )
+        .into()
+    })
 }
 
 /// The marked block shows the checkpoint; it is not read back. An edit of it

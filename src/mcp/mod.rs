@@ -184,7 +184,9 @@ impl ServerHandler for Server {
                 )
                 .with_mime_type("text/markdown"),
             Resource::new(CHECKPOINT_URI, "checkpoint")
-                .with_description("The current checkpoint record, as JSON")
+                .with_description(
+                    "The current checkpoint record, as JSON (`?session=ID`: that agent session's newest)",
+                )
                 .with_mime_type("application/json"),
         ]))
     }
@@ -195,9 +197,14 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
-        if uri != STATE_URI && uri != CHECKPOINT_URI {
+        // `ctxkeep://checkpoint?session=ID`: that agent session's line of work.
+        let line = uri
+            .strip_prefix(CHECKPOINT_URI)
+            .and_then(|q| q.strip_prefix("?session="))
+            .map(str::to_string);
+        if uri != STATE_URI && uri != CHECKPOINT_URI && line.is_none() {
             return Err(McpError::resource_not_found(
-                format!("no resource {uri:?}; there are {STATE_URI} and {CHECKPOINT_URI}"),
+                format!("no resource {uri:?}; there are {STATE_URI}, {CHECKPOINT_URI} and {CHECKPOINT_URI}?session=ID"),
                 None,
             ));
         }
@@ -208,7 +215,10 @@ impl ServerHandler for Server {
                 let text = tools::state_text(&ws)?;
                 Ok(ResourceContents::text(text, uri).with_mime_type("text/markdown"))
             } else {
-                let record = tools::current_checkpoint(&ws)?;
+                let record = match &line {
+                    Some(session) => tools::line_checkpoint(&ws, session)?,
+                    None => tools::current_checkpoint(&ws)?,
+                };
                 Ok(
                     ResourceContents::text(serde_json::to_string_pretty(&record)?, uri)
                         .with_mime_type("application/json"),

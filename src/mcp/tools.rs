@@ -347,6 +347,20 @@ pub fn current_checkpoint(ws: &Workspace) -> anyhow::Result<Checkpoint> {
     })
 }
 
+/// The newest checkpoint of an agent session's line of work, for
+/// `ctxkeep://checkpoint?session=ID`.
+pub fn line_checkpoint(ws: &Workspace, session: &str) -> anyhow::Result<Checkpoint> {
+    let current = current_checkpoint(ws)?;
+    let session = crate::domain::session::validate_id(session)?;
+    crate::domain::lines::own(ws, Some(&current), &session).ok_or_else(|| {
+        Error::no_input(
+            &ws.state_path,
+            format!("no checkpoint of session {session:?}"),
+        )
+        .into()
+    })
+}
+
 /// The `resume` prompt: as `ctxkeep resume` prints it, a session opened.
 pub fn resume_prompt(ws: &Workspace, agent: Option<String>) -> anyhow::Result<(String, String)> {
     let report = resume::resume(

@@ -144,6 +144,13 @@ pub fn write_stage_checkpoint(
             observed,
             extra: serde_json::json!({ "session": s.id() }),
             automatic: true,
+            line: Some((
+                crate::domain::checkpoint::Line {
+                    session: s.id().to_string(),
+                    agent: s.agent().unwrap_or_default().to_string(),
+                },
+                s.began_at().map(str::to_string),
+            )),
         },
         out,
     )

@@ -619,6 +619,13 @@ impl Hook {
                 observed: self.observed_in(batch),
                 extra,
                 automatic: true,
+                line: Some((
+                    crate::domain::checkpoint::Line {
+                        session: self.session.clone(),
+                        agent: self.agent.to_string(),
+                    },
+                    batch.session().began_at().map(str::to_string),
+                )),
             };
             let written = match asked {
                 true => record::write_new_always(&self.ws, batch.lock(), new, &self.out)?,
@@ -829,7 +836,9 @@ impl Hook {
         s: &mut Session,
         source: &str,
     ) -> anyhow::Result<Given> {
-        let Some(c) = &self.sf.fm.checkpoint else {
+        // This session's own line of work, when it has one: never another session's newer
+        // checkpoint. A new session starts from the project's newest.
+        let Some(c) = &self.own_checkpoint() else {
             return Ok(Given::default());
         };
         let label = format!("{}:{source}", self.agent);
@@ -842,7 +851,7 @@ impl Hook {
                     let record = crate::handoff::ledger::restored(link, &planned);
                     match self.after_compaction_start(s, source, c, &planned.nonce) {
                         Some(back) => given.back = Some(back),
-                        None => given.prompt = self.prompt(Some(&record))?,
+                        None => given.prompt = self.prompt(c, Some(&record))?,
                     }
                     crate::handoff::ledger::record_restore(&self.ws, lock, &planned)?;
                     given.restore = true;
@@ -882,13 +891,32 @@ impl Hook {
             handoff,
         };
         let record = crate::handoff::ledger::plan_link(&self.ws, lock, c, &opening, &self.config)?;
-        let prompt = self.prompt(Some(&record))?;
+        let prompt = self.prompt(c, Some(&record))?;
         crate::handoff::ledger::record_session(&self.ws, lock, &record, &self.config)?;
         Ok(prompt)
     }
 
-    fn prompt(&self, record: Option<&SessionRecord>) -> anyhow::Result<Option<HookPrompt>> {
-        crate::handoff::prompt::prompt_for_hook(&self.ws, &self.sf, MAX_CONTEXT_CHARS, record)
+    fn prompt(
+        &self,
+        c: &Checkpoint,
+        record: Option<&SessionRecord>,
+    ) -> anyhow::Result<Option<HookPrompt>> {
+        crate::handoff::prompt::prompt_for_hook(&self.ws, &self.sf, c, MAX_CONTEXT_CHARS, record)
+    }
+
+    /// The newest checkpoint of this session's line of work, else the project's newest (a
+    /// session that wrote none yet); None before the first checkpoint.
+    fn own_checkpoint(&self) -> Option<Checkpoint> {
+        let current = self.sf.fm.checkpoint.as_ref()?;
+        crate::domain::lines::own(&self.ws, Some(current), &self.session)
+            .or_else(|| Some(current.clone()))
+    }
+
+    /// The checkpoint `id` (the state file's or an archived one), else this session's own.
+    fn checkpoint_named(&self, id: Option<&str>) -> Option<Checkpoint> {
+        let current = self.sf.fm.checkpoint.as_ref();
+        id.and_then(|id| crate::domain::lines::by_id(&self.ws, current, id))
+            .or_else(|| self.own_checkpoint())
     }
 
     /// What a restored conversation is given when the checkpoint changed

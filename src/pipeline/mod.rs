@@ -16,6 +16,7 @@
 pub mod apply;
 pub mod decide;
 pub mod effects;
+pub mod headline;
 pub mod hook;
 pub mod loop_detection;
 pub mod read;

@@ -8,7 +8,9 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::domain::actions;
-use crate::domain::checkpoint::{format_id, id_number, Archive, Budget, Checkpoint, Field, Fields};
+use crate::domain::checkpoint::{
+    format_id, id_number, Archive, Budget, Checkpoint, Field, Fields, Line,
+};
 use crate::domain::config::Config;
 use crate::domain::state::{limits, StateFile};
 use crate::domain::templates::Templates;
@@ -21,7 +23,12 @@ use crate::transcripts::activity::Observed;
 /// A checkpoint written by hand must say where the work stands: one that
 /// would leave a required field empty is refused, and nothing is written.
 fn refuse_missing_fields(record: &Checkpoint) -> Result<(), Error> {
-    let missing = crate::domain::checkpoint::missing_fields(record);
+    let mut missing = crate::domain::checkpoint::missing_fields(record);
+    // A headline carried from the session's own record has no hand-set phase, and its next
+    // step may be what remains: giving other fields by hand does not make them a gap.
+    if record.headline_from_session() {
+        missing.retain(|f| !matches!(f, Field::Phase | Field::NextAction));
+    }
     if missing.is_empty() {
         return Ok(());
     }
@@ -74,6 +81,9 @@ pub struct New<'a> {
     /// Written by ctxkeep on its own (a stage, `pre-compact`, `session-end`):
     /// skipped when it would record nothing new. One by hand is always written.
     pub automatic: bool,
+    /// The line of work it belongs to (the agent session), when known; for an automatic
+    /// checkpoint, with when that session began (see `headline::settle`).
+    pub line: Option<(Line, Option<String>)>,
 }
 
 /// A checkpoint asked for by hand (`ctxkeep checkpoint`, the MCP tool).
@@ -108,6 +118,17 @@ pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Che
     let lock = ws.lock()?;
     // The current session's live budget, when it is tracked.
     let budget = crate::domain::session::load(ws, &session)?.and_then(|s| s.budget());
+    // A session named (not the default) makes the checkpoint its author's line.
+    let line = (session != crate::domain::session::DEFAULT_SESSION).then(|| {
+        let agent = req.fields.controlling_agent.clone().unwrap_or_default();
+        (
+            Line {
+                session: session.clone(),
+                agent,
+            },
+            None,
+        )
+    });
     let new = New {
         fields: req.fields,
         trigger,
@@ -115,6 +136,7 @@ pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Che
         observed,
         extra: json!({}),
         automatic: false,
+        line,
     };
     let record = write_new(ws, &lock, new, out)?.checkpoint().clone();
     drop(lock);
@@ -211,9 +233,16 @@ fn write(
         observed,
         extra,
         automatic,
+        line,
     } = new;
     // The one rule: nothing a reader would refuse is written.
     limits::check_fields(&ws.state_path, &fields)?;
+    let fields_given = Fields {
+        phase: fields.phase.clone(),
+        active_task: fields.active_task.clone(),
+        next_action: fields.next_action.clone(),
+        ..Fields::default()
+    };
     let mut sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
@@ -347,9 +376,33 @@ fn write(
         budget,
         observed,
         merged: Vec::new(),
+        line: None,
+        headline_from: None,
+        earlier_by_hand: None,
         block_digest: String::new(),
         digest: String::new(),
     };
+    match (automatic, line) {
+        (true, Some((line, began))) => {
+            crate::pipeline::headline::settle(&mut record, prev.as_ref(), &line, began.as_deref());
+            record.line = Some(line);
+        }
+        (_, line) => {
+            record.line = line.map(|(l, _)| l);
+            // Fields not given are carried, and so is where they came from.
+            let headline_given = [
+                &fields_given.phase,
+                &fields_given.active_task,
+                &fields_given.next_action,
+            ]
+            .iter()
+            .any(|f| f.is_some());
+            if let Some(p) = prev.as_ref().filter(|_| !headline_given) {
+                record.headline_from = p.headline_from.clone();
+                record.earlier_by_hand = p.earlier_by_hand.clone();
+            }
+        }
+    }
     if !automatic {
         refuse_missing_fields(&record)?;
     }
@@ -387,7 +440,10 @@ fn write(
     // goes to the archive with this record instead of being lost.
     let edited_block = crate::domain::state::edited_block(&sf).map(str::to_string);
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
-    let left_out = place(&mut sf, &mut record, &mut history_json, &templates)?;
+    // The other live lines of work, named in the block (read from the archive: a
+    // checkpoint is written rarely, at a stage, a compaction or a session's end).
+    let others = crate::domain::lines::others_live(ws, record.session());
+    let left_out = place(&mut sf, &mut record, &mut history_json, &templates, &others)?;
 
     warn_about_hard_links(&ws.state_path, out);
     // The archive first: its no-clobber create reserves the id.
@@ -453,11 +509,12 @@ pub fn place(
     record: &mut Checkpoint,
     history: &mut serde_json::Value,
     templates: &Templates,
+    others: &[crate::domain::lines::OtherLine],
 ) -> Result<Vec<String>, Error> {
     let left_out = fit_front_matter(sf, record, history)?;
     let block = templates.render(
         "state.md",
-        json!({ "checkpoint": record, "history": history }),
+        json!({ "checkpoint": record, "history": history, "other_lines": others }),
     )?;
     // A project's own template may add text of its own.
     sf.set_managed_block(&crate::system::redact::redact(&block))?;
@@ -797,7 +854,7 @@ mod tests {
         };
         let mut history = json!([{"id": "ckpt-0001", "created_at": "t", "phase": record.phase, "next_action": "x"}]);
         let templates = Templates::load(Path::new("."), None).unwrap();
-        if place(&mut sf, &mut record, &mut history, &templates).is_err() {
+        if place(&mut sf, &mut record, &mut history, &templates, &[]).is_err() {
             return Ok(());
         }
         let written = sf.render();

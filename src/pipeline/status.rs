@@ -53,10 +53,15 @@ pub struct LiveSession {
     pub stage: Option<String>,
     pub handoff_due: bool,
     pub updated_at: String,
+    /// What its line of work is on: the task of its newest checkpoint, on one short line
+    /// (null when it wrote none).
+    pub task: Option<String>,
+    /// That checkpoint.
+    pub checkpoint: Option<String>,
 }
 
 /// A session updated this recently is live.
-pub const LIVE_WITHIN_SECS: i64 = 2 * 3600;
+pub const LIVE_WITHIN_SECS: i64 = crate::domain::lines::LIVE_WITHIN_SECS;
 
 #[derive(Debug, Serialize)]
 pub struct SessionRef {
@@ -86,6 +91,7 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
         Some(named) => (session::validate_id(named)?, Vec::new()),
         None => latest_and_live(ws, &config),
     };
+    let others = with_tasks(ws, sf.fm.checkpoint.as_ref(), others);
     let s = session::load(ws, &id)?;
     let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
     let report = match &s {
@@ -167,9 +173,26 @@ fn latest_and_live(ws: &Workspace, config: &Config) -> (String, Vec<LiveSession>
             .map(crate::context::stages::Stage::name),
             handoff_due: s.handoff_due(),
             updated_at: s.updated_at().to_string(),
+            task: None,
+            checkpoint: None,
         })
         .collect();
     (latest.id().to_string(), others)
+}
+
+/// Each live session's line of work: the task of its newest checkpoint.
+fn with_tasks(
+    ws: &Workspace,
+    current: Option<&crate::domain::checkpoint::Checkpoint>,
+    mut others: Vec<LiveSession>,
+) -> Vec<LiveSession> {
+    for o in &mut others {
+        if let Some(c) = crate::domain::lines::own(ws, current, &o.session) {
+            o.task = Some(crate::domain::lines::brief_task(&c));
+            o.checkpoint = Some(c.id);
+        }
+    }
+    others
 }
 
 /// The last session was stuck and nothing has moved since: the checkpoint
@@ -366,8 +389,12 @@ pub fn human(st: &StatusReport) -> String {
             .as_deref()
             .map(|a| format!(" ({a})"))
             .unwrap_or_default();
+        let task = match (&o.task, &o.checkpoint) {
+            (Some(task), Some(id)) => format!("; its line ({id}): {task}"),
+            _ => String::new(),
+        };
         text.push_str(&format!(
-            "also live: session {}{agent}: {}, updated {age} ago\n",
+            "also live: session {}{agent}: {}, updated {age} ago{task}\n",
             shown_id(&o.session),
             what.join(", ")
         ));

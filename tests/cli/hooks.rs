@@ -278,8 +278,12 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
     assert_eq!(pre["trigger"], "pre-compact");
     assert_eq!(pre["budget"]["tokens"], 182_000);
     assert_eq!(pre["budget"]["percent"], 91.0);
+    // The session's own record says what the work is ("prompt5"): the hand-set headline,
+    // about other work, is kept as earlier.
+    assert_eq!(pre["headline_from"], "session");
+    assert_eq!(pre["line"]["session"], "sess-1");
     assert_eq!(
-        pre["next_action"],
+        pre["earlier_by_hand"]["next_action"],
         "run cargo test and fix the failing split test"
     );
     let logged = events(&p, "checkpoint");
@@ -357,11 +361,11 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
     assert!(prompt.chars().count() <= 10_000);
     for recovered in [
         "Recovered from ckpt-0003",
-        "(pre-compact)",
-        "- Phase: implementing the parser",
-        "- Active task: parse front matter in src/state.rs",
+        "(pre-compact",
+        "- Task and next step: from this session's own record",
         "- Controlling agent: claude-code",
-        "- Next action: run cargo test and fix the failing split test",
+        "Earlier, by hand",
+        "> - Phase: implementing the parser; Task: parse front matter in src/state.rs; next action then: run cargo test and fix the failing split test",
         &format!("ctxkeep ack {nonce}"),
     ] {
         assert!(

@@ -20,6 +20,7 @@ mod json;
 mod left_open;
 mod lifecycle;
 mod limits;
+mod lines;
 mod log;
 mod loops;
 mod mcp;

@@ -874,3 +874,51 @@ fn a_bearer_token_and_an_escape_sequence_never_come_back_from_a_tool() {
     );
     assert!(!p.state().contains(&token));
 }
+
+#[test]
+fn the_checkpoint_resource_reads_one_sessions_line_of_work() {
+    let p = Project::initialized();
+    // Two authors' lines: each checkpoint by hand names its session.
+    for (session, next) in [
+        ("sess-a", "add the retry to src/main.rs"),
+        ("sess-b", "round half to even in src/billing.rs"),
+    ] {
+        p.ctxkeep(&[
+            "checkpoint",
+            "--phase",
+            "p",
+            "--task",
+            "t",
+            "--agent",
+            "claude-code",
+            "--next",
+            next,
+            "--session",
+            session,
+        ])
+        .assert()
+        .success();
+    }
+    let mut c = Client::start(&p, &[], &[]);
+    let read = |c: &mut Client, uri: &str| -> Value {
+        let r = c.request("resources/read", json!({ "uri": uri }));
+        serde_json::from_str(
+            r["result"]["contents"][0]["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{r}")),
+        )
+        .unwrap()
+    };
+    assert_eq!(read(&mut c, "ctxkeep://checkpoint")["id"], "ckpt-0002");
+    let a = read(&mut c, "ctxkeep://checkpoint?session=sess-a");
+    assert_eq!(
+        (&a["id"], &a["next_action"]),
+        (&json!("ckpt-0001"), &json!("add the retry to src/main.rs"))
+    );
+    assert_eq!(a["line"]["session"], "sess-a");
+    let r = c.request(
+        "resources/read",
+        json!({ "uri": "ctxkeep://checkpoint?session=nobody" }),
+    );
+    assert_eq!(r["error"]["data"]["exit_code"], 66, "{r}");
+}

@@ -259,7 +259,7 @@ fn the_summarizer_is_briefed_and_the_compaction_read_from_the_record() {
     let brief = hook(&p, payload(&p, "PreCompact-auto", "record.jsonl"));
     assert!(
         !brief.trim_start().starts_with('{')
-            && brief.contains("run cargo test and fix the failing split test"),
+            && brief.contains("The task the user asked for: Check the build."),
         "plain text for experimental.session.compacting: {brief}"
     );
     let (log, _) = p.json(&["log", "--limit", "5"]);

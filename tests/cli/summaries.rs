@@ -443,7 +443,9 @@ fn gemini_audits_the_snapshot_when_the_compression_shows_and_gives_back_what_it_
         "{}"
     );
     let first = context(&at(&p, "BeforeAgent", json!({ "prompt": "go" }))).unwrap();
-    assert!(first.contains("Recovered from ckpt-0001"));
+    // The same event crossed every stage and wrote this session's own checkpoint first: its
+    // line's newest is what it is given.
+    assert!(first.contains("Recovered from ckpt-0002"), "{first}");
     // Past its compression point: the pre-compact checkpoint, and nothing but `{}`.
     p.set_now("2026-01-15T10:30:00Z");
     let ran = at(&p, "PreCompress", json!({ "trigger": "auto" }));

@@ -82,6 +82,12 @@ impl Session {
         self.started_at.as_deref()
     }
 
+    /// When an agent's hook first started this session (else last, for a record written
+    /// before this was kept).
+    pub fn began_at(&self) -> Option<&str> {
+        self.began_at.as_deref().or(self.started_at.as_deref())
+    }
+
     pub fn seen_checkpoint(&self) -> Option<&str> {
         self.seen_checkpoint.as_deref()
     }

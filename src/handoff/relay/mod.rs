@@ -491,6 +491,7 @@ impl Session<'_> {
                         .or_else(|| after.as_ref().filter(|_| !unchanged)?.observed.clone()),
                     extra: json!({ "session": self.id, "agent": self.spec.name, "ended": ended }),
                     automatic: true,
+                    line: None,
                 },
                 out,
             )?;

@@ -73,12 +73,14 @@ impl Hook {
         trigger: Option<String>,
         given: Option<String>,
     ) -> anyhow::Result<()> {
-        let Some(c) = &self.sf.fm.checkpoint else {
-            return Ok(());
-        };
         let before = session::load(&self.ws, &self.session)?
             .and_then(|s| s.after_compaction().cloned())
             .unwrap_or_default();
+        // The checkpoint the compaction began with: this session's, even when another
+        // session wrote a newer one meanwhile.
+        let Some(c) = &self.checkpoint_named(before.checkpoint.as_deref()) else {
+            return Ok(());
+        };
         if before.audited {
             return Ok(());
         }
@@ -237,7 +239,9 @@ impl Hook {
                 return Ok((None, None));
             };
             let mut audited_now = None;
-            if let (Some(found), false, Some(c)) = (&found, audited, &self.sf.fm.checkpoint) {
+            let begun = s.after_compaction().and_then(|a| a.checkpoint.clone());
+            let own = self.checkpoint_named(begun.as_deref());
+            if let (Some(found), false, Some(c)) = (&found, audited, &own) {
                 self.record_audit(lock, s, c, found);
                 audited_now = Some(found);
             }
@@ -245,20 +249,21 @@ impl Hook {
             let id = a
                 .checkpoint
                 .clone()
-                .or_else(|| self.sf.fm.checkpoint.as_ref().map(|c| c.id.clone()))
+                .or_else(|| own.as_ref().map(|c| c.id.clone()))
                 .unwrap_or_default();
             // Kept on the session should the prompt below fail: the next event tries again.
             let missing = a.missing;
             let text = match &missing {
                 Some(missing) if missing.is_empty() => None,
                 Some(missing) => Some(text::give_back(&id, &self.state_name(), missing, None)),
-                None => {
-                    let chain = crate::handoff::ledger::read(&self.ws)?;
-                    match chain.link_of(&self.session) {
-                        Some(link) => self.prompt(Some(&link.record))?.map(|p| p.prompt),
-                        None => self.prompt(None)?.map(|p| p.prompt),
+                None => match &own {
+                    Some(c) => {
+                        let chain = crate::handoff::ledger::read(&self.ws)?;
+                        let link = chain.link_of(&self.session).map(|l| &l.record);
+                        self.prompt(c, link)?.map(|p| p.prompt)
                     }
-                }
+                    None => None,
+                },
             };
             // Given back: the compaction is done with.
             s.compaction_done();

@@ -44,6 +44,10 @@ pub enum Kind {
     FailingCommand,
     /// A decision recorded in the checkpoint.
     Decision,
+    /// An issue of the project's tracker in progress or ready (`observed.tracker`): `id: title`.
+    TrackerIssue,
+    /// The plan file the agent wrote in plan mode (`observed.plan_file`).
+    PlanFile,
 }
 
 impl Kind {
@@ -58,6 +62,8 @@ impl Kind {
             Kind::File => "Files changed",
             Kind::FailingCommand => "Failing commands",
             Kind::Decision => "Decisions",
+            Kind::TrackerIssue => "Tracker issues (in progress, ready)",
+            Kind::PlanFile => "Plan mode's plan file",
         }
     }
 }
@@ -119,6 +125,17 @@ pub fn of(c: &Checkpoint) -> Vec<Fact> {
     for d in &c.decisions {
         out.push(Fact::new(Kind::Decision, d));
     }
+    // What the session recorded beyond its own words: the tracker's issues and the plan file.
+    if let Some(o) = observed {
+        for t in &o.tracker {
+            let mut f = Fact::new(Kind::TrackerIssue, &format!("{}: {}", t.id, t.title));
+            f.detail = Some(t.status.clone());
+            out.push(f);
+        }
+        if let Some(plan) = &o.plan_file {
+            out.push(Fact::new(Kind::PlanFile, plan));
+        }
+    }
     let mut seen: BTreeSet<String> = BTreeSet::new();
     out.retain(|f| {
         let key = f.text.to_lowercase();
@@ -152,7 +169,12 @@ impl Summary {
     /// checkpoint's files, to tell whether a file name alone is enough.
     pub fn keeps(&self, fact: &Fact, files: &[&str]) -> bool {
         match fact.kind {
-            Kind::File => self.names_file(&fact.text, files),
+            Kind::File | Kind::PlanFile => self.names_file(&fact.text, files),
+            // An issue is kept when the summary names its id.
+            Kind::TrackerIssue => {
+                let id = fact.text.split(':').next().unwrap_or_default();
+                self.has_word(&id.to_lowercase())
+            }
             Kind::FailingCommand => self.names_command(&fact.text),
             _ => self.has_prose(&fact.text),
         }

@@ -142,7 +142,7 @@ fn render(f: &Fact, max: usize) -> String {
             format!("{} ({d})", crate::system::recorded::code_span(&f.text, max))
         }
         (Kind::FailingCommand, None) => crate::system::recorded::code_span(&f.text, max),
-        (Kind::PlanItem, Some(d)) => format!("[{d}] {text}"),
+        (Kind::PlanItem | Kind::TrackerIssue, Some(d)) => format!("[{d}] {text}"),
         _ => text,
     }
 }

@@ -41,8 +41,12 @@ pub fn structural(sf: &StateFile, strict: bool) -> Vec<Finding> {
     };
     let cut = cut_record(sf);
     for (code, field) in REQUIRED {
+        // A headline read from the session's own record has no hand-set phase, and its next
+        // step is what remains: not a gap when the record says what the work is.
+        let by_session = matches!(field, Field::Phase | Field::NextAction) && c.says_the_work();
         let (value, flag, field) = (field.text(c).map_or("", |v| v), field.flag(), field.key());
         if value.trim().is_empty()
+            && !by_session
             && !cut
                 .as_ref()
                 .is_some_and(|(_, missing)| missing.contains(&field))
