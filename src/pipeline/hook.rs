@@ -583,9 +583,15 @@ impl Hook {
     /// A command whose result the agent has not written yet (a compaction in
     /// the middle of a turn) gets the outcome its hook's payload gave.
     fn observed_in(&self, batch: &Batch<'_>) -> Option<Observed> {
-        let mut observed = self.view().observe(&self.ws, batch.lock(), &self.session)?;
-        let recent = &batch.session().loops().recent;
-        crate::transcripts::activity::loops::fill_outcomes(&mut observed.commands, recent);
+        self.observed_now(batch.lock(), batch.session())
+    }
+
+    /// [`observed_in`](Self::observed_in) for a step that holds the lock and the session
+    /// apart.
+    fn observed_now(&self, lock: &crate::system::fsutil::Lock, s: &Session) -> Option<Observed> {
+        let mut observed = self.view().observe(&self.ws, lock, &self.session)?;
+        let recent = &s.loops().recent;
+        crate::transcripts::activity::loops::with_payload_outcomes(&mut observed, recent);
         Some(observed)
     }
 
@@ -840,7 +846,7 @@ impl Hook {
                 if let Some(link) = chain.link_of(&self.session) {
                     let planned = crate::handoff::ledger::plan_restore(link, c, &label);
                     let record = crate::handoff::ledger::restored(link, &planned);
-                    match self.after_compaction_start(s, source, c, &planned.nonce) {
+                    match self.after_compaction_start(lock, s, source, c, &planned.nonce) {
                         Some(back) => given.back = Some(back),
                         None => given.prompt = self.prompt(Some(&record))?,
                     }

@@ -22,6 +22,8 @@ pub struct StatusReport {
     pub last_checkpoint: Option<CheckpointRef>,
     /// Gutter patterns this session was shown (see `track`, hooks).
     pub gutter: Vec<crate::transcripts::activity::GutterHit>,
+    /// Of them, those still going on: a later passing run of the check ended the others.
+    pub gutter_open: Vec<crate::transcripts::activity::GutterHit>,
     /// Times the hooks asked this session's model for a checkpoint between stages.
     pub checkpoint_requests: u32,
     /// The other lines of work the last checkpoint merged in (parallel
@@ -108,6 +110,16 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
         updated_at: s.as_ref().map(|s| s.updated_at().to_string()),
         last_checkpoint,
         gutter: s.as_ref().map(|s| s.gutter().to_vec()).unwrap_or_default(),
+        gutter_open: s
+            .as_ref()
+            .map(|s| {
+                s.gutter()
+                    .iter()
+                    .filter(|h| !s.loops().ended(h))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default(),
         checkpoint_requests: s.as_ref().map(|s| s.requests().asked).unwrap_or(0),
         merged: sf
             .fm
@@ -279,7 +291,7 @@ pub fn human(st: &StatusReport) -> String {
             None => "below every stage".into(),
         };
         text.push_str(&format!("stage: {stage}\n"));
-        for hit in &st.gutter {
+        for hit in &st.gutter_open {
             text.push_str(&match hit {
                 crate::transcripts::activity::GutterHit::SameFailure { command, count, .. } => {
                     format!("gutter: `{command}` failed {count} times in a row\n")

@@ -465,6 +465,34 @@ impl LoopState {
         Some(hit)
     }
 
+    /// Whether the loop `hit` is over: a run of its check passed since (the latest run of the
+    /// same check among the recent ones, else that check's own last verdict). An oscillation
+    /// has no check and is never over by this.
+    pub fn ended(&self, hit: &GutterHit) -> bool {
+        let command = match hit {
+            GutterHit::SameFailure { command, .. } => command.as_str(),
+            GutterHit::SameFile {
+                command: Some(command),
+                ..
+            } => command.as_str(),
+            _ => return false,
+        };
+        let latest = self
+            .recent
+            .iter()
+            .rev()
+            .find(|r| r.ok.is_some() && super::left_open::same_check(command, &r.command));
+        match latest {
+            Some(r) => r.ok == Some(true),
+            None => {
+                let key = check_key(command);
+                self.commands
+                    .iter()
+                    .any(|c| c.key == key && c.last.is_none())
+            }
+        }
+    }
+
     /// Whether a call with this id was counted already.
     pub fn was_fed(&self, id: &str) -> bool {
         self.fed.iter().any(|f| f == id)
@@ -515,6 +543,21 @@ impl LoopState {
         });
         if self.pending.len() > MAX_COMMANDS {
             self.pending.remove(0);
+        }
+    }
+}
+
+/// What the hooks' payloads told beyond the transcript, put into an observation: the commands'
+/// outcomes ([`fill_outcomes`]), and a failure left open that a later run of the same check
+/// passed (the run that fired the hook is in its payload before the transcript has it).
+pub fn with_payload_outcomes(observed: &mut super::Observed, recent: &[RecentRun]) {
+    fill_outcomes(&mut observed.commands, recent);
+    if let Some(open) = observed.left_open.as_mut() {
+        let runs: Vec<(&str, Option<bool>)> =
+            recent.iter().map(|r| (r.command.as_str(), r.ok)).collect();
+        open.close_passed(&runs);
+        if open.is_empty() {
+            observed.left_open = None;
         }
     }
 }
