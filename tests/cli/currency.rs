@@ -364,3 +364,87 @@ fn pre_compact_is_written_when_only_the_record_changed_and_skipped_when_nothing_
         "{skipped:?}"
     );
 }
+
+#[test]
+fn a_compaction_no_hook_announced_is_given_back_once_at_the_next_event_and_not_again_by_a_late_start(
+) {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let mut t = Transcript::new(&p);
+    p.set_now("2026-11-28T10:00:00Z");
+    std::fs::write(&t.path, "").unwrap();
+    hook(&p, &t, "SessionStart", json!({"source": "startup"}));
+    t.user("Fix the half-cent rounding in src/billing.py so the three tests in tests/test_billing.py pass");
+    hook(
+        &p,
+        &t,
+        "UserPromptSubmit",
+        json!({"prompt": "Fix the half-cent rounding"}),
+    );
+    bash(&p, &mut t, "b1", "python3 -m pytest -q", 1, FAILED);
+    edit(&p, &mut t, "e1", "src/billing.py", "quantize");
+
+    // The transcript shows a compaction; no PreCompact, SessionStart or PostCompact came.
+    t.compaction(SUMMARY);
+    p.set_now("2026-11-28T10:06:00Z");
+    let back = bash(&p, &mut t, "b2", "python3 -m pytest -q", 0, PASSED)
+        .expect("the give-back at the next event");
+    assert!(back.contains("checkpoint ckpt-0001"), "{back}");
+    assert!(back.contains("ctxkeep ack "), "{back}");
+    // The old task the summary does not name is given back; the failure that passed is not.
+    assert!(back.contains("src/state.rs"), "{back}");
+    assert!(!back.contains("pytest"), "{back}");
+    assert_eq!(events(&p, "compaction_audit").len(), 1);
+    let noticed = events(&p, "compaction");
+    assert_eq!(
+        noticed.last().unwrap()["trigger"],
+        "transcript",
+        "{noticed:?}"
+    );
+
+    // Once: the next prompt gives nothing of it, nor does the host's start coming late.
+    t.user("thanks, commit it");
+    let next = hook(
+        &p,
+        &t,
+        "UserPromptSubmit",
+        json!({"prompt": "thanks, commit it"}),
+    );
+    assert!(
+        next.as_deref().is_none_or(|n| !n.contains("ckpt-0001")),
+        "{next:?}"
+    );
+    let late = hook(&p, &t, "SessionStart", json!({"source": "compact"}));
+    assert_eq!(late, None);
+    let starts = events(&p, "session_start");
+    assert_eq!(starts.last().unwrap()["late"], true, "{starts:?}");
+}
+
+#[test]
+fn a_compaction_announced_by_its_start_is_not_given_back_again_by_the_transcript() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let mut t = Transcript::new(&p);
+    failing_then_fixed(&mut p, &mut t);
+    // Claude Code's order: the start before the summary reaches the transcript.
+    p.set_now("2026-11-28T10:06:00Z");
+    let note = hook(&p, &t, "SessionStart", json!({"source": "compact"})).unwrap();
+    assert!(note.contains("the conversation was compacted"), "{note}");
+    t.compaction(SUMMARY);
+    hook(
+        &p,
+        &t,
+        "PostCompact",
+        json!({"trigger": "auto", "compact_summary": SUMMARY}),
+    );
+    let back = bash(&p, &mut t, "b2", "python3 -m pytest -q", 0, PASSED).unwrap();
+    assert_eq!(
+        back.matches("the compaction summary left out").count(),
+        1,
+        "{back}"
+    );
+    t.user("ok");
+    let next = hook(&p, &t, "UserPromptSubmit", json!({"prompt": "ok"}));
+    assert_eq!(next, None);
+    assert_eq!(events(&p, "compaction_audit").len(), 1);
+}
