@@ -302,6 +302,14 @@ pub fn human(st: &StatusReport) -> String {
                 crate::transcripts::activity::GutterHit::Oscillation { path, count } => {
                     format!("gutter: {path} went back and forth ({count} times the same change)\n")
                 }
+                crate::transcripts::activity::GutterHit::Blocked {
+                    command,
+                    count,
+                    path,
+                    ..
+                } => format!(
+                    "gutter: `{command}` failed {count} times while {path} was changed before each\n"
+                ),
             });
         }
         if st.checkpoint_requests > 0 {

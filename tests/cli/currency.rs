@@ -63,7 +63,7 @@ impl Transcript {
     fn assistant(&mut self, content: Value) {
         let usage = json!({"input_tokens": 6, "cache_creation_input_tokens": 500,
                            "cache_read_input_tokens": self.context - 506, "output_tokens": 40});
-        self.context += 1_500;
+        self.context += 200;
         let id = format!("msg_{}", self.lines.len());
         self.push(json!({"type": "assistant", "message": {
             "model": "claude-sonnet-4-6", "id": id, "type": "message", "role": "assistant",
@@ -174,7 +174,7 @@ pub(crate) fn bash(
 
 /// An `Edit` of `path` (inside the project) with its hook.
 pub(crate) fn edit(p: &Project, t: &mut Transcript, id: &str, path: &str, new: &str) {
-    let file = "/home/dev/app/".to_string() + path;
+    let file = p.root().join(path).display().to_string();
     let input = json!({"file_path": file, "old_string": "x", "new_string": new});
     t.call(id, "Edit", input.clone());
     hook(
@@ -447,4 +447,104 @@ fn a_compaction_announced_by_its_start_is_not_given_back_again_by_the_transcript
     let next = hook(&p, &t, "UserPromptSubmit", json!({"prompt": "ok"}));
     assert_eq!(next, None);
     assert_eq!(events(&p, "compaction_audit").len(), 1);
+}
+
+/// The project's pre-commit hook blocking a commit: now the linter (a new line each time), now
+/// the type checker (the same error each time).
+fn pre_commit_output(take: usize) -> String {
+    if take % 2 == 0 {
+        format!(
+            "ruff.....................................................................Failed\n- hook id: ruff\n- exit code: 1\n\nsrc/billing.py:{}:5: F841 Local variable `rounded_{take}` is assigned to but never used\nFound 1 error.\n\nmypy.....................................................................Passed",
+            12 + take
+        )
+    } else {
+        "ruff.....................................................................Passed\nmypy.....................................................................Failed\n- hook id: mypy\n- exit code: 1\n\nsrc/billing.py:31: error: Incompatible return value type (got \"float\", expected \"Decimal\")  [return-value]\nFound 1 error in 1 file (checked 4 source files)".to_string()
+    }
+}
+
+#[test]
+fn a_commit_the_pre_commit_hook_blocks_again_and_again_while_one_file_is_edited_is_a_loop() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let mut t = Transcript::new(&p);
+    p.set_now("2026-11-28T10:00:00Z");
+    std::fs::write(&t.path, "").unwrap();
+    hook(&p, &t, "SessionStart", json!({"source": "startup"}));
+    t.user("Commit the rounding fix in src/billing.py");
+    hook(
+        &p,
+        &t,
+        "UserPromptSubmit",
+        json!({"prompt": "Commit the rounding fix"}),
+    );
+    let mut warnings = Vec::new();
+    for take in 0..6 {
+        // Reading around, the agent's words, an edit of the same file, the commit again.
+        for n in 0..6 {
+            let id = format!("r{take}-{n}");
+            let file = format!("/home/dev/app/src/module_{n}.py");
+            t.call(&id, "Read", json!({"file_path": file}));
+            t.result(&id, false, "     1\timport decimal\n     2\t");
+            t.said("Looking at how the module uses the rounding helper.");
+        }
+        edit(
+            &p,
+            &mut t,
+            &format!("e{take}"),
+            "src/billing.py",
+            &format!("v{take}"),
+        );
+        t.said("Fixed that; committing again.");
+        let given = bash(
+            &p,
+            &mut t,
+            &format!("c{take}"),
+            &format!(
+                "git add src/billing.py && git commit -m \"Fix half-cent rounding (take {take})\""
+            ),
+            1,
+            &pre_commit_output(take),
+        );
+        warnings.push(given);
+    }
+    let at: Vec<usize> = warnings
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.as_deref().is_some_and(|w| w.contains("stuck in a loop")))
+        .map(|(i, _)| i)
+        .collect();
+    // Caught at the fifth blocked commit, once, within the window a reader would call one loop.
+    assert_eq!(at, [4], "{warnings:?}");
+    assert!(t.lines.len() <= 250, "{}", t.lines.len());
+    let warning = warnings[4].as_deref().unwrap();
+    assert!(
+        warning.contains(
+            "has failed 5 times in a row while you changed `src/billing.py` before each run"
+        ),
+        "{warning}"
+    );
+    assert!(
+        warning.contains("do not skip the checks (`--no-verify`)"),
+        "{warning}"
+    );
+    // What the hook printed is quoted as data.
+    assert!(warning.contains("> the error: exit 1"), "{warning}");
+
+    bash(
+        &p,
+        &mut t,
+        "c6",
+        "git commit --no-verify -m \"Fix half-cent rounding\"",
+        0,
+        "[main 4f2a9c1] Fix half-cent rounding",
+    );
+    let status = p
+        .ctxkeep(&["status", "--session", SESSION])
+        .output()
+        .unwrap();
+    let status = String::from_utf8(status.stdout).unwrap();
+    assert!(
+        status.contains("failed 5 times while src/billing.py was changed before each"),
+        "{status}"
+    );
 }

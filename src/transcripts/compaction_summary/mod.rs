@@ -101,7 +101,7 @@ impl AuditNote {
                 self.checkpoint
             );
         }
-        let total = self.kept + self.missing.len();
+        let total = self.kept + self.missing.len() + self.replaced.len();
         let missing = if self.missing.is_empty() {
             "nothing missing".to_string()
         } else {
