@@ -548,3 +548,58 @@ fn a_commit_the_pre_commit_hook_blocks_again_and_again_while_one_file_is_edited_
         "{status}"
     );
 }
+
+#[test]
+fn a_loop_whose_check_passed_since_is_no_longer_in_status() {
+    let mut p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let mut t = Transcript::new(&p);
+    p.set_now("2026-11-28T10:00:00Z");
+    std::fs::write(&t.path, "").unwrap();
+    hook(&p, &t, "SessionStart", json!({"source": "startup"}));
+    t.user("Make the build pass");
+    hook(
+        &p,
+        &t,
+        "UserPromptSubmit",
+        json!({"prompt": "Make the build pass"}),
+    );
+    let error = "error[E0308]: mismatched types\n --> src/lib.rs:10:5";
+    let mut told = None;
+    for n in 0..3 {
+        told = bash(&p, &mut t, &format!("b{n}"), "cargo build", 101, error);
+    }
+    assert!(told.unwrap_or_default().contains("stuck in a loop"));
+    let status = |p: &Project| {
+        let out = p
+            .ctxkeep(&["status", "--session", SESSION, "--json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let text = p
+            .ctxkeep(&["status", "--session", SESSION])
+            .output()
+            .unwrap();
+        (v, String::from_utf8(text.stdout).unwrap())
+    };
+    let (v, text) = status(&p);
+    assert_eq!(v["gutter_open"].as_array().unwrap().len(), 1, "{v}");
+    assert!(
+        text.contains("gutter: `cargo build` failed 3 times in a row"),
+        "{text}"
+    );
+
+    bash(
+        &p,
+        &mut t,
+        "b3",
+        "cargo build 2>&1 | tail -3",
+        0,
+        "Finished `dev` profile",
+    );
+    let (v, text) = status(&p);
+    // The loop stays in the record of what was told; it is no longer going on.
+    assert_eq!(v["gutter"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["gutter_open"], json!([]), "{v}");
+    assert!(!text.contains("gutter:"), "{text}");
+}
