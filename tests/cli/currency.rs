@@ -452,7 +452,7 @@ fn a_compaction_announced_by_its_start_is_not_given_back_again_by_the_transcript
 /// The project's pre-commit hook blocking a commit: now the linter (a new line each time), now
 /// the type checker (the same error each time).
 fn pre_commit_output(take: usize) -> String {
-    if take % 2 == 0 {
+    if take.is_multiple_of(2) {
         format!(
             "ruff.....................................................................Failed\n- hook id: ruff\n- exit code: 1\n\nsrc/billing.py:{}:5: F841 Local variable `rounded_{take}` is assigned to but never used\nFound 1 error.\n\nmypy.....................................................................Passed",
             12 + take

@@ -47,7 +47,7 @@ impl LeftOpen {
     /// Ends the failures a later run passed: `runs` are runs known beyond the transcript read
     /// (a hook's payload has the outcome before the transcript does), oldest first, each with
     /// its outcome; a failing check whose latest run among them passed is failing no more.
-    pub fn close_passed<'a>(&mut self, runs: &[(&'a str, Option<bool>)]) {
+    pub fn close_passed(&mut self, runs: &[(&str, Option<bool>)]) {
         self.failing.retain(|f| {
             let latest = runs
                 .iter()

@@ -1031,7 +1031,7 @@ mod tests {
     /// A commit the project's pre-commit hook blocks: now the linter (on a new line each
     /// time), now the type checker (the same error each time).
     fn blocked_commit(i: usize) -> Step {
-        let out = if i % 2 == 0 {
+        let out = if i.is_multiple_of(2) {
             format!(
                 "ruff.....Failed\n- hook id: ruff\n- exit code: 1\n\nsrc/billing.py:{}:5: F841 Local variable `tmp{i}` is assigned to but never used\nFound 1 error.\nmypy.....Passed",
                 10 + i
