@@ -262,6 +262,10 @@ pub struct RecentRun {
     pub ok: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
+    /// Whether the check passed, by what its output says where the exit code is a filter's
+    /// (a pipe into `grep`): what ends a failure (None when nothing tells).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
 }
 
 impl LoopState {
@@ -339,6 +343,10 @@ impl LoopState {
                 command: shown.clone(),
                 ok: ok.or(exit_code.map(|c| c == 0)),
                 exit_code,
+                passed: match super::left_open::verdict_in_output(output) {
+                    Some(false) => Some(false),
+                    _ => verdict,
+                },
             },
         );
         let key = check_key(cmd);
@@ -602,9 +610,9 @@ impl LoopState {
             .recent
             .iter()
             .rev()
-            .find(|r| r.ok.is_some() && super::left_open::same_check(command, &r.command));
+            .find(|r| r.passed.is_some() && super::left_open::same_check(command, &r.command));
         match latest {
-            Some(r) => r.ok == Some(true),
+            Some(r) => r.passed == Some(true),
             None => {
                 let key = check_key(command);
                 self.commands
@@ -674,8 +682,10 @@ impl LoopState {
 pub fn with_payload_outcomes(observed: &mut super::Observed, recent: &[RecentRun]) {
     fill_outcomes(&mut observed.commands, recent);
     if let Some(open) = observed.left_open.as_mut() {
-        let runs: Vec<(&str, Option<bool>)> =
-            recent.iter().map(|r| (r.command.as_str(), r.ok)).collect();
+        let runs: Vec<(&str, Option<bool>)> = recent
+            .iter()
+            .map(|r| (r.command.as_str(), r.passed))
+            .collect();
         open.close_passed(&runs);
         if open.is_empty() {
             observed.left_open = None;
@@ -1309,11 +1319,13 @@ mod tests {
                 command: "make".into(),
                 ok: Some(true),
                 exit_code: Some(0),
+                passed: Some(true),
             },
             RecentRun {
                 command: "make check".into(),
                 ok: Some(false),
                 exit_code: Some(3),
+                passed: Some(false),
             },
         ];
         // The call is in the transcript, its result not yet (a compaction mid-turn).
