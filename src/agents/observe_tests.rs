@@ -917,6 +917,24 @@ fn codex_request_falls_back_to_user_items_without_events() {
 }
 
 #[test]
+fn a_codex_compacted_item_is_a_compaction_and_not_new_activity() {
+    let obs = read(
+        "rollout-x.jsonl",
+        &[
+            cx_meta(),
+            cx_user("rename the config key"),
+            cx(
+                "compacted",
+                json!({"message": "", "replacement_history": [
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "an old request replayed"}]}]}),
+            ),
+        ],
+    );
+    assert!(obs.compacted);
+    assert_eq!(obs.request.as_deref(), Some("rename the config key"));
+}
+
+#[test]
 fn codex_failing_command_three_times_and_a_subagent_rollout() {
     let mut lines = vec![cx_meta()];
     for i in 0..3 {

@@ -131,7 +131,7 @@ pub fn write_stage_checkpoint(
             )?,
         };
         // The call that fired the hook: its outcome is in the payload, not yet here.
-        crate::transcripts::activity::loops::fill_outcomes(&mut o.commands, &s.loops().recent);
+        crate::transcripts::activity::loops::with_payload_outcomes(&mut o, &s.loops().recent);
         Some(o)
     });
     super::record::write_new(

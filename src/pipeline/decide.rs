@@ -546,6 +546,7 @@ mod tests {
             missing: Vec::new(),
             summary_chars: Some(0),
             unreadable: None,
+            replaced: Vec::new(),
         }
     }
 

@@ -191,8 +191,14 @@ impl Hook {
         // The session's index learns what the transcript gained since the last event.
         // Loop detection's new calls are read in the same pass when they can be.
         let loops = self.config.gutter.map(|_| batch.session());
-        self.view()
+        let index = self
+            .view()
             .catch_up_index(&self.ws, batch.lock(), &self.session, loops);
+        // A compaction the transcript shows and no session start answered: given back at
+        // this event, when its reply reaches the model.
+        let unannounced = reply
+            && self.sf.fm.checkpoint.is_some()
+            && index.is_some_and(|i| i.compaction_unannounced());
         // Loops first: a stage's checkpoint then has this call's outcome.
         let loops = self.loops_in(batch, reply)?;
         let applied = self.update_in(batch, false, !reply)?;
@@ -211,6 +217,9 @@ impl Hook {
             }
         }
         let mut texts = Vec::new();
+        if unannounced {
+            texts.extend(self.unannounced_compaction(slot)?);
+        }
         // A start deferred to this event, or left by a compaction seen only now.
         let reach = if reply { Reach::Now } else { Reach::Later };
         if decide::gives_waiting_start(policy, reach, self.payload.prompt.as_deref()) {
@@ -239,6 +248,47 @@ impl Hook {
         }
         texts.extend(loops);
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
+    }
+
+    /// A compaction the transcript shows (Claude Code's boundary and summary) that no session
+    /// start announced: a server-side compaction, a host that deferred or skipped its
+    /// post-compaction hook. It is given back now as a start after it would: the summary is
+    /// audited against the checkpoint, and what it left out that is still true goes out with
+    /// the restore's nonce (or the whole prompt when the summary cannot be read). Once: a
+    /// start that comes for it later gives nothing.
+    fn unannounced_compaction<'w>(
+        &'w self,
+        slot: &mut Option<Batch<'w>>,
+    ) -> anyhow::Result<Option<String>> {
+        let heard = {
+            let batch = self.reopen(slot)?;
+            crate::transcripts::session_index::compaction_noticed(
+                &self.ws,
+                batch.lock(),
+                &self.session,
+            )?;
+            self.log(
+                batch.lock(),
+                "compaction",
+                json!({ "session": self.session, "agent": self.agent, "trigger": "transcript" }),
+            );
+            batch
+                .session()
+                .after_compaction()
+                .is_some_and(|a| a.trigger.is_some())
+        };
+        // The audit reads and writes on its own lock.
+        self.release(slot)?;
+        let trigger = (!heard).then(|| "detected".to_string());
+        self.audit_summary(trigger, None)?;
+        let batch = self.reopen(slot)?;
+        batch.touch();
+        let (lock, s) = batch.parts();
+        let given = self.give(lock, s, "compact")?;
+        let mut event = given.event(self, "compact", false);
+        event["noticed_in_transcript"] = json!(true);
+        self.log(lock, "session_start", event);
+        Ok(given.text())
     }
 
     /// The batch in `slot`, opened again if a rare step let it go.
@@ -583,9 +633,15 @@ impl Hook {
     /// A command whose result the agent has not written yet (a compaction in
     /// the middle of a turn) gets the outcome its hook's payload gave.
     fn observed_in(&self, batch: &Batch<'_>) -> Option<Observed> {
-        let mut observed = self.view().observe(&self.ws, batch.lock(), &self.session)?;
-        let recent = &batch.session().loops().recent;
-        crate::transcripts::activity::loops::fill_outcomes(&mut observed.commands, recent);
+        self.observed_now(batch.lock(), batch.session())
+    }
+
+    /// [`observed_in`](Self::observed_in) for a step that holds the lock and the session
+    /// apart.
+    fn observed_now(&self, lock: &crate::system::fsutil::Lock, s: &Session) -> Option<Observed> {
+        let mut observed = self.view().observe(&self.ws, lock, &self.session)?;
+        let recent = &s.loops().recent;
+        crate::transcripts::activity::loops::with_payload_outcomes(&mut observed, recent);
         Some(observed)
     }
 
@@ -747,12 +803,25 @@ impl Hook {
             tracking::apply_batch(ws, batch, sf, config, reading, options, &self.out)?;
         }
         batch.touch();
+        // A start after a compaction that an earlier event already gave back, having noticed
+        // it in the transcript: late, and nothing is given again.
+        let late = source == "compact" && {
+            self.view()
+                .catch_up_index(&self.ws, batch.lock(), &self.session, None);
+            !crate::transcripts::session_index::restore_started(
+                &self.ws,
+                batch.lock(),
+                &self.session,
+            )
+        };
         let (lock, s) = batch.parts();
         // Gemini puts a SessionStart's context in front of the user's prompt,
         // where it would turn a headless slash command into text: it gets it
         // with the first real prompt instead (BeforeAgent).
         let deferred = decide::start_waits(self.agent.policy(), self.sf.fm.checkpoint.is_some());
-        let given = if deferred {
+        let given = if late {
+            Given::default()
+        } else if deferred {
             s.start_deferred(source);
             Given::default()
         } else {
@@ -772,7 +841,11 @@ impl Hook {
                 .map(|t| t.display().to_string()),
             &crate::system::clock::now_rfc3339(),
         );
-        self.log(lock, "session_start", given.event(self, source, deferred));
+        let mut event = given.event(self, source, deferred);
+        if late {
+            event["late"] = json!(true);
+        }
+        self.log(lock, "session_start", event);
         if matches!(source, "startup" | "resume") {
             self.sweep_records(lock);
         }
@@ -849,7 +922,7 @@ impl Hook {
                 if let Some(link) = chain.link_of(&self.session) {
                     let planned = crate::handoff::ledger::plan_restore(link, c, &label);
                     let record = crate::handoff::ledger::restored(link, &planned);
-                    match self.after_compaction_start(s, source, c, &planned.nonce) {
+                    match self.after_compaction_start(lock, s, source, c, &planned.nonce) {
                         Some(back) => given.back = Some(back),
                         None => given.prompt = self.prompt(c, Some(&record))?,
                     }

@@ -325,6 +325,21 @@ pub fn instruction(hit: &GutterHit) -> String {
             "Decide which version is right, and why, and keep it.",
             None,
         ),
+        GutterHit::Blocked {
+            command,
+            count,
+            path,
+            error,
+        } => (
+            format!(
+                "{} has failed {count} times in a row while you changed {} before each run",
+                code(command),
+                code(path)
+            ),
+            "Each fix brings back a failure you had before: read every check it runs, find one \
+             change that satisfies all of them, and do not skip the checks (`--no-verify`).",
+            error.as_deref(),
+        ),
     };
     let mut text = format!(
         "ctxkeep: you look stuck in a loop: {what}. {advice} Record what failed and why with \

@@ -743,8 +743,9 @@ fn snapshot_tree(c: &Checkpoint) -> Option<&str> {
 
 /// Whether `new` would record nothing `prev` does not: the same fields the
 /// agent writes, the same HEAD and uncommitted paths (and their contents, by
-/// the snapshot's tree), the same observed request and follow-ups, plan, next
-/// step, files and agent's summary.
+/// the snapshot's tree), and the same observation in everything it records
+/// (request, follow-ups, plan, next step, files, commands and their outcomes,
+/// what was left open, the agent's summary, the tracker), when it was read aside.
 fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
     let dirty = |c: &Checkpoint| -> (Vec<String>, u64) {
         let mut paths: Vec<String> = c
@@ -756,17 +757,19 @@ fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
         let omitted = c.git.as_ref().map(|g| g.dirty_omitted).unwrap_or(0);
         (paths, omitted)
     };
+    // Everything the observation records but when it was read: a command that passed since,
+    // a failure closed, a file worked from or a tracker issue moved is something new.
     let seen = |c: &Checkpoint| {
         c.observed.as_ref().map(|o| {
-            (
-                (o.request.clone(), o.follow_ups.clone()),
-                o.plan.clone(),
-                o.next_step.clone(),
-                o.files.clone(),
-                o.from_summary.as_ref().map(|r| r.at.clone()),
-                o.from_plan_mode.clone(),
-                o.left_open.clone(),
-            )
+            let mut v = serde_json::to_value(o).unwrap_or_default();
+            if let Some(m) = v.as_object_mut() {
+                m.remove("read_at");
+                m.remove("carried_from");
+                if let Some(r) = m.get_mut("from_summary").and_then(|r| r.as_object_mut()) {
+                    r.remove("at");
+                }
+            }
+            v
         })
     };
     prev.phase == new.phase

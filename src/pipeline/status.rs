@@ -22,6 +22,8 @@ pub struct StatusReport {
     pub last_checkpoint: Option<CheckpointRef>,
     /// Gutter patterns this session was shown (see `track`, hooks).
     pub gutter: Vec<crate::transcripts::activity::GutterHit>,
+    /// Of them, those still going on: a later passing run of the check ended the others.
+    pub gutter_open: Vec<crate::transcripts::activity::GutterHit>,
     /// Times the hooks asked this session's model for a checkpoint between stages.
     pub checkpoint_requests: u32,
     /// The other lines of work the last checkpoint merged in (parallel
@@ -114,6 +116,16 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
         updated_at: s.as_ref().map(|s| s.updated_at().to_string()),
         last_checkpoint,
         gutter: s.as_ref().map(|s| s.gutter().to_vec()).unwrap_or_default(),
+        gutter_open: s
+            .as_ref()
+            .map(|s| {
+                s.gutter()
+                    .iter()
+                    .filter(|h| !s.loops().ended(h))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default(),
         checkpoint_requests: s.as_ref().map(|s| s.requests().asked).unwrap_or(0),
         merged: sf
             .fm
@@ -302,7 +314,7 @@ pub fn human(st: &StatusReport) -> String {
             None => "below every stage".into(),
         };
         text.push_str(&format!("stage: {stage}\n"));
-        for hit in &st.gutter {
+        for hit in &st.gutter_open {
             text.push_str(&match hit {
                 crate::transcripts::activity::GutterHit::SameFailure { command, count, .. } => {
                     format!("gutter: `{command}` failed {count} times in a row\n")
@@ -313,6 +325,14 @@ pub fn human(st: &StatusReport) -> String {
                 crate::transcripts::activity::GutterHit::Oscillation { path, count } => {
                     format!("gutter: {path} went back and forth ({count} times the same change)\n")
                 }
+                crate::transcripts::activity::GutterHit::Blocked {
+                    command,
+                    count,
+                    path,
+                    ..
+                } => format!(
+                    "gutter: `{command}` failed {count} times while {path} was changed before each\n"
+                ),
             });
         }
         if st.checkpoint_requests > 0 {

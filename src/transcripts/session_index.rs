@@ -134,6 +134,9 @@ pub fn catch_up_read_with(
             transcript: index.transcript,
             root: index.root,
             from_summary: index.from_summary,
+            compactions: index.compactions,
+            restored: index.restored,
+            noticed: index.noticed,
             ..SessionIndex::default()
         };
     }
@@ -145,6 +148,9 @@ pub fn catch_up_read_with(
     }
     let root = index.root.clone().map(PathBuf::from);
     let before = index.clone();
+    // A first read takes the transcript's past: a compaction there came before ctxkeep
+    // followed the session, and no restore owes it anything.
+    let first_read = index.offset == 0;
     let gained = read
         .gained_with_steps(
             root.as_deref(),
@@ -156,6 +162,9 @@ pub fn catch_up_read_with(
         .ok()?;
     let end = gained.end;
     index.add(&gained.observed, &gained.reads);
+    if first_read {
+        index.compactions = before.compactions;
+    }
     if end != index.offset {
         index.offset = end;
         index.mark = read.mark_at(end);
@@ -164,6 +173,24 @@ pub fn catch_up_read_with(
         save(ws, lock, id, &index).ok()?;
     }
     Some((index, gained.steps))
+}
+
+/// A compaction the transcript showed and no session start answered is given back now
+/// ([`SessionIndex::compaction_noticed`]), under the project's `lock`.
+pub fn compaction_noticed(ws: &Workspace, lock: &Lock, id: &str) -> anyhow::Result<()> {
+    let mut index = load(ws, id).unwrap_or_default();
+    index.compaction_noticed();
+    save(ws, lock, id, &index)
+}
+
+/// A session start after a compaction ([`SessionIndex::restore_started`]): false when it is
+/// late for a compaction already given back. Under the project's `lock`; an index that cannot
+/// be written leaves the start as it was (not late).
+pub fn restore_started(ws: &Workspace, lock: &Lock, id: &str) -> bool {
+    let mut index = load(ws, id).unwrap_or_default();
+    let on_time = index.restore_started();
+    let _ = save(ws, lock, id, &index);
+    on_time
 }
 
 /// How far past the stored cursor the look for a nonce goes before the cursor is moved.

@@ -10,6 +10,7 @@ mod completions;
 mod concurrent;
 mod copilot;
 mod count;
+mod currency;
 mod demo;
 mod faults;
 mod gc;

@@ -30,6 +30,7 @@ struct Status {
     updated_at: Option<String>,
     last_checkpoint: Option<CheckpointRef>,
     gutter: Vec<serde_json::Value>,
+    gutter_open: Vec<serde_json::Value>,
     checkpoint_requests: u32,
     merged: Vec<serde_json::Value>,
     acknowledged: bool,

@@ -58,6 +58,11 @@ pub(super) fn read(
         let Ok(line) = std::str::from_utf8(bytes) else {
             continue;
         };
+        if is_compaction(line) {
+            // The history replayed after it is not new activity; the context was compacted.
+            rec.context_compacted();
+            continue;
+        }
         if !r.worth_parsing(line, rec) {
             continue;
         }
@@ -104,6 +109,15 @@ enum Said {
     Reply(String),
 }
 
+/// A `compacted` item: Codex compacted its context here (the line replays the history kept).
+fn is_compaction(line: &str) -> bool {
+    let mut end = line.len().min(80);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    line[..end].contains("\"type\":\"compacted\"")
+}
+
 #[derive(Default)]
 struct Reader {
     cwd: Option<String>,
@@ -118,10 +132,6 @@ struct Reader {
 
 impl Reader {
     fn worth_parsing(&self, line: &str, rec: &Recorder) -> bool {
-        let head = &line[..line.len().min(80)];
-        if head.contains("\"type\":\"compacted\"") {
-            return false; // a replay of the history, not new activity
-        }
         if line.contains("_call_output\"") {
             let mut seen = false;
             for id in string_values(line, "\"call_id\":\"") {

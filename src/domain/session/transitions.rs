@@ -243,6 +243,20 @@ impl Session {
         self.last_audit = Some(note);
     }
 
+    /// Facts the summary left out were replaced by newer evidence before they were given back
+    /// (`replaced`, by their text): the audit `status` shows counts them apart from the missing.
+    pub fn facts_replaced(&mut self, replaced: &[String]) {
+        let Some(note) = self.last_audit.as_mut() else {
+            return;
+        };
+        for r in replaced {
+            if let Some(i) = note.missing.iter().position(|m| m == r) {
+                note.missing.remove(i);
+                note.replaced.push(r.clone());
+            }
+        }
+    }
+
     /// A restore after a compaction gave only a note with `nonce`: what the summary left out
     /// of `checkpoint` waits for the next prompt or tool event. `since`: when the compaction
     /// began, when that was not noted.

@@ -130,6 +130,15 @@ pub fn classify(e: &Evidence) -> (Ending, Option<String>) {
             GutterHit::Oscillation { path, count } => {
                 format!("{path} changed back and forth ({count} times the same change)")
             }
+            GutterHit::Blocked {
+                command,
+                count,
+                path,
+                ..
+            } => format!(
+                "`{}` failed {count} times while {path} was changed before each",
+                crate::system::output::clip(command, 60)
+            ),
         };
         return (Ending::Gutter, Some(what));
     }

@@ -167,8 +167,32 @@ impl Hook {
             missing,
             summary_chars: audit.as_ref().map(|x| x.summary_chars),
             unreadable: unreadable.clone(),
+            replaced: Vec::new(),
         };
         s.summary_audited(&c.id, audit.map(|x| x.missing), unreadable, note);
+    }
+
+    /// What the summary left out that is still true now: newer evidence in the transcript or
+    /// a hook's payload (a passing run, a completed item, a newer next step) replaced the rest
+    /// ([`compaction_summary::facts::still_true`]). All of it when the session cannot be read.
+    /// The audit `status` shows counts the others as replaced.
+    fn still_true(
+        &self,
+        lock: &Lock,
+        s: &mut Session,
+        missing: &[compaction_summary::Fact],
+    ) -> Vec<compaction_summary::Fact> {
+        let Some(now) = self.observed_now(lock, s) else {
+            return missing.to_vec();
+        };
+        let true_now = compaction_summary::facts::still_true(missing, &now);
+        let replaced: Vec<String> = missing
+            .iter()
+            .filter(|f| !true_now.contains(f))
+            .map(|f| f.text.clone())
+            .collect();
+        s.facts_replaced(&replaced);
+        true_now
     }
 
     /// At a session start after a compaction (`source` `compact`), what to give instead of
@@ -177,6 +201,7 @@ impl Hook {
     /// could not be read, or an audit of another checkpoint).
     pub(super) fn after_compaction_start(
         &self,
+        lock: &Lock,
         s: &mut Session,
         source: &str,
         c: &Checkpoint,
@@ -192,8 +217,9 @@ impl Hook {
             .filter(|a| a.checkpoint.as_deref() == Some(c.id.as_str()))
             .and_then(|a| a.missing.as_ref())
         {
+            let missing = self.still_true(lock, s, missing);
             return Some(Back {
-                text: text::give_back(&c.id, &state, missing, Some(nonce)),
+                text: text::give_back(&c.id, &state, &missing, Some(nonce)),
                 kind: "missing",
             });
         }
@@ -252,7 +278,7 @@ impl Hook {
                 .or_else(|| own.as_ref().map(|c| c.id.clone()))
                 .unwrap_or_default();
             // Kept on the session should the prompt below fail: the next event tries again.
-            let missing = a.missing;
+            let missing = a.missing.map(|m| self.still_true(lock, s, &m));
             let text = match &missing {
                 Some(missing) if missing.is_empty() => None,
                 Some(missing) => Some(text::give_back(&id, &self.state_name(), missing, None)),

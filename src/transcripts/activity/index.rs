@@ -172,6 +172,23 @@ pub struct SessionIndex {
     /// last, at most [`super::MAX_WINDOW_READS`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub window: Vec<String>,
+    /// Compactions read in the transcript (its summary) since the index began, those of its
+    /// first read aside (they came before ctxkeep followed the session).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub compactions: u32,
+    /// Compactions a restore answered: a session start after one, or the give-back at the
+    /// event that noticed it in the transcript. Fewer than `compactions`: one no hook announced.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restored: u32,
+    /// The compaction (by its number in `compactions`) given back at an event that noticed it
+    /// in the transcript, no session start having come for it: a start that comes for it
+    /// later is late, and gives nothing again.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub noticed: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// How far the transcript was looked through for one nonce.
@@ -220,6 +237,7 @@ impl SessionIndex {
         }
         if seen.compacted {
             self.window.clear();
+            self.compactions += 1;
         }
         for p in &seen.window_reads {
             note_window_read(&mut self.window, p);
@@ -291,6 +309,32 @@ impl SessionIndex {
             let skip = commands.len().saturating_sub(super::MAX_COMMANDS);
             self.commands = commands.into_iter().skip(skip).collect();
         }
+    }
+
+    /// Whether the transcript shows a compaction that no session start answered (a server-side
+    /// compaction, a host that deferred or skipped its post-compaction hook).
+    pub fn compaction_unannounced(&self) -> bool {
+        self.compactions > self.restored
+    }
+
+    /// The compactions the transcript shows are given back now, at an event no start came
+    /// before.
+    pub fn compaction_noticed(&mut self) {
+        self.restored = self.compactions;
+        self.noticed = self.compactions;
+    }
+
+    /// A session start after a compaction: false when it is late, for a compaction already
+    /// given back at the event that noticed it (it gives nothing again); else the compaction
+    /// it answers is counted restored, read in the transcript yet or not (Claude Code writes
+    /// the summary after the start).
+    pub fn restore_started(&mut self) -> bool {
+        if self.noticed > 0 && self.noticed == self.compactions {
+            self.noticed = 0;
+            return false;
+        }
+        self.restored = (self.restored + 1).max(self.compactions);
+        true
     }
 
     /// The observation `tail` (a read of the transcript's end) completed from the index: the
@@ -393,6 +437,29 @@ mod tests {
         index.next_step = Some("Port the reader".into());
         index.add(&done, &[]);
         assert_eq!(index.next_step, None);
+    }
+
+    #[test]
+    fn a_compaction_no_start_answered_is_noticed_once_and_a_late_start_gives_nothing() {
+        let compacted = Observed {
+            compacted: true,
+            ..Observed::default()
+        };
+        let mut index = SessionIndex::default();
+        // Claude Code's order: the start comes before the summary is written.
+        assert!(index.restore_started());
+        index.add(&compacted, &[]);
+        assert!(!index.compaction_unannounced());
+        // No start for the next one: the event that reads it notices it, once.
+        index.add(&compacted, &[]);
+        assert!(index.compaction_unannounced());
+        index.compaction_noticed();
+        assert!(!index.compaction_unannounced());
+        // The host's start comes late: nothing again; the next compaction's start is not late.
+        assert!(!index.restore_started());
+        assert!(index.restore_started());
+        index.add(&compacted, &[]);
+        assert!(!index.compaction_unannounced());
     }
 
     #[test]

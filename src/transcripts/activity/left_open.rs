@@ -43,6 +43,46 @@ impl LeftOpen {
     pub fn is_empty(&self) -> bool {
         self.failing.is_empty() && self.for_the_user.is_empty()
     }
+
+    /// Ends the failures a later run passed: `runs` are runs known beyond the transcript read
+    /// (a hook's payload has the outcome before the transcript does), oldest first, each with
+    /// its outcome; a failing check whose latest run among them passed is failing no more.
+    pub fn close_passed(&mut self, runs: &[(&str, Option<bool>)]) {
+        self.failing.retain(|f| {
+            let latest = runs
+                .iter()
+                .rev()
+                .find(|(c, ok)| ok.is_some() && same_check(&f.command, c));
+            !matches!(latest, Some((_, Some(true))))
+        });
+    }
+}
+
+/// Whether two commands run the same check: one both run (`cargo test` and `cargo test
+/// parser`), or the same command however its output is cut.
+pub fn same_check(a: &str, b: &str) -> bool {
+    let (ka, kb) = (loops::command_key(a), loops::command_key(b));
+    if ka == kb {
+        return true;
+    }
+    let theirs = checks_in(b);
+    checks_in(a).iter().any(|c| theirs.contains(c))
+}
+
+/// The failed runs among `commands` (oldest first) that no later run of the same check
+/// passed: what is still failing. A later run whose outcome is unknown changes nothing.
+pub fn still_failing(commands: &[super::CommandRun]) -> Vec<&super::CommandRun> {
+    commands
+        .iter()
+        .enumerate()
+        .filter(|(i, run)| {
+            run.ok == Some(false)
+                && !commands[i + 1..]
+                    .iter()
+                    .any(|later| later.ok == Some(true) && same_check(&run.command, &later.command))
+        })
+        .map(|(_, run)| run)
+        .collect()
 }
 
 /// A check whose last run failed.
@@ -97,12 +137,20 @@ pub fn checks_in(command: &str) -> Vec<String> {
             .skip_while(|w| w.contains('=') || matches!(*w, "sudo" | "env" | "time"));
         // The program by its name: `./node_modules/.bin/tsc` runs `tsc`.
         let program = words.next().map(|p| p.rsplit('/').next().unwrap_or(p));
+        // `python3 -m pytest`: the module it runs names the check.
+        let mut words = words.peekable();
+        let module: Vec<&str> = match words.peek() {
+            Some(&"-m") => words.by_ref().take(2).collect(),
+            _ => Vec::new(),
+        };
+        let named = 3 + module.len();
         let words: Vec<&str> = program
             .into_iter()
+            .chain(module)
             .chain(words.take_while(|w| {
                 !w.starts_with('-') && !w.contains(['/', '=', '\'', '"', '>', '<'])
             }))
-            .take(3)
+            .take(named)
             .collect();
         let Some(first) = words.first() else { continue };
         if matches!(*first, "cd" | "echo" | "git" | "cat" | "grep" | "rg" | "ls") {
@@ -384,6 +432,10 @@ mod tests {
         );
         assert_eq!(checks_in("cargo clippy --all-targets"), ["cargo clippy"]);
         assert_eq!(checks_in("./node_modules/.bin/tsc 2>&1"), ["tsc"]);
+        assert_eq!(
+            checks_in("python3 -m pytest -q tests/test_billing.py"),
+            ["python3 -m pytest"]
+        );
         assert!(checks_in("git commit -m 'build: fix'").is_empty());
         assert!(checks_in("grep -rn test src/").is_empty());
         assert!(checks_in("ls tests/").is_empty());
@@ -484,6 +536,46 @@ mod tests {
             output: "sh: tsc: command not found",
         };
         assert!(open_checks([not_found]).is_empty());
+    }
+
+    #[test]
+    fn a_later_passing_run_of_the_same_check_ends_a_failure() {
+        let run = |command: &str, ok: Option<bool>| super::super::CommandRun {
+            command: command.into(),
+            ok,
+            exit_code: ok.map(|ok| if ok { 0 } else { 1 }),
+            times: 1,
+        };
+        let commands = [
+            run("python3 -m pytest -q", Some(false)),
+            run("ls nothing-here", Some(false)),
+            run("python3 -m pytest -q tests/test_billing.py", Some(true)),
+            run("cargo build", Some(false)),
+            run("cargo build 2>&1 | tail -5", None),
+        ];
+        let failing: Vec<&str> = still_failing(&commands)
+            .iter()
+            .map(|r| r.command.as_str())
+            .collect();
+        assert_eq!(failing, ["ls nothing-here", "cargo build"]);
+
+        let mut open = LeftOpen {
+            failing: vec![
+                failing_check("python3 -m pytest -q", "1 failed"),
+                failing_check("cargo clippy", "error: unused"),
+            ],
+            for_the_user: Vec::new(),
+        };
+        // The payloads' runs: pytest failed, then passed; clippy passed, then failed again.
+        open.close_passed(&[
+            ("python3 -m pytest -q", Some(false)),
+            ("cargo clippy --all-targets", Some(true)),
+            ("python3 -m pytest -q", Some(true)),
+            ("cargo clippy", Some(false)),
+            ("python3 -m pytest -q", None),
+        ]);
+        let left: Vec<&str> = open.failing.iter().map(|f| f.command.as_str()).collect();
+        assert_eq!(left, ["cargo clippy"]);
     }
 
     #[test]

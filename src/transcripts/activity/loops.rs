@@ -9,7 +9,11 @@
 //!   same way as before it, `same_file` times; a check that passes or fails differently is
 //!   progress;
 //! - **oscillation**: one file makes the same change (from one content to another) `oscillation`
-//!   times, going back to an earlier content in between.
+//!   times, going back to an earlier content in between;
+//! - **blocked**: one command fails `blocked` times with no pass in between while one file is
+//!   changed before each run, whatever it prints (a commit the project's pre-commit hook
+//!   blocks, now on a linter, now on a type checker, while the agent edits the same file); a
+//!   run reporting fewer failures than the one before is progress and starts the count again.
 //!
 //! Edits alone, or edits with passing checks, never count. Each loop is given once: once per
 //! failure (whichever rule saw it first) and once per oscillating file.
@@ -31,6 +35,8 @@ pub struct GutterLimits {
     pub same_file: u32,
     /// Times one file makes the same change, back and forth.
     pub oscillation: u32,
+    /// Failures of one command with no pass in between, one file changed before each.
+    pub blocked: u32,
 }
 
 impl Default for GutterLimits {
@@ -39,6 +45,7 @@ impl Default for GutterLimits {
             same_failure: 3,
             same_file: 3,
             oscillation: 3,
+            blocked: 5,
         }
     }
 }
@@ -68,6 +75,15 @@ pub enum GutterHit {
     Oscillation {
         path: String,
         count: u32,
+    },
+    /// One command failing again and again, whatever it prints, while one file is changed
+    /// before each run.
+    Blocked {
+        command: String,
+        count: u32,
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
 }
 
@@ -167,6 +183,9 @@ pub struct LoopState {
     /// has them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recent: Vec<RecentRun>,
+    /// File changes counted so far: what tells the files changed since a command's last run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    edits: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -180,6 +199,21 @@ struct CommandTrack {
     /// Its last run's failure; None when it last succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     last: Option<Failure>,
+    /// Failures with no pass in between, `blocked_on` changed before each (whatever they
+    /// printed), and `edits` (the state's count of changes) at its last run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    blocked: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    blocked_on: Option<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    at: u32,
+    /// The failures of that run of failures (their signatures, at most [`MAX_STATES`]), and
+    /// how many came back after an earlier one: a run of new failures each time is progress
+    /// (a linter finding the next thing), one that brings a failure back is not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    seen: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    repeats: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -194,6 +228,9 @@ struct FileTrack {
     /// Checks after a change of it that failed as before the change.
     #[serde(default, skip_serializing_if = "is_zero")]
     stalled: u32,
+    /// The state's count of changes at its last change.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    changed_at: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -225,6 +262,10 @@ pub struct RecentRun {
     pub ok: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
+    /// Whether the check passed, by what its output says where the exit code is a filter's
+    /// (a pipe into `grep`): what ends a failure (None when nothing tells).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
 }
 
 impl LoopState {
@@ -302,6 +343,10 @@ impl LoopState {
                 command: shown.clone(),
                 ok: ok.or(exit_code.map(|c| c == 0)),
                 exit_code,
+                passed: match super::left_open::verdict_in_output(output) {
+                    Some(false) => Some(false),
+                    _ => verdict,
+                },
             },
         );
         let key = check_key(cmd);
@@ -313,6 +358,11 @@ impl LoopState {
                     shown: shown.clone(),
                     streak: 0,
                     last: None,
+                    blocked: 0,
+                    blocked_on: None,
+                    at: self.edits,
+                    seen: Vec::new(),
+                    repeats: 0,
                 });
                 if self.commands.len() > MAX_COMMANDS {
                     self.commands.remove(0);
@@ -324,6 +374,14 @@ impl LoopState {
         match verdict {
             None => {}
             Some(true) => {
+                let c = &mut self.commands[i];
+                c.blocked = 0;
+                c.blocked_on = None;
+                c.at = self.edits;
+                c.seen.clear();
+                c.repeats = 0;
+                let blocked_key = format!("blocked:{key}");
+                self.said.retain(|k| *k != blocked_key);
                 let c = &mut self.commands[i];
                 if c.last.take().is_some() {
                     // A check that failed now passes: whatever was edited worked.
@@ -338,6 +396,7 @@ impl LoopState {
             }
             Some(false) => {
                 let failure = Failure::of(exit_code, output);
+                let blocked = self.blocked(i, &failure);
                 let c = &mut self.commands[i];
                 c.shown = shown.clone();
                 let again = c.last.as_ref().is_some_and(|l| failure.same_as(l));
@@ -400,12 +459,79 @@ impl LoopState {
                         }
                     }
                 }
+
+                // One loop is told once: not again as blocked when a rule above told it.
+                let told = self.said.contains(&loop_key(&failure, &key));
+                if let (true, false, Some((path, count))) = (limits.blocked > 0, told, blocked) {
+                    if count >= limits.blocked {
+                        if let Some(hit) = self.say(
+                            format!("blocked:{key}"),
+                            GutterHit::Blocked {
+                                command: shown.clone(),
+                                count,
+                                path,
+                                error: error_of(&failure),
+                            },
+                        ) {
+                            hits.push(hit);
+                        }
+                    }
+                }
             }
         }
         hits
     }
 
+    /// Counts a failure (`failure`) of command `i` toward the blocked rule: one more when its
+    /// last run failed too and the file it is blocked on (or, starting, any file) was changed
+    /// since, the count unchanged for a retry with no change, and from one again after a pass,
+    /// a change of another file, or a run reporting fewer failures (progress). Returns the file
+    /// and the count when one file is being changed between the failures.
+    fn blocked(&mut self, i: usize, failure: &Failure) -> Option<(String, u32)> {
+        let edits = self.edits;
+        let c = &self.commands[i];
+        let since = c.at;
+        let changed: Vec<&FileTrack> = self.files.iter().filter(|f| f.changed_at > since).collect();
+        let progress = matches!(
+            (failure.failures, c.last.as_ref().and_then(|l| l.failures)),
+            (Some(now), Some(was)) if now < was
+        );
+        let (count, on) = match (&c.last, &c.blocked_on) {
+            (None, _) => (1, None),
+            _ if progress => (1, None),
+            (Some(_), _) if changed.is_empty() => (c.blocked.max(1), c.blocked_on.clone()),
+            (Some(_), Some(on)) if changed.iter().any(|f| &f.path == on) => {
+                (c.blocked + 1, Some(on.clone()))
+            }
+            (Some(_), _) => {
+                // Starting, or another file now: the most recently changed one.
+                let newest = changed.iter().max_by_key(|f| f.changed_at)?;
+                (2, Some(newest.path.clone()))
+            }
+        };
+        let c = &mut self.commands[i];
+        if count <= 2 {
+            // A new run of failures: the one before this, when it counts, is its first.
+            let first = (count == 2).then(|| c.last.as_ref().map(|l| l.signature.clone()));
+            c.seen = first.flatten().into_iter().collect();
+            c.repeats = 0;
+        }
+        if c.seen.contains(&failure.signature) {
+            c.repeats += 1;
+        } else {
+            remember(&mut c.seen, failure.signature.clone(), MAX_STATES);
+        }
+        c.blocked = count;
+        c.blocked_on = on.clone();
+        c.at = edits;
+        // Only a run that keeps bringing failures back is blocked (two at least).
+        let repeats = c.repeats;
+        on.filter(|_| repeats >= 2).map(|path| (path, count))
+    }
+
     fn file(&mut self, change: &FileChange, limits: &GutterLimits) -> Option<GutterHit> {
+        self.edits = self.edits.saturating_add(1);
+        let edits = self.edits;
         let path = crate::system::redact::redact(&change.path).into_owned();
         let i = match self.files.iter().position(|f| f.path == path) {
             Some(i) => i,
@@ -415,6 +541,7 @@ impl LoopState {
                     states: Vec::new(),
                     edited: false,
                     stalled: 0,
+                    changed_at: 0,
                 });
                 if self.files.len() > MAX_FILES {
                     self.files.remove(0);
@@ -424,6 +551,7 @@ impl LoopState {
         };
         let f = &mut self.files[i];
         f.edited = true;
+        f.changed_at = edits;
         if let (true, Some(before)) = (f.states.is_empty(), &change.before) {
             f.states.push(before.clone());
         }
@@ -463,6 +591,35 @@ impl LoopState {
         }
         remember(&mut self.said, key, MAX_SAID);
         Some(hit)
+    }
+
+    /// Whether the loop `hit` is over: a run of its check passed since (the latest run of the
+    /// same check among the recent ones, else that check's own last verdict). An oscillation
+    /// has no check and is never over by this.
+    pub fn ended(&self, hit: &GutterHit) -> bool {
+        let command = match hit {
+            GutterHit::SameFailure { command, .. } => command.as_str(),
+            GutterHit::SameFile {
+                command: Some(command),
+                ..
+            }
+            | GutterHit::Blocked { command, .. } => command.as_str(),
+            _ => return false,
+        };
+        let latest = self
+            .recent
+            .iter()
+            .rev()
+            .find(|r| r.passed.is_some() && super::left_open::same_check(command, &r.command));
+        match latest {
+            Some(r) => r.passed == Some(true),
+            None => {
+                let key = check_key(command);
+                self.commands
+                    .iter()
+                    .any(|c| c.key == key && c.last.is_none())
+            }
+        }
     }
 
     /// Whether a call with this id was counted already.
@@ -515,6 +672,23 @@ impl LoopState {
         });
         if self.pending.len() > MAX_COMMANDS {
             self.pending.remove(0);
+        }
+    }
+}
+
+/// What the hooks' payloads told beyond the transcript, put into an observation: the commands'
+/// outcomes ([`fill_outcomes`]), and a failure left open that a later run of the same check
+/// passed (the run that fired the hook is in its payload before the transcript has it).
+pub fn with_payload_outcomes(observed: &mut super::Observed, recent: &[RecentRun]) {
+    fill_outcomes(&mut observed.commands, recent);
+    if let Some(open) = observed.left_open.as_mut() {
+        let runs: Vec<(&str, Option<bool>)> = recent
+            .iter()
+            .map(|r| (r.command.as_str(), r.passed))
+            .collect();
+        open.close_passed(&runs);
+        if open.is_empty() {
+            observed.left_open = None;
         }
     }
 }
@@ -864,6 +1038,102 @@ mod tests {
         );
     }
 
+    /// A commit the project's pre-commit hook blocks: now the linter (on a new line each
+    /// time), now the type checker (the same error each time).
+    fn blocked_commit(i: usize) -> Step {
+        let out = if i.is_multiple_of(2) {
+            format!(
+                "ruff.....Failed\n- hook id: ruff\n- exit code: 1\n\nsrc/billing.py:{}:5: F841 Local variable `tmp{i}` is assigned to but never used\nFound 1 error.\nmypy.....Passed",
+                10 + i
+            )
+        } else {
+            "ruff.....Passed\nmypy.....Failed\n- hook id: mypy\n- exit code: 1\n\nsrc/billing.py:20: error: Incompatible return value type (got \"float\", expected \"Decimal\")  [return-value]\nFound 1 error in 1 file (checked 3 source files)".to_string()
+        };
+        run(
+            &format!("git add src/billing.py && git commit -m \"Fix rounding, take {i}\""),
+            1,
+            &out,
+        )
+    }
+
+    #[test]
+    fn a_commit_blocked_again_and_again_while_one_file_is_edited_warns_once() {
+        let mut steps = vec![edit("src/billing.py", None)];
+        for i in 0..6 {
+            steps.push(blocked_commit(i));
+            steps.push(edit("src/billing.py", None));
+            steps.push(run("git status --short", 0, " M src/billing.py"));
+        }
+        steps.push(run("git commit --no-verify -m x", 0, "[main 1a2b3c] x"));
+        let hits = feed_all(&steps);
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        let (
+            at,
+            GutterHit::Blocked {
+                command,
+                count,
+                path,
+                error,
+            },
+        ) = &hits[0]
+        else {
+            panic!("{hits:?}");
+        };
+        // At the fifth blocked commit, before the sixth and the skipped checks.
+        assert_eq!((*at, *count, path.as_str()), (13, 5, "src/billing.py"));
+        assert!(command.contains("git commit"), "{command}");
+        assert!(
+            error.as_deref().unwrap_or_default().contains("exit 1"),
+            "{error:?}"
+        );
+        // A pass in between starts the count again; so does another file.
+        let mut steps = Vec::new();
+        for i in 0..8 {
+            steps.push(edit(
+                if i == 4 {
+                    "src/other.py"
+                } else {
+                    "src/billing.py"
+                },
+                None,
+            ));
+            steps.push(blocked_commit(i));
+            if i == 2 {
+                steps.push(run("git commit -m ok", 0, "[main 1] ok"));
+            }
+        }
+        assert_eq!(feed_all(&steps), vec![]);
+    }
+
+    #[test]
+    fn a_test_run_failing_less_each_time_is_not_blocked() {
+        let mut steps = Vec::new();
+        for n in (1..=7).rev() {
+            steps.push(edit("src/table.py", None));
+            steps.push(run(
+                "pytest -q",
+                1,
+                &format!("FAILED tests/t.py::test_{n}\n{n} failed, 3 passed in 0.2s"),
+            ));
+        }
+        assert_eq!(feed_all(&steps), vec![]);
+    }
+
+    #[test]
+    fn a_loop_ends_when_a_later_run_of_its_check_passes() {
+        let mut s = LoopState::default();
+        let limits = GutterLimits::default();
+        let out = "error[E0308]: mismatched types";
+        let mut hits = Vec::new();
+        for _ in 0..3 {
+            hits.extend(s.feed(&run("cargo build", 101, out), &limits));
+        }
+        assert_eq!(hits.len(), 1);
+        assert!(!s.ended(&hits[0]));
+        s.feed(&run("cargo build", 0, "Finished"), &limits);
+        assert!(s.ended(&hits[0]));
+    }
+
     #[test]
     fn three_runs_failing_for_different_reasons_never_warn() {
         let steps = vec![
@@ -1049,11 +1319,13 @@ mod tests {
                 command: "make".into(),
                 ok: Some(true),
                 exit_code: Some(0),
+                passed: Some(true),
             },
             RecentRun {
                 command: "make check".into(),
                 ok: Some(false),
                 exit_code: Some(3),
+                passed: Some(false),
             },
         ];
         // The call is in the transcript, its result not yet (a compaction mid-turn).

@@ -10,18 +10,21 @@
 //!   leaving out flags and `VAR=value`): the program and, of three, one more; all of them when
 //!   there are two;
 //! - **prose** (the request, the task, the next action, plan items, decisions) is kept when
-//!   the summary has every identifier it holds (a word with a digit, `_`, `/` or `.` inside,
-//!   such as `E2E-NEXT-4711` or `parser.rs`) and at least [`PROSE_SHARE`] of its other words
-//!   (three letters or more, common words left out, plural and `-ing`/`-ed` endings ignored).
+//!   the summary names every identifier it holds (a word with a digit, `_`, `/` or `.` inside,
+//!   such as `E2E-NEXT-4711`, `parser.rs` or `round_half`): the summary's own words around
+//!   them are a paraphrase, and a paraphrase keeps the fact. Prose with no identifier is kept
+//!   when the summary has at least [`PROSE_SHARE`] of its other words (three letters or more,
+//!   common words left out, plural and `-ing`/`-ed` endings ignored).
 
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
 use crate::domain::checkpoint::Checkpoint;
+use crate::transcripts::activity::{left_open, Observed, PlanStatus};
 
-/// The share of a prose fact's words a summary must have to keep it.
-pub const PROSE_SHARE: f64 = 0.6;
+/// The share of the words of a prose fact with no identifier a summary must have to keep it.
+pub const PROSE_SHARE: f64 = 0.5;
 
 /// What a fact is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -109,10 +112,18 @@ pub fn of(c: &Checkpoint) -> Vec<Fact> {
             f.detail = Some(p.status.as_str().to_string());
             out.push(f);
         }
-        for run in o.commands.iter().filter(|r| r.ok == Some(false)) {
+        // Only what still fails: a later passing run of the same check ended the failure.
+        for run in left_open::still_failing(&o.commands) {
             let mut f = Fact::new(Kind::FailingCommand, &run.command);
             f.detail = run.exit_code.map(|c| format!("exit {c}"));
             out.push(f);
+        }
+        for check in o.left_open.iter().flat_map(|l| &l.failing) {
+            if !out.iter().any(|f| {
+                f.kind == Kind::FailingCommand && left_open::same_check(&f.text, &check.command)
+            }) {
+                out.push(Fact::new(Kind::FailingCommand, &check.command));
+            }
         }
         for file in &o.files {
             out.push(Fact::new(Kind::File, file));
@@ -142,6 +153,30 @@ pub fn of(c: &Checkpoint) -> Vec<Fact> {
         !f.text.is_empty() && !words(&f.text).is_empty() && seen.insert(key)
     });
     out
+}
+
+/// The facts of `missing` that are still true by `now`, what the session shows at the moment
+/// they would be given back (newer evidence replaces older): a failing command whose latest
+/// run of the same check passed is left out, and so are a plan item now completed and a next
+/// step the agent has replaced with another since.
+pub fn still_true(missing: &[Fact], now: &Observed) -> Vec<Fact> {
+    let replaced = |f: &Fact| match f.kind {
+        Kind::FailingCommand => now
+            .commands
+            .iter()
+            .rev()
+            .find(|r| r.ok.is_some() && left_open::same_check(&f.text, &r.command))
+            .is_some_and(|r| r.ok == Some(true)),
+        Kind::PlanItem => now.plan.iter().any(|p| {
+            p.status == PlanStatus::Completed && p.text.trim().eq_ignore_ascii_case(f.text.trim())
+        }),
+        Kind::NextStep => now
+            .next_step
+            .as_deref()
+            .is_some_and(|n| !n.trim().eq_ignore_ascii_case(f.text.trim())),
+        _ => false,
+    };
+    missing.iter().filter(|f| !replaced(f)).cloned().collect()
 }
 
 /// A summary prepared once for checking many facts.
@@ -243,8 +278,8 @@ impl Summary {
     fn has_prose(&self, text: &str) -> bool {
         let words = words(text);
         let (ids, plain): (Vec<&String>, Vec<&String>) = words.iter().partition(|w| is_id(w));
-        if !ids.iter().all(|id| self.has_word(id)) {
-            return false;
+        if !ids.is_empty() {
+            return ids.iter().all(|id| self.has_word(id));
         }
         if plain.is_empty() {
             return true;

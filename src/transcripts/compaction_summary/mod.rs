@@ -75,6 +75,11 @@ pub struct AuditNote {
     /// Why the summary could not be read (`encrypted`, `not found`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
+    /// Of the facts it did not keep, those newer evidence had replaced by the time they would
+    /// have been given back (a failure a later run passed, an item completed since): not
+    /// given back, and no longer missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaced: Vec<String>,
 }
 
 impl AuditNote {
@@ -96,7 +101,7 @@ impl AuditNote {
                 self.checkpoint
             );
         }
-        let total = self.kept + self.missing.len();
+        let total = self.kept + self.missing.len() + self.replaced.len();
         let missing = if self.missing.is_empty() {
             "nothing missing".to_string()
         } else {
@@ -113,6 +118,10 @@ impl AuditNote {
                 String::new()
             };
             format!("missing {}{more}", shown.join("; "))
+        };
+        let missing = match self.replaced.len() {
+            0 => missing,
+            n => format!("{missing}; {n} more replaced by newer evidence since"),
         };
         format!(
             "last compaction ({agent}, {trigger}, {when}): the summary kept {} of {total} facts of {}; {missing}",
@@ -203,10 +212,20 @@ mod tests {
             missing: vec!["tests/blank.rs".into(), "run the widget tests".into()],
             summary_chars: Some(900),
             unreadable: None,
+            replaced: Vec::new(),
         };
         assert_eq!(
             note.line("2 min ago"),
             "last compaction (claude-code, auto, 2 min ago): the summary kept 5 of 7 facts of ckpt-0004; missing tests/blank.rs; run the widget tests"
+        );
+        let later = AuditNote {
+            missing: vec!["tests/blank.rs".into()],
+            replaced: vec!["cargo test".into()],
+            ..note
+        };
+        assert_eq!(
+            later.line("2 min ago"),
+            "last compaction (claude-code, auto, 2 min ago): the summary kept 5 of 7 facts of ckpt-0004; missing tests/blank.rs; 1 more replaced by newer evidence since"
         );
     }
 }

@@ -83,8 +83,34 @@ pub fn give_back(id: &str, state_file: &str, missing: &[Fact], nonce: Option<&st
     format!(
         "ctxkeep: the compaction summary left out these facts of checkpoint {id} \
          ({state_file}); the rest of the checkpoint is in the summary above.\n{}{ack}",
-        crate::system::recorded::quoted(&[lines(missing, MAX_FACT_CHARS, usize::MAX, false)])
+        crate::system::recorded::quoted(&[short_lines(missing, MAX_GIVE_BACK_FACTS_CHARS)])
     )
+}
+
+/// The facts a give-back lists take at most this many characters: what the summary dropped is
+/// worth a short reminder, not a second copy of the checkpoint (`ctxkeep resume --peek` has it).
+pub const MAX_GIVE_BACK_FACTS_CHARS: usize = 1_200;
+
+/// [`lines`] within `max` characters: long lists shortened first (their first items kept, the
+/// rest counted), then long facts cut.
+fn short_lines(facts: &[Fact], max: usize) -> String {
+    let mut fact_chars = MAX_FACT_CHARS;
+    let mut list_items = usize::MAX;
+    loop {
+        let body = lines(facts, fact_chars, list_items, false);
+        if body.chars().count() <= max || (list_items <= 3 && fact_chars <= 80) {
+            return body;
+        }
+        if list_items > 3 {
+            list_items = if list_items == usize::MAX {
+                8
+            } else {
+                list_items - 2
+            };
+        } else {
+            fact_chars -= 40;
+        }
+    }
 }
 
 /// One line per kind, in the facts' order: prose facts one per line, files and commands
@@ -221,6 +247,18 @@ mod tests {
             "{g}"
         );
         assert!(g.contains("`ctxkeep ack 12345678`"), "{g}");
+        // A long list is shortened: its first items, the rest counted.
+        let many: Vec<Fact> = (0..80)
+            .map(|i| {
+                fact(
+                    Kind::File,
+                    &format!("src/module_{i:03}/a_long_file_name.rs"),
+                )
+            })
+            .collect();
+        let g = give_back("ckpt-0004", "project-state.md", &many, None);
+        assert!(g.chars().count() < 1_600, "{}", g.chars().count());
+        assert!(g.contains("src/module_000/") && g.contains("more)"), "{g}");
         let none = give_back("ckpt-0004", "project-state.md", &[], None);
         assert!(none.contains("keeps everything"), "{none}");
         assert!(!none.contains("ack"));

@@ -64,9 +64,10 @@ const CAPTURES: &[Expected] = &[
         // The three failures of one command are one line (×3) since issue 26.
         repeated_lines: 0,
         // With no stage, the compaction's `PreCompact` writes the checkpoint; the last run's end
-        // records nothing new since.
-        checkpoints: &[("pre-compact", 1)],
-        skipped: 1,
+        // writes its own, the session having run commands since (until issue 42 it was skipped
+        // as "nothing new": only the files, plan, step and what was left open were compared).
+        checkpoints: &[("pre-compact", 1), ("session-end", 1)],
+        skipped: 0,
         at_compactions: &["pre-compact"],
         // Seven facts of the pre-compact checkpoint are not in the stand-in's short summary.
         audits: &[Some(7)],
@@ -89,9 +90,10 @@ const CAPTURES: &[Expected] = &[
         stage_instructions: 1,
         stacked: 0,
         repeated_lines: 0,
-        checkpoints: &[("pre-compact", 1)],
-        // The session end, with nothing new since the pre-compact checkpoint.
-        skipped: 1,
+        // The session end writes its own: the call after the compaction is new since the
+        // pre-compact checkpoint (skipped as "nothing new" until issue 42).
+        checkpoints: &[("pre-compact", 1), ("session-end", 1)],
+        skipped: 0,
         at_compactions: &["pre-compact"],
         audits: &[Some(2)],
     },
@@ -111,12 +113,15 @@ const CAPTURES: &[Expected] = &[
         stacked: 0,
         repeated_lines: 0,
         // No pre-compact checkpoint before a run's first model call any more (two before issue
-        // 26); the one at the compression (line 58) records nothing new since the first run's
-        // end: the capture cuts the resumed runs' prompts and messages, so it sees only a
-        // command.
-        checkpoints: &[("session-end", 1)],
-        skipped: 13,
-        at_compactions: &["session-end"],
+        // 26). Since issue 42 a checkpoint is skipped only when it would record the same: the
+        // command run before the compaction is new at the stage crossed (line 53), the
+        // compression's own reading (line 58) lists only that command, and the last run's end
+        // lists both again. The capture cuts the resumed runs' prompts and messages, so the
+        // commands are all that moves.
+        checkpoints: &[("pre-compact", 1), ("session-end", 2), ("stage-98", 1)],
+        skipped: 10,
+        // The compression's own checkpoint, now written (it was the first run's end's).
+        at_compactions: &["pre-compact"],
         // The capture cuts the compressed message list, snapshot and all.
         audits: &[None],
     },
