@@ -182,7 +182,7 @@ fn nothing_to_lose_means_no_snapshot() {
 }
 
 #[test]
-fn automatic_checkpoints_keep_the_work_once_per_change_and_retention_drops_the_refs() {
+fn automatic_checkpoints_keep_the_work_once_per_change_and_a_committed_retention_keeps_the_refs() {
     let p = project_with_work();
     let text = p.state().replacen(
         "ctxkeep: 1\n",
@@ -208,18 +208,28 @@ fn automatic_checkpoints_keep_the_work_once_per_change_and_retention_drops_the_r
         last["git"]["snapshot"]["commit"],
         first["git"]["snapshot"]["commit"]
     );
-    // Another change: the oldest snapshot goes with its record (two kept).
+    // Another change: the oldest record goes (two kept), but not its snapshot: the refs are
+    // local data, and a committed `retention` (a teammate's) does not decide when they go.
     p.write("notes/new.txt", "a finished thought\n");
     hook(&p, "SessionEnd", json!({ "reason": "other" }));
     let all = records(&p);
     let last = all.last().unwrap();
     assert_eq!(all.len(), 2);
     assert_ne!(all[0]["id"], first["id"]);
+    let first_ref = format!("refs/ctxkeep/snapshots/{}", first["id"].as_str().unwrap());
     let ids: Vec<String> = all
         .iter()
         .map(|r| format!("refs/ctxkeep/snapshots/{}", r["id"].as_str().unwrap()))
         .collect();
-    assert_eq!(snapshot_refs(&p), ids);
+    assert_eq!(
+        snapshot_refs(&p),
+        [vec![first_ref.clone()], ids.clone()].concat()
+    );
+    // Its work can still be brought back by name.
+    let (v, code) = p.json(&["restore", first["id"].as_str().unwrap(), "--force"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(p.read("notes/new.txt"), "half a thought\n");
+    p.write("notes/new.txt", "a finished thought\n");
 
     // `log` shows which checkpoints hold one; `resume` says how to bring it back.
     let (log, _) = p.json(&["log"]);
@@ -237,14 +247,46 @@ fn automatic_checkpoints_keep_the_work_once_per_change_and_retention_drops_the_r
         "{prompt}"
     );
 
-    // `gc` drops a ref whose checkpoint is gone.
-    std::fs::remove_file(p.path(&format!(
-        ".ctxkeep/checkpoints/{}.json",
-        all[0]["id"].as_str().unwrap()
-    )))
-    .unwrap();
+    // `gc` drops the refs past the newest 50 whose checkpoint is gone: here 55 old ones.
+    let old = p.git(&["commit-tree", "HEAD^{tree}", "-m", "old"]);
+    let old = old.trim();
+    let dated = std::process::Command::new("git")
+        .current_dir(p.root())
+        .args([
+            "commit-tree",
+            "HEAD^{tree}",
+            "-p",
+            old,
+            "-m",
+            "old snapshot",
+        ])
+        .env("GIT_COMMITTER_DATE", "2020-01-01T00:00:00Z")
+        .env("GIT_AUTHOR_DATE", "2020-01-01T00:00:00Z")
+        .env("GIT_AUTHOR_NAME", "ctxkeep")
+        .env("GIT_AUTHOR_EMAIL", "ctxkeep@localhost")
+        .env("GIT_COMMITTER_NAME", "ctxkeep")
+        .env("GIT_COMMITTER_EMAIL", "ctxkeep@localhost")
+        .output()
+        .unwrap();
+    let dated = String::from_utf8(dated.stdout).unwrap();
+    for n in 0..55 {
+        p.git(&[
+            "update-ref",
+            &format!("refs/ctxkeep/snapshots/old-{n:02}"),
+            dated.trim(),
+        ]);
+    }
     let (gc, code) = p.json(&["gc"]);
     assert_eq!(code, 0);
-    assert_eq!(gc["snapshots_removed"], json!([all[0]["id"]]));
-    assert_eq!(snapshot_refs(&p), ids[1..]);
+    let removed = gc["snapshots_removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 55 + 3 - 50, "{gc}");
+    assert!(
+        removed
+            .iter()
+            .all(|r| r.as_str().unwrap().starts_with("old-")),
+        "{gc}"
+    );
+    let left = snapshot_refs(&p);
+    assert_eq!(left.len(), 50);
+    assert!(left.contains(&first_ref) && ids.iter().all(|i| left.contains(i)));
 }
