@@ -290,3 +290,229 @@ fn automatic_checkpoints_keep_the_work_once_per_change_and_a_committed_retention
     assert_eq!(left.len(), 50);
     assert!(left.contains(&first_ref) && ids.iter().all(|i| left.contains(i)));
 }
+
+/// The pre-destructive records written so far.
+fn pre_destructive(p: &Project) -> usize {
+    records(p)
+        .iter()
+        .filter(|r| r["trigger"] == "pre-destructive")
+        .count()
+}
+
+#[test]
+fn deletions_behind_shells_wrappers_aliases_and_other_spellings_are_snapshotted() {
+    let p = project_with_work();
+    p.git(&["config", "alias.nuke", "reset --hard"]);
+    p.git(&["config", "alias.wipe", "!sh -c 'git clean -fd'"]);
+    let mut taken = 0;
+    for line in [
+        "bash -c 'git reset --hard'",
+        "eval \"git checkout -- .\"",
+        "(cd src && rm -rf .)",
+        "timeout 60 git reset --hard",
+        "env -i git reset --hard",
+        "\\git reset --hard",
+        "git nuke",
+        "git wipe",
+        "echo | xargs git reset --hard",
+        "make clean",
+        "rm -r src",
+        "rm src/lib.rs",
+        "rm -f src/*.rs",
+        "git rm -f src/lib.rs",
+        "find src -name '*.rs' -delete",
+        "find . -name '*.txt' -exec rm {} \\;",
+        "git ls-files -m | xargs rm",
+        "git checkout HEAD src",
+        "git switch --discard-changes main",
+        "rm -rf \"$D\"",
+    ] {
+        bash(&p, line);
+        taken += 1;
+        assert_eq!(pre_destructive(&p), taken, "no snapshot before {line}");
+        let last = records(&p).pop().unwrap();
+        assert_eq!(last["git"]["snapshot"]["before"], line);
+        assert!(last["git"]["snapshot"]["commit"].is_string(), "{line}");
+    }
+    // Harmless lines, an alias that only reads, and deletions of paths with no work stay free.
+    p.git(&["config", "alias.st", "status -sb"]);
+    for line in [
+        "git st",
+        "git status",
+        "git checkout main",
+        "rm -r build",
+        "find docs -delete",
+        "bash -c 'cargo build'",
+    ] {
+        bash(&p, line);
+        assert_eq!(pre_destructive(&p), taken, "a snapshot before {line}");
+    }
+}
+
+#[test]
+fn after_rm_rf_src_restore_brings_it_back_without_force() {
+    let p = project_with_work();
+    bash(&p, "rm -rf src notes");
+    std::fs::remove_dir_all(p.path("src")).unwrap();
+    std::fs::remove_dir_all(p.path("notes")).unwrap();
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(p.read("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n");
+    assert_eq!(p.read("notes/new.txt"), "half a thought\n");
+}
+
+#[test]
+fn restore_never_overwrites_a_newer_ignored_file_or_a_folder() {
+    let p = project_with_work();
+    bash(&p, "git reset --hard && git clean -fd");
+    p.git(&["reset", "--hard", "-q"]);
+    p.git(&["clean", "-fdq"]);
+    // Newer work at paths git does not show: an ignored file, and a folder where the
+    // snapshot has a file.
+    p.write(".git/info/exclude", "notes/\n");
+    p.write("notes/new.txt", "written after, and ignored\n");
+    std::fs::remove_file(p.path("src/lib.rs")).unwrap();
+    p.write("src/lib.rs/mod.rs", "// a folder now\n");
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("notes/new.txt") && err.contains("src/lib.rs"),
+        "{err}"
+    );
+    assert!(err.contains("nothing restored"), "{err}");
+    assert_eq!(p.read("notes/new.txt"), "written after, and ignored\n");
+    assert_eq!(p.read("src/lib.rs/mod.rs"), "// a folder now\n");
+    // README.md was deleted in the snapshot and is back from the reset: not restored either.
+    assert!(p.path("README.md").exists());
+}
+
+#[test]
+fn restore_says_head_moved_and_keeps_what_was_committed_since() {
+    let p = project_with_work();
+    bash(&p, "git reset --hard");
+    p.git(&["reset", "--hard", "-q"]);
+    // Committed since the snapshot: restore would put the old work over it.
+    p.write("src/lib.rs", "pub fn committed() {}\n");
+    p.commit_all("moved on");
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("src/lib.rs (committed since the snapshot)"),
+        "{err}"
+    );
+    assert!(err.contains("HEAD moved since the snapshot"), "{err}");
+    assert_eq!(p.read("src/lib.rs"), "pub fn committed() {}\n");
+    // With the file as the snapshot's base again, it comes back, and restore says HEAD moved.
+    p.git(&["revert", "--no-edit", "HEAD"]);
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("HEAD moved since the snapshot"), "{text}");
+    assert_eq!(p.read("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n");
+    let (v, _) = p.json(&["restore"]);
+    assert!(v["head_moved"]["from"].is_string(), "{v}");
+}
+
+#[test]
+fn a_snapshot_commit_written_into_the_state_file_by_hand_is_refused() {
+    let p = project_with_work();
+    bash(&p, "git reset --hard");
+    // The reset, sparing project-state.md (its current checkpoint names the snapshot).
+    p.git(&["checkout", "HEAD", "--", "src", "README.md"]);
+    std::fs::remove_dir_all(p.path("notes")).unwrap();
+    let snap = records(&p).pop().unwrap()["git"]["snapshot"]["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // An old ordinary commit (before src/lib.rs existed), as a cloned state file could name it:
+    // restoring it would delete committed files.
+    let root = p.git(&["rev-list", "--max-parents=0", "HEAD"]);
+    assert!(p.state().contains(&snap));
+    let crafted = p.state().replace(&snap, root.trim());
+    p.write("project-state.md", crafted);
+    let before = p.snapshot();
+    let out = p.ctxkeep(&["restore", "--force"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a snapshot ctxkeep made"), "{err}");
+    assert!(p.snapshot() == before, "nothing touched");
+    assert!(p.path("src/lib.rs").exists());
+}
+
+#[test]
+fn a_busy_lock_does_not_lose_the_snapshot_before_a_destructive_command() {
+    let p = project_with_work();
+    std::fs::create_dir_all(p.path(".ctxkeep")).unwrap();
+    // Another ctxkeep holding the lock (a long checkpoint, a stuck process).
+    let holder = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(p.path(".ctxkeep/lock"))
+        .unwrap();
+    holder.lock().unwrap();
+    let out = p
+        .ctxkeep(&["hook", "claude-code"])
+        .write_stdin(
+            json!({
+                "session_id": "s1", "cwd": p.root(), "hook_event_name": "PreToolUse",
+                "tool_name": "Bash", "tool_input": { "command": "git reset --hard" },
+            })
+            .to_string(),
+        )
+        .output()
+        .unwrap();
+    drop(holder);
+    assert!(out.status.success(), "{out:?}");
+    // No checkpoint could be written, but the work is kept under a pending ref.
+    let refs = snapshot_refs(&p);
+    assert!(
+        refs.iter()
+            .any(|r| r.starts_with("refs/ctxkeep/snapshots/pending-")),
+        "{refs:?}"
+    );
+    p.git(&["reset", "--hard", "-q"]);
+    p.git(&["clean", "-fdq", "--", "notes"]);
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(p.read("notes/new.txt"), "half a thought\n");
+    assert_eq!(p.read("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n");
+}
+
+#[test]
+fn git_clean_taking_an_uncommitted_state_file_leaves_a_snapshot_restore_finds() {
+    let p = Project::new();
+    p.write("src/lib.rs", "pub fn one() {}\n");
+    p.commit_all("lib");
+    p.ctxkeep(&["init"]).assert().success();
+    p.checkpoint(&[]).success();
+    p.write("notes/plan.txt", "the plan\n");
+    let state = p.state();
+    bash(&p, "git clean -fdx");
+    p.git(&["clean", "-fdxq"]);
+    assert!(!p.path("project-state.md").exists());
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(p.read("notes/plan.txt"), "the plan\n");
+    assert_eq!(p.state(), state, "project-state.md is back as it was");
+}
+
+#[test]
+fn a_stash_drop_keeps_the_stash_entry() {
+    let p = project_with_work();
+    p.git(&["stash", "-q"]);
+    bash(&p, "git stash drop");
+    p.git(&["stash", "drop", "-q"]);
+    let kept = p.git(&[
+        "for-each-ref",
+        "--format=%(objectname)",
+        "refs/ctxkeep/stash/",
+    ]);
+    let commit = kept.trim();
+    assert!(!commit.is_empty(), "no stash entry kept");
+    p.git(&["stash", "store", "-m", "back", commit]);
+    p.git(&["stash", "pop", "-q"]);
+    assert_eq!(p.read("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n");
+}
