@@ -516,3 +516,32 @@ fn a_stash_drop_keeps_the_stash_entry() {
     p.git(&["stash", "pop", "-q"]);
     assert_eq!(p.read("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n");
 }
+
+#[test]
+fn hooks_doctor_warns_when_a_remote_mirrors_the_snapshot_refs() {
+    let p = Project::initialized();
+    p.ctxkeep(&["hooks", "install", "claude-code"])
+        .assert()
+        .success();
+    p.git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://example.invalid/repo.git",
+    ]);
+    let (report, code) = crate::hooks::doctor_text(&p, "claude-code");
+    assert!(!report.contains("snapshots:"), "{report}");
+    assert_eq!(code, Some(0), "{report}");
+    p.git(&["config", "remote.origin.mirror", "true"]);
+    let (report, code) = crate::hooks::doctor_text(&p, "claude-code");
+    assert!(
+        report.contains("ok    snapshots: warning: `git push` to origin (remote.origin.mirror=true) sends ctxkeep's snapshot refs"),
+        "{report}"
+    );
+    // A warning, not a failure: the hooks work.
+    assert_eq!(code, Some(0), "{report}");
+    p.git(&["config", "--unset", "remote.origin.mirror"]);
+    p.git(&["config", "remote.origin.push", "+refs/*:refs/*"]);
+    let (report, _) = crate::hooks::doctor_text(&p, "claude-code");
+    assert!(report.contains("snapshots: warning"), "{report}");
+}

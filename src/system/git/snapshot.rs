@@ -765,6 +765,51 @@ pub fn worktree_part(dir: &Path) -> String {
     String::new()
 }
 
+/// The remotes a plain `git push` would send the snapshot refs to: those
+/// with `remote.<name>.mirror=true` or a push refspec covering `refs/*` or
+/// `refs/ctxkeep/`. Each as `name (why)`.
+pub fn mirroring_remotes(dir: &Path) -> Vec<String> {
+    let Ok(out) = git(dir)
+        .args([
+            "config",
+            "-z",
+            "--get-regexp",
+            r"^remote\..*\.(mirror|push)$",
+        ])
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in out.stdout.split(|&b| b == 0) {
+        let entry = String::from_utf8_lossy(entry);
+        let Some((key, value)) = entry.split_once('\n') else {
+            continue;
+        };
+        let Some(rest) = key.strip_prefix("remote.") else {
+            continue;
+        };
+        let (name, setting) = rest.rsplit_once('.').unwrap_or((rest, ""));
+        let value = value.trim();
+        let sends = match setting {
+            "mirror" => matches!(
+                value.to_ascii_lowercase().as_str(),
+                "true" | "yes" | "on" | "1"
+            ),
+            _ => {
+                let src = value.trim_start_matches('+');
+                let src = src.split(':').next().unwrap_or(src);
+                src == "refs/*" || src.starts_with("refs/ctxkeep") || src == "*"
+            }
+        };
+        if sends {
+            found.push(format!("{name} (remote.{name}.{setting}={value})"));
+        }
+    }
+    found
+}
+
 /// The top level of the repository around `dir`.
 pub fn top(dir: &Path) -> Result<PathBuf, Unavailable> {
     paths(dir).map(|(top, _)| top)
@@ -1009,5 +1054,44 @@ mod tests {
             blob(p, commit, "a.txt").unwrap().unwrap(),
             b"stashed work\n"
         );
+    }
+
+    #[test]
+    fn each_worktree_has_its_own_snapshot_refs() {
+        let d = repo();
+        let p = d.path();
+        let other = tempfile::tempdir().unwrap();
+        let linked = other.path().join("linked");
+        sh(
+            p,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "other",
+                linked.to_str().unwrap(),
+            ],
+        );
+        std::fs::write(p.join("a.txt"), "main's\n").unwrap();
+        std::fs::write(linked.join("a.txt"), "linked's\n").unwrap();
+        let main_snap = snap(p).snapshot.unwrap();
+        let linked_snap = snap(&linked).snapshot.unwrap();
+        // The same checkpoint id in both: neither overwrites the other.
+        keep(p, "ckpt-0001", &main_snap.commit).unwrap();
+        keep(&linked, "ckpt-0001", &linked_snap.commit).unwrap();
+        assert_eq!(
+            list(p).unwrap(),
+            [("ckpt-0001".into(), main_snap.commit.clone())]
+        );
+        assert_eq!(
+            list(&linked).unwrap(),
+            [("ckpt-0001".into(), linked_snap.commit.clone())]
+        );
+        // Dropping main's leaves the linked worktree's.
+        drop_ref(p, "ckpt-0001").unwrap();
+        assert!(list(p).unwrap().is_empty());
+        assert_eq!(list(&linked).unwrap().len(), 1);
+        assert!(made_by_ctxkeep(p, &linked_snap.commit));
     }
 }
