@@ -545,3 +545,53 @@ fn hooks_doctor_warns_when_a_remote_mirrors_the_snapshot_refs() {
     let (report, _) = crate::hooks::doctor_text(&p, "claude-code");
     assert!(report.contains("snapshots: warning"), "{report}");
 }
+
+#[cfg(unix)]
+#[test]
+fn what_a_snapshot_cannot_keep_is_an_error_event_and_one_line_to_the_model() {
+    let p = project_with_work();
+    // A tracked file turned into a FIFO: git lists it, nothing can be read from it (root
+    // reads a file of mode 000, so this is the unreadable file every user can make).
+    p.write("tracked.txt", "one\n");
+    p.commit_all("tracked");
+    p.write("src/lib.rs", "pub fn one() {}\npub fn two() {}\n");
+    std::fs::remove_file(p.path("tracked.txt")).unwrap();
+    let ok = std::process::Command::new("mkfifo")
+        .arg(p.path("tracked.txt"))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let out = bash(&p, "git reset --hard");
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let line = reply["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        line,
+        "ctxkeep: the snapshot of uncommitted work left out 1 path(s): tracked.txt: not a regular file"
+    );
+    // The rest is kept.
+    let last = records(&p).pop().unwrap();
+    assert_eq!(
+        last["git"]["snapshot"]["left_out"],
+        json!(["tracked.txt: not a regular file"])
+    );
+    let events = p.read(".ctxkeep/events.jsonl");
+    let error: Value = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["event"] == "error")
+        .unwrap();
+    assert_eq!(
+        error["left_out"],
+        json!(["tracked.txt: not a regular file"])
+    );
+    std::fs::remove_file(p.path("tracked.txt")).unwrap();
+    p.git(&["reset", "--hard", "-q"]);
+    let (v, code) = p.json(&["restore"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(p.read("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n");
+    // What was left out is not taken for deleted: restore leaves it alone.
+    assert_eq!(p.read("tracked.txt"), "one\n");
+    assert!(!v["files"].to_string().contains("tracked.txt"), "{v}");
+}

@@ -127,18 +127,12 @@ pub fn take(
             }
         }
     }
-    // Every listed path leaves the index first: a file changed within the file system's
-    // timestamp tick of its entry, at the same size, would otherwise pass git's stat check
-    // unread ("racy git"), and a deleted one stays deleted.
-    with_byte_paths(
-        &top,
-        &temp.0,
-        &["update-index", "--force-remove"],
-        listed.iter(),
-    )?;
     let mut files: Vec<(Vec<u8>, &'static str)> = Vec::new();
     let mut by_git: Vec<&Vec<u8>> = Vec::new();
     let mut left_out = Vec::new();
+    // Paths whose index entry stays as it is: a file left out is not recorded as deleted,
+    // a submodule keeps its commit.
+    let mut kept_entry: Vec<&Vec<u8>> = Vec::new();
     for rel in &listed {
         let path = top.join(bytes_path(rel));
         let shown = String::from_utf8_lossy(rel).into_owned();
@@ -152,13 +146,16 @@ pub fn take(
             // A tracked file turned into a directory: its files are listed on their own.
             // A submodule's own work is kept in its repository ([`take_submodule`]).
             if path.join(".git").exists() {
+                kept_entry.push(rel);
                 if let Err(e) = take_submodule(&path, message) {
                     left_out.push(format!("{shown} (submodule): {e}"));
                 }
             }
         } else if !kind.is_file() {
+            kept_entry.push(rel);
             left_out.push(format!("{shown}: not a regular file"));
         } else if let Err(e) = std::fs::File::open(&path) {
+            kept_entry.push(rel);
             left_out.push(format!("{shown}: {}", io_reason(&e)));
         } else if rel.contains(&b'\n') {
             by_git.push(rel);
@@ -166,6 +163,15 @@ pub fn take(
             files.push((rel.clone(), file_mode(&meta)));
         }
     }
+    // Every other listed path leaves the index first: a file changed within the file
+    // system's timestamp tick of its entry, at the same size, would otherwise pass git's stat
+    // check unread ("racy git"), and a deleted one stays deleted.
+    with_byte_paths(
+        &top,
+        &temp.0,
+        &["update-index", "--force-remove"],
+        listed.iter().filter(|rel| !kept_entry.contains(rel)),
+    )?;
     // Hashed as they are (`--no-filters`): the snapshot holds the bytes on disk.
     let mut entries = Vec::new();
     if !files.is_empty() {
@@ -959,25 +965,37 @@ mod tests {
         let d = repo();
         let p = d.path();
         std::fs::write(p.join("a.txt"), "two\n").unwrap();
-        if running_as_root() {
-            // Root reads a file of mode 000, and git lists no other kind of unreadable file.
-            eprintln!("skipped: running as root, no file here can be made unreadable");
-            return;
-        }
-        std::fs::write(p.join("root-owned.bin"), "secret\n").unwrap();
-        std::fs::set_permissions(
-            p.join("root-owned.bin"),
-            std::fs::Permissions::from_mode(0o000),
-        )
-        .unwrap();
-        let (name, why) = ("root-owned.bin", "root-owned.bin: permission denied");
+        // Root reads a file of mode 000: there, a tracked file turned into a FIFO (git lists
+        // it, nothing can be read from it) is the file that cannot be kept.
+        // The snapshot keeps what git had for it (not "deleted"): restore leaves it alone.
+        let (name, why, kept) = if running_as_root() {
+            std::fs::remove_file(p.join("gone.txt")).unwrap();
+            let ok = std::process::Command::new("mkfifo")
+                .arg(p.join("gone.txt"))
+                .status()
+                .unwrap();
+            assert!(ok.success());
+            (
+                "gone.txt",
+                "gone.txt: not a regular file",
+                Some(b"gone\n".to_vec()),
+            )
+        } else {
+            std::fs::write(p.join("root-owned.bin"), "secret\n").unwrap();
+            std::fs::set_permissions(
+                p.join("root-owned.bin"),
+                std::fs::Permissions::from_mode(0o000),
+            )
+            .unwrap();
+            ("root-owned.bin", "root-owned.bin: permission denied", None)
+        };
         let taken = snap(p);
         let _ = std::fs::set_permissions(p.join(name), std::fs::Permissions::from_mode(0o644));
         assert_eq!(taken.left_out, [why]);
         let s = taken.snapshot.unwrap();
         assert_eq!(s.left_out, taken.left_out);
         assert_eq!(blob(p, &s.commit, "a.txt").unwrap().unwrap(), b"two\n");
-        assert_eq!(blob(p, &s.commit, name).unwrap(), None);
+        assert_eq!(blob(p, &s.commit, name).unwrap(), kept);
     }
 
     #[test]
