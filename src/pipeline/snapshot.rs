@@ -376,7 +376,7 @@ pub fn restore(
         .filter(|f| {
             !own.iter()
                 .any(|o| f.path == *o || f.path.starts_with(&format!("{o}/")))
-                || std::fs::symlink_metadata(top.join(&f.path)).is_err()
+                || std::fs::symlink_metadata(top.join(snapshot::bytes_path(&f.raw))).is_err()
         })
         .collect();
     let base = snapshot::parent(&ws.root, &found.commit);
@@ -461,9 +461,10 @@ fn clashes(
     };
     let mut out = Vec::new();
     for (i, f) in files.iter().enumerate() {
-        let path = top.join(&f.path);
+        let rel = snapshot::bytes_path(&f.raw);
+        let path = top.join(&rel);
         // A file in the way of a directory the snapshot needs.
-        if let Some(blocked) = std::path::Path::new(&f.path)
+        if let Some(blocked) = rel
             .ancestors()
             .skip(1)
             .filter(|a| !a.as_os_str().is_empty())

@@ -331,7 +331,7 @@ fn raw_names(top: &Path) -> Result<Vec<Vec<u8>>, Unavailable> {
 }
 
 /// A path from the bytes git gives (any bytes on Unix).
-fn bytes_path(rel: &[u8]) -> PathBuf {
+pub fn bytes_path(rel: &[u8]) -> PathBuf {
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;
