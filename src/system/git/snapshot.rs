@@ -154,9 +154,13 @@ pub fn take(
         } else if !kind.is_file() {
             kept_entry.push(rel);
             left_out.push(format!("{shown}: not a regular file"));
-        } else if let Err(e) = std::fs::File::open(&path) {
+        } else if let Err(e) = crate::system::fsutil::open_input(&path) {
             kept_entry.push(rel);
-            left_out.push(format!("{shown}: {}", io_reason(&e)));
+            let why = match &e {
+                crate::system::error::Error::Io { source, .. } => io_reason(source),
+                e => e.to_string(),
+            };
+            left_out.push(format!("{shown}: {why}"));
         } else if rel.contains(&b'\n') {
             by_git.push(rel);
         } else {
