@@ -893,7 +893,7 @@ mod tests {
             (Kind::Alias(..), "alias") | (Kind::Unsure, "unsure") => true,
             (Kind::Discard(p) | Kind::Remove(p), "ALL") => p.iter().all(|p| {
                 covers(
-                    &[p.clone()],
+                    std::slice::from_ref(p),
                     Path::new("/r"),
                     Path::new("/r"),
                     "any/file.rs",
