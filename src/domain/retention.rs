@@ -92,7 +92,13 @@ pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected,
     Ok(out)
 }
 
-/// The snapshot refs whose checkpoint is not archived, or is among `going`.
+/// How many snapshot refs a worktree keeps whatever the front matter says:
+/// the refs are local data, so a committed `retention` (a teammate's) does
+/// not decide when they go.
+pub const SNAPSHOTS_KEPT: usize = 50;
+
+/// This worktree's snapshot refs that may go: past the newest
+/// [`SNAPSHOTS_KEPT`], and whose checkpoint is not archived (or is among `going`).
 fn snapshot_refs_without_checkpoint(ws: &Workspace, going: &[String]) -> Vec<String> {
     let Ok(refs) = crate::system::git::snapshot::list(&ws.root) else {
         return Vec::new();
@@ -102,13 +108,14 @@ fn snapshot_refs_without_checkpoint(ws: &Workspace, going: &[String]) -> Vec<Str
     }
     .ids();
     refs.into_iter()
+        .skip(SNAPSHOTS_KEPT)
         .map(|(name, _)| name)
         .filter(|name| !archived.contains(name) || going.contains(name))
         .collect()
 }
 
-/// Drops the snapshot refs whose checkpoint is no longer archived, so git
-/// can collect their objects; returns their ids.
+/// Drops this worktree's old snapshot refs whose checkpoint is no longer
+/// archived, so git can collect their objects; returns their ids.
 pub fn drop_snapshot_refs(ws: &Workspace) -> Vec<String> {
     snapshot_refs_without_checkpoint(ws, &[])
         .into_iter()

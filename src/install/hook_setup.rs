@@ -770,10 +770,26 @@ pub fn doctor(
     }
     checks.extend(status_line_check);
     checks.push(mcp_check(agent, path, &sandbox, timeout, plugin_runs));
+    checks.extend(mirror_check(ws));
     Ok(DoctorReport {
         settings: path.display().to_string(),
         ok: checks.iter().all(|c| c.ok),
         checks,
+    })
+}
+
+/// A warning (not a failure: the hooks work) when a remote mirrors: a plain
+/// `git push` then sends `refs/ctxkeep/`, and with them the untracked files
+/// the snapshots hold (an `.env.local`).
+fn mirror_check(ws: &Workspace) -> Option<Check> {
+    let remotes = crate::system::git::snapshot::mirroring_remotes(&ws.root);
+    (!remotes.is_empty()).then(|| Check {
+        name: "snapshots".into(),
+        ok: true,
+        detail: format!(
+            "warning: `git push` to {} sends ctxkeep's snapshot refs (refs/ctxkeep/), with the uncommitted and untracked files they hold; unset the mirror, or set `snapshots: false`",
+            remotes.join(", ")
+        ),
     })
 }
 

@@ -42,6 +42,10 @@ pub enum Answer {
     Plain(String),
 }
 
+/// How long a pre-tool hook waits for a busy lock before its checkpoint
+/// (its snapshot is taken without it).
+const DESTRUCTIVE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Everything one event needs, resolved once.
 pub struct Hook {
     ws: Workspace,
@@ -61,7 +65,16 @@ pub struct Hook {
 impl Hook {
     /// Resolves what the event needs: the project's state, its settings and
     /// the agent's session id.
-    pub fn new(ws: Workspace, agent: Agent, payload: Payload, out: Output) -> anyhow::Result<Hook> {
+    pub fn new(
+        mut ws: Workspace,
+        agent: Agent,
+        payload: Payload,
+        out: Output,
+    ) -> anyhow::Result<Hook> {
+        // A pre-tool hook holds up the agent's command: a busy lock is waited for only briefly.
+        if matches!(payload.action, Action::BeforeDestructive { .. }) {
+            ws.lock_timeout = ws.lock_timeout.min(DESTRUCTIVE_LOCK_WAIT);
+        }
         let sf = StateFile::load(&ws.state_path)?;
         sf.require_initialized()?;
         let config = Config::from_front(&sf.fm);
@@ -94,9 +107,7 @@ impl Hook {
             Action::SessionEnd { reason } => self.session_end(reason).map(|_| None),
             Action::PostCompact { trigger } => self.post_compact(trigger).map(|_| None),
             Action::ModelSwitch => self.model_switch(),
-            Action::BeforeDestructive { command } => {
-                self.before_destructive(&command).map(|_| None)
-            }
+            Action::BeforeDestructive { command } => self.before_destructive(&command),
             Action::Ignore => Ok(None),
         };
         context.map(|c| c.map(Answer::Context))
@@ -1066,55 +1077,96 @@ impl Hook {
     }
 
     /// Before a shell command that can discard uncommitted work (the payload's
-    /// check found one): when it would discard some, a `pre-destructive`
-    /// checkpoint stores that work in git first. The command is never held
-    /// up by more than that, and never blocked.
-    fn before_destructive(&self, command: &str) -> anyhow::Result<()> {
+    /// check found one): when it would discard some, the work is stored in git
+    /// first (without the lock: a snapshot writes only objects and a ref), then
+    /// a `pre-destructive` checkpoint names it (the lock waited for at most
+    /// [`DESTRUCTIVE_LOCK_WAIT`]); before `git stash drop|clear` the stash
+    /// entries are kept. The command is never held up by more than that, and
+    /// never blocked. What could not be kept is an `error` event and one line
+    /// to the model.
+    fn before_destructive(&self, command: &str) -> anyhow::Result<Option<String>> {
         if !self.config.snapshots {
-            return Ok(());
+            return Ok(None);
+        }
+        let Ok(top) = crate::system::git::toplevel(&self.ws.root) else {
+            return Ok(None);
+        };
+        let kinds = super::snapshot::threats(command, &top);
+        let mut not_kept: Vec<String> = Vec::new();
+        if kinds.contains(&crate::transcripts::destructive::Kind::StashDrop) {
+            if let Err(e) = crate::system::git::snapshot::keep_stashes(&top) {
+                not_kept.push(format!("the stash: {e}"));
+            }
         }
         let exclude = crate::system::fsutil::resolve_target(&self.ws.state_path);
         let Ok(g) = crate::system::git::state(&self.ws.root, std::slice::from_ref(&exclude)) else {
-            return Ok(());
-        };
-        let Ok(top) = crate::system::git::toplevel(&self.ws.root) else {
-            return Ok(());
+            return Ok(None);
         };
         let cwd = self
             .payload
             .cwd
             .clone()
             .unwrap_or_else(|| self.ws.root.clone());
-        if !super::snapshot::at_risk(command, &g, &top, &cwd) {
-            return Ok(());
-        }
-        let budget = session::load(&self.ws, &self.session)
-            .ok()
-            .flatten()
-            .and_then(|s| s.budget());
-        let written = self.auto_checkpoint(
-            super::snapshot::TRIGGER,
-            budget,
-            json!({ "session": self.session, "agent": self.agent, "command": command }),
-            true,
-        );
-        // Even under `--strict` (exit 2 would block the call): the failure is logged, the command runs.
-        if let Err(e) = written {
-            if let Ok(lock) = self.ws.lock() {
-                let message = format!("no snapshot before `{command}`: {e:#}");
-                let message = crate::system::redact::redact(&message).into_owned();
-                self.log(
-                    &lock,
-                    "error",
-                    json!({
-                        "command": "hook", "agent": self.agent, "hook_event": self.payload.event,
-                        "session": self.session, "code": crate::system::error::code_name_of(&e),
-                        "message": message,
-                    }),
-                );
+        let mut failure = None;
+        let mut busy = false;
+        if super::snapshot::at_risk(&kinds, &g, &top, &cwd) {
+            let current = self.sf.fm.checkpoint.as_ref();
+            match super::snapshot::take_before(&self.ws, &g, current, command) {
+                Ok((taken, pending)) => {
+                    not_kept.extend(taken.left_out.iter().cloned());
+                    let budget = session::load(&self.ws, &self.session)
+                        .ok()
+                        .flatten()
+                        .and_then(|s| s.budget());
+                    let written = self.auto_checkpoint(
+                        super::snapshot::TRIGGER,
+                        budget,
+                        json!({ "session": self.session, "agent": self.agent, "command": command,
+                                "snapshot": taken.snapshot }),
+                        true,
+                    );
+                    match written {
+                        // The checkpoint's own ref holds it now.
+                        Ok(_) => {
+                            if let Some(name) = pending {
+                                let _ =
+                                    crate::system::git::snapshot::drop_ref(&self.ws.root, &name);
+                            }
+                        }
+                        // The work is kept all the same, under the pending ref `restore` finds.
+                        Err(e) => {
+                            busy = crate::system::error::code_name_of(&e) == "lock_timeout";
+                            failure = Some(format!(
+                                "no checkpoint before `{command}` (the snapshot is kept): {e:#}"
+                            ));
+                        }
+                    }
+                }
+                Err(e) => {
+                    not_kept.push(format!("the uncommitted work: {e}"));
+                    failure = Some(format!("no snapshot before `{command}`: {e}"));
+                }
             }
         }
-        Ok(())
+        if failure.is_none() && not_kept.is_empty() {
+            return Ok(None);
+        }
+        // Even under `--strict` (exit 2 would block the call): the failure is logged, the command
+        // runs. A lock just found busy is not waited for again.
+        if let Some(lock) = (!busy).then(|| self.ws.lock().ok()).flatten() {
+            let message = failure.unwrap_or_else(|| super::snapshot::left_out_line(&not_kept));
+            let message = crate::system::redact::redact(&message).into_owned();
+            self.log(
+                &lock,
+                "error",
+                json!({
+                    "command": "hook", "agent": self.agent, "hook_event": self.payload.event,
+                    "session": self.session, "code": "snapshot_incomplete",
+                    "message": message, "left_out": not_kept,
+                }),
+            );
+        }
+        Ok((!not_kept.is_empty()).then(|| super::snapshot::left_out_line(&not_kept)))
     }
 
     fn log(&self, lock: &crate::system::fsutil::Lock, event: &str, fields: serde_json::Value) {

@@ -263,7 +263,22 @@ fn write(
             // Before the list is capped: the snapshot holds every file.
             if automatic && config.snapshots {
                 let before = extra.get("command").and_then(|c| c.as_str());
-                crate::pipeline::snapshot::attach(ws, &mut g, prev.as_ref(), trigger, before, out);
+                // The pre-tool hook's snapshot, taken before the lock.
+                let ready = extra
+                    .get("snapshot")
+                    .and_then(|s| serde_json::from_value(s.clone()).ok());
+                let left_out = crate::pipeline::snapshot::attach(
+                    ws,
+                    &mut g,
+                    prev.as_ref(),
+                    trigger,
+                    before,
+                    ready,
+                    out,
+                );
+                if !left_out.is_empty() && before.is_none() {
+                    crate::pipeline::snapshot::report_left_out(ws, lock, trigger, &left_out, out);
+                }
             }
             g.cap_dirty(limits::MAX_DIRTY_LISTED);
             Some(g)

@@ -2,26 +2,39 @@
 //! text before they run (an agent's pre-tool hook). A string check and
 //! nothing else: it runs before every shell call an agent makes, so it reads
 //! no file and starts no process; what the repository holds is asked only
-//! for the few commands it names.
+//! for the commands it finds (and git's aliases only for a git subcommand
+//! git does not have).
+//!
+//! It reads the line by effect, not by spelling: inside `bash -c '…'`,
+//! `eval`, `( … )`, `{ …; }`, `$(…)` and behind wrappers (`timeout 60`,
+//! `env -i`, `nohup`, `nice`, `xargs`, …), and every deleting form (`rm`
+//! with any flags, `find -delete`, `git rm`, …). Where it cannot tell what a
+//! command deletes (`make clean`, `eval "$X"`) it says so ([`Kind::Unsure`]):
+//! a snapshot costs little, a lost file everything.
 
 use std::path::{Component, Path, PathBuf};
 
 /// What a command would discard.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
-    /// `git reset --hard`.
+    /// `git reset --hard`, `git switch --discard-changes`.
     ResetHard,
-    /// `git checkout -- PATHS`, `git checkout .`, `git checkout -f`, `git restore PATHS`:
-    /// the work tree's changes to these paths (`.`: all of them).
+    /// `git checkout -- PATHS`, `git checkout .`, `git checkout -f`, `git checkout HEAD PATHS`,
+    /// `git restore PATHS`, `git rm PATHS`: the work tree's changes to these paths (`.`: all).
     Discard(Vec<String>),
     /// `git clean -f…`: untracked files.
     Clean,
     /// `git stash drop`, `git stash clear`.
     StashDrop,
-    /// `rm -rf PATHS`.
+    /// `rm PATHS` (any flags), `unlink`, `find PATHS -delete`, `find … -exec rm`, `xargs rm`
+    /// (paths from stdin: `*`, everything).
     Remove(Vec<String>),
     /// `git push --force`, with the refspecs given (none: the current branch).
     PushForce(Vec<String>),
+    /// A git subcommand git does not have: an alias, to be looked up (`git NAME ARGS`).
+    Alias(String, Vec<String>),
+    /// Something that may delete anything (`make clean`, `eval "$X"`): treated as all of the work.
+    Unsure,
 }
 
 /// A destructive command found in a shell line.
@@ -32,54 +45,293 @@ pub struct Found {
     pub command: String,
 }
 
+/// Words that every destructive form contains; a line with none of them is
+/// answered after a few substring searches.
+const MENTIONS: [&str; 6] = ["git", "rm", "find", "make", "eval", "unlink"];
+
+/// How deep `bash -c "eval '…'"` and the like are followed.
+const MAX_DEPTH: usize = 6;
+
 /// The first command in `line` (a shell line: `a && b; c | d`) that can
 /// discard uncommitted work, if any.
 pub fn recognise(line: &str) -> Option<Found> {
-    // Most lines name neither word: they cost two substring searches.
-    if !line.contains("git") && !line.contains("rm") {
-        return None;
-    }
-    line.split(['\n', ';', '|', '&']).find_map(|part| {
-        one(part).map(|kind| Found {
-            kind,
-            command: part.trim().to_string(),
-        })
-    })
+    recognise_all(line).into_iter().next()
 }
 
-/// One simple command.
-fn one(part: &str) -> Option<Kind> {
+/// Every command in `line` that can discard uncommitted work, in order.
+pub fn recognise_all(line: &str) -> Vec<Found> {
+    let mut found = Vec::new();
+    if MENTIONS.iter().any(|m| line.contains(m)) {
+        scan(line, 0, &mut found);
+    }
+    found
+}
+
+/// Finds the destructive simple commands of a shell text, nested ones included.
+fn scan(text: &str, depth: usize, found: &mut Vec<Found>) {
+    if depth > MAX_DEPTH {
+        // Nested past reason: take it as destructive rather than miss it.
+        found.push(Found {
+            kind: Kind::Unsure,
+            command: text.trim().to_string(),
+        });
+        return;
+    }
+    let (parts, nested) = split(text);
+    for part in &parts {
+        one(part, depth, found);
+    }
+    for inner in &nested {
+        scan(inner, depth + 1, found);
+    }
+}
+
+/// Splits a shell text into its simple commands (at `;`, `&`, `|`, newlines,
+/// parentheses and backquotes outside quotes), and takes out the command
+/// substitutions (`$(…)`, `` `…` ``), which stand as `$_` in their command.
+fn split(text: &str) -> (Vec<String>, Vec<String>) {
+    let chars: Vec<char> = text.chars().collect();
+    let mut parts = Vec::new();
+    let mut nested = Vec::new();
+    let mut part = String::new();
+    let mut quote: Option<char> = None;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match (quote, c) {
+            (Some('\''), '\'') => {
+                quote = None;
+                part.push(c);
+            }
+            (Some('\''), _) => part.push(c),
+            (_, '\\') => {
+                part.push(c);
+                if let Some(&next) = chars.get(i + 1) {
+                    part.push(next);
+                    i += 1;
+                }
+            }
+            (_, '$') if chars.get(i + 1) == Some(&'(') => {
+                let (inner, end) = balanced(&chars, i + 2);
+                nested.push(inner);
+                part.push_str("$_");
+                i = end;
+            }
+            (_, '`') => {
+                let end = chars[i + 1..]
+                    .iter()
+                    .position(|&c| c == '`')
+                    .map_or(chars.len(), |at| i + 1 + at);
+                nested.push(chars[i + 1..end.min(chars.len())].iter().collect());
+                part.push_str("$_");
+                i = end;
+            }
+            (Some('"'), '"') => {
+                quote = None;
+                part.push(c);
+            }
+            (Some(_), _) => part.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                part.push(c);
+            }
+            (None, '\n' | ';' | '&' | '|' | '(' | ')') => parts.push(std::mem::take(&mut part)),
+            (None, _) => part.push(c),
+        }
+        i += 1;
+    }
+    parts.push(part);
+    parts.retain(|p| !p.trim().is_empty());
+    (parts, nested)
+}
+
+/// The text from `start` to its closing parenthesis (nesting counted), and
+/// where that parenthesis is.
+fn balanced(chars: &[char], start: usize) -> (String, usize) {
+    let mut depth = 1;
+    let mut quote: Option<char> = None;
+    for (at, &c) in chars.iter().enumerate().skip(start) {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => {
+                depth -= 1;
+                if depth == 0 {
+                    return (chars[start..at].iter().collect(), at);
+                }
+            }
+            _ => {}
+        }
+    }
+    (
+        chars[start.min(chars.len())..].iter().collect(),
+        chars.len(),
+    )
+}
+
+/// One simple command: its wrappers taken off, then the program read.
+fn one(part: &str, depth: usize, found: &mut Vec<Found>) {
     let words = words(part);
     let mut rest = words.as_slice();
-    // Variable assignments and wrappers before the program.
-    while let Some((first, after)) = rest.split_first() {
-        let wrapper = matches!(first.as_str(), "sudo" | "command" | "exec" | "env" | "time");
-        let assignment = first.contains('=') && !first.starts_with('-');
-        if !(wrapper || assignment) {
-            break;
+    loop {
+        let Some((first, after)) = rest.split_first() else {
+            return;
+        };
+        let program = first.rsplit('/').next().unwrap_or(first).to_string();
+        let skipped = match program.as_str() {
+            "{" | "}" | "!" | "then" | "do" | "else" | "time" | "nohup" | "builtin" | "exec"
+            | "setsid" | "chronic" | "unbuffer" | "caffeinate" => Some(after),
+            a if a.contains('=') && !a.starts_with('-') && !a.starts_with('=') => Some(after),
+            "sudo" | "doas" => Some(options(
+                after,
+                &["-u", "-g", "-C", "-h", "-p", "-U", "-r", "-t"],
+            )),
+            "command" => {
+                // `command -v git` only looks it up.
+                if after.first().is_some_and(|a| a == "-v" || a == "-V") {
+                    return;
+                }
+                Some(options(after, &[]))
+            }
+            "env" => Some(options(after, &["-u", "-C", "--unset", "--chdir"])),
+            "nice" => Some(options(after, &["-n", "--adjustment"])),
+            "ionice" => Some(options(after, &["-c", "-n", "-p", "-t"])),
+            "stdbuf" => Some(options(after, &["-i", "-o", "-e"])),
+            "timeout" => {
+                let at = options(after, &["-s", "-k", "--signal", "--kill-after"]);
+                // The duration.
+                Some(at.get(1..).unwrap_or(&[]))
+            }
+            "xargs" => {
+                let at = options(
+                    after,
+                    &[
+                        "-I",
+                        "-n",
+                        "-P",
+                        "-d",
+                        "-L",
+                        "-s",
+                        "-E",
+                        "-a",
+                        "--arg-file",
+                        "--delimiter",
+                        "--max-args",
+                        "--max-procs",
+                        "--replace",
+                    ],
+                );
+                if at.is_empty() {
+                    // `xargs` alone runs `echo`.
+                    return;
+                }
+                Some(at)
+            }
+            "bash" | "sh" | "zsh" | "dash" | "ksh" | "mksh" | "fish" | "busybox" => {
+                if let Some(script) = shell_script(after) {
+                    scan(&script, depth + 1, found);
+                    return;
+                }
+                if program == "busybox" {
+                    Some(after)
+                } else {
+                    return;
+                }
+            }
+            "eval" => {
+                let text = after.join(" ");
+                let before = found.len();
+                scan(&text, depth + 1, found);
+                if found.len() == before && text.contains('$') {
+                    // What it runs is not in the line.
+                    found.push(Found {
+                        kind: Kind::Unsure,
+                        command: part.trim().to_string(),
+                    });
+                }
+                return;
+            }
+            _ => None,
+        };
+        match skipped {
+            Some(after) => rest = after,
+            None => break,
         }
-        rest = after;
     }
-    let (program, args) = rest.split_first()?;
+    let (program, args) = match rest.split_first() {
+        Some(p) => p,
+        None => return,
+    };
     let program = program.rsplit('/').next().unwrap_or(program);
-    match program {
+    let kind = match program {
         "git" => git(args),
-        "rm" => rm(args),
+        "rm" | "unlink" | "shred" | "srm" => rm(args),
+        "find" => find(args, depth, found),
+        "make" | "gmake" => make(args),
         _ => None,
+    };
+    if let Some(kind) = kind {
+        found.push(Found {
+            kind,
+            command: part.trim().to_string(),
+        });
     }
 }
 
-/// The words of a simple command: split at blanks, quotes removed (enough to
-/// read flags and paths; expansions are left as they are).
+/// Past a wrapper's options (`taking`: those whose value is the next word) to the command it runs.
+fn options<'a>(args: &'a [String], taking: &[&str]) -> &'a [String] {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "--" {
+            return &args[i + 1..];
+        }
+        if taking.contains(&a.as_str()) {
+            i += 2;
+        } else if a.starts_with('-') || (a.contains('=') && !a.starts_with('=')) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    args.get(i..).unwrap_or(&[])
+}
+
+/// The script of `sh -c SCRIPT` (`-c` alone or in a cluster: `-lc`, `-ec`).
+fn shell_script(args: &[String]) -> Option<String> {
+    let mut asked = false;
+    for a in args {
+        if a.starts_with('-') && !a.starts_with("--") {
+            asked |= a.contains('c');
+        } else if a.starts_with("--") || a.starts_with('+') {
+            continue;
+        } else {
+            return asked.then(|| a.clone());
+        }
+    }
+    None
+}
+
+/// The words of a simple command: split at blanks, quotes and backslashes
+/// removed (enough to read flags and paths; expansions are left as they are).
 pub fn words(part: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
     let mut quote: Option<char> = None;
     let mut started = false;
-    for c in part.chars() {
+    let mut chars = part.chars().peekable();
+    while let Some(c) = chars.next() {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
+                word.extend(chars.next());
+            }
             (Some(_), c) => word.push(c),
+            (None, '\\') => {
+                word.extend(chars.next());
+                started = true;
+            }
             (None, '\'' | '"') => {
                 quote = Some(c);
                 started = true;
@@ -99,13 +351,131 @@ pub fn words(part: &str) -> Vec<String> {
     out
 }
 
+/// Git's own commands (and those of its usual extensions): any other
+/// subcommand is an alias, looked up only then.
+const GIT_COMMANDS: &[&str] = &[
+    "add",
+    "am",
+    "annotate",
+    "apply",
+    "archive",
+    "bisect",
+    "blame",
+    "branch",
+    "bundle",
+    "cat-file",
+    "check-attr",
+    "check-ignore",
+    "check-ref-format",
+    "checkout",
+    "checkout-index",
+    "cherry",
+    "cherry-pick",
+    "citool",
+    "clean",
+    "clone",
+    "column",
+    "commit",
+    "commit-graph",
+    "commit-tree",
+    "config",
+    "count-objects",
+    "credential",
+    "describe",
+    "diff",
+    "diff-files",
+    "diff-index",
+    "diff-tree",
+    "difftool",
+    "fetch",
+    "fetch-pack",
+    "filter-branch",
+    "for-each-ref",
+    "for-each-repo",
+    "format-patch",
+    "fsck",
+    "gc",
+    "get-tar-commit-id",
+    "grep",
+    "gui",
+    "hash-object",
+    "help",
+    "init",
+    "instaweb",
+    "interpret-trailers",
+    "lfs",
+    "log",
+    "ls-files",
+    "ls-remote",
+    "ls-tree",
+    "maintenance",
+    "merge",
+    "merge-base",
+    "merge-file",
+    "merge-tree",
+    "mergetool",
+    "mktag",
+    "mktree",
+    "mv",
+    "name-rev",
+    "notes",
+    "pull",
+    "push",
+    "range-diff",
+    "read-tree",
+    "rebase",
+    "reflog",
+    "remote",
+    "repack",
+    "replace",
+    "request-pull",
+    "rerere",
+    "reset",
+    "restore",
+    "rev-list",
+    "rev-parse",
+    "revert",
+    "rm",
+    "shortlog",
+    "show",
+    "show-branch",
+    "show-ref",
+    "sparse-checkout",
+    "stash",
+    "status",
+    "submodule",
+    "switch",
+    "symbolic-ref",
+    "tag",
+    "update-index",
+    "update-ref",
+    "var",
+    "verify-commit",
+    "verify-pack",
+    "verify-tag",
+    "version",
+    "whatchanged",
+    "worktree",
+    "write-tree",
+    "init-db",
+    "prune",
+    "send-email",
+    "am",
+    "flow",
+    "absorb",
+    "graph",
+    "--version",
+    "--help",
+];
+
 /// `git [global options] SUBCOMMAND ARGS`.
 fn git(args: &[String]) -> Option<Kind> {
     let mut i = 0;
     while let Some(a) = args.get(i) {
         match a.as_str() {
             // Global options that take the next word.
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
+            | "--config-env" => i += 2,
             a if a.starts_with('-') => i += 1,
             _ => break,
         }
@@ -119,22 +489,41 @@ fn git(args: &[String]) -> Option<Kind> {
         })
     };
     match sub {
-        "reset" if has(&["--hard"]) => Some(Kind::ResetHard),
+        "reset" if has(&["--hard", "--merge"]) => Some(Kind::ResetHard),
         "checkout" => {
             let paths = after_double_dash(args);
+            let operands = operands(args, &["-b", "-B", "--orphan", "--conflict"]);
             if !paths.is_empty() {
                 Some(Kind::Discard(paths))
             } else if has(&["-f", "--force", "."]) {
                 Some(Kind::Discard(vec![".".into()]))
+            } else if operands.len() >= 2 && !has(&["-b", "-B", "--orphan"]) {
+                // `git checkout HEAD src`: a tree-ish, then paths.
+                Some(Kind::Discard(operands[1..].to_vec()))
+            } else if operands.len() == 1
+                && operands[0].contains(['/', '.', '*', '?'])
+                && !operands[0].contains("..")
+            {
+                // One operand that reads as a path (`src/a.rs`): its changes are discarded.
+                Some(Kind::Discard(operands))
             } else {
                 None
             }
         }
+        "switch" if has(&["--discard-changes", "-f", "--force"]) => Some(Kind::ResetHard),
         // `--staged` alone touches only the index.
         "restore" if !has(&["--staged", "-S"]) || has(&["--worktree", "-W"]) => {
             let mut paths = after_double_dash(args);
             if paths.is_empty() {
                 paths = operands(args, &["-s", "--source"]);
+            }
+            (!paths.is_empty()).then_some(Kind::Discard(paths))
+        }
+        // `--cached` keeps the file.
+        "rm" if !has(&["--cached"]) => {
+            let mut paths = after_double_dash(args);
+            if paths.is_empty() {
+                paths = operands(args, &["--pathspec-from-file"]);
             }
             (!paths.is_empty()).then_some(Kind::Discard(paths))
         }
@@ -156,32 +545,112 @@ fn git(args: &[String]) -> Option<Kind> {
             (forced || refspecs.iter().any(|r| r.starts_with('+')))
                 .then_some(Kind::PushForce(refspecs))
         }
-        _ => None,
+        sub if GIT_COMMANDS.contains(&sub) || sub.starts_with('-') => None,
+        alias => Some(Kind::Alias(alias.to_string(), args.to_vec())),
     }
 }
 
-/// `rm` with both a recursive and a force flag.
+/// `rm` (and `unlink`, `shred`) with any flags: the paths it deletes. With
+/// none (`xargs rm`: they come from stdin), any path (`*`).
 fn rm(args: &[String]) -> Option<Kind> {
-    let mut recursive = false;
-    let mut force = false;
-    for a in args.iter().take_while(|a| a.as_str() != "--") {
-        match a.as_str() {
-            "--recursive" => recursive = true,
-            "--force" => force = true,
-            a if a.starts_with('-') && !a.starts_with("--") => {
-                recursive |= a.contains('r') || a.contains('R');
-                force |= a.contains('f');
-            }
-            _ => {}
-        }
+    if args.iter().any(|a| a == "--help" || a == "--version") {
+        return None;
     }
     let paths = match after_double_dash(args) {
         p if !p.is_empty() => p,
-        _ => operands(args, &[]),
+        _ => operands(
+            args,
+            &["-n", "--iterations", "-s", "--size", "--random-source"],
+        ),
     };
-    (recursive && force && !paths.is_empty()).then_some(Kind::Remove(paths))
+    if paths.is_empty() {
+        return Some(Kind::Remove(vec!["*".into()]));
+    }
+    Some(Kind::Remove(paths))
 }
 
+/// `find PATHS … -delete` removes what it finds under its paths; `-exec CMD
+/// … ;` (and `-execdir`, `-ok`) runs a command, read like any other.
+fn find(args: &[String], depth: usize, found: &mut Vec<Found>) -> Option<Kind> {
+    let starts: Vec<String> = args
+        .iter()
+        .take_while(|a| !a.starts_with('-') && !a.starts_with('(') && a.as_str() != "!")
+        .cloned()
+        .collect();
+    let starts = if starts.is_empty() {
+        vec![".".to_string()]
+    } else {
+        starts
+    };
+    let deletes = args.iter().any(|a| a == "-delete");
+    let mut i = 0;
+    while i < args.len() {
+        if matches!(args[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let end = args[i + 1..]
+                .iter()
+                .position(|a| a == ";" || a == "+")
+                .map_or(args.len(), |at| i + 1 + at);
+            let command: Vec<String> = args[i + 1..end]
+                .iter()
+                .map(|w| {
+                    if w == "{}" {
+                        "*".to_string()
+                    } else {
+                        quoted(w)
+                    }
+                })
+                .collect();
+            let before = found.len();
+            one(&command.join(" "), depth + 1, found);
+            // What it runs is given the files found: they are under the paths searched.
+            for f in found.iter_mut().skip(before) {
+                if let Kind::Remove(paths) | Kind::Discard(paths) = &mut f.kind {
+                    if paths.iter().all(|p| p == "*") {
+                        *paths = starts.clone();
+                    }
+                }
+            }
+            i = end;
+        }
+        i += 1;
+    }
+    deletes.then_some(Kind::Remove(starts))
+}
+
+/// A word as the shell would read it back.
+fn quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// `make clean` and its kin delete whatever the Makefile says.
+fn make(args: &[String]) -> Option<Kind> {
+    const TARGETS: [&str; 7] = [
+        "clean",
+        "distclean",
+        "mrproper",
+        "clobber",
+        "realclean",
+        "maintainer-clean",
+        "reset",
+    ];
+    operands(
+        args,
+        &[
+            "-C",
+            "-f",
+            "-j",
+            "-l",
+            "-o",
+            "-W",
+            "-I",
+            "--directory",
+            "--file",
+        ],
+    )
+    .iter()
+    .any(|t| TARGETS.contains(&t.as_str()) || t.ends_with("clean"))
+    .then_some(Kind::Unsure)
+}
 /// The words after `--`.
 fn after_double_dash(args: &[String]) -> Vec<String> {
     match args.iter().position(|a| a == "--") {
@@ -214,7 +683,8 @@ fn operands(args: &[String], taking: &[&str]) -> Vec<String> {
 pub fn covers(targets: &[String], top: &Path, cwd: &Path, path: &str) -> bool {
     let top = normalise(top);
     targets.iter().any(|t| {
-        if t.contains(['*', '?', '[']) || t.starts_with(':') || t.starts_with('~') {
+        // A glob, a pathspec magic, a home or an expansion: not known from the text.
+        if t.contains(['*', '?', '[', '{', '$', '`']) || t.starts_with(':') || t.starts_with('~') {
             return true;
         }
         let target = normalise(&cwd.join(t));
@@ -317,14 +787,154 @@ mod tests {
             "git stash",
             "git stash pop",
             "git push origin main",
-            "rm a.txt",
-            "rm -r build",
-            "rm -f a.txt",
             "grep -rn git src | head",
             "echo 'rm -rf /' > notes.txt",
         ] {
             assert_eq!(kind(line), None, "{line}");
         }
+    }
+
+    /// The command lines issue 43's sweep found discarding work unseen: the
+    /// documented commands behind wrappers, shells and aliases, and the
+    /// other deleting forms. `ALL` for a command whose paths are unknown.
+    pub(crate) const LISTED: [(&str, &str); 47] = [
+        ("bash -c 'git reset --hard'", "reset"),
+        ("sh -c \"git checkout -- .\"", "."),
+        ("bash -lc 'cd repo && git clean -fd'", "clean"),
+        ("zsh -c 'rm -rf src'", "src"),
+        ("bash -c 'git stash clear'", "stash"),
+        ("eval \"git reset --hard\"", "reset"),
+        ("eval 'rm -rf src'", "src"),
+        ("eval \"$CLEANUP\"", "unsure"),
+        ("(git reset --hard)", "reset"),
+        ("(cd src && rm -rf .)", "."),
+        ("{ git reset --hard; }", "reset"),
+        ("echo $(git reset --hard)", "reset"),
+        ("out=`git checkout -- src`", "src"),
+        ("timeout 60 git reset --hard", "reset"),
+        ("timeout -s KILL 60 git clean -fdx", "clean"),
+        ("env -i git reset --hard", "reset"),
+        ("env -i PATH=/usr/bin git checkout .", "."),
+        ("nohup git reset --hard &", "reset"),
+        ("nice git reset --hard", "reset"),
+        ("nice -n 10 rm -rf src", "src"),
+        ("command -p git reset --hard", "reset"),
+        ("\\git reset --hard", "reset"),
+        ("sudo -u dev git reset --hard", "reset"),
+        ("git nuke", "alias"),
+        ("git -c color.ui=never nuke src", "alias"),
+        ("echo | xargs git reset --hard", "reset"),
+        (
+            "git diff --name-only | xargs -I{} git checkout -- {}",
+            "ALL",
+        ),
+        ("make clean", "unsure"),
+        ("make -C build distclean", "unsure"),
+        ("rm -r src", "src"),
+        ("rm -R src/", "src/"),
+        ("rm notes.txt", "notes.txt"),
+        ("rm -f src/*.rs", "src/*.rs"),
+        ("rm -rf \"$D\"", "$D"),
+        ("rm -rf -- \"$DIR/src\"", "$DIR/src"),
+        ("unlink notes.txt", "notes.txt"),
+        ("git rm -f src/lib.rs", "src/lib.rs"),
+        ("git rm -r src", "src"),
+        ("find . -name '*.rs' -delete", "."),
+        ("find src -type f -delete", "src"),
+        ("find . -name '*.tmp' -exec rm {} \\;", "."),
+        ("find src -exec rm -f {} +", "src"),
+        ("git ls-files -o | xargs rm", "ALL"),
+        ("ls | xargs rm -f", "ALL"),
+        ("git checkout HEAD src", "src"),
+        ("git checkout main src/lib.rs", "src/lib.rs"),
+        ("git switch --discard-changes main", "reset"),
+    ];
+
+    /// Everyday commands that must stay free of git (no process started).
+    pub(crate) const HARMLESS: [&str; 30] = [
+        "cargo test",
+        "git status",
+        "git log --oneline -5",
+        "git diff",
+        "ls -la",
+        "grep -rn 'rm -rf' src",
+        "echo \"git reset --hard\" > notes.txt",
+        "git commit -m \"rm -rf the old parser\"",
+        "git checkout main",
+        "git checkout -b feature/x",
+        "git switch main",
+        "git stash",
+        "git stash pop",
+        "git rm --cached a.rs",
+        "git restore --staged a.rs",
+        "git clean -n",
+        "git push origin main",
+        "make",
+        "make test",
+        "find . -name '*.rs'",
+        "find src -exec grep -n foo {} \\;",
+        "command -v git",
+        "bash script.sh",
+        "sh -c 'cargo build'",
+        "git ls-files | xargs wc -l",
+        "nice cargo build",
+        "timeout 60 cargo test",
+        "env RUST_LOG=debug cargo run",
+        "git config --get-regexp alias",
+        "bash -c 'git status && git log'",
+    ];
+
+    /// What a listed line is expected to be read as.
+    fn reads_as(kind: &Kind, expected: &str) -> bool {
+        match (kind, expected) {
+            (Kind::ResetHard, "reset") | (Kind::Clean, "clean") | (Kind::StashDrop, "stash") => {
+                true
+            }
+            (Kind::Alias(..), "alias") | (Kind::Unsure, "unsure") => true,
+            (Kind::Discard(p) | Kind::Remove(p), "ALL") => p.iter().all(|p| {
+                covers(
+                    std::slice::from_ref(p),
+                    Path::new("/r"),
+                    Path::new("/r"),
+                    "any/file.rs",
+                )
+            }),
+            (Kind::Discard(p) | Kind::Remove(p), path) => p.iter().any(|p| p == path),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn every_listed_form_is_caught_and_every_harmless_one_is_not() {
+        let missed: Vec<String> = LISTED
+            .iter()
+            .filter(|(line, expected)| {
+                !recognise_all(line)
+                    .iter()
+                    .any(|f| reads_as(&f.kind, expected))
+            })
+            .map(|(line, _)| format!("{line}: {:?}", recognise_all(line)))
+            .collect();
+        assert!(missed.is_empty(), "missed:\n{}", missed.join("\n"));
+        let flagged: Vec<String> = HARMLESS
+            .iter()
+            .filter(|line| !recognise_all(line).is_empty())
+            .map(|line| format!("{line}: {:?}", recognise_all(line)))
+            .collect();
+        assert!(flagged.is_empty(), "flagged:\n{}", flagged.join("\n"));
+    }
+
+    #[test]
+    fn a_found_command_is_named_as_the_line_gives_it() {
+        assert_eq!(
+            recognise("cargo test; bash -c 'git reset --hard'")
+                .unwrap()
+                .command,
+            "git reset --hard"
+        );
+        // Nested past reason is taken as destructive, not missed.
+        let deep = format!("{}git status", "eval ".repeat(9));
+        assert_eq!(kind(&deep), Some(Kind::Unsure));
     }
 
     #[test]

@@ -182,7 +182,7 @@ fn nothing_to_lose_means_no_snapshot() {
 }
 
 #[test]
-fn automatic_checkpoints_keep_the_work_once_per_change_and_retention_drops_the_refs() {
+fn automatic_checkpoints_keep_the_work_once_per_change_and_a_committed_retention_keeps_the_refs() {
     let p = project_with_work();
     let text = p.state().replacen(
         "ctxkeep: 1\n",
@@ -208,18 +208,28 @@ fn automatic_checkpoints_keep_the_work_once_per_change_and_retention_drops_the_r
         last["git"]["snapshot"]["commit"],
         first["git"]["snapshot"]["commit"]
     );
-    // Another change: the oldest snapshot goes with its record (two kept).
+    // Another change: the oldest record goes (two kept), but not its snapshot: the refs are
+    // local data, and a committed `retention` (a teammate's) does not decide when they go.
     p.write("notes/new.txt", "a finished thought\n");
     hook(&p, "SessionEnd", json!({ "reason": "other" }));
     let all = records(&p);
     let last = all.last().unwrap();
     assert_eq!(all.len(), 2);
     assert_ne!(all[0]["id"], first["id"]);
+    let first_ref = format!("refs/ctxkeep/snapshots/{}", first["id"].as_str().unwrap());
     let ids: Vec<String> = all
         .iter()
         .map(|r| format!("refs/ctxkeep/snapshots/{}", r["id"].as_str().unwrap()))
         .collect();
-    assert_eq!(snapshot_refs(&p), ids);
+    assert_eq!(
+        snapshot_refs(&p),
+        [vec![first_ref.clone()], ids.clone()].concat()
+    );
+    // Its work can still be brought back by name.
+    let (v, code) = p.json(&["restore", first["id"].as_str().unwrap(), "--force"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(p.read("notes/new.txt"), "half a thought\n");
+    p.write("notes/new.txt", "a finished thought\n");
 
     // `log` shows which checkpoints hold one; `resume` says how to bring it back.
     let (log, _) = p.json(&["log"]);
@@ -237,14 +247,351 @@ fn automatic_checkpoints_keep_the_work_once_per_change_and_retention_drops_the_r
         "{prompt}"
     );
 
-    // `gc` drops a ref whose checkpoint is gone.
-    std::fs::remove_file(p.path(&format!(
-        ".ctxkeep/checkpoints/{}.json",
-        all[0]["id"].as_str().unwrap()
-    )))
-    .unwrap();
+    // `gc` drops the refs past the newest 50 whose checkpoint is gone: here 55 old ones.
+    let old = p.git(&["commit-tree", "HEAD^{tree}", "-m", "old"]);
+    let old = old.trim();
+    let dated = std::process::Command::new("git")
+        .current_dir(p.root())
+        .args([
+            "commit-tree",
+            "HEAD^{tree}",
+            "-p",
+            old,
+            "-m",
+            "old snapshot",
+        ])
+        .env("GIT_COMMITTER_DATE", "2020-01-01T00:00:00Z")
+        .env("GIT_AUTHOR_DATE", "2020-01-01T00:00:00Z")
+        .env("GIT_AUTHOR_NAME", "ctxkeep")
+        .env("GIT_AUTHOR_EMAIL", "ctxkeep@localhost")
+        .env("GIT_COMMITTER_NAME", "ctxkeep")
+        .env("GIT_COMMITTER_EMAIL", "ctxkeep@localhost")
+        .output()
+        .unwrap();
+    let dated = String::from_utf8(dated.stdout).unwrap();
+    for n in 0..55 {
+        p.git(&[
+            "update-ref",
+            &format!("refs/ctxkeep/snapshots/old-{n:02}"),
+            dated.trim(),
+        ]);
+    }
     let (gc, code) = p.json(&["gc"]);
     assert_eq!(code, 0);
-    assert_eq!(gc["snapshots_removed"], json!([all[0]["id"]]));
-    assert_eq!(snapshot_refs(&p), ids[1..]);
+    let removed = gc["snapshots_removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 55 + 3 - 50, "{gc}");
+    assert!(
+        removed
+            .iter()
+            .all(|r| r.as_str().unwrap().starts_with("old-")),
+        "{gc}"
+    );
+    let left = snapshot_refs(&p);
+    assert_eq!(left.len(), 50);
+    assert!(left.contains(&first_ref) && ids.iter().all(|i| left.contains(i)));
+}
+
+/// The pre-destructive records written so far.
+fn pre_destructive(p: &Project) -> usize {
+    records(p)
+        .iter()
+        .filter(|r| r["trigger"] == "pre-destructive")
+        .count()
+}
+
+#[test]
+fn deletions_behind_shells_wrappers_aliases_and_other_spellings_are_snapshotted() {
+    let p = project_with_work();
+    p.git(&["config", "alias.nuke", "reset --hard"]);
+    p.git(&["config", "alias.wipe", "!sh -c 'git clean -fd'"]);
+    let mut taken = 0;
+    for line in [
+        "bash -c 'git reset --hard'",
+        "eval \"git checkout -- .\"",
+        "(cd src && rm -rf .)",
+        "timeout 60 git reset --hard",
+        "env -i git reset --hard",
+        "\\git reset --hard",
+        "git nuke",
+        "git wipe",
+        "echo | xargs git reset --hard",
+        "make clean",
+        "rm -r src",
+        "rm src/lib.rs",
+        "rm -f src/*.rs",
+        "git rm -f src/lib.rs",
+        "find src -name '*.rs' -delete",
+        "find . -name '*.txt' -exec rm {} \\;",
+        "git ls-files -m | xargs rm",
+        "git checkout HEAD src",
+        "git switch --discard-changes main",
+        "rm -rf \"$D\"",
+    ] {
+        bash(&p, line);
+        taken += 1;
+        assert_eq!(pre_destructive(&p), taken, "no snapshot before {line}");
+        let last = records(&p).pop().unwrap();
+        assert_eq!(last["git"]["snapshot"]["before"], line);
+        assert!(last["git"]["snapshot"]["commit"].is_string(), "{line}");
+    }
+    // Harmless lines, an alias that only reads, and deletions of paths with no work stay free.
+    p.git(&["config", "alias.st", "status -sb"]);
+    for line in [
+        "git st",
+        "git status",
+        "git checkout main",
+        "rm -r build",
+        "find docs -delete",
+        "bash -c 'cargo build'",
+    ] {
+        bash(&p, line);
+        assert_eq!(pre_destructive(&p), taken, "a snapshot before {line}");
+    }
+}
+
+#[test]
+fn after_rm_rf_src_restore_brings_it_back_without_force() {
+    let p = project_with_work();
+    bash(&p, "rm -rf src notes");
+    std::fs::remove_dir_all(p.path("src")).unwrap();
+    std::fs::remove_dir_all(p.path("notes")).unwrap();
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(p.read("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n");
+    assert_eq!(p.read("notes/new.txt"), "half a thought\n");
+}
+
+#[test]
+fn restore_never_overwrites_a_newer_ignored_file_or_a_folder() {
+    let p = project_with_work();
+    bash(&p, "git reset --hard && git clean -fd");
+    p.git(&["reset", "--hard", "-q"]);
+    p.git(&["clean", "-fdq"]);
+    // Newer work at paths git does not show: an ignored file, and a folder where the
+    // snapshot has a file.
+    p.write(".git/info/exclude", "notes/\n");
+    p.write("notes/new.txt", "written after, and ignored\n");
+    std::fs::remove_file(p.path("src/lib.rs")).unwrap();
+    p.write("src/lib.rs/mod.rs", "// a folder now\n");
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("notes/new.txt") && err.contains("src/lib.rs"),
+        "{err}"
+    );
+    assert!(err.contains("nothing restored"), "{err}");
+    assert_eq!(p.read("notes/new.txt"), "written after, and ignored\n");
+    assert_eq!(p.read("src/lib.rs/mod.rs"), "// a folder now\n");
+    // README.md was deleted in the snapshot and is back from the reset: not restored either.
+    assert!(p.path("README.md").exists());
+}
+
+#[test]
+fn restore_says_head_moved_and_keeps_what_was_committed_since() {
+    let p = project_with_work();
+    bash(&p, "git reset --hard");
+    p.git(&["reset", "--hard", "-q"]);
+    // Committed since the snapshot: restore would put the old work over it.
+    p.write("src/lib.rs", "pub fn committed() {}\n");
+    p.commit_all("moved on");
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("src/lib.rs (committed since the snapshot)"),
+        "{err}"
+    );
+    assert!(err.contains("HEAD moved since the snapshot"), "{err}");
+    assert_eq!(p.read("src/lib.rs"), "pub fn committed() {}\n");
+    // With the file as the snapshot's base again, it comes back, and restore says HEAD moved.
+    p.git(&["revert", "--no-edit", "HEAD"]);
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("HEAD moved since the snapshot"), "{text}");
+    assert_eq!(p.read("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n");
+    let (v, _) = p.json(&["restore"]);
+    assert!(v["head_moved"]["from"].is_string(), "{v}");
+}
+
+#[test]
+fn a_snapshot_commit_written_into_the_state_file_by_hand_is_refused() {
+    let p = project_with_work();
+    bash(&p, "git reset --hard");
+    // The reset, sparing project-state.md (its current checkpoint names the snapshot).
+    p.git(&["checkout", "HEAD", "--", "src", "README.md"]);
+    std::fs::remove_dir_all(p.path("notes")).unwrap();
+    let snap = records(&p).pop().unwrap()["git"]["snapshot"]["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // An old ordinary commit (before src/lib.rs existed), as a cloned state file could name it:
+    // restoring it would delete committed files.
+    let root = p.git(&["rev-list", "--max-parents=0", "HEAD"]);
+    assert!(p.state().contains(&snap));
+    let crafted = p.state().replace(&snap, root.trim());
+    p.write("project-state.md", crafted);
+    let before = p.snapshot();
+    let out = p.ctxkeep(&["restore", "--force"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a snapshot ctxkeep made"), "{err}");
+    assert!(p.snapshot() == before, "nothing touched");
+    assert!(p.path("src/lib.rs").exists());
+}
+
+#[test]
+fn a_busy_lock_does_not_lose_the_snapshot_before_a_destructive_command() {
+    let p = project_with_work();
+    std::fs::create_dir_all(p.path(".ctxkeep")).unwrap();
+    // Another ctxkeep holding the lock (a long checkpoint, a stuck process).
+    let holder = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(p.path(".ctxkeep/lock"))
+        .unwrap();
+    holder.lock().unwrap();
+    let out = p
+        .ctxkeep(&["hook", "claude-code"])
+        .write_stdin(
+            json!({
+                "session_id": "s1", "cwd": p.root(), "hook_event_name": "PreToolUse",
+                "tool_name": "Bash", "tool_input": { "command": "git reset --hard" },
+            })
+            .to_string(),
+        )
+        .output()
+        .unwrap();
+    drop(holder);
+    assert!(out.status.success(), "{out:?}");
+    // No checkpoint could be written, but the work is kept under a pending ref.
+    let refs = snapshot_refs(&p);
+    assert!(
+        refs.iter()
+            .any(|r| r.starts_with("refs/ctxkeep/snapshots/pending-")),
+        "{refs:?}"
+    );
+    p.git(&["reset", "--hard", "-q"]);
+    p.git(&["clean", "-fdq", "--", "notes"]);
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(p.read("notes/new.txt"), "half a thought\n");
+    assert_eq!(p.read("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n");
+}
+
+#[test]
+fn git_clean_taking_an_uncommitted_state_file_leaves_a_snapshot_restore_finds() {
+    let p = Project::new();
+    p.write("src/lib.rs", "pub fn one() {}\n");
+    p.commit_all("lib");
+    p.ctxkeep(&["init"]).assert().success();
+    p.checkpoint(&[]).success();
+    p.write("notes/plan.txt", "the plan\n");
+    let state = p.state();
+    bash(&p, "git clean -fdx");
+    p.git(&["clean", "-fdxq"]);
+    assert!(!p.path("project-state.md").exists());
+    let out = p.ctxkeep(&["restore"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(p.read("notes/plan.txt"), "the plan\n");
+    assert_eq!(p.state(), state, "project-state.md is back as it was");
+}
+
+#[test]
+fn a_stash_drop_keeps_the_stash_entry() {
+    let p = project_with_work();
+    p.git(&["stash", "-q"]);
+    bash(&p, "git stash drop");
+    p.git(&["stash", "drop", "-q"]);
+    let kept = p.git(&[
+        "for-each-ref",
+        "--format=%(objectname)",
+        "refs/ctxkeep/stash/",
+    ]);
+    let commit = kept.trim();
+    assert!(!commit.is_empty(), "no stash entry kept");
+    p.git(&["stash", "store", "-m", "back", commit]);
+    p.git(&["stash", "pop", "-q"]);
+    assert_eq!(p.read("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n");
+}
+
+#[test]
+fn hooks_doctor_warns_when_a_remote_mirrors_the_snapshot_refs() {
+    let p = Project::initialized();
+    p.ctxkeep(&["hooks", "install", "claude-code"])
+        .assert()
+        .success();
+    p.git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://example.invalid/repo.git",
+    ]);
+    let (report, code) = crate::hooks::doctor_text(&p, "claude-code");
+    assert!(!report.contains("snapshots:"), "{report}");
+    assert_eq!(code, Some(0), "{report}");
+    p.git(&["config", "remote.origin.mirror", "true"]);
+    let (report, code) = crate::hooks::doctor_text(&p, "claude-code");
+    assert!(
+        report.contains("ok    snapshots: warning: `git push` to origin (remote.origin.mirror=true) sends ctxkeep's snapshot refs"),
+        "{report}"
+    );
+    // A warning, not a failure: the hooks work.
+    assert_eq!(code, Some(0), "{report}");
+    p.git(&["config", "--unset", "remote.origin.mirror"]);
+    p.git(&["config", "remote.origin.push", "+refs/*:refs/*"]);
+    let (report, _) = crate::hooks::doctor_text(&p, "claude-code");
+    assert!(report.contains("snapshots: warning"), "{report}");
+}
+
+#[cfg(unix)]
+#[test]
+fn what_a_snapshot_cannot_keep_is_an_error_event_and_one_line_to_the_model() {
+    let p = project_with_work();
+    // A tracked file turned into a FIFO: git lists it, nothing can be read from it (root
+    // reads a file of mode 000, so this is the unreadable file every user can make).
+    p.write("tracked.txt", "one\n");
+    p.commit_all("tracked");
+    p.write("src/lib.rs", "pub fn one() {}\npub fn two() {}\n");
+    std::fs::remove_file(p.path("tracked.txt")).unwrap();
+    let ok = std::process::Command::new("mkfifo")
+        .arg(p.path("tracked.txt"))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let out = bash(&p, "git reset --hard");
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let line = reply["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        line,
+        "ctxkeep: the snapshot of uncommitted work left out 1 path(s): tracked.txt: not a regular file"
+    );
+    // The rest is kept.
+    let last = records(&p).pop().unwrap();
+    assert_eq!(
+        last["git"]["snapshot"]["left_out"],
+        json!(["tracked.txt: not a regular file"])
+    );
+    let events = p.read(".ctxkeep/events.jsonl");
+    let error: Value = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["event"] == "error")
+        .unwrap();
+    assert_eq!(
+        error["left_out"],
+        json!(["tracked.txt: not a regular file"])
+    );
+    std::fs::remove_file(p.path("tracked.txt")).unwrap();
+    p.git(&["reset", "--hard", "-q"]);
+    let (v, code) = p.json(&["restore"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(p.read("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n");
+    // What was left out is not taken for deleted: restore leaves it alone.
+    assert_eq!(p.read("tracked.txt"), "one\n");
+    assert!(!v["files"].to_string().contains("tracked.txt"), "{v}");
 }
