@@ -80,13 +80,43 @@ impl Workspace {
                 "--lock-timeout must be a number of seconds >= 0".into(),
             ));
         };
-        Ok(Workspace {
+        let ws = Workspace {
             data_dir: root.join(DATA_DIR),
             state_path,
             root,
             lock_timeout: timeout,
             out: global.out,
-        })
+        };
+        ws.refuse_links_out()?;
+        Ok(ws)
+    }
+
+    /// Refuses a project whose own files lead out of it: a cloned repository may commit
+    /// `project-state.md`, `.ctxkeep/` or a file in it as a symlink to the user's files
+    /// (`~/.profile`, `~/.bashrc`), and every write of ctxkeep's would land there. A symlink
+    /// that stays inside the project is followed as before. The state file is judged only when
+    /// it leads to a regular file or to nothing (a FIFO or device is refused when it is read).
+    /// A few `lstat`s when nothing is a link: cheap enough for every hook.
+    fn refuse_links_out(&self) -> Result<(), Error> {
+        let is_link =
+            |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link(&self.state_path)
+            && std::fs::metadata(&self.state_path).map_or(true, |m| m.is_file())
+        {
+            fsutil::confined(&self.root, &self.state_path)?;
+        }
+        if is_link(&self.data_dir) {
+            fsutil::confined(&self.root, &self.data_dir)?;
+        }
+        let Ok(entries) = std::fs::read_dir(&self.data_dir) else {
+            return Ok(());
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                fsutil::confined(&self.root, &entry.path())?;
+            }
+        }
+        Ok(())
     }
 
     /// Takes the project lock, creating `.ctxkeep/` when needed, and removes

@@ -136,6 +136,11 @@ pub const FINDING_CODES: &[FindingCode] = &[
         meaning: "the marked block was edited by hand since ctxkeep wrote it; the next checkpoint rewrites it and keeps the edited text in `.ctxkeep/checkpoints/` (`replaced_block`)",
     },
     FindingCode {
+        code: "CK125",
+        severity: "error",
+        meaning: "a value of the checkpoint holds a control character, or a one-line value (a file name, a command, a branch) a line break: shown raw it would read as lines of ctxkeep's own (ctxkeep shows it escaped)",
+    },
+    FindingCode {
         code: "CK130",
         severity: "warning (always for a near miss of a known key such as `stags:`, which names the key meant; any other unknown key only with `--strict`)",
         meaning: "a top-level key ctxkeep does not read (kept as written; check for a typo)",

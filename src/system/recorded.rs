@@ -42,6 +42,24 @@ fn push_escaped(out: &mut String, c: char) {
     }
 }
 
+/// One value of recorded data (a file name, a field) kept on its line: line breaks written
+/// `\n` and `\r`, other unsafe characters as [`escape_controls`] writes them. Nothing is
+/// dropped, so a name stays recognisable, but no text can start a line of its own.
+pub fn escape_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c == '\n' || c == '\r' || is_unsafe_char(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => push_escaped(&mut out, c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// As [`escape_controls`], but ctxkeep's own colours (`ESC[…m`, SGR) are
 /// kept: for what ctxkeep paints and prints on a terminal. Any other escape
 /// sequence is written out.
