@@ -43,6 +43,7 @@ mod sessions;
 mod status;
 mod summaries;
 mod track;
+mod untrusted;
 mod transcripts;
 mod verify;
 mod walkthrough;
