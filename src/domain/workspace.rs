@@ -58,7 +58,14 @@ impl Workspace {
             // should be: that is named as it is, a folder and not a file.
             Some(p) if p.is_dir() && !is_misplaced_state(p) => p.join(STATE_FILE),
             Some(p) => cwd.join(p),
-            None => match find_upward(&cwd) {
+            // Missing while git rewrites the work tree: found once git is done. Waited for
+            // only where ctxkeep has run (its local `.ctxkeep/` is there, which no merge
+            // touches), so a project without ctxkeep never waits.
+            None => match crate::system::git::read_settled(
+                &cwd,
+                || find_upward(&cwd),
+                |found| found.is_some() || !has_data_dir_upward(&cwd),
+            ) {
                 Some(p) => p,
                 None if create => cwd.join(STATE_FILE),
                 None => {
@@ -192,6 +199,22 @@ impl Workspace {
 fn is_misplaced_state(path: &Path) -> bool {
     path.file_name().is_some_and(|n| n == STATE_FILE)
         && std::fs::symlink_metadata(path.join(STATE_FILE)).is_err()
+}
+
+/// Whether a `.ctxkeep/` folder is in `start` or above it (within the same bounds as
+/// [`find_upward`]).
+fn has_data_dir_upward(start: &Path) -> bool {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        if d.join(DATA_DIR).is_dir() {
+            return true;
+        }
+        if d.join(".git").is_file() {
+            return false;
+        }
+        dir = d.parent();
+    }
+    false
 }
 
 /// The nearest `project-state.md` from `start` upward, not past the top of

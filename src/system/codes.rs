@@ -50,7 +50,7 @@ pub const EXIT_CODES: &[ExitCode] = &[
     },
     ExitCode {
         code: exit::DATA,
-        meaning: "bad data: malformed `project-state.md` (an unresolved merge conflict in it included), transcript or input; a checkpoint field, list or whole record over a limit of docs/reliability.md (refused, nothing written); a hand-edited checkpoint given to `resume`; a damaged session record in `.ctxkeep/sessions/`",
+        meaning: "bad data: malformed `project-state.md` (an unresolved merge conflict in it included), transcript or input; a checkpoint field, list or whole record over a limit of docs/reliability.md (refused, nothing written); a hand-edited checkpoint given to `resume`",
     },
     ExitCode {
         code: exit::NO_INPUT,

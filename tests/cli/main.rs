@@ -11,6 +11,7 @@ mod concurrent;
 mod copilot;
 mod count;
 mod demo;
+mod during_git;
 mod faults;
 mod gc;
 mod hooks;
