@@ -26,6 +26,7 @@ mod loops;
 mod mcp;
 mod merge;
 mod newcomer;
+mod npm_launcher;
 mod opencode;
 mod opencode_plugin;
 mod plugin;
