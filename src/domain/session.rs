@@ -643,12 +643,7 @@ fn read_record(path: &Path) -> Result<OnDisk, Error> {
 }
 
 fn parse(path: &Path, text: &str) -> Result<Session, Error> {
-    serde_json::from_str(text).map_err(|e| {
-        Error::data(
-            path,
-            format!("not a session record ({e})"),
-        )
-    })
+    serde_json::from_str(text).map_err(|e| Error::data(path, format!("not a session record ({e})")))
 }
 
 /// Every readable session record; damaged ones are skipped (a listing must

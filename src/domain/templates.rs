@@ -103,7 +103,9 @@ impl Templates {
             if out.0.len() > MAX_OUTPUT_BYTES {
                 Error::data(
                     &path,
-                    format!("template does not render: its output is over {MAX_OUTPUT_BYTES} bytes"),
+                    format!(
+                        "template does not render: its output is over {MAX_OUTPUT_BYTES} bytes"
+                    ),
                 )
             } else {
                 template_error(&path, &e)
@@ -125,9 +127,8 @@ impl Templates {
 }
 
 fn write_str(out: &mut minijinja::Output, text: &str) -> Result<(), minijinja::Error> {
-    out.write_str(text).map_err(|_| {
-        minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "cannot write")
-    })
+    out.write_str(text)
+        .map_err(|_| minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "cannot write"))
 }
 
 /// The render's output, refused past [`MAX_OUTPUT_BYTES`].

@@ -552,7 +552,10 @@ pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
     }
     let mut file = options.open(path).map_err(|e| {
         if is_symlink_loop(&e) {
-            Error::no_input(path, "a symlink; ctxkeep appends to its own logs only, never through a link (remove it)")
+            Error::no_input(
+                path,
+                "a symlink; ctxkeep appends to its own logs only, never through a link (remove it)",
+            )
         } else {
             write_error(path, e)
         }

@@ -46,7 +46,10 @@ fn push_escaped(out: &mut String, c: char) {
 /// `\n` and `\r`, other unsafe characters as [`escape_controls`] writes them. Nothing is
 /// dropped, so a name stays recognisable, but no text can start a line of its own.
 pub fn escape_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c == '\n' || c == '\r' || is_unsafe_char(c)) {
+    if !text
+        .chars()
+        .any(|c| c == '\n' || c == '\r' || is_unsafe_char(c))
+    {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);

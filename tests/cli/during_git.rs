@@ -94,7 +94,11 @@ fn with_git_idle_a_missing_state_file_is_said_at_once() {
 
 #[test]
 fn a_damaged_session_record_is_set_aside_and_its_pre_compact_still_checkpoints() {
-    for damaged in [&b"{\"id\": \"s\", \"win"[..], b"\x00\x01\x02 not json", b"[]"] {
+    for damaged in [
+        &b"{\"id\": \"s\", \"win"[..],
+        b"\x00\x01\x02 not json",
+        b"[]",
+    ] {
         let p = checkpointed();
         p.write(".ctxkeep/sessions/s.json", damaged);
         let out = p
@@ -126,6 +130,9 @@ fn a_damaged_session_record_is_set_aside_and_its_pre_compact_still_checkpoints()
             .unwrap();
         assert_eq!(out.status.code(), Some(0));
         assert!(out.stderr.is_empty());
-        assert_eq!(p.read(".ctxkeep/events.jsonl").matches("\"error\"").count(), 1);
+        assert_eq!(
+            p.read(".ctxkeep/events.jsonl").matches("\"error\"").count(),
+            1
+        );
     }
 }

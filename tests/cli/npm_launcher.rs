@@ -40,20 +40,29 @@ impl Install {
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/npm/ctxkeep");
         fs::create_dir_all(package.join("bin")).unwrap();
         fs::copy(source.join("bin/ctxkeep"), package.join("bin/ctxkeep")).unwrap();
-        fs::set_permissions(package.join("bin/ctxkeep"), fs::Permissions::from_mode(0o755))
-            .unwrap();
+        fs::set_permissions(
+            package.join("bin/ctxkeep"),
+            fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
         fs::copy(source.join("platforms.js"), package.join("platforms.js")).unwrap();
         fs::write(
             package.join("package.json"),
-            format!(r#"{{"name":"ctxkeep","version":"{}"}}"#, env!("CARGO_PKG_VERSION")),
+            format!(
+                r#"{{"name":"ctxkeep","version":"{}"}}"#,
+                env!("CARGO_PKG_VERSION")
+            ),
         )
         .unwrap();
         if let Some(bytes) = binary {
             for name in PLATFORM_PACKAGES {
                 let dir = package.join("node_modules/@ctxkeep").join(name);
                 fs::create_dir_all(&dir).unwrap();
-                fs::write(dir.join("package.json"), format!(r#"{{"name":"@ctxkeep/{name}"}}"#))
-                    .unwrap();
+                fs::write(
+                    dir.join("package.json"),
+                    format!(r#"{{"name":"@ctxkeep/{name}"}}"#),
+                )
+                .unwrap();
                 fs::write(dir.join("ctxkeep"), bytes).unwrap();
                 fs::set_permissions(dir.join("ctxkeep"), fs::Permissions::from_mode(0o755))
                     .unwrap();
@@ -111,7 +120,11 @@ fn twenty_first_runs_at_once_all_work_and_later_runs_start_no_node() {
             let out = run.wait_with_output().unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(out.status.success(), "round {round}: {err}");
-            assert_eq!(String::from_utf8_lossy(&out.stdout), version_line(), "{err}");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                version_line(),
+                "{err}"
+            );
         }
         let script = fs::read_to_string(install.launcher()).unwrap();
         assert!(script.starts_with("#!/bin/sh\n"), "{}", &script[..60]);
@@ -169,7 +182,7 @@ fn a_missing_platform_package_names_the_one_to_install() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.contains("is not installed")
-            && err.contains(&format!("npm install -g @ctxkeep/cli-"))
+            && err.contains("npm install -g @ctxkeep/cli-")
             && err.contains(env!("CARGO_PKG_VERSION")),
         "{err}"
     );

@@ -562,7 +562,10 @@ fn a_damaged_session_file_is_set_aside_and_the_session_starts_afresh() {
             "kept as it was"
         );
         let log = p.read(".ctxkeep/events.jsonl");
-        let errors: Vec<&str> = log.lines().filter(|l| l.contains("\"event\":\"error\"")).collect();
+        let errors: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("\"event\":\"error\""))
+            .collect();
         assert_eq!(errors.len(), 1, "{log}");
         assert!(
             errors[0].contains("default.json") && errors[0].contains("started afresh"),

@@ -657,7 +657,10 @@ fn a_probe_started_with_sigint_ignored_runs_to_its_end() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(v["probe"]["exit_code"], 0, "the reader ran to its end: {text}");
+    assert_eq!(
+        v["probe"]["exit_code"], 0,
+        "the reader ran to its end: {text}"
+    );
     assert_eq!(v["probe"]["raw_answer"], "{}\n", "{text}");
 }
 

@@ -131,15 +131,29 @@ pub fn structural(sf: &StateFile, strict: bool) -> Vec<Finding> {
 
 /// Keys whose values are one line by nature: file names, commands, refs, ids.
 const ONE_LINE_KEYS: &[&str] = &[
-    "path", "files", "worked_from", "command", "branch", "head", "id", "status", "trigger",
-    "created_at", "controlling_agent",
+    "path",
+    "files",
+    "worked_from",
+    "command",
+    "branch",
+    "head",
+    "id",
+    "status",
+    "trigger",
+    "created_at",
+    "controlling_agent",
 ];
 
 /// CK125: a value that would write lines of its own where ctxkeep shows it (a file name with a
 /// line break, an escape sequence). ctxkeep shows such values escaped, but a record holding
 /// them came from a hostile file name or was crafted: the gate says so rather than pass.
 fn lines_of_their_own(sf: &StateFile, c: &Checkpoint) -> Vec<Finding> {
-    fn walk(v: &serde_json::Value, at: &str, one_line: bool, out: &mut Vec<(String, &'static str)>) {
+    fn walk(
+        v: &serde_json::Value,
+        at: &str,
+        one_line: bool,
+        out: &mut Vec<(String, &'static str)>,
+    ) {
         match v {
             serde_json::Value::String(s) => {
                 if s.chars().any(crate::system::recorded::is_unsafe_char) {
@@ -155,7 +169,12 @@ fn lines_of_their_own(sf: &StateFile, c: &Checkpoint) -> Vec<Finding> {
             }
             serde_json::Value::Object(map) => {
                 for (k, item) in map {
-                    walk(item, &format!("{at}.{k}"), ONE_LINE_KEYS.contains(&k.as_str()), out);
+                    walk(
+                        item,
+                        &format!("{at}.{k}"),
+                        ONE_LINE_KEYS.contains(&k.as_str()),
+                        out,
+                    );
                 }
             }
             _ => {}
