@@ -721,6 +721,41 @@ mod tests {
         assert_eq!(leftovers, 1, "temp file left behind");
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_path_leading_out_of_the_root_is_found_through_links_and_dotdot() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir(root.join("docs")).unwrap();
+        symlink(outside.path(), root.join("out")).unwrap();
+        symlink(outside.path().join("not-yet"), root.join("dangling")).unwrap();
+        symlink("docs", root.join("in")).unwrap();
+        for inside in ["docs/a.md", "in/a.md", "new/b.md", "docs/../c.md"] {
+            assert_eq!(leads_out(root, &root.join(inside)), None, "{inside}");
+        }
+        for out in [
+            "out",
+            "out/events.jsonl",
+            "dangling",
+            "../x",
+            "docs/../../x",
+        ] {
+            assert!(leads_out(root, &root.join(out)).is_some(), "{out}");
+        }
+        let err = confined(root, &root.join("out/events.jsonl")).unwrap_err();
+        assert_eq!(err.exit_code(), 66);
+        // Never through a link: a log linked elsewhere is refused, its target untouched.
+        fs::write(outside.path().join("bashrc"), "mine\n").unwrap();
+        symlink(outside.path().join("bashrc"), root.join("events.jsonl")).unwrap();
+        assert!(append_line(&root.join("events.jsonl"), "{}").is_err());
+        assert_eq!(
+            fs::read_to_string(outside.path().join("bashrc")).unwrap(),
+            "mine\n"
+        );
+    }
+
     #[test]
     fn append_line_seals_a_torn_line() {
         let dir = tempfile::tempdir().unwrap();
