@@ -160,7 +160,12 @@ fn template_error(path: &Path, e: &minijinja::Error) -> Error {
         .line()
         .map(|l| format!(" at line {l}"))
         .unwrap_or_default();
-    let detail = e.detail().map(|d| format!(": {d}")).unwrap_or_default();
+    let detail = match e.kind() {
+        minijinja::ErrorKind::OutOfFuel => {
+            format!(" (its limit of {FUEL} steps: a loop without bound?)")
+        }
+        _ => e.detail().map(|d| format!(": {d}")).unwrap_or_default(),
+    };
     Error::data(
         path,
         format!("template does not render{line}: {}{detail}", e.kind()),

@@ -184,7 +184,7 @@ fn a_committed_template_that_never_ends_is_stopped_with_one_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(65), "{err}");
     assert!(
-        err.contains("tpl/resume.md") && err.contains("does not render"),
+        err.contains("tpl/resume.md") && err.contains("does not render") && err.contains("steps"),
         "{err}"
     );
     // The SessionStart hook that would inject it answers at once (it was killed at 30 s).
