@@ -582,27 +582,76 @@ pub fn path(ws: &Workspace, id: &str) -> PathBuf {
     ws.sessions_dir().join(file_name(id))
 }
 
-/// The session's record, or None when it was never tracked.
+/// The session's record, or None when it was never tracked, or when its record is damaged
+/// (the next write under the lock sets it aside: [`load_setting_aside`]).
 pub fn load(ws: &Workspace, id: &str) -> Result<Option<Session>, Error> {
+    Ok(match read_record(&path(ws, id))? {
+        OnDisk::Record(s) => Some(*s),
+        OnDisk::Absent | OnDisk::Damaged(_) => None,
+    })
+}
+
+/// As [`load`], for the writer that holds the lock: a damaged record (cut short, garbage,
+/// not text) is set aside as `<name>.json.bad` (replacing an older one) with one `error`
+/// event, and the session starts afresh, so that one bad file never fails every later hook
+/// of the session, nor its pre-compaction checkpoint.
+pub fn load_setting_aside(ws: &Workspace, held: &Lock, id: &str) -> Result<Option<Session>, Error> {
     let path = path(ws, id);
-    if std::fs::symlink_metadata(&path).is_err() {
-        return Ok(None);
+    match read_record(&path)? {
+        OnDisk::Record(s) => Ok(Some(*s)),
+        OnDisk::Absent => Ok(None),
+        OnDisk::Damaged(why) => {
+            let mut bad = path.clone().into_os_string();
+            bad.push(".bad");
+            let bad = PathBuf::from(bad);
+            std::fs::rename(&path, &bad)
+                .map_err(|e| Error::io(&path, "cannot set the damaged record aside", e))?;
+            let _ = crate::domain::events::append(
+                ws,
+                held,
+                "error",
+                serde_json::json!({
+                    "command": "session",
+                    "session": id,
+                    "code": why.code_name(),
+                    "message": format!("{why}; kept as {} and the session started afresh", bad.display()),
+                }),
+            );
+            Ok(None)
+        }
     }
-    let text = fsutil::read_text(&path, MAX_RECORD_BYTES)?;
+}
+
+/// A session's record as found on disk.
+enum OnDisk {
+    Absent,
+    Record(Box<Session>),
+    Damaged(Error),
+}
+
+fn read_record(path: &Path) -> Result<OnDisk, Error> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(OnDisk::Absent);
+    }
+    let text = match fsutil::read_text(path, MAX_RECORD_BYTES) {
+        Ok(text) => text,
+        Err(e @ (Error::Data { .. } | Error::TooLarge { .. })) => return Ok(OnDisk::Damaged(e)),
+        // Set aside meanwhile by another writer.
+        Err(Error::NotFound { .. }) => return Ok(OnDisk::Absent),
+        Err(e) => return Err(e),
+    };
     if text.trim().is_empty() {
         // What a power cut can leave of a cache written without fsync.
-        return Ok(None);
+        return Ok(OnDisk::Absent);
     }
-    parse(&path, &text).map(Some)
+    Ok(match parse(path, &text) {
+        Ok(s) => OnDisk::Record(Box::new(s)),
+        Err(e) => OnDisk::Damaged(e),
+    })
 }
 
 fn parse(path: &Path, text: &str) -> Result<Session, Error> {
-    serde_json::from_str(text).map_err(|e| {
-        Error::data(
-            path,
-            format!("not a session record ({e}); delete it to start the session afresh"),
-        )
-    })
+    serde_json::from_str(text).map_err(|e| Error::data(path, format!("not a session record ({e})")))
 }
 
 /// Every readable session record; damaged ones are skipped (a listing must

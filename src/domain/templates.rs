@@ -28,6 +28,17 @@ const MAX_RECORDED_CHARS: usize = 1_000;
 /// A checkpoint's text field holds at most 16 KiB (see `state::limits`).
 const MAX_FIELD_CHARS: usize = 16 * 1024;
 
+/// The largest template file read from a project's folder.
+const MAX_TEMPLATE_BYTES: u64 = 256 * 1024;
+
+/// The instructions one render may run: a committed template is untrusted (a clone's nested
+/// loops must not hang every `SessionStart` hook). The default templates use a few thousand
+/// on a large checkpoint; this bounds a render to well under a second.
+const FUEL: u64 = 2_000_000;
+
+/// The most bytes one render may produce (the resume prompt is cut far below this).
+const MAX_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
+
 pub struct Templates {
     env: Environment<'static>,
     /// Where overrides come from, for error messages.
@@ -43,6 +54,21 @@ impl Templates {
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
         env.set_keep_trailing_newline(true);
+        env.set_fuel(Some(FUEL));
+        // Every value a template prints is data: a file name with a line break or a recorded
+        // escape sequence must not write lines in ctxkeep's voice ("## SYSTEM", "Next action:")
+        // into the marked block or the prompt. Text that ctxkeep rendered itself and a field
+        // written whole by a checkpoint's author (`notes`) are marked `safe` and keep their lines.
+        env.set_formatter(|out, state, value| {
+            if value.is_safe() {
+                let text = value.to_string();
+                return write_str(out, &crate::system::recorded::escape_controls(&text));
+            }
+            match value.as_str() {
+                Some(text) => write_str(out, &crate::system::recorded::escape_line(text)),
+                None => minijinja::escape_formatter(out, state, value),
+            }
+        });
         // Text recorded from a session, shown as data: one line, bounded,
         // controls escaped (`recorded`), or as a code span it cannot close (`code`).
         env.add_filter("recorded", |text: String| {
@@ -59,7 +85,10 @@ impl Templates {
         for (name, default) in DEFAULTS {
             let text = match &dir {
                 Some(d) if d.join(name).is_file() => {
-                    crate::system::fsutil::read_text(&d.join(name), 1024 * 1024)?
+                    // Never read from outside the project (a template linked to `~/.netrc`
+                    // would put the password in the model's context).
+                    crate::system::fsutil::confined(root, &d.join(name))?;
+                    crate::system::fsutil::read_text(&d.join(name), MAX_TEMPLATE_BYTES)?
                 }
                 _ => (*default).to_string(),
             };
@@ -76,7 +105,54 @@ impl Templates {
             .env
             .get_template(name)
             .map_err(|e| template_error(&path, &e))?;
-        tmpl.render(ctx).map_err(|e| template_error(&path, &e))
+        let mut out = Bounded(Vec::new());
+        let rendered = tmpl.render_captured_to(ctx, &mut out).map(drop);
+        rendered.map_err(|e| {
+            if out.0.len() > MAX_OUTPUT_BYTES {
+                Error::data(
+                    &path,
+                    format!(
+                        "template does not render: its output is over {MAX_OUTPUT_BYTES} bytes"
+                    ),
+                )
+            } else {
+                template_error(&path, &e)
+            }
+        })?;
+        String::from_utf8(out.0).map_err(|_| Error::data(&path, "template output is not UTF-8"))
+    }
+}
+
+impl Templates {
+    /// A new state file's text around its marked block `managed` (rendered by ctxkeep from
+    /// `state.md`, so printed as it is).
+    pub fn render_page(&self, managed: &str) -> Result<String, Error> {
+        self.render(
+            "project-state.md",
+            minijinja::context! { managed => minijinja::Value::from_safe_string(managed.to_string()) },
+        )
+    }
+}
+
+fn write_str(out: &mut minijinja::Output, text: &str) -> Result<(), minijinja::Error> {
+    out.write_str(text)
+        .map_err(|_| minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "cannot write"))
+}
+
+/// The render's output, refused past [`MAX_OUTPUT_BYTES`].
+struct Bounded(Vec<u8>);
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        if self.0.len() > MAX_OUTPUT_BYTES {
+            return Err(std::io::Error::other("template output too large"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -92,7 +168,12 @@ fn template_error(path: &Path, e: &minijinja::Error) -> Error {
         .line()
         .map(|l| format!(" at line {l}"))
         .unwrap_or_default();
-    let detail = e.detail().map(|d| format!(": {d}")).unwrap_or_default();
+    let detail = match e.kind() {
+        minijinja::ErrorKind::OutOfFuel => {
+            format!(" (its limit of {FUEL} steps: a loop without bound?)")
+        }
+        _ => e.detail().map(|d| format!(": {d}")).unwrap_or_default(),
+    };
     Error::data(
         path,
         format!("template does not render{line}: {}{detail}", e.kind()),
@@ -103,6 +184,7 @@ fn template_error(path: &Path, e: &minijinja::Error) -> Error {
 /// Returns the files written.
 pub fn eject(root: &Path, dir: &str) -> Result<Vec<PathBuf>, Error> {
     let target = root.join(dir);
+    crate::system::fsutil::confined(root, &target)?;
     crate::system::fsutil::ensure_dir(&target)?;
     let mut written = Vec::new();
     for (name, text) in DEFAULTS {

@@ -58,7 +58,14 @@ impl Workspace {
             // should be: that is named as it is, a folder and not a file.
             Some(p) if p.is_dir() && !is_misplaced_state(p) => p.join(STATE_FILE),
             Some(p) => cwd.join(p),
-            None => match find_upward(&cwd) {
+            // Missing while git rewrites the work tree: found once git is done. Waited for
+            // only where ctxkeep has run (its local `.ctxkeep/` is there, which no merge
+            // touches), so a project without ctxkeep never waits.
+            None => match crate::system::git::read_settled(
+                &cwd,
+                || find_upward(&cwd),
+                |found| found.is_some() || !has_data_dir_upward(&cwd),
+            ) {
                 Some(p) => p,
                 None if create => cwd.join(STATE_FILE),
                 None => {
@@ -80,13 +87,43 @@ impl Workspace {
                 "--lock-timeout must be a number of seconds >= 0".into(),
             ));
         };
-        Ok(Workspace {
+        let ws = Workspace {
             data_dir: root.join(DATA_DIR),
             state_path,
             root,
             lock_timeout: timeout,
             out: global.out,
-        })
+        };
+        ws.refuse_links_out()?;
+        Ok(ws)
+    }
+
+    /// Refuses a project whose own files lead out of it: a cloned repository may commit
+    /// `project-state.md`, `.ctxkeep/` or a file in it as a symlink to the user's files
+    /// (`~/.profile`, `~/.bashrc`), and every write of ctxkeep's would land there. A symlink
+    /// that stays inside the project is followed as before. The state file is judged only when
+    /// it leads to a regular file or to nothing (a FIFO or device is refused when it is read).
+    /// A few `lstat`s when nothing is a link: cheap enough for every hook.
+    fn refuse_links_out(&self) -> Result<(), Error> {
+        let is_link =
+            |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link(&self.state_path)
+            && std::fs::metadata(&self.state_path).map_or(true, |m| m.is_file())
+        {
+            fsutil::confined(&self.root, &self.state_path)?;
+        }
+        if is_link(&self.data_dir) {
+            fsutil::confined(&self.root, &self.data_dir)?;
+        }
+        let Ok(entries) = std::fs::read_dir(&self.data_dir) else {
+            return Ok(());
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                fsutil::confined(&self.root, &entry.path())?;
+            }
+        }
+        Ok(())
     }
 
     /// Takes the project lock, creating `.ctxkeep/` when needed, and removes
@@ -162,6 +199,22 @@ impl Workspace {
 fn is_misplaced_state(path: &Path) -> bool {
     path.file_name().is_some_and(|n| n == STATE_FILE)
         && std::fs::symlink_metadata(path.join(STATE_FILE)).is_err()
+}
+
+/// Whether a `.ctxkeep/` folder is in `start` or above it (within the same bounds as
+/// [`find_upward`]).
+fn has_data_dir_upward(start: &Path) -> bool {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        if d.join(DATA_DIR).is_dir() {
+            return true;
+        }
+        if d.join(".git").is_file() {
+            return false;
+        }
+        dir = d.parent();
+    }
+    false
 }
 
 /// The nearest `project-state.md` from `start` upward, not past the top of

@@ -180,7 +180,7 @@ pub fn init(ws: &Workspace, args: Settings, out: &Output) -> anyhow::Result<Init
         let tpl = Templates::load(&ws.root, sf.fm.templates.as_deref())?;
         let managed = tpl.render("state.md", json!({ "checkpoint": null, "history": [] }))?;
         if created {
-            sf.body = tpl.render("project-state.md", json!({ "managed": managed }))?;
+            sf.body = tpl.render_page(&managed)?;
             if sf.managed_block().is_none() {
                 sf.set_managed_block(&managed)?;
             }

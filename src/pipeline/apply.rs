@@ -26,7 +26,7 @@ impl<'w> Batch<'w> {
     /// `id`, or starts one with `window`.
     pub fn open(ws: &'w Workspace, id: &str, window: u64) -> Result<Batch<'w>, Error> {
         let lock = ws.lock()?;
-        let on_disk = session::load(ws, id)?;
+        let on_disk = session::load_setting_aside(ws, &lock, id)?;
         let session = on_disk.clone().unwrap_or_else(|| Session::new(id, window));
         Ok(Batch {
             ws,

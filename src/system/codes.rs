@@ -50,7 +50,7 @@ pub const EXIT_CODES: &[ExitCode] = &[
     },
     ExitCode {
         code: exit::DATA,
-        meaning: "bad data: malformed `project-state.md` (an unresolved merge conflict in it included), transcript or input; a checkpoint field, list or whole record over a limit of docs/reliability.md (refused, nothing written); a hand-edited checkpoint given to `resume`; a damaged session record in `.ctxkeep/sessions/`",
+        meaning: "bad data: malformed `project-state.md` (an unresolved merge conflict in it included), transcript or input; a checkpoint field, list or whole record over a limit of docs/reliability.md (refused, nothing written); a hand-edited checkpoint given to `resume`",
     },
     ExitCode {
         code: exit::NO_INPUT,
@@ -134,6 +134,11 @@ pub const FINDING_CODES: &[FindingCode] = &[
         code: "CK124",
         severity: "warning",
         meaning: "the marked block was edited by hand since ctxkeep wrote it; the next checkpoint rewrites it and keeps the edited text in `.ctxkeep/checkpoints/` (`replaced_block`)",
+    },
+    FindingCode {
+        code: "CK125",
+        severity: "error",
+        meaning: "a value of the checkpoint holds a control character, or a one-line value (a file name, a command, a branch) a line break: shown raw it would read as lines of ctxkeep's own (ctxkeep shows it escaped)",
     },
     FindingCode {
         code: "CK130",

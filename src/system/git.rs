@@ -222,6 +222,64 @@ fn xy_status(xy: &str) -> &'static str {
     pick(y).or(pick(x)).unwrap_or("modified")
 }
 
+/// Whether git is rewriting the work tree around `dir` now: it holds the index lock, or a
+/// merge, rebase, cherry-pick or revert is under way. Read from the repository's files, with
+/// no git run: asked only when the state file reads as missing or half-written.
+pub fn operation_under_way(dir: &Path) -> bool {
+    let Some(git_dir) = git_dir_around(dir) else {
+        return false;
+    };
+    [
+        "index.lock",
+        "MERGE_HEAD",
+        "CHERRY_PICK_HEAD",
+        "REVERT_HEAD",
+        "rebase-merge",
+        "rebase-apply",
+    ]
+    .iter()
+    .any(|name| std::fs::symlink_metadata(git_dir.join(name)).is_ok())
+}
+
+/// The git folder of the repository holding `dir`: `.git` itself, or where a `.git` file
+/// (a linked worktree, a submodule) points.
+fn git_dir_around(dir: &Path) -> Option<PathBuf> {
+    let mut at = Some(dir);
+    while let Some(d) = at {
+        let dot_git = d.join(".git");
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(m) if m.is_dir() => return Some(dot_git),
+            Ok(_) => {
+                let text = crate::system::fsutil::read_text(&dot_git, 4096).ok()?;
+                let to = text.strip_prefix("gitdir:")?.trim();
+                return Some(d.join(to));
+            }
+            Err(_) => at = d.parent(),
+        }
+    }
+    None
+}
+
+/// How long a reader waits for git to finish rewriting the work tree (a merge, a checkout)
+/// before it takes the state file as it finds it.
+pub const OPERATION_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Runs `read` until it gives what `settled` accepts, while git rewrites the work tree around
+/// `dir` ([`operation_under_way`]), for at most [`OPERATION_WAIT`]: a hook that runs during
+/// `git merge` finds `project-state.md` missing or half-written for a moment, and must not
+/// take that for a project without ctxkeep (and write no checkpoint). Free when the first
+/// read is settled or git is idle.
+pub fn read_settled<T>(dir: &Path, mut read: impl FnMut() -> T, settled: impl Fn(&T) -> bool) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        let got = read();
+        if settled(&got) || start.elapsed() >= OPERATION_WAIT || !operation_under_way(dir) {
+            return got;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 const TOPLEVEL: [&str; 2] = ["rev-parse", "--show-toplevel"];
 
 pub fn toplevel(dir: &Path) -> Result<PathBuf, Unavailable> {

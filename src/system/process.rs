@@ -246,13 +246,22 @@ mod sys {
 
     pub fn catch_signals() -> Previous {
         let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        // SAFETY: the handler only stores to atomics, which is async-signal-safe.
-        unsafe {
-            Previous([
-                libc::signal(libc::SIGINT, handler),
-                libc::signal(libc::SIGTERM, handler),
-            ])
-        }
+        // A signal ignored on entry stays ignored (a job started in the background by a
+        // non-interactive shell, `nohup`): catching it would turn a Ctrl-C meant for the
+        // foreground into a stop of this process's work, and re-raising it later would do
+        // nothing, so the process would end as if all went well.
+        let catch = |signal: libc::c_int| {
+            // SAFETY: the handler only stores to atomics, which is async-signal-safe; an
+            // ignored signal gets its SIG_IGN back at once.
+            unsafe {
+                let before = libc::signal(signal, handler);
+                if before == libc::SIG_IGN {
+                    libc::signal(signal, libc::SIG_IGN);
+                }
+                before
+            }
+        };
+        Previous([catch(libc::SIGINT), catch(libc::SIGTERM)])
     }
 
     pub fn restore(previous: Previous) {

@@ -145,7 +145,10 @@ fn pattern(rule: usize) -> &'static Regex {
 // Patterns use ASCII classes and `(?-u:\b)` so the lazy DFA never has to give
 // up on non-ASCII text (a Unicode `\b` forces the slow engines).
 fn pattern_source(rule: usize) -> String {
-    let b = r"(?-u:\b)";
+    // A token's edge: a word boundary, or a `_` joining it to a word (`notes_ghp_…`,
+    // `bd-12_sk-ant-…` in a file name), which `\b` alone does not see as an edge; `accept`
+    // leaves the `_` out of what is redacted.
+    let b = r"(?:(?-u:\b)|_)";
     let pats: [String; 13] = [
         // private-key: only the BEGIN line here; `private_keys` finds the end.
         r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----".to_string(),
@@ -372,7 +375,17 @@ fn accept(rule: usize, text: &str, caps: &Captures<'_>) -> Option<(usize, usize)
         }
         _ => {}
     }
-    Some((secret.start(), secret.end()))
+    let (mut start, mut end) = (secret.start(), secret.end());
+    // The `_` an edge took (see `pattern_source`) is the text's, not the token's.
+    if secret == whole && rule < AUTHORIZATION {
+        if text[start..end].starts_with('_') {
+            start += 1;
+        }
+        if matches!(rule, AWS | GITHUB) && end > start && text[start..end].ends_with('_') {
+            end -= 1;
+        }
+    }
+    Some((start, end))
 }
 
 /// Which rules can match at all, from the keyword prefilter.
@@ -696,6 +709,34 @@ mod tests {
         let f = find(text);
         assert_eq!(f.len(), 1, "expected one finding in {text:?}, got {f:?}");
         f[0]
+    }
+
+    #[test]
+    fn keys_joined_by_underscores_in_a_file_name_are_caught() {
+        for (rule, key) in corpus() {
+            if rule == "private-key" {
+                continue;
+            }
+            for text in [
+                format!("notes_{key}.txt"),
+                format!("bd-a1b2_{key}_old.md"),
+                format!("src/{key}_backup"),
+            ] {
+                let f = find(&text);
+                let at = text.find(&key).unwrap();
+                assert!(
+                    f.iter()
+                        .any(|f| f.start == at && f.end >= at + key.len() && f.rule == rule),
+                    "{rule}: {text:?} gave {f:?}"
+                );
+                let shown = redact(&text);
+                assert!(!shown.contains(&key), "{shown}");
+                assert!(
+                    shown.starts_with(&text[..at]),
+                    "the `_` before stays: {shown}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -550,12 +550,28 @@ fn a_manual_checkpoint_records_the_sessions_budget() {
 }
 
 #[test]
-fn a_corrupt_session_file_is_reported_and_kept() {
-    let p = init_with("80", "1000");
-    p.write(".ctxkeep/sessions/default.json", "{\"id\": 5");
-    let a = p.ctxkeep(&["track", "--tokens", "5"]).assert().code(65);
-    assert!(stderr_of(&a).contains("default.json: not a session record"));
-    assert_eq!(p.read(".ctxkeep/sessions/default.json"), "{\"id\": 5");
+fn a_damaged_session_file_is_set_aside_and_the_session_starts_afresh() {
+    for damaged in [&b"{\"id\": 5"[..], b"\x00\x17garbage\xff", b"[1, 2]\n"] {
+        let p = init_with("80", "1000");
+        p.write(".ctxkeep/sessions/default.json", damaged);
+        assert_eq!(track(&p, &["--tokens", "5"]).0.tokens, Some(5));
+        assert_eq!(track(&p, &["--add", "3"]).0.tokens, Some(8));
+        assert_eq!(
+            std::fs::read(p.path(".ctxkeep/sessions/default.json.bad")).unwrap(),
+            damaged,
+            "kept as it was"
+        );
+        let log = p.read(".ctxkeep/events.jsonl");
+        let errors: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("\"event\":\"error\""))
+            .collect();
+        assert_eq!(errors.len(), 1, "{log}");
+        assert!(
+            errors[0].contains("default.json") && errors[0].contains("started afresh"),
+            "{log}"
+        );
+    }
 }
 
 #[test]

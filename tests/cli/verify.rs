@@ -593,8 +593,11 @@ fn an_interrupted_probe_leaves_nothing_running() {
     p.checkpoint(&[]).success();
     let pid_file = p.home().join("probe.pid");
     let probe = format!("sleep 1017 & echo $! > '{}'; wait", pid_file.display());
-    let child = p
-        .ctxkeep_std(&["verify", "--probe", &probe])
+    let mut verify = p.ctxkeep_std(&["verify", "--probe", &probe]);
+    // As from a terminal, however the suite was started (a background job inherits SIGINT
+    // ignored, which ctxkeep then keeps: see the test below).
+    with_sigint(&mut verify, libc::SIG_DFL);
+    let child = verify
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -612,6 +615,53 @@ fn an_interrupted_probe_leaves_nothing_running() {
         !crate::support::process_running(pid),
         "the reader's sleep still runs"
     );
+}
+
+/// `cmd`'s child starts with SIGINT set to `disposition`.
+fn with_sigint(cmd: &mut std::process::Command, disposition: libc::sighandler_t) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal(2) is async-signal-safe, as pre_exec requires.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGINT, disposition);
+            Ok(())
+        });
+    }
+}
+
+/// A verify started with SIGINT ignored (a background job of a script, `nohup`) keeps it
+/// ignored: a Ctrl-C meant for the foreground neither stops its probe nor ends it as if the
+/// probe had answered. (It used to catch the signal, stop the reader, and then exit 0.)
+#[test]
+fn a_probe_started_with_sigint_ignored_runs_to_its_end() {
+    let p = project();
+    p.checkpoint(&[]).success();
+    let started = p.home().join("started");
+    let probe = format!("touch '{}'; sleep 1; echo '{{}}'", started.display());
+    let mut verify = p.ctxkeep_std(&["--json", "verify", "--probe", &probe]);
+    with_sigint(&mut verify, libc::SIG_IGN);
+    let child = verify
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while !started.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v["probe"]["exit_code"], 0,
+        "the reader ran to its end: {text}"
+    );
+    assert_eq!(v["probe"]["raw_answer"], "{}\n", "{text}");
 }
 
 #[test]

@@ -125,9 +125,12 @@ pub fn merge_file(
     lock_timeout: Duration,
     out: &Output,
 ) -> anyhow::Result<MergeReport> {
-    let (b, o, t) = (read(base)?, read(ours)?, read(theirs)?);
     // git runs the driver at the top of the work tree; %P is relative to it.
     let shown = PathBuf::from(name.unwrap_or(STATE_FILE));
+    if shown.file_name().is_none_or(|n| n != STATE_FILE) {
+        return refuse_other_file(&shown, base, ours, theirs);
+    }
+    let (b, o, t) = (read(base)?, read(ours)?, read(theirs)?);
     let root = std::env::current_dir()
         .unwrap_or_default()
         .join(shown.parent().unwrap_or(Path::new("")));
@@ -152,6 +155,30 @@ pub fn merge_file(
         .mark_merging(&c);
     }
     Ok(report(&shown, m, fallback, "files", true))
+}
+
+/// The driver named for a file that is not a state file (`* merge=ctxkeep` in a cloned
+/// repository's `.gitattributes`): ctxkeep's rules would append its block to code. The file
+/// gets git's own text merge (its conflict markers where both sides changed a line) and the
+/// driver fails, so git reports a conflict there instead of a clean merge; nothing else is
+/// written.
+fn refuse_other_file(
+    shown: &Path,
+    base: &Path,
+    ours: &Path,
+    theirs: &Path,
+) -> anyhow::Result<MergeReport> {
+    // A file ctxkeep cannot read as text (binary, too large) stays as ours, still a conflict.
+    if let (Ok(b), Ok(o), Ok(t)) = (read(base), read(ours), read(theirs)) {
+        if let Ok((merged, _)) = crate::system::git::merge_text(&b, &o, &t) {
+            crate::system::fsutil::atomic_write(ours, merged.as_bytes(), None)?;
+        }
+    }
+    Err(Error::Usage(format!(
+        "{}: ctxkeep's merge driver merges {STATE_FILE} only; this file was merged as plain text and left as a conflict: check it, `git add` it, and name the driver for {STATE_FILE} alone in .gitattributes (`{STATE_FILE} merge={DRIVER}`)",
+        shown.display()
+    ))
+    .into())
 }
 
 fn report(

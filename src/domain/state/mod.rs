@@ -124,8 +124,25 @@ pub struct StateFile {
 
 impl StateFile {
     /// Reads and parses the file. Any defect is a one-line error naming it.
+    /// While git rewrites the work tree (a merge, a checkout), a file that reads as missing,
+    /// empty or half-written is read again until git is done (bounded: see
+    /// [`crate::system::git::read_settled`]).
     pub fn load(path: &Path) -> Result<StateFile, Error> {
-        Self::from_text(path, Self::read_text(path)?)
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        crate::system::git::read_settled(
+            dir,
+            || Self::read_text(path).and_then(|text| Self::from_text(path, text)),
+            |got| match got {
+                Ok(sf) => sf.is_initialized(),
+                Err(Error::NotInitialized { .. } | Error::NotFound { .. } | Error::Data { .. }) => {
+                    false
+                }
+                Err(_) => true,
+            },
+        )
     }
 
     /// The file's text; a missing file reads as a project not set up yet.

@@ -129,7 +129,77 @@ pub fn structural(sf: &StateFile, strict: bool) -> Vec<Finding> {
         f.push(x);
     }
     f.extend(body(sf, c));
+    f.extend(lines_of_their_own(sf, c));
     f
+}
+
+/// Keys whose values are one line by nature: file names, commands, refs, ids.
+const ONE_LINE_KEYS: &[&str] = &[
+    "path",
+    "files",
+    "worked_from",
+    "command",
+    "branch",
+    "head",
+    "id",
+    "status",
+    "trigger",
+    "created_at",
+    "controlling_agent",
+];
+
+/// CK125: a value that would write lines of its own where ctxkeep shows it (a file name with a
+/// line break, an escape sequence). ctxkeep shows such values escaped, but a record holding
+/// them came from a hostile file name or was crafted: the gate says so rather than pass.
+fn lines_of_their_own(sf: &StateFile, c: &Checkpoint) -> Vec<Finding> {
+    fn walk(
+        v: &serde_json::Value,
+        at: &str,
+        one_line: bool,
+        out: &mut Vec<(String, &'static str)>,
+    ) {
+        match v {
+            serde_json::Value::String(s) => {
+                if s.chars().any(crate::system::recorded::is_unsafe_char) {
+                    out.push((at.to_string(), "a control character"));
+                } else if one_line && s.contains(['\n', '\r']) {
+                    out.push((at.to_string(), "a line break"));
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, &format!("{at}[{i}]"), one_line, out);
+                }
+            }
+            serde_json::Value::Object(map) => {
+                for (k, item) in map {
+                    walk(
+                        item,
+                        &format!("{at}.{k}"),
+                        ONE_LINE_KEYS.contains(&k.as_str()),
+                        out,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    walk(&c.to_json(), "checkpoint", false, &mut found);
+    found
+        .into_iter()
+        .take(5)
+        .map(|(at, what)| {
+            let mut x = Finding::new(
+                "CK125",
+                Severity::Error,
+                Some(at.split(['.', '[']).nth(1).unwrap_or("checkpoint")),
+                format!("`{at}` holds {what}: shown raw it would read as lines of ctxkeep's own (ctxkeep shows it escaped); rename the file or write a fresh checkpoint"),
+            );
+            x.line = sf.key_line("checkpoint");
+            x
+        })
+        .collect()
 }
 
 /// The keys ctxkeep always writes, in the order it writes them.
