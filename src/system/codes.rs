@@ -137,8 +137,8 @@ pub const FINDING_CODES: &[FindingCode] = &[
     },
     FindingCode {
         code: "CK125",
-        severity: "error",
-        meaning: "a value of the checkpoint holds a control character, or a one-line value (a file name, a command, a branch) a line break: shown raw it would read as lines of ctxkeep's own (ctxkeep shows it escaped)",
+        severity: "error (a warning for a control character in prose, such as a request with pasted terminal output)",
+        meaning: "a one-line value of the checkpoint (a file name, a command, a branch) holds a line break or a control character, or prose holds a control character: shown raw it would read as lines of ctxkeep's own (ctxkeep shows it escaped)",
     },
     FindingCode {
         code: "CK130",

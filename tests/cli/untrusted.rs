@@ -295,3 +295,20 @@ fn a_file_name_with_line_breaks_stays_one_quoted_line_and_verify_flags_it() {
         "{text}"
     );
 }
+
+#[test]
+fn an_escape_in_prose_is_a_warning_and_the_gate_passes() {
+    let p = Project::initialized();
+    p.write("src/state.rs", "");
+    p.checkpoint(&["--note", "pasted \u{1b}[31mred\u{1b}[0m output"])
+        .success();
+    let out = p.ctxkeep(&["verify"]).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("CK125") && text.contains("pasted terminal output"),
+        "{text}"
+    );
+    assert!(p.state().contains(r"\u001B[31mred"), "shown escaped");
+}

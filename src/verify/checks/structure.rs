@@ -156,14 +156,22 @@ fn lines_of_their_own(sf: &StateFile, c: &Checkpoint) -> Vec<Finding> {
         v: &serde_json::Value,
         at: &str,
         one_line: bool,
-        out: &mut Vec<(String, &'static str)>,
+        out: &mut Vec<(String, &'static str, Severity)>,
     ) {
         match v {
             serde_json::Value::String(s) => {
+                // In a one-line value (a path, a command) a break or an escape is crafted; in
+                // prose (a prompt with pasted terminal output) it can be honest, and it is shown
+                // escaped either way: a warning there, not a failed gate.
+                let severity = if one_line {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                };
                 if s.chars().any(crate::system::recorded::is_unsafe_char) {
-                    out.push((at.to_string(), "a control character"));
+                    out.push((at.to_string(), "a control character", severity));
                 } else if one_line && s.contains(['\n', '\r']) {
-                    out.push((at.to_string(), "a line break"));
+                    out.push((at.to_string(), "a line break", Severity::Error));
                 }
             }
             serde_json::Value::Array(items) => {
@@ -189,12 +197,16 @@ fn lines_of_their_own(sf: &StateFile, c: &Checkpoint) -> Vec<Finding> {
     found
         .into_iter()
         .take(5)
-        .map(|(at, what)| {
+        .map(|(at, what, severity)| {
             let mut x = Finding::new(
                 "CK125",
-                Severity::Error,
+                severity,
                 Some(at.split(['.', '[']).nth(1).unwrap_or("checkpoint")),
-                format!("`{at}` holds {what}: shown raw it would read as lines of ctxkeep's own (ctxkeep shows it escaped); rename the file or write a fresh checkpoint"),
+                if severity == Severity::Error {
+                    format!("`{at}` holds {what}: shown raw it would read as lines of ctxkeep's own (ctxkeep shows it escaped); rename the file or write a fresh checkpoint")
+                } else {
+                    format!("`{at}` holds {what} (pasted terminal output?); ctxkeep shows it escaped")
+                },
             );
             x.line = sf.key_line("checkpoint");
             x
