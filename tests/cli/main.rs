@@ -13,6 +13,7 @@ mod count;
 mod demo;
 mod faults;
 mod gc;
+mod git_reads;
 mod hooks;
 mod hostile;
 mod init;
