@@ -156,6 +156,14 @@ static SLOT: LazyLock<Regex> = LazyLock::new(|| {
     .expect("slot regex")
 });
 
+/// Whether SLOT could match `line` at all: each of its alternatives needs a
+/// `{`, `<` or `[`, or (the date formats) a literal `MM`. Checking first spares
+/// the regex's compilation, most of a checkpoint's instructions, when no
+/// line could hold a slot.
+fn could_hold_slot(line: &str) -> bool {
+    line.contains(['{', '<', '[']) || line.contains("MM")
+}
+
 /// `[...]` spans that are not a link (`[text](url)`) or glued to a word or
 /// a path (`a[i]`, `/tmp/[Agent]/`).
 static BRACKETED: LazyLock<Regex> = LazyLock::new(|| {
@@ -288,6 +296,9 @@ fn placeholders(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
         }
     }
     for (i, line) in mask_quoted(t.text).lines().enumerate() {
+        if !could_hold_slot(line) {
+            continue;
+        }
         if let Some(c) = SLOT.captures(line) {
             let slot = c
                 .get(1)
@@ -1108,6 +1119,30 @@ mod tests {
         assert_eq!(mask_quoted(curly).len(), curly.len());
         assert_eq!(mask_quoted(curly).trim_end(), "say      and");
         assert_eq!(mask_quoted("5\" screen"), "5\" screen");
+    }
+
+    #[test]
+    fn slot_prefilter_passes_every_line_the_slot_regex_matches() {
+        let slots = [
+            "fill {{ var }} here",
+            "{% if x %}",
+            "write <task name> now",
+            "call {name}",
+            "[insert the reason]",
+            "Date: [DATE]",
+            "on YYYY-MM-DD",
+            "by DD/MM/YYYY",
+            "MM.DD.YYYY",
+            "[Your answer here]",
+        ];
+        for line in slots {
+            assert!(SLOT.is_match(line), "{line}");
+            assert!(could_hold_slot(line), "{line}");
+        }
+        for line in ["run the gate again", "Vec<String> stays", "fix a[i]", "mm-dd"] {
+            assert!(!SLOT.is_match(line) || could_hold_slot(line), "{line}");
+        }
+        assert!(!could_hold_slot("measure checkpoint: run cargo test"));
     }
 
     #[test]
