@@ -1,10 +1,10 @@
-//! Packs each encoding's rank table, taken from tiktoken-rs, into OUT_DIR as
-//! `<name>.packed`: the compact form of src/bpe/packed.rs (token bytes and,
-//! per rank, byte lengths from which the hash index, the merge parts and the
-//! prefixes are rebuilt), deflated. `src/lib.rs` includes it and unpacks it
-//! on the encoding's first use, so a binary that never counts never pays.
-//! Nothing is decoded from base64 or rebuilt by merging at run time, which
-//! is what made a small count cost ~150 ms with tiktoken-rs.
+//! Lays out each encoding's rank table, taken from tiktoken-rs, into OUT_DIR
+//! as `<name>.tables`: the form of src/bpe/packed.rs, which the binary reads
+//! in place (a perfect hash from token bytes to rank, the token bytes, and
+//! per rank the byte lengths from which the merge parts and prefixes that
+//! long pieces need are derived). Nothing is decoded, inflated, hashed or
+//! rebuilt at run time, which is what made a small count cost ~150 ms with
+//! tiktoken-rs and ~20 ms with the deflated tables this replaced.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -12,25 +12,54 @@ use std::path::Path;
 use tiktoken_rs::CoreBPE;
 
 #[path = "src/bpe/index.rs"]
+#[allow(dead_code)] // the run-time half is the engine's
 mod index;
 #[path = "src/bpe/packed.rs"]
+#[allow(dead_code)]
 mod packed;
+#[path = "src/patterns.rs"]
+mod patterns;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let out = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR");
     let out = Path::new(&out);
+    println!("cargo:rerun-if-changed=src/patterns.rs");
+    println!("cargo:rerun-if-changed=src/bpe/index.rs");
+    println!("cargo:rerun-if-changed=src/bpe/packed.rs");
     let mut tables = vec![
-        ("o200k_base", tiktoken_rs::o200k_base()),
-        ("cl100k_base", tiktoken_rs::cl100k_base()),
+        (
+            "o200k_base",
+            tiktoken_rs::o200k_base(),
+            patterns::O200K_PATTERN,
+        ),
+        (
+            "cl100k_base",
+            tiktoken_rs::cl100k_base(),
+            patterns::CL100K_PATTERN,
+        ),
     ];
     // Only with the `legacy-encodings` feature: the binary carries no table
     // it cannot use.
     if std::env::var_os("CARGO_FEATURE_LEGACY_ENCODINGS").is_some() {
-        tables.push(("p50k_base", tiktoken_rs::p50k_base()));
-        tables.push(("r50k_base", tiktoken_rs::r50k_base()));
+        tables.push((
+            "p50k_base",
+            tiktoken_rs::p50k_base(),
+            patterns::P50K_PATTERN,
+        ));
+        tables.push((
+            "r50k_base",
+            tiktoken_rs::r50k_base(),
+            patterns::P50K_PATTERN,
+        ));
     }
-    for (name, bpe) in tables {
+    let big_endian = std::env::var("CARGO_CFG_TARGET_ENDIAN").is_ok_and(|e| e == "big");
+    for (name, bpe, pattern) in tables {
+        std::fs::write(
+            out.join(format!("{name}.dfa")),
+            pretokenizer(pattern, big_endian),
+        )
+        .expect("write dfa");
         let bpe = bpe.unwrap_or_else(|e| panic!("tiktoken-rs cannot build {name}: {e}"));
         let (tokens, ends) = flatten(&bpe);
         let token = |r: usize| {
@@ -46,28 +75,56 @@ fn main() {
             &shapes.longest,
             &shapes.pairs,
         );
-        // The packing must give back exactly what the engine was built on.
-        let back = packed::unpack(&packed).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-        let index = index::build(ends.len(), token);
+        // The layout must give back exactly what the engine was built on:
+        // every token's rank through the perfect hash, no rank for bytes
+        // that are no token, and the same merge parts and prefixes.
+        let back = packed::Layout::parse(&packed).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for r in 0..ends.len() {
+            let t = token(r);
+            if !t.is_empty() {
+                assert_eq!(back.rank(t), r as u32, "{name}: rank {r} through the hash");
+                let mut longer = t.to_vec();
+                longer.push(0xff);
+                let want = shapes
+                    .by_bytes
+                    .get(&longer)
+                    .copied()
+                    .unwrap_or(packed::NONE);
+                assert_eq!(back.rank(&longer), want, "{name}: {longer:?}");
+            }
+        }
         let (split, prefix) =
-            packed::derive_parts(&back.prefix_lens, &back.left_lens, token, |b| {
-                packed::rank_in(&index, token, b)
-            })
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            packed::derive_parts(back.prefix_lens, back.left_lens, token, |b| back.rank(b))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
         let want_split: Vec<u32> = shapes.split.iter().flat_map(|&(l, r)| [l, r]).collect();
         assert!(
-            back.tokens == tokens
-                && back.ends == le(&ends)
-                && back.index == le(&index)
-                && split == want_split
+            split == want_split
                 && prefix == shapes.next_prefix
                 && back.longest == shapes.longest
                 && back.pairs == shapes.pairs,
-            "{name}: the packed tables do not unpack to the same tables"
+            "{name}: the laid-out tables do not give back the same tables"
         );
-        let deflated = miniz_oxide::deflate::compress_to_vec(&packed, 10);
-        std::fs::write(out.join(format!("{name}.packed")), deflated).expect("write packed");
+        std::fs::write(out.join(format!("{name}.tables")), packed).expect("write tables");
+    }
+}
+
+/// The pre-tokenizer's pattern as a sparse DFA (anchored searches, no
+/// captures: what `bpe` runs), serialized for the target: a small text is
+/// split with it as it lies in the binary, with nothing built at start.
+fn pretokenizer(pattern: &str, big_endian: bool) -> Vec<u8> {
+    use regex_automata::dfa::{dense, StartKind};
+    use regex_automata::nfa::thompson;
+    let dense = dense::Builder::new()
+        .configure(dense::Config::new().start_kind(StartKind::Anchored))
+        .thompson(thompson::Config::new().which_captures(thompson::WhichCaptures::None))
+        .build(pattern)
+        .unwrap_or_else(|e| panic!("the pre-tokenizer pattern does not compile: {e}"));
+    let sparse = dense
+        .to_sparse()
+        .unwrap_or_else(|e| panic!("the pre-tokenizer's DFA: {e}"));
+    match big_endian {
+        true => sparse.to_bytes_big_endian(),
+        false => sparse.to_bytes_little_endian(),
     }
 }
 
@@ -116,6 +173,8 @@ struct Shapes {
     longest: Vec<u8>,
     /// One bit per two bytes (`b0 << 8 | b1`): whether they are a token.
     pairs: Vec<u8>,
+    /// Every token's rank by its bytes.
+    by_bytes: HashMap<Vec<u8>, u32>,
 }
 
 impl Shapes {
@@ -167,11 +226,13 @@ impl Shapes {
                 *slot = (*slot).max(len);
             }
         }
+        let by_bytes = by_bytes.into_iter().map(|(b, r)| (b.to_vec(), r)).collect();
         Shapes {
             split,
             next_prefix,
             longest,
             pairs,
+            by_bytes,
         }
     }
 }

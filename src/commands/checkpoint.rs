@@ -8,6 +8,8 @@ use crate::domain::workspace::Workspace;
 use crate::pipeline::record;
 
 pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
+    // The write and the checks on what it wrote read the repository once.
+    let _reads = crate::system::git::share_reads();
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let from = match &args.from {
         Some(src) => record::read_fields(src)?,

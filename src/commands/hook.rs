@@ -27,6 +27,9 @@ const SILENT: Output = Output::SILENT;
 const ERROR_LOG_LOCK_WAIT: Duration = Duration::from_millis(500);
 
 pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
+    // An automatic checkpoint, the look before a destructive command and the checks read the
+    // repository once per event.
+    let _reads = crate::system::git::share_reads();
     // Nothing a hook prints reports malformed transcript lines: not counted on this path.
     crate::transcripts::usage::skip_malformed_count();
     let agent = args.agent;

@@ -7,6 +7,8 @@ use crate::domain::workspace::Workspace;
 use crate::handoff::resume::{self, Options};
 
 pub fn run(args: ResumeArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
+    // The checks and the prompt read the repository once.
+    let _reads = crate::system::git::share_reads();
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let opts = Options {
         force: args.force,

@@ -10,6 +10,8 @@ use crate::system::error::Error;
 use crate::verify::report::{self, human, Options};
 
 pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
+    // Every check reads the repository from one reading.
+    let _reads = crate::system::git::share_reads();
     let ws = Workspace::resolve(&ctx.locate(), false)?;
     let text = if args.staged {
         staged_text(&ws)?

@@ -130,10 +130,47 @@ impl Workspace {
     /// the temp files a killed writer left (see `stale_temp_files`).
     pub fn lock(&self) -> Result<Lock, Error> {
         let lock = self.lock_only()?;
+        self.sweep();
+        Ok(lock)
+    }
+
+    /// [`Self::lock`] for a hook event, which runs on every agent turn: the folders are
+    /// swept only when the last sweep is [`SWEEP_EVERY`] old.
+    pub fn lock_for_event(&self) -> Result<Lock, Error> {
+        let lock = self.lock_only()?;
+        if self.sweep_due() {
+            self.sweep();
+        }
+        Ok(lock)
+    }
+
+    fn sweep(&self) {
         for path in self.stale_temp_files() {
             let _ = std::fs::remove_file(path);
         }
-        Ok(lock)
+        self.mark_swept();
+    }
+
+    /// Whether the folders are to be swept: a temp file is stale only after an hour
+    /// (`fsutil::STALE_TEMP_AGE`), so sweeping on every lock (every hook event takes it)
+    /// found nothing a sweep every few minutes does not; one `stat` of `.ctxkeep/swept`
+    /// instead of listing four folders.
+    fn sweep_due(&self) -> bool {
+        std::fs::metadata(self.swept_path())
+            .and_then(|m| m.modified())
+            .map_or(true, |at| {
+                at.elapsed().map_or(true, |age| age >= SWEEP_EVERY)
+            })
+    }
+
+    fn mark_swept(&self) {
+        let _ = std::fs::File::create(self.swept_path())
+            .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+    }
+
+    /// Its time of change is when the folders were last swept of stale temp files.
+    fn swept_path(&self) -> PathBuf {
+        self.data_dir.join("swept")
     }
 
     /// Temp files older than an hour where ctxkeep writes: anything in
@@ -194,6 +231,9 @@ impl Workspace {
     }
 }
 
+/// How often a hook event's lock sweeps stale temp files (see [`Workspace::lock_for_event`]).
+pub const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
 /// Whether `path` is a folder named `project-state.md` with no state file
 /// inside: the state file's own path, taken by a folder.
 fn is_misplaced_state(path: &Path) -> bool {
@@ -235,4 +275,47 @@ pub fn find_upward(start: &Path) -> Option<PathBuf> {
         dir = d.parent();
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::SystemTime;
+
+    /// A temp file named as a killed writer leaves it, two hours old.
+    fn stale_file(ws: &Workspace, name: &str) -> PathBuf {
+        let path = ws.sessions_dir().join(name);
+        std::fs::create_dir_all(ws.sessions_dir()).unwrap();
+        let f = std::fs::File::create(&path).unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(7200))
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn a_hook_events_lock_sweeps_only_when_a_sweep_is_due_and_a_hand_lock_always() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::in_dir(dir.path());
+        let first = stale_file(&ws, ".s1.json.a1.tmp");
+        drop(ws.lock_for_event().unwrap());
+        assert!(!first.exists(), "no sweep yet: the first event sweeps");
+
+        let second = stale_file(&ws, ".s1.json.b2.tmp");
+        drop(ws.lock_for_event().unwrap());
+        assert!(second.exists(), "swept a moment ago: not listed again");
+
+        let stamp = std::fs::File::options()
+            .write(true)
+            .open(ws.swept_path())
+            .unwrap();
+        stamp
+            .set_modified(SystemTime::now() - SWEEP_EVERY - Duration::from_secs(1))
+            .unwrap();
+        drop(ws.lock_for_event().unwrap());
+        assert!(!second.exists(), "the last sweep is old enough: swept");
+
+        let third = stale_file(&ws, ".s1.json.c3.tmp");
+        drop(ws.lock().unwrap());
+        assert!(!third.exists(), "a command's lock sweeps every time");
+    }
 }

@@ -96,13 +96,17 @@ impl Server {
 }
 
 /// Runs `job` on the blocking pool: the tools read files, take the lock
-/// and run git.
+/// and run git (git's answers shared within the call: `git::share_reads`).
 async fn blocking<T: Send + 'static>(
     job: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, McpError> {
-    tokio::task::spawn_blocking(job)
-        .await
-        .map_err(|e| McpError::internal_error(format!("the call failed: {e}"), None))
+    tokio::task::spawn_blocking(|| {
+        // One call reads the repository once; the next call reads it afresh.
+        let _reads = crate::system::git::share_reads();
+        job()
+    })
+    .await
+    .map_err(|e| McpError::internal_error(format!("the call failed: {e}"), None))
 }
 
 /// An error as the CLI reports it: `isError`, the one-line message and the

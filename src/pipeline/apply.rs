@@ -22,10 +22,10 @@ pub struct Batch<'w> {
 }
 
 impl<'w> Batch<'w> {
-    /// Takes the project lock (sweeping stale temp files, once per event) and loads session
-    /// `id`, or starts one with `window`.
+    /// Takes the project lock (sweeping stale temp files when a sweep is due) and loads
+    /// session `id`, or starts one with `window`.
     pub fn open(ws: &'w Workspace, id: &str, window: u64) -> Result<Batch<'w>, Error> {
-        let lock = ws.lock()?;
+        let lock = ws.lock_for_event()?;
         let on_disk = session::load_setting_aside(ws, &lock, id)?;
         let session = on_disk.clone().unwrap_or_else(|| Session::new(id, window));
         Ok(Batch {

@@ -206,6 +206,8 @@ fn write_retrying(
         }
         match write(ws, lock, new.clone(), skip_repeats, out) {
             Err(e) if changed_meanwhile(&e) => {
+                // What changed the file may have been git (a checkout): read the repository again.
+                crate::system::git::forget_reads();
                 std::thread::sleep(pause);
                 pause *= 2;
             }

@@ -3,7 +3,10 @@
 //! `init`'s merge-driver entry in the repository's local config and the
 //! snapshots of uncommitted work ([`snapshot`]: objects and `refs/ctxkeep/`).
 
+mod shared;
 pub mod snapshot;
+
+pub use shared::{forget_reads, share_reads, SharedReads};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -123,16 +126,53 @@ fn checked(
     Ok(out.stdout)
 }
 
-/// Branch, HEAD and uncommitted files, from one `git status` call.
-/// `exclude` (relative to the top level) leaves ctxkeep's own file out.
+/// Branch, HEAD and uncommitted files, from one `git status` call (shared within a
+/// [`share_reads`] scope). `exclude` (relative to the top level) leaves ctxkeep's own file out.
 pub fn state(dir: &Path, exclude: &[PathBuf]) -> Result<GitState, Unavailable> {
+    let shared::Status { top, mut state } = status(dir)?;
+    let excluded: Vec<String> = exclude
+        .iter()
+        .filter_map(|p| p.strip_prefix(&top).ok().or(Some(p.as_path())))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if !excluded.is_empty() {
+        state.dirty.retain(|d| !excluded.contains(&d.path));
+    }
+    Ok(state)
+}
+
+/// The status of `dir`'s repository with its top level: the scope's, else read.
+fn status(dir: &Path) -> Result<shared::Status, Unavailable> {
+    let known = shared::known_top(dir);
+    if let Some(Ok(top)) = &known {
+        if let Some(status) = shared::known_status(top) {
+            return status;
+        }
+    }
+    let read = read_status(dir, known);
+    if let Ok(s) = &read {
+        shared::keep_status(&s.top, &read);
+    }
+    read
+}
+
+/// One `git status` call, and the top level unless `known` has it.
+fn read_status(
+    dir: &Path,
+    known: Option<Result<PathBuf, Unavailable>>,
+) -> Result<shared::Status, Unavailable> {
     // Both calls pay a process start: ask for the top level while `status`
     // runs (its porcelain paths are relative to the top level from anywhere).
-    let top = git(dir)
-        .args(TOPLEVEL)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
+    let asking = match known {
+        Some(_) => None,
+        None => Some(
+            git(dir)
+                .args(TOPLEVEL)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn(),
+        ),
+    };
     let out = run(
         dir,
         &[
@@ -143,14 +183,17 @@ pub fn state(dir: &Path, exclude: &[PathBuf]) -> Result<GitState, Unavailable> {
             "--untracked-files=all",
         ],
     );
-    let top = path_of(checked(&TOPLEVEL, top.and_then(|c| c.wait_with_output()))?);
+    let top = match (known, asking) {
+        (Some(top), _) => top,
+        (None, Some(child)) => {
+            let top = checked(&TOPLEVEL, child.and_then(|c| c.wait_with_output())).map(path_of);
+            shared::keep_top(dir, &top);
+            top
+        }
+        (None, None) => unreachable!("asked when not known"),
+    }?;
     let out = out?;
     let mut state = GitState::default();
-    let excluded: Vec<String> = exclude
-        .iter()
-        .filter_map(|p| p.strip_prefix(&top).ok().or(Some(p.as_path())))
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
     let mut records = out.split(|&b| b == 0).peekable();
     while let Some(rec) = records.next() {
         if rec.is_empty() {
@@ -190,7 +233,7 @@ pub fn state(dir: &Path, exclude: &[PathBuf]) -> Result<GitState, Unavailable> {
                 b'?' => ("untracked", line.get(2..).unwrap_or("")),
                 _ => continue,
             };
-            if path.is_empty() || excluded.iter().any(|e| e == path) {
+            if path.is_empty() {
                 continue;
             }
             state.dirty.push(DirtyFile {
@@ -200,7 +243,7 @@ pub fn state(dir: &Path, exclude: &[PathBuf]) -> Result<GitState, Unavailable> {
         }
     }
     state.dirty.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(state)
+    Ok(shared::Status { top, state })
 }
 
 fn xy_status(xy: &str) -> &'static str {
@@ -282,8 +325,14 @@ pub fn read_settled<T>(dir: &Path, mut read: impl FnMut() -> T, settled: impl Fn
 
 const TOPLEVEL: [&str; 2] = ["rev-parse", "--show-toplevel"];
 
+/// The repository's top level (shared within a [`share_reads`] scope).
 pub fn toplevel(dir: &Path) -> Result<PathBuf, Unavailable> {
-    run(dir, &TOPLEVEL).map(path_of)
+    if let Some(top) = shared::known_top(dir) {
+        return top;
+    }
+    let top = run(dir, &TOPLEVEL).map(path_of);
+    shared::keep_top(dir, &top);
+    top
 }
 
 /// The path git printed on one line.
@@ -293,6 +342,10 @@ fn path_of(out: Vec<u8>) -> PathBuf {
 
 /// Whether `commit` names a commit this repository has.
 pub fn commit_exists(dir: &Path, commit: &str) -> Result<bool, Unavailable> {
+    // The HEAD a status named in this scope is there: no second process to ask.
+    if shared::known_head(dir).flatten().as_deref() == Some(commit) {
+        return Ok(true);
+    }
     let spec = format!("{commit}^{{commit}}");
     match git(dir)
         .args(["cat-file", "-e", &spec])
@@ -307,6 +360,9 @@ pub fn commit_exists(dir: &Path, commit: &str) -> Result<bool, Unavailable> {
 /// The commit HEAD names, or None on an unborn branch.
 pub fn head(dir: &Path) -> Result<Option<String>, Unavailable> {
     toplevel(dir)?;
+    if let Some(head) = shared::known_head(dir) {
+        return Ok(head);
+    }
     let out = git(dir)
         .args(["rev-parse", "--verify", "--quiet", "HEAD"])
         .stderr(Stdio::null())
@@ -330,6 +386,14 @@ pub fn tracked_files(dir: &Path) -> Result<Vec<String>, Unavailable> {
         .filter(|s| !s.is_empty())
         .map(|s| String::from_utf8_lossy(s).into_owned())
         .collect())
+}
+
+/// Whether git tracks a file matching one of `pathspecs` (relative to `dir`; git's
+/// wildcards): the index read for these paths alone, not listed whole.
+pub fn tracks_any(dir: &Path, pathspecs: &[String]) -> Result<bool, Unavailable> {
+    let mut args = vec!["ls-files", "-z", "--"];
+    args.extend(pathspecs.iter().map(String::as_str));
+    Ok(!run(dir, &args)?.is_empty())
 }
 
 /// What git's index holds for `rel` (a path relative to the top level):
@@ -451,7 +515,10 @@ pub fn merge_text(base: &str, ours: &str, theirs: &str) -> Result<(String, usize
 
 /// A value of the repository's git config (`None` when unset).
 pub fn config_get(dir: &Path, key: &str) -> Result<Option<String>, Unavailable> {
-    toplevel(dir)?;
+    let top = toplevel(dir)?;
+    if let Some(value) = shared::known_config(&top, key) {
+        return Ok(value);
+    }
     let out = git(dir)
         .args(["config", "--get", key])
         .stderr(Stdio::null())
@@ -460,13 +527,19 @@ pub fn config_get(dir: &Path, key: &str) -> Result<Option<String>, Unavailable> 
     let v = String::from_utf8_lossy(&out.stdout)
         .trim_end_matches('\n')
         .to_string();
-    Ok((out.status.success() && !v.is_empty()).then_some(v))
+    let value = (out.status.success() && !v.is_empty()).then_some(v);
+    shared::keep_config(&top, key, &value);
+    Ok(value)
 }
 
 /// Sets a value in the repository's own config (`.git/config`, which git
 /// does not share with clones).
 pub fn config_set_local(dir: &Path, key: &str, value: &str) -> Result<(), Unavailable> {
-    run(dir, &["config", "--local", key, value]).map(|_| ())
+    run(dir, &["config", "--local", key, value])?;
+    if let Some(Ok(top)) = shared::known_top(dir) {
+        shared::keep_config(&top, key, &Some(value.to_string()));
+    }
+    Ok(())
 }
 
 /// The text of `path` (relative to the top level) in index stage `stage`

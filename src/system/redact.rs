@@ -407,13 +407,33 @@ fn candidate_rules(text: &str) -> [bool; 13] {
         } else {
             GENERIC_KEYWORD_RE.is_match(text)
         };
+        on[URL_CREDENTIALS] = on[URL_CREDENTIALS] && has_url_userinfo(text);
         return on;
     }
     for (rule, re) in KEYWORD_RES.iter() {
         on[*rule] = re.is_match(text);
     }
+    on[URL_CREDENTIALS] = on[URL_CREDENTIALS] && has_url_userinfo(text);
     on[GENERIC] = GENERIC_KEYWORD_RE.is_match(text);
     on
+}
+
+/// Whether some `://` in `text` is followed, before white space or a `/`,
+/// by a `:` and then an `@`: what the URL-credentials regex needs (its user
+/// and password hold neither white space nor `/`). Every state file links
+/// ctxkeep's home page, and compiling that regex (its bounded Unicode
+/// classes) cost more than the rest of a checkpoint's secret scan.
+fn has_url_userinfo(text: &str) -> bool {
+    text.match_indices("://").any(|(i, _)| {
+        let rest = &text[i + 3..];
+        let end = rest
+            .find(|c: char| c.is_whitespace() || c == '/')
+            .unwrap_or(rest.len());
+        let authority = &rest[..end];
+        authority
+            .find(':')
+            .is_some_and(|colon| authority[colon..].contains('@'))
+    })
 }
 
 /// Up to this many bytes, `candidate_rules` uses plain substring search.
@@ -609,6 +629,28 @@ fn redact_string(s: &mut String, key: Option<&str>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn url_userinfo_prefilter_passes_every_url_with_credentials() {
+        use super::{has_url_userinfo, pattern, URL_CREDENTIALS};
+        for text in [
+            "postgres://admin:hunter22@db:5432/app",
+            "redis://:s3cret@cache",
+            "see https://x.org then ftp://u:pw1@host",
+            "https://github.com/a/b and smtp://me:pa55@mail",
+        ] {
+            assert!(pattern(URL_CREDENTIALS).is_match(text), "{text}");
+            assert!(has_url_userinfo(text), "{text}");
+        }
+        for text in [
+            "kept by [ctxkeep](https://github.com/ctxkeep/ctxkeep)",
+            "https://host/path:with@colon",
+            "mail me@x.org at https://x.org:8080",
+        ] {
+            assert!(!pattern(URL_CREDENTIALS).is_match(text), "{text}");
+            assert!(!has_url_userinfo(text), "{text}");
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -15,6 +15,7 @@ mod demo;
 mod during_git;
 mod faults;
 mod gc;
+mod git_reads;
 mod hooks;
 mod hostile;
 mod init;

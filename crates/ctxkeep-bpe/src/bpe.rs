@@ -3,8 +3,11 @@
 //!
 //! tiktoken-rs builds its encoder from base64 text on every start (~150 ms
 //! for o200k: decoding, two 200k-entry hash maps, a sorted copy, 256 regex
-//! clones). Here the rank table and its hash index come flat from build
-//! time (`build.rs`) and are read in place: a run only compiles one regex.
+//! clones). Here the rank tables (a perfect hash, `bpe/packed.rs`) and the
+//! pre-tokenizer's DFA come from build time (`build.rs`) and are read in
+//! place: nothing is decoded, inflated, hashed or compiled to count a small
+//! text; a large one builds a lazy DFA (about a millisecond) for its faster
+//! search.
 //! The tables and patterns are chosen in `lib.rs`.
 //!
 //! # Pre-tokenizer
@@ -47,45 +50,73 @@ mod packed;
 
 use std::sync::OnceLock;
 
+use regex_automata::dfa::{sparse, Automaton};
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::nfa::thompson;
-use regex_automata::{Anchored, Input};
+use regex_automata::{Anchored, HalfMatch, Input, MatchError};
+
+/// Texts from this long are split with the lazy DFA, whose search is faster
+/// once built (about a millisecond); shorter ones with the compiled-in one.
+const LAZY_FROM: usize = 64 * 1024;
 
 /// One encoding: its ranks and its pre-tokenizer ([`crate::tokenizer`]).
 pub struct Tokenizer {
     vocab: Vocab,
-    /// A lazy DFA: no capture groups, no reverse automaton (every search is
-    /// anchored), so it compiles in about a millisecond.
-    regex: DFA,
+    /// The pre-tokenizer as `build.rs` compiled it (a sparse DFA, anchored
+    /// searches only), read in place: nothing is built to count a small text.
+    compiled: sparse::DFA<&'static [u8]>,
+    /// The same pattern as a lazy DFA (no capture groups, no reverse
+    /// automaton), built for the first large text.
+    lazy: OnceLock<Result<DFA, String>>,
+    pattern: &'static str,
     /// The pattern has newline alternatives (o200k, cl100k).
     newline_alts: bool,
 }
 
 impl Tokenizer {
-    /// `tables` as `build.rs` writes them; `pattern` is tiktoken's with
-    /// `\s+(?!\S)` and the alternative after it replaced by `\s+` (module
-    /// docs).
+    /// `tables` and `dfa` as `build.rs` writes them from `pattern`, which is
+    /// tiktoken's with `\s+(?!\S)` and the alternative after it replaced by
+    /// `\s+` (module docs).
     pub(crate) fn new(
         tables: Tables,
-        pattern: &str,
+        dfa: &'static [u8],
+        pattern: &'static str,
         newline_alts: bool,
     ) -> Result<Tokenizer, String> {
-        let regex = DFA::builder()
-            .thompson(thompson::Config::new().which_captures(thompson::WhichCaptures::None))
-            .build(pattern)
-            .map_err(|e| format!("bad pre-tokenizer pattern: {e}"))?;
+        // SAFETY: `dfa` is what `build.rs` serialized for this target with `to_sparse` and
+        // `to_bytes_*_endian`, with the same regex-automata (the build and the run resolve to
+        // one version of it); `from_bytes` would check every transition again, which cost
+        // more than counting a small text. Its basic checks (format, version, byte order) still
+        // run, and a test checks the whole DFA with `from_bytes`.
+        let (compiled, _) = unsafe { sparse::DFA::from_bytes_unchecked(dfa) }
+            .map_err(|e| format!("the compiled-in pre-tokenizer is broken: {e}"))?;
         Ok(Tokenizer {
             vocab: Vocab::new(tables)?,
-            regex,
+            compiled,
+            lazy: OnceLock::new(),
+            pattern,
             newline_alts,
         })
     }
 
-    /// A counter for one thread (it owns the regex's scratch space).
+    /// The lazy DFA, built on first use.
+    fn lazy(&self) -> Result<&DFA, String> {
+        self.lazy
+            .get_or_init(|| {
+                DFA::builder()
+                    .thompson(thompson::Config::new().which_captures(thompson::WhichCaptures::None))
+                    .build(self.pattern)
+                    .map_err(|e| format!("bad pre-tokenizer pattern: {e}"))
+            })
+            .as_ref()
+            .map_err(String::clone)
+    }
+
+    /// A counter for one thread (it owns the lazy DFA's scratch space).
     pub fn counter(&self) -> Counter<'_> {
         Counter {
             tok: self,
-            cache: self.regex.create_cache(),
+            cache: None,
             scratch: Scratch::default(),
         }
     }
@@ -94,7 +125,8 @@ impl Tokenizer {
 /// Counts texts with one [`Tokenizer`], on one thread.
 pub struct Counter<'a> {
     tok: &'a Tokenizer,
-    cache: Cache,
+    /// The lazy DFA's scratch space, made for the first large text.
+    cache: Option<Cache>,
     scratch: Scratch,
 }
 
@@ -158,12 +190,30 @@ impl Counter<'_> {
     }
 
     fn count_pieces(&mut self, text: &str) -> Result<usize, String> {
+        let tok = self.tok;
+        if text.len() < LAZY_FROM {
+            return self.split_and_count(text, |input| tok.compiled.try_search_fwd(input));
+        }
+        let lazy = tok.lazy()?;
+        let mut cache = self.cache.take().unwrap_or_else(|| lazy.create_cache());
+        let total = self.split_and_count(text, |input| lazy.try_search_fwd(&mut cache, input));
+        self.cache = Some(cache);
+        total
+    }
+
+    /// Splits `text` into pieces with `search` (an anchored search from where
+    /// the last piece ended) and counts each.
+    fn split_and_count(
+        &mut self,
+        text: &str,
+        mut search: impl FnMut(&Input<'_>) -> Result<Option<HalfMatch>, MatchError>,
+    ) -> Result<usize, String> {
         let len = text.len();
         let mut pos = 0;
         let mut total = 0;
         while pos < len {
             let input = Input::new(text).range(pos..).anchored(Anchored::Yes);
-            let end = match self.tok.regex.try_search_fwd(&mut self.cache, &input) {
+            let end = match search(&input) {
                 Ok(Some(m)) if m.offset() > pos => m.offset(),
                 // Unreachable by the argument in the module docs.
                 _ => return Err(format!("the pre-tokenizer found no piece at byte {pos}")),
@@ -211,60 +261,26 @@ const NONE: u32 = u32::MAX;
 /// In the split table: a single byte, made of nothing.
 const BASE: u32 = u32::MAX - 1;
 
-/// One encoding's tables, as `packed::unpack` rebuilds them from `build.rs`'s
-/// (all integers little-endian u32).
-pub(crate) struct Tables {
-    /// Every token's bytes, in rank order.
-    pub tokens: &'static [u8],
-    /// Per rank: where its bytes end in `tokens`.
-    pub ends: &'static [u8],
-    /// Per slot of the hash index from bytes to rank: `rank + 1`, or 0.
-    pub index: &'static [u8],
-    /// Per slot of a token's first three bytes (`index::head_slot`, one
-    /// byte each): the length of the longest token starting with them (an
-    /// upper bound: slots are shared).
-    pub longest: &'static [u8],
-    /// One bit per two bytes (`b0 << 8 | b1`): whether they are a token.
-    pub pairs: &'static [u8],
-    /// Per rank, one byte each: the length of its longest strict prefix that
-    /// is a token, and of the left part of its last merge (0: none); what
-    /// [`Parts`] are made from.
-    pub prefix_lens: &'static [u8],
-    pub left_lens: &'static [u8],
-}
-
-impl Tables {
-    /// Inflates and unpacks an encoding's compiled-in tables (`build.rs`).
-    /// They live as long as the process: a tokenizer is built once per
-    /// encoding and kept.
-    pub(crate) fn unpack(deflated: &[u8]) -> Result<Tables, String> {
-        let bytes = miniz_oxide::inflate::decompress_to_vec(deflated)
-            .map_err(|e| format!("the compiled-in rank table does not inflate: {e:?}"))?;
-        let t = packed::unpack(&bytes)?;
-        let keep = |v: Vec<u8>| -> &'static [u8] { Box::leak(v.into_boxed_slice()) };
-        Ok(Tables {
-            tokens: keep(t.tokens),
-            ends: keep(t.ends),
-            index: keep(t.index),
-            longest: keep(t.longest),
-            pairs: keep(t.pairs),
-            prefix_lens: keep(t.prefix_lens),
-            left_lens: keep(t.left_lens),
-        })
-    }
-}
+/// One encoding's tables as `build.rs` laid them out, read in place.
+pub(crate) type Tables = packed::Layout<'static>;
 
 /// What only the linear-time count of long pieces reads, made on its first
-/// use: a rank lookup per part would cost every count tens of milliseconds.
+/// use: a rank lookup per part would cost every count some milliseconds.
 struct Parts {
     /// Per rank: the (left, right) ranks whose merge made it; `BASE` twice
     /// for a single byte.
     split: Vec<u32>,
     /// Per rank: the longest token that is a strict prefix of it, or `NONE`.
     prefix: Vec<u32>,
+    /// Per rank: its slot in the tables (`NONE`: an unused rank), whose
+    /// bytes the rank's are (the tests read tokens by rank).
+    #[cfg_attr(not(test), allow(dead_code))]
+    slot: Vec<u32>,
+    /// Per rank: the length of its bytes.
+    lens: Vec<u8>,
 }
 
-/// The ranks, read in place from the unpacked tables (nothing is built
+/// The ranks, read in place from the compiled-in tables (nothing is built
 /// at run time but the 256 single-byte ranks).
 struct Vocab {
     t: Tables,
@@ -272,30 +288,8 @@ struct Vocab {
     parts: OnceLock<Result<Parts, String>>,
 }
 
-#[inline]
-fn u32_at(table: &[u8], i: usize) -> u32 {
-    let b = &table[i * 4..i * 4 + 4];
-    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-}
-
 impl Vocab {
     fn new(t: Tables) -> Result<Vocab, String> {
-        let slots = t.index.len() / 4;
-        let ranks = t.ends.len() / 4;
-        // Cheap checks that the tables belong together; probing relies on them.
-        let fits = t.ends.len().is_multiple_of(4)
-            && t.index.len().is_multiple_of(4)
-            && slots.is_power_of_two()
-            && slots > ranks
-            && ranks > 0
-            && u32_at(t.ends, ranks - 1) as usize == t.tokens.len()
-            && t.prefix_lens.len() == ranks
-            && t.left_lens.len() == ranks
-            && t.longest.len() == 1 << index::HEAD_BITS
-            && t.pairs.len() == 1 << 13;
-        if !fits {
-            return Err("the compiled-in rank table is inconsistent".into());
-        }
         let mut vocab = Vocab {
             t,
             byte_rank: [NONE; 256],
@@ -310,38 +304,16 @@ impl Vocab {
         Ok(vocab)
     }
 
+    /// A rank's bytes (`None` for an unused or unknown rank).
+    #[cfg(test)]
     fn token(&self, rank: usize) -> Option<&'static [u8]> {
-        if rank >= self.t.ends.len() / 4 {
-            return None;
-        }
-        self.t.tokens.get(self.range(rank))
-    }
-
-    /// Where a used rank's bytes lie in `tokens`.
-    #[inline]
-    fn range(&self, rank: usize) -> std::ops::Range<usize> {
-        let start = if rank == 0 {
-            0
-        } else {
-            u32_at(self.t.ends, rank - 1) as usize
-        };
-        start..u32_at(self.t.ends, rank) as usize
+        let slot = *self.parts().ok()?.slot.get(rank)?;
+        (slot != NONE).then(|| &self.t.tokens[self.t.bytes_range(slot as usize)])
     }
 
     #[inline]
     fn rank(&self, bytes: &[u8]) -> u32 {
-        let slots = self.t.index.len() / 4;
-        let mut i = index::slot(bytes, slots);
-        loop {
-            let e = u32_at(self.t.index, i);
-            if e == 0 {
-                return NONE;
-            }
-            if self.token((e - 1) as usize) == Some(bytes) {
-                return e - 1;
-            }
-            i = (i + 1) & (slots - 1);
-        }
+        self.t.rank(bytes)
     }
 
     /// Tokens in one pre-tokenized piece.
@@ -358,23 +330,40 @@ impl Vocab {
         }
     }
 
-    /// The length of a used rank's bytes.
+    /// The length of a used rank's bytes (long pieces only: it reads [`Parts`]).
     #[inline]
     fn len(&self, rank: u32) -> usize {
-        self.range(rank as usize).len()
+        self.parts()
+            .map_or(0, |p| usize::from(p.lens[rank as usize]))
     }
 
-    /// The merge parts and prefixes of every rank, made on first use.
+    /// The merge parts, prefixes and bytes of every rank, made on first use.
     fn parts(&self) -> Result<&Parts, String> {
         self.parts
             .get_or_init(|| {
-                let (split, prefix) = packed::derive_parts(
-                    self.t.prefix_lens,
-                    self.t.left_lens,
-                    |r| self.token(r).unwrap_or_default(),
-                    |b| self.rank(b),
-                )?;
-                Ok(Parts { split, prefix })
+                let t = self.t;
+                let mut slot = vec![NONE; t.ranks];
+                let mut lens = vec![0u8; t.ranks];
+                for s in 0..t.slots() {
+                    let r = t.rank_at(s) as usize;
+                    if r < t.ranks {
+                        slot[r] = s as u32;
+                        lens[r] = u8::try_from(t.bytes_range(s).len())
+                            .map_err(|_| "the compiled-in rank table is broken (a long token)")?;
+                    }
+                }
+                let token = |r: usize| match slot[r] {
+                    NONE => &[][..],
+                    s => &t.tokens[t.bytes_range(s as usize)],
+                };
+                let (split, prefix) =
+                    packed::derive_parts(t.prefix_lens, t.left_lens, token, |b| t.rank(b))?;
+                Ok(Parts {
+                    split,
+                    prefix,
+                    slot,
+                    lens,
+                })
             })
             .as_ref()
             .map_err(String::clone)
@@ -786,7 +775,7 @@ mod tests {
     /// Pieces where merges across token boundaries are likeliest: runs of
     /// whole tokens, of a few letters, of one token repeated.
     fn piece(enc: Encoding) -> impl Strategy<Value = Vec<u8>> {
-        let ranks = (vocab(enc).t.ends.len() / 4) as u32;
+        let ranks = vocab(enc).t.ranks as u32;
         // Unused ranks have no bytes; a piece is never empty.
         let token = move |r: u32| match vocab(enc).token(r as usize) {
             Some(t) if !t.is_empty() => t.to_vec(),
@@ -820,12 +809,64 @@ mod tests {
     }
 
     #[test]
+    fn the_compiled_in_pretokenizers_pass_every_check() {
+        for (name, bytes) in [
+            (
+                "o200k_base",
+                include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.dfa")) as &[u8],
+            ),
+            (
+                "cl100k_base",
+                include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.dfa")),
+            ),
+        ] {
+            if let Err(e) = sparse::DFA::from_bytes(bytes) {
+                panic!("{name}: {e}");
+            }
+        }
+    }
+
+    /// Counts through the compiled-in DFA and through the lazy one.
+    fn by_both_searchers(enc: Encoding, text: &str) -> (usize, usize) {
+        let tok = tokenizer(enc).unwrap();
+        let mut counter = tok.counter();
+        let compiled = counter
+            .split_and_count(text, |input| tok.compiled.try_search_fwd(input))
+            .unwrap();
+        let lazy = tok.lazy().unwrap();
+        let mut cache = lazy.create_cache();
+        let by_lazy = counter
+            .split_and_count(text, |input| lazy.try_search_fwd(&mut cache, input))
+            .unwrap();
+        (compiled, by_lazy)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// Small texts are split by the DFA built at compile time, large ones by the lazy
+        /// DFA: both give the same counts on the adversarial texts and on any text.
+        #[test]
+        fn the_compiled_and_the_lazy_pretokenizer_count_alike(
+            adversarial in crate::texts::text_strategy(),
+            any_text in any::<String>(),
+        ) {
+            for enc in Encoding::built() {
+                for text in [&adversarial, &any_text] {
+                    let (compiled, lazy) = by_both_searchers(enc, text);
+                    prop_assert_eq!(compiled, lazy, "{} on {:?}", enc, text);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn every_token_pair_in_a_window_of_ranks() {
         // Neighbouring ranks were merged at neighbouring times, where a
         // wrong pair test would show first.
         for enc in Encoding::built() {
             let v = vocab(enc);
-            let ranks = v.t.ends.len() / 4;
+            let ranks = v.t.ranks;
             for r in (0..ranks - 1).step_by(97) {
                 let (Some(a), Some(b)) = (v.token(r), v.token(r + 1)) else {
                     continue;

@@ -22,6 +22,7 @@
 
 mod bpe;
 mod cut;
+mod patterns;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -166,36 +167,28 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-// tiktoken's pre-tokenizer patterns with `\s+(?!\S)` and the alternative
-// after it replaced by `\s+`, and possessive quantifiers made greedy (see
-// `bpe`'s module docs for why the counts stay the same).
-const O200K_PATTERN: &str = concat!(
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    r"|\p{N}{1,3}",
-    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
-    r"|\s*[\r\n]+",
-    r"|\s+",
-);
-const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s+$|\s*[\r\n]|\s+";
 #[cfg(feature = "legacy-encodings")]
-const P50K_PATTERN: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+$|\s+";
+use patterns::P50K_PATTERN;
+use patterns::{CL100K_PATTERN, O200K_PATTERN};
 
-/// An encoding's packed tables (`build.rs`), compiled in.
+/// An encoding's tables and its pre-tokenizer's DFA (`build.rs`), compiled in.
 macro_rules! packed {
     ($name:literal) => {
-        include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".packed")) as &'static [u8]
+        (
+            include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".tables")) as &'static [u8],
+            include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".dfa")) as &'static [u8],
+        )
     };
 }
 
-/// The encoding's tokenizer, built once per process on first use (some
-/// milliseconds: the compiled-in tables are inflated and their index rebuilt,
-/// and the regex is built).
+/// The encoding's tokenizer, built once per process on first use: the
+/// compiled-in tables are read in place (nothing is inflated or hashed), and
+/// the regex is built.
 pub fn tokenizer(enc: Encoding) -> Result<&'static Tokenizer, Error> {
     static SLOTS: [OnceLock<Result<Tokenizer, Error>>; 4] = [const { OnceLock::new() }; 4];
     SLOTS[enc.index()]
         .get_or_init(|| {
-            let (tables, pattern) = match enc {
+            let ((tables, dfa), pattern) = match enc {
                 Encoding::O200kBase => (packed!("o200k_base"), O200K_PATTERN),
                 Encoding::Cl100kBase => (packed!("cl100k_base"), CL100K_PATTERN),
                 #[cfg(feature = "legacy-encodings")]
@@ -209,8 +202,8 @@ pub fn tokenizer(enc: Encoding) -> Result<&'static Tokenizer, Error> {
                 encoding: enc,
                 reason,
             };
-            let tables = Tables::unpack(tables).map_err(broken)?;
-            Tokenizer::new(tables, pattern, enc.splits_at_newline()).map_err(broken)
+            let tables = Tables::parse(tables).map_err(broken)?;
+            Tokenizer::new(tables, dfa, pattern, enc.splits_at_newline()).map_err(broken)
         })
         .as_ref()
         .map_err(Error::clone)

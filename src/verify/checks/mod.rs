@@ -133,8 +133,9 @@ pub(crate) struct Repo {
     /// Why git cannot be used, if it cannot.
     pub no_git: Option<String>,
     /// Files git tracks (relative to `top`); without git, the files found
-    /// walking the folder.
-    pub files: Vec<String>,
+    /// walking the folder. Listed on first use ([`Repo::files`]): a checkpoint whose named
+    /// paths are all on disk never lists a large repository's tree.
+    files: std::cell::OnceCell<Vec<String>>,
     /// Only what git's index holds counts as present.
     pub staged: bool,
 }
@@ -147,11 +148,34 @@ impl Repo {
             return self.top.join(rel).symlink_metadata().is_ok();
         }
         let dir = format!("{}/", rel.trim_end_matches('/'));
-        self.files.iter().any(|f| f == rel || f.starts_with(&dir))
+        self.files().iter().any(|f| f == rel || f.starts_with(&dir))
+    }
+
+    /// Every file git tracks (without git, found walking the folder), listed once.
+    pub fn files(&self) -> &[String] {
+        self.files.get_or_init(|| match self.no_git {
+            None => crate::system::git::tracked_files(&self.top).unwrap_or_default(),
+            Some(_) => walk(&self.top),
+        })
+    }
+
+    /// Whether a tracked file matches: `matches` over the list when it is already read (or
+    /// there is no git), else git asked about `pathspecs` alone (git's wildcards, where `*`
+    /// also matches `/`), which spares listing the whole tree for one path.
+    pub fn tracks_any(&self, pathspecs: &[String], matches: impl Fn(&str) -> bool) -> bool {
+        if self.no_git.is_some() || self.files.get().is_some() {
+            return self.files().iter().any(|f| matches(f));
+        }
+        crate::system::git::tracks_any(&self.top, pathspecs).unwrap_or(false)
     }
 
     fn open(ws: &Workspace, staged: bool) -> Repo {
         let state = crate::system::fsutil::resolve_target(&ws.state_path);
+        // The repository check needs the status: read it now, with the top level beside it
+        // (one reading, shared with every later check; `--staged` reads only the index).
+        if !staged {
+            let _ = crate::system::git::state(&ws.root, &[]);
+        }
         let (top, no_git) = match crate::system::git::toplevel(&ws.root) {
             Ok(t) => (t, None),
             Err(why) => (ws.root.clone(), Some(why.to_string())),
@@ -163,15 +187,11 @@ impl Repo {
             .strip_prefix(&top_real)
             .map(PathBuf::from)
             .unwrap_or_else(|_| PathBuf::from(crate::domain::workspace::STATE_FILE));
-        let files = match no_git {
-            None => crate::system::git::tracked_files(&top).unwrap_or_default(),
-            Some(_) => walk(&top),
-        };
         Repo {
             top,
             state_rel,
             no_git,
-            files,
+            files: std::cell::OnceCell::new(),
             staged,
         }
     }
@@ -421,7 +441,7 @@ mod tests {
             top: dir.path().to_path_buf(),
             state_rel: PathBuf::from("project-state.md"),
             no_git: Some("not a git repository".into()),
-            files: walk(dir.path()),
+            files: std::cell::OnceCell::new(),
             staged: false,
         };
         (dir, repo)

@@ -217,7 +217,7 @@ fn search_repository(
         };
         let (prefix, id_lower) = (prefix.to_lowercase(), id.to_lowercase());
         let num = number(num);
-        !repo.files.iter().any(|f| {
+        !repo.files().iter().any(|f| {
             let lower = f.to_lowercase();
             let name = lower.rsplit('/').next().unwrap_or(&lower);
             name.contains(&id_lower)
@@ -264,7 +264,7 @@ fn search_repository(
     };
     strike(prose.as_bytes(), ids, issues);
     let mut total = 0u64;
-    for f in &repo.files {
+    for f in repo.files() {
         if ids.is_empty() && issues.is_empty() || total > MAX_TOTAL {
             return;
         }
@@ -376,28 +376,35 @@ fn as_path(raw: &str, repo: &Repo) -> Option<String> {
         return ((known_ext && !product) || EXTENSIONLESS.contains(&tok)).then(|| tok.to_string());
     }
     let first = tok.split('/').next().unwrap_or("");
-    let rooted = !first.is_empty()
-        && (repo.top.join(first).exists()
-            || repo
-                .files
-                .iter()
-                .any(|f| f.split('/').next() == Some(first)));
-    (raw.contains("./") || known_ext || rooted).then(|| tok.trim_end_matches('/').to_string())
+    let rooted = || {
+        !first.is_empty()
+            && (repo.top.join(first).exists()
+                || repo.tracks_any(&[first.to_string()], |f| f.split('/').next() == Some(first)))
+    };
+    (raw.contains("./") || known_ext || rooted()).then(|| tok.trim_end_matches('/').to_string())
 }
 
 fn path_exists(p: &str, c: &Checkpoint, repo: &Repo) -> bool {
     let suffix = format!("/{p}");
     let dir = format!("{p}/");
-    let on_disk = repo.present(p);
-    let in_files = repo.files.iter().any(|f| {
-        f == p || f.ends_with(&suffix) || f.starts_with(&dir) || f.contains(&format!("{suffix}/"))
-    });
-    let in_checkpoint = c.git.as_ref().is_some_and(|g| {
-        g.dirty
-            .iter()
-            .any(|d| d.path == p || d.path.ends_with(&suffix) || d.path.starts_with(&dir))
-    });
-    on_disk || in_files || in_checkpoint
+    let in_checkpoint = || {
+        c.git.as_ref().is_some_and(|g| {
+            g.dirty
+                .iter()
+                .any(|d| d.path == p || d.path.ends_with(&suffix) || d.path.starts_with(&dir))
+        })
+    };
+    // Cheapest first: git is asked only about a path neither on disk nor in the record.
+    let in_files = || {
+        let specs = [p.to_string(), format!("*{suffix}"), format!("*{suffix}/*")];
+        repo.tracks_any(&specs, |f| {
+            f == p
+                || f.ends_with(&suffix)
+                || f.starts_with(&dir)
+                || f.contains(&format!("{suffix}/"))
+        })
+    };
+    repo.present(p) || in_checkpoint() || in_files()
 }
 
 /// CK410: a file the checkpoint lists as uncommitted work that is no longer

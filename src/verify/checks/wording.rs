@@ -156,6 +156,26 @@ static SLOT: LazyLock<Regex> = LazyLock::new(|| {
     .expect("slot regex")
 });
 
+/// Whether SLOT could match `line` at all: each of its alternatives needs a
+/// `{`, `<` or `[`, or (the date formats) a literal `MM`. Checking first spares
+/// the regex's compilation, most of a checkpoint's instructions, when no
+/// line could hold a slot.
+fn could_hold_slot(line: &str) -> bool {
+    line.contains(['{', '<', '[']) || line.contains("MM")
+}
+
+/// Whether a case-insensitive regex that needs one of `words` (lower-case
+/// ASCII) could match `text`. Only ASCII text is ruled out: under Unicode case
+/// folding a few other letters (the Kelvin sign, the long s) match ASCII ones.
+/// Like `could_hold_slot`, it spares compiling a regex no line needs.
+fn may_hold_any(text: &str, words: &[&str]) -> bool {
+    if !text.is_ascii() {
+        return true;
+    }
+    let lower = text.to_ascii_lowercase();
+    words.iter().any(|w| lower.contains(w))
+}
+
 /// `[...]` spans that are not a link (`[text](url)`) or glued to a word or
 /// a path (`a[i]`, `/tmp/[Agent]/`).
 static BRACKETED: LazyLock<Regex> = LazyLock::new(|| {
@@ -166,6 +186,9 @@ static BRACKETED: LazyLock<Regex> = LazyLock::new(|| {
 /// 1] | [Status]`), perhaps after a label (`Status: [...]`): a template's
 /// slots never filled in.
 fn only_bracketed(text: &str) -> Option<String> {
+    if !text.contains('[') {
+        return None;
+    }
     let mut first = None;
     let mut rest = String::new();
     let mut pos = 0;
@@ -288,6 +311,9 @@ fn placeholders(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
         }
     }
     for (i, line) in mask_quoted(t.text).lines().enumerate() {
+        if !could_hold_slot(line) {
+            continue;
+        }
         if let Some(c) = SLOT.captures(line) {
             let slot = c
                 .get(1)
@@ -377,6 +403,41 @@ static COLD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(r"(?i)\b(?:{alt})\b")).expect("cold-read regex")
 });
 
+/// A word every one of COLD_PHRASES holds (see `may_hold_any`).
+const COLD_WORDS: &[&str] = &[
+    "discuss",
+    "talk",
+    "decided",
+    "agreed",
+    "chose",
+    "settled",
+    "decision",
+    "mention",
+    "said",
+    "suggested",
+    "asked",
+    "above",
+    "before",
+    "last",
+    "conversation",
+    "chat",
+    "earlier",
+    "session",
+    "previous",
+    "where",
+    "know",
+    "user",
+    "found",
+    "hit",
+    "saw",
+    "fixed",
+    "noticed",
+    "spotted",
+    "ran",
+    "from",
+    "remaining",
+];
+
 /// "that bug" points back only when nothing says which: it must end the
 /// clause or be followed by words like "we" or "again", and not follow a
 /// verb that takes a clause ("check that error messages name the file").
@@ -391,6 +452,7 @@ static CONVERSATION_PLACE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b((?:in|on|during|from|after|since)\s+(?:a|an|the|that|this|our|one|an?\s+earlier|the\s+earlier|a\s+previous|the\s+previous|the\s+last|a\s+past)\s+(?:chat|conversation|thread|call|meeting))\b(\s*[\w-]+)?")
         .expect("conversation regex")
 });
+const CONVERSATION_WORDS: &[&str] = &["chat", "conversation", "thread", "call", "meeting"];
 
 /// Nouns that make "chat", "call" or "thread" a thing in the product.
 const PRODUCT_NOUNS: &[&str] = &[
@@ -440,6 +502,8 @@ static NO_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^\s*(?:[^:：\n]{1,60}[:：]\s*)?[(（\[]?\s*(no\s+changes?|unchanged|not\s+changed|same\s+as\s+before|as\s+before|n/c|変更なし|変更無し|変化なし|sin\s+cambios|keine\s+änderung(?:en)?|inchangée?s?|无变化|没有变化|不变)\s*[)）\]]?\s*[.。]?\s*$")
         .expect("no-change regex")
 });
+/// What every branch of NO_CHANGE's ASCII alternatives holds.
+const NO_CHANGE_WORDS: &[&str] = &["chang", "before", "n/c", "cambios"];
 
 /// A handle of the writing session's own runtime, which ends with it: "via
 /// task-50", "see shell_3". (Upper-case ids such as `TASK-50` are tracker
@@ -448,6 +512,10 @@ static RUNTIME_HANDLE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(?i:via|in|on|from|see|check|using|with|by)\s+((?:task|job|shell|bash|terminal|pane|subagent|process|pid)[-_#]\d+)\b")
         .expect("runtime handle regex")
 });
+/// RUNTIME_HANDLE's handle names, matched case-sensitively by the regex.
+const HANDLE_NAMES: &[&str] = &[
+    "task", "job", "shell", "bash", "terminal", "pane", "subagent", "process", "pid",
+];
 
 const CLAUSE_VERBS: &[&str] = &[
     "so", "such", "now", "ensure", "ensures", "assert", "asserts", "verify", "verifies", "confirm",
@@ -477,7 +545,10 @@ const POINTING_FOLLOWERS: &[&str] = &[
 fn cold_phrases(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
     let label = t.label();
     let mut seen: Vec<String> = Vec::new();
-    if let Some(c) = NO_CHANGE.captures(t.text) {
+    let no_change = may_hold_any(t.text, NO_CHANGE_WORDS)
+        .then(|| NO_CHANGE.captures(t.text))
+        .flatten();
+    if let Some(c) = no_change {
         let phrase = c[1].split_whitespace().collect::<Vec<_>>().join(" ");
         out.push(finding("CK301", Severity::Error, t, 0, loc, format!(
             "{label} only says {phrase:?}: the reader does not have the version it did not change from; write out what it is"
@@ -485,11 +556,15 @@ fn cold_phrases(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
         return;
     }
     for (i, line) in mask_quoted(t.text).lines().enumerate() {
-        let mut hits: Vec<String> = COLD
-            .find_iter(line)
-            .map(|m| m.as_str().split_whitespace().collect::<Vec<_>>().join(" "))
-            .collect();
-        for c in THAT_THING.captures_iter(line) {
+        let mut hits: Vec<String> = Vec::new();
+        if may_hold_any(line, COLD_WORDS) {
+            hits.extend(
+                COLD.find_iter(line)
+                    .map(|m| m.as_str().split_whitespace().collect::<Vec<_>>().join(" ")),
+            );
+        }
+        let that_things = may_hold_any(line, &["that"]).then(|| THAT_THING.captures_iter(line));
+        for c in that_things.into_iter().flatten() {
             let before = c.get(1).map(|m| m.as_str().trim().to_lowercase());
             let after = c.get(3).map(|m| m.as_str().trim().to_lowercase());
             let points = after
@@ -500,16 +575,18 @@ fn cold_phrases(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
                 hits.push(c[2].split_whitespace().collect::<Vec<_>>().join(" "));
             }
         }
-        for c in CONVERSATION_PLACE.captures_iter(line) {
+        let places =
+            may_hold_any(line, CONVERSATION_WORDS).then(|| CONVERSATION_PLACE.captures_iter(line));
+        for c in places.into_iter().flatten() {
             let after = c.get(2).map(|m| m.as_str().trim().to_lowercase());
             if after.as_deref().is_none_or(|w| !PRODUCT_NOUNS.contains(&w)) {
                 hits.push(c[1].split_whitespace().collect::<Vec<_>>().join(" "));
             }
         }
-        let mut handles: Vec<String> = RUNTIME_HANDLE
-            .captures_iter(line)
-            .map(|c| c[1].to_string())
-            .collect();
+        let mut handles: Vec<String> = Vec::new();
+        if HANDLE_NAMES.iter().any(|name| line.contains(name)) {
+            handles.extend(RUNTIME_HANDLE.captures_iter(line).map(|c| c[1].to_string()));
+        }
         handles.dedup();
         for handle in handles {
             if seen.contains(&handle) {
@@ -1087,7 +1164,9 @@ fn waiting(text: &str) -> bool {
         Regex::new(r"(?i)^\W*(?:wait|waiting|await|awaiting|blocked|on hold)\b|待ち\W*(?:[（(][^）)]*[）)])?\W*$")
             .expect("wait regex")
     });
-    WAIT.is_match(text.trim())
+    let text = text.trim();
+    // Non-ASCII text (`待ち`) always takes the regex.
+    may_hold_any(text, &["wait", "blocked", "on hold"]) && WAIT.is_match(text)
 }
 
 fn status_finding(t: &Text, loc: &Locator) -> Finding {
@@ -1108,6 +1187,109 @@ mod tests {
         assert_eq!(mask_quoted(curly).len(), curly.len());
         assert_eq!(mask_quoted(curly).trim_end(), "say      and");
         assert_eq!(mask_quoted("5\" screen"), "5\" screen");
+    }
+
+    #[test]
+    fn slot_prefilter_passes_every_line_the_slot_regex_matches() {
+        let slots = [
+            "fill {{ var }} here",
+            "{% if x %}",
+            "write <task name> now",
+            "call {name}",
+            "[insert the reason]",
+            "Date: [DATE]",
+            "on YYYY-MM-DD",
+            "by DD/MM/YYYY",
+            "MM.DD.YYYY",
+            "[Your answer here]",
+        ];
+        for line in slots {
+            assert!(SLOT.is_match(line), "{line}");
+            assert!(could_hold_slot(line), "{line}");
+        }
+        for line in [
+            "run the gate again",
+            "Vec<String> stays",
+            "fix a[i]",
+            "mm-dd",
+        ] {
+            assert!(!SLOT.is_match(line) || could_hold_slot(line), "{line}");
+        }
+        assert!(!could_hold_slot("measure checkpoint: run cargo test"));
+    }
+
+    #[test]
+    fn word_prefilters_pass_every_line_their_regexes_match() {
+        let cold = [
+            "as we discussed",
+            "discussed above",
+            "we just discussed",
+            "we were talking about",
+            "like we talked about",
+            "just agreed",
+            "the approach we settled",
+            "the decision we made",
+            "as decided",
+            "as I mentioned",
+            "mentioned earlier",
+            "like you suggested",
+            "noted above",
+            "see above",
+            "the above",
+            "above-mentioned",
+            "the output above",
+            "same as before",
+            "as we did before",
+            "like last time",
+            "this chat",
+            "earlier in our thread",
+            "in this session",
+            "our discussion",
+            "my previous reply",
+            "previous message",
+            "where we left off",
+            "you know what I mean",
+            "what the user meant",
+            "what you asked for",
+            "the bug we hit",
+            "the crash I ran into",
+            "the bugs from yesterday",
+            "since the prior session",
+            "fix the remaining errors first",
+            "AS  WE\tDISCUSSED",
+        ];
+        for line in cold {
+            assert!(COLD.is_match(line), "{line}");
+            assert!(may_hold_any(line, COLD_WORDS), "{line}");
+        }
+        assert!(THAT_THING.is_match("fix That bug") && may_hold_any("fix That bug", &["that"]));
+        for line in [
+            "agreed on the Call",
+            "in a previous meeting",
+            "from the thread",
+        ] {
+            assert!(CONVERSATION_PLACE.is_match(line), "{line}");
+            assert!(may_hold_any(line, CONVERSATION_WORDS), "{line}");
+        }
+        for text in [
+            "(no changes)",
+            "Unchanged",
+            "same as BEFORE",
+            "N/C",
+            "sin cambios",
+        ] {
+            assert!(NO_CHANGE.is_match(text), "{text}");
+            assert!(may_hold_any(text, NO_CHANGE_WORDS), "{text}");
+        }
+        for line in ["see shell_3", "via task-50", "by pid#12"] {
+            assert!(RUNTIME_HANDLE.is_match(line), "{line}");
+            assert!(HANDLE_NAMES.iter().any(|n| line.contains(n)), "{line}");
+        }
+        assert!(waiting("Waiting for CI") && waiting("ON HOLD") && waiting("レビュー待ち"));
+        assert!(!may_hold_any("run the gate again", COLD_WORDS));
+        // Under Unicode case folding the Kelvin sign is a `k`: such text takes the regex.
+        assert!(COLD.is_match("you \u{212A}now what I mean"));
+        assert!(may_hold_any("you \u{212A}now what I mean", COLD_WORDS));
     }
 
     #[test]

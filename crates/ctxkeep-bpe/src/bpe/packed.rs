@@ -1,16 +1,22 @@
-//! The compact form of an encoding's tables that the binary carries.
-//! `build.rs` packs them and `bpe` unpacks them on an encoding's first use;
-//! both include this file. Standard library only: the caller compresses.
+//! The form of an encoding's tables that the binary carries and reads in
+//! place: `build.rs` lays them out ([`pack`]) and `bpe` slices them
+//! ([`Layout::parse`]) without copying, inflating or hashing anything. Both
+//! include this file. Standard library only.
 //!
-//! The hash index and the rank pairs are what made the tables big (4 bytes
-//! per slot or rank), and both follow from the tokens' bytes: the index is
-//! rebuilt, and each rank's merge parts and longest prefix are stored as byte
-//! lengths, turned back into ranks through the index. Layout, all per rank
-//! in rank order: `ranks` (u32 LE), each token's length (u8, 0: unused
-//! rank), its longest strict prefix that is a token (u8, 0: none), the
-//! length of the left part of its last merge (u8, 0: a single byte or
-//! unused), then the `longest` and `pairs` tables as they are, then every
-//! token's bytes.
+//! Every token lives in one slot of a perfect hash ([`index::slot_of`]):
+//! the lookup of a piece's bytes is one hash, one pilot, one entry and one
+//! comparison, whether the bytes are a token or not. The token bytes are
+//! stored in slot order, so an entry needs only where its bytes end within
+//! its block of [`index::BLOCK`] slots; the block's offset is stored once.
+//!
+//! Layout, integers little-endian: a header of six u32 (`MAGIC`, ranks,
+//! buckets, slots, token bytes, 0); the pilots (u16 per bucket, padded to 4
+//! bytes); the entries (u32 per slot: `rank << END_BITS | end in block`,
+//! `NONE_RANK` for an empty slot); the block offsets (u32 per block, plus one
+//! for the end); the table of longest lengths by a token's first three bytes
+//! and the table of two-byte tokens; per rank the length of its longest
+//! strict prefix that is a token and of the left part of its last merge (u8
+//! each, 0: none); then the token bytes.
 
 use super::index;
 
@@ -20,22 +26,121 @@ pub const NONE: u32 = u32::MAX;
 pub const BASE: u32 = u32::MAX - 1;
 /// Bytes of the table of pairs that are tokens (one bit per two bytes).
 pub const PAIRS_LEN: usize = 1 << 13;
+/// The first word of the layout (its version: "BPE2").
+pub const MAGIC: u32 = u32::from_le_bytes(*b"BPE2");
+/// The rank an empty slot's entry holds (no token has it).
+pub const NONE_RANK: u32 = u32::MAX >> index::END_BITS;
+const HEADER: usize = 6 * 4;
 
-/// An encoding's tables as the engine reads them (integers are u32 LE),
-/// but for the merge parts and prefixes, which [`derive_parts`] makes from
-/// `prefix_lens` and `left_lens` when a long piece first needs them.
-pub struct Unpacked {
-    pub tokens: Vec<u8>,
-    pub ends: Vec<u8>,
-    pub index: Vec<u8>,
-    pub longest: Vec<u8>,
-    pub pairs: Vec<u8>,
-    pub prefix_lens: Vec<u8>,
-    pub left_lens: Vec<u8>,
+/// An encoding's tables, sliced from the compiled-in bytes.
+#[derive(Clone, Copy)]
+pub struct Layout<'a> {
+    pub ranks: usize,
+    pub pilots: &'a [u8],
+    pub entries: &'a [u8],
+    pub blocks: &'a [u8],
+    pub longest: &'a [u8],
+    pub pairs: &'a [u8],
+    pub prefix_lens: &'a [u8],
+    pub left_lens: &'a [u8],
+    pub tokens: &'a [u8],
 }
 
-/// The compact form of the tables (see the module docs). `split` holds each
-/// rank's (left, right) parts, `prefix` its longest prefix rank.
+#[inline]
+fn u32_at(table: &[u8], i: usize) -> u32 {
+    let b = &table[i * 4..i * 4 + 4];
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+impl<'a> Layout<'a> {
+    /// Slices [`pack`]'s bytes; an error names what does not fit.
+    pub fn parse(bytes: &'a [u8]) -> Result<Layout<'a>, String> {
+        let broken = |what: &str| format!("the compiled-in rank table is broken ({what})");
+        if bytes.len() < HEADER || u32_at(bytes, 0) != MAGIC {
+            return Err(broken("no header"));
+        }
+        let field = |i: usize| u32_at(bytes, i) as usize;
+        let (ranks, buckets, slots, token_bytes) = (field(1), field(2), field(3), field(4));
+        if ranks == 0 || buckets == 0 || slots == 0 || !slots.is_multiple_of(index::BLOCK) {
+            return Err(broken("sizes"));
+        }
+        let lens = [
+            (buckets * 2).next_multiple_of(4),
+            slots * 4,
+            (slots / index::BLOCK + 1) * 4,
+            1 << index::HEAD_BITS,
+            PAIRS_LEN,
+            ranks,
+            ranks,
+            token_bytes,
+        ];
+        if bytes.len() != HEADER + lens.iter().sum::<usize>() {
+            return Err(broken("length"));
+        }
+        let mut at = HEADER;
+        let mut next = |len: usize| {
+            let s = &bytes[at..at + len];
+            at += len;
+            s
+        };
+        let layout = Layout {
+            ranks,
+            pilots: &next(lens[0])[..buckets * 2],
+            entries: next(lens[1]),
+            blocks: next(lens[2]),
+            longest: next(lens[3]),
+            pairs: next(lens[4]),
+            prefix_lens: next(lens[5]),
+            left_lens: next(lens[6]),
+            tokens: next(lens[7]),
+        };
+        if u32_at(layout.blocks, slots / index::BLOCK) as usize != token_bytes {
+            return Err(broken("token bytes"));
+        }
+        Ok(layout)
+    }
+
+    pub fn slots(&self) -> usize {
+        self.entries.len() / 4
+    }
+
+    /// Where slot `s`'s token bytes lie in `tokens` (empty for an empty slot).
+    #[inline]
+    pub fn bytes_range(&self, s: usize) -> std::ops::Range<usize> {
+        let mask = (1 << index::END_BITS) - 1;
+        let base = u32_at(self.blocks, s / index::BLOCK) as usize;
+        let start = if s.is_multiple_of(index::BLOCK) {
+            0
+        } else {
+            (u32_at(self.entries, s - 1) & mask) as usize
+        };
+        base + start..base + (u32_at(self.entries, s) & mask) as usize
+    }
+
+    /// The rank slot `s` holds, `NONE_RANK` if empty.
+    #[inline]
+    pub fn rank_at(&self, s: usize) -> u32 {
+        u32_at(self.entries, s) >> index::END_BITS
+    }
+
+    /// The rank of `bytes`, `NONE` if they are no token: one probe.
+    #[inline]
+    pub fn rank(&self, bytes: &[u8]) -> u32 {
+        let h = index::hash(bytes);
+        let b = index::bucket(h, self.pilots.len() / 2);
+        let pilot = u16::from_le_bytes([self.pilots[b * 2], self.pilots[b * 2 + 1]]);
+        let s = index::slot_of(h, pilot, self.slots());
+        match self.tokens.get(self.bytes_range(s)) {
+            Some(t) if !bytes.is_empty() && index::same_bytes(t, bytes) => self.rank_at(s),
+            _ => NONE,
+        }
+    }
+}
+
+/// Lays out the tables (see the module docs). `tokens`/`ends` are the token
+/// bytes in rank order and where each rank's end (an unused rank is empty);
+/// `split` holds each rank's (left, right) parts, `prefix` its longest prefix
+/// rank. Panics (failing the build) if no pilot places a bucket.
 #[allow(dead_code)] // build.rs only
 pub fn pack(
     tokens: &[u8],
@@ -46,84 +151,104 @@ pub fn pack(
     pairs: &[u8],
 ) -> Vec<u8> {
     let ranks = ends.len();
+    let range = |r: usize| (if r == 0 { 0 } else { ends[r - 1] as usize })..ends[r] as usize;
     let len = |r: u32| -> u8 {
-        let r = r as usize;
-        let start = if r == 0 { 0 } else { ends[r - 1] };
-        u8::try_from(ends[r] - start).expect("a token of more than 255 bytes")
+        u8::try_from(range(r as usize).len()).expect("a token of more than 255 bytes")
     };
-    let mut out = Vec::with_capacity(4 + ranks * 3 + longest.len() + pairs.len() + tokens.len());
-    out.extend_from_slice(&(ranks as u32).to_le_bytes());
-    out.extend((0..ranks as u32).map(len));
+    let used: Vec<usize> = (0..ranks).filter(|&r| !range(r).is_empty()).collect();
+    assert!(
+        ranks < NONE_RANK as usize && used.iter().all(|&r| range(r).len() <= 128),
+        "a rank or a token too large for an entry"
+    );
+    // Slightly more slots than tokens: the last buckets then find free slots quickly.
+    let slots = (used.len() * 100 / 97).next_multiple_of(index::BLOCK);
+    let buckets = used.len().div_ceil(index::BUCKET_KEYS);
+    let hashes: Vec<u64> = used
+        .iter()
+        .map(|&r| index::hash(&tokens[range(r)]))
+        .collect();
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); buckets];
+    for (i, &h) in hashes.iter().enumerate() {
+        members[index::bucket(h, buckets)].push(i);
+    }
+    let mut order: Vec<usize> = (0..buckets).collect();
+    order.sort_by_key(|&b| std::cmp::Reverse(members[b].len()));
+    let mut pilots = vec![0u16; buckets];
+    let mut slot_rank = vec![NONE_RANK; slots];
+    let mut taken = Vec::new();
+    for b in order {
+        if members[b].is_empty() {
+            continue;
+        }
+        let pilot = (0..=u16::MAX)
+            .find(|&p| {
+                taken.clear();
+                members[b].iter().all(|&i| {
+                    let s = index::slot_of(hashes[i], p, slots);
+                    let free = slot_rank[s] == NONE_RANK && !taken.contains(&s);
+                    taken.push(s);
+                    free
+                })
+            })
+            .expect("no pilot places a bucket of the perfect hash");
+        pilots[b] = pilot;
+        for &i in &members[b] {
+            slot_rank[index::slot_of(hashes[i], pilot, slots)] = used[i] as u32;
+        }
+    }
+
+    let mut out = Vec::new();
+    let mut blob = Vec::with_capacity(tokens.len());
+    for word in [
+        MAGIC,
+        ranks as u32,
+        buckets as u32,
+        slots as u32,
+        tokens.len() as u32,
+        0,
+    ] {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    for p in &pilots {
+        out.extend_from_slice(&p.to_le_bytes());
+    }
+    out.resize(
+        out.len() + (buckets * 2).next_multiple_of(4) - buckets * 2,
+        0,
+    );
+    let mut blocks = Vec::with_capacity(slots / index::BLOCK + 1);
+    for (s, &r) in slot_rank.iter().enumerate() {
+        if s % index::BLOCK == 0 {
+            blocks.push(blob.len() as u32);
+        }
+        if r != NONE_RANK {
+            blob.extend_from_slice(&tokens[range(r as usize)]);
+        }
+        let end = (blob.len() - *blocks.last().unwrap() as usize) as u32;
+        assert!(end < 1 << index::END_BITS, "a block's tokens too long");
+        out.extend_from_slice(&(r << index::END_BITS | end).to_le_bytes());
+    }
+    blocks.push(blob.len() as u32);
+    for b in blocks {
+        out.extend_from_slice(&b.to_le_bytes());
+    }
+    out.extend_from_slice(longest);
+    out.extend_from_slice(pairs);
     out.extend(prefix.iter().map(|&p| if p == NONE { 0 } else { len(p) }));
     out.extend(
         split
             .iter()
             .map(|&(l, _)| if l >= BASE { 0 } else { len(l) }),
     );
-    out.extend_from_slice(longest);
-    out.extend_from_slice(pairs);
-    out.extend_from_slice(tokens);
+    out.extend_from_slice(&blob);
     out
-}
-
-/// The tables back from [`pack`]'s bytes; an error names what does not fit.
-pub fn unpack(bytes: &[u8]) -> Result<Unpacked, String> {
-    let broken = |what: &str| format!("the packed rank table is broken ({what})");
-    let ranks = bytes
-        .get(..4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-        .ok_or_else(|| broken("no header"))?;
-    let head = 4 + ranks * 3;
-    let longest_len = 1usize << index::HEAD_BITS;
-    if ranks == 0 || bytes.len() < head + longest_len + PAIRS_LEN {
-        return Err(broken("too short"));
-    }
-    let lens = &bytes[4..4 + ranks];
-    let prefix_lens = &bytes[4 + ranks..4 + 2 * ranks];
-    let left_lens = &bytes[4 + 2 * ranks..head];
-    let longest = &bytes[head..head + longest_len];
-    let pairs = &bytes[head + longest_len..head + longest_len + PAIRS_LEN];
-    let tokens = &bytes[head + longest_len + PAIRS_LEN..];
-
-    let mut ends = Vec::with_capacity(ranks);
-    let mut end = 0u32;
-    for &l in lens {
-        end += u32::from(l);
-        ends.push(end);
-    }
-    if end as usize != tokens.len() {
-        return Err(broken("token lengths"));
-    }
-    let token = |r: usize| {
-        let start = if r == 0 { 0 } else { ends[r - 1] as usize };
-        &tokens[start..ends[r] as usize]
-    };
-    for ((&len, &p), &l) in lens.iter().zip(prefix_lens).zip(left_lens) {
-        if p >= len.max(1) || l >= len.max(1) {
-            return Err(broken("a part longer than its token"));
-        }
-        if len > 1 && l == 0 {
-            return Err(broken("a merged token without parts"));
-        }
-    }
-    let index = index::build(ranks, token);
-    let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-    Ok(Unpacked {
-        tokens: tokens.to_vec(),
-        ends: le(&ends),
-        index: le(&index),
-        longest: longest.to_vec(),
-        pairs: pairs.to_vec(),
-        prefix_lens: prefix_lens.to_vec(),
-        left_lens: left_lens.to_vec(),
-    })
 }
 
 /// Each rank's merge parts (left, right; `BASE` twice for a single byte,
 /// `NONE` twice for an unused rank) and its longest strict prefix that is a
-/// token (`NONE`: none), from the lengths [`unpack`] kept. `token(r)` is
+/// token (`NONE`: none), from the lengths the layout keeps. `token(r)` is
 /// rank r's bytes; `rank(bytes)` is the rank of a token's bytes or `NONE`.
-/// A rank lookup per part: tens of milliseconds, which only long pieces pay.
+/// A rank lookup per part: some milliseconds, which only long pieces pay.
 pub fn derive_parts<'a>(
     prefix_lens: &[u8],
     left_lens: &[u8],
@@ -136,36 +261,24 @@ pub fn derive_parts<'a>(
     for (r, (&p, &l)) in prefix_lens.iter().zip(left_lens).enumerate() {
         let t = token(r);
         let (p, l) = (usize::from(p), usize::from(l));
-        prefix.push(if p == 0 || p >= t.len() {
-            NONE
-        } else {
-            rank(&t[..p])
-        });
+        if p >= t.len().max(1) || l >= t.len().max(1) {
+            return Err(format!(
+                "the compiled-in rank table is broken (rank {r}'s parts are longer than it)"
+            ));
+        }
+        prefix.push(if p == 0 { NONE } else { rank(&t[..p]) });
         let parts = match t.len() {
             0 => (NONE, NONE),
             1 => (BASE, BASE),
-            n if l == 0 || l >= n => (NONE, NONE),
+            _ if l == 0 => (NONE, NONE),
             _ => (rank(&t[..l]), rank(&t[l..])),
         };
         if t.len() > 1 && (parts.0 == NONE || parts.1 == NONE) {
             return Err(format!(
-                "the packed rank table is broken (rank {r}'s parts are not tokens)"
+                "the compiled-in rank table is broken (rank {r}'s parts are not tokens)"
             ));
         }
         split.extend([parts.0, parts.1]);
     }
     Ok((split, prefix))
-}
-
-/// The rank of `bytes` in an index [`index::build`] made, `NONE` if none.
-#[allow(dead_code)] // build.rs only
-pub fn rank_in<'a>(index: &[u32], token: impl Fn(usize) -> &'a [u8], bytes: &[u8]) -> u32 {
-    let mut i = index::slot(bytes, index.len());
-    loop {
-        match index[i] {
-            0 => return NONE,
-            e if token((e - 1) as usize) == bytes => return e - 1,
-            _ => i = (i + 1) & (index.len() - 1),
-        }
-    }
 }

@@ -1,0 +1,168 @@
+//! One reading of the repository per command (docs/performance.md): a checkpoint and the
+//! checks it runs on what it wrote, `verify`, `resume` and an automatic checkpoint each run
+//! `git status` once, and none lists the whole tree with `git ls-files`.
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::json;
+
+use crate::support::Project;
+use crate::transcripts::*;
+
+/// A project whose git is a wrapper logging each call's arguments (one line per call).
+struct Logged {
+    p: Project,
+    git: std::path::PathBuf,
+    log: std::path::PathBuf,
+}
+
+impl Logged {
+    fn new() -> Logged {
+        let p = Project::initialized();
+        for i in 0..20 {
+            p.write(&format!("src/m{}/f{i}.rs", i % 4), "pub fn f() {}\n");
+        }
+        p.commit_all("twenty files");
+        // Uncommitted work: one file changed, one new.
+        p.write("src/m0/f0.rs", "pub fn f() -> u8 { 1 }\n");
+        p.write("notes/new.txt", "new\n");
+        let git = p.home().join("git-logged");
+        let log = p.home().join("git.log");
+        let real = String::from_utf8(
+            std::process::Command::new("sh")
+                .args(["-c", "command -v git"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        std::fs::write(
+            &git,
+            format!(
+                "#!/bin/sh\nprintf '%s\\n' \"$*\" >>'{}'\nexec '{}' \"$@\"\n",
+                log.display(),
+                real.trim()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Logged { p, git, log }
+    }
+
+    /// The git calls `ctxkeep ARGS` made (stdin: `input`), `-C DIR --no-pager` left out.
+    fn calls(&self, args: &[&str], input: &str) -> Vec<String> {
+        let _ = std::fs::remove_file(&self.log);
+        let out = self
+            .p
+            .ctxkeep(args)
+            .env("CTXKEEP_GIT", &self.git)
+            .write_stdin(input.to_string())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code().is_some_and(|c| c == 0 || c == 1),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| match l.split_once("--no-pager ") {
+                Some((_, rest)) => rest.to_string(),
+                None => l.to_string(),
+            })
+            .collect()
+    }
+}
+
+fn count(calls: &[String], prefix: &str) -> usize {
+    calls.iter().filter(|c| c.starts_with(prefix)).count()
+}
+
+/// No `git ls-files` of the whole tree: only with pathspecs after `--`.
+fn lists_whole_tree(calls: &[String]) -> bool {
+    calls
+        .iter()
+        .any(|c| c.starts_with("ls-files") && !c.contains(" -- "))
+}
+
+#[test]
+fn a_checkpoint_and_the_checks_on_what_it_wrote_read_the_repository_once() {
+    let l = Logged::new();
+    let calls = l.calls(
+        &[
+            "checkpoint",
+            "--phase",
+            "build",
+            "--task",
+            "read git once",
+            "--agent",
+            "test",
+            "--next",
+            "finish src/m0/f0.rs, then f5.rs and the missing gone.rs",
+        ],
+        "",
+    );
+    assert_eq!(count(&calls, "status"), 1, "{calls:#?}");
+    assert_eq!(count(&calls, "rev-parse --show-toplevel"), 1, "{calls:#?}");
+    assert!(!lists_whole_tree(&calls), "{calls:#?}");
+    // The checks still found what git tracks by a bare name and what it does not.
+    let (v, _) = l.p.json(&["verify"]);
+    let text = v.to_string();
+    assert!(text.contains("gone.rs"), "{v}");
+    assert!(!text.contains("`f5.rs`"), "{v}");
+}
+
+#[test]
+fn verify_and_resume_read_the_status_once() {
+    let l = Logged::new();
+    l.p.checkpoint(&[]).success();
+    l.p.write("notes/later.txt", "later\n");
+    let verify = l.calls(&["verify"], "");
+    assert_eq!(count(&verify, "status"), 1, "{verify:#?}");
+    assert_eq!(
+        count(&verify, "rev-parse --show-toplevel"),
+        1,
+        "{verify:#?}"
+    );
+    assert!(!lists_whole_tree(&verify), "{verify:#?}");
+    // The change since the checkpoint is still reported.
+    let (v, _) = l.p.json(&["verify"]);
+    assert!(v.to_string().contains("notes/later.txt"), "{v}");
+
+    let resume = l.calls(&["resume"], "");
+    assert_eq!(count(&resume, "status"), 1, "{resume:#?}");
+    assert_eq!(
+        count(&resume, "rev-parse --show-toplevel"),
+        1,
+        "{resume:#?}"
+    );
+}
+
+#[test]
+fn an_automatic_checkpoint_reads_the_status_once() {
+    let l = Logged::new();
+    l.p.checkpoint(&[]).success();
+    let lines = vec![
+        claude_user("Read the repository once"),
+        claude_tool_use("t1", "Bash", r#"{"command":"cargo test"}"#, 30_000),
+        claude_tool_result("t1", false, "ok"),
+    ];
+    let transcript = l.p.home().join("t.jsonl");
+    std::fs::write(&transcript, jsonl(&lines)).unwrap();
+    let payload = json!({
+        "session_id": "sess-1",
+        "transcript_path": transcript,
+        "cwd": l.p.root(),
+        "hook_event_name": "PreCompact",
+        "trigger": "manual",
+    });
+    let calls = l.calls(&["hook", "claude-code"], &payload.to_string());
+    assert_eq!(count(&calls, "status"), 1, "{calls:#?}");
+    assert!(!lists_whole_tree(&calls), "{calls:#?}");
+    assert!(
+        l.p.state().contains("trigger: pre-compact"),
+        "{}",
+        l.p.state()
+    );
+}
