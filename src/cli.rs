@@ -161,9 +161,10 @@ pub enum Command {
     /// Print the continuation prompt a fresh session starts from.
     ///
     /// A plain `resume` is a restore: it opens a session in the chain
-    /// (.ctxkeep/sessions/), puts a restore nonce in the prompt for the reader to
-    /// confirm with `ctxkeep ack NONCE`, and logs a `resume` event. Until that ack,
-    /// `verify` warns CK801. To only look at the prompt, use `--peek`.
+    /// (.ctxkeep/sessions/), asks the reader to confirm by a marker line in its
+    /// reply (`Resuming from CKPT (ctxkeep NONCE)`, read by the hooks; a person runs
+    /// `ctxkeep ack NONCE`), and logs a `resume` event. Until then `verify` warns
+    /// CK801. To only look at the prompt, use `--peek`.
     #[command(after_long_help = crate::system::codes::exit_help_short())]
     Resume(ResumeArgs),
     /// Check that the checkpoint is intact and can be read cold (the CI gate).

@@ -40,6 +40,8 @@ pub struct Config {
     pub snapshots: bool,
     /// When the model is asked for a checkpoint between stages; None when `checkpoint_requests: false`.
     pub checkpoint_requests: Option<crate::pipeline::requests::Settings>,
+    /// A restored session is asked to confirm it read the checkpoint (`acknowledgement: false` turns it off).
+    pub acknowledgement: bool,
     /// The config's `models:` overrides of the model table.
     pub model_overrides: std::collections::BTreeMap<String, crate::context::models::ModelOverride>,
 }
@@ -99,6 +101,7 @@ impl Config {
                 .unwrap_or_default(),
             model_overrides: fm.models.clone().unwrap_or_default(),
             snapshots: fm.snapshots.unwrap_or(true),
+            acknowledgement: fm.acknowledgement.unwrap_or(true),
             checkpoint_requests: crate::pipeline::requests::Setting::resolve(
                 fm.checkpoint_requests.as_ref(),
             ),

@@ -81,6 +81,11 @@ pub fn render_prompt_for(
                     "include": include,
                     "stuck": session.and_then(SessionRecord::stuck_message),
                     "nonce": session.map(|s| s.nonce.as_str()),
+                    // The confirmation asked for (a marker line in the reply), by the same
+                    // words as after a compaction.
+                    "ack_request": session.filter(|_| config.acknowledgement).map(|s| {
+                        crate::transcripts::compaction_summary::text::ack_request(&checkpoint.id, &s.nonce)
+                    }),
                     "session": session,
                 }),
             )

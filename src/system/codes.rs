@@ -253,7 +253,7 @@ pub const FINDING_CODES: &[FindingCode] = &[
     FindingCode {
         code: "CK801",
         severity: "warning",
-        meaning: "the last resume was never acknowledged with `ctxkeep ack` (checked only when `.ctxkeep/` exists)",
+        meaning: "the last resume was never confirmed: no reply carried the marker line its prompt asked for, and `ctxkeep ack` was not run (checked only when `.ctxkeep/` exists and `acknowledgement:` is not `false`)",
     },
 ];
 

@@ -54,7 +54,7 @@ fn the_demo_runs_the_loop_elsewhere_and_leaves_the_current_directory_alone() {
     assert!(shown.contains("ok: ckpt-0001 can be read cold"));
     assert!(shown.contains("CK301") && shown.contains("as discussed"));
     assert!(
-        shown.contains("run `ctxkeep ack "),
+        shown.contains("Begin your reply with the line `Resuming from "),
         "no resume prompt:\n{shown}"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("Removed "));

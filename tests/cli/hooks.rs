@@ -315,9 +315,9 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
 
     // The note asks for an acknowledgement; echoing the nonce is one.
     let nonce = note
-        .split("ctxkeep ack ")
+        .split("(ctxkeep ")
         .nth(1)
-        .and_then(|rest| rest.split('`').next())
+        .and_then(|rest| rest.split(')').next())
         .expect("a nonce in the note")
         .to_string();
     let (status, _) = p.json(&["status", "--session", "sess-1"]);
@@ -325,7 +325,7 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
     let echo = json!({
         "type": "assistant", "isSidechain": false, "uuid": "ack-1",
         "message": {"id": "msg_ack", "model": "claude-opus-4-6", "role": "assistant",
-            "content": [{"type": "text", "text": format!("Context restored; ctxkeep ack {nonce}")}],
+            "content": [{"type": "text", "text": format!("Resuming from ckpt-0003 (ctxkeep {nonce})\n\nRunning the tests first.")}],
             "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 29_990, "output_tokens": 5}}
     });
     let mut text = p.read("transcript.jsonl");
@@ -362,7 +362,7 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
         "- Active task: parse front matter in src/state.rs",
         "- Controlling agent: claude-code",
         "- Next action: run cargo test and fix the failing split test",
-        &format!("ctxkeep ack {nonce}"),
+        &format!("`Resuming from ckpt-0003 (ctxkeep {nonce})`"),
     ] {
         assert!(
             prompt.contains(recovered),

@@ -30,7 +30,7 @@ pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
 /// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
-pub const KNOWN_KEYS: [&str; 16] = [
+pub const KNOWN_KEYS: [&str; 17] = [
     "ctxkeep",
     "model",
     "window",
@@ -45,6 +45,7 @@ pub const KNOWN_KEYS: [&str; 16] = [
     "compaction",
     "snapshots",
     "checkpoint_requests",
+    "acknowledgement",
     "checkpoint",
     "history",
 ];
@@ -86,6 +87,9 @@ pub struct FrontMatter {
     pub snapshots: Option<bool>,
     /// When the model is asked for a checkpoint between stages (`false`: never).
     pub checkpoint_requests: Option<crate::pipeline::requests::Setting>,
+    /// A restored session is asked to confirm it read the checkpoint, by a marker line in its
+    /// reply (`false`: never asked, and `verify` does not warn CK801).
+    pub acknowledgement: Option<bool>,
     pub checkpoint: Option<Checkpoint>,
     pub history: Option<Vec<HistoryEntry>>,
 }

@@ -43,6 +43,11 @@ impl Hook {
             .unwrap_or_else(|| self.ws.display_state())
     }
 
+    /// The nonce to ask a confirmation for, unless the project turned that off.
+    fn ack_nonce<'n>(&self, nonce: &'n str) -> Option<&'n str> {
+        self.config.acknowledgement.then_some(nonce)
+    }
+
     /// The pre-compaction checkpoint is written: the compaction begins. Remembers when (a
     /// summary older than this is an earlier one) and the checkpoint the summary is to keep.
     pub(super) fn compaction_begins_in(&self, batch: &mut Batch<'_>, c: &Checkpoint) {
@@ -191,7 +196,7 @@ impl Hook {
             .and_then(|a| a.missing.as_ref())
         {
             return Some(Back {
-                text: text::give_back(&c.id, &state, missing, Some(nonce)),
+                text: text::give_back(&c.id, &state, missing, self.ack_nonce(nonce)),
                 kind: "missing",
             });
         }
@@ -204,7 +209,7 @@ impl Hook {
             then.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         });
         Some(Back {
-            text: text::waiting_note(&c.id, &state, nonce),
+            text: text::waiting_note(&c.id, &state, self.ack_nonce(nonce)),
             kind: "waiting",
         })
     }
