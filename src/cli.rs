@@ -223,7 +223,7 @@ pub enum Command {
     Hook(HookArgs),
     /// Print a one-line context gauge for Claude Code's status line (reads its JSON on stdin).
     #[command(after_long_help = crate::system::codes::exit_help_short())]
-    Statusline,
+    Statusline(StatuslineArgs),
     /// Install, remove or check ctxkeep's hooks in an agent's settings.
     #[command(after_long_help = crate::system::codes::exit_help_short())]
     Hooks(HooksArgs),
@@ -301,6 +301,14 @@ impl ValueEnum for Agent {
 }
 
 #[derive(Debug, Args)]
+pub struct StatuslineArgs {
+    /// Your own status-line command: run with the same input (through `sh -c`), its output
+    /// printed first and ctxkeep's gauge after it on the same line.
+    #[arg(long, value_name = "COMMAND")]
+    pub with: Option<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct HooksArgs {
     #[command(subcommand)]
     pub command: HooksCommand,
@@ -355,11 +363,18 @@ pub struct HooksInstallArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Leave out `ctxkeep mcp`'s registration in the agent's project MCP configuration
-    /// (.mcp.json, .codex/config.toml, .gemini/settings.json, .qwen/settings.json, opencode.json
-    /// or .github/mcp.json).
-    #[arg(long)]
+    /// Leave out `ctxkeep mcp`'s registration (the default now; kept for scripts).
+    #[arg(long, conflicts_with = "team")]
     pub no_mcp: bool,
+
+    /// Also register `ctxkeep mcp` in the agent's project MCP configuration (.mcp.json,
+    /// .codex/config.toml, .gemini/settings.json, .qwen/settings.json, opencode.json or
+    /// .github/mcp.json), which the team shares once committed: every teammate's agent then
+    /// starts it (Claude Code asks each to approve it), and it fails where ctxkeep is missing.
+    /// Without it the MCP server is not registered: register it for yourself with the
+    /// agent's own command (`hooks install` prints it).
+    #[arg(long, conflicts_with = "personal")]
+    pub team: bool,
 }
 
 #[derive(Debug, Args)]

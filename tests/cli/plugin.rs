@@ -54,7 +54,7 @@ fn the_plugin_wires_every_event_hooks_install_does_and_the_mcp_server() {
     assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
 
     let p = Project::initialized();
-    p.ctxkeep(&["hooks", "install", "claude-code"])
+    p.ctxkeep(&["hooks", "install", "claude-code", "--team"])
         .assert()
         .success();
     let installed = read_json(&p.path(".claude/settings.json"));
@@ -268,12 +268,12 @@ fn install_and_doctor_know_the_plugin_is_enabled() {
         .contains("serves checkpoint"));
 
     // Install says the plugin's hooks step aside; doctor says which run.
-    let (edit, _) = p.json(&["hooks", "install", "claude-code", "--dry-run"]);
+    let (edit, _) = p.json(&["hooks", "install", "claude-code", "--team", "--dry-run"]);
     assert!(
         edit["plugin"].as_str().unwrap().contains("step aside"),
         "{edit}"
     );
-    p.ctxkeep(&["hooks", "install", "claude-code"])
+    p.ctxkeep(&["hooks", "install", "claude-code", "--team"])
         .assert()
         .success()
         .stderr(predicates::str::contains("plugin is enabled too"));
