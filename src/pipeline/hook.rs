@@ -351,7 +351,8 @@ impl Hook {
         batch.touch();
         let request = request?;
         let mcp = crate::agents::mcp_registration::mcp_registered(&self.ws.root, Some(self.agent));
-        let text = crate::pipeline::requests::text(&request.why, &request.state, mcp);
+        let why = crate::pipeline::requests::read_message(request.why.clone(), &self.ws.root);
+        let text = crate::pipeline::requests::text(&why, &request.state, mcp);
         let line = request.log(&self.session, self.agent, text.chars().count());
         self.log(batch.lock(), line.event, line.fields);
         Some(text)
