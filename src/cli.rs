@@ -9,7 +9,7 @@ use crate::agents::Agent;
 /// Keep an LLM coding agent's working state in project-state.md, so that a
 /// fresh session (or a person) can pick the work up cold.
 #[derive(Debug, Parser)]
-#[command(name = "ctxkeep", version, about, long_about = None, after_long_help = crate::system::codes::exit_help())]
+#[command(name = "ctxkeep", version, about, long_about = None, after_long_help = crate::system::codes::exit_help_short())]
 #[command(propagate_version = true, max_term_width = 100)]
 pub struct Cli {
     #[command(flatten)]
@@ -245,6 +245,9 @@ pub enum Command {
     ///   ctxkeep man --dir ~/.local/share/man/man1
     #[command(verbatim_doc_comment)]
     Man(ManArgs),
+    /// Print the exit codes and what each means (also `ctxkeep help exit-codes`).
+    #[command(name = "exit-codes", long_about = crate::system::codes::exit_help())]
+    ExitCodes,
 }
 
 #[derive(Debug, Args)]

@@ -99,6 +99,10 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<Outcome> {
         Command::Mcp(args) => mcp::run(args, ctx),
         Command::Completions(args) => completions::run(args, ctx),
         Command::Man(args) => completions::man(args, ctx),
+        Command::ExitCodes => {
+            ctx.out.data(crate::system::codes::exit_help())?;
+            Ok(Outcome::Ok)
+        }
         Command::Relay(args) => relay::run(args, ctx),
     }
 }

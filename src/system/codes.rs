@@ -294,9 +294,9 @@ pub fn exit_help() -> &'static str {
 }
 
 /// A subcommand's `--help` footer: where the exit codes are, once (the
-/// table is in `ctxkeep --help` and docs/codes.md, not in every page).
+/// table is in `ctxkeep help exit-codes` and docs/codes.md, not in every page).
 pub fn exit_help_short() -> &'static str {
-    "Exit codes: 0 success; the full table is in `ctxkeep --help` and docs/codes.md."
+    "Exit codes: 0 success; the table: `ctxkeep help exit-codes`, the man page, docs/codes.md."
 }
 
 /// Whether `code` (e.g. `CK102`) is in the registry, alone or in a range.
