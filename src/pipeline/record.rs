@@ -236,6 +236,9 @@ fn write(
                 let before = extra.get("command").and_then(|c| c.as_str());
                 crate::pipeline::snapshot::attach(ws, &mut g, prev.as_ref(), trigger, before, out);
             }
+            // What ctxkeep itself wrote (its settings entries, its .gitignore line) is not the
+            // user's work: a cold reader is not told about it.
+            g.dirty = crate::agents::own_files::without_own(&ws.root, &g.dirty);
             g.cap_dirty(limits::MAX_DIRTY_LISTED);
             Some(g)
         }

@@ -335,3 +335,56 @@ fn which(program: &str) -> Option<std::path::PathBuf> {
         .map(|d| std::path::Path::new(d).join(program))
         .find(|p| p.exists())
 }
+
+/// What `init` and `hooks install` wrote is ctxkeep's, not the user's work: the prompt a
+/// fresh session gets does not list it as uncommitted, nor does `verify` count it; a hand
+/// edit to one of those files makes it the user's again.
+#[test]
+fn ctxkeeps_own_files_are_not_shown_as_the_users_work() {
+    let p = Project::new();
+    p.git(&["init", "-q", "-b", "main"]);
+    p.write("README.md", "demo\n");
+    p.write(".gitignore", "target/\n");
+    p.commit_all("start");
+    p.ctxkeep(&["init"]).assert().success();
+    p.ctxkeep(&["hooks", "install", "claude-code", "--team"])
+        .assert()
+        .success();
+    p.write("src/lib.rs", "pub fn f() {}\n");
+    p.checkpoint(&[]).success();
+    let (v, _) = p.json(&["resume", "--peek"]);
+    let prompt = v["prompt"].as_str().unwrap();
+    assert!(
+        prompt.contains("- src/ (untracked)") || prompt.contains("- src/lib.rs (untracked)"),
+        "{prompt}"
+    );
+    for own in [
+        ".gitignore",
+        ".gitattributes",
+        ".claude/",
+        ".mcp.json",
+        ".ctxkeep",
+    ] {
+        assert!(
+            !prompt.contains(&format!("- {own}")),
+            "{own} listed:\n{prompt}"
+        );
+    }
+    p.ctxkeep(&["verify"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("CK503").not());
+    // The user's own line in .gitignore: now it is their work, and it shows.
+    let ignore = p.read(".gitignore");
+    p.write(".gitignore", format!("{ignore}*.log\n"));
+    let out = p.ctxkeep(&["verify"]).output().unwrap();
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        said.contains("CK503") && said.contains(".gitignore (modified)"),
+        "{said}"
+    );
+    assert!(
+        !said.contains(".mcp.json") && !said.contains(".claude/"),
+        "{said}"
+    );
+}
