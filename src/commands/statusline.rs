@@ -43,7 +43,10 @@ struct View {
 impl View {
     /// The line in `room` columns, coloured where the terminal takes colour.
     fn painted(&self, room: usize) -> String {
-        self.parts.render(room, colour())
+        match self.line.is_empty() {
+            true => String::new(),
+            false => self.parts.render(room, colour()),
+        }
     }
 }
 
@@ -245,7 +248,11 @@ fn view(ctx: &Ctx, input: &[u8]) -> anyhow::Result<View> {
         None => "no checkpoint".into(),
     };
     let parts = Parts::of(&s, config.stages_against, stage_reached, &checkpoint);
-    let line = parts.render(width(), false);
+    let line = match config.status_line {
+        true => parts.render(width(), false),
+        // `status_line: false`: the reading is recorded, nothing of ctxkeep's is shown.
+        false => String::new(),
+    };
     Ok(View {
         session: s.id().to_string(),
         tokens: s.tokens(),

@@ -837,6 +837,8 @@ impl Hook {
         let mut given = Given::default();
         let chain = crate::handoff::ledger::read(&self.ws)?;
         match source {
+            // `give_back: false`: after a compaction the summary alone carries the work.
+            "compact" if !self.config.give_back => {}
             "compact" | "clear" => {
                 if let Some(link) = chain.link_of(&self.session) {
                     let planned = crate::handoff::ledger::plan_restore(link, c, &label);
@@ -852,7 +854,7 @@ impl Hook {
                 }
             }
             "resume" | "fork" => {
-                if s.seen_checkpoint() != Some(c.id.as_str()) {
+                if self.config.reminders && s.seen_checkpoint() != Some(c.id.as_str()) {
                     given.note = Some(self.since_note(s.seen_checkpoint(), c));
                 }
             }

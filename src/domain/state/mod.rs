@@ -30,7 +30,7 @@ pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
 /// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
-pub const KNOWN_KEYS: [&str; 17] = [
+pub const KNOWN_KEYS: [&str; 21] = [
     "ctxkeep",
     "model",
     "window",
@@ -46,6 +46,10 @@ pub const KNOWN_KEYS: [&str; 17] = [
     "snapshots",
     "checkpoint_requests",
     "acknowledgement",
+    "reminders",
+    "brief",
+    "give_back",
+    "status_line",
     "checkpoint",
     "history",
 ];
@@ -90,6 +94,17 @@ pub struct FrontMatter {
     /// A restored session is asked to confirm it read the checkpoint, by a marker line in its
     /// reply (`false`: never asked, and `verify` does not warn CK801).
     pub acknowledgement: Option<bool>,
+    /// The note a resumed conversation gets when the checkpoint changed since it saw one
+    /// (`false`: none).
+    pub reminders: Option<bool>,
+    /// The brief for the agent's summarizer at a compaction (`false`: none).
+    pub brief: Option<bool>,
+    /// After a compaction, what the summary left out (or the resume prompt) is given back
+    /// (`false`: nothing is given after a compaction).
+    pub give_back: Option<bool>,
+    /// ctxkeep's part of the status line (`false`: it prints nothing; the reading is still
+    /// recorded, and a status line of yours it composes still shows).
+    pub status_line: Option<bool>,
     pub checkpoint: Option<Checkpoint>,
     pub history: Option<Vec<HistoryEntry>>,
 }

@@ -67,6 +67,9 @@ fn shell_unquote(text: &str) -> Option<(String, &str)> {
     }
 }
 
+/// Where the user's own settings file is, from the environment handed in.
+pub type UserSettings = fn(&dyn Fn(&str) -> Option<String>) -> Option<std::path::PathBuf>;
+
 /// A status line found at another of the agent's settings levels than the file being edited.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OtherStatusLine {
@@ -132,7 +135,7 @@ pub struct AgentSettings {
     pub status_line: bool,
     /// The user's own settings file, read for a status line set there (the environment is
     /// handed in), where the agent has one.
-    pub user_settings: Option<fn(&dyn Fn(&str) -> Option<String>) -> Option<std::path::PathBuf>>,
+    pub user_settings: Option<UserSettings>,
     /// The agent's own command that registers `ctxkeep mcp` for this user only, where it has one.
     pub personal_mcp: Option<&'static str>,
     /// The agent wants JSON on a hook's stdout every time (Gemini CLI).

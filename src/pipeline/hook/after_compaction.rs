@@ -63,7 +63,7 @@ impl Hook {
     /// Where the agent takes one, the brief for its summarizer, built from the
     /// pre-compaction checkpoint `c`.
     pub(super) fn brief_for(&self, c: &Checkpoint) -> Option<Answer> {
-        if !self.agent.policy().briefs_summarizer() {
+        if !self.agent.policy().briefs_summarizer() || !self.config.brief {
             return None;
         }
         let brief = text::brief(&c.id, &self.state_name(), &compaction_summary::facts::of(c));
@@ -224,7 +224,7 @@ impl Hook {
         else {
             return Ok(None);
         };
-        if before.waiting.is_none() {
+        if before.waiting.is_none() || !self.config.give_back {
             return Ok(None);
         }
         // Only while one waits, so prompts and tools do not pay for this read.
