@@ -228,7 +228,7 @@ pub const FINDING_CODES: &[FindingCode] = &[
     FindingCode {
         code: "CK503",
         severity: "warning (error with `--strict`)",
-        meaning: "uncommitted changes the checkpoint does not describe",
+        meaning: "uncommitted changes the checkpoint does not describe (ctxkeep's own, such as its `.gitignore` line or settings entries, are not counted)",
     },
     FindingCode {
         code: "CK510",

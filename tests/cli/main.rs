@@ -24,6 +24,7 @@ mod log;
 mod loops;
 mod mcp;
 mod merge;
+mod model_facing;
 mod newcomer;
 mod opencode;
 mod opencode_plugin;
