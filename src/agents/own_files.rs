@@ -139,7 +139,14 @@ fn is_gitignore_line(l: &str) -> bool {
 }
 
 fn is_gitattributes_line(l: &str) -> bool {
-    l == GITATTRIBUTES_COMMENT || crate::domain::merge::names_driver(l)
+    // As `init` writes it (`project-state.md merge=ctxkeep`); read here rather than through
+    // the merge module, which the agents' wing sits below.
+    let mut words = l.split_whitespace();
+    l == GITATTRIBUTES_COMMENT
+        || (words
+            .next()
+            .is_some_and(|p| p.ends_with(crate::domain::workspace::STATE_FILE))
+            && words.any(|w| w == "merge=ctxkeep"))
 }
 
 #[cfg(test)]
