@@ -9,7 +9,7 @@ use crate::agents::Agent;
 /// Keep an LLM coding agent's working state in project-state.md, so that a
 /// fresh session (or a person) can pick the work up cold.
 #[derive(Debug, Parser)]
-#[command(name = "ctxkeep", version, about, long_about = None, after_long_help = crate::system::codes::exit_help())]
+#[command(name = "ctxkeep", version, about, long_about = None, after_long_help = crate::system::codes::exit_help_short())]
 #[command(propagate_version = true, max_term_width = 100)]
 pub struct Cli {
     #[command(flatten)]
@@ -161,9 +161,10 @@ pub enum Command {
     /// Print the continuation prompt a fresh session starts from.
     ///
     /// A plain `resume` is a restore: it opens a session in the chain
-    /// (.ctxkeep/sessions/), puts a restore nonce in the prompt for the reader to
-    /// confirm with `ctxkeep ack NONCE`, and logs a `resume` event. Until that ack,
-    /// `verify` warns CK801. To only look at the prompt, use `--peek`.
+    /// (.ctxkeep/sessions/), asks the reader to confirm by a marker line in its
+    /// reply (`Resuming from CKPT (ctxkeep NONCE)`, read by the hooks; a person runs
+    /// `ctxkeep ack NONCE`), and logs a `resume` event. Until then `verify` warns
+    /// CK801. To only look at the prompt, use `--peek`.
     #[command(after_long_help = crate::system::codes::exit_help_short())]
     Resume(ResumeArgs),
     /// Check that the checkpoint is intact and can be read cold (the CI gate).
@@ -222,7 +223,7 @@ pub enum Command {
     Hook(HookArgs),
     /// Print a one-line context gauge for Claude Code's status line (reads its JSON on stdin).
     #[command(after_long_help = crate::system::codes::exit_help_short())]
-    Statusline,
+    Statusline(StatuslineArgs),
     /// Install, remove or check ctxkeep's hooks in an agent's settings.
     #[command(after_long_help = crate::system::codes::exit_help_short())]
     Hooks(HooksArgs),
@@ -244,6 +245,9 @@ pub enum Command {
     ///   ctxkeep man --dir ~/.local/share/man/man1
     #[command(verbatim_doc_comment)]
     Man(ManArgs),
+    /// Print the exit codes and what each means (also `ctxkeep help exit-codes`).
+    #[command(name = "exit-codes", long_about = crate::system::codes::exit_help())]
+    ExitCodes,
 }
 
 #[derive(Debug, Args)]
@@ -297,6 +301,14 @@ impl ValueEnum for Agent {
         let spec = self.spec();
         Some(clap::builder::PossibleValue::new(spec.id).aliases(spec.aliases.iter().copied()))
     }
+}
+
+#[derive(Debug, Args)]
+pub struct StatuslineArgs {
+    /// Your own status-line command: run with the same input (through `sh -c`), its output
+    /// printed first and ctxkeep's gauge after it on the same line.
+    #[arg(long, value_name = "COMMAND")]
+    pub with: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -354,11 +366,18 @@ pub struct HooksInstallArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Leave out `ctxkeep mcp`'s registration in the agent's project MCP configuration
-    /// (.mcp.json, .codex/config.toml, .gemini/settings.json, .qwen/settings.json, opencode.json
-    /// or .github/mcp.json).
-    #[arg(long)]
+    /// Leave out `ctxkeep mcp`'s registration (the default now; kept for scripts).
+    #[arg(long, conflicts_with = "team")]
     pub no_mcp: bool,
+
+    /// Also register `ctxkeep mcp` in the agent's project MCP configuration (.mcp.json,
+    /// .codex/config.toml, .gemini/settings.json, .qwen/settings.json, opencode.json or
+    /// .github/mcp.json), which the team shares once committed: every teammate's agent then
+    /// starts it (Claude Code asks each to approve it), and it fails where ctxkeep is missing.
+    /// Without it the MCP server is not registered: register it for yourself with the
+    /// agent's own command (`hooks install` prints it).
+    #[arg(long, conflicts_with = "personal")]
+    pub team: bool,
 }
 
 #[derive(Debug, Args)]

@@ -20,6 +20,7 @@ pub mod copilot;
 pub mod gemini;
 pub mod mcp_registration;
 pub mod opencode;
+pub mod own_files;
 pub mod payload;
 pub mod policy;
 pub mod qwen;

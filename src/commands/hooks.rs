@@ -77,15 +77,26 @@ fn shared_note(agent: Agent, edit: &Edit, personal: bool, ctx: &Ctx) {
     let guarded = settings
         .hook_command
         .starts_with(crate::install::agent_settings::MISSING_GUARD);
+    // What a teammate who has not installed ctxkeep meets, said exactly.
+    let teammate = match (guarded, edit.mcp.is_some()) {
+        (true, false) => format!(
+            "a teammate without ctxkeep sees nothing of it: no prompt, no error, no blank status line (the hooks and ctxkeep's status line exit at once, printing nothing{})",
+            if edit.composed_with.is_some() { "; the status line you had runs alone" } else { "" }
+        ),
+        (true, true) => format!(
+            "a teammate without ctxkeep gets no error from the hooks or the status line (they exit at once, printing nothing), but {} asks them to approve the ctxkeep MCP server, which then fails to start",
+            settings.display_name
+        ),
+        (false, _) => format!(
+            "a teammate without ctxkeep has each of these hooks fail to start (`ctxkeep: not found`), which {} reports as a failing hook{}",
+            settings.display_name,
+            if edit.mcp.is_some() { ", and its MCP server fails to start" } else { "" }
+        ),
+    };
     let mut note = format!(
-        "shared with your team once committed: {}; every teammate's {} runs what they hold{}",
+        "shared with your team once committed: {}; every teammate's {} runs what they hold; {teammate}",
         shared.join(" and "),
         settings.display_name,
-        if guarded {
-            " (the hooks do nothing where ctxkeep is not installed)"
-        } else {
-            " (see docs/agents.md for a teammate without ctxkeep)"
-        }
     );
     if settings.personal.is_some() && !personal {
         note.push_str(&format!(
@@ -93,6 +104,31 @@ fn shared_note(agent: Agent, edit: &Edit, personal: bool, ctx: &Ctx) {
         ));
     }
     ctx.out.info(&format!("note: {note}"));
+}
+
+/// What became of the user's own status line: composed with ctxkeep's gauge, or left alone
+/// with the way to add the gauge; never a silent takeover.
+fn status_line_note(agent: Agent, path: &std::path::Path, edit: &Edit, ctx: &Ctx) {
+    if let Some(theirs) = &edit.composed_with {
+        ctx.out.info(&format!(
+            "note: status line: yours ({theirs}) runs as before with ctxkeep's gauge after it; where ctxkeep is not installed yours runs alone. `ctxkeep hooks uninstall {agent}` gives it back as it was"
+        ));
+        return;
+    }
+    let Some(theirs) = &edit.kept_status_line else {
+        return;
+    };
+    let compose = crate::install::agent_settings::composed_status_line(theirs);
+    match &edit.kept_in {
+        Some(file) => ctx.out.warn(&format!(
+            "kept your status line ({theirs}, in {file}) and wrote none into {}, so nobody's is replaced. To see ctxkeep's gauge beside yours: `ctxkeep hooks install {agent} --personal` (composes them in your personal settings), or set that status line's command to: {compose}",
+            path.display()
+        )),
+        None => ctx.out.warn(&format!(
+            "{}: kept your statusLine ({theirs}); hooks then take the window from the config or the model table. Replace it with --force",
+            path.display()
+        )),
+    }
 }
 
 fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
@@ -111,19 +147,15 @@ fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     }
     let personal = args.edit.personal;
     let path = settings_path(agent, args.edit.settings, personal, ctx)?;
-    // The MCP configuration is a project file: a personal install leaves it alone.
-    let mcp = !args.no_mcp && !personal;
+    // The MCP configuration is a project file the team shares: registered there only when
+    // asked (`--team`), since every teammate's agent would start it, ctxkeep or not.
+    let mcp = args.team && !args.no_mcp && !personal;
     let edit = hook_setup::install(agent, &path, args.force, mcp, args.edit.dry_run)?;
-    if let Some(cmd) = &edit.kept_status_line {
-        ctx.out.warn(&format!(
-            "{}: kept your statusLine ({cmd}); hooks then take the window from the config or the model table. Replace it with --force, or pipe the same input to `ctxkeep statusline` from your script",
-            path.display()
-        ));
-    }
+    status_line_note(agent, &path, &edit, ctx);
     if let Some(replaced) = edit
         .changes
         .iter()
-        .find(|c| c.op == "removed" && c.key == "statusLine")
+        .find(|c| args.force && c.op == "removed" && c.key == "statusLine")
     {
         ctx.out.warn(&format!(
             "{}: replaced your statusLine ({}) because of --force; note it down: `ctxkeep hooks uninstall` will not bring it back",
@@ -133,6 +165,16 @@ fn install(args: HooksInstallArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     }
     report(&edit, ctx)?;
     shared_note(agent, &edit, personal, ctx);
+    if !mcp && !args.no_mcp && !edit.dry_run {
+        ctx.out.info(&match agent.settings().personal_mcp {
+            Some(own) => format!(
+                "note: the MCP server is not registered (its file would be the team's); for yourself only: `{own}`; for everyone: `ctxkeep hooks install {agent} --team`"
+            ),
+            None => format!(
+                "note: the MCP server is not registered (its file would be the team's); for everyone: `ctxkeep hooks install {agent} --team`"
+            ),
+        });
+    }
     if let Some(note) = &edit.plugin {
         ctx.out.info(&format!("note: {note}"));
     }

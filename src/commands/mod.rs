@@ -94,11 +94,15 @@ pub fn dispatch(command: Command, ctx: &Ctx) -> anyhow::Result<Outcome> {
         Command::MergeFile(args) => merge_file::run(args, ctx),
         Command::Resolve(args) => resolve::run(args, ctx),
         Command::Hook(args) => hook::run(args, ctx),
-        Command::Statusline => statusline::run(ctx),
+        Command::Statusline(args) => statusline::run(args, ctx),
         Command::Hooks(args) => hooks::run(args, ctx),
         Command::Mcp(args) => mcp::run(args, ctx),
         Command::Completions(args) => completions::run(args, ctx),
         Command::Man(args) => completions::man(args, ctx),
+        Command::ExitCodes => {
+            ctx.out.data(crate::system::codes::exit_help())?;
+            Ok(Outcome::Ok)
+        }
         Command::Relay(args) => relay::run(args, ctx),
     }
 }

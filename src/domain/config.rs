@@ -40,6 +40,16 @@ pub struct Config {
     pub snapshots: bool,
     /// When the model is asked for a checkpoint between stages; None when `checkpoint_requests: false`.
     pub checkpoint_requests: Option<crate::pipeline::requests::Settings>,
+    /// A restored session is asked to confirm it read the checkpoint (`acknowledgement: false` turns it off).
+    pub acknowledgement: bool,
+    /// The resumed conversation's note that the checkpoint changed (`reminders: false`).
+    pub reminders: bool,
+    /// The summarizer's brief at a compaction (`brief: false`).
+    pub brief: bool,
+    /// What is given back after a compaction (`give_back: false`).
+    pub give_back: bool,
+    /// ctxkeep's part of the status line (`status_line: false`).
+    pub status_line: bool,
     /// The config's `models:` overrides of the model table.
     pub model_overrides: std::collections::BTreeMap<String, crate::context::models::ModelOverride>,
 }
@@ -99,6 +109,11 @@ impl Config {
                 .unwrap_or_default(),
             model_overrides: fm.models.clone().unwrap_or_default(),
             snapshots: fm.snapshots.unwrap_or(true),
+            acknowledgement: fm.acknowledgement.unwrap_or(true),
+            reminders: fm.reminders.unwrap_or(true),
+            brief: fm.brief.unwrap_or(true),
+            give_back: fm.give_back.unwrap_or(true),
+            status_line: fm.status_line.unwrap_or(true),
             checkpoint_requests: crate::pipeline::requests::Setting::resolve(
                 fm.checkpoint_requests.as_ref(),
             ),

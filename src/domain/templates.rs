@@ -218,6 +218,7 @@ mod tests {
                         "newly_dirty": [{"path": "NEW.rs", "status": "untracked"}], "now_clean": ["GONE.rs"]},
             "include": {"history": true, "notes": true, "tree": true, "changes": true, "questions": true, "decisions": true},
             "stuck": "STUCK", "nonce": "12345678", "handoff": null,
+            "ack_request": "ACK 12345678",
             "managed": "MANAGED",
             "percent": 90.0, "tokens": 180000, "window": 200000,
             "stage": {"name": "stage-90", "action": "checkpoint", "at": 90},

@@ -52,7 +52,7 @@ pub struct SessionRecord {
     pub from_agent: Option<String>,
     /// `resume`, or what a hook says (e.g. `hook:startup`).
     pub source: String,
-    /// What the new session echoes (`ctxkeep ack NONCE`) to prove it read the prompt.
+    /// What the new session echoes (its reply's marker line, or `ctxkeep ack NONCE`) to prove it read the prompt.
     pub nonce: String,
     /// Sessions in a row, this one included, that resumed the same next
     /// action with no new commit (1 when there was progress).
@@ -120,7 +120,7 @@ impl SessionRecord {
 pub struct AckRecord {
     pub number: u64,
     pub at: String,
-    /// `command` (`ctxkeep ack`) or `transcript` (found echoed by a hook).
+    /// `command` (`ctxkeep ack`), `mcp`, `reply` (a hook's last reply) or `transcript` (found echoed by a hook).
     pub via: String,
 }
 

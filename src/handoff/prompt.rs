@@ -98,6 +98,11 @@ pub fn render_prompt_for(
                     "by_session": checkpoint.headline_from_session(),
                     "line_short": checkpoint.line.as_ref().map(|l| l.short()),
                     "nonce": session.map(|s| s.nonce.as_str()),
+                    // The confirmation asked for (a marker line in the reply), by the same
+                    // words as after a compaction.
+                    "ack_request": session.filter(|_| config.acknowledgement).map(|s| {
+                        crate::transcripts::compaction_summary::text::ack_request(&checkpoint.id, &s.nonce)
+                    }),
                     "session": session,
                 }),
             )
@@ -190,11 +195,9 @@ fn changes_since(ws: &Workspace, c: &Checkpoint) -> Value {
     let was: std::collections::BTreeSet<&str> =
         then.dirty.iter().map(|d| d.path.as_str()).collect();
     let is: std::collections::BTreeSet<&str> = now.dirty.iter().map(|d| d.path.as_str()).collect();
-    let newly_dirty: Vec<&DirtyFile> = now
-        .dirty
-        .iter()
-        .filter(|d| !then.describes(&d.path))
-        .collect();
+    // ctxkeep's own changes (its settings entries, its .gitignore line) are not the user's.
+    let own = crate::agents::own_files::without_own(&ws.root, &now.dirty);
+    let newly_dirty: Vec<&DirtyFile> = own.iter().filter(|d| !then.describes(&d.path)).collect();
     let now_clean: Vec<&str> = was.difference(&is).copied().collect();
     json!({
         "note": Value::Null,

@@ -101,7 +101,7 @@ pub fn run(dir: &Path, on_step: &mut dyn FnMut(&Step)) -> anyhow::Result<Vec<Ste
         ),
         ("passes again", vec!["verify"], 0),
         (
-            "the prompt a fresh session starts from (it confirms with `ctxkeep ack NONCE`)",
+            "the prompt a fresh session starts from (it confirms in its reply, by the marker line the prompt asks for)",
             vec!["resume"],
             0,
         ),

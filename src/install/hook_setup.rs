@@ -18,7 +18,7 @@ use crate::domain::workspace::{Workspace, STATE_FILE};
 use crate::install::agent_settings::json_edit::JsonText;
 use crate::install::agent_settings::kept::{self, Kept};
 use crate::install::agent_settings::mcp::Format;
-use crate::install::agent_settings::{AgentSettings, Change, Plan, StatusLine};
+use crate::install::agent_settings::{AgentSettings, Change, OtherStatusLine, Plan, StatusLine};
 use crate::system::error::Error;
 use crate::system::file_batch::{self, FileChange};
 use crate::system::fsutil;
@@ -42,8 +42,12 @@ pub struct Edit {
     /// The file was (or, with --dry-run, would be) rewritten.
     pub changed: bool,
     pub changes: Vec<Change>,
-    /// The user's own status line, left in place.
+    /// The user's own status line, left in place (not composed with ctxkeep's).
     pub kept_status_line: Option<String>,
+    /// The file that holds it, when it is not `settings`.
+    pub kept_in: Option<String>,
+    /// The user's own status line that ctxkeep's now runs and shows beside its gauge.
+    pub composed_with: Option<String>,
     /// What the user must do before the agent runs these hooks (trust).
     pub next_steps: Vec<String>,
     /// The MCP server's registration (null with `--no-mcp`).
@@ -82,16 +86,24 @@ pub fn install(
             changes: install_code(settings, files.code(path)?)
                 .map_err(|why| Error::data(path, refused(why)))?,
             kept_status_line: None,
+            kept_in: None,
+            composed_with: None,
         },
         None => {
+            let other = other_status_line(settings, path);
+            let personal = settings
+                .personal
+                .is_some_and(|f| path.file_name().is_some_and(|n| n == f));
             let doc = files.json(settings, path)?;
             settings
-                .install(doc, force)
+                .install_with(doc, force, other.as_ref(), personal)
                 .map_err(|why| Error::data(path, refused(why)))?
         }
     };
     let mut edit = Edit::of(path, dry_run, plan.changes);
     edit.kept_status_line = plan.kept_status_line;
+    edit.kept_in = plan.kept_in;
+    edit.composed_with = plan.composed_with;
     edit.next_steps = trust_steps(agent, path);
     edit.plugin = install_note(agent, &project_dir(settings, path));
     if mcp {
@@ -122,9 +134,10 @@ pub fn uninstall_with(agent: Agent, path: &Path, mcp: bool, dry_run: bool) -> an
     let changes = match settings.code {
         Some(_) => uninstall_code(settings, files.code(path)?),
         None => {
+            let other = other_status_line(settings, path);
             let doc = files.json(settings, path)?;
             settings
-                .uninstall(doc)
+                .uninstall_with(doc, other.as_ref())
                 .map_err(|why| Error::data(path, refused(why)))?
         }
     };
@@ -193,6 +206,8 @@ impl Edit {
             changed: !changes.is_empty(),
             changes,
             kept_status_line: None,
+            kept_in: None,
+            composed_with: None,
             next_steps: Vec::new(),
             mcp: None,
             plugin: None,
@@ -577,6 +592,47 @@ fn project_dir(settings: &AgentSettings, path: &Path) -> PathBuf {
             .unwrap_or(dir),
         _ => dir,
     }
+}
+
+/// A status line of the user's at another of the agent's settings levels than `path`: the
+/// personal file, the shared one, the user's own (Claude Code reads them in that order, the
+/// first that sets one wins). A plugin that sets a status line writes it into one of these.
+fn other_status_line(settings: &AgentSettings, path: &Path) -> Option<OtherStatusLine> {
+    if !settings.status_line {
+        return None;
+    }
+    let project = project_dir(settings, path).join(settings.dir);
+    let user = settings
+        .user_settings
+        .and_then(|f| f(&|name| std::env::var(name).ok()));
+    let same = |a: &Path, b: &Path| {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        a == b || canon(a) == canon(b)
+    };
+    // Most particular first.
+    let levels: Vec<PathBuf> = settings
+        .personal
+        .map(|f| project.join(f))
+        .into_iter()
+        .chain(std::iter::once(project.join(settings.file)))
+        .chain(user)
+        .collect();
+    let own = levels.iter().position(|l| same(l, path));
+    levels
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| Some(*i) != own && l.is_file())
+        .find_map(|(i, l)| {
+            let doc = load(settings, l).ok()?;
+            match settings.installed(&doc).status_line {
+                StatusLine::Theirs(cmd) if !cmd.trim().is_empty() => Some(OtherStatusLine {
+                    command: cmd,
+                    file: l.display().to_string(),
+                    overrides: own.is_some_and(|o| i < o),
+                }),
+                _ => None,
+            }
+        })
 }
 
 /// What the settings file holds (an empty object when there is none).

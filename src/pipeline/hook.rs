@@ -412,7 +412,8 @@ impl Hook {
         batch.touch();
         let request = request?;
         let mcp = crate::agents::mcp_registration::mcp_registered(&self.ws.root, Some(self.agent));
-        let text = crate::pipeline::requests::text(&request.why, &request.state, mcp);
+        let why = crate::pipeline::requests::read_message(request.why.clone(), &self.ws.root);
+        let text = crate::pipeline::requests::text(&why, &request.state, mcp);
         let line = request.log(&self.session, self.agent, text.chars().count());
         self.log(batch.lock(), line.event, line.fields);
         Some(text)
@@ -929,6 +930,8 @@ impl Hook {
         let mut given = Given::default();
         let chain = crate::handoff::ledger::read(&self.ws)?;
         match source {
+            // `give_back: false`: after a compaction the summary alone carries the work.
+            "compact" if !self.config.give_back => {}
             "compact" | "clear" => {
                 if let Some(link) = chain.link_of(&self.session) {
                     let planned = crate::handoff::ledger::plan_restore(link, c, &label);
@@ -944,7 +947,7 @@ impl Hook {
                 }
             }
             "resume" | "fork" => {
-                if s.seen_checkpoint() != Some(c.id.as_str()) {
+                if self.config.reminders && s.seen_checkpoint() != Some(c.id.as_str()) {
                     given.note = Some(self.since_note(s.seen_checkpoint(), c));
                 }
             }

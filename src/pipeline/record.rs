@@ -282,6 +282,9 @@ fn write(
                     crate::pipeline::snapshot::report_left_out(ws, lock, trigger, &left_out, out);
                 }
             }
+            // What ctxkeep itself wrote (its settings entries, its .gitignore line) is not the
+            // user's work: a cold reader is not told about it.
+            g.dirty = crate::agents::own_files::without_own(&ws.root, &g.dirty);
             g.cap_dirty(limits::MAX_DIRTY_LISTED);
             Some(g)
         }

@@ -373,7 +373,8 @@ pub fn human(st: &StatusReport) -> String {
         let ack = if l.acknowledged {
             "acknowledged".to_string()
         } else {
-            "not acknowledged (the agent has not run `ctxkeep ack NONCE`)".to_string()
+            "not confirmed yet (no reply of the agent has carried the line its prompt asked for)"
+                .to_string()
         };
         text.push_str(&format!(
             "last resume: session {} from {} ({age}), {ack}\n",

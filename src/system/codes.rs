@@ -233,7 +233,7 @@ pub const FINDING_CODES: &[FindingCode] = &[
     FindingCode {
         code: "CK503",
         severity: "warning (error with `--strict`)",
-        meaning: "uncommitted changes the checkpoint does not describe",
+        meaning: "uncommitted changes the checkpoint does not describe (ctxkeep's own, such as its `.gitignore` line or settings entries, are not counted)",
     },
     FindingCode {
         code: "CK510",
@@ -258,7 +258,7 @@ pub const FINDING_CODES: &[FindingCode] = &[
     FindingCode {
         code: "CK801",
         severity: "warning",
-        meaning: "the last resume was never acknowledged with `ctxkeep ack` (checked only when `.ctxkeep/` exists)",
+        meaning: "the last resume was never confirmed: no reply carried the marker line its prompt asked for, and `ctxkeep ack` was not run (checked only when `.ctxkeep/` exists and `acknowledgement:` is not `false`)",
     },
 ];
 
@@ -299,9 +299,9 @@ pub fn exit_help() -> &'static str {
 }
 
 /// A subcommand's `--help` footer: where the exit codes are, once (the
-/// table is in `ctxkeep --help` and docs/codes.md, not in every page).
+/// table is in `ctxkeep help exit-codes` and docs/codes.md, not in every page).
 pub fn exit_help_short() -> &'static str {
-    "Exit codes: 0 success; the full table is in `ctxkeep --help` and docs/codes.md."
+    "Exit codes: 0 success; the table: `ctxkeep help exit-codes`, the man page, docs/codes.md."
 }
 
 /// Whether `code` (e.g. `CK102`) is in the registry, alone or in a range.

@@ -558,3 +558,18 @@ pub fn index_stage(dir: &Path, stage: u8, path: &str) -> Result<Option<String>, 
         .map(Some)
         .map_err(|_| Unavailable(format!("{spec} is not UTF-8 text")))
 }
+
+/// The text of `path` (relative to the top level) as HEAD has it; None when HEAD has no such
+/// file (or there is no HEAD yet). One `git show` call: made only for a file whose change might
+/// be ctxkeep's own (`agents::own_files`).
+pub fn text_at_head(dir: &Path, path: &str) -> Result<Option<String>, Unavailable> {
+    let spec = format!("HEAD:{path}");
+    let out = git(dir)
+        .args(["show", &spec])
+        .output()
+        .map_err(|e| Unavailable(format!("cannot run git: {e}")))?;
+    if !out.status.success() {
+        return Ok(None);
+    }
+    Ok(String::from_utf8(out.stdout).ok())
+}

@@ -43,8 +43,15 @@ fn the_prompt_asks_for_the_nonce_and_the_right_one_acknowledges() {
     let (v, s) = resume(&p, &[]);
     let prompt = v["prompt"].as_str().unwrap();
     assert!(
-        prompt.contains(&format!("run `ctxkeep ack {}`", s.nonce)),
+        prompt.contains(&format!(
+            "Begin your reply with the line `Resuming from ckpt-0001 (ctxkeep {})`",
+            s.nonce
+        )),
         "{prompt}"
+    );
+    assert!(
+        !prompt.contains("ctxkeep ack"),
+        "no shell call asked for: {prompt}"
     );
     assert!(!acknowledged(&p));
 
@@ -170,7 +177,7 @@ fn resume_without_a_place_to_record_prints_the_prompt_without_a_nonce() {
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["nonce"].is_null() && v["session"].is_null(), "{v}");
-    assert!(!v["prompt"].as_str().unwrap().contains("ctxkeep ack"));
+    assert!(!v["prompt"].as_str().unwrap().contains("(ctxkeep "));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no restore nonce"));
 }
 

@@ -32,20 +32,38 @@ fn man_page_is_roff_with_the_exit_codes() {
 }
 
 #[test]
-fn help_lists_exit_codes_once_at_the_top() {
+fn help_is_short_and_the_exit_codes_have_their_own_page() {
     let p = Project::bare();
-    p.ctxkeep(&["--help"])
+    let help = p
+        .ctxkeep(&["--help"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("75  lock timeout"));
+        .get_output()
+        .stdout
+        .clone();
+    let help = String::from_utf8(help).unwrap();
+    assert!(!help.contains("75  lock timeout"), "{help}");
+    assert!(help.contains("`ctxkeep help exit-codes`"), "{help}");
+    assert!(help.lines().count() <= 75, "{} lines", help.lines().count());
+    for args in [&["help", "exit-codes"][..], &["exit-codes"][..]] {
+        p.ctxkeep(args)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("75  lock timeout"));
+    }
     // A subcommand's page points to the table rather than repeating it.
     p.ctxkeep(&["verify", "--help"])
         .assert()
         .success()
         .stdout(predicate::str::contains("75  lock timeout").not())
         .stdout(predicate::str::contains(
-            "the full table is in `ctxkeep --help` and docs/codes.md",
+            "the table: `ctxkeep help exit-codes`, the man page, docs/codes.md",
         ));
+    // And the man page has it.
+    p.ctxkeep(&["man", "exit-codes"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("lock timeout"));
 }
 
 #[test]

@@ -172,7 +172,11 @@ fn two_installs_at_once_in_one_project_leave_the_hooks_installed() {
     p.write(".mcp.json", "{\n  \"mcpServers\": {}\n}\n");
     let before = p.read(".mcp.json");
     for round in 0..3 {
-        let outs = at_once(&[&p, &p], p.home(), &["hooks", "install", "claude-code"]);
+        let outs = at_once(
+            &[&p, &p],
+            p.home(),
+            &["hooks", "install", "claude-code", "--team"],
+        );
         for out in &outs {
             assert_eq!(
                 out.status.code(),
@@ -212,7 +216,7 @@ fn installs_at_once_in_several_projects_keep_every_note() {
         }
     }
     let all: Vec<&Project> = projects.iter().collect();
-    for out in at_once(&all, &home, &["hooks", "install", "claude-code"]) {
+    for out in at_once(&all, &home, &["hooks", "install", "claude-code", "--team"]) {
         assert_eq!(
             out.status.code(),
             Some(0),

@@ -81,7 +81,7 @@ fn install_writes_its_own_file_under_github_hooks_and_uninstall_gives_everything
     p.write(".github/hooks/format.json", "{\"hooks\": {}}\n");
     let before = p.snapshot();
     let out = p
-        .ctxkeep(&["hooks", "install", "github-copilot"])
+        .ctxkeep(&["hooks", "install", "github-copilot", "--team"])
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
@@ -139,7 +139,7 @@ fn install_writes_its_own_file_under_github_hooks_and_uninstall_gives_everything
 fn uninstall_removes_the_folders_install_made() {
     let p = Project::initialized();
     let before = p.snapshot();
-    p.ctxkeep(&["hooks", "install", "copilot"])
+    p.ctxkeep(&["hooks", "install", "copilot", "--team"])
         .assert()
         .success();
     assert!(p.path(".github/hooks/ctxkeep.json").is_file());

@@ -54,7 +54,7 @@ fn the_demo_runs_the_loop_elsewhere_and_leaves_the_current_directory_alone() {
     assert!(shown.contains("ok: ckpt-0001 can be read cold"));
     assert!(shown.contains("CK301") && shown.contains("as discussed"));
     assert!(
-        shown.contains("run `ctxkeep ack "),
+        shown.contains("Begin your reply with the line `Resuming from "),
         "no resume prompt:\n{shown}"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("Removed "));
@@ -91,11 +91,18 @@ fn keep_runs_in_the_named_folder_and_keeps_it() {
 #[test]
 fn the_readme_starts_with_the_demo_and_the_tests() {
     let blocks = readme_sh_blocks();
+    // The first screen's two set-up commands, then the install, the demo and the tests.
+    assert!(
+        blocks[0].contains("ctxkeep init")
+            && blocks[0].contains("ctxkeep hooks install claude-code"),
+        "{}",
+        blocks[0]
+    );
     assert_eq!(
-        blocks[0].trim(),
+        blocks[1].trim(),
         "cargo install --locked --path . && ctxkeep demo"
     );
-    assert_eq!(blocks[1].trim(), "cargo test --locked");
+    assert_eq!(blocks[2].trim(), "cargo test --locked");
     let readme =
         std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
             .unwrap();
@@ -108,7 +115,7 @@ fn the_readme_starts_with_the_demo_and_the_tests() {
 #[test]
 fn the_readme_quick_start_runs_clean_as_pasted_in_an_empty_repository() {
     let blocks = readme_sh_blocks();
-    let quick = &blocks[2];
+    let quick = &blocks[3];
     assert!(quick.contains("ctxkeep init"), "{quick}");
     let p = Project::bare();
     p.git(&["init", "-q", "-b", "main"]);

@@ -59,6 +59,8 @@ pub(crate) struct Edit {
     changed: bool,
     changes: Vec<EditChange>,
     kept_status_line: Option<String>,
+    kept_in: Option<String>,
+    composed_with: Option<String>,
     pub next_steps: Vec<String>,
     pub mcp: Option<McpEdit>,
     pub plugin: Option<String>,
@@ -319,9 +321,9 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
 
     // The note asks for an acknowledgement; echoing the nonce is one.
     let nonce = note
-        .split("ctxkeep ack ")
+        .split("(ctxkeep ")
         .nth(1)
-        .and_then(|rest| rest.split('`').next())
+        .and_then(|rest| rest.split(')').next())
         .expect("a nonce in the note")
         .to_string();
     let (status, _) = p.json(&["status", "--session", "sess-1"]);
@@ -329,7 +331,7 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
     let echo = json!({
         "type": "assistant", "isSidechain": false, "uuid": "ack-1",
         "message": {"id": "msg_ack", "model": "claude-opus-4-6", "role": "assistant",
-            "content": [{"type": "text", "text": format!("Context restored; ctxkeep ack {nonce}")}],
+            "content": [{"type": "text", "text": format!("Resuming from ckpt-0003 (ctxkeep {nonce})\n\nRunning the tests first.")}],
             "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 29_990, "output_tokens": 5}}
     });
     let mut text = p.read("transcript.jsonl");
@@ -366,7 +368,7 @@ fn a_whole_claude_code_session_closes_the_compaction_loop() {
         "- Controlling agent: claude-code",
         "Earlier, by hand",
         "> - Phase: implementing the parser; Task: parse front matter in src/state.rs; next action then: run cargo test and fix the failing split test",
-        &format!("ctxkeep ack {nonce}"),
+        &format!("`Resuming from ckpt-0003 (ctxkeep {nonce})`"),
     ] {
         assert!(
             prompt.contains(recovered),
@@ -647,7 +649,7 @@ fn the_status_line_prefers_current_usage_and_remembers_the_window() {
     assert_eq!(v.last_checkpoint.unwrap().id, "ckpt-0001");
     assert!(
         v.line
-            .starts_with("ctxkeep [##--------] 17.6 % · 170k/967k · ckpt-0001"),
+            .starts_with("ctxkeep ▰▱▱▱▱▱▱▱▱▱ 17 % to compaction · 170k/967k · ckpt-0001"),
         "{}",
         v.line
     );
@@ -704,7 +706,7 @@ fn an_old_status_line_payload_falls_back_to_the_transcript() {
     let v = statusline(&p, &bare.to_string());
     assert_eq!(v.tokens, None);
     assert!(
-        v.line.starts_with("ctxkeep ? % · no checkpoint"),
+        v.line.starts_with("ctxkeep ready · no checkpoint"),
         "{}",
         v.line
     );
@@ -744,6 +746,10 @@ fn edit(p: &Project, args: &[&str]) -> Edit {
     serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}: {v}"))
 }
 
+/// Claude Code's status line: silent where ctxkeep is not installed.
+const CC_STATUS_LINE: &str =
+    "command -v ctxkeep >/dev/null 2>&1 || { cat >/dev/null; exit 0; }; ctxkeep statusline";
+
 /// Claude Code's hook command: silent where ctxkeep is not installed.
 const CC_HOOK: &str =
     "command -v ctxkeep >/dev/null 2>&1 || { cat >/dev/null; exit 0; }; ctxkeep hook claude-code";
@@ -758,7 +764,7 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
     p.write(".claude/settings.json", USER_SETTINGS);
     let original: Value = serde_json::from_str(USER_SETTINGS).unwrap();
 
-    let dry = edit(&p, &["install", "claude-code", "--dry-run"]);
+    let dry = edit(&p, &["install", "claude-code", "--team", "--dry-run"]);
     assert!(dry.dry_run && dry.changed);
     assert_eq!(dry.changes.len(), 11, "ten events and the status line");
     assert_eq!(
@@ -767,7 +773,7 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
         "dry run writes nothing"
     );
     let text = p
-        .ctxkeep(&["hooks", "install", "claude-code", "--dry-run"])
+        .ctxkeep(&["hooks", "install", "claude-code", "--team", "--dry-run"])
         .output()
         .unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
@@ -775,9 +781,9 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
         text.contains("+ hooks.PreCompact: command -v ctxkeep >/dev/null 2>&1 || { cat >/dev/null; exit 0; }; ctxkeep hook claude-code"),
         "{text}"
     );
-    assert!(text.contains("+ statusLine: ctxkeep statusline"));
+    assert!(text.contains(&format!("+ statusLine: {CC_STATUS_LINE}")));
 
-    let done = edit(&p, &["install", "claude-code"]);
+    let done = edit(&p, &["install", "claude-code", "--team"]);
     assert!(done.changed && !done.dry_run);
     assert!(done.settings.ends_with(".claude/settings.json"));
     assert_eq!(done.kept_status_line, None);
@@ -830,12 +836,12 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
     }
     assert_eq!(
         s["statusLine"],
-        json!({ "type": "command", "command": "ctxkeep statusline" })
+        json!({ "type": "command", "command": CC_STATUS_LINE })
     );
 
     // Twice changes nothing, not even a byte.
     let written = p.read(".claude/settings.json");
-    let again = edit(&p, &["install", "claude-code"]);
+    let again = edit(&p, &["install", "claude-code", "--team"]);
     assert!(!again.changed && again.changes.is_empty());
     assert_eq!(p.read(".claude/settings.json"), written);
 
@@ -849,29 +855,191 @@ fn install_merges_keeps_the_users_settings_and_uninstall_restores_them() {
 }
 
 #[test]
-fn a_users_status_line_is_kept_unless_forced() {
+fn a_status_line_in_the_same_file_is_composed_and_given_back_unless_forced() {
     let p = Project::initialized();
-    p.write(
-        ".claude/settings.json",
-        r#"{"statusLine":{"type":"command","command":"~/bin/my-line.sh","padding":0}}"#,
+    let mine = r#"{"statusLine":{"type":"command","command":"~/bin/my 'line'.sh","padding":0}}"#;
+    p.write(".claude/settings.json", mine);
+    let composed = edit(&p, &["install", "claude-code"]);
+    assert_eq!(
+        composed.composed_with.as_deref(),
+        Some("~/bin/my 'line'.sh")
     );
-    let kept = edit(&p, &["install", "claude-code"]);
-    assert_eq!(kept.kept_status_line.as_deref(), Some("~/bin/my-line.sh"));
-    assert_eq!(settings(&p)["statusLine"]["command"], "~/bin/my-line.sh");
+    assert_eq!(composed.kept_status_line, None);
+    let line = settings(&p)["statusLine"].clone();
+    assert_eq!(line["padding"], 0, "their entry's other keys stay");
+    assert_eq!(
+        line["command"],
+        r#"command -v ctxkeep >/dev/null 2>&1 || exec sh -c '~/bin/my '\''line'\''.sh'; exec ctxkeep statusline --with '~/bin/my '\''line'\''.sh'"#
+    );
     let out = p
         .ctxkeep(&["hooks", "install", "claude-code"])
         .output()
         .unwrap();
-    assert!(String::from_utf8(out.stderr)
-        .unwrap()
-        .contains("kept your statusLine"));
+    assert!(
+        String::from_utf8(out.stdout).unwrap().is_empty(),
+        "twice: nothing to change"
+    );
+    // Uninstall gives their line back, byte for byte.
+    edit(&p, &["uninstall", "claude-code"]);
+    assert_eq!(p.read(".claude/settings.json"), mine);
 
+    p.write(".claude/settings.json", mine);
     let forced = edit(&p, &["install", "claude-code", "--force"]);
     assert!(forced
         .changes
         .iter()
-        .any(|c| c.op == "removed" && c.key == "statusLine" && c.command == "~/bin/my-line.sh"));
-    assert_eq!(settings(&p)["statusLine"]["command"], "ctxkeep statusline");
+        .any(|c| c.op == "removed" && c.key == "statusLine" && c.command == "~/bin/my 'line'.sh"));
+    assert_eq!(settings(&p)["statusLine"]["command"], CC_STATUS_LINE);
+}
+
+/// The status line of the user's at each of Claude Code's levels, and what an install at the
+/// shared and at the personal level does with it: never a silent takeover.
+#[test]
+fn install_over_a_status_line_at_each_level_keeps_it_or_composes_it() {
+    let line = |cmd: &str| format!(r#"{{"statusLine":{{"type":"command","command":"{cmd}"}}}}"#);
+    let composed = |cmd: &str| {
+        format!("command -v ctxkeep >/dev/null 2>&1 || exec sh -c '{cmd}'; exec ctxkeep statusline --with '{cmd}'")
+    };
+    // (where the user's line is, what a shared install writes, what a personal one writes)
+    let user = |p: &Project| p.home().join(".claude/settings.json");
+    let plugin_line = "node ~/.claude/plugins/cache/market/statusline/1.0.0/line.js";
+    for (level, cmd) in [
+        ("user", "ccusage statusline"),
+        ("plugin", plugin_line),
+        ("local", "~/bin/local-line.sh"),
+    ] {
+        let p = Project::initialized();
+        let place = |p: &Project| match level {
+            "local" => p.path(".claude/settings.local.json"),
+            _ => user(p),
+        };
+        std::fs::create_dir_all(place(&p).parent().unwrap()).unwrap();
+        std::fs::write(place(&p), line(cmd)).unwrap();
+        let before = std::fs::read_to_string(place(&p)).unwrap();
+
+        // The shared file gets no status line: it would replace every teammate's own.
+        let shared = edit(&p, &["install", "claude-code"]);
+        assert_eq!(shared.kept_status_line.as_deref(), Some(cmd), "{level}");
+        assert_eq!(
+            shared.kept_in.as_deref(),
+            Some(place(&p).display().to_string().as_str()),
+            "{level}"
+        );
+        assert!(settings(&p).get("statusLine").is_none(), "{level}");
+        let out = p
+            .ctxkeep(&["hooks", "install", "claude-code"])
+            .output()
+            .unwrap();
+        let warned = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            warned.contains("kept your status line") && warned.contains(&composed(cmd)),
+            "{level}: {warned}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(place(&p)).unwrap(),
+            before,
+            "{level}: theirs untouched"
+        );
+        edit(&p, &["uninstall", "claude-code"]);
+
+        // The personal file composes a line set below it; one set in it is composed in place.
+        let personal = edit(&p, &["install", "claude-code", "--personal"]);
+        assert_eq!(personal.composed_with.as_deref(), Some(cmd), "{level}");
+        let local: Value = serde_json::from_str(&p.read(".claude/settings.local.json")).unwrap();
+        assert_eq!(local["statusLine"]["command"], composed(cmd), "{level}");
+        edit(&p, &["uninstall", "claude-code", "--personal"]);
+        if level == "local" {
+            assert_eq!(
+                std::fs::read_to_string(place(&p)).unwrap(),
+                before,
+                "{level}"
+            );
+        } else {
+            assert!(!p.path(".claude/settings.local.json").exists(), "{level}");
+            assert_eq!(
+                std::fs::read_to_string(place(&p)).unwrap(),
+                before,
+                "{level}"
+            );
+        }
+    }
+    // A line in the shared file: composed there (a teammate without ctxkeep runs it alone).
+    let p = Project::initialized();
+    p.write(".claude/settings.json", line("~/bin/team-line.sh"));
+    let shared = edit(&p, &["install", "claude-code"]);
+    assert_eq!(shared.composed_with.as_deref(), Some("~/bin/team-line.sh"));
+    // And a personal install over it: the shared one is composed into the personal file.
+    edit(&p, &["uninstall", "claude-code"]);
+    let personal = edit(&p, &["install", "claude-code", "--personal"]);
+    assert_eq!(
+        personal.composed_with.as_deref(),
+        Some("~/bin/team-line.sh")
+    );
+}
+
+/// What a composed status line prints: the user's line, then ctxkeep's gauge; and where
+/// ctxkeep is missing (a teammate's machine), the user's line alone, and for ctxkeep's own
+/// line nothing at all: no error, no blank line.
+#[test]
+fn a_composed_status_line_shows_both_and_nothing_breaks_without_ctxkeep() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let payload = json!({
+        "session_id": "sl-c", "transcript_path": p.path("transcript.jsonl"), "cwd": p.root(),
+        "model": {"id": "claude-opus-4-6"}, "version": "2.1.200",
+        "context_window": {"context_window_size": 200_000,
+            "current_usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 113_000, "output_tokens": 5}},
+    })
+    .to_string();
+    let run = |command: &str, path: &str| {
+        let mut cmd = p.sh(command);
+        cmd.env("PATH", path).env("COLUMNS", "120");
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        // A line that reads no input (theirs alone, where ctxkeep is missing) closes the pipe.
+        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
+        let out = child.wait_with_output().unwrap();
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+            out.status.code(),
+        )
+    };
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_ctxkeep"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let with_ctxkeep = format!("{}:/usr/bin:/bin", bin.display());
+    let without = "/usr/bin:/bin";
+    let theirs = "printf 'main ~/proj\\n'";
+    let composed = format!(
+        "command -v ctxkeep >/dev/null 2>&1 || exec sh -c '{}'; exec ctxkeep statusline --with '{}'",
+        theirs.replace('\'', "'\\''"),
+        theirs.replace('\'', "'\\''")
+    );
+    let (out, err, code) = run(&composed, &with_ctxkeep);
+    assert_eq!((err.as_str(), code), ("", Some(0)));
+    assert!(
+        out.starts_with(
+            "main ~/proj │ ctxkeep ▰▰▰▰▰▰▱▱▱▱ 67 % to compaction · 113k/167k · ckpt-0001"
+        ),
+        "{out:?}"
+    );
+    assert_eq!(out.lines().count(), 1);
+    let (out, err, code) = run(&composed, without);
+    assert_eq!(
+        (out.as_str(), err.as_str(), code),
+        ("main ~/proj\n", "", Some(0))
+    );
+    let (out, err, code) = run(CC_STATUS_LINE, without);
+    assert_eq!(
+        (out.as_str(), err.as_str(), code),
+        ("", "", Some(0)),
+        "nothing, not a blank line"
+    );
 }
 
 #[test]
@@ -880,7 +1048,7 @@ fn install_refuses_settings_it_cannot_read_and_changes_nothing() {
     for bad in ["{ \"model\": ", "[1, 2]", "{\"hooks\": []}"] {
         p.write(".claude/settings.json", bad);
         let out = p
-            .ctxkeep(&["hooks", "install", "claude-code"])
+            .ctxkeep(&["hooks", "install", "claude-code", "--team"])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(65), "{bad}");
@@ -951,7 +1119,7 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
         .iter()
         .any(|c| c.name == "settings" && c.detail.contains("does not exist")));
 
-    edit(&p, &["install", "claude-code"]);
+    edit(&p, &["install", "claude-code", "--team"]);
     let state = p.state();
     let events_before = p.read(".ctxkeep/events.jsonl");
     let (report, code) = doctor(&p);
@@ -980,7 +1148,7 @@ fn doctor_runs_each_installed_command_without_touching_the_project() {
     assert!(
         status_line
             .detail
-            .contains("ctxkeep [#---------] 12 % · 20k/167k"),
+            .contains("ctxkeep ▰▱▱▱▱▱▱▱▱▱ 12 % to compaction · 20k/167k"),
         "{:?}",
         status_line
     );
@@ -1211,11 +1379,14 @@ fn fresh_install(agent: &str, events: &[&str]) -> Value {
 fn codex_and_gemini_installers_write_every_event_and_say_what_to_trust() {
     for (agent, file, _, events) in AGENTS {
         let p = Project::initialized();
-        let dry = edit(&p, &["install", agent, "--dry-run"]);
+        let dry = edit(&p, &["install", agent, "--team", "--dry-run"]);
         assert!(dry.dry_run && dry.changed, "{agent}");
         assert!(!p.path(file).exists(), "{agent}: a dry run writes nothing");
 
-        let out = p.ctxkeep(&["hooks", "install", agent]).output().unwrap();
+        let out = p
+            .ctxkeep(&["hooks", "install", agent, "--team"])
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(0), "{agent}");
         let text = String::from_utf8(out.stdout).unwrap();
         for event in events {
@@ -1232,7 +1403,7 @@ fn codex_and_gemini_installers_write_every_event_and_say_what_to_trust() {
         // The trust step, on stderr and in --json.
         let stderr = String::from_utf8(out.stderr).unwrap();
         let project = std::fs::canonicalize(p.root()).unwrap();
-        let steps = edit(&p, &["install", agent]).next_steps;
+        let steps = edit(&p, &["install", agent, "--team"]).next_steps;
         let wanted: &[&str] = if agent == "codex" {
             &[
                 "trust_level = \"trusted\"",
@@ -1260,7 +1431,7 @@ fn codex_and_gemini_installers_write_every_event_and_say_what_to_trust() {
 
         // The same file again: nothing to change, not a byte.
         let before = p.read(file);
-        let again = edit(&p, &["install", agent]);
+        let again = edit(&p, &["install", agent, "--team"]);
         assert!(!again.changed && again.changes.is_empty(), "{agent}");
         assert_eq!(p.read(file), before);
 
@@ -1269,12 +1440,12 @@ fn codex_and_gemini_installers_write_every_event_and_say_what_to_trust() {
         assert!(edit(&p, &["install", "claude-code", "--no-mcp"])
             .next_steps
             .is_empty());
-        let steps = edit(&p, &["install", "claude-code"]).next_steps;
+        let steps = edit(&p, &["install", "claude-code", "--team"]).next_steps;
         assert!(steps.len() == 1 && steps[0].contains("approve the ctxkeep MCP server"));
 
         // --force is Claude Code's status line only.
         let out = p
-            .ctxkeep(&["hooks", "install", agent, "--force"])
+            .ctxkeep(&["hooks", "install", agent, "--team", "--force"])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{agent}");
@@ -1288,11 +1459,11 @@ fn codex_and_gemini_installers_keep_the_users_entries_and_uninstall_restores_the
         p.write(file, user);
         let original: Value = serde_json::from_str(user).unwrap();
 
-        let dry = edit(&p, &["install", agent, "--dry-run"]);
+        let dry = edit(&p, &["install", agent, "--team", "--dry-run"]);
         assert_eq!(dry.changes.len(), events.len(), "{agent}");
         assert_eq!(p.read(file), user, "{agent}: dry run writes nothing");
 
-        let done = edit(&p, &["install", agent]);
+        let done = edit(&p, &["install", agent, "--team"]);
         assert!(done.changed && done.settings.ends_with(file), "{agent}");
         let s: Value = serde_json::from_str(&p.read(file)).unwrap();
         let top: Vec<&String> = s.as_object().unwrap().keys().collect();
@@ -1335,7 +1506,7 @@ fn codex_and_gemini_installers_keep_the_users_entries_and_uninstall_restores_the
         }
 
         let written = p.read(file);
-        assert!(!edit(&p, &["install", agent]).changed);
+        assert!(!edit(&p, &["install", agent, "--team"]).changed);
         assert_eq!(p.read(file), written);
 
         let dry = edit(&p, &["uninstall", agent, "--dry-run"]);
@@ -1419,7 +1590,7 @@ fn doctor_runs_codex_and_gemini_hooks_in_their_shapes() {
             .iter()
             .any(|c| c.detail.contains(&format!("ctxkeep hooks install {agent}"))));
 
-        edit(&p, &["install", agent]);
+        edit(&p, &["install", agent, "--team"]);
         let state = p.state();
         let events_before = p.read(".ctxkeep/events.jsonl");
         let (report, code, stderr) = doctor_for(&p, agent);
@@ -1464,7 +1635,7 @@ fn doctor_runs_codex_and_gemini_hooks_in_their_shapes() {
 #[test]
 fn gemini_doctor_fails_a_hook_that_prints_no_json() {
     let p = Project::initialized();
-    edit(&p, &["install", "gemini"]);
+    edit(&p, &["install", "gemini", "--team"]);
     let mut s: Value = serde_json::from_str(&p.read(".gemini/settings.json")).unwrap();
     s["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] = json!("ctxkeep hook gemini >/dev/null");
     p.write(".gemini/settings.json", s.to_string());
@@ -1480,7 +1651,7 @@ fn gemini_doctor_fails_a_hook_that_prints_no_json() {
         "{quiet:?}"
     );
     // The same command is fine for Codex, which takes an empty stdout.
-    edit(&p, &["install", "codex"]);
+    edit(&p, &["install", "codex", "--team"]);
     let mut s: Value = serde_json::from_str(&p.read(".codex/hooks.json")).unwrap();
     s["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] =
         json!("ctxkeep hook codex >/dev/null");
@@ -1644,7 +1815,7 @@ fn the_status_line_fits_80_columns_and_leads_with_the_share_the_stages_use() {
     );
     let wide = line("200");
     assert!(
-        wide.contains("[##########] 100 %") && wide.contains("199k/167k"),
+        wide.contains("▰▰▰▰▰▰▰▰▰▰ 100 % to compaction") && wide.contains("199k/167k"),
         "{wide}"
     );
     let tiny = line("40");
@@ -1867,7 +2038,10 @@ fn install_then_uninstall_gives_back_every_settings_file_byte_for_byte() {
                 case.push((*file, name, text));
             }
             let before = p.snapshot();
-            let out = p.ctxkeep(&["hooks", "install", agent]).output().unwrap();
+            let out = p
+                .ctxkeep(&["hooks", "install", agent, "--team"])
+                .output()
+                .unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(0), "{agent} {case:?}: {err}");
             for (file, name, text) in &case {
@@ -1926,7 +2100,7 @@ fn the_users_empty_containers_and_files_come_back_after_uninstall() {
         for (file, text) in files {
             p.write(file, text);
         }
-        edit(&p, &["install", agent]);
+        edit(&p, &["install", agent, "--team"]);
         assert!(note(&p).exists(), "{agent}: nothing noted");
         edit(&p, &["uninstall", agent]);
         for (file, text) in files {
@@ -1940,7 +2114,7 @@ fn the_users_empty_containers_and_files_come_back_after_uninstall() {
     // Without the note (another clone, an older install), what ctxkeep emptied goes.
     let p = Project::initialized();
     p.write(".mcp.json", "{\n  \"mcpServers\": {}\n}\n");
-    edit(&p, &["install", "claude-code"]);
+    edit(&p, &["install", "claude-code", "--team"]);
     std::fs::remove_file(note(&p)).unwrap();
     edit(&p, &["uninstall", "claude-code"]);
     assert!(!p.path(".mcp.json").exists());
@@ -1950,7 +2124,7 @@ fn the_users_empty_containers_and_files_come_back_after_uninstall() {
         ".mcp.json",
         "{\"mcpServers\": {\"other\": {\"command\": \"x\"}}}\n",
     );
-    edit(&p, &["install", "claude-code"]);
+    edit(&p, &["install", "claude-code", "--team"]);
     assert!(!note(&p).exists());
 }
 
@@ -1959,7 +2133,7 @@ fn uninstall_removes_the_files_install_created_and_nothing_else() {
     for agent in ["claude-code", "codex", "gemini"] {
         let p = Project::initialized();
         let before = p.snapshot();
-        edit(&p, &["install", agent]);
+        edit(&p, &["install", agent, "--team"]);
         assert_ne!(p.snapshot(), before, "{agent}");
         let gone = edit(&p, &["uninstall", agent]);
         assert!(gone.changed, "{agent}");
@@ -1970,7 +2144,7 @@ fn uninstall_removes_the_files_install_created_and_nothing_else() {
         );
         // A file the user keeps something else in stays, even when ctxkeep
         // made it: here a key added after the install.
-        edit(&p, &["install", agent]);
+        edit(&p, &["install", agent, "--team"]);
         let file = hostile_files(agent)[0].0;
         let mut s: Value = serde_json::from_str(&p.read(file)).unwrap();
         s["mine"] = json!(true);
@@ -1983,7 +2157,7 @@ fn uninstall_removes_the_files_install_created_and_nothing_else() {
     let p = Project::initialized();
     p.write(".codex/hooks.json", "");
     p.write(".codex/config.toml", "");
-    edit(&p, &["install", "codex"]);
+    edit(&p, &["install", "codex", "--team"]);
     edit(&p, &["uninstall", "codex"]);
     assert!(!p.path(".codex").exists());
 }
@@ -1993,7 +2167,7 @@ fn uninstall_codex_keeps_the_comment_above_the_users_next_table() {
     let p = Project::initialized();
     let mine = "# mine\nmodel = \"o4\"\n";
     p.write(".codex/config.toml", mine);
-    edit(&p, &["install", "codex"]);
+    edit(&p, &["install", "codex", "--team"]);
     let installed = p.read(".codex/config.toml");
     assert!(installed.starts_with(mine), "{installed}");
     // The user adds a table of their own after ctxkeep's, with a comment.
@@ -2033,7 +2207,7 @@ fn a_file_that_cannot_take_the_change_leaves_every_file_as_it_was() {
     let p = Project::initialized();
     p.write(".codex/config.toml", "model = [\n");
     let before = p.snapshot();
-    let err = refused(&p, &["install", "codex"], 65);
+    let err = refused(&p, &["install", "codex", "--team"], 65);
     assert!(
         err.contains(".codex/config.toml") && err.contains("nothing was changed"),
         "{err}"
@@ -2048,7 +2222,7 @@ fn a_file_that_cannot_take_the_change_leaves_every_file_as_it_was() {
     let p = Project::initialized();
     p.write(".mcp.json", "{ \"mcpServers\": [] }\n");
     let before = p.snapshot();
-    let err = refused(&p, &["install", "claude-code"], 65);
+    let err = refused(&p, &["install", "claude-code", "--team"], 65);
     assert!(
         err.contains(".mcp.json") && err.contains("`mcpServers` is not an object"),
         "{err}"
@@ -2065,7 +2239,7 @@ fn a_file_that_cannot_take_the_change_leaves_every_file_as_it_was() {
         ("codex", ".codex/config.toml", "[mcp_servers.ctxkeep\n"),
     ] {
         let p = Project::initialized();
-        edit(&p, &["install", agent]);
+        edit(&p, &["install", agent, "--team"]);
         p.write(broken, text);
         let before = p.snapshot();
         let err = refused(&p, &["uninstall", agent], 65);
@@ -2089,7 +2263,7 @@ fn a_write_that_fails_mid_way_puts_back_the_files_already_written() {
     // .claude/ can be written, the project's root (where .mcp.json goes) not.
     std::fs::set_permissions(p.root(), std::fs::Permissions::from_mode(0o555)).unwrap();
     let before = p.snapshot();
-    let args = ["hooks", "install", "claude-code"];
+    let args = ["hooks", "install", "claude-code", "--team"];
     let out = if uid == support::euid() {
         p.ctxkeep(&args).output().unwrap()
     } else {
@@ -2122,7 +2296,7 @@ fn a_file_changed_by_someone_else_mid_way_puts_back_the_first() {
     // Each write waits before its rename; the user saves .mcp.json while
     // the second one waits.
     let mut child = p
-        .ctxkeep_std(&["hooks", "install", "claude-code"])
+        .ctxkeep_std(&["hooks", "install", "claude-code", "--team"])
         .env("CTXKEEP_TEST_PAUSE_BEFORE_RENAME", "3000")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -2154,7 +2328,7 @@ fn doctor_passes_on_files_edited_in_place() {
         let p = Project::initialized();
         p.checkpoint(&[]).success();
         p.write(file, text);
-        edit(&p, &["install", agent]);
+        edit(&p, &["install", agent, "--team"]);
         let (report, code, _) = doctor_for(&p, agent);
         assert_eq!(code, 0, "{agent}: {report:?}");
         let mcp = report.checks.iter().find(|c| c.name == "mcp").unwrap();
@@ -2519,7 +2693,7 @@ fn an_install_that_cannot_keep_its_note_refuses_and_changes_nothing() {
     p.write("not-a-folder", "a file where the state folder should be\n");
     let before = p.snapshot();
     let out = p
-        .ctxkeep(&["hooks", "install", "claude-code"])
+        .ctxkeep(&["hooks", "install", "claude-code", "--team"])
         .env("XDG_STATE_HOME", p.path("not-a-folder/state"))
         .output()
         .unwrap();

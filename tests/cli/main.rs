@@ -28,6 +28,7 @@ mod log;
 mod loops;
 mod mcp;
 mod merge;
+mod model_facing;
 mod newcomer;
 mod npm_launcher;
 mod opencode;

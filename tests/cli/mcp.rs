@@ -478,7 +478,7 @@ fn hooks_install_registers_the_server_where_each_agent_reads_it() {
 
     // --dry-run writes nothing; --no-mcp leaves the server out.
     let out = p
-        .ctxkeep(&["hooks", "install", "claude-code", "--dry-run"])
+        .ctxkeep(&["hooks", "install", "claude-code", "--team", "--dry-run"])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("+ mcpServers.ctxkeep: ctxkeep mcp"));
@@ -489,10 +489,12 @@ fn hooks_install_registers_the_server_where_each_agent_reads_it() {
     assert_eq!(p.read(".mcp.json"), mcp_json_before);
 
     for agent in ["claude-code", "codex", "gemini"] {
-        p.ctxkeep(&["hooks", "install", agent]).assert().success();
+        p.ctxkeep(&["hooks", "install", agent, "--team"])
+            .assert()
+            .success();
         // Idempotent: a second install changes nothing.
         let out = p
-            .ctxkeep(&["--json", "hooks", "install", agent])
+            .ctxkeep(&["--json", "hooks", "install", agent, "--team"])
             .output()
             .unwrap();
         let v: crate::hooks::Edit = serde_json::from_slice(&out.stdout).unwrap();
@@ -568,7 +570,7 @@ fn a_stage_points_at_the_tool_once_the_server_is_registered() {
     let before = stage(&p, "s1");
     assert!(before.contains("ctxkeep checkpoint --phase"), "{before}");
     assert!(!before.contains("`checkpoint` tool"), "{before}");
-    p.ctxkeep(&["hooks", "install", "claude-code"])
+    p.ctxkeep(&["hooks", "install", "claude-code", "--team"])
         .assert()
         .success();
     let after = stage(&p, "s2");

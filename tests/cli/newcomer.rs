@@ -12,7 +12,7 @@ fn stderr(a: &assert_cmd::assert::Assert) -> String {
 #[test]
 fn uninstall_says_removed_for_a_file_it_deleted() {
     let p = Project::initialized();
-    p.ctxkeep(&["hooks", "install", "claude-code"])
+    p.ctxkeep(&["hooks", "install", "claude-code", "--team"])
         .assert()
         .success();
     let a = p
@@ -161,8 +161,10 @@ fn add_decision_adds_decision_replaces_and_both_say_where_the_old_ones_went() {
         .code(2);
 }
 
+/// Without `--team` the MCP server is not registered, so a teammate without ctxkeep is asked
+/// nothing and sees nothing; the note says so, and how to register it for oneself.
 #[test]
-fn install_says_what_the_team_shares_and_a_personal_install_writes_the_local_file() {
+fn the_shared_install_asks_no_teammate_for_anything_unless_team() {
     let p = Project::initialized();
     let a = p
         .ctxkeep(&["hooks", "install", "claude-code"])
@@ -170,9 +172,66 @@ fn install_says_what_the_team_shares_and_a_personal_install_writes_the_local_fil
         .success();
     let err = stderr(&a);
     assert!(
+        !p.path(".mcp.json").exists(),
+        "no server for teammates to approve"
+    );
+    assert!(
+        err.contains(".claude/settings.json; every teammate's Claude Code runs what they hold; a teammate without ctxkeep sees nothing of it: no prompt, no error, no blank status line"),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: the MCP server is not registered (its file would be the team's); for yourself only: `claude mcp add --scope local ctxkeep -- ctxkeep mcp`; for everyone: `ctxkeep hooks install claude-code --team`"),
+        "{err}"
+    );
+    assert!(!err.contains("approve"), "{err}");
+    // What a teammate without ctxkeep runs: every hook and the status line, silent, exit 0.
+    let settings: serde_json::Value =
+        serde_json::from_str(&p.read(".claude/settings.json")).unwrap();
+    let mut commands: Vec<String> = settings["hooks"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|groups| groups.as_array().unwrap().clone())
+        .flat_map(|g| g["hooks"].as_array().unwrap().clone())
+        .map(|h| h["command"].as_str().unwrap().to_string())
+        .collect();
+    commands.push(
+        settings["statusLine"]["command"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    );
+    for command in commands {
+        let out = p
+            .sh(&command)
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            (
+                out.status.code(),
+                out.stdout.as_slice(),
+                out.stderr.as_slice()
+            ),
+            (Some(0), &b""[..], &b""[..]),
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn install_says_what_the_team_shares_and_a_personal_install_writes_the_local_file() {
+    let p = Project::initialized();
+    let a = p
+        .ctxkeep(&["hooks", "install", "claude-code", "--team"])
+        .assert()
+        .success();
+    let err = stderr(&a);
+    assert!(
         err.contains("note: shared with your team once committed: ")
             && err.contains(".claude/settings.json and ")
-            && err.contains(".mcp.json; every teammate's Claude Code runs what they hold (the hooks do nothing where ctxkeep is not installed)"),
+            && err.contains(".mcp.json; every teammate's Claude Code runs what they hold; a teammate without ctxkeep gets no error from the hooks or the status line (they exit at once, printing nothing), but Claude Code asks them to approve the ctxkeep MCP server, which then fails to start"),
         "{err}"
     );
     assert!(
@@ -225,7 +284,7 @@ fn install_says_what_the_team_shares_and_a_personal_install_writes_the_local_fil
 #[test]
 fn a_claude_code_hook_is_silent_where_ctxkeep_is_missing_and_old_entries_still_uninstall() {
     let p = Project::initialized();
-    p.ctxkeep(&["hooks", "install", "claude-code"])
+    p.ctxkeep(&["hooks", "install", "claude-code", "--team"])
         .assert()
         .success();
     let s: serde_json::Value = serde_json::from_str(&p.read(".claude/settings.json")).unwrap();
@@ -275,4 +334,57 @@ fn which(program: &str) -> Option<std::path::PathBuf> {
         .iter()
         .map(|d| std::path::Path::new(d).join(program))
         .find(|p| p.exists())
+}
+
+/// What `init` and `hooks install` wrote is ctxkeep's, not the user's work: the prompt a
+/// fresh session gets does not list it as uncommitted, nor does `verify` count it; a hand
+/// edit to one of those files makes it the user's again.
+#[test]
+fn ctxkeeps_own_files_are_not_shown_as_the_users_work() {
+    let p = Project::new();
+    p.git(&["init", "-q", "-b", "main"]);
+    p.write("README.md", "demo\n");
+    p.write(".gitignore", "target/\n");
+    p.commit_all("start");
+    p.ctxkeep(&["init"]).assert().success();
+    p.ctxkeep(&["hooks", "install", "claude-code", "--team"])
+        .assert()
+        .success();
+    p.write("src/lib.rs", "pub fn f() {}\n");
+    p.checkpoint(&[]).success();
+    let (v, _) = p.json(&["resume", "--peek"]);
+    let prompt = v["prompt"].as_str().unwrap();
+    assert!(
+        prompt.contains("- src/ (untracked)") || prompt.contains("- src/lib.rs (untracked)"),
+        "{prompt}"
+    );
+    for own in [
+        ".gitignore",
+        ".gitattributes",
+        ".claude/",
+        ".mcp.json",
+        ".ctxkeep",
+    ] {
+        assert!(
+            !prompt.contains(&format!("- {own}")),
+            "{own} listed:\n{prompt}"
+        );
+    }
+    p.ctxkeep(&["verify"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("CK503").not());
+    // The user's own line in .gitignore: now it is their work, and it shows.
+    let ignore = p.read(".gitignore");
+    p.write(".gitignore", format!("{ignore}*.log\n"));
+    let out = p.ctxkeep(&["verify"]).output().unwrap();
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        said.contains("CK503") && said.contains(".gitignore (modified)"),
+        "{said}"
+    );
+    assert!(
+        !said.contains(".mcp.json") && !said.contains(".claude/"),
+        "{said}"
+    );
 }

@@ -60,7 +60,7 @@ fn install_writes_the_plugin_and_the_mcp_server_and_uninstall_gives_the_bytes_ba
     p.checkpoint(&[]).success();
     p.write("opencode.json", CONFIG);
     let out = p
-        .ctxkeep(&["hooks", "install", "opencode", "--dry-run"])
+        .ctxkeep(&["hooks", "install", "opencode", "--team", "--dry-run"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -68,7 +68,7 @@ fn install_writes_the_plugin_and_the_mcp_server_and_uninstall_gives_the_bytes_ba
     assert!(!p.path(".opencode").exists(), "a dry run writes nothing");
 
     let out = p
-        .ctxkeep(&["hooks", "install", "opencode"])
+        .ctxkeep(&["hooks", "install", "opencode", "--team"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -101,7 +101,7 @@ fn install_writes_the_plugin_and_the_mcp_server_and_uninstall_gives_the_bytes_ba
 
     // Again: nothing to change.
     let again = p
-        .ctxkeep(&["hooks", "install", "opencode"])
+        .ctxkeep(&["hooks", "install", "opencode", "--team"])
         .output()
         .unwrap();
     assert!(again.stdout.is_empty());
@@ -140,7 +140,7 @@ fn without_a_config_install_makes_one_and_uninstall_removes_it() {
         ".opencode/plugins/mine.js",
         "export const Mine = async () => ({});\n",
     );
-    p.ctxkeep(&["hooks", "install", "opencode"])
+    p.ctxkeep(&["hooks", "install", "opencode", "--team"])
         .assert()
         .success();
     assert!(p.path("opencode.json").is_file());
@@ -161,7 +161,7 @@ fn a_file_of_the_users_at_the_plugins_path_is_refused_and_nothing_is_written() {
     let p = Project::initialized();
     p.write(PLUGIN, "export const Mine = async () => ({});\n");
     let out = p
-        .ctxkeep(&["hooks", "install", "opencode"])
+        .ctxkeep(&["hooks", "install", "opencode", "--team"])
         .output()
         .unwrap();
     assert_ne!(out.status.code(), Some(0));

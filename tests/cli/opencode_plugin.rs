@@ -49,7 +49,7 @@ struct Ran {
 /// Installs the plugin, puts a fake `ctxkeep` running `script` first on the PATH and drives
 /// the plugin under node. The command's timeout is a guard, not a timing assertion.
 fn run(p: &Project, script: &str) -> Ran {
-    p.ctxkeep(&["hooks", "install", "opencode"])
+    p.ctxkeep(&["hooks", "install", "opencode", "--team"])
         .assert()
         .success();
     let bin = p.path("fake-bin");

@@ -54,7 +54,7 @@ fn the_plugin_wires_every_event_hooks_install_does_and_the_mcp_server() {
     assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
 
     let p = Project::initialized();
-    p.ctxkeep(&["hooks", "install", "claude-code"])
+    p.ctxkeep(&["hooks", "install", "claude-code", "--team"])
         .assert()
         .success();
     let installed = read_json(&p.path(".claude/settings.json"));
@@ -78,16 +78,26 @@ fn the_plugin_wires_every_event_hooks_install_does_and_the_mcp_server() {
         );
     }
     let mcp = read_json(&dir.join(".mcp.json"));
+    // The hooks, the MCP server and the slash commands find the binary the same way.
     assert_eq!(
         mcp["mcpServers"]["ctxkeep"],
-        json!({"command": "ctxkeep", "args": ["mcp"]})
+        json!({"command": "sh", "args": ["${CLAUDE_PLUGIN_ROOT}/scripts/ctxkeep.sh", "mcp"]})
+    );
+    let hook = std::fs::read_to_string(dir.join("scripts/hook.sh")).unwrap();
+    assert!(
+        hook.contains(". \"$(dirname \"$0\")/ctxkeep.sh\""),
+        "{hook}"
     );
     for name in ["checkpoint", "resume", "status", "verify"] {
         let text = std::fs::read_to_string(dir.join(format!("commands/{name}.md"))).unwrap();
         assert!(text.starts_with("---\ndescription: "), "{name}.md");
+        let run = format!("sh \"${{CLAUDE_PLUGIN_ROOT}}/scripts/ctxkeep.sh\" {name}");
+        assert!(text.contains(&run), "{name}.md runs ctxkeep {name}");
         assert!(
-            text.contains(&format!("ctxkeep {name}")),
-            "{name}.md runs ctxkeep {name}"
+            text.lines()
+                .filter(|l| l.contains("ctxkeep ") && !l.starts_with("description"))
+                .all(|l| !l.contains("!`ctxkeep") && !l.contains("Bash(ctxkeep")),
+            "{name}.md calls a bare ctxkeep"
         );
     }
 }
@@ -171,6 +181,48 @@ fn the_plugin_finds_an_npm_installed_ctxkeep_that_is_not_on_its_path() {
     assert_eq!((code, err.as_str()), (0, ""));
     assert!(out.contains("additionalContext"), "{out}");
     assert!(!out.contains("not on PATH"), "{out}");
+}
+
+/// The launcher the MCP server and the slash commands run finds the same binary the hooks do,
+/// where PATH lacks it; without one it says so on stderr and exits 127.
+#[cfg(unix)]
+#[test]
+fn the_plugins_mcp_server_and_commands_find_ctxkeep_as_its_hooks_do() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let run = |args: &[&str]| {
+        Command::new("/bin/sh")
+            .arg(plugin_dir().join("scripts/ctxkeep.sh"))
+            .args(args)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", p.home())
+            .env("NO_COLOR", "1")
+            .current_dir(p.root())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let missing = run(&["status"]);
+    assert_eq!(missing.status.code(), Some(127));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("not on PATH"));
+    let bin = p.home().join(".cargo/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(
+        assert_cmd::cargo::cargo_bin!("ctxkeep"),
+        bin.join("ctxkeep"),
+    )
+    .unwrap();
+    let status = run(&["status"]);
+    assert_eq!(
+        status.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert!(String::from_utf8_lossy(&status.stdout).contains("ckpt-0001"));
+    let version = run(&["--version"]);
+    assert!(String::from_utf8_lossy(&version.stdout).starts_with("ctxkeep "));
 }
 
 #[test]
@@ -268,12 +320,12 @@ fn install_and_doctor_know_the_plugin_is_enabled() {
         .contains("serves checkpoint"));
 
     // Install says the plugin's hooks step aside; doctor says which run.
-    let (edit, _) = p.json(&["hooks", "install", "claude-code", "--dry-run"]);
+    let (edit, _) = p.json(&["hooks", "install", "claude-code", "--team", "--dry-run"]);
     assert!(
         edit["plugin"].as_str().unwrap().contains("step aside"),
         "{edit}"
     );
-    p.ctxkeep(&["hooks", "install", "claude-code"])
+    p.ctxkeep(&["hooks", "install", "claude-code", "--team"])
         .assert()
         .success()
         .stderr(predicates::str::contains("plugin is enabled too"));

@@ -41,7 +41,9 @@ fn install_writes_claude_codes_events_into_qwens_settings_and_doctor_runs_them()
         ".qwen/settings.json",
         "{\n  // mine\n  \"model\": {\"name\": \"qwen3-coder-plus\"}\n}\n",
     );
-    p.ctxkeep(&["hooks", "install", "qwen"]).assert().success();
+    p.ctxkeep(&["hooks", "install", "qwen", "--team"])
+        .assert()
+        .success();
     let text = p.read(".qwen/settings.json");
     assert!(text.contains("// mine"), "{text}");
     for event in [

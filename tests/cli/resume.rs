@@ -99,7 +99,7 @@ fn peek_prints_the_prompt_and_records_nothing() {
         .clone();
     let prompt = String::from_utf8(out.stdout).unwrap();
     assert!(prompt.contains("run cargo test and fix the failing split test"));
-    assert!(!prompt.contains("ctxkeep ack"), "no nonce: {prompt}");
+    assert!(!prompt.contains("(ctxkeep "), "no nonce: {prompt}");
     assert!(
         crate::support::diff(&before, &p.snapshot()).is_empty(),
         "peek wrote something"
@@ -116,7 +116,7 @@ fn peek_prints_the_prompt_and_records_nothing() {
         .success()
         .get_output()
         .clone();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("ctxkeep ack "));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Resuming from ckpt-0001 (ctxkeep "));
     p.ctxkeep(&["verify"])
         .assert()
         .success()

@@ -180,7 +180,7 @@ fn the_last_resume_and_its_acknowledgement_are_shown() {
     p.ctxkeep(&["status"])
         .assert()
         .stdout(predicates::str::contains(
-            "last resume: session 1 from ckpt-0001 (0 s ago), not acknowledged",
+            "last resume: session 1 from ckpt-0001 (0 s ago), not confirmed yet",
         ));
     p.ctxkeep(&["ack", v["nonce"].as_str().unwrap()])
         .assert()

@@ -66,9 +66,9 @@ fn events(p: &Project, kind: &str) -> Vec<Value> {
 }
 
 fn nonce_in(text: &str) -> String {
-    text.split("ctxkeep ack ")
+    text.split("(ctxkeep ")
         .nth(1)
-        .and_then(|rest| rest.split('`').next())
+        .and_then(|rest| rest.split(')').next())
         .unwrap_or_else(|| panic!("no nonce in {text}"))
         .to_string()
 }
@@ -213,7 +213,7 @@ fn claude_code_compaction_is_briefed_audited_and_given_back_only_what_the_summar
         back.contains("`cargo test --locked split` (exit 101)"),
         "{back}"
     );
-    assert!(!back.contains("ctxkeep ack"), "asked twice: {back}");
+    assert!(!back.contains("(ctxkeep "), "asked twice: {back}");
     assert!(back.contains("ckpt-0002"), "{back}");
     assert!(!back.contains("Recovered from"), "{back}");
     assert!(

@@ -14,7 +14,7 @@ Replies come from a JSON script:
    "summary": "..."}             # what the agent's compaction requests are answered with (default SUMMARY)
   REPLY = {"text": "...", "tools": [{"name": "...", "input": {...}}],
            "usage": {"input": N, "output": N}}
-"{nonce}" in a reply's text or tool input is replaced by the last `ctxkeep ack NNNNNNNN` seen in the
+"{nonce}" in a reply's text or tool input is replaced by the last `(ctxkeep NNNNNNNN)` seen in the
 request, so a test can make the model echo the nonce it was given.
 
 Every request is appended to the log (JSONL): {n, time, phase, api, path, kind, step, last_user, body}.
@@ -32,7 +32,8 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-NONCE_RE = re.compile(r"ctxkeep ack (\d{8})")
+# The marker line a restore asks for in the reply: `Resuming from ckpt-NNNN (ctxkeep NNNNNNNN)`.
+NONCE_RE = re.compile(r"\(ctxkeep (\d{8})\)")
 # What an agent's own compaction or summary request says in its last user turn (Claude Code, Codex)
 # or its system instruction (Gemini).
 SUMMARY_RE = re.compile(
@@ -145,9 +146,9 @@ def choose(api, body, raw, stream):
     answer = {"text": SUMMARY_SHAPE[api].format(summary)}
     # The agent's continuation after a compaction quotes our own summary: that is not a new request
     # for one; nor is a request whose end is ctxkeep's own text (a restore, a stage: "ctxkeep: ...",
-    # "ctxkeep ack N"), which may say "summary". ctxkeep's brief for the summarizer may end one.
+    # "(ctxkeep N)"), which may say "summary". ctxkeep's brief for the summarizer may end one.
     if (SUMMARY_RE.search(last[-4000:]) and summary not in last
-            and not re.search(r"ctxkeep ack|ctxkeep: |SCRIPTED", last[-300:])):
+            and not re.search(r"\(ctxkeep \d|ctxkeep: |SCRIPTED", last[-300:])):
         return "summary", None, answer, last
     if api == "chat":
         system_text = "\n".join(text_of(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "system")

@@ -45,11 +45,16 @@ fn enabled_in(project: &Path, env: &dyn Fn(&str) -> Option<String>) -> Option<Pa
 }
 
 /// The user's Claude Code folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
-fn user_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+pub(crate) fn user_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     env("CLAUDE_CONFIG_DIR")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .or_else(|| env("HOME").map(|h| Path::new(&h).join(".claude")))
+}
+
+/// The user's own settings file: `settings.json` in the user's Claude Code folder.
+pub fn user_settings(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    user_dir(env).map(|d| d.join("settings.json"))
 }
 
 /// The installed plugin's version, from Claude Code's record of installed

@@ -31,6 +31,9 @@ pub const SETTINGS: AgentSettings = AgentSettings {
         Event::new("SessionEnd"),
     ],
     status_line: true,
+    user_settings: Some(super::plugin::user_settings),
+    // `local` scope: this user, this project; kept in ~/.claude.json, never in the repository.
+    personal_mcp: Some("claude mcp add --scope local ctxkeep -- ctxkeep mcp"),
     mcp_approval: Some(
         "approve the ctxkeep MCP server when Claude Code asks (or in /mcp); it leaves a project's .mcp.json servers off until they are approved",
     ),

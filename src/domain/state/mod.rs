@@ -30,7 +30,7 @@ pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
 /// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
-pub const KNOWN_KEYS: [&str; 16] = [
+pub const KNOWN_KEYS: [&str; 21] = [
     "ctxkeep",
     "model",
     "window",
@@ -45,6 +45,11 @@ pub const KNOWN_KEYS: [&str; 16] = [
     "compaction",
     "snapshots",
     "checkpoint_requests",
+    "acknowledgement",
+    "reminders",
+    "brief",
+    "give_back",
+    "status_line",
     "checkpoint",
     "history",
 ];
@@ -86,6 +91,20 @@ pub struct FrontMatter {
     pub snapshots: Option<bool>,
     /// When the model is asked for a checkpoint between stages (`false`: never).
     pub checkpoint_requests: Option<crate::pipeline::requests::Setting>,
+    /// A restored session is asked to confirm it read the checkpoint, by a marker line in its
+    /// reply (`false`: never asked, and `verify` does not warn CK801).
+    pub acknowledgement: Option<bool>,
+    /// The note a resumed conversation gets when the checkpoint changed since it saw one
+    /// (`false`: none).
+    pub reminders: Option<bool>,
+    /// The brief for the agent's summarizer at a compaction (`false`: none).
+    pub brief: Option<bool>,
+    /// After a compaction, what the summary left out (or the resume prompt) is given back
+    /// (`false`: nothing is given after a compaction).
+    pub give_back: Option<bool>,
+    /// ctxkeep's part of the status line (`false`: it prints nothing; the reading is still
+    /// recorded, and a status line of yours it composes still shows).
+    pub status_line: Option<bool>,
     pub checkpoint: Option<Checkpoint>,
     pub history: Option<Vec<HistoryEntry>>,
 }

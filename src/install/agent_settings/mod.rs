@@ -21,7 +21,64 @@ use serde_json::{json, Map, Value};
 
 use self::json_edit::{JsonText, Step};
 
-pub const STATUSLINE_COMMAND: &str = "ctxkeep statusline";
+/// ctxkeep's status line, guarded as the hooks are: where ctxkeep is missing (a teammate's
+/// clone) it prints nothing rather than `sh: ctxkeep: not found`.
+pub const STATUSLINE_COMMAND: &str =
+    "command -v ctxkeep >/dev/null 2>&1 || { cat >/dev/null; exit 0; }; ctxkeep statusline";
+
+/// How a composed status line starts: where ctxkeep is missing, the user's own line runs alone.
+const COMPOSED_FALLBACK: &str = "command -v ctxkeep >/dev/null 2>&1 || exec sh -c ";
+
+/// The status line that shows the user's own `theirs` with ctxkeep's gauge after it, and
+/// `theirs` alone where ctxkeep is not installed.
+pub fn composed_status_line(theirs: &str) -> String {
+    let q = shell_quote(theirs);
+    format!("{COMPOSED_FALLBACK}{q}; exec ctxkeep statusline --with {q}")
+}
+
+/// The user's command a status line of ctxkeep's composes (`--with 'COMMAND'`), if any.
+pub fn composed_with(command: &str) -> Option<String> {
+    let at = command.find(" statusline --with ")? + " statusline --with ".len();
+    let (theirs, rest) = shell_unquote(&command[at..])?;
+    rest.trim().is_empty().then_some(theirs)
+}
+
+/// `text` as one POSIX shell word in single quotes.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The single-quoted shell word `text` starts with (`'\''` inside it is a quote), and what
+/// follows it.
+fn shell_unquote(text: &str) -> Option<(String, &str)> {
+    let mut rest = text.strip_prefix('\'')?;
+    let mut word = String::new();
+    loop {
+        let end = rest.find('\'')?;
+        word.push_str(&rest[..end]);
+        rest = &rest[end + 1..];
+        match rest.strip_prefix("\\''") {
+            Some(more) => {
+                word.push('\'');
+                rest = more;
+            }
+            None => return Some((word, rest)),
+        }
+    }
+}
+
+/// Where the user's own settings file is, from the environment handed in.
+pub type UserSettings = fn(&dyn Fn(&str) -> Option<String>) -> Option<std::path::PathBuf>;
+
+/// A status line found at another of the agent's settings levels than the file being edited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtherStatusLine {
+    pub command: String,
+    /// The file it is in, as the report names it.
+    pub file: String,
+    /// It wins over the file being edited (a more particular level).
+    pub overrides: bool,
+}
 
 /// The start of a hook command that does nothing where `ctxkeep` is not on
 /// PATH (a teammate who has not installed it): a POSIX shell test, for the
@@ -76,6 +133,11 @@ pub struct AgentSettings {
     pub events: &'static [Event],
     /// Claude Code's `statusLine` is ctxkeep's too.
     pub status_line: bool,
+    /// The user's own settings file, read for a status line set there (the environment is
+    /// handed in), where the agent has one.
+    pub user_settings: Option<UserSettings>,
+    /// The agent's own command that registers `ctxkeep mcp` for this user only, where it has one.
+    pub personal_mcp: Option<&'static str>,
     /// The agent wants JSON on a hook's stdout every time (Gemini CLI).
     pub json_always: bool,
     /// What the user must do before the agent runs the hooks: one line
@@ -156,8 +218,12 @@ pub struct Installed {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     pub changes: Vec<Change>,
-    /// The user's status line, kept (without `force`).
+    /// The user's status line, kept (without `force`) and not composed.
     pub kept_status_line: Option<String>,
+    /// The file that holds it, when it is not the one edited.
+    pub kept_in: Option<String>,
+    /// The user's status line that ctxkeep's now shows beside its gauge.
+    pub composed_with: Option<String>,
 }
 
 fn command_of(entry: &Value) -> Option<&str> {
@@ -180,6 +246,8 @@ impl AgentSettings {
         hook_words: &[],
         events: &[],
         status_line: false,
+        user_settings: None,
+        personal_mcp: None,
         json_always: false,
         trust: &[],
         mcp_approval: None,
@@ -197,6 +265,14 @@ impl AgentSettings {
     pub fn ours(&self, command: &str) -> Option<Ours> {
         let command = command.trim_start();
         let command = command.strip_prefix(MISSING_GUARD).unwrap_or(command);
+        // A composed status line: its fallback runs the user's line, then ctxkeep's runs.
+        let command = match command.strip_prefix(COMPOSED_FALLBACK) {
+            Some(rest) => shell_unquote(rest)?
+                .1
+                .trim_start()
+                .strip_prefix("; exec ")?,
+            None => command,
+        };
         let mut words = command.split_whitespace();
         let program = words.next()?.trim_matches(['"', '\'']);
         let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
@@ -272,6 +348,18 @@ impl AgentSettings {
     /// Errors name the key whose shape is not what the agent reads (nothing
     /// is changed).
     pub fn install(&self, doc: &mut JsonText, force: bool) -> Result<Plan, String> {
+        self.install_with(doc, force, None, false)
+    }
+
+    /// [`install`](Self::install), knowing the status line `other` at another settings level
+    /// and whether the file edited is the user's own (`personal`) rather than the team's.
+    pub fn install_with(
+        &self,
+        doc: &mut JsonText,
+        force: bool,
+        other: Option<&OtherStatusLine>,
+        personal: bool,
+    ) -> Result<Plan, String> {
         check_shape(root_of(doc)?)?;
         let mut changes = Vec::new();
         for event in self.events {
@@ -305,42 +393,103 @@ impl AgentSettings {
                 command: self.hook_command.into(),
             });
         }
-        let mut kept_status_line = None;
+        let mut plan = Plan {
+            changes: Vec::new(),
+            kept_status_line: None,
+            kept_in: None,
+            composed_with: None,
+        };
         if self.status_line {
-            match self.status_line_of(root_of(doc)?) {
-                StatusLine::Ours(_) => {}
-                StatusLine::Theirs(cmd) if !force => kept_status_line = Some(cmd),
-                other => {
-                    if let StatusLine::Theirs(cmd) = other {
-                        changes.push(Change {
-                            op: "removed",
-                            key: "statusLine".into(),
-                            command: cmd,
-                        });
-                    }
-                    doc.set(
-                        &[],
-                        "statusLine",
-                        &json!({ "type": "command", "command": STATUSLINE_COMMAND }),
-                    )?;
-                    changes.push(Change {
-                        op: "added",
-                        key: "statusLine".into(),
-                        command: STATUSLINE_COMMAND.into(),
-                    });
-                }
-            }
+            self.install_status_line(doc, force, other, personal, &mut changes, &mut plan)?;
         }
-        Ok(Plan {
-            changes,
-            kept_status_line,
-        })
+        plan.changes = changes;
+        Ok(plan)
+    }
+
+    /// Claude Code's status line, never a silent takeover: one of the user's in this file is
+    /// composed with ctxkeep's gauge (`--force`: replaced); one at another level is composed
+    /// into a personal file, and left alone (and named) by the file the team shares or by a
+    /// file it wins over; with none anywhere, ctxkeep's own is written.
+    fn install_status_line(
+        &self,
+        doc: &mut JsonText,
+        force: bool,
+        other: Option<&OtherStatusLine>,
+        personal: bool,
+        changes: &mut Vec<Change>,
+        plan: &mut Plan,
+    ) -> Result<(), String> {
+        let write = |doc: &mut JsonText, command: &str, changes: &mut Vec<Change>| {
+            doc.set(
+                &[],
+                "statusLine",
+                &json!({ "type": "command", "command": command }),
+            )?;
+            changes.push(Change {
+                op: "added",
+                key: "statusLine".into(),
+                command: command.into(),
+            });
+            Ok::<(), String>(())
+        };
+        match self.status_line_of(root_of(doc)?) {
+            StatusLine::Ours(_) => {}
+            StatusLine::Theirs(cmd) if force => {
+                changes.push(Change {
+                    op: "removed",
+                    key: "statusLine".into(),
+                    command: cmd,
+                });
+                write(doc, STATUSLINE_COMMAND, changes)?;
+            }
+            StatusLine::Theirs(cmd) if cmd.trim().is_empty() => {
+                plan.kept_status_line = Some(cmd);
+            }
+            StatusLine::Theirs(cmd) => {
+                // Their entry keeps its other keys (padding, …); only its command changes.
+                let composed = composed_status_line(&cmd);
+                doc.set(&[Step::Key("statusLine")], "command", &json!(composed))?;
+                changes.push(Change {
+                    op: "removed",
+                    key: "statusLine".into(),
+                    command: cmd.clone(),
+                });
+                changes.push(Change {
+                    op: "added",
+                    key: "statusLine".into(),
+                    command: composed,
+                });
+                plan.composed_with = Some(cmd);
+            }
+            StatusLine::None => match other {
+                Some(o) if !force && (o.overrides || !personal) => {
+                    plan.kept_status_line = Some(o.command.clone());
+                    plan.kept_in = Some(o.file.clone());
+                }
+                Some(o) if !force => {
+                    write(doc, &composed_status_line(&o.command), changes)?;
+                    plan.composed_with = Some(o.command.clone());
+                }
+                _ => write(doc, STATUSLINE_COMMAND, changes)?,
+            },
+        }
+        Ok(())
     }
 
     /// Removes ctxkeep's hook entries for this agent under every event (a
     /// group left empty by that goes too, then an event, then `hooks`) and
     /// its status line; nothing else, not a byte.
     pub fn uninstall(&self, doc: &mut JsonText) -> Result<Vec<Change>, String> {
+        self.uninstall_with(doc, None)
+    }
+
+    /// [`uninstall`](Self::uninstall), knowing the status line `other` at another settings
+    /// level: a composed line that shows that one goes, rather than copying it here.
+    pub fn uninstall_with(
+        &self,
+        doc: &mut JsonText,
+        other: Option<&OtherStatusLine>,
+    ) -> Result<Vec<Change>, String> {
         let root = root_of(doc)?;
         check_shape(root)?;
         let mut changes = Vec::new();
@@ -387,12 +536,31 @@ impl AgentSettings {
             }
         }
         if let StatusLine::Ours(cmd) = self.status_line_of(root_of(doc)?) {
-            doc.remove(&[Step::Key("statusLine")])?;
-            changes.push(Change {
-                op: "removed",
-                key: "statusLine".into(),
-                command: cmd,
-            });
+            // A composed line gives the user's own command back, in its entry as it was.
+            let from_elsewhere = |theirs: &String| other.is_some_and(|o| &o.command == theirs);
+            match composed_with(&cmd).filter(|t| !from_elsewhere(t)) {
+                Some(theirs) => {
+                    doc.set(&[Step::Key("statusLine")], "command", &json!(theirs))?;
+                    changes.push(Change {
+                        op: "removed",
+                        key: "statusLine".into(),
+                        command: cmd,
+                    });
+                    changes.push(Change {
+                        op: "added",
+                        key: "statusLine".into(),
+                        command: theirs,
+                    });
+                }
+                None => {
+                    doc.remove(&[Step::Key("statusLine")])?;
+                    changes.push(Change {
+                        op: "removed",
+                        key: "statusLine".into(),
+                        command: cmd,
+                    });
+                }
+            }
         }
         Ok(changes)
     }
@@ -557,19 +725,42 @@ mod tests {
     }
 
     #[test]
-    fn a_user_status_line_is_kept_unless_forced() {
+    fn a_user_status_line_is_composed_unless_forced() {
         let mut text =
             doc(json!({ "statusLine": { "type": "command", "command": "~/bin/line.sh" } }));
         let plan = CLAUDE.install(&mut text, false).unwrap();
-        assert_eq!(plan.kept_status_line.as_deref(), Some("~/bin/line.sh"));
-        assert_eq!(text.value()["statusLine"]["command"], "~/bin/line.sh");
+        assert_eq!(plan.composed_with.as_deref(), Some("~/bin/line.sh"));
+        let composed = text.value()["statusLine"]["command"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(CLAUDE.ours(&composed), Some(Ours::StatusLine));
+        assert_eq!(composed_with(&composed).as_deref(), Some("~/bin/line.sh"));
+        assert!(CLAUDE.install(&mut text, false).unwrap().changes.is_empty());
         let plan = CLAUDE.install(&mut text, true).unwrap();
         assert_eq!(plan.kept_status_line, None);
+        assert!(
+            plan.changes.is_empty(),
+            "a composed line is ctxkeep's already"
+        );
+        let mut text =
+            doc(json!({ "statusLine": { "type": "command", "command": "~/bin/line.sh" } }));
+        let plan = CLAUDE.install(&mut text, true).unwrap();
         assert_eq!(text.value()["statusLine"]["command"], STATUSLINE_COMMAND);
         assert!(plan
             .changes
             .iter()
             .any(|c| c.op == "removed" && c.command == "~/bin/line.sh"));
+    }
+
+    #[test]
+    fn shell_quoting_round_trips() {
+        for theirs in ["a", "it's", "x '' y", "printf '%s\\n' \"$(date)\"", ""] {
+            let c = composed_status_line(theirs);
+            assert_eq!(composed_with(&c).as_deref(), Some(theirs), "{c}");
+        }
+        assert_eq!(composed_with("ctxkeep statusline"), None);
+        assert_eq!(composed_with("ctxkeep statusline --with 'a' extra"), None);
     }
 
     #[test]

@@ -43,6 +43,11 @@ impl Hook {
             .unwrap_or_else(|| self.ws.display_state())
     }
 
+    /// The nonce to ask a confirmation for, unless the project turned that off.
+    fn ack_nonce<'n>(&self, nonce: &'n str) -> Option<&'n str> {
+        self.config.acknowledgement.then_some(nonce)
+    }
+
     /// The pre-compaction checkpoint is written: the compaction begins. Remembers when (a
     /// summary older than this is an earlier one) and the checkpoint the summary is to keep.
     pub(super) fn compaction_begins_in(&self, batch: &mut Batch<'_>, c: &Checkpoint) {
@@ -58,7 +63,7 @@ impl Hook {
     /// Where the agent takes one, the brief for its summarizer, built from the
     /// pre-compaction checkpoint `c`.
     pub(super) fn brief_for(&self, c: &Checkpoint) -> Option<Answer> {
-        if !self.agent.policy().briefs_summarizer() {
+        if !self.agent.policy().briefs_summarizer() || !self.config.brief {
             return None;
         }
         let brief = text::brief(&c.id, &self.state_name(), &compaction_summary::facts::of(c));
@@ -219,7 +224,7 @@ impl Hook {
         {
             let missing = self.still_true(lock, s, missing);
             return Some(Back {
-                text: text::give_back(&c.id, &state, &missing, Some(nonce)),
+                text: text::give_back(&c.id, &state, &missing, self.ack_nonce(nonce)),
                 kind: "missing",
             });
         }
@@ -232,7 +237,7 @@ impl Hook {
             then.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         });
         Some(Back {
-            text: text::waiting_note(&c.id, &state, nonce),
+            text: text::waiting_note(&c.id, &state, self.ack_nonce(nonce)),
             kind: "waiting",
         })
     }
@@ -247,7 +252,7 @@ impl Hook {
         else {
             return Ok(None);
         };
-        if before.waiting.is_none() {
+        if before.waiting.is_none() || !self.config.give_back {
             return Ok(None);
         }
         // Only while one waits, so prompts and tools do not pay for this read.

@@ -11,7 +11,8 @@ pub fn check(s: &Subject) -> Vec<Finding> {
     let Some(last) = chain.last() else {
         return Vec::new();
     };
-    if last.ack.is_some() {
+    // A project that does not ask for the confirmation is not warned it is missing.
+    if last.ack.is_some() || !crate::domain::config::Config::from_front(&s.sf.fm).acknowledgement {
         return Vec::new();
     }
     vec![Finding::new(
@@ -19,7 +20,7 @@ pub fn check(s: &Subject) -> Vec<Finding> {
         Severity::Warning,
         None,
         format!(
-            "the last resume ({}, from {} at {}) was never acknowledged, so nothing shows the session read the restored state; the agent should run the `ctxkeep ack NONCE` its prompt gives",
+            "the last resume ({}, from {} at {}) was never confirmed, so nothing shows the session read the restored state: no reply of the agent carried the line its prompt asked for (`Resuming from CHECKPOINT (ctxkeep NONCE)`), and nobody ran `ctxkeep ack NONCE`",
             last.record.id(),
             last.record.checkpoint,
             last.record.started_at

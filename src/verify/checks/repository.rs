@@ -92,8 +92,8 @@ pub fn check(c: &Checkpoint, s: &Subject, repo: &Repo, loc: &Locator, out: &mut 
         // A clone of the commit has no uncommitted changes to describe.
         return;
     }
-    let undescribed: Vec<String> = now
-        .dirty
+    // ctxkeep's own changes are not work a checkpoint should describe.
+    let undescribed: Vec<String> = crate::agents::own_files::without_own(&repo.top, &now.dirty)
         .iter()
         .filter(|d| d.path != state_rel && !then.describes(&d.path))
         .map(|d| format!("{} ({})", d.path, d.status))

@@ -146,3 +146,53 @@ fn replay_requests() {
     }
     println!("\n{total_requests} requests, {total_chars} characters in all.");
 }
+
+/// Every text the hooks put in front of the model over the whole real sessions, read for what
+/// must never be in ctxkeep's own sentences: shell syntax where a commit's subject belongs
+/// (Claude Code writes its messages as `-m "$(cat <<'EOF' …)"`), and files named by the
+/// absolute paths of someone's machine. Prints each "you committed" line; skips without the
+/// sessions.
+///
+/// ```sh
+/// CTXKEEP_SHARED_SESSIONS=../shared/sessions \
+///     cargo test --locked --test cli replay_injections_read_right -- --ignored --nocapture
+/// ```
+#[test]
+#[ignore = "a replay of ../shared/sessions: CTXKEEP_SHARED_SESSIONS=DIR, --ignored --nocapture"]
+fn replay_injections_read_right() {
+    let Some(root) = std::env::var_os("CTXKEEP_SHARED_SESSIONS").map(PathBuf::from) else {
+        println!("replay injections: CTXKEEP_SHARED_SESSIONS is not set; nothing to replay");
+        return;
+    };
+    let (mut texts, mut commits) = (0, 0);
+    let mut wrong = Vec::new();
+    for (path, agent) in sessions(&root) {
+        let run = replay_file(&path, Some(agent));
+        for step in run.ran() {
+            let Some(text) = &step.context else { continue };
+            texts += 1;
+            // ctxkeep's own lines: not the quoted record of the session (`> …`).
+            for line in text.lines().filter(|l| l.starts_with("ctxkeep: ")) {
+                if line.contains("you committed") {
+                    commits += 1;
+                    println!("- {}: {line}", run.name);
+                }
+                let named = line.split_once("(changed: ").map_or("", |(_, files)| files);
+                let shell = ["$(", "<<", "EOF", "`cat "]
+                    .iter()
+                    .any(|s| line.split("Record where").next().unwrap_or("").contains(s));
+                let absolute = named.split(", ").any(|f| {
+                    f.starts_with('/') || f.get(1..3) == Some(":\\") || f.get(1..3) == Some(":/")
+                });
+                if shell || absolute {
+                    wrong.push(format!("{}: {line}", run.name));
+                }
+            }
+        }
+    }
+    println!(
+        "\n{texts} injections, {commits} commit requests; read wrong: {}",
+        wrong.len()
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -1,0 +1,211 @@
+//! ctxkeep's own files among a repository's uncommitted changes: what `init` and `hooks
+//! install` wrote (`.ctxkeep/`, the `.gitignore` and `.gitattributes` lines, each agent's
+//! settings and MCP entries, OpenCode's plugin file). They are never shown to the model as the
+//! user's work, nor counted by `verify` as changes the checkpoint should describe, unless the
+//! user changed the file by hand too: a change is ctxkeep's own when taking ctxkeep's part out
+//! of the file leaves what HEAD had (with ctxkeep's part taken out too).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::agents::Agent;
+use crate::install::agent_settings::json_edit::JsonText;
+use crate::install::agent_settings::mcp::Format;
+use crate::system::git::DirtyFile;
+
+/// A settings file is small; a bigger one is not looked into.
+const MAX_BYTES: u64 = 1024 * 1024;
+
+/// The comment `init` writes above its `.gitignore` line.
+const GITIGNORE_COMMENT: &str = "# ctxkeep's local data (live budgets, archive, events)";
+/// The comment `init` writes above its `.gitattributes` line.
+const GITATTRIBUTES_COMMENT: &str = "# ctxkeep merges its checkpoints (see `ctxkeep merge-file`)";
+
+/// `dirty` without ctxkeep's own changes; `top` is the folder the paths are relative to.
+pub fn without_own(top: &Path, dirty: &[DirtyFile]) -> Vec<DirtyFile> {
+    dirty.iter().filter(|d| !is_own(top, d)).cloned().collect()
+}
+
+/// Whether the uncommitted change `d` is only ctxkeep's.
+pub fn is_own(top: &Path, d: &DirtyFile) -> bool {
+    if d.path == ".ctxkeep" || d.path.starts_with(".ctxkeep/") {
+        return true;
+    }
+    if !matches!(d.status.as_str(), "modified" | "untracked" | "added") {
+        return false;
+    }
+    let Some(strip) = stripper(&d.path) else {
+        return false;
+    };
+    let Ok(now) = crate::system::fsutil::read_text(&top.join(&d.path), MAX_BYTES) else {
+        return false;
+    };
+    let before = match d.status.as_str() {
+        "modified" => match crate::system::git::text_at_head(top, &d.path) {
+            Ok(Some(t)) => t,
+            _ => return false,
+        },
+        _ => String::new(),
+    };
+    match (strip(&now), strip(&before)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// What a file holds once ctxkeep's part is taken out, in a form two texts can be compared
+/// in (None: not readable as that file).
+type Strip = Box<dyn Fn(&str) -> Option<Value>>;
+
+/// How to take ctxkeep's part out of the file at `path`, when it is one ctxkeep writes.
+fn stripper(path: &str) -> Option<Strip> {
+    match path {
+        ".gitignore" => return Some(Box::new(|t| Some(lines_without(t, is_gitignore_line)))),
+        ".gitattributes" => {
+            return Some(Box::new(|t| Some(lines_without(t, is_gitattributes_line))))
+        }
+        _ => {}
+    }
+    for agent in Agent::ALL {
+        let s = agent.settings();
+        let settings_file = |f: &str| Path::new(s.dir).join(f) == Path::new(path);
+        if s.code.is_none() && (settings_file(s.file) || s.personal.is_some_and(settings_file)) {
+            let comments = s.comments_allowed;
+            // Gemini CLI's MCP server is in its settings file.
+            let holds_mcp = s.mcp.relative_path() == Path::new(path);
+            return Some(Box::new(move |t| {
+                let mut doc = parse(t, comments)?;
+                s.uninstall(&mut doc).ok()?;
+                if holds_mcp && s.mcp.format == Format::Json {
+                    s.mcp.unregister_json(&mut doc).ok()?;
+                }
+                Some(normalized(doc.value()))
+            }));
+        }
+        if let Some(code) = s.code {
+            if settings_file(s.file) {
+                // ctxkeep's file whole: nothing of it is the user's.
+                return Some(Box::new(move |t| {
+                    Some(Value::Bool(t.trim().is_empty() || code.is_ours(t)))
+                        .filter(|ours| *ours == Value::Bool(true))
+                        .map(|_| Value::Null)
+                }));
+            }
+        }
+        if s.mcp.relative_path() == Path::new(path) {
+            let mcp = s.mcp;
+            return Some(Box::new(move |t| match mcp.format {
+                Format::Json => {
+                    let mut doc = parse(t, true)?;
+                    mcp.unregister_json(&mut doc).ok()?;
+                    Some(normalized(doc.value()))
+                }
+                _ => {
+                    let (rest, _) = mcp.unregister_toml(t).ok()?;
+                    Some(Value::String(rest.trim().to_string()))
+                }
+            }));
+        }
+    }
+    None
+}
+
+fn parse(text: &str, comments: bool) -> Option<JsonText> {
+    JsonText::parse(text, comments).ok()
+}
+
+/// An empty document and an absent file are the same: nothing of the user's.
+fn normalized(v: &Value) -> Value {
+    match v {
+        Value::Null => Value::Object(Default::default()),
+        v => v.clone(),
+    }
+}
+
+/// The file's lines without ctxkeep's (and blank ones), as one comparable list.
+fn lines_without(text: &str, ours: fn(&str) -> bool) -> Value {
+    Value::Array(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !ours(l))
+            .map(|l| Value::String(l.to_string()))
+            .collect(),
+    )
+}
+
+fn is_gitignore_line(l: &str) -> bool {
+    l == GITIGNORE_COMMENT || matches!(l, ".ctxkeep" | ".ctxkeep/" | "/.ctxkeep" | "/.ctxkeep/")
+}
+
+fn is_gitattributes_line(l: &str) -> bool {
+    // As `init` writes it (`project-state.md merge=ctxkeep`); read here rather than through
+    // the merge module, which the agents' wing sits below.
+    let mut words = l.split_whitespace();
+    l == GITATTRIBUTES_COMMENT
+        || (words
+            .next()
+            .is_some_and(|p| p.ends_with(crate::domain::workspace::STATE_FILE))
+            && words.any(|w| w == "merge=ctxkeep"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dirty(path: &str, status: &str) -> DirtyFile {
+        DirtyFile {
+            path: path.into(),
+            status: status.into(),
+        }
+    }
+
+    #[test]
+    fn what_init_and_install_wrote_is_ctxkeeps_and_a_hand_edit_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        let write = |p: &str, t: &str| {
+            std::fs::create_dir_all(top.join(p).parent().unwrap()).unwrap();
+            std::fs::write(top.join(p), t).unwrap();
+        };
+        write(".gitignore", &format!("{GITIGNORE_COMMENT}\n.ctxkeep/\n"));
+        write(
+            ".gitattributes",
+            &format!("{GITATTRIBUTES_COMMENT}\nproject-state.md merge=ctxkeep\n"),
+        );
+        let claude = Agent::ClaudeCode.settings();
+        let mut doc = JsonText::parse("", false).unwrap();
+        claude.install(&mut doc, false).unwrap();
+        write(".claude/settings.json", doc.text());
+        write(
+            ".mcp.json",
+            r#"{"mcpServers": {"ctxkeep": {"command": "ctxkeep", "args": ["mcp"]}}}"#,
+        );
+        for p in [
+            ".gitignore",
+            ".gitattributes",
+            ".claude/settings.json",
+            ".mcp.json",
+        ] {
+            assert!(is_own(top, &dirty(p, "untracked")), "{p}");
+        }
+        assert!(is_own(top, &dirty(".ctxkeep/events.jsonl", "untracked")));
+        // The user's own lines and entries make them the user's work again.
+        write(
+            ".gitignore",
+            &format!("target/\n{GITIGNORE_COMMENT}\n.ctxkeep/\n"),
+        );
+        write(
+            ".mcp.json",
+            r#"{"mcpServers": {"ctxkeep": {"command": "ctxkeep", "args": ["mcp"]}, "db": {"command": "db-mcp"}}}"#,
+        );
+        let mut doc = JsonText::parse(r#"{"model": "opus"}"#, false).unwrap();
+        claude.install(&mut doc, false).unwrap();
+        write(".claude/settings.json", doc.text());
+        for p in [".gitignore", ".mcp.json", ".claude/settings.json"] {
+            assert!(!is_own(top, &dirty(p, "untracked")), "{p}");
+        }
+        assert!(!is_own(top, &dirty("src/main.rs", "untracked")));
+        assert!(!is_own(top, &dirty(".gitignore", "deleted")));
+    }
+}
