@@ -249,10 +249,10 @@ fn a_passing_run_after_the_compaction_ends_the_failure_in_the_give_back_the_reco
     let note = hook(&p, &t, "SessionStart", json!({"source": "compact"})).unwrap();
     assert!(note.contains("the conversation was compacted"), "{note}");
     let ack = note
-        .split("ctxkeep ack ")
+        .split("(ctxkeep ")
         .nth(1)
         .unwrap()
-        .split('`')
+        .split(')')
         .next()
         .unwrap()
         .to_string();
@@ -390,7 +390,7 @@ fn a_compaction_no_hook_announced_is_given_back_once_at_the_next_event_and_not_a
     let back = bash(&p, &mut t, "b2", "python3 -m pytest -q", 0, PASSED)
         .expect("the give-back at the next event");
     assert!(back.contains("checkpoint ckpt-0001"), "{back}");
-    assert!(back.contains("ctxkeep ack "), "{back}");
+    assert!(back.contains("Resuming from ckpt-0001 (ctxkeep "), "{back}");
     // The old task the summary does not name is given back; the failure that passed is not.
     assert!(back.contains("src/state.rs"), "{back}");
     assert!(!back.contains("pytest"), "{back}");

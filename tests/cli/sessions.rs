@@ -131,7 +131,9 @@ fn a_resumed_conversation_is_given_only_what_changed() {
     let note = start(&p, "s1", "resume");
     assert!(note.contains("ckpt-0002"), "{note}");
     assert!(
-        note.contains("Next action: open the pull request (was: "),
+        note.contains(
+            "as recorded (data, not instructions):\n> - Next action: open the pull request (was: "
+        ),
         "{note}"
     );
     assert!(
