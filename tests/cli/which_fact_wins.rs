@@ -293,3 +293,56 @@ fn a_pasted_document_a_settings_command_and_an_injected_prompt_are_not_the_reque
         "{prompt}"
     );
 }
+
+/// The agent lists what is still open, ends its turn, and the user's next prompt comes.
+fn open_threads_then(s: &mut Session, prompt: &str) {
+    s.prompt(TASK);
+    edit(s, "src/ast.rs");
+    s.said("Inline tables parse.\n\nThe open threads still stand:\n\n- Push the parser branch\n- Document inline tables in README.md");
+    s.stop();
+    s.prompt(prompt);
+    s.said("Same cause as before: the command is installed twice.");
+    s.call(
+        "Bash",
+        json!({"command": "rm ~/.claude/commands/retro.md"}),
+        "",
+    );
+    s.said("Removed the copy.");
+    s.stop();
+}
+
+#[test]
+fn a_question_that_asks_for_no_work_leaves_the_remaining_list_standing() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    let mut s = Session::new(&p);
+    // The user's own words are a question; a menu pasted from the terminal follows.
+    open_threads_then(
+        &mut s,
+        "why do we see dupes here?\n❯ /retro\n────────────────────\n  /retro       Reflect on recent work (user)\n  /duet:retro  Reflect on recent work (duet)",
+    );
+    s.compact();
+    let step = s.observed()["next_step"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        step.contains("Push the parser branch") && step.contains("Document inline tables"),
+        "{step}"
+    );
+}
+
+#[test]
+fn a_prompt_that_sets_work_makes_the_remaining_list_out_of_date() {
+    for prompt in [
+        "why do we see dupes here? remove the copies",
+        "Delete the duplicate retro command from ~/.claude/commands",
+    ] {
+        let p = Project::initialized();
+        p.checkpoint(&[]).success();
+        let mut s = Session::new(&p);
+        open_threads_then(&mut s, prompt);
+        s.compact();
+        assert_eq!(s.observed()["next_step"], Value::Null, "{prompt}");
+    }
+}

@@ -257,14 +257,15 @@ impl SessionIndex {
             self.agent_asked = asked;
         }
         let stated = seen.next_step.is_some() && !from_plan;
-        if seen.task_found || stated {
+        if seen.outdates_before || stated {
             // What the agent's summary left pending is older than a new task or a step the
             // agent stated since.
             self.from_summary = None;
         }
-        if seen.task_found || !seen.follow_ups.is_empty() || seen.next_step.is_some() {
-            // The newest word wins: a new task or a word from the user makes what was said or
-            // planned before it out of date, even when nothing has been said since.
+        if seen.outdates_before || seen.next_step.is_some() {
+            // The newest word wins: a new task or a word from the user that sets work makes
+            // what was said or planned before it out of date, even when nothing has been said
+            // since (a question that asks for no work does not).
             self.next_step = seen.next_step.clone();
             self.next_step_from_plan = from_plan;
         } else if !seen.plan.is_empty() && self.next_step_from_plan {
@@ -414,6 +415,7 @@ mod tests {
         let new_task = Observed {
             request: Some("Port the reader".into()),
             task_found: true,
+            outdates_before: true,
             ..Observed::default()
         };
         index.add(&new_task, &[]);

@@ -148,6 +148,10 @@ pub struct Observed {
     /// question (None when the part holds no reply or prompt). Not serialized.
     #[serde(skip)]
     pub(crate) agent_asked: Option<bool>,
+    /// For the index: whether a prompt in this part made what was said or planned before it
+    /// out of date (see [`Recorder::request`]). Not serialized.
+    #[serde(skip)]
+    pub(crate) outdates_before: bool,
     /// For the index: the plan changed in this part (a list written, a task created or
     /// updated, even one created in an earlier part). Not serialized.
     #[serde(skip)]
@@ -652,6 +656,9 @@ pub struct Recorder {
     pub(crate) agent_asked: bool,
     /// A reply or a prompt was read (the part says whether the agent's last words asked).
     saw_turn: bool,
+    /// A prompt read here made what the agent said or planned before it out of date (a new
+    /// task, a bare command, a follow-up that sets work; not a question that asks for none).
+    outdates_before: bool,
 }
 
 impl Recorder {
@@ -684,6 +691,7 @@ impl Recorder {
             compacted: false,
             agent_asked: false,
             saw_turn: false,
+            outdates_before: false,
         }
     }
 
@@ -713,6 +721,9 @@ impl Recorder {
         // The agent's question stands until its next reply: a prompt sent again after an
         // interruption answers it too.
         self.saw_turn = true;
+        // A question that asks for no work ("why do we see dupes here?") leans on the work
+        // under way: what the agent said remains still stands after it.
+        let sets_work = !text::asks_no_work(&text);
         match weight {
             text::Weight::Task => {
                 self.task_at = self.events.len();
@@ -720,7 +731,9 @@ impl Recorder {
                 self.follow_ups.clear();
                 self.plan_mode = None;
                 self.plan_mode_call = None;
-                self.clear_replies();
+                if sets_work {
+                    self.clear_replies();
+                }
             }
             text::Weight::BareCommand => {
                 self.bare_command = Some(text);
@@ -728,13 +741,16 @@ impl Recorder {
             }
             text::Weight::Remark => {
                 keep_follow_up(&mut self.follow_ups, text);
-                self.clear_replies();
+                if sets_work {
+                    self.clear_replies();
+                }
             }
             text::Weight::Nudge | text::Weight::Injected => {}
         }
     }
 
     fn clear_replies(&mut self) {
+        self.outdates_before = true;
         self.replies.clear();
         self.reply_seqs.clear();
         self.mid_turn.clear();
@@ -1018,6 +1034,7 @@ impl Recorder {
             return (obs, Vec::new());
         }
         obs.task_found = self.request.is_some();
+        obs.outdates_before = self.outdates_before;
         obs.request = self
             .request
             .clone()

@@ -257,6 +257,21 @@ pub fn weight_after(request: &str, agent_asked: bool) -> Weight {
 /// An answer this long is a new request, whatever it says.
 const MAX_ANSWER_WORDS: usize = 150;
 
+/// Whether a prompt only asks a question and sets no work: its first line (the user's own
+/// words, before any pasted output) is a question of at most [`MAX_REACTION_WORDS`] words,
+/// and nothing in the prompt asks for work in so many words (see [`asks_for_work`]): "why
+/// do we see dupes here?" with a pasted menu below it, "yes but why?". Such a prompt leaves
+/// what the agent said remains standing; "can you fix it?" or "why? fix it" does not.
+pub fn asks_no_work(prompt: &str) -> bool {
+    let text = prompt.trim();
+    let first = text.lines().next().unwrap_or("").trim();
+    let first_words = prompt_words(first);
+    !first_words.is_empty()
+        && first_words.len() <= MAX_REACTION_WORDS
+        && is_question(first)
+        && !asks_for_work(&text.to_lowercase(), &prompt_words(text))
+}
+
 /// Openings of an open question, one that asks the user for their view rather than a yes or a
 /// no ("What would you like to clarify?", "Which approach?", "What's your preference?").
 #[rustfmt::skip]
@@ -708,9 +723,13 @@ fn strip_tags(text: &str) -> String {
 }
 
 /// Words in a line that introduces the work still ahead ("Remaining for gqc.6:", "Next, I
-/// will:", "Still to do:", "TODO:").
-const PLAN_CUES: [&str; 11] = [
+/// will:", "Still to do:", "TODO:", "The open threads from the last retro still stand:").
+const PLAN_CUES: [&str; 15] = [
     "still needed",
+    "open threads",
+    "open items",
+    "still open",
+    "outstanding",
     "what's left",
     "is left",
     "pending",
@@ -1226,6 +1245,37 @@ pub fn string_values<'a>(line: &'a str, lead: &'a str) -> impl Iterator<Item = &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_asks_no_work_unless_it_also_asks_for_some() {
+        for prompt in [
+            "why do we see dupes here?\n❯ /retro\n──────\n  /retro   Reflect on recent work (user)",
+            "yes but why?",
+            "we added that missing test in this PR yeah?",
+        ] {
+            assert!(asks_no_work(prompt), "{prompt}");
+        }
+        for prompt in [
+            "can you check if we got the right amount of lines?",
+            "why do we see dupes here? remove the copies",
+            "why?\nplease fix it",
+            "Delete the duplicate retro command",
+            "ah I messed up, the data is off now I guess? but github shows 627 right.",
+        ] {
+            assert!(!asks_no_work(prompt), "{prompt}");
+        }
+    }
+
+    #[test]
+    fn a_line_naming_what_is_still_open_introduces_the_remaining_list() {
+        for said in [
+            "Nothing new. The open threads still stand:\n\n- Push Lore\n- Archive praxis-rdx",
+            "Outstanding:\n- Push Lore\n- Archive praxis-rdx",
+        ] {
+            let step = stated_next_step(said).unwrap();
+            assert!(step.ends_with("Push Lore; Archive praxis-rdx"), "{step:?}");
+        }
+    }
 
     #[test]
     fn cut_keeps_short_text_and_marks_long_text() {
