@@ -71,8 +71,13 @@ impl Workspace {
                 None => {
                     return Err(Error::NotInitialized {
                         path: cwd.join(STATE_FILE),
-                        why: "not initialized (no project-state.md here or above)",
-                    })
+                        why: if crate::system::git::snapshot_refs_kept(&cwd) {
+                            // `git clean` before the file's first commit: the snapshots hold it.
+                            "not initialized (no project-state.md here or above), but ctxkeep's snapshots are kept here: `ctxkeep restore` brings the file back with the work it held"
+                        } else {
+                            "not initialized (no project-state.md here or above)"
+                        },
+                    });
                 }
             },
         };

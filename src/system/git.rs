@@ -284,6 +284,24 @@ pub fn operation_under_way(dir: &Path) -> bool {
     .any(|name| std::fs::symlink_metadata(git_dir.join(name)).is_ok())
 }
 
+/// Whether the repository holding `dir` keeps ctxkeep's snapshot refs (`refs/ctxkeep/`, loose
+/// or packed). Read from the repository's files, with no git run: asked only to say, when the
+/// state file is gone, that `restore` can bring it back.
+pub fn snapshot_refs_kept(dir: &Path) -> bool {
+    let Some(git_dir) = git_dir_around(dir) else {
+        return false;
+    };
+    // A linked worktree's refs live in the common folder its `commondir` names.
+    let common = crate::system::fsutil::read_text(&git_dir.join("commondir"), 4096)
+        .ok()
+        .map(|to| git_dir.join(to.trim()));
+    [Some(git_dir), common].into_iter().flatten().any(|d| {
+        d.join("refs/ctxkeep").is_dir()
+            || crate::system::fsutil::read_text(&d.join("packed-refs"), 64 << 20)
+                .is_ok_and(|t| t.contains(" refs/ctxkeep/"))
+    })
+}
+
 /// The git folder of the repository holding `dir`: `.git` itself, or where a `.git` file
 /// (a linked worktree, a submodule) points.
 fn git_dir_around(dir: &Path) -> Option<PathBuf> {

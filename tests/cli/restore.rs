@@ -493,6 +493,14 @@ fn git_clean_taking_an_uncommitted_state_file_leaves_a_snapshot_restore_finds() 
     bash(&p, "git clean -fdx");
     p.git(&["clean", "-fdxq"]);
     assert!(!p.path("project-state.md").exists());
+    // Every other command says where the file can come back from.
+    let status = p.ctxkeep(&["status"]).output().unwrap();
+    let said = String::from_utf8_lossy(&status.stderr);
+    assert_eq!(status.status.code(), Some(66), "{said}");
+    assert!(
+        said.contains("`ctxkeep restore` brings the file back"),
+        "{said}"
+    );
     let out = p.ctxkeep(&["restore"]).output().unwrap();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(p.read("notes/plan.txt"), "the plan\n");
