@@ -210,16 +210,6 @@ pub fn stage_given(state: &mut State) {
     state.restart();
 }
 
-/// Whether `command` commits (`git commit …`, alone or in a line): Some with its message's
-/// subject when it gives one, Some(None) without (or when only the shell could tell it).
-#[cfg(test)]
-fn commit_message(command: &str) -> Option<Option<String>> {
-    match commit(command)? {
-        Message::Text(m) => Some(subject(&m)),
-        _ => Some(None),
-    }
-}
-
 /// A commit's message, as far as the command line says it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message {
@@ -468,6 +458,15 @@ pub fn text(why: &Why, state: &State, mcp: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether `command` commits (`git commit …`, alone or in a line): Some with its message's
+    /// subject when it gives one, Some(None) without (or when only the shell could tell it).
+    fn commit_message(command: &str) -> Option<Option<String>> {
+        match commit(command)? {
+            Message::Text(m) => Some(subject(&m)),
+            _ => Some(None),
+        }
+    }
     use crate::agents::payload::{ToolCall, ToolFile, ToolOutcome};
 
     fn call(action: ToolAction, ok: bool) -> Payload {
