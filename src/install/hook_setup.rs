@@ -1,6 +1,6 @@
 //! `hooks install|uninstall|doctor`'s work: read an agent's settings file
 //! and its MCP configuration, insert ctxkeep's entries or take them out as
-//! text (`agent_settings`; every other byte stays), write every file changed
+//! text (`agents::settings`; every other byte stays), write every file changed
 //! all or nothing (`file_batch`), and check that each installed command runs
 //! against a sandbox copy of the project with a payload in that agent's
 //! shape.
@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::agents::settings::json_edit::JsonText;
+use crate::agents::settings::mcp::Format;
+use crate::agents::settings::{AgentSettings, Change, OtherStatusLine, Plan, StatusLine};
 use crate::agents::Agent;
 use crate::domain::workspace::{Workspace, STATE_FILE};
-use crate::install::agent_settings::json_edit::JsonText;
-use crate::install::agent_settings::kept::{self, Kept};
-use crate::install::agent_settings::mcp::Format;
-use crate::install::agent_settings::{AgentSettings, Change, OtherStatusLine, Plan, StatusLine};
+use crate::install::kept::{self, Kept};
 use crate::system::error::Error;
 use crate::system::file_batch::{self, FileChange};
 use crate::system::fsutil;
@@ -646,7 +646,7 @@ fn load(settings: &AgentSettings, path: &Path) -> anyhow::Result<Value> {
 fn installed_at(
     settings: &AgentSettings,
     path: &Path,
-) -> anyhow::Result<crate::install::agent_settings::Installed> {
+) -> anyhow::Result<crate::agents::settings::Installed> {
     match settings.code {
         Some(_) => Ok(settings.installed_code(read(path)?.as_deref())),
         None => Ok(settings.installed(&load(settings, path)?)),
@@ -700,7 +700,7 @@ pub fn doctor(
     for (_, hook) in found.hooks.iter_mut() {
         if let Some(rest) = hook
             .as_deref()
-            .and_then(|c| c.strip_prefix(crate::install::agent_settings::MISSING_GUARD))
+            .and_then(|c| c.strip_prefix(crate::agents::settings::MISSING_GUARD))
         {
             *hook = Some(rest.to_string());
         }
@@ -753,7 +753,7 @@ pub fn doctor(
         // The plugin's own script guards against a missing ctxkeep; it runs the plain command.
         let plain = settings
             .hook_command
-            .strip_prefix(crate::install::agent_settings::MISSING_GUARD)
+            .strip_prefix(crate::agents::settings::MISSING_GUARD)
             .unwrap_or(settings.hook_command);
         let command = format!("{plain} --plugin");
         for (_, hook) in found.hooks.iter_mut() {

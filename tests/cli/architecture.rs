@@ -263,6 +263,9 @@ struct AgentNames {
     display: Vec<String>,
 }
 
+/// Folders of `src/agents/` that hold what every agent shares, not one agent.
+const SHARED_AGENT_FOLDERS: &[&str] = &["settings"];
+
 fn agent_names(src: &Path) -> AgentNames {
     let registry = std::fs::read_to_string(src.join("agents/mod.rs")).unwrap();
     let body = registry
@@ -288,7 +291,7 @@ fn agent_names(src: &Path) -> AgentNames {
     };
     for entry in std::fs::read_dir(src.join("agents")).unwrap() {
         let dir = entry.unwrap().path();
-        if !dir.is_dir() {
+        if !dir.is_dir() || SHARED_AGENT_FOLDERS.iter().any(|f| dir.ends_with(f)) {
             continue;
         }
         names
