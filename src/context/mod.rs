@@ -2,7 +2,6 @@
 //! compacts), stages, what a session's own readings teach, and token counting.
 
 pub mod compaction;
-pub mod learning;
 pub mod models;
 pub mod stages;
 pub mod tokens;

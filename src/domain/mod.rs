@@ -7,7 +7,6 @@ pub mod config;
 pub mod events;
 pub mod lines;
 pub mod merge;
-pub mod retention;
 pub mod session;
 pub mod state;
 pub mod templates;

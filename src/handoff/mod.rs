@@ -4,5 +4,5 @@
 pub mod ack;
 pub mod ledger;
 pub mod prompt;
-pub mod relay;
 pub mod resume;
+pub mod retention;

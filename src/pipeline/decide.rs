@@ -55,9 +55,9 @@ pub enum Judged {
 /// Judges the compaction noted on the session at the first reading after it (`compacted`:
 /// this reading is still at it); marks it judged.
 pub fn compaction_judged(s: &mut Session, agent: Agent, compacted: bool) -> Option<Judged> {
-    use crate::context::learning::Verdict;
+    use crate::pipeline::learning::Verdict;
     Some(
-        match crate::context::learning::judge(s, agent, compacted)? {
+        match crate::pipeline::learning::judge(s, agent, compacted)? {
             Verdict::NotLearned(fields) => {
                 Judged::NotLearned(LogLine::new("compaction_not_learned", fields))
             }
@@ -392,7 +392,7 @@ pub fn session_started(
     }
     if source == "compact" {
         if let Some(usage) = boundary {
-            crate::context::learning::note_compaction(s, usage, None);
+            crate::pipeline::learning::note_compaction(s, usage, None);
         }
         s.context_emptied(now);
         if let Some(t) = stated {
@@ -412,7 +412,7 @@ pub fn compaction_ended(
     now: &str,
 ) {
     if let Some(usage) = boundary {
-        crate::context::learning::note_compaction(s, usage, trigger);
+        crate::pipeline::learning::note_compaction(s, usage, trigger);
     }
     s.compaction_ended(now);
 }

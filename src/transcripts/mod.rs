@@ -5,5 +5,4 @@
 pub mod activity;
 pub mod compaction_summary;
 pub mod destructive;
-pub mod session_index;
 pub mod usage;

@@ -118,7 +118,7 @@ impl Hook {
     /// without the project lock held.
     fn remember_remains(&self, found: &Found) {
         if let Found::Text(text) = found {
-            let _ = crate::transcripts::session_index::note_summary(
+            let _ = crate::pipeline::session_index::note_summary(
                 &self.ws,
                 &self.session,
                 self.transcript().as_deref(),
