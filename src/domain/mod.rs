@@ -7,6 +7,7 @@ pub mod config;
 pub mod events;
 pub mod lines;
 pub mod merge;
+pub mod requests;
 pub mod session;
 pub mod state;
 pub mod templates;

@@ -90,7 +90,7 @@ pub struct FrontMatter {
     /// Automatic checkpoints store the uncommitted work in git (default true).
     pub snapshots: Option<bool>,
     /// When the model is asked for a checkpoint between stages (`false`: never).
-    pub checkpoint_requests: Option<crate::pipeline::requests::Setting>,
+    pub checkpoint_requests: Option<crate::domain::requests::Setting>,
     /// A restored session is asked to confirm it read the checkpoint, by a marker line in its
     /// reply (`false`: never asked, and `verify` does not warn CK801).
     pub acknowledgement: Option<bool>,
