@@ -1,5 +1,6 @@
 //! The project's own records: the state file and its format, checkpoints and their action items,
-//! sessions, the event log, settings, templates, retention and the merge rules.
+//! sessions, the event log, settings (checkpoint requests' among them), templates and the merge
+//! rules.
 
 pub mod actions;
 pub mod checkpoint;

@@ -1,5 +1,5 @@
 //! Handing work to a fresh session: the resume prompt, the handoff ledger (`chain.jsonl`),
-//! acknowledgements, and `relay`.
+//! acknowledgements, and keeping `.ctxkeep/` bounded (`retention`, the ledger among it).
 
 pub mod ack;
 pub mod ledger;

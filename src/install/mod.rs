@@ -1,5 +1,5 @@
-//! Setting ctxkeep up, never on the hot path: `init`, the agents' hook settings and their
-//! editing, `hooks install/doctor`, and the demo.
+//! Setting ctxkeep up, never on the hot path: `init`, `hooks install/doctor` (the settings
+//! shape they edit is `agents::settings`), and the demo.
 
 pub mod demo;
 pub mod hook_setup;

@@ -1,6 +1,8 @@
 //! The hook pipeline: one entry for hook events, `track`, the status line and MCP status,
-//! and the work it does: tracking usage, checkpoint requests, loop detection, the record a checkpoint
-//! takes, and the snapshots taken before destructive commands.
+//! and the work it does: tracking usage, what a session's own readings teach, checkpoint
+//! requests, loop detection, the session's index on disk, the record a checkpoint takes, and
+//! the snapshots taken before destructive commands; and `relay`, headless sessions one after
+//! another, checkpointed through that record.
 //!
 //! Every entry that moves a session goes the same way:
 //!

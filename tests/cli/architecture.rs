@@ -1,7 +1,7 @@
 //! The layering docs/architecture.md describes, checked on the sources: the top level is the
-//! wings and nothing else, the infrastructure wing imports no other, no command imports
-//! another, nothing below the commands imports `commands` or `cli`, and the modules' imports
-//! have no cycle.
+//! wings and nothing else, the wings are layers (a file imports only its own wing and those
+//! below it, in the order of the docs' table), no command imports another, and the modules'
+//! imports have no cycle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -24,6 +24,23 @@ const WINGS: &[&str] = &[
     "verify",
 ];
 const UNITS: &[&str] = &["agents", "cli", "mcp"];
+
+/// The wings from the bottom up: the code of a wing names (`crate::…`) only its own wing and
+/// the wings below it. docs/architecture.md's table of the wings lists them top down.
+const ORDER: &[&str] = &[
+    "system",
+    "context",
+    "transcripts",
+    "domain",
+    "agents",
+    "handoff",
+    "verify",
+    "pipeline",
+    "install",
+    "mcp",
+    "cli",
+    "commands",
+];
 
 /// Node of the import graph for a module path: the wing for the units, `wing/module` else.
 fn node(parts: &[&str]) -> Option<String> {
@@ -115,6 +132,137 @@ fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
         graph.entry(me).or_default().extend(targets);
     }
     graph
+}
+
+/// The top-level modules `code` names by a `crate::` path: `crate::wing…`, and each item of a
+/// `use crate::{wing…, other::{…}}` group.
+fn wings_named(code: &str) -> BTreeSet<String> {
+    let path = regex::Regex::new(r"crate::([a-z_]+)").unwrap();
+    let mut named: BTreeSet<String> = path.captures_iter(code).map(|c| c[1].to_string()).collect();
+    for (at, _) in code.match_indices("crate::{") {
+        // The group's items at its own depth: a nested `{…}` belongs to the item before it.
+        let mut depth = 0;
+        let mut item = String::new();
+        for ch in code[at + "crate::{".len()..].chars() {
+            match ch {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    named.extend(head(&item));
+                    item.clear();
+                }
+                _ if depth == 0 => item.push(ch),
+                _ => {}
+            }
+        }
+        named.extend(head(&item));
+    }
+    named
+}
+
+/// The first name of a path in a `use` group (`agents::payload::Payload` -> `agents`).
+fn head(item: &str) -> Option<String> {
+    let first = item.trim().split("::").next()?.trim();
+    (!first.is_empty()).then(|| first.to_string())
+}
+
+/// The imports of `code`, a file of `wing`, that name a wing above it: `wing -> higher`.
+fn upward(wing: &str, code: &str) -> Vec<String> {
+    let rank = |w: &str| ORDER.iter().position(|o| *o == w);
+    let own = rank(wing).unwrap_or_else(|| panic!("`{wing}` is not in the wings' order"));
+    wings_named(code)
+        .into_iter()
+        .filter(|named| rank(named).is_some_and(|r| r > own))
+        .map(|named| format!("{wing} -> {named}"))
+        .collect()
+}
+
+/// Every file's imports of a wing above its own (test modules left out: a unit test may read
+/// sample data through a higher wing, such as an agent's transcript reader).
+#[test]
+fn every_wing_imports_only_itself_and_the_wings_below_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    let mut seen = BTreeSet::new();
+    for file in files {
+        let Some(path) = module_path(&src, &file) else {
+            continue;
+        };
+        seen.insert(path[0].clone());
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for arrow in upward(&path[0], code) {
+            wrong.push(format!(
+                "src/{}: {arrow}",
+                file.strip_prefix(&src).unwrap().display()
+            ));
+        }
+    }
+    assert_eq!(seen.len(), ORDER.len(), "every wing has files: {seen:?}");
+    assert!(
+        wrong.is_empty(),
+        "imports from a lower wing to a higher one (the order, bottom up: {ORDER:?}; \
+         docs/architecture.md):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_order_rule_sees_each_way_of_importing_upward() {
+    assert_eq!(
+        upward("domain", "use crate::pipeline::record;"),
+        ["domain -> pipeline"]
+    );
+    assert_eq!(
+        upward("transcripts", "let r = crate::agents::event_read(p, None);"),
+        ["transcripts -> agents"]
+    );
+    assert_eq!(
+        upward(
+            "context",
+            "use crate::{\n    system::fsutil,\n    domain::{session::Session, config},\n};"
+        ),
+        ["context -> domain"]
+    );
+    assert_eq!(
+        upward("agents", "/// See [`crate::install::kept`]."),
+        ["agents -> install"]
+    );
+    assert!(upward(
+        "pipeline",
+        "use crate::{agents::Agent, domain::session, system::clock};\nuse crate::pipeline::read;"
+    )
+    .is_empty());
+}
+
+/// The order the test holds the code to is the order docs/architecture.md's table shows.
+#[test]
+fn the_wings_order_is_the_docs_table() {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    let table: Vec<&str> = docs
+        .split("| Wing | Holds | Imports |")
+        .nth(1)
+        .expect("docs/architecture.md has the wings' table")
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| l.split('`').nth(1))
+        .collect();
+    let top_down: Vec<&str> = ORDER.iter().rev().copied().collect();
+    assert_eq!(
+        table, top_down,
+        "the wings' table, top down, is the order the code keeps"
+    );
+    let mut wings: Vec<&str> = WINGS.to_vec();
+    wings.sort_unstable();
+    let mut ordered: Vec<&str> = ORDER.to_vec();
+    ordered.sort_unstable();
+    assert_eq!(ordered, wings, "the order holds every wing once");
 }
 
 #[test]
