@@ -140,23 +140,8 @@ fn wings_named(code: &str) -> BTreeSet<String> {
     let path = regex::Regex::new(r"crate::([a-z_]+)").unwrap();
     let mut named: BTreeSet<String> = path.captures_iter(code).map(|c| c[1].to_string()).collect();
     for (at, _) in code.match_indices("crate::{") {
-        // The group's items at its own depth: a nested `{…}` belongs to the item before it.
-        let mut depth = 0;
-        let mut item = String::new();
-        for ch in code[at + "crate::{".len()..].chars() {
-            match ch {
-                '{' => depth += 1,
-                '}' if depth == 0 => break,
-                '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    named.extend(head(&item));
-                    item.clear();
-                }
-                _ if depth == 0 => item.push(ch),
-                _ => {}
-            }
-        }
-        named.extend(head(&item));
+        let items = group_items(&code[at + "crate::{".len()..]);
+        named.extend(items.iter().filter_map(|i| head(i)));
     }
     named
 }
@@ -362,10 +347,8 @@ fn no_command_imports_another_and_nothing_below_imports_upward() {
     assert!(wrong.is_empty(), "imports against the layering: {wrong:?}");
 }
 
-#[test]
-fn module_imports_have_no_cycle() {
-    let graph = import_graph();
-    // Depth-first search; a back edge to a module on the stack is a cycle.
+/// A cycle of `graph`, found by a depth-first search (a back edge to a node on the stack).
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     fn visit<'a>(
         m: &'a str,
         graph: &'a BTreeMap<String, BTreeSet<String>>,
@@ -390,14 +373,125 @@ fn module_imports_have_no_cycle() {
         None
     }
     let mut done = BTreeSet::new();
-    for m in graph.keys() {
-        let cycle = visit(m, &graph, &mut Vec::new(), &mut done);
-        assert!(
-            cycle.is_none(),
-            "import cycle: {}",
-            cycle.unwrap().join(" -> ")
-        );
+    graph
+        .keys()
+        .find_map(|m| visit(m, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn module_imports_have_no_cycle() {
+    let cycle = find_cycle(&import_graph());
+    assert!(
+        cycle.is_none(),
+        "import cycle: {}",
+        cycle.unwrap_or_default().join(" -> ")
+    );
+}
+
+/// The items of a `use` group whose text starts at `rest` (just after its `{`), at the
+/// group's own depth: `a::b, c::{d, e}, self` gives `a::b`, `c::`, `self`.
+fn group_items(rest: &str) -> Vec<String> {
+    let mut depth = 0;
+    let mut items = vec![String::new()];
+    for ch in rest.chars() {
+        match ch {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => items.push(String::new()),
+            _ if depth == 0 => items.last_mut().unwrap().push(ch),
+            _ => {}
+        }
     }
+    items
+        .into_iter()
+        .map(|i| i.trim().to_string())
+        .filter(|i| !i.is_empty())
+        .collect()
+}
+
+/// What each file's module (`transcripts/activity/loops`) names of the others by a
+/// `crate::`, `super::` or `self::` path, resolved to the deepest module the path reaches (test
+/// modules left out). A module's own ancestors and submodules are left out: a module and its
+/// children are one unit (a child reads its parent's types, the parent hands on the child's).
+fn file_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeMap<Vec<String>, PathBuf> = files
+        .into_iter()
+        .filter_map(|f| Some((module_path(&src, &f)?, f)))
+        .collect();
+    let resolve = |path: &[String]| {
+        (1..=path.len())
+            .rev()
+            .map(|n| path[..n].to_vec())
+            .find(|p| modules.contains_key(p))
+    };
+    let reference =
+        regex::Regex::new(r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)*)(::\{)?").unwrap();
+    let mut graph = BTreeMap::new();
+    for (me, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let mut targets = BTreeSet::new();
+        for c in reference.captures_iter(code) {
+            let mut segments = c[1].split("::").peekable();
+            let mut path: Vec<String> = match segments.peek() {
+                Some(&"crate") => {
+                    segments.next();
+                    Vec::new()
+                }
+                _ => me.clone(),
+            };
+            while let Some(&s) = segments.peek() {
+                match s {
+                    "super" => drop(path.pop()),
+                    "self" => {}
+                    _ => break,
+                }
+                segments.next();
+            }
+            path.extend(segments.map(str::to_string));
+            let mut paths = vec![path.clone()];
+            if c.get(2).is_some() {
+                for item in group_items(&code[c.get(0).unwrap().end()..]) {
+                    let mut more = path.clone();
+                    more.extend(
+                        item.split("::")
+                            .filter(|s| !s.is_empty() && *s != "self")
+                            .map(str::to_string),
+                    );
+                    paths.push(more);
+                }
+            }
+            for target in paths.iter().filter_map(|p| resolve(p)) {
+                let related = target.starts_with(me) || me.starts_with(&target);
+                if !related {
+                    targets.insert(target.join("/"));
+                }
+            }
+        }
+        graph.insert(me.join("/"), targets);
+    }
+    graph
+}
+
+#[test]
+fn files_import_each_other_in_no_cycle() {
+    let graph = file_graph();
+    assert!(
+        graph
+            .get("transcripts/activity/loops")
+            .is_some_and(|t| t.contains("transcripts/activity/failure")),
+        "the graph between files sees `use super::failure::…`"
+    );
+    let cycle = find_cycle(&graph);
+    assert!(
+        cycle.is_none(),
+        "files importing each other: {}",
+        cycle.unwrap_or_default().join(" -> ")
+    );
 }
 
 /// How the registry and the agents' folders spell each agent: the `Agent`
