@@ -119,20 +119,58 @@ pub fn keep(ws: &Workspace, record: &Checkpoint, out: &Output) {
     }
 }
 
-/// What `command` would discard, its git aliases read (`git config
-/// --get-regexp alias`) only when it runs a git subcommand git does not have.
-pub fn threats(command: &str, top: &Path) -> Vec<Kind> {
+/// What `command`, run from `cwd`, would discard: `git checkout A …` read
+/// as git reads it ([`checkout`]), git's aliases read (`git config
+/// --get-regexp alias`, in the repository around `root`) only when it runs a
+/// git subcommand git does not have. Empty: nothing to keep, and no git run
+/// to find that out.
+pub fn threats(command: &str, root: &Path, cwd: &Path) -> Vec<Kind> {
     let found: Vec<Kind> = destructive::recognise_all(command)
         .into_iter()
         .map(|f| f.kind)
         .collect();
-    if !found.iter().any(|k| matches!(k, Kind::Alias(..))) {
-        return found;
-    }
-    let aliases = snapshot::aliases(top).unwrap_or_default();
-    let mut out = Vec::new();
-    expand(found, &aliases, 0, &mut out);
-    out
+    let found = if found.iter().any(|k| matches!(k, Kind::Alias(..))) {
+        let aliases = snapshot::aliases(root).unwrap_or_default();
+        let mut out = Vec::new();
+        expand(found, &aliases, 0, &mut out);
+        out
+    } else {
+        found
+    };
+    found
+        .into_iter()
+        .filter_map(|k| match k {
+            Kind::Checkout { within, operands } => checkout(&within, &operands, cwd),
+            k => Some(k),
+        })
+        .collect()
+}
+
+/// `git checkout A [B …]` (no `--`) run in `cwd/within`, as git reads it:
+/// `A` is a revision if it names one, else a path. What is not on disk holds
+/// no work to lose, so a name that is not there (`main`, `-`, `HEAD~1`) is
+/// a switch or a revision before paths, decided with no file read; a name
+/// that is there is looked up among the refs ([`snapshot::names_revision`]).
+/// `git checkout NAME` with a branch and a file both named NAME switches
+/// branches, as git does.
+fn checkout(within: &str, operands: &[String], cwd: &Path) -> Option<Kind> {
+    let dir = cwd.join(within);
+    let (first, rest) = operands.split_first()?;
+    let path = |o: &String| {
+        if within.is_empty() || o.starts_with('/') {
+            o.clone()
+        } else {
+            format!("{}/{o}", within.trim_end_matches('/'))
+        }
+    };
+    let a_path = std::fs::symlink_metadata(dir.join(first)).is_ok()
+        && !snapshot::names_revision(&dir, first);
+    let paths: Vec<String> = if a_path {
+        operands.iter().map(path).collect()
+    } else {
+        rest.iter().map(path).collect()
+    };
+    (!paths.is_empty()).then_some(Kind::Discard(paths))
 }
 
 /// Replaces each alias by what it runs (an alias of an alias too, a few deep).
@@ -189,6 +227,8 @@ pub fn at_risk(kinds: &[Kind], g: &GitState, top: &Path, cwd: &Path) -> bool {
                 })
         }
         Kind::ResetHard | Kind::Clean | Kind::Unsure | Kind::Alias(..) => true,
+        // Read by [`threats`] before; one left here is taken for what it may be.
+        Kind::Checkout { .. } => true,
         // The stash is kept on its own ([`keep_stashes`]).
         Kind::StashDrop => false,
     })

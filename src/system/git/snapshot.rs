@@ -716,6 +716,57 @@ pub fn aliases(dir: &Path) -> Result<Vec<(String, String)>, Unavailable> {
         .collect())
 }
 
+/// Whether `name` names a revision in the repository around `dir`, as `git
+/// checkout NAME` would take it: read from the repository's files where git
+/// would look (`$GIT_DIR/NAME` for `HEAD` and its kin, `refs/NAME`,
+/// `refs/tags/NAME`, `refs/heads/NAME`, `refs/remotes/NAME`,
+/// `refs/remotes/NAME/HEAD`, loose or packed). Git is asked only for what
+/// its files cannot answer: a revision expression (`HEAD~1`, `@{-1}`), what
+/// could be an abbreviated commit id, refs kept in a reftable.
+pub fn names_revision(dir: &Path, name: &str) -> bool {
+    let Some(git_dir) = super::git_dir_around(dir) else {
+        return false;
+    };
+    let common = crate::system::fsutil::read_text(&git_dir.join("commondir"), 4096)
+        .ok()
+        .map(|to| git_dir.join(to.trim()))
+        .unwrap_or_else(|| git_dir.clone());
+    let expression = name.contains(['~', '^', ':', '@', '{']) || name.contains("..");
+    let hex = name.len() >= 4 && name.bytes().all(|b| b.is_ascii_hexdigit());
+    if expression || hex || common.join("reftable").exists() {
+        let found = git(dir)
+            .args(["rev-parse", "--verify", "--quiet", "--end-of-options", name])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if found || !hex {
+            return found;
+        }
+    }
+    if name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
+        && git_dir.join(name).is_file()
+    {
+        return true;
+    }
+    let refs = [
+        format!("refs/{name}"),
+        format!("refs/tags/{name}"),
+        format!("refs/heads/{name}"),
+        format!("refs/remotes/{name}"),
+        format!("refs/remotes/{name}/HEAD"),
+    ];
+    if refs.iter().any(|r| common.join(r).is_file()) {
+        return true;
+    }
+    let packed =
+        crate::system::fsutil::read_text(&common.join("packed-refs"), 64 << 20).unwrap_or_default();
+    packed.lines().any(|line| {
+        line.split_once(' ')
+            .is_some_and(|(_, r)| refs.iter().any(|want| r == want))
+    })
+}
+
 /// Where the stash commits are kept before `git stash drop`/`clear`.
 pub const STASH_PREFIX: &str = "refs/ctxkeep/stash/";
 
