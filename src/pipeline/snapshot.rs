@@ -410,6 +410,13 @@ pub fn restore(
     let top = snapshot::top(&ws.root).map_err(unavailable)?;
     let own = own_paths(ws, &top);
     // ctxkeep's own files come back only where they are missing (deleted with the work).
+    // Submodules come back from their own snapshots, each checked like the rest.
+    let subs: Vec<Submodule> = snapshot::submodule_snapshots(&ws.root, &found.commit)
+        .map_err(unavailable)?
+        .into_iter()
+        .map(|(path, folder, commit)| Submodule::read(path, folder, commit))
+        .collect::<Result<_, _>>()
+        .map_err(unavailable)?;
     let files: Vec<SnapFile> = snapshot::files(&ws.root, &found.commit)
         .map_err(unavailable)?
         .into_iter()
@@ -418,6 +425,7 @@ pub fn restore(
                 .any(|o| f.path == *o || f.path.starts_with(&format!("{o}/")))
                 || std::fs::symlink_metadata(top.join(snapshot::bytes_path(&f.raw))).is_err()
         })
+        .filter(|f| !subs.iter().any(|s| s.path == f.path))
         .collect();
     let base = snapshot::parent(&ws.root, &found.commit);
     let head = crate::system::git::head(&ws.root).ok().flatten();
@@ -429,8 +437,8 @@ pub fn restore(
         _ => None,
     };
     if !force {
-        let clash = clashes(
-            ws,
+        let mut clash = clashes(
+            &ws.root,
             &top,
             &found.commit,
             base.as_deref(),
@@ -438,6 +446,18 @@ pub fn restore(
             &files,
         )
         .map_err(unavailable)?;
+        for sub in &subs {
+            let theirs = clashes(
+                &sub.folder,
+                &sub.folder,
+                &sub.commit,
+                sub.base.as_deref(),
+                sub.moved_to.as_deref(),
+                &sub.files,
+            )
+            .map_err(unavailable)?;
+            clash.extend(theirs.into_iter().map(|c| format!("{}/{c}", sub.path)));
+        }
         if !clash.is_empty() {
             let moved = head_moved
                 .as_ref()
@@ -459,6 +479,14 @@ pub fn restore(
         }
     }
     snapshot::restore(&ws.root, &found.commit, &files).map_err(unavailable)?;
+    let mut files = files;
+    for sub in subs {
+        snapshot::restore(&sub.folder, &sub.commit, &sub.files).map_err(unavailable)?;
+        files.extend(sub.files.into_iter().map(|f| SnapFile {
+            path: format!("{}/{}", sub.path, f.path),
+            ..f
+        }));
+    }
     let _ = crate::domain::events::append(
         ws,
         lock,
@@ -474,6 +502,40 @@ pub fn restore(
     })
 }
 
+/// A submodule's own snapshot, as `restore` brings it back.
+struct Submodule {
+    /// Its path in the outer repository.
+    path: String,
+    folder: std::path::PathBuf,
+    commit: String,
+    /// The submodule's HEAD when it was taken.
+    base: Option<String>,
+    /// Its HEAD now, when it moved since.
+    moved_to: Option<String>,
+    files: Vec<SnapFile>,
+}
+
+impl Submodule {
+    fn read(
+        path: String,
+        folder: std::path::PathBuf,
+        commit: String,
+    ) -> Result<Self, crate::system::git::Unavailable> {
+        let files = snapshot::files(&folder, &commit)?;
+        let base = snapshot::parent(&folder, &commit);
+        let head = crate::system::git::head(&folder).ok().flatten();
+        let moved_to = head.filter(|h| base.as_ref() != Some(h));
+        Ok(Submodule {
+            path,
+            folder,
+            commit,
+            base,
+            moved_to,
+            files,
+        })
+    }
+}
+
 fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
@@ -482,7 +544,7 @@ fn short(commit: &str) -> &str {
 /// is neither the snapshot's bytes nor those of the commit it was taken on
 /// (`base`), or (`head`: HEAD moved) the file was committed since.
 fn clashes(
-    ws: &Workspace,
+    root: &Path,
     top: &Path,
     commit: &str,
     base: Option<&str>,
@@ -490,13 +552,13 @@ fn clashes(
     files: &[SnapFile],
 ) -> Result<Vec<String>, crate::system::git::Unavailable> {
     let raw: Vec<Vec<u8>> = files.iter().map(|f| f.raw.clone()).collect();
-    let kept = snapshot::contents(&ws.root, commit, &raw)?;
+    let kept = snapshot::contents(root, commit, &raw)?;
     let was = match base {
-        Some(b) => snapshot::contents(&ws.root, b, &raw)?,
+        Some(b) => snapshot::contents(root, b, &raw)?,
         None => vec![None; files.len()],
     };
     let now_committed = match head {
-        Some(h) => Some(snapshot::contents(&ws.root, h, &raw)?),
+        Some(h) => Some(snapshot::contents(root, h, &raw)?),
         None => None,
     };
     let mut out = Vec::new();

@@ -699,3 +699,73 @@ fn git_checkout_of_a_path_without_double_dash_is_snapshotted_and_a_switch_is_not
     taken += 1;
     assert_eq!(pre_destructive(&p), taken, "no snapshot before checkout notes src");
 }
+
+/// Runs `script` in the project with `sh`, hermetic; panics when it fails.
+fn run(p: &Project, script: &str) {
+    let out = p.sh(script).output().unwrap();
+    assert!(out.status.success(), "{script}: {out:?}");
+}
+
+#[test]
+fn work_inside_a_submodule_is_kept_before_it_is_discarded_and_restore_brings_it_back() {
+    let p = Project::initialized();
+    let lib = p.home().join("lib");
+    let lib_url = format!("file://{}", lib.display());
+    run(
+        &p,
+        &format!(
+            "git init -q -b main '{0}' && cd '{0}' && printf 'pub fn lib() {{}}\\n' > a.rs \
+             && git add a.rs && git commit -q -m lib",
+            lib.display()
+        ),
+    );
+    p.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        &lib_url,
+        "sub",
+    ]);
+    p.commit_all("submodule");
+    p.checkpoint(&[]).success();
+    let mut taken = 0;
+    for (line, runs) in [
+        (
+            "git submodule foreach git reset --hard",
+            "git submodule foreach -q git reset -q --hard",
+        ),
+        ("git -C sub reset --hard", "git -C sub reset -q --hard"),
+        ("cd sub && git checkout .", "cd sub && git checkout -q ."),
+        ("git -C sub checkout a.rs", "git -C sub checkout -q a.rs"),
+    ] {
+        p.write("sub/a.rs", "pub fn lib() {}\npub fn mine() {}\n");
+        p.write("sub/draft.rs", "// half a thought\n");
+        bash(&p, line);
+        taken += 1;
+        assert_eq!(pre_destructive(&p), taken, "no snapshot before {line}");
+        run(&p, runs);
+        run(&p, "rm -f sub/draft.rs");
+        assert_eq!(p.read("sub/a.rs"), "pub fn lib() {}\n", "{line}");
+        let (v, code) = p.json(&["restore"]);
+        assert_eq!(code, 0, "{line}: {v}");
+        assert_eq!(
+            p.read("sub/a.rs"),
+            "pub fn lib() {}\npub fn mine() {}\n",
+            "{line}"
+        );
+        assert_eq!(p.read("sub/draft.rs"), "// half a thought\n", "{line}");
+        let listed = v["files"].to_string();
+        assert!(
+            listed.contains("sub/a.rs") && listed.contains("sub/draft.rs"),
+            "{v}"
+        );
+        // Newer work in the submodule is not overwritten.
+        p.write("sub/a.rs", "pub fn newer() {}\n");
+        let (v, code) = p.json(&["restore"]);
+        assert_ne!(code, 0, "{v}");
+        assert_eq!(p.read("sub/a.rs"), "pub fn newer() {}\n");
+        run(&p, "git -C sub checkout -q -- a.rs && rm -f sub/draft.rs");
+    }
+}

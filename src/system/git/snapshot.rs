@@ -133,6 +133,8 @@ pub fn take(
     // Paths whose index entry stays as it is: a file left out is not recorded as deleted,
     // a submodule keeps its commit.
     let mut kept_entry: Vec<&Vec<u8>> = Vec::new();
+    // Submodules whose own work was kept: the snapshot points at that snapshot.
+    let mut gitlinks: Vec<(&Vec<u8>, String)> = Vec::new();
     for rel in &listed {
         let path = top.join(bytes_path(rel));
         let shown = String::from_utf8_lossy(rel).into_owned();
@@ -147,8 +149,12 @@ pub fn take(
             // A submodule's own work is kept in its repository ([`take_submodule`]).
             if path.join(".git").exists() {
                 kept_entry.push(rel);
-                if let Err(e) = take_submodule(&path, message) {
-                    left_out.push(format!("{shown} (submodule): {e}"));
+                match take_submodule(&path, message) {
+                    Ok((commit, inner)) => {
+                        left_out.extend(inner.iter().map(|l| format!("{shown}/{l}")));
+                        gitlinks.extend(commit.map(|c| (rel, c)));
+                    }
+                    Err(e) => left_out.push(format!("{shown} (submodule): {e}")),
                 }
             }
         } else if !kind.is_file() {
@@ -222,6 +228,11 @@ pub fn take(
             entries.push(0);
         }
     }
+    for (rel, commit) in &gitlinks {
+        entries.extend_from_slice(format!("160000 {commit}\t").as_bytes());
+        entries.extend_from_slice(rel);
+        entries.push(0);
+    }
     if !entries.is_empty() {
         with_bytes(
             &top,
@@ -293,23 +304,62 @@ pub const AUTHOR: &str = "ctxkeep";
 pub const AUTHOR_EMAIL: &str = "ctxkeep@localhost";
 
 /// A dirty submodule's own work, kept in its own repository under
-/// `refs/ctxkeep/snapshots/submodule-<time>` (the outer snapshot holds only
-/// the commit the submodule is at).
-fn take_submodule(path: &Path, message: &str) -> Result<(), Unavailable> {
+/// `refs/ctxkeep/snapshots/submodule-<time>`; the outer snapshot's entry for
+/// the submodule points at that commit, which is how `restore` finds it
+/// ([`submodule_snapshots`]). None when the submodule holds no uncommitted work.
+/// Also what it could not keep there.
+fn take_submodule(
+    path: &Path,
+    message: &str,
+) -> Result<(Option<String>, Vec<String>), Unavailable> {
     let g = super::state(path, &[])?;
     if g.dirty.is_empty() {
-        return Ok(());
+        return Ok((None, Vec::new()));
     }
     let dirty: Vec<String> = g.dirty.into_iter().map(|d| d.path).collect();
     let taken = take(path, &dirty, &[], g.head.as_deref(), message, None)?;
-    if let Some(s) = taken.snapshot {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0);
-        keep(path, &format!("submodule-{stamp}"), &s.commit)?;
+    let Some(s) = taken.snapshot else {
+        return Ok((None, taken.left_out));
+    };
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    keep(path, &format!("submodule-{stamp}"), &s.commit)?;
+    Ok((Some(s.commit), taken.left_out))
+}
+
+/// The submodules whose own work a snapshot kept: (the submodule's path
+/// relative to the top level, its folder, the snapshot commit in its
+/// repository). A submodule entry that is not such a snapshot (the
+/// submodule's HEAD moved) is not one.
+pub fn submodule_snapshots(
+    dir: &Path,
+    commit: &str,
+) -> Result<Vec<(String, PathBuf, String)>, Unavailable> {
+    let top = top(dir)?;
+    let listed = run(&top, &["ls-tree", "-r", "-z", commit])?;
+    let mut found = Vec::new();
+    for entry in listed.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+        let Some(tab) = entry.iter().position(|&b| b == b'\t') else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&entry[..tab]);
+        let f: Vec<&str> = head.split(' ').collect();
+        if f.first() != Some(&"160000") || f.len() != 3 {
+            continue;
+        }
+        let rel = &entry[tab + 1..];
+        let folder = top.join(bytes_path(rel));
+        if folder.join(".git").exists() && made_by_ctxkeep(&folder, f[2]) {
+            found.push((
+                String::from_utf8_lossy(rel).into_owned(),
+                folder,
+                f[2].to_string(),
+            ));
+        }
     }
-    Ok(())
+    Ok(found)
 }
 
 /// The uncommitted names as bytes (modified, deleted and untracked, not ignored).
