@@ -1119,9 +1119,11 @@ impl Hook {
             }
         }
         let exclude = crate::system::fsutil::resolve_target(&self.ws.state_path);
-        let Ok(g) = crate::system::git::state(&self.ws.root, std::slice::from_ref(&exclude)) else {
+        let Ok(mut g) = crate::system::git::state(&self.ws.root, std::slice::from_ref(&exclude))
+        else {
             return Ok(None);
         };
+        super::snapshot::add_ignored_submodules(&mut g, &top);
         let mut failure = None;
         let mut busy = false;
         if super::snapshot::at_risk(&kinds, &g, &top, &cwd) {

@@ -768,4 +768,19 @@ fn work_inside_a_submodule_is_kept_before_it_is_discarded_and_restore_brings_it_
         assert_eq!(p.read("sub/a.rs"), "pub fn newer() {}\n");
         run(&p, "git -C sub checkout -q -- a.rs && rm -f sub/draft.rs");
     }
+    // A submodule `git status` is told to ignore is looked into all the same.
+    p.git(&["config", "-f", ".gitmodules", "submodule.sub.ignore", "dirty"]);
+    p.commit_all("ignore the submodule's work");
+    p.write("sub/a.rs", "pub fn lib() {}
+pub fn mine() {}
+");
+    assert_eq!(p.git(&["status", "--porcelain"]), "");
+    bash(&p, "git -C sub reset --hard");
+    assert_eq!(pre_destructive(&p), taken + 1);
+    run(&p, "git -C sub reset -q --hard");
+    let (v, code) = p.json(&["restore"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(p.read("sub/a.rs"), "pub fn lib() {}
+pub fn mine() {}
+");
 }
