@@ -120,7 +120,7 @@ pub fn keep(ws: &Workspace, record: &Checkpoint, out: &Output) {
 }
 
 /// What `command`, run from `cwd`, would discard: `git checkout A …` read
-/// as git reads it ([`checkout`]), git's aliases read (`git config
+/// as git reads it ([`snapshot::checkout_paths`]), git's aliases read (`git config
 /// --get-regexp alias`, in the repository around `root`) only when it runs a
 /// git subcommand git does not have. Empty: nothing to keep, and no git run
 /// to find that out.
@@ -140,37 +140,12 @@ pub fn threats(command: &str, root: &Path, cwd: &Path) -> Vec<Kind> {
     found
         .into_iter()
         .filter_map(|k| match k {
-            Kind::Checkout { within, operands } => checkout(&within, &operands, cwd),
+            Kind::Checkout { within, operands } => {
+                snapshot::checkout_paths(&within, &operands, cwd).map(Kind::Discard)
+            }
             k => Some(k),
         })
         .collect()
-}
-
-/// `git checkout A [B …]` (no `--`) run in `cwd/within`, as git reads it:
-/// `A` is a revision if it names one, else a path. What is not on disk holds
-/// no work to lose, so a name that is not there (`main`, `-`, `HEAD~1`) is
-/// a switch or a revision before paths, decided with no file read; a name
-/// that is there is looked up among the refs ([`snapshot::names_revision`]).
-/// `git checkout NAME` with a branch and a file both named NAME switches
-/// branches, as git does.
-fn checkout(within: &str, operands: &[String], cwd: &Path) -> Option<Kind> {
-    let dir = cwd.join(within);
-    let (first, rest) = operands.split_first()?;
-    let path = |o: &String| {
-        if within.is_empty() || o.starts_with('/') {
-            o.clone()
-        } else {
-            format!("{}/{o}", within.trim_end_matches('/'))
-        }
-    };
-    let a_path = std::fs::symlink_metadata(dir.join(first)).is_ok()
-        && !snapshot::names_revision(&dir, first);
-    let paths: Vec<String> = if a_path {
-        operands.iter().map(path).collect()
-    } else {
-        rest.iter().map(path).collect()
-    };
-    (!paths.is_empty()).then_some(Kind::Discard(paths))
 }
 
 /// Replaces each alias by what it runs (an alias of an alias too, a few deep).
@@ -597,6 +572,10 @@ fn clashes(
     };
     let mut out = Vec::new();
     for (i, f) in files.iter().enumerate() {
+        // A submodule's commit: restore leaves it as it is (its own work comes back on its own).
+        if matches!(&kept[i], Some((mode, _)) if mode == "160000") {
+            continue;
+        }
         let rel = snapshot::bytes_path(&f.raw);
         let path = top.join(&rel);
         // A file in the way of a directory the snapshot needs.

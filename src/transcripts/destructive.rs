@@ -571,8 +571,9 @@ fn global_options(args: &[String]) -> (usize, String) {
                 i += 2;
             }
             // Global options that take the next word.
-            "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
-            | "--config-env" => i += 2,
+            "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--config-env" => {
+                i += 2
+            }
             a if a.starts_with('-') => i += 1,
             _ => break,
         }
@@ -1101,7 +1102,11 @@ mod tests {
             vec![checkout("", &["src"]), checkout("sub", &["src"])]
         );
         // The switches that need no reading.
-        for line in ["git checkout -b x", "git checkout -", "git checkout --orphan x"] {
+        for line in [
+            "git checkout -b x",
+            "git checkout -",
+            "git checkout --orphan x",
+        ] {
             assert_eq!(kind(line), None, "{line}");
         }
     }

@@ -689,15 +689,27 @@ fn git_checkout_of_a_path_without_double_dash_is_snapshotted_and_a_switch_is_not
     // A branch named like the folder: git switches branches (loose ref, then packed).
     p.git(&["branch", "src"]);
     bash(&p, "git checkout src");
-    assert_eq!(pre_destructive(&p), taken, "a snapshot before a switch to src");
+    assert_eq!(
+        pre_destructive(&p),
+        taken,
+        "a snapshot before a switch to src"
+    );
     p.git(&["pack-refs", "--all"]);
     bash(&p, "git checkout src");
-    assert_eq!(pre_destructive(&p), taken, "a snapshot before a switch to packed src");
+    assert_eq!(
+        pre_destructive(&p),
+        taken,
+        "a snapshot before a switch to packed src"
+    );
     // A tag, and a revision before paths, read the same way.
     p.git(&["tag", "notes"]);
     bash(&p, "git checkout notes src");
     taken += 1;
-    assert_eq!(pre_destructive(&p), taken, "no snapshot before checkout notes src");
+    assert_eq!(
+        pre_destructive(&p),
+        taken,
+        "no snapshot before checkout notes src"
+    );
 }
 
 /// Runs `script` in the project with `sh`, hermetic; panics when it fails.
@@ -769,18 +781,30 @@ fn work_inside_a_submodule_is_kept_before_it_is_discarded_and_restore_brings_it_
         run(&p, "git -C sub checkout -q -- a.rs && rm -f sub/draft.rs");
     }
     // A submodule `git status` is told to ignore is looked into all the same.
-    p.git(&["config", "-f", ".gitmodules", "submodule.sub.ignore", "dirty"]);
+    p.git(&[
+        "config",
+        "-f",
+        ".gitmodules",
+        "submodule.sub.ignore",
+        "dirty",
+    ]);
     p.commit_all("ignore the submodule's work");
-    p.write("sub/a.rs", "pub fn lib() {}
+    p.write(
+        "sub/a.rs",
+        "pub fn lib() {}
 pub fn mine() {}
-");
+",
+    );
     assert_eq!(p.git(&["status", "--porcelain"]), "");
     bash(&p, "git -C sub reset --hard");
     assert_eq!(pre_destructive(&p), taken + 1);
     run(&p, "git -C sub reset -q --hard");
     let (v, code) = p.json(&["restore"]);
     assert_eq!(code, 0, "{v}");
-    assert_eq!(p.read("sub/a.rs"), "pub fn lib() {}
+    assert_eq!(
+        p.read("sub/a.rs"),
+        "pub fn lib() {}
 pub fn mine() {}
-");
+"
+    );
 }

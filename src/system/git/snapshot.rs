@@ -766,6 +766,32 @@ pub fn aliases(dir: &Path) -> Result<Vec<(String, String)>, Unavailable> {
         .collect())
 }
 
+/// The paths `git checkout A [B …]` (no `--`) run in `cwd/within` would
+/// discard, as git reads it: `A` is a revision if it names one, else a path
+/// like the rest. What is not on disk holds no work to lose, so a name that
+/// is not there (`main`, `-`, `HEAD~1`) is a switch or a revision before
+/// paths, decided with no file read; a name that is there is looked up
+/// among the refs ([`names_revision`]). With a branch and a file both named
+/// NAME, `git checkout NAME` switches branches, as git does. None: a switch.
+pub fn checkout_paths(within: &str, operands: &[String], cwd: &Path) -> Option<Vec<String>> {
+    let dir = cwd.join(within);
+    let (first, rest) = operands.split_first()?;
+    let path = |o: &String| {
+        if within.is_empty() || o.starts_with('/') {
+            o.clone()
+        } else {
+            format!("{}/{o}", within.trim_end_matches('/'))
+        }
+    };
+    let a_path = std::fs::symlink_metadata(dir.join(first)).is_ok() && !names_revision(&dir, first);
+    let paths: Vec<String> = if a_path {
+        operands.iter().map(path).collect()
+    } else {
+        rest.iter().map(path).collect()
+    };
+    (!paths.is_empty()).then_some(paths)
+}
+
 /// Whether `name` names a revision in the repository around `dir`, as `git
 /// checkout NAME` would take it: read from the repository's files where git
 /// would look (`$GIT_DIR/NAME` for `HEAD` and its kin, `refs/NAME`,
@@ -794,9 +820,7 @@ pub fn names_revision(dir: &Path, name: &str) -> bool {
             return found;
         }
     }
-    if name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
-        && git_dir.join(name).is_file()
-    {
+    if name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') && git_dir.join(name).is_file() {
         return true;
     }
     let refs = [
