@@ -37,6 +37,7 @@ mod plugin;
 mod precommit;
 mod qwen;
 mod readback;
+mod record_files;
 mod recorded;
 mod relay;
 mod remaining;

@@ -10,6 +10,7 @@
 //! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines
 //! are ignored.
 
+pub mod attached;
 pub mod beads;
 pub mod delegated;
 pub mod error_sites;
@@ -810,6 +811,15 @@ impl Recorder {
     pub(crate) fn files(&mut self, call_id: Option<&str>, paths: Vec<String>) {
         if !paths.is_empty() {
             self.push(call_id, Event::Files(paths));
+        }
+    }
+
+    /// Files a subagent's own call changed (read from the parent's transcript): in the
+    /// record, not in the main session's loop detection; an error reported for `call_id`
+    /// drops them.
+    pub(crate) fn delegated_files(&mut self, call_id: &str, paths: Vec<String>) {
+        if !paths.is_empty() {
+            self.push(Some(call_id), Event::ShellFiles(paths));
         }
     }
 

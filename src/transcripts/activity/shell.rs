@@ -178,7 +178,14 @@ fn git_folder(args: &[&str]) -> Option<String> {
 /// (not with `--check`, `--diff` or `-l`, which only report).
 fn rewrites_in_place(tool: &str, args: &[&str]) -> bool {
     let has = |flags: &[&str]| args.iter().any(|a| flags.contains(a));
-    if has(&["--check", "--diff", "-d", "--list-different", "-l", "--dry-run"]) {
+    if has(&[
+        "--check",
+        "--diff",
+        "-d",
+        "--list-different",
+        "-l",
+        "--dry-run",
+    ]) {
         return false;
     }
     match tool {
@@ -203,8 +210,9 @@ fn tool_takes_subcommand(tool: &str) -> bool {
 /// formatter given a folder rewrites files it does not name.
 fn names_a_file(word: &str) -> bool {
     let last = word.rsplit('/').next().unwrap_or("");
-    last.rfind('.')
-        .is_some_and(|i| i > 0 && i + 1 < last.len() && last[i + 1..].chars().all(char::is_alphanumeric))
+    last.rfind('.').is_some_and(|i| {
+        i > 0 && i + 1 < last.len() && last[i + 1..].chars().all(char::is_alphanumeric)
+    })
 }
 
 /// The words that are not options or an option's value.
@@ -220,7 +228,10 @@ fn operands<'a>(args: &[&'a str], value_options: &[&str]) -> Vec<&'a str> {
             skip = value_options.contains(a);
             continue;
         }
-        out.push(*a);
+        // An empty word (BSD `sed -i '' …`'s suffix) is never a file or a script.
+        if !a.is_empty() {
+            out.push(*a);
+        }
     }
     out
 }
@@ -432,6 +443,8 @@ mod tests {
             ["src/x.rs", "src/y.rs"]
         );
         assert_eq!(changed("sed -i.bak -e 's/a/b/' conf.ini"), ["conf.ini"]);
+        // BSD sed's empty suffix is its own word: the script is still not a file.
+        assert_eq!(changed("sed -i '' 's/a/b/g' conf.ini"), ["conf.ini"]);
         assert_eq!(changed("mv old.md docs/new.md"), ["old.md", "docs/new.md"]);
         assert_eq!(changed("cp a.toml b.toml"), ["b.toml"]);
         assert_eq!(
@@ -513,10 +526,7 @@ mod tests {
     #[test]
     fn links_and_installs_change_their_target() {
         assert_eq!(changed("ln -sf ../shared/a.md docs/a.md"), ["docs/a.md"]);
-        assert_eq!(
-            changed("install -m 755 build/tool bin/tool"),
-            ["bin/tool"]
-        );
+        assert_eq!(changed("install -m 755 build/tool bin/tool"), ["bin/tool"]);
     }
 
     #[test]
