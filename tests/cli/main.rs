@@ -42,6 +42,7 @@ mod recorded;
 mod relay;
 mod remaining;
 mod replay;
+mod reported_checks;
 mod requests;
 mod restore;
 mod resume;

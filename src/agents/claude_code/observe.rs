@@ -180,6 +180,12 @@ impl Reader {
                     .and_then(|o| o.get("kind"))
                     .and_then(Value::as_str)
                     .is_none_or(|k| k == "human");
+                if str_of("type") == Some("queued_command") {
+                    // A monitor's message queued while the agent worked: the checks it reports.
+                    if let Some(p) = str_of("prompt") {
+                        rec.injected(p);
+                    }
+                }
                 if str_of("type") == Some("queued_command")
                     && str_of("commandMode").is_none_or(|m| m == "prompt")
                     && human
@@ -198,6 +204,23 @@ impl Reader {
         let meta = flag("isMeta") || flag("isCompactSummary") || flag("isVisibleInTranscriptOnly");
         if flag("isCompactSummary") {
             rec.context_compacted();
+        }
+        // A message a tool injected (a CI monitor's event, a task notification): the checks it
+        // reports. Not the summary, which may quote one.
+        if !flag("isCompactSummary") {
+            match content(line) {
+                Some(Value::String(s)) => rec.injected(s),
+                Some(Value::Array(blocks)) => {
+                    for b in blocks {
+                        if b.get("type").and_then(Value::as_str) == Some("text") {
+                            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                                rec.injected(t);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
         }
         // A slash command's expansion: the files its `@` references attach are read.
         if flag("isMeta") && !flag("isCompactSummary") {
