@@ -96,8 +96,12 @@ fn keep(text: &str, first_line: usize, mapping: &Mapping, fm: &FrontMatter) {
 /// The cache file's keys when it holds exactly `text`; None for any other file.
 fn read_cache(file: &Path, text: &str, first_line: usize) -> Option<(Mapping, FrontMatter)> {
     use std::io::Read;
-    let f = std::fs::File::open(file).ok()?;
-    let mut bytes = Vec::new();
+    // A FIFO or a device in its place is refused, never waited on.
+    let (f, len) = crate::system::fsutil::open_input(file).ok()?;
+    if len > MAX_CACHE_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
     f.take(MAX_CACHE_BYTES + 1).read_to_end(&mut bytes).ok()?;
     let rest = bytes.strip_prefix(MAGIC)?;
     let header_end = rest.iter().position(|&b| b == b'\n')?;
