@@ -75,7 +75,7 @@ impl Hook {
         if matches!(payload.action, Action::BeforeDestructive { .. }) {
             ws.lock_timeout = ws.lock_timeout.min(DESTRUCTIVE_LOCK_WAIT);
         }
-        let sf = StateFile::load(&ws.state_path)?;
+        let sf = StateFile::load_kept(&ws.state_path, &ws.data_dir)?;
         sf.require_initialized()?;
         let config = Config::from_front(&sf.fm);
         let session = payload

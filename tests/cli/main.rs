@@ -20,6 +20,7 @@ mod hooks;
 mod hostile;
 mod init;
 mod json;
+mod kept_front_matter;
 mod left_open;
 mod lifecycle;
 mod limits;
