@@ -75,7 +75,6 @@ fn main() {
             &tokens,
             &ends,
             &shapes.split,
-            &shapes.next_prefix,
             &shapes.longest,
             &shapes.pairs,
         );
@@ -97,9 +96,8 @@ fn main() {
                 assert_eq!(back.rank(&longer), want, "{name}: {longer:?}");
             }
         }
-        let (split, prefix) =
-            packed::derive_parts(back.prefix_lens, back.left_lens, token, |b| back.rank(b))
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (split, prefix) = packed::derive_parts(back.left_lens, token, |b| back.rank(b))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         let want_split: Vec<u32> = shapes.split.iter().flat_map(|&(l, r)| [l, r]).collect();
         assert!(
             split == want_split

@@ -404,8 +404,7 @@ impl Vocab {
                     NONE => &[][..],
                     s => &t.tokens[t.bytes_range(s as usize)],
                 };
-                let (split, prefix) =
-                    packed::derive_parts(t.prefix_lens, t.left_lens, token, |b| t.rank(b))?;
+                let (split, prefix) = packed::derive_parts(t.left_lens, token, |b| t.rank(b))?;
                 Ok(Parts {
                     split,
                     prefix,
