@@ -267,6 +267,11 @@ impl Counter<'_> {
         if end == text.len() {
             return end;
         }
+        // Most pieces end in an ASCII char that is not whitespace (U+0009..U+000D, U+0020).
+        let last_byte = text.as_bytes()[end - 1];
+        if last_byte < 0x80 && !matches!(last_byte, b'\t'..=b'\r' | b' ') {
+            return end;
+        }
         let piece = &text[start..end];
         let Some(last) = piece.chars().next_back() else {
             return end;

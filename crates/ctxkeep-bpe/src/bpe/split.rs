@@ -264,22 +264,29 @@ fn o200k_upper_end(b: &[u8], i: usize) -> Option<usize> {
 /// pattern is `patterns::O200K_PATTERN`).
 pub(crate) fn o200k_end(b: &[u8], i: usize) -> usize {
     let (c, len) = at(b, i);
-    let prefixed = is_prefix(c, b[i]) && i + len < b.len();
-    if prefixed {
+    // The letter alternatives, in the pattern's order (first with the prefix, then
+    // without), tried only where they can start: at a letter or a mark.
+    let letterish = |c: u8| c == class::LOWER || is_upperish(c);
+    let after_prefix = is_prefix(c, b[i]) && i + len < b.len() && letterish(at(b, i + len).0);
+    if after_prefix {
         if let Some(e) = o200k_lower_end(b, i + len) {
             return e;
         }
     }
-    if let Some(e) = o200k_lower_end(b, i) {
-        return e;
+    if letterish(c) {
+        if let Some(e) = o200k_lower_end(b, i) {
+            return e;
+        }
     }
-    if prefixed {
+    if after_prefix {
         if let Some(e) = o200k_upper_end(b, i + len) {
             return e;
         }
     }
-    if let Some(e) = o200k_upper_end(b, i) {
-        return e;
+    if letterish(c) {
+        if let Some(e) = o200k_upper_end(b, i) {
+            return e;
+        }
     }
     if c == class::NUMBER {
         return numbers_end(b, i);
