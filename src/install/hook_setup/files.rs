@@ -76,11 +76,7 @@ impl Pending {
             Some(at) => at,
             None => {
                 let before = read(path)?;
-                let comments = settings.comments_allowed;
-                let mut doc =
-                    JsonText::parse(before.as_deref().unwrap_or(""), comments).map_err(|why| {
-                        Error::data(path, format!("{why}; fix it by hand, nothing was changed"))
-                    })?;
+                let mut doc = parse_json(settings, path, before.as_deref())?;
                 let found = before.as_ref().and_then(|_| Kept::of(&doc));
                 let noted = kept::load(path);
                 if let Some(n) = &noted {
@@ -236,8 +232,22 @@ pub(super) fn read(path: &Path) -> anyhow::Result<Option<String>> {
     Ok(Some(fsutil::read_text(path, MAX_SETTINGS_BYTES)?))
 }
 
-/// What the settings file holds (an empty object when there is none).
+/// What the settings file holds (an empty object when there is none). Only read, never edited:
+/// the install's note on the file (which an edit needs) is not looked up.
 pub(super) fn load(settings: &AgentSettings, path: &Path) -> anyhow::Result<Value> {
-    let mut files = Pending::default();
-    Ok(files.json(settings, path)?.value().clone())
+    let before = read(path)?;
+    Ok(parse_json(settings, path, before.as_deref())?
+        .value()
+        .clone())
+}
+
+/// The JSON settings `text` read from `path` (None: no file, an empty object).
+fn parse_json(
+    settings: &AgentSettings,
+    path: &Path,
+    text: Option<&str>,
+) -> anyhow::Result<JsonText> {
+    JsonText::parse(text.unwrap_or(""), settings.comments_allowed).map_err(|why| {
+        Error::data(path, format!("{why}; fix it by hand, nothing was changed")).into()
+    })
 }
