@@ -61,6 +61,7 @@ pub mod own_files;
 pub mod payload;
 pub mod policy;
 pub mod qwen;
+mod recorded_call;
 pub mod records;
 
 use std::fmt;
