@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use super::Agent;
-use crate::install::agent_settings::json_edit::JsonText;
-use crate::install::agent_settings::mcp::Format;
+use crate::agents::settings::json_edit::JsonText;
+use crate::agents::settings::mcp::Format;
 use crate::system::fsutil;
 
 /// A settings file larger than this is not read.

@@ -63,6 +63,7 @@ pub mod policy;
 pub mod qwen;
 mod recorded_call;
 pub mod records;
+pub mod settings;
 
 use std::fmt;
 use std::fs::File;
@@ -74,8 +75,8 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::agents::payload::Payload;
+use crate::agents::settings::AgentSettings;
 use crate::context::compaction::{CompactionConfig, Limit};
-use crate::install::agent_settings::AgentSettings;
 use crate::system::error::Error;
 use crate::transcripts::activity::{Observed, Recorder};
 use crate::transcripts::compaction_summary::Found;

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::agents::settings::json_edit::JsonText;
+use crate::agents::settings::mcp::Format;
 use crate::agents::Agent;
-use crate::install::agent_settings::json_edit::JsonText;
-use crate::install::agent_settings::mcp::Format;
 use crate::system::git::DirtyFile;
 
 /// A settings file is small; a bigger one is not looked into.

@@ -3,9 +3,9 @@
 use super::{Ctx, Outcome};
 use crate::cli::GcArgs;
 use crate::domain::config::Config;
-use crate::domain::retention::{self, Collected, Mode};
 use crate::domain::state::StateFile;
 use crate::domain::workspace::Workspace;
+use crate::handoff::retention::{self, Collected, Mode};
 use crate::system::output::thousands;
 
 pub fn run(args: GcArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {

@@ -76,7 +76,7 @@ fn shared_note(agent: Agent, edit: &Edit, personal: bool, ctx: &Ctx) {
     let settings = agent.settings();
     let guarded = settings
         .hook_command
-        .starts_with(crate::install::agent_settings::MISSING_GUARD);
+        .starts_with(crate::agents::settings::MISSING_GUARD);
     // What a teammate who has not installed ctxkeep meets, said exactly.
     let teammate = match (guarded, edit.mcp.is_some()) {
         (true, false) => format!(
@@ -118,7 +118,7 @@ fn status_line_note(agent: Agent, path: &std::path::Path, edit: &Edit, ctx: &Ctx
     let Some(theirs) = &edit.kept_status_line else {
         return;
     };
-    let compose = crate::install::agent_settings::composed_status_line(theirs);
+    let compose = crate::agents::settings::composed_status_line(theirs);
     match &edit.kept_in {
         Some(file) => ctx.out.warn(&format!(
             "kept your status line ({theirs}, in {file}) and wrote none into {}, so nobody's is replaced. To see ctxkeep's gauge beside yours: `ctxkeep hooks install {agent} --personal` (composes them in your personal settings), or set that status line's command to: {compose}",

@@ -6,7 +6,7 @@ use super::{Ctx, Outcome};
 use crate::agents::Agent;
 use crate::cli::RelayArgs;
 use crate::domain::workspace::Workspace;
-use crate::handoff::relay::{self, AgentSpec, Builtin, Plan, SessionReport, Stop};
+use crate::pipeline::relay::{self, AgentSpec, Builtin, Plan, SessionReport, Stop};
 use crate::system::error::Error;
 use crate::system::output::thousands;
 

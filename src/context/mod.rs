@@ -1,8 +1,7 @@
 //! How full the context is: the model table, usage readings' limits (where each agent
-//! compacts), stages, what a session's own readings teach, and token counting.
+//! compacts), stages, and token counting.
 
 pub mod compaction;
-pub mod learning;
 pub mod models;
 pub mod stages;
 pub mod tokens;

@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 
 use crate::system::error::Error;
 pub use crate::system::git::{DirtyFile, GitState};
+use crate::transcripts::compaction_summary::{facts, Fact};
 
 /// An archived record is one small JSON document; anything larger is not one.
 const MAX_RECORD_BYTES: u64 = 8 * 1024 * 1024;
@@ -342,6 +343,18 @@ pub fn missing_fields(c: &Checkpoint) -> Vec<Field> {
 }
 
 impl Checkpoint {
+    /// Its facts an agent's compaction summary should keep, in the order a reader needs them
+    /// (the rules are `compaction_summary::facts`').
+    pub fn facts(&self) -> Vec<Fact> {
+        facts::of(&facts::Recorded {
+            active_task: &self.active_task,
+            next_action: &self.next_action,
+            remaining: &self.remaining,
+            decisions: &self.decisions,
+            observed: self.observed.as_ref(),
+        })
+    }
+
     pub fn brief(&self) -> HistoryEntry {
         HistoryEntry {
             id: self.id.clone(),

@@ -39,7 +39,7 @@ pub struct Config {
     /// Automatic checkpoints store the uncommitted work in git (`snapshots: false` turns it off).
     pub snapshots: bool,
     /// When the model is asked for a checkpoint between stages; None when `checkpoint_requests: false`.
-    pub checkpoint_requests: Option<crate::pipeline::requests::Settings>,
+    pub checkpoint_requests: Option<crate::domain::requests::Settings>,
     /// A restored session is asked to confirm it read the checkpoint (`acknowledgement: false` turns it off).
     pub acknowledgement: bool,
     /// The resumed conversation's note that the checkpoint changed (`reminders: false`).
@@ -114,7 +114,7 @@ impl Config {
             brief: fm.brief.unwrap_or(true),
             give_back: fm.give_back.unwrap_or(true),
             status_line: fm.status_line.unwrap_or(true),
-            checkpoint_requests: crate::pipeline::requests::Setting::resolve(
+            checkpoint_requests: crate::domain::requests::Setting::resolve(
                 fm.checkpoint_requests.as_ref(),
             ),
         }

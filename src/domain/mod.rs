@@ -1,5 +1,6 @@
 //! The project's own records: the state file and its format, checkpoints and their action items,
-//! sessions, the event log, settings, templates, retention and the merge rules.
+//! sessions, the event log, settings (checkpoint requests' among them), templates and the merge
+//! rules.
 
 pub mod actions;
 pub mod checkpoint;
@@ -7,7 +8,7 @@ pub mod config;
 pub mod events;
 pub mod lines;
 pub mod merge;
-pub mod retention;
+pub mod requests;
 pub mod session;
 pub mod state;
 pub mod templates;

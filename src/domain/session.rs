@@ -201,9 +201,9 @@ pub struct Session {
     /// Tool calls since the model last recorded a checkpoint, and the requests made.
     #[serde(
         default,
-        skip_serializing_if = "crate::pipeline::requests::State::is_empty"
+        skip_serializing_if = "crate::domain::requests::State::is_empty"
     )]
-    requests: crate::pipeline::requests::State,
+    requests: crate::domain::requests::State,
 }
 
 /// A compaction as the agent recorded it (`crate::transcripts::usage::Usage::pre_tokens`).

@@ -1,11 +1,11 @@
 //! Handing work to a fresh session: the resume prompt, the handoff ledger (`chain.jsonl`),
-//! acknowledgements, and `relay`.
+//! acknowledgements, and keeping `.ctxkeep/` bounded (`retention`, the ledger among it).
 
 pub mod ack;
 pub mod ledger;
 pub mod prompt;
-pub mod relay;
 pub mod resume;
+pub mod retention;
 
 /// A project in a temp dir for the handoff modules' unit tests: initialized as `ctxkeep init`
 /// makes it, with checkpoints written as `ctxkeep checkpoint` writes them.

@@ -1,7 +1,7 @@
-//! Setting ctxkeep up, never on the hot path: `init`, the agents' hook settings and their
-//! editing, `hooks install/doctor`, and the demo.
+//! Setting ctxkeep up, never on the hot path: `init`, `hooks install/doctor` (the settings
+//! shape they edit is `agents::settings`), and the demo.
 
-pub mod agent_settings;
 pub mod demo;
 pub mod hook_setup;
 pub mod init;
+pub mod kept;

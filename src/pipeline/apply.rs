@@ -122,7 +122,7 @@ pub fn write_stage_checkpoint(
         });
         let mut o = match open {
             Some(v) => v.observe(ws, lock, s.id())?,
-            None => crate::transcripts::session_index::observed_locked(
+            None => crate::pipeline::session_index::observed_locked(
                 ws,
                 lock,
                 s.id(),

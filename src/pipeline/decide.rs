@@ -10,8 +10,9 @@ use crate::agents::policy::Policy;
 use crate::agents::Agent;
 use crate::context::compaction::StagesAgainst;
 use crate::context::stages::{FiredStage, Stage, StageAction, Step};
+use crate::domain::requests::{Settings, State};
 use crate::domain::session::Session;
-use crate::pipeline::requests::{self, Settings, Why};
+use crate::pipeline::requests::{self, Why};
 use crate::transcripts::usage::Usage;
 
 use super::effects::{LearnPoint, LogLine, Reach, StageCheckpoint};
@@ -55,9 +56,9 @@ pub enum Judged {
 /// Judges the compaction noted on the session at the first reading after it (`compacted`:
 /// this reading is still at it); marks it judged.
 pub fn compaction_judged(s: &mut Session, agent: Agent, compacted: bool) -> Option<Judged> {
-    use crate::context::learning::Verdict;
+    use crate::pipeline::learning::Verdict;
     Some(
-        match crate::context::learning::judge(s, agent, compacted)? {
+        match crate::pipeline::learning::judge(s, agent, compacted)? {
             Verdict::NotLearned(fields) => {
                 Judged::NotLearned(LogLine::new("compaction_not_learned", fields))
             }
@@ -303,7 +304,7 @@ pub fn compacts_nothing(s: &mut Session, tokens: Option<u64>, name: &str) -> Opt
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     pub why: Why,
-    pub state: requests::State,
+    pub state: State,
 }
 
 impl Request {
@@ -322,7 +323,7 @@ impl Request {
 /// `stage_given`: a stage's instruction goes out with this event and asks for the same, so
 /// none is made and the count starts again.
 pub fn checkpoint_request(
-    state: &mut requests::State,
+    state: &mut State,
     settings: &Settings,
     payload: &Payload,
     current: Option<&str>,
@@ -392,7 +393,7 @@ pub fn session_started(
     }
     if source == "compact" {
         if let Some(usage) = boundary {
-            crate::context::learning::note_compaction(s, usage, None);
+            crate::pipeline::learning::note_compaction(s, usage, None);
         }
         s.context_emptied(now);
         if let Some(t) = stated {
@@ -412,7 +413,7 @@ pub fn compaction_ended(
     now: &str,
 ) {
     if let Some(usage) = boundary {
-        crate::context::learning::note_compaction(s, usage, trigger);
+        crate::pipeline::learning::note_compaction(s, usage, trigger);
     }
     s.compaction_ended(now);
 }
@@ -1321,7 +1322,7 @@ mod tests {
         crate::agents::parse_payload(Agent::ClaudeCode, &text).unwrap()
     }
 
-    fn calls(state: &mut requests::State, n: u32, payload: &Payload) -> Vec<Request> {
+    fn calls(state: &mut State, n: u32, payload: &Payload) -> Vec<Request> {
         let settings = Settings::default();
         (0..n)
             .filter_map(|_| {
@@ -1332,7 +1333,7 @@ mod tests {
 
     #[test]
     fn a_commit_after_ten_calls_asks_for_a_checkpoint_and_says_so_in_the_log() {
-        let mut state = requests::State::default();
+        let mut state = State::default();
         assert!(calls(&mut state, 10, &post_tool_use("ls")).is_empty());
         let asked = calls(
             &mut state,
@@ -1355,14 +1356,14 @@ mod tests {
 
     #[test]
     fn a_commit_within_the_spacing_asks_nothing() {
-        let mut state = requests::State::default();
+        let mut state = State::default();
         calls(&mut state, 3, &post_tool_use("ls"));
         assert!(calls(&mut state, 1, &post_tool_use("git commit -m x")).is_empty());
     }
 
     #[test]
     fn a_long_stretch_of_calls_asks_once_at_sixty() {
-        let mut state = requests::State::default();
+        let mut state = State::default();
         let asked = calls(&mut state, 70, &post_tool_use("cargo test"));
         assert_eq!(asked.len(), 1);
         assert_eq!(asked[0].why, Why::LongStretch(60));
@@ -1370,7 +1371,7 @@ mod tests {
 
     #[test]
     fn a_stage_given_at_the_same_event_asks_instead_and_restarts_the_count() {
-        let mut state = requests::State::default();
+        let mut state = State::default();
         calls(&mut state, 20, &post_tool_use("ls"));
         let settings = Settings::default();
         let commit = post_tool_use("git commit -m x");
@@ -1382,7 +1383,7 @@ mod tests {
 
     #[test]
     fn a_checkpoint_the_model_wrote_restarts_the_count() {
-        let mut state = requests::State::default();
+        let mut state = State::default();
         calls(&mut state, 55, &post_tool_use("ls"));
         let settings = Settings::default();
         let ls = post_tool_use("ls");
@@ -1397,7 +1398,7 @@ mod tests {
 
     #[test]
     fn checkpoint_requests_can_be_turned_off_per_reason() {
-        let mut state = requests::State::default();
+        let mut state = State::default();
         let settings = Settings {
             after_commit: false,
             ..Settings::default()

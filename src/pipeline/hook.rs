@@ -273,7 +273,7 @@ impl Hook {
     ) -> anyhow::Result<Option<String>> {
         let heard = {
             let batch = self.reopen(slot)?;
-            crate::transcripts::session_index::compaction_noticed(
+            crate::pipeline::session_index::compaction_noticed(
                 &self.ws,
                 batch.lock(),
                 &self.session,
@@ -820,11 +820,7 @@ impl Hook {
         let late = source == "compact" && {
             self.view()
                 .catch_up_index(&self.ws, batch.lock(), &self.session, None);
-            !crate::transcripts::session_index::restore_started(
-                &self.ws,
-                batch.lock(),
-                &self.session,
-            )
+            !crate::pipeline::session_index::restore_started(&self.ws, batch.lock(), &self.session)
         };
         let (lock, s) = batch.parts();
         // Gemini puts a SessionStart's context in front of the user's prompt,

@@ -1,6 +1,8 @@
 //! The hook pipeline: one entry for hook events, `track`, the status line and MCP status,
-//! and the work it does: tracking usage, checkpoint requests, loop detection, the record a checkpoint
-//! takes, and the snapshots taken before destructive commands.
+//! and the work it does: tracking usage, what a session's own readings teach, checkpoint
+//! requests, loop detection, the session's index on disk, the record a checkpoint takes, and
+//! the snapshots taken before destructive commands; and `relay`, headless sessions one after
+//! another, checkpointed through that record.
 //!
 //! Every entry that moves a session goes the same way:
 //!
@@ -18,10 +20,13 @@ pub mod decide;
 pub mod effects;
 pub mod headline;
 pub mod hook;
+pub mod learning;
 pub mod loop_detection;
 pub mod read;
 pub mod record;
+pub mod relay;
 pub mod requests;
+pub mod session_index;
 pub mod snapshot;
 pub mod status;
 pub mod tracking;

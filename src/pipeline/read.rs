@@ -101,7 +101,7 @@ impl TranscriptView {
         let read = self.read().ok()??;
         let ask = loops.and_then(|s| crate::pipeline::loop_detection::ask(ws, s, read));
         let (index, steps) =
-            crate::transcripts::session_index::catch_up_read_with(ws, lock, id, read, ask)?;
+            crate::pipeline::session_index::catch_up_read_with(ws, lock, id, read, ask)?;
         if let (Some(ask), Some((steps, end))) = (ask, steps) {
             self.prefetched.replace(Some(Prefetched {
                 from: ask.from,
@@ -133,7 +133,7 @@ impl TranscriptView {
     /// session's index (the caller holds the lock).
     pub fn observe(&self, ws: &Workspace, lock: &Lock, id: &str) -> Option<Observed> {
         let read = self.read().ok()??;
-        crate::transcripts::session_index::observed_with(ws, lock, id, read)
+        crate::pipeline::session_index::observed_with(ws, lock, id, read)
     }
 
     /// Acknowledges the latest restore when what the transcript gained since the last look
@@ -143,7 +143,7 @@ impl TranscriptView {
             return;
         };
         let _ = crate::handoff::ledger::ack_if_echoed(ws, lock, &|nonce| {
-            crate::transcripts::session_index::echoed(
+            crate::pipeline::session_index::echoed(
                 ws,
                 lock,
                 id,

@@ -499,7 +499,7 @@ fn write(
         crate::system::clock::now(),
     );
     if !pruned.is_empty() {
-        crate::domain::retention::drop_snapshot_refs(ws);
+        crate::handoff::retention::drop_snapshot_refs(ws);
     }
     if let Err(e) = crate::domain::events::rotate_if_over(ws, lock, config.events_max_bytes) {
         out.warn(&format!("the event log could not be rotated: {e}"));

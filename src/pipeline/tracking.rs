@@ -332,7 +332,7 @@ pub fn apply_in(
             );
             compacted = usage.compacted;
             if compacted {
-                crate::context::learning::note_compaction(s, &usage, None);
+                crate::pipeline::learning::note_compaction(s, &usage, None);
             }
             // No token count (a new transcript, or compacted without `postTokens`)
             // is recorded as unknown rather than guessed.
@@ -401,7 +401,7 @@ pub fn apply_in(
     // the window is larger than assumed (or unknown).
     let was_unknown = prev.as_ref().is_some_and(|p| !p.window_known());
     let evidence = agent_reading
-        .then(|| crate::context::learning::window_evidence(s, was_unknown))
+        .then(|| crate::pipeline::learning::window_evidence(s, was_unknown))
         .flatten();
     // A compaction read earlier is judged at the first reading after it; a point it teaches
     // is remembered now, before the limit is looked up (it may be that limit).

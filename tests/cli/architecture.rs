@@ -1,7 +1,7 @@
 //! The layering docs/architecture.md describes, checked on the sources: the top level is the
-//! wings and nothing else, the infrastructure wing imports no other, no command imports
-//! another, nothing below the commands imports `commands` or `cli`, and the modules' imports
-//! have no cycle.
+//! wings and nothing else, the wings are layers (a file imports only its own wing and those
+//! below it, in the order of the docs' table), no command imports another, and the modules'
+//! imports have no cycle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -24,6 +24,23 @@ const WINGS: &[&str] = &[
     "verify",
 ];
 const UNITS: &[&str] = &["agents", "cli", "mcp"];
+
+/// The wings from the bottom up: the code of a wing names (`crate::…`) only its own wing and
+/// the wings below it. docs/architecture.md's table of the wings lists them top down.
+const ORDER: &[&str] = &[
+    "system",
+    "context",
+    "transcripts",
+    "domain",
+    "agents",
+    "handoff",
+    "verify",
+    "pipeline",
+    "install",
+    "mcp",
+    "cli",
+    "commands",
+];
 
 /// Node of the import graph for a module path: the wing for the units, `wing/module` else.
 fn node(parts: &[&str]) -> Option<String> {
@@ -115,6 +132,122 @@ fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
         graph.entry(me).or_default().extend(targets);
     }
     graph
+}
+
+/// The top-level modules `code` names by a `crate::` path: `crate::wing…`, and each item of a
+/// `use crate::{wing…, other::{…}}` group.
+fn wings_named(code: &str) -> BTreeSet<String> {
+    let path = regex::Regex::new(r"crate::([a-z_]+)").unwrap();
+    let mut named: BTreeSet<String> = path.captures_iter(code).map(|c| c[1].to_string()).collect();
+    for (at, _) in code.match_indices("crate::{") {
+        let items = group_items(&code[at + "crate::{".len()..]);
+        named.extend(items.iter().filter_map(|i| head(i)));
+    }
+    named
+}
+
+/// The first name of a path in a `use` group (`agents::payload::Payload` -> `agents`).
+fn head(item: &str) -> Option<String> {
+    let first = item.trim().split("::").next()?.trim();
+    (!first.is_empty()).then(|| first.to_string())
+}
+
+/// The imports of `code`, a file of `wing`, that name a wing above it: `wing -> higher`.
+fn upward(wing: &str, code: &str) -> Vec<String> {
+    let rank = |w: &str| ORDER.iter().position(|o| *o == w);
+    let own = rank(wing).unwrap_or_else(|| panic!("`{wing}` is not in the wings' order"));
+    wings_named(code)
+        .into_iter()
+        .filter(|named| rank(named).is_some_and(|r| r > own))
+        .map(|named| format!("{wing} -> {named}"))
+        .collect()
+}
+
+/// Every file's imports of a wing above its own (test modules left out: a unit test may read
+/// sample data through a higher wing, such as an agent's transcript reader).
+#[test]
+fn every_wing_imports_only_itself_and_the_wings_below_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    let mut seen = BTreeSet::new();
+    for file in files {
+        let Some(path) = module_path(&src, &file) else {
+            continue;
+        };
+        seen.insert(path[0].clone());
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for arrow in upward(&path[0], code) {
+            wrong.push(format!(
+                "src/{}: {arrow}",
+                file.strip_prefix(&src).unwrap().display()
+            ));
+        }
+    }
+    assert_eq!(seen.len(), ORDER.len(), "every wing has files: {seen:?}");
+    assert!(
+        wrong.is_empty(),
+        "imports from a lower wing to a higher one (the order, bottom up: {ORDER:?}; \
+         docs/architecture.md):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_order_rule_sees_each_way_of_importing_upward() {
+    assert_eq!(
+        upward("domain", "use crate::pipeline::record;"),
+        ["domain -> pipeline"]
+    );
+    assert_eq!(
+        upward("transcripts", "let r = crate::agents::event_read(p, None);"),
+        ["transcripts -> agents"]
+    );
+    assert_eq!(
+        upward(
+            "context",
+            "use crate::{\n    system::fsutil,\n    domain::{session::Session, config},\n};"
+        ),
+        ["context -> domain"]
+    );
+    assert_eq!(
+        upward("agents", "/// See [`crate::install::kept`]."),
+        ["agents -> install"]
+    );
+    assert!(upward(
+        "pipeline",
+        "use crate::{agents::Agent, domain::session, system::clock};\nuse crate::pipeline::read;"
+    )
+    .is_empty());
+}
+
+/// The order the test holds the code to is the order docs/architecture.md's table shows.
+#[test]
+fn the_wings_order_is_the_docs_table() {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    let table: Vec<&str> = docs
+        .split("| Wing | Holds | Imports |")
+        .nth(1)
+        .expect("docs/architecture.md has the wings' table")
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| l.split('`').nth(1))
+        .collect();
+    let top_down: Vec<&str> = ORDER.iter().rev().copied().collect();
+    assert_eq!(
+        table, top_down,
+        "the wings' table, top down, is the order the code keeps"
+    );
+    let mut wings: Vec<&str> = WINGS.to_vec();
+    wings.sort_unstable();
+    let mut ordered: Vec<&str> = ORDER.to_vec();
+    ordered.sort_unstable();
+    assert_eq!(ordered, wings, "the order holds every wing once");
 }
 
 #[test]
@@ -214,10 +347,8 @@ fn no_command_imports_another_and_nothing_below_imports_upward() {
     assert!(wrong.is_empty(), "imports against the layering: {wrong:?}");
 }
 
-#[test]
-fn module_imports_have_no_cycle() {
-    let graph = import_graph();
-    // Depth-first search; a back edge to a module on the stack is a cycle.
+/// A cycle of `graph`, found by a depth-first search (a back edge to a node on the stack).
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     fn visit<'a>(
         m: &'a str,
         graph: &'a BTreeMap<String, BTreeSet<String>>,
@@ -242,14 +373,125 @@ fn module_imports_have_no_cycle() {
         None
     }
     let mut done = BTreeSet::new();
-    for m in graph.keys() {
-        let cycle = visit(m, &graph, &mut Vec::new(), &mut done);
-        assert!(
-            cycle.is_none(),
-            "import cycle: {}",
-            cycle.unwrap().join(" -> ")
-        );
+    graph
+        .keys()
+        .find_map(|m| visit(m, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn module_imports_have_no_cycle() {
+    let cycle = find_cycle(&import_graph());
+    assert!(
+        cycle.is_none(),
+        "import cycle: {}",
+        cycle.unwrap_or_default().join(" -> ")
+    );
+}
+
+/// The items of a `use` group whose text starts at `rest` (just after its `{`), at the
+/// group's own depth: `a::b, c::{d, e}, self` gives `a::b`, `c::`, `self`.
+fn group_items(rest: &str) -> Vec<String> {
+    let mut depth = 0;
+    let mut items = vec![String::new()];
+    for ch in rest.chars() {
+        match ch {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => items.push(String::new()),
+            _ if depth == 0 => items.last_mut().unwrap().push(ch),
+            _ => {}
+        }
     }
+    items
+        .into_iter()
+        .map(|i| i.trim().to_string())
+        .filter(|i| !i.is_empty())
+        .collect()
+}
+
+/// What each file's module (`transcripts/activity/loops`) names of the others by a
+/// `crate::`, `super::` or `self::` path, resolved to the deepest module the path reaches (test
+/// modules left out). A module's own ancestors and submodules are left out: a module and its
+/// children are one unit (a child reads its parent's types, the parent hands on the child's).
+fn file_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeMap<Vec<String>, PathBuf> = files
+        .into_iter()
+        .filter_map(|f| Some((module_path(&src, &f)?, f)))
+        .collect();
+    let resolve = |path: &[String]| {
+        (1..=path.len())
+            .rev()
+            .map(|n| path[..n].to_vec())
+            .find(|p| modules.contains_key(p))
+    };
+    let reference =
+        regex::Regex::new(r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)*)(::\{)?").unwrap();
+    let mut graph = BTreeMap::new();
+    for (me, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let mut targets = BTreeSet::new();
+        for c in reference.captures_iter(code) {
+            let mut segments = c[1].split("::").peekable();
+            let mut path: Vec<String> = match segments.peek() {
+                Some(&"crate") => {
+                    segments.next();
+                    Vec::new()
+                }
+                _ => me.clone(),
+            };
+            while let Some(&s) = segments.peek() {
+                match s {
+                    "super" => drop(path.pop()),
+                    "self" => {}
+                    _ => break,
+                }
+                segments.next();
+            }
+            path.extend(segments.map(str::to_string));
+            let mut paths = vec![path.clone()];
+            if c.get(2).is_some() {
+                for item in group_items(&code[c.get(0).unwrap().end()..]) {
+                    let mut more = path.clone();
+                    more.extend(
+                        item.split("::")
+                            .filter(|s| !s.is_empty() && *s != "self")
+                            .map(str::to_string),
+                    );
+                    paths.push(more);
+                }
+            }
+            for target in paths.iter().filter_map(|p| resolve(p)) {
+                let related = target.starts_with(me) || me.starts_with(&target);
+                if !related {
+                    targets.insert(target.join("/"));
+                }
+            }
+        }
+        graph.insert(me.join("/"), targets);
+    }
+    graph
+}
+
+#[test]
+fn files_import_each_other_in_no_cycle() {
+    let graph = file_graph();
+    assert!(
+        graph
+            .get("transcripts/activity/loops")
+            .is_some_and(|t| t.contains("transcripts/activity/failure")),
+        "the graph between files sees `use super::failure::…`"
+    );
+    let cycle = find_cycle(&graph);
+    assert!(
+        cycle.is_none(),
+        "files importing each other: {}",
+        cycle.unwrap_or_default().join(" -> ")
+    );
 }
 
 /// How the registry and the agents' folders spell each agent: the `Agent`
@@ -262,6 +504,9 @@ struct AgentNames {
     /// Display names: a string literal containing one names an agent.
     display: Vec<String>,
 }
+
+/// Folders of `src/agents/` that hold what every agent shares, not one agent.
+const SHARED_AGENT_FOLDERS: &[&str] = &["settings"];
 
 fn agent_names(src: &Path) -> AgentNames {
     let registry = std::fs::read_to_string(src.join("agents/mod.rs")).unwrap();
@@ -288,7 +533,7 @@ fn agent_names(src: &Path) -> AgentNames {
     };
     for entry in std::fs::read_dir(src.join("agents")).unwrap() {
         let dir = entry.unwrap().path();
-        if !dir.is_dir() {
+        if !dir.is_dir() || SHARED_AGENT_FOLDERS.iter().any(|f| dir.ends_with(f)) {
             continue;
         }
         names

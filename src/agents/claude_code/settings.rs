@@ -1,8 +1,8 @@
 //! Claude Code: `.claude/settings.json`, `hooks` by event, and the status
 //! line (FORMATS: docs/agents.md, "Use with Claude Code").
 
-use crate::install::agent_settings::mcp::McpSettings;
-use crate::install::agent_settings::{AgentSettings, Event};
+use crate::agents::settings::mcp::McpSettings;
+use crate::agents::settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,

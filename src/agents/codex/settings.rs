@@ -5,10 +5,10 @@
 //! project hooks only in a trusted project whose hooks are trusted too
 //! (docs/agents.md, "Use with Codex CLI").
 
-use crate::install::agent_settings::mcp::{Format, McpSettings};
+use crate::agents::settings::mcp::{Format, McpSettings};
 use std::path::Path;
 
-use crate::install::agent_settings::{AgentSettings, Event};
+use crate::agents::settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use crate::install::agent_settings::mcp::McpSettings;
-use crate::install::agent_settings::{AgentSettings, Event};
+use crate::agents::settings::mcp::McpSettings;
+use crate::agents::settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,

@@ -3,10 +3,10 @@
 //! trusted folder, and a hook must print JSON on stdout every time
 //! (docs/agents.md, "Use with Gemini CLI").
 
-use crate::install::agent_settings::mcp::McpSettings;
+use crate::agents::settings::mcp::McpSettings;
 use std::path::Path;
 
-use crate::install::agent_settings::{AgentSettings, Event};
+use crate::agents::settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,

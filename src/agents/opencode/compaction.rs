@@ -38,7 +38,7 @@ pub fn limit(window: u64, project: &Path, env: &dyn Fn(&str) -> Option<String>) 
     // The last file that says wins, as OpenCode merges them in that order.
     let off = files.iter().rev().find_map(|f| {
         let text = std::fs::read_to_string(f).ok()?;
-        let doc = crate::install::agent_settings::json_edit::JsonText::parse(&text, true).ok()?;
+        let doc = crate::agents::settings::json_edit::JsonText::parse(&text, true).ok()?;
         match doc.value().pointer("/compaction/auto") {
             Some(Value::Bool(auto)) => Some((!auto, f.clone())),
             _ => None,

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use crate::install::agent_settings::mcp::{Format, McpSettings};
-use crate::install::agent_settings::{AgentSettings, CodeFile, Event};
+use crate::agents::settings::mcp::{Format, McpSettings};
+use crate::agents::settings::{AgentSettings, CodeFile, Event};
 
 /// What the plugin says it is, near its top; a file at its path without it
 /// is the user's.

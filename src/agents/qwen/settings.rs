@@ -2,8 +2,8 @@
 //! event names and group shape, MCP servers under `mcpServers` in the same
 //! file (docs/agents.md, "Use with Qwen Code").
 
-use crate::install::agent_settings::mcp::McpSettings;
-use crate::install::agent_settings::{AgentSettings, Event};
+use crate::agents::settings::mcp::McpSettings;
+use crate::agents::settings::{AgentSettings, Event};
 
 pub const SETTINGS: AgentSettings = AgentSettings {
     name: super::ID,

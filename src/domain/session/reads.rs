@@ -168,7 +168,7 @@ impl Session {
         self.compaction_seen.as_ref()
     }
 
-    pub fn requests(&self) -> &crate::pipeline::requests::State {
+    pub fn requests(&self) -> &crate::domain::requests::State {
         &self.requests
     }
 }

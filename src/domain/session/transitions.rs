@@ -303,7 +303,7 @@ impl Session {
     }
 
     /// The checkpoint requests' count, which `pipeline::requests` keeps.
-    pub fn requests_mut(&mut self) -> &mut crate::pipeline::requests::State {
+    pub fn requests_mut(&mut self) -> &mut crate::domain::requests::State {
         &mut self.requests
     }
 }

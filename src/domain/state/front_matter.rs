@@ -125,16 +125,6 @@ pub(super) fn check_depth(path: &Path, text: &str, first_line: usize) -> Result<
     Ok(())
 }
 
-/// The front matter's keys and ctxkeep's fields, as parsed before (the same text in this
-/// process, or a hook event's cache file: [`super::kept`]) or parsed now.
-pub(super) fn parse_front(
-    path: &Path,
-    text: &str,
-    first_line: usize,
-) -> Result<(Mapping, FrontMatter), Error> {
-    super::kept::parse_front(path, text, first_line, None)
-}
-
 /// What [`parse_text`] parsed: `from_value` when ctxkeep's fields read from the parsed keys
 /// alone (so that a cache holding the keys can give them back).
 pub(super) struct Parsed {

@@ -91,7 +91,7 @@ pub struct FrontMatter {
     /// Automatic checkpoints store the uncommitted work in git (default true).
     pub snapshots: Option<bool>,
     /// When the model is asked for a checkpoint between stages (`false`: never).
-    pub checkpoint_requests: Option<crate::pipeline::requests::Setting>,
+    pub checkpoint_requests: Option<crate::domain::requests::Setting>,
     /// A restored session is asked to confirm it read the checkpoint, by a marker line in its
     /// reply (`false`: never asked, and `verify` does not warn CK801).
     pub acknowledgement: Option<bool>,
@@ -294,12 +294,15 @@ impl StateFile {
     pub fn set_keys(&mut self, updates: &[(&str, Option<serde_json::Value>)]) -> Result<(), Error> {
         let text = self.front_text_with(updates.iter().map(|(k, v)| (*k, v.as_ref())));
         let first_line = self.front.as_ref().map(|f| f.first_line).unwrap_or(2);
-        let (mapping, fm) = parse_front(&self.path, &text, first_line).map_err(|e| {
-            Error::data(
-                &self.path,
-                format!("could not update the front matter in place ({e}); nothing was written"),
-            )
-        })?;
+        let (mapping, fm) =
+            kept::parse_front(&self.path, &text, first_line, None).map_err(|e| {
+                Error::data(
+                    &self.path,
+                    format!(
+                        "could not update the front matter in place ({e}); nothing was written"
+                    ),
+                )
+            })?;
         // Every key we did not set must read back exactly as before.
         for (k, v) in &self.mapping {
             let ours = k
@@ -376,7 +379,7 @@ impl StateFile {
             .unwrap_or_default();
         let text = replace_key_block(&old, key, block.as_deref(), nl);
         let first_line = self.front.as_ref().map(|f| f.first_line).unwrap_or(2);
-        let (mapping, fm) = parse_front(&self.path, &text, first_line)?;
+        let (mapping, fm) = kept::parse_front(&self.path, &text, first_line, None)?;
         let front = self.front.get_or_insert_with(|| Front {
             open: format!("---{nl}"),
             text: String::new(),

@@ -12,9 +12,9 @@ use super::paths::mcp_path;
 use super::plugin::enabled_in;
 use super::present::{installed_at, settings_with_hooks};
 use super::sandbox::Sandbox;
+use crate::agents::settings::StatusLine;
 use crate::agents::Agent;
 use crate::domain::workspace::Workspace;
-use crate::install::agent_settings::StatusLine;
 
 /// One line of `hooks doctor`.
 #[derive(Debug, Serialize)]
@@ -63,7 +63,7 @@ pub fn doctor(
     for (_, hook) in found.hooks.iter_mut() {
         if let Some(rest) = hook
             .as_deref()
-            .and_then(|c| c.strip_prefix(crate::install::agent_settings::MISSING_GUARD))
+            .and_then(|c| c.strip_prefix(crate::agents::settings::MISSING_GUARD))
         {
             *hook = Some(rest.to_string());
         }
@@ -116,7 +116,7 @@ pub fn doctor(
         // The plugin's own script guards against a missing ctxkeep; it runs the plain command.
         let plain = settings
             .hook_command
-            .strip_prefix(crate::install::agent_settings::MISSING_GUARD)
+            .strip_prefix(crate::agents::settings::MISSING_GUARD)
             .unwrap_or(settings.hook_command);
         let command = format!("{plain} --plugin");
         for (_, hook) in found.hooks.iter_mut() {

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::agents::settings::json_edit::JsonText;
+use crate::agents::settings::AgentSettings;
 use crate::agents::Agent;
-use crate::install::agent_settings::json_edit::JsonText;
-use crate::install::agent_settings::kept::{self, Kept};
-use crate::install::agent_settings::AgentSettings;
+use crate::install::kept::{self, Kept};
 use crate::system::error::Error;
 use crate::system::file_batch::{self, FileChange};
 use crate::system::fsutil;

@@ -8,10 +8,10 @@ use serde::Serialize;
 use super::files::{load, Pending};
 use super::paths::{mcp_path, project_dir};
 use super::plugin::install_note;
+use crate::agents::settings::mcp::Format;
+use crate::agents::settings::{AgentSettings, Change, OtherStatusLine, Plan, StatusLine};
 use crate::agents::Agent;
-use crate::install::agent_settings::kept;
-use crate::install::agent_settings::mcp::Format;
-use crate::install::agent_settings::{AgentSettings, Change, OtherStatusLine, Plan, StatusLine};
+use crate::install::kept;
 use crate::system::error::Error;
 
 /// What `install` and `uninstall` did (or, with `dry_run`, would do); also

@@ -1,6 +1,6 @@
 //! `hooks install|uninstall|doctor`'s work: read an agent's settings file
 //! and its MCP configuration, insert ctxkeep's entries or take them out as
-//! text (`agent_settings`; every other byte stays), write every file changed
+//! text (`agents::settings`; every other byte stays), write every file changed
 //! all or nothing (`file_batch`), and check that each installed command runs
 //! against a sandbox copy of the project with a payload in that agent's
 //! shape. Only [`settings_with_hooks`] (in `present`) is on a hook's path.

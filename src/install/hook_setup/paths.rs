@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::agents::settings::AgentSettings;
 use crate::agents::Agent;
-use crate::install::agent_settings::AgentSettings;
 
 /// The agent's settings file beside the state file in `root`
 /// (`.claude/settings.json`, `.codex/hooks.json`, `.gemini/settings.json`).

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::files::{load, read};
 use super::paths::default_path;
+use crate::agents::settings::AgentSettings;
 use crate::agents::Agent;
-use crate::install::agent_settings::AgentSettings;
 
 /// The project's settings file that carries ctxkeep's hooks for `agent`,
 /// if one does: then the plugin's hooks step aside.
@@ -37,7 +37,7 @@ pub fn has_hooks(agent: Agent, path: &Path) -> bool {
 pub(super) fn installed_at(
     settings: &AgentSettings,
     path: &Path,
-) -> anyhow::Result<crate::install::agent_settings::Installed> {
+) -> anyhow::Result<crate::agents::settings::Installed> {
     match settings.code {
         Some(_) => Ok(settings.installed_code(read(path)?.as_deref())),
         None => Ok(settings.installed(&load(settings, path)?)),
@@ -47,7 +47,7 @@ pub(super) fn installed_at(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::agent_settings::json_edit::JsonText;
+    use crate::agents::settings::json_edit::JsonText;
 
     /// The settings text `hooks install` writes for `agent` over `before` (in memory: no lock,
     /// no note in the user's state folder).

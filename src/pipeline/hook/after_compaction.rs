@@ -66,7 +66,7 @@ impl Hook {
         if !self.agent.policy().briefs_summarizer() || !self.config.brief {
             return None;
         }
-        let brief = text::brief(&c.id, &self.state_name(), &compaction_summary::facts::of(c));
+        let brief = text::brief(&c.id, &self.state_name(), &c.facts());
         Some(Answer::Plain(brief))
     }
 
@@ -118,7 +118,7 @@ impl Hook {
     /// without the project lock held.
     fn remember_remains(&self, found: &Found) {
         if let Found::Text(text) = found {
-            let _ = crate::transcripts::session_index::note_summary(
+            let _ = crate::pipeline::session_index::note_summary(
                 &self.ws,
                 &self.session,
                 self.transcript().as_deref(),
@@ -141,7 +141,7 @@ impl Hook {
     /// missing on the session (the caller holds the lock and saves `s`).
     fn record_audit(&self, lock: &Lock, s: &mut Session, c: &Checkpoint, found: &Found) {
         let audit = match found {
-            Found::Text(text) => Some(compaction_summary::audit(c, text)),
+            Found::Text(text) => Some(compaction_summary::audit(&c.id, &c.facts(), text)),
             _ => None,
         };
         let names = |facts: &[compaction_summary::Fact]| -> Vec<String> {

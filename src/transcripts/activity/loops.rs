@@ -24,6 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::failure::{self, Failure};
+use super::shell::{command_key, program};
 
 /// Front-matter settings `gutter: {same_failure, same_file, oscillation}`; 0 turns a rule off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -885,30 +886,6 @@ pub(crate) fn verdict(
         return None;
     }
     ok.or(exit_code.map(|c| c == 0))
-}
-
-/// The program a pipeline stage runs (after `cd … &&`, environment assignments, `sudo`).
-fn program(stage: &str) -> &str {
-    let last = stage.rsplit("&&").next().unwrap_or(stage);
-    last.split_whitespace()
-        .find(|w| !w.contains('=') && *w != "sudo" && *w != "env" && *w != "time")
-        .map(|w| w.rsplit('/').next().unwrap_or(w))
-        .unwrap_or("")
-}
-
-/// What identifies a command across runs: whitespace collapsed, without a leading `cd DIR &&`,
-/// a trailing `2>&1` or a last pipe into `tail`/`head` (agents vary how much output they keep).
-pub fn command_key(cmd: &str) -> String {
-    let mut c = cmd.split_whitespace().collect::<Vec<_>>().join(" ");
-    while let Some(rest) = c.strip_prefix("cd ").and_then(|r| r.split_once(" && ")) {
-        c = rest.1.to_string();
-    }
-    if let Some((head, last)) = c.rsplit_once(" | ") {
-        if matches!(program(last), "tail" | "head") {
-            c = head.to_string();
-        }
-    }
-    c.trim_end_matches(" 2>&1").trim().to_string()
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! `cp`, `rm`, `touch`, `tee`, output redirections, the package managers' manifests; `cat`,
 //! `head`, `tail`, `sed -n` and the like for reads. Only where it is clear: a word with a
 //! variable, a command substitution or a glob is not a path, and a heredoc's body is not
-//! commands.
+//! commands. And what identifies a command across runs (`command_key`, the program a stage
+//! runs), which loop detection and the checks left open share.
 
 /// What a command names.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -426,6 +427,30 @@ fn words(text: &str) -> Vec<String> {
 
 fn is_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The program a pipeline stage runs (after `cd … &&`, environment assignments, `sudo`).
+pub fn program(stage: &str) -> &str {
+    let last = stage.rsplit("&&").next().unwrap_or(stage);
+    last.split_whitespace()
+        .find(|w| !w.contains('=') && *w != "sudo" && *w != "env" && *w != "time")
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+        .unwrap_or("")
+}
+
+/// What identifies a command across runs: whitespace collapsed, without a leading `cd DIR &&`,
+/// a trailing `2>&1` or a last pipe into `tail`/`head` (agents vary how much output they keep).
+pub fn command_key(cmd: &str) -> String {
+    let mut c = cmd.split_whitespace().collect::<Vec<_>>().join(" ");
+    while let Some(rest) = c.strip_prefix("cd ").and_then(|r| r.split_once(" && ")) {
+        c = rest.1.to_string();
+    }
+    if let Some((head, last)) = c.rsplit_once(" | ") {
+        if matches!(program(last), "tail" | "head") {
+            c = head.to_string();
+        }
+    }
+    c.trim_end_matches(" 2>&1").trim().to_string()
 }
 
 #[cfg(test)]

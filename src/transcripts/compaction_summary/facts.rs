@@ -20,7 +20,6 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::checkpoint::Checkpoint;
 use crate::transcripts::activity::{left_open, Observed, PlanStatus};
 
 /// The share of the words of a prose fact with no identifier a summary must have to keep it.
@@ -92,17 +91,30 @@ impl Fact {
     }
 }
 
+/// What a checkpoint recorded that its facts come from (the record is `domain`'s
+/// `Checkpoint`, which hands these over in `Checkpoint::facts`).
+#[derive(Debug, Clone, Copy)]
+pub struct Recorded<'a> {
+    pub active_task: &'a str,
+    pub next_action: &'a str,
+    /// Its remaining action items.
+    pub remaining: &'a [String],
+    pub decisions: &'a [String],
+    /// What the session did, as the checkpoint saw it.
+    pub observed: Option<&'a Observed>,
+}
+
 /// The facts of `c`, in the order a reader needs them: the request and task, the next action
 /// and the agent's own next step, the open plan items, the failing commands, the files, the decisions. Empty texts and
 /// duplicates are left out, and so is a fact with no word a summary could be checked for.
-pub fn of(c: &Checkpoint) -> Vec<Fact> {
+pub fn of(c: &Recorded) -> Vec<Fact> {
     let mut out: Vec<Fact> = Vec::new();
-    let observed = c.observed.as_ref();
+    let observed = c.observed;
     if let Some(r) = observed.and_then(|o| o.request.as_deref()) {
         out.push(Fact::new(Kind::Request, r));
     }
-    out.push(Fact::new(Kind::Task, &c.active_task));
-    out.push(Fact::new(Kind::NextAction, &c.next_action));
+    out.push(Fact::new(Kind::Task, c.active_task));
+    out.push(Fact::new(Kind::NextAction, c.next_action));
     if let Some(step) = observed.and_then(|o| o.next_step.as_deref()) {
         out.push(Fact::new(Kind::NextStep, step));
     }
@@ -130,10 +142,10 @@ pub fn of(c: &Checkpoint) -> Vec<Fact> {
         }
     }
     // The checkpoint's own remaining items, after the plan's (an item both hold is one fact).
-    for r in &c.remaining {
+    for r in c.remaining {
         out.push(Fact::new(Kind::PlanItem, r));
     }
-    for d in &c.decisions {
+    for d in c.decisions {
         out.push(Fact::new(Kind::Decision, d));
     }
     // What the session recorded beyond its own words: the tracker's issues and the plan file.
@@ -394,6 +406,7 @@ fn bounded(hay: &str, needle: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::checkpoint::Checkpoint;
     use crate::transcripts::activity::{CommandRun, Observed, PlanItem, PlanStatus};
 
     fn checkpoint() -> Checkpoint {
@@ -442,7 +455,7 @@ mod tests {
 
     #[test]
     fn the_facts_are_the_request_next_action_open_items_failures_files_and_decisions() {
-        let facts = of(&checkpoint());
+        let facts = checkpoint().facts();
         // The task says what the request says: one fact.
         assert_eq!(
             names(&facts),
@@ -467,7 +480,7 @@ mod tests {
             "Handle CRLF line endings".into(),
             "bump the version in Cargo.toml".into(),
         ];
-        let facts = of(&c);
+        let facts = c.facts();
         let items: Vec<&str> = facts
             .iter()
             .filter(|f| f.kind == Kind::PlanItem)
@@ -485,7 +498,7 @@ mod tests {
             I changed /work/repo/src/widget.rs; `cargo test` still fails with exit 101. \
             Still handling CRLF line endings. We keep serde_yaml behind a 64 KiB cap. \
             Next: run the widget tests.";
-        let (kept, missing) = split(&of(&checkpoint()), summary);
+        let (kept, missing) = split(&checkpoint().facts(), summary);
         assert_eq!(
             names(&missing),
             [

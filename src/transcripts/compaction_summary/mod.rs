@@ -12,7 +12,6 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::domain::checkpoint::Checkpoint;
 use crate::transcripts::usage::tail::{TailLine, TailReader};
 pub use facts::{Fact, Kind};
 
@@ -47,11 +46,12 @@ pub struct Audit {
     pub summary_chars: usize,
 }
 
-/// Compares `summary` with the facts of `c` (see [`facts`] for the rules).
-pub fn audit(c: &Checkpoint, summary: &str) -> Audit {
-    let (kept, missing) = facts::split(&facts::of(c), summary);
+/// Compares `summary` with `facts`, those of the checkpoint `checkpoint` (see [`facts`] for
+/// the rules).
+pub fn audit(checkpoint: &str, facts: &[Fact], summary: &str) -> Audit {
+    let (kept, missing) = facts::split(facts, summary);
     Audit {
-        checkpoint: c.id.clone(),
+        checkpoint: checkpoint.to_string(),
         kept,
         missing,
         summary_chars: summary.chars().count(),

@@ -494,7 +494,7 @@ fn facts_found(record: Option<&Value>, text: &str) -> (usize, usize) {
     }) else {
         return (0, 0);
     };
-    let facts = ctxkeep::transcripts::compaction_summary::facts::of(&c);
+    let facts = c.facts();
     let (kept, _) = ctxkeep::transcripts::compaction_summary::facts::split(&facts, text);
     (facts.len(), kept.len())
 }

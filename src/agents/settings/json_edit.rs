@@ -847,8 +847,8 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::settings::{AgentSettings, Installed, StatusLine};
     use crate::agents::Agent;
-    use crate::install::agent_settings::{AgentSettings, Installed, StatusLine};
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -1246,7 +1246,7 @@ mod tests {
                     .map_err(|e| TestCaseError::fail(format!("{e}:\n{original}")))?;
                 let before = doc.value().clone();
                 // What `hooks install` notes and `hooks uninstall` reads back (kept.rs).
-                let noted = super::super::kept::Kept::of(&doc);
+                let noted = crate::install::kept::Kept::of(&doc);
                 settings.install(&mut doc, false).map_err(TestCaseError::fail)?;
                 settings.mcp.register_json(&mut doc).map_err(TestCaseError::fail)?;
                 let installed = doc.text().to_string();

@@ -12,7 +12,6 @@
 //! too), or, for Claude Code's status line, `ctxkeep statusline`.
 
 pub mod json_edit;
-pub mod kept;
 pub mod mcp;
 
 use std::path::Path;

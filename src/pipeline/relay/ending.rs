@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::domain::session::Session;
 use crate::domain::workspace::Workspace;
-use crate::handoff::relay::launch::{Finished, Stopped};
+use crate::pipeline::relay::launch::{Finished, Stopped};
 use crate::system::error::Error;
 use crate::transcripts::activity::GutterHit;
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::json_edit::JsonText;
+use crate::agents::settings::json_edit::JsonText;
 use crate::system::error::Error;
 use crate::system::fsutil::Lock;
 use crate::system::output::Output;
