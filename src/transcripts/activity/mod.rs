@@ -4,7 +4,7 @@
 //!
 //! At most the last [`TAIL_BYTES`] of the transcript are read (through [`crate::transcripts::usage::tail`]):
 //! first the last [`FIRST_WINDOW`], further back only while no request is found (a nudge such as
-//! "continue" is not one, see [`text::weight`]), so the cost
+//! "continue" is not one, see [`text::Weight::Nudge`]), so the cost
 //! stays flat however long the session runs. Lines are cheaply pre-filtered as text
 //! before any JSON parsing: most of a transcript is tool output and model text that cannot
 //! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines

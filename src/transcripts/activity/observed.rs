@@ -27,7 +27,7 @@ pub const MAX_COMMAND_CHARS: usize = 200;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Observed {
     /// The user's last request that states the task (redacted, at most [`MAX_REQUEST_CHARS`]
-    /// characters): not a nudge such as "continue", see [`text::weight`](super::text::weight).
+    /// characters): not a nudge such as "continue", see [`text::Weight::Nudge`](super::text::Weight::Nudge).
     pub request: Option<String>,
     /// The user's later prompts that answer or adjust the request ("go ahead with phase 1",
     /// "yes, but keep the old flag"), oldest first, at most [`MAX_FOLLOW_UPS`], each redacted
