@@ -14,6 +14,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
+// `destructive::words` is where the pipeline reads a command's words from.
+pub use super::shell_words::words;
+
 /// What a command would discard.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
@@ -311,44 +314,6 @@ fn shell_script(args: &[String]) -> Option<String> {
         }
     }
     None
-}
-
-/// The words of a simple command: split at blanks, quotes and backslashes
-/// removed (enough to read flags and paths; expansions are left as they are).
-pub fn words(part: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut quote: Option<char> = None;
-    let mut started = false;
-    let mut chars = part.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
-                word.extend(chars.next());
-            }
-            (Some(_), c) => word.push(c),
-            (None, '\\') => {
-                word.extend(chars.next());
-                started = true;
-            }
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                started = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if started || !word.is_empty() {
-                    out.push(std::mem::take(&mut word));
-                }
-                started = false;
-            }
-            (None, c) => word.push(c),
-        }
-    }
-    if started || !word.is_empty() {
-        out.push(word);
-    }
-    out
 }
 
 /// Git's own commands (and those of its usual extensions): any other

@@ -6,4 +6,5 @@ pub mod activity;
 pub mod compaction_summary;
 pub mod destructive;
 pub mod session_index;
+pub mod shell_words;
 pub mod usage;

@@ -4,6 +4,8 @@
 //! variable, a command substitution or a glob is not a path, and a heredoc's body is not
 //! commands.
 
+use crate::transcripts::shell_words;
+
 /// What a command names.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Named {
@@ -299,33 +301,10 @@ fn simple_commands(command: &str) -> Vec<Simple> {
     out
 }
 
-/// The words of a simple command, quotes taken off; leading `VAR=value` assignments and
-/// `sudo` left out.
+/// The words of a simple command (see [`shell_words::words`]); leading `VAR=value`
+/// assignments and `sudo` left out.
 fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut any = false;
-    for c in text.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => cur.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                any = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if any || !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-                any = false;
-            }
-            (None, c) => cur.push(c),
-        }
-    }
-    if any || !cur.is_empty() {
-        out.push(cur);
-    }
+    let mut out = shell_words::words(text);
     let skip = out
         .iter()
         .take_while(|w| w.as_str() == "sudo" || w.split_once('=').is_some_and(|(k, _)| is_name(k)))
@@ -365,6 +344,12 @@ mod tests {
         );
         assert_eq!(changed("cargo add serde --features derive"), ["Cargo.toml"]);
         assert_eq!(changed("git mv a.rs b.rs"), ["a.rs", "b.rs"]);
+        // A blank kept in a word by a backslash is part of the path.
+        assert_eq!(changed(r"touch my\ notes.md"), ["my notes.md"]);
+        assert_eq!(
+            changed("FOO=1 sudo sed -i 's/a/b/' \"an odd name.txt\""),
+            ["an odd name.txt"]
+        );
     }
 
     #[test]
