@@ -23,6 +23,7 @@ mod observed;
 mod paths;
 pub mod plan_mode;
 mod recorder;
+mod runs;
 pub mod shell;
 pub(crate) mod text;
 mod window;

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::{
-    error_sites, failure, index, left_open, loops, plan_mode, shell, text, CommandRun, Observed,
-    PlanItem, PlanStatus, Root, MAX_COMMANDS, MAX_COMMAND_CHARS, MAX_FILES, MAX_FOLLOW_UPS,
-    MAX_FOLLOW_UP_CHARS, TAIL_BYTES,
+    error_sites, failure, index, left_open, loops, plan_mode, runs, shell, text, CommandRun,
+    Observed, PlanItem, PlanStatus, Root, MAX_COMMANDS, MAX_COMMAND_CHARS, MAX_FILES,
+    MAX_FOLLOW_UPS, MAX_FOLLOW_UP_CHARS, TAIL_BYTES,
 };
 
 enum Event {
@@ -640,7 +640,7 @@ impl Recorder {
             .filter(|(s, _)| s.done)
             .map(|(s, c)| left_open::Run {
                 command: c,
-                ok: loops::verdict(c, s.ok, s.exit_code, &s.output),
+                ok: runs::verdict(c, s.ok, s.exit_code, &s.output),
                 exit_code: s.exit_code,
                 output: &s.output,
             });
