@@ -27,7 +27,8 @@ pub const MAX_COMMAND_CHARS: usize = 200;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Observed {
     /// The user's last request that states the task (redacted, at most [`MAX_REQUEST_CHARS`]
-    /// characters): not a nudge such as "continue", see [`text::Weight::Nudge`](super::text::Weight::Nudge).
+    /// characters): not a nudge such as "continue", see
+    /// [`text::Weight::Nudge`](super::text::Weight::Nudge).
     pub request: Option<String>,
     /// The user's later prompts that answer or adjust the request ("go ahead with phase 1",
     /// "yes, but keep the old flag"), oldest first, at most [`MAX_FOLLOW_UPS`], each redacted
@@ -217,8 +218,8 @@ fn is_one(n: &u32) -> bool {
     *n == 1
 }
 
-/// The loops in an observation made by [`observe`](super::observe) (see [`loops`]), in the order they
-/// complete. A deserialized observation has no calls and gives none.
+/// The loops in an observation made by [`observe`](super::observe) (see [`loops`]), in the order
+/// they complete. A deserialized observation has no calls and gives none.
 pub fn gutter(observed: &Observed, limits: &GutterLimits) -> Vec<GutterHit> {
     loops::loops_in(&observed.steps, limits)
 }

@@ -69,10 +69,10 @@ pub fn weight(request: &str) -> Weight {
 const MIN_DOCUMENT_LINES: usize = 10;
 const MIN_DOCUMENT_CHARS: usize = 1500;
 
-/// Whether a prompt is a document pasted without a word of the user's own: a long text that
-/// opens as a document does (a Markdown heading, front matter, a code fence, an HTML comment)
-/// and ends without a closing ask (see [`keep_closing_ask`](super::keep_closing_ask)). Material for the task under way,
-/// whatever its sentences tell a reader to do, never the task.
+/// Whether a prompt is a document pasted without a word of the user's own: a long text that opens
+/// as a document does (a Markdown heading, front matter, a code fence, an HTML comment) and ends
+/// without a closing ask (see [`keep_closing_ask`](super::keep_closing_ask)). Material for the task
+/// under way, whatever its sentences tell a reader to do, never the task.
 fn is_pasted_document(text: &str) -> bool {
     let long =
         text.lines().count() >= MIN_DOCUMENT_LINES || text.chars().count() > MIN_DOCUMENT_CHARS;
@@ -293,8 +293,8 @@ fn reacts_without_asking_for_work(lower: &str, words: &[String]) -> bool {
         && words.iter().any(|w| STATEMENT_WORDS.contains(&w.as_str()))
 }
 
-/// Whether a prompt (as [`user_request`](super::user_request) gives it, or as a follow-up is stored) refines the
-/// task under way (see [`refines_the_task`]).
+/// Whether a prompt (as [`user_request`](super::user_request) gives it, or as a follow-up is
+/// stored) refines the task under way (see [`refines_the_task`]).
 pub(crate) fn refines(text: &str) -> bool {
     let words = prompt_words(text);
     !words.is_empty() && refines_the_task(text, &words)
