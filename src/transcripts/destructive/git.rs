@@ -1,0 +1,204 @@
+//! Git's forms that discard work: `reset --hard`, `checkout`/`restore` of paths, `clean`,
+//! `stash drop`/`clear`, forced pushes, `rm`, submodules; read past git's global options (`-C`,
+//! `-c`), and an alias (any subcommand git does not have) looked up only then.
+
+use super::{after_double_dash, operands, Kind};
+
+/// Git's own commands (and those of its usual extensions): any other
+/// subcommand is an alias, looked up only then.
+const GIT_COMMANDS: &[&str] = &[
+    "add",
+    "am",
+    "annotate",
+    "apply",
+    "archive",
+    "bisect",
+    "blame",
+    "branch",
+    "bundle",
+    "cat-file",
+    "check-attr",
+    "check-ignore",
+    "check-ref-format",
+    "checkout",
+    "checkout-index",
+    "cherry",
+    "cherry-pick",
+    "citool",
+    "clean",
+    "clone",
+    "column",
+    "commit",
+    "commit-graph",
+    "commit-tree",
+    "config",
+    "count-objects",
+    "credential",
+    "describe",
+    "diff",
+    "diff-files",
+    "diff-index",
+    "diff-tree",
+    "difftool",
+    "fetch",
+    "fetch-pack",
+    "filter-branch",
+    "for-each-ref",
+    "for-each-repo",
+    "format-patch",
+    "fsck",
+    "gc",
+    "get-tar-commit-id",
+    "grep",
+    "gui",
+    "hash-object",
+    "help",
+    "init",
+    "instaweb",
+    "interpret-trailers",
+    "lfs",
+    "log",
+    "ls-files",
+    "ls-remote",
+    "ls-tree",
+    "maintenance",
+    "merge",
+    "merge-base",
+    "merge-file",
+    "merge-tree",
+    "mergetool",
+    "mktag",
+    "mktree",
+    "mv",
+    "name-rev",
+    "notes",
+    "pull",
+    "push",
+    "range-diff",
+    "read-tree",
+    "rebase",
+    "reflog",
+    "remote",
+    "repack",
+    "replace",
+    "request-pull",
+    "rerere",
+    "reset",
+    "restore",
+    "rev-list",
+    "rev-parse",
+    "revert",
+    "rm",
+    "shortlog",
+    "show",
+    "show-branch",
+    "show-ref",
+    "sparse-checkout",
+    "stash",
+    "status",
+    "submodule",
+    "switch",
+    "symbolic-ref",
+    "tag",
+    "update-index",
+    "update-ref",
+    "var",
+    "verify-commit",
+    "verify-pack",
+    "verify-tag",
+    "version",
+    "whatchanged",
+    "worktree",
+    "write-tree",
+    "init-db",
+    "prune",
+    "send-email",
+    "am",
+    "flow",
+    "absorb",
+    "graph",
+    "--version",
+    "--help",
+];
+
+/// `git [global options] SUBCOMMAND ARGS`.
+pub(super) fn git(args: &[String]) -> Option<Kind> {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.as_str() {
+            // Global options that take the next word.
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
+            | "--config-env" => i += 2,
+            a if a.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    let sub = args.get(i)?.as_str();
+    let args = &args[i + 1..];
+    let has = |flags: &[&str]| args.iter().any(|a| flags.contains(&a.as_str()));
+    let short = |letter: char| {
+        args.iter().any(|a| {
+            a.starts_with('-') && !a.starts_with("--") && a[1..].chars().any(|c| c == letter)
+        })
+    };
+    match sub {
+        "reset" if has(&["--hard", "--merge"]) => Some(Kind::ResetHard),
+        "checkout" => {
+            let paths = after_double_dash(args);
+            let operands = operands(args, &["-b", "-B", "--orphan", "--conflict"]);
+            if !paths.is_empty() {
+                Some(Kind::Discard(paths))
+            } else if has(&["-f", "--force", "."]) {
+                Some(Kind::Discard(vec![".".into()]))
+            } else if operands.len() >= 2 && !has(&["-b", "-B", "--orphan"]) {
+                // `git checkout HEAD src`: a tree-ish, then paths.
+                Some(Kind::Discard(operands[1..].to_vec()))
+            } else if operands.len() == 1
+                && operands[0].contains(['/', '.', '*', '?'])
+                && !operands[0].contains("..")
+            {
+                // One operand that reads as a path (`src/a.rs`): its changes are discarded.
+                Some(Kind::Discard(operands))
+            } else {
+                None
+            }
+        }
+        "switch" if has(&["--discard-changes", "-f", "--force"]) => Some(Kind::ResetHard),
+        // `--staged` alone touches only the index.
+        "restore" if !has(&["--staged", "-S"]) || has(&["--worktree", "-W"]) => {
+            let mut paths = after_double_dash(args);
+            if paths.is_empty() {
+                paths = operands(args, &["-s", "--source"]);
+            }
+            (!paths.is_empty()).then_some(Kind::Discard(paths))
+        }
+        // `--cached` keeps the file.
+        "rm" if !has(&["--cached"]) => {
+            let mut paths = after_double_dash(args);
+            if paths.is_empty() {
+                paths = operands(args, &["--pathspec-from-file"]);
+            }
+            (!paths.is_empty()).then_some(Kind::Discard(paths))
+        }
+        "clean" if (short('f') || has(&["--force"])) && !(short('n') || has(&["--dry-run"])) => {
+            Some(Kind::Clean)
+        }
+        "stash" => match args.first().map(String::as_str) {
+            Some("drop" | "clear") => Some(Kind::StashDrop),
+            _ => None,
+        },
+        "push" => {
+            let forced = has(&["--force", "--force-with-lease", "--force-if-includes"])
+                || args.iter().any(|a| a.starts_with("--force-with-lease="))
+                || short('f');
+            let refspecs: Vec<String> = operands(args, &["-o", "--push-option", "--repo"])
+                .into_iter()
+                .skip(1)
+                .collect();
+            (forced || refspecs.iter().any(|r| r.starts_with('+')))
+                .then_some(Kind::PushForce(refspecs))
+        }
+        sub if GIT_COMMANDS.contains(&sub) || sub.starts_with('-') => None,
+        alias => Some(Kind::Alias(alias.to_string(), args.to_vec())),
+    }
+}
