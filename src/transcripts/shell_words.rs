@@ -1,8 +1,7 @@
 //! The words of a simple shell command as the shell reads them back: split at blanks, quotes
 //! and backslashes taken off. Enough to read a command's program, flags and paths; expansions
 //! (`$X`, globs) are left as written. Both readers of shell commands use it: what a command
-//! changes and reads ([`super::activity::shell`]) and what it can discard
-//! ([`super::destructive`]).
+//! changes and reads (`activity::shell`) and what it can discard (`destructive`).
 
 /// The words of `part`, one simple command (no `;`, `|` or `&&` in it): split at blanks outside
 /// quotes; `'…'` and `"…"` taken off (an empty pair is an empty word); a backslash outside
