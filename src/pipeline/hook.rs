@@ -75,7 +75,7 @@ impl Hook {
         if matches!(payload.action, Action::BeforeDestructive { .. }) {
             ws.lock_timeout = ws.lock_timeout.min(DESTRUCTIVE_LOCK_WAIT);
         }
-        let sf = StateFile::load(&ws.state_path)?;
+        let sf = StateFile::load_kept(&ws.state_path, &ws.data_dir)?;
         sf.require_initialized()?;
         let config = Config::from_front(&sf.fm);
         let session = payload
@@ -1099,10 +1099,19 @@ impl Hook {
         if !self.config.snapshots {
             return Ok(None);
         }
+        let cwd = self
+            .payload
+            .cwd
+            .clone()
+            .unwrap_or_else(|| self.ws.root.clone());
+        let kinds = super::snapshot::threats(command, &self.ws.root, &cwd);
+        if kinds.is_empty() {
+            // `git checkout main`: a switch, found without starting git.
+            return Ok(None);
+        }
         let Ok(top) = crate::system::git::toplevel(&self.ws.root) else {
             return Ok(None);
         };
-        let kinds = super::snapshot::threats(command, &top);
         let mut not_kept: Vec<String> = Vec::new();
         if kinds.contains(&crate::transcripts::destructive::Kind::StashDrop) {
             if let Err(e) = crate::system::git::snapshot::keep_stashes(&top) {
@@ -1110,14 +1119,11 @@ impl Hook {
             }
         }
         let exclude = crate::system::fsutil::resolve_target(&self.ws.state_path);
-        let Ok(g) = crate::system::git::state(&self.ws.root, std::slice::from_ref(&exclude)) else {
+        let Ok(mut g) = crate::system::git::state(&self.ws.root, std::slice::from_ref(&exclude))
+        else {
             return Ok(None);
         };
-        let cwd = self
-            .payload
-            .cwd
-            .clone()
-            .unwrap_or_else(|| self.ws.root.clone());
+        super::snapshot::add_ignored_submodules(&mut g, &top);
         let mut failure = None;
         let mut busy = false;
         if super::snapshot::at_risk(&kinds, &g, &top, &cwd) {

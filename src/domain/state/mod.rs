@@ -18,6 +18,7 @@ use crate::system::error::Error;
 
 pub mod conflicts;
 mod front_matter;
+mod kept;
 pub mod limits;
 pub use front_matter::parse_user_yaml;
 use front_matter::*;
@@ -147,13 +148,29 @@ impl StateFile {
     /// empty or half-written is read again until git is done (bounded: see
     /// [`crate::system::git::read_settled`]).
     pub fn load(path: &Path) -> Result<StateFile, Error> {
+        Self::load_with(path, None)
+    }
+
+    /// [`StateFile::load`] for a hook event: the parse of the front matter is read from
+    /// `cache_dir` (the project's `.ctxkeep/`) when that holds the same text, and kept there
+    /// otherwise, for the next event (`kept.rs`: never stale, the text is compared whole).
+    pub fn load_kept(path: &Path, cache_dir: &Path) -> Result<StateFile, Error> {
+        Self::load_with(path, Some(cache_dir))
+    }
+
+    fn load_with(path: &Path, cache_dir: Option<&Path>) -> Result<StateFile, Error> {
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
         crate::system::git::read_settled(
             dir,
-            || Self::read_text(path).and_then(|text| Self::from_text(path, text)),
+            || {
+                Self::read_text(path).and_then(|text| {
+                    Self::refuse_conflicts(path, &text)?;
+                    Self::parse_with(path, text, cache_dir).map_err(with_way_back)
+                })
+            },
             |got| match got {
                 Ok(sf) => sf.is_initialized(),
                 Err(Error::NotInitialized { .. } | Error::NotFound { .. } | Error::Data { .. }) => {
@@ -200,6 +217,10 @@ impl StateFile {
     }
 
     pub fn parse(path: &Path, text: String) -> Result<StateFile, Error> {
+        Self::parse_with(path, text, None)
+    }
+
+    fn parse_with(path: &Path, text: String, cache_dir: Option<&Path>) -> Result<StateFile, Error> {
         let (bom, rest) = match text.strip_prefix('\u{feff}') {
             Some(r) => (true, r),
             None => (false, text.as_str()),
@@ -212,7 +233,7 @@ impl StateFile {
         };
         let (front, body) = split(path, rest)?;
         let (mapping, fm) = match &front {
-            Some(f) => parse_front(path, &f.text, f.first_line)?,
+            Some(f) => kept::parse_front(path, &f.text, f.first_line, cache_dir)?,
             None => (Mapping::new(), FrontMatter::default()),
         };
         let body = body.to_string();

@@ -10,6 +10,7 @@
 //! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines
 //! are ignored.
 
+pub mod attached;
 pub mod beads;
 mod decode;
 pub mod delegated;
@@ -19,6 +20,7 @@ pub mod failure;
 pub mod index;
 pub mod left_open;
 pub mod loops;
+pub mod monitor;
 mod observed;
 mod paths;
 pub mod plan_mode;

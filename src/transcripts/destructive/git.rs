@@ -2,7 +2,7 @@
 //! `stash drop`/`clear`, forced pushes, `rm`, submodules; read past git's global options (`-C`,
 //! `-c`), and an alias (any subcommand git does not have) looked up only then.
 
-use super::{after_double_dash, operands, Kind};
+use super::{after_double_dash, joined, moved, operands, Kind};
 
 /// Git's own commands (and those of its usual extensions): any other
 /// subcommand is an alias, looked up only then.
@@ -121,20 +121,41 @@ const GIT_COMMANDS: &[&str] = &[
     "--help",
 ];
 
-/// `git [global options] SUBCOMMAND ARGS`.
+/// `git [global options] SUBCOMMAND ARGS`; the paths it names are read from
+/// the folder `-C` gives.
 pub(super) fn git(args: &[String]) -> Option<Kind> {
+    let (i, within) = global_options(args);
+    let kind = subcommand(args.get(i)?.as_str(), &args[i + 1..])?;
+    Some(if within.is_empty() {
+        kind
+    } else {
+        moved(kind, &within)
+    })
+}
+
+/// Past git's global options: where the subcommand is, and the folder `-C` gives.
+pub(super) fn global_options(args: &[String]) -> (usize, String) {
     let mut i = 0;
+    let mut within = String::new();
     while let Some(a) = args.get(i) {
         match a.as_str() {
+            "-C" => {
+                within = joined(&within, args.get(i + 1).map_or("", String::as_str));
+                i += 2;
+            }
             // Global options that take the next word.
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
-            | "--config-env" => i += 2,
+            "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--config-env" => {
+                i += 2
+            }
             a if a.starts_with('-') => i += 1,
             _ => break,
         }
     }
-    let sub = args.get(i)?.as_str();
-    let args = &args[i + 1..];
+    (i, within)
+}
+
+/// A git subcommand and its arguments.
+fn subcommand(sub: &str, args: &[String]) -> Option<Kind> {
     let has = |flags: &[&str]| args.iter().any(|a| flags.contains(&a.as_str()));
     let short = |letter: char| {
         args.iter().any(|a| {
@@ -148,22 +169,33 @@ pub(super) fn git(args: &[String]) -> Option<Kind> {
             let operands = operands(args, &["-b", "-B", "--orphan", "--conflict"]);
             if !paths.is_empty() {
                 Some(Kind::Discard(paths))
-            } else if has(&["-f", "--force", "."]) {
-                Some(Kind::Discard(vec![".".into()]))
-            } else if operands.len() >= 2 && !has(&["-b", "-B", "--orphan"]) {
-                // `git checkout HEAD src`: a tree-ish, then paths.
-                Some(Kind::Discard(operands[1..].to_vec()))
-            } else if operands.len() == 1
-                && operands[0].contains(['/', '.', '*', '?'])
-                && !operands[0].contains("..")
+            } else if has(&["-f", "--force", "."])
+                || args.iter().any(|a| a.starts_with("--pathspec-from-file"))
             {
-                // One operand that reads as a path (`src/a.rs`): its changes are discarded.
+                Some(Kind::Discard(vec![".".into()]))
+            } else if operands.is_empty() || has(&["-b", "-B", "--orphan"]) {
+                None
+            } else if operands
+                .iter()
+                .any(|o| o.contains(['*', '?', '[']) || o.starts_with(':'))
+            {
+                // A glob or pathspec magic is never a revision.
                 Some(Kind::Discard(operands))
             } else {
-                None
+                Some(Kind::Checkout {
+                    within: String::new(),
+                    operands,
+                })
             }
         }
         "switch" if has(&["--discard-changes", "-f", "--force"]) => Some(Kind::ResetHard),
+        // A forced update or deinit throws away each submodule's uncommitted work.
+        "submodule"
+            if matches!(args.first().map(String::as_str), Some("update" | "deinit"))
+                && (short('f') || has(&["--force"])) =>
+        {
+            Some(Kind::ResetHard)
+        }
         // `--staged` alone touches only the index.
         "restore" if !has(&["--staged", "-S"]) || has(&["--worktree", "-W"]) => {
             let mut paths = after_double_dash(args);

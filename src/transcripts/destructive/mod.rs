@@ -15,7 +15,7 @@
 use std::path::{Component, Path, PathBuf};
 
 mod git;
-use git::git;
+use git::{git, global_options};
 
 // `destructive::words` is where the pipeline reads a command's words from.
 pub use super::shell_words::words;
@@ -28,6 +28,14 @@ pub enum Kind {
     /// `git checkout -- PATHS`, `git checkout .`, `git checkout -f`, `git checkout HEAD PATHS`,
     /// `git restore PATHS`, `git rm PATHS`: the work tree's changes to these paths (`.`: all).
     Discard(Vec<String>),
+    /// `git checkout A [B …]` without `--`: git reads `A` as a revision when it names one (a
+    /// switch; the rest are paths), else as a path like the rest. Which it is depends on the
+    /// disk and the refs, read where the command runs (`within`: the folder it runs in,
+    /// relative to the shell's, from `git -C` or `cd`; empty: the shell's).
+    Checkout {
+        within: String,
+        operands: Vec<String>,
+    },
     /// `git clean -f…`: untracked files.
     Clean,
     /// `git stash drop`, `git stash clear`.
@@ -84,8 +92,31 @@ fn scan(text: &str, depth: usize, found: &mut Vec<Found>) {
         return;
     }
     let (parts, nested) = split(text);
+    // `cd DIR && git checkout -- a.rs`: a path after a `cd` is read from both folders (a `cd`
+    // inside `( … )` ends with it, which the split does not see).
+    let mut cd: Option<String> = None;
     for part in &parts {
+        let before = found.len();
         one(part, depth, found);
+        if let Some(dir) = &cd {
+            let copies: Vec<Found> = found[before..]
+                .iter()
+                .filter(|f| {
+                    matches!(
+                        f.kind,
+                        Kind::Discard(_) | Kind::Remove(_) | Kind::Checkout { .. }
+                    )
+                })
+                .map(|f| Found {
+                    kind: moved(f.kind.clone(), dir),
+                    command: f.command.clone(),
+                })
+                .collect();
+            found.extend(copies);
+        }
+        if let Some(dir) = cd_target(part) {
+            cd = Some(joined(cd.as_deref().unwrap_or(""), &dir));
+        }
     }
     for inner in &nested {
         scan(inner, depth + 1, found);
@@ -175,6 +206,39 @@ fn balanced(chars: &[char], start: usize) -> (String, usize) {
         chars[start.min(chars.len())..].iter().collect(),
         chars.len(),
     )
+}
+
+/// The folder `cd DIR` (or `pushd`) goes to: home without one, unknown (`$OLDPWD`) for `cd -`.
+fn cd_target(part: &str) -> Option<String> {
+    let words = words(part);
+    if !matches!(words.first().map(String::as_str), Some("cd" | "pushd")) {
+        return None;
+    }
+    let dir = words[1..].iter().find(|w| !w.starts_with('-') || *w == "-");
+    Some(match dir.map(String::as_str) {
+        None => "~".into(),
+        Some("-") => "$OLDPWD".into(),
+        Some(d) => d.to_string(),
+    })
+}
+
+/// The command `git submodule foreach [--recursive] CMD…` runs in each submodule.
+fn submodule_foreach(args: &[String]) -> Option<String> {
+    let (at, _) = global_options(args);
+    if args.get(at).map(String::as_str) != Some("submodule") {
+        return None;
+    }
+    let mut rest = args[at + 1..]
+        .iter()
+        .skip_while(|a| *a == "-q" || *a == "--quiet");
+    if rest.next().map(String::as_str) != Some("foreach") {
+        return None;
+    }
+    let command: Vec<&str> = rest
+        .map(String::as_str)
+        .skip_while(|a| matches!(*a, "-q" | "--quiet" | "--recursive"))
+        .collect();
+    Some(command.join(" "))
 }
 
 /// One simple command: its wrappers taken off, then the program read.
@@ -271,6 +335,22 @@ fn one(part: &str, depth: usize, found: &mut Vec<Found>) {
         None => return,
     };
     let program = program.rsplit('/').next().unwrap_or(program);
+    if program == "git" {
+        if let Some(script) = submodule_foreach(args) {
+            // Run in every submodule: whatever it names may be anywhere.
+            let before = found.len();
+            scan(&script, depth + 1, found);
+            for f in &mut found[before..] {
+                f.kind = match std::mem::replace(&mut f.kind, Kind::Unsure) {
+                    Kind::Discard(_) => Kind::Discard(vec!["*".into()]),
+                    Kind::Remove(_) => Kind::Remove(vec!["*".into()]),
+                    Kind::Checkout { .. } => Kind::Unsure,
+                    other => other,
+                };
+            }
+            return;
+        }
+    }
     let kind = match program {
         "git" => git(args),
         "rm" | "unlink" | "shred" | "srm" => rm(args),
@@ -317,6 +397,32 @@ fn shell_script(args: &[String]) -> Option<String> {
         }
     }
     None
+}
+
+/// `dir/path`, a path that is absolute (or from home) as it is.
+fn joined(dir: &str, path: &str) -> String {
+    if path.is_empty() || path == "." {
+        return dir.to_string();
+    }
+    if dir.is_empty() || dir == "." || path.starts_with('/') || path.starts_with('~') {
+        path.to_string()
+    } else {
+        format!("{}/{path}", dir.trim_end_matches('/'))
+    }
+}
+
+/// `kind` as run from the folder `dir` (relative to the shell's).
+fn moved(kind: Kind, dir: &str) -> Kind {
+    let all = |paths: Vec<String>| paths.iter().map(|p| joined(dir, p)).collect();
+    match kind {
+        Kind::Discard(p) => Kind::Discard(all(p)),
+        Kind::Remove(p) => Kind::Remove(all(p)),
+        Kind::Checkout { within, operands } => Kind::Checkout {
+            within: joined(dir, &within),
+            operands,
+        },
+        other => other,
+    }
 }
 
 /// `rm` (and `unlink`, `shred`) with any flags: the paths it deletes. With
@@ -463,7 +569,10 @@ pub fn covers(targets: &[String], top: &Path, cwd: &Path, path: &str) -> bool {
         match target.strip_prefix(&top) {
             Ok(rel) => {
                 let rel = rel.to_string_lossy();
-                path == rel || path.starts_with(&format!("{rel}/"))
+                // A target inside a dirty path: a file in a submodule with work of its own.
+                path == rel
+                    || path.starts_with(&format!("{rel}/"))
+                    || rel.starts_with(&format!("{path}/"))
             }
             Err(_) => false,
         }
@@ -548,8 +657,8 @@ mod tests {
             "git status",
             "git reset HEAD a.rs",
             "git reset --soft HEAD~1",
-            "git checkout main",
             "git checkout -b feature/x",
+            "git checkout -",
             "git restore --staged a.rs",
             "git clean -n",
             "git clean -nd",
@@ -566,7 +675,7 @@ mod tests {
     /// The command lines issue 43's sweep found discarding work unseen: the
     /// documented commands behind wrappers, shells and aliases, and the
     /// other deleting forms. `ALL` for a command whose paths are unknown.
-    pub(crate) const LISTED: [(&str, &str); 47] = [
+    pub(crate) const LISTED: [(&str, &str); 55] = [
         ("bash -c 'git reset --hard'", "reset"),
         ("sh -c \"git checkout -- .\"", "."),
         ("bash -lc 'cd repo && git clean -fd'", "clean"),
@@ -617,10 +726,20 @@ mod tests {
         ("git checkout HEAD src", "src"),
         ("git checkout main src/lib.rs", "src/lib.rs"),
         ("git switch --discard-changes main", "reset"),
+        // Read by the pipeline from the disk and the refs (`git checkout src` is a path, `git
+        // checkout main` a switch), and inside submodules.
+        ("git checkout src", "src"),
+        ("git checkout src/a.rs lib", "lib"),
+        ("git checkout '*.rs'", "*.rs"),
+        ("git -C sub checkout -- a.rs", "sub/a.rs"),
+        ("cd sub && git checkout -- a.rs", "sub/a.rs"),
+        ("git submodule foreach git reset --hard", "reset"),
+        ("git submodule foreach --recursive 'git checkout .'", "ALL"),
+        ("git submodule update --force", "reset"),
     ];
 
     /// Everyday commands that must stay free of git (no process started).
-    pub(crate) const HARMLESS: [&str; 30] = [
+    pub(crate) const HARMLESS: [&str; 31] = [
         "cargo test",
         "git status",
         "git log --oneline -5",
@@ -629,8 +748,9 @@ mod tests {
         "grep -rn 'rm -rf' src",
         "echo \"git reset --hard\" > notes.txt",
         "git commit -m \"rm -rf the old parser\"",
-        "git checkout main",
         "git checkout -b feature/x",
+        "git checkout -",
+        "git checkout -B main origin/main",
         "git switch main",
         "git stash",
         "git stash pop",
@@ -669,6 +789,7 @@ mod tests {
                 )
             }),
             (Kind::Discard(p) | Kind::Remove(p), path) => p.iter().any(|p| p == path),
+            (Kind::Checkout { operands, .. }, path) => operands.iter().any(|p| p == path),
             _ => false,
         }
     }
@@ -691,6 +812,40 @@ mod tests {
             .map(|line| format!("{line}: {:?}", recognise_all(line)))
             .collect();
         assert!(flagged.is_empty(), "flagged:\n{}", flagged.join("\n"));
+    }
+
+    #[test]
+    fn a_checkout_without_double_dash_is_left_to_the_disk_and_the_refs() {
+        let checkout = |within: &str, operands: &[&str]| Kind::Checkout {
+            within: within.into(),
+            operands: v(operands),
+        };
+        assert_eq!(kind("git checkout main"), Some(checkout("", &["main"])));
+        assert_eq!(
+            kind("git checkout HEAD src"),
+            Some(checkout("", &["HEAD", "src"]))
+        );
+        assert_eq!(
+            kind("git -C sub checkout main"),
+            Some(checkout("sub", &["main"]))
+        );
+        // After a `cd`, read from both folders.
+        let found: Vec<Kind> = recognise_all("cd sub && git checkout src")
+            .into_iter()
+            .map(|f| f.kind)
+            .collect();
+        assert_eq!(
+            found,
+            vec![checkout("", &["src"]), checkout("sub", &["src"])]
+        );
+        // The switches that need no reading.
+        for line in [
+            "git checkout -b x",
+            "git checkout -",
+            "git checkout --orphan x",
+        ] {
+            assert_eq!(kind(line), None, "{line}");
+        }
     }
 
     #[test]
