@@ -10,7 +10,9 @@
 //!   as JSON, which reads several times faster than the YAML. It is replaced atomically (a
 //!   temp file and a rename, like the session's record), and each reader checks it against the
 //!   text it read itself, so hooks running at once need no lock for it; a damaged or foreign
-//!   file is a miss, and is rewritten.
+//!   file is a miss, and is rewritten. The cache also names the state file it was written for
+//!   (its device and inode): a cache that came with a cloned repository, whatever text it
+//!   holds, belongs to another file and is never read.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -25,7 +27,7 @@ use crate::system::error::Error;
 /// The cache file's name in `.ctxkeep/`.
 pub const CACHE_FILE: &str = "front-matter.cache";
 /// Its first line: a file that does not start so is not read.
-const MAGIC: &[u8] = b"ctxkeep front matter cache 1\n";
+const MAGIC: &[u8] = b"ctxkeep front matter cache 2\n";
 /// Beyond this size the file is not read (the keys as JSON of a front matter at its limit).
 const MAX_CACHE_BYTES: u64 = 1 << 20;
 /// How many front matters one process keeps: a checkpoint's old and new ones.
@@ -53,20 +55,39 @@ pub(super) fn parse_front(
         return Ok(found);
     }
     let file = cache.map(|dir| dir.join(CACHE_FILE));
+    let owner = file.as_ref().and_then(|_| identity(path));
     if let Some(found) = file
         .as_deref()
-        .and_then(|f| read_cache(f, text, first_line))
+        .zip(owner.as_deref())
+        .and_then(|(f, owner)| read_cache(f, owner, text, first_line))
     {
         // Not kept in the process as well: an event reads the file once (the copy cost 1.7 %
         // of it).
         return Ok(found);
     }
     let parsed = parse_text(path, text, first_line)?;
-    if let (Some(file), true) = (file.as_deref(), parsed.from_value) {
-        write_cache(file, text, first_line, &parsed.mapping);
+    if let (Some(file), Some(owner), true) = (file.as_deref(), owner.as_deref(), parsed.from_value)
+    {
+        write_cache(file, owner, text, first_line, &parsed.mapping);
     }
     keep(text, first_line, &parsed.mapping, &parsed.fm);
     Ok((parsed.mapping, parsed.fm))
+}
+
+/// The state file as the file system knows it (device and inode): what a cache is written for.
+/// None where there is no such identity, and then nothing is cached across processes.
+fn identity(path: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(format!("{}:{}", meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 fn in_process(text: &str, first_line: usize) -> Option<(Mapping, FrontMatter)> {
@@ -94,7 +115,12 @@ fn keep(text: &str, first_line: usize, mapping: &Mapping, fm: &FrontMatter) {
 }
 
 /// The cache file's keys when it holds exactly `text`; None for any other file.
-fn read_cache(file: &Path, text: &str, first_line: usize) -> Option<(Mapping, FrontMatter)> {
+fn read_cache(
+    file: &Path,
+    owner: &str,
+    text: &str,
+    first_line: usize,
+) -> Option<(Mapping, FrontMatter)> {
     use std::io::Read;
     // A FIFO or a device in its place is refused, never waited on.
     let (f, len) = crate::system::fsutil::open_input(file).ok()?;
@@ -106,8 +132,12 @@ fn read_cache(file: &Path, text: &str, first_line: usize) -> Option<(Mapping, Fr
     let rest = bytes.strip_prefix(MAGIC)?;
     let header_end = rest.iter().position(|&b| b == b'\n')?;
     let header = std::str::from_utf8(&rest[..header_end]).ok()?;
-    let (line, len) = header.split_once(' ')?;
-    if line.parse::<usize>().ok()? != first_line || len.parse::<usize>().ok()? != text.len() {
+    let mut fields = header.split(' ');
+    let (written_for, line, len) = (fields.next()?, fields.next()?, fields.next()?);
+    if written_for != owner
+        || line.parse::<usize>().ok()? != first_line
+        || len.parse::<usize>().ok()? != text.len()
+    {
         return None;
     }
     let rest = &rest[header_end + 1..];
@@ -125,7 +155,7 @@ fn read_cache(file: &Path, text: &str, first_line: usize) -> Option<(Mapping, Fr
 /// Writes the cache for `text`, when its keys read back from JSON exactly as they are
 /// (YAML's tags, non-string keys and non-finite numbers do not: such a front matter is parsed
 /// every time). A cache that cannot be written is left to the next event.
-fn write_cache(file: &Path, text: &str, first_line: usize, mapping: &Mapping) {
+fn write_cache(file: &Path, owner: &str, text: &str, first_line: usize, mapping: &Mapping) {
     if !file.parent().is_some_and(Path::is_dir) {
         // `.ctxkeep/` is made by the first lock, not by a read.
         return;
@@ -139,7 +169,7 @@ fn write_cache(file: &Path, text: &str, first_line: usize, mapping: &Mapping) {
     }
     let mut bytes = Vec::with_capacity(MAGIC.len() + 24 + text.len() + json.len());
     bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(format!("{first_line} {}\n", text.len()).as_bytes());
+    bytes.extend_from_slice(format!("{owner} {first_line} {}\n", text.len()).as_bytes());
     bytes.extend_from_slice(text.as_bytes());
     bytes.extend_from_slice(&json);
     let _ = crate::system::fsutil::replace_cache(file, &bytes);
@@ -149,17 +179,28 @@ fn write_cache(file: &Path, text: &str, first_line: usize, mapping: &Mapping) {
 mod tests {
     use super::*;
 
+    /// A state file holding `text` (its front matter), in a folder of its own.
+    fn state_file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let home = tempfile::tempdir().unwrap();
+        let state = home.path().join("project-state.md");
+        std::fs::write(&state, format!("---\n{text}---\n")).unwrap();
+        (home, state)
+    }
+
     fn parsed(dir: &Path, text: &str) -> (Mapping, FrontMatter) {
-        parse_front(Path::new("project-state.md"), text, 2, Some(dir)).unwrap()
+        let (_home, state) = state_file(text);
+        parse_front(&state, text, 2, Some(dir)).unwrap()
     }
 
     #[test]
     fn the_cache_gives_back_what_the_yaml_says_and_only_for_the_same_text() {
         let dir = tempfile::tempdir().unwrap();
         let text = "ctxkeep: 1\nwindow: 150000\nmodel: claude-x # mine\nteam: [a, b]\n";
-        let (mapping, fm) = parsed(dir.path(), text);
+        let (_home, state) = state_file(text);
+        let (mapping, fm) = parse_front(&state, text, 2, Some(dir.path())).unwrap();
         let file = dir.path().join(CACHE_FILE);
-        let (m2, fm2) = read_cache(&file, text, 2).expect("kept");
+        let owner = identity(&state).unwrap();
+        let (m2, fm2) = read_cache(&file, &owner, text, 2).expect("kept");
         assert_eq!(m2, mapping);
         assert_eq!(
             (fm2.window, fm2.model),
@@ -167,8 +208,23 @@ mod tests {
         );
         assert_eq!(fm.window, Some(150000));
         // Another text of the same length, another first line: not this cache's.
-        assert!(read_cache(&file, &text.replace("150000", "160000"), 2).is_none());
-        assert!(read_cache(&file, text, 3).is_none());
+        assert!(read_cache(&file, &owner, &text.replace("150000", "160000"), 2).is_none());
+        assert!(read_cache(&file, &owner, text, 3).is_none());
+    }
+
+    #[test]
+    fn a_cache_written_for_another_file_is_never_read() {
+        // A cache that came with a cloned repository (committed with the same text, but other
+        // keys) names another state file than the one being read.
+        let dir = tempfile::tempdir().unwrap();
+        let text = "ctxkeep: 1\nwindow: 150000\n";
+        let (_home, theirs) = state_file(text);
+        parse_front(&theirs, text, 2, Some(dir.path())).unwrap();
+        let file = dir.path().join(CACHE_FILE);
+        let (_mine_home, mine) = state_file(text);
+        let owner = identity(&mine).unwrap();
+        assert!(read_cache(&file, &identity(&theirs).unwrap(), text, 2).is_some());
+        assert!(read_cache(&file, &owner, text, 2).is_none());
     }
 
     #[test]
