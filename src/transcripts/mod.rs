@@ -5,4 +5,5 @@
 pub mod activity;
 pub mod compaction_summary;
 pub mod destructive;
+pub mod shell_words;
 pub mod usage;

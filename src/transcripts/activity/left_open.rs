@@ -15,8 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::shell::command_key;
-use super::text;
+use super::{runs, text};
 
 /// At most this many failing checks are kept (the newest).
 pub const MAX_FAILING: usize = 3;
@@ -62,7 +61,7 @@ impl LeftOpen {
 /// Whether two commands run the same check: one both run (`cargo test` and `cargo test
 /// parser`), or the same command however its output is cut.
 pub fn same_check(a: &str, b: &str) -> bool {
-    let (ka, kb) = (command_key(a), command_key(b));
+    let (ka, kb) = (runs::command_key(a), runs::command_key(b));
     if ka == kb {
         return true;
     }
@@ -129,7 +128,7 @@ const CHECK_WORDS: [&str; 21] = [
 /// name what it runs, up to its last check word (before any flag or path):
 /// `cd app && npm run test:ci | tail` gives `npm run test:ci`; `git commit` gives none.
 pub fn checks_in(command: &str) -> Vec<String> {
-    let key = command_key(command);
+    let key = runs::command_key(command);
     let first_stage = key.split(" | ").next().unwrap_or("");
     let mut out = Vec::new();
     for part in first_stage.split("&&").flat_map(|p| p.split(';')) {
@@ -403,10 +402,10 @@ pub fn not_run_since<'a>(
     handed
         .iter()
         .filter(|h| {
-            let key = command_key(h);
+            let key = runs::command_key(h);
             !ran.clone()
                 .into_iter()
-                .any(|r| command_key(r).contains(&key))
+                .any(|r| runs::command_key(r).contains(&key))
         })
         .take(MAX_FOR_THE_USER)
         .map(|h| text::cut(crate::system::redact::redact(h).as_ref(), MAX_CHARS))

@@ -24,7 +24,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::failure::{self, Failure};
-use super::shell::{command_key, program};
+use super::runs::{command_key, verdict};
+// Where the hooks read them from.
+pub use super::runs::with_payload_outcomes;
 
 /// Front-matter settings `gutter: {same_failure, same_file, oscillation}`; 0 turns a rule off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -677,58 +679,6 @@ impl LoopState {
     }
 }
 
-/// What the hooks' payloads told beyond the transcript, put into an observation: the commands'
-/// outcomes ([`fill_outcomes`]), and a failure left open that a later run of the same check
-/// passed (the run that fired the hook is in its payload before the transcript has it).
-pub fn with_payload_outcomes(observed: &mut super::Observed, recent: &[RecentRun]) {
-    fill_outcomes(&mut observed.commands, recent);
-    if let Some(open) = observed.left_open.as_mut() {
-        let runs: Vec<(&str, Option<bool>)> = recent
-            .iter()
-            .map(|r| (r.command.as_str(), r.passed))
-            .collect();
-        open.close_passed(&runs);
-        if open.is_empty() {
-            observed.left_open = None;
-        }
-    }
-}
-
-/// Gives the commands a transcript shows without an outcome (the agent writes it after the
-/// hook) the outcome the hooks' payloads gave: the latest run of the same command each. The
-/// last command a hook reported, when the transcript does not show it yet at all (Gemini writes
-/// a call only once it is finished), is added at the end.
-pub fn fill_outcomes(commands: &mut Vec<super::CommandRun>, recent: &[RecentRun]) {
-    if let Some(last) = recent.last() {
-        if commands.last().map(|c| &c.command) != Some(&last.command) {
-            commands.push(super::CommandRun {
-                command: last.command.clone(),
-                ok: last.ok,
-                exit_code: last.exit_code,
-                times: 1,
-            });
-            if commands.len() > super::MAX_COMMANDS {
-                commands.remove(0);
-            }
-        }
-    }
-    let mut used = vec![false; recent.len()];
-    for c in commands.iter_mut().rev().filter(|c| c.ok.is_none()) {
-        let found = recent
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(i, r)| !used[*i] && r.ok.is_some() && r.command == c.command);
-        if let Some((i, r)) = found {
-            used[i] = true;
-            c.ok = r.ok;
-            c.exit_code = r.exit_code;
-        }
-    }
-    // A filled run may now repeat the one before it.
-    *commands = super::collapse_repeats(std::mem::take(commands));
-}
-
 fn remember(list: &mut Vec<String>, item: String, max: usize) {
     list.retain(|x| *x != item);
     list.push(item);
@@ -846,46 +796,6 @@ pub fn content_hash(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-/// Programs that exit 1 to say "no" or "different", not that they failed.
-const ONE_MEANS_NO: [&str; 9] = [
-    "grep", "egrep", "fgrep", "rg", "ag", "test", "[", "diff", "cmp",
-];
-/// Programs a command's output is piped into to shorten or filter it: the pipeline's exit code
-/// is theirs, not the command's.
-const FILTERS: [&str; 14] = [
-    "tail", "head", "grep", "rg", "less", "more", "cat", "tee", "wc", "sort", "uniq", "cut", "sed",
-    "awk",
-];
-
-/// Whether the run failed: what the agent said, else its exit code, unless that code does not
-/// speak for the command (a pipe into a filter: the test summary in the output decides; a
-/// `grep` finding nothing: no verdict).
-pub(crate) fn verdict(
-    cmd: &str,
-    ok: Option<bool>,
-    exit_code: Option<i64>,
-    output: &str,
-) -> Option<bool> {
-    let stages: Vec<&str> = cmd.split('|').map(str::trim).collect();
-    if stages.len() > 1 && stages.last().is_some_and(|s| FILTERS.contains(&program(s))) {
-        if cmd.contains("pipefail") {
-            return ok.or(exit_code.map(|c| c == 0));
-        }
-        return failure::verdict_from_output(output);
-    }
-    if exit_code == Some(1) && ONE_MEANS_NO.contains(&program(stages[0])) {
-        return None;
-    }
-    if exit_code == Some(1)
-        && ["git diff", "git grep"]
-            .iter()
-            .any(|p| stages[0].trim_start().starts_with(p))
-    {
-        return None;
-    }
-    ok.or(exit_code.map(|c| c == 0))
 }
 
 #[cfg(test)]
@@ -1280,60 +1190,6 @@ mod tests {
         for _ in 0..5 {
             assert!(s.feed(&run("make", 2, "boom"), &off).is_empty());
         }
-    }
-
-    #[test]
-    fn a_checkpoint_gets_the_outcome_the_transcript_does_not_have_yet() {
-        use crate::transcripts::activity::CommandRun;
-        let run = |c: &str, ok: Option<bool>, code: Option<i64>| CommandRun {
-            command: c.into(),
-            ok,
-            exit_code: code,
-            times: 1,
-        };
-        let recent = vec![
-            RecentRun {
-                command: "make".into(),
-                ok: Some(true),
-                exit_code: Some(0),
-                passed: Some(true),
-            },
-            RecentRun {
-                command: "make check".into(),
-                ok: Some(false),
-                exit_code: Some(3),
-                passed: Some(false),
-            },
-        ];
-        // The call is in the transcript, its result not yet (a compaction mid-turn).
-        let mut seen = vec![
-            run("make", Some(true), Some(0)),
-            run("make check", None, None),
-        ];
-        fill_outcomes(&mut seen, &recent);
-        assert_eq!(seen[1], run("make check", Some(false), Some(3)));
-        // Not in the transcript at all yet.
-        let mut seen = vec![run("make", Some(true), Some(0))];
-        fill_outcomes(&mut seen, &recent);
-        assert_eq!(seen.len(), 2);
-        assert_eq!(seen[1], run("make check", Some(false), Some(3)));
-        // Nothing is changed that the transcript says.
-        let mut seen = vec![run("make check", Some(true), Some(0))];
-        fill_outcomes(&mut seen, &recent);
-        assert_eq!(seen, vec![run("make check", Some(true), Some(0))]);
-        // A filled run that repeats the one before is counted with it.
-        let mut seen = vec![
-            run("make check", Some(false), Some(3)),
-            run("make check", None, None),
-        ];
-        fill_outcomes(&mut seen, &recent);
-        assert_eq!(
-            seen,
-            vec![CommandRun {
-                times: 2,
-                ..run("make check", Some(false), Some(3))
-            }]
-        );
     }
 
     #[test]

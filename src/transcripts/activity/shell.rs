@@ -2,8 +2,9 @@
 //! `cp`, `rm`, `touch`, `tee`, output redirections, the package managers' manifests; `cat`,
 //! `head`, `tail`, `sed -n` and the like for reads. Only where it is clear: a word with a
 //! variable, a command substitution or a glob is not a path, and a heredoc's body is not
-//! commands. And what identifies a command across runs (`command_key`, the program a stage
-//! runs), which loop detection and the checks left open share.
+//! commands. What identifies a command across runs is `runs::command_key`.
+
+use crate::transcripts::shell_words;
 
 /// What a command names.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -391,33 +392,10 @@ fn simple_commands(command: &str) -> Vec<Simple> {
     out
 }
 
-/// The words of a simple command, quotes taken off; leading `VAR=value` assignments and
-/// `sudo` left out.
+/// The words of a simple command (see [`shell_words::words`]); leading `VAR=value`
+/// assignments and `sudo` left out.
 fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut any = false;
-    for c in text.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => cur.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                any = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if any || !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-                any = false;
-            }
-            (None, c) => cur.push(c),
-        }
-    }
-    if any || !cur.is_empty() {
-        out.push(cur);
-    }
+    let mut out = shell_words::words(text);
     let skip = out
         .iter()
         .take_while(|w| w.as_str() == "sudo" || w.split_once('=').is_some_and(|(k, _)| is_name(k)))
@@ -427,30 +405,6 @@ fn words(text: &str) -> Vec<String> {
 
 fn is_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// The program a pipeline stage runs (after `cd … &&`, environment assignments, `sudo`).
-pub fn program(stage: &str) -> &str {
-    let last = stage.rsplit("&&").next().unwrap_or(stage);
-    last.split_whitespace()
-        .find(|w| !w.contains('=') && *w != "sudo" && *w != "env" && *w != "time")
-        .map(|w| w.rsplit('/').next().unwrap_or(w))
-        .unwrap_or("")
-}
-
-/// What identifies a command across runs: whitespace collapsed, without a leading `cd DIR &&`,
-/// a trailing `2>&1` or a last pipe into `tail`/`head` (agents vary how much output they keep).
-pub fn command_key(cmd: &str) -> String {
-    let mut c = cmd.split_whitespace().collect::<Vec<_>>().join(" ");
-    while let Some(rest) = c.strip_prefix("cd ").and_then(|r| r.split_once(" && ")) {
-        c = rest.1.to_string();
-    }
-    if let Some((head, last)) = c.rsplit_once(" | ") {
-        if matches!(program(last), "tail" | "head") {
-            c = head.to_string();
-        }
-    }
-    c.trim_end_matches(" 2>&1").trim().to_string()
 }
 
 #[cfg(test)]
@@ -483,6 +437,12 @@ mod tests {
         );
         assert_eq!(changed("cargo add serde --features derive"), ["Cargo.toml"]);
         assert_eq!(changed("git mv a.rs b.rs"), ["a.rs", "b.rs"]);
+        // A blank kept in a word by a backslash is part of the path.
+        assert_eq!(changed(r"touch my\ notes.md"), ["my notes.md"]);
+        assert_eq!(
+            changed("FOO=1 sudo sed -i 's/a/b/' \"an odd name.txt\""),
+            ["an odd name.txt"]
+        );
     }
 
     #[test]
