@@ -1,0 +1,103 @@
+//! Before a shell command that can discard uncommitted work: the work kept in git, a
+//! `pre-destructive` checkpoint naming it.
+
+use serde_json::json;
+
+use super::Hook;
+use crate::domain::session;
+
+impl Hook {
+    /// Before a shell command that can discard uncommitted work (the payload's
+    /// check found one): when it would discard some, the work is stored in git
+    /// first (without the lock: a snapshot writes only objects and a ref), then
+    /// a `pre-destructive` checkpoint names it (the lock waited for at most
+    /// [`DESTRUCTIVE_LOCK_WAIT`]); before `git stash drop|clear` the stash
+    /// entries are kept. The command is never held up by more than that, and
+    /// never blocked. What could not be kept is an `error` event and one line
+    /// to the model.
+    pub(super) fn before_destructive(&self, command: &str) -> anyhow::Result<Option<String>> {
+        if !self.config.snapshots {
+            return Ok(None);
+        }
+        let Ok(top) = crate::system::git::toplevel(&self.ws.root) else {
+            return Ok(None);
+        };
+        let kinds = crate::pipeline::snapshot::threats(command, &top);
+        let mut not_kept: Vec<String> = Vec::new();
+        if kinds.contains(&crate::transcripts::destructive::Kind::StashDrop) {
+            if let Err(e) = crate::system::git::snapshot::keep_stashes(&top) {
+                not_kept.push(format!("the stash: {e}"));
+            }
+        }
+        let exclude = crate::system::fsutil::resolve_target(&self.ws.state_path);
+        let Ok(g) = crate::system::git::state(&self.ws.root, std::slice::from_ref(&exclude)) else {
+            return Ok(None);
+        };
+        let cwd = self
+            .payload
+            .cwd
+            .clone()
+            .unwrap_or_else(|| self.ws.root.clone());
+        let mut failure = None;
+        let mut busy = false;
+        if crate::pipeline::snapshot::at_risk(&kinds, &g, &top, &cwd) {
+            let current = self.sf.fm.checkpoint.as_ref();
+            match crate::pipeline::snapshot::take_before(&self.ws, &g, current, command) {
+                Ok((taken, pending)) => {
+                    not_kept.extend(taken.left_out.iter().cloned());
+                    let budget = session::load(&self.ws, &self.session)
+                        .ok()
+                        .flatten()
+                        .and_then(|s| s.budget());
+                    let written = self.auto_checkpoint(
+                        crate::pipeline::snapshot::TRIGGER,
+                        budget,
+                        json!({ "session": self.session, "agent": self.agent, "command": command,
+                                "snapshot": taken.snapshot }),
+                        true,
+                    );
+                    match written {
+                        // The checkpoint's own ref holds it now.
+                        Ok(_) => {
+                            if let Some(name) = pending {
+                                let _ =
+                                    crate::system::git::snapshot::drop_ref(&self.ws.root, &name);
+                            }
+                        }
+                        // The work is kept all the same, under the pending ref `restore` finds.
+                        Err(e) => {
+                            busy = crate::system::error::code_name_of(&e) == "lock_timeout";
+                            failure = Some(format!(
+                                "no checkpoint before `{command}` (the snapshot is kept): {e:#}"
+                            ));
+                        }
+                    }
+                }
+                Err(e) => {
+                    not_kept.push(format!("the uncommitted work: {e}"));
+                    failure = Some(format!("no snapshot before `{command}`: {e}"));
+                }
+            }
+        }
+        if failure.is_none() && not_kept.is_empty() {
+            return Ok(None);
+        }
+        // Even under `--strict` (exit 2 would block the call): the failure is logged, the command
+        // runs. A lock just found busy is not waited for again.
+        if let Some(lock) = (!busy).then(|| self.ws.lock().ok()).flatten() {
+            let message =
+                failure.unwrap_or_else(|| crate::pipeline::snapshot::left_out_line(&not_kept));
+            let message = crate::system::redact::redact(&message).into_owned();
+            self.log(
+                &lock,
+                "error",
+                json!({
+                    "command": "hook", "agent": self.agent, "hook_event": self.payload.event,
+                    "session": self.session, "code": "snapshot_incomplete",
+                    "message": message, "left_out": not_kept,
+                }),
+            );
+        }
+        Ok((!not_kept.is_empty()).then(|| crate::pipeline::snapshot::left_out_line(&not_kept)))
+    }
+}

@@ -1,0 +1,190 @@
+//! What an agent's hook event does: track usage and fire stages, write a
+//! checkpoint before compaction or at the end, inject the resume prompt at
+//! a session's start. The `hook` command reads the payload and replies.
+
+use std::path::{Path, PathBuf};
+
+use crate::agents::payload::{Action, Payload};
+use crate::agents::Agent;
+use crate::domain::config::Config;
+use crate::domain::session;
+use crate::domain::state::StateFile;
+use crate::domain::workspace::Workspace;
+use crate::pipeline::apply::Batch;
+use crate::pipeline::read::TranscriptView;
+use crate::system::error::Error;
+use crate::system::output::Output;
+use crate::transcripts::activity::event_read::EventRead;
+
+mod after_compaction;
+mod compaction;
+mod destructive;
+mod end;
+mod late_call;
+mod start;
+mod steps;
+mod track;
+
+/// Claude Code's limit on injected text (longer text is replaced by a preview).
+pub const MAX_CONTEXT_CHARS: usize = 10_000;
+
+/// What a hook answers the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Text for the model's context (`additionalContext`).
+    Context(String),
+    /// Plain text the agent takes as it is (Claude Code's `PreCompact`: the
+    /// summarizer's instructions).
+    Plain(String),
+}
+
+/// How long a pre-tool hook waits for a busy lock before its checkpoint
+/// (its snapshot is taken without it).
+const DESTRUCTIVE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Everything one event needs, resolved once.
+pub struct Hook {
+    ws: Workspace,
+    sf: StateFile,
+    config: Config,
+    session: String,
+    agent: Agent,
+    payload: Payload,
+    /// Warnings from the shared code go nowhere: on exit 0 the agent only
+    /// logs stderr, and a line there would read as a failure.
+    out: Output,
+    /// The transcript, looked up once per event (for Codex that means
+    /// searching its sessions folder): every read of it goes through this one view.
+    transcript: std::cell::OnceCell<TranscriptView>,
+}
+
+impl Hook {
+    /// Resolves what the event needs: the project's state, its settings and
+    /// the agent's session id.
+    pub fn new(
+        mut ws: Workspace,
+        agent: Agent,
+        payload: Payload,
+        out: Output,
+    ) -> anyhow::Result<Hook> {
+        // A pre-tool hook holds up the agent's command: a busy lock is waited for only briefly.
+        if matches!(payload.action, Action::BeforeDestructive { .. }) {
+            ws.lock_timeout = ws.lock_timeout.min(DESTRUCTIVE_LOCK_WAIT);
+        }
+        let sf = StateFile::load(&ws.state_path)?;
+        sf.require_initialized()?;
+        let config = Config::from_front(&sf.fm);
+        let session = payload
+            .session
+            .as_deref()
+            .ok_or_else(|| Error::data("<stdin>", "hook input has no session_id"))?;
+        let session = session::validate_id(session)?;
+        Ok(Hook {
+            ws,
+            sf,
+            config,
+            session,
+            agent,
+            payload,
+            out,
+            transcript: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// Acts on the event; returns what to answer, if anything.
+    pub fn handle(&self) -> anyhow::Result<Option<Answer>> {
+        if let Some(mark) = &self.payload.written_mark {
+            self.await_written(mark);
+        }
+        let context = match self.payload.action.clone() {
+            Action::Track { reply } => self.track(reply),
+            Action::PreCompact { trigger } => return self.pre_compact(trigger),
+            Action::SessionStart { source } => self.session_start(&source),
+            Action::SessionEnd { reason } => self.session_end(reason).map(|_| None),
+            Action::PostCompact { trigger } => self.post_compact(trigger).map(|_| None),
+            Action::ModelSwitch => self.model_switch(),
+            Action::BeforeDestructive { command } => self.before_destructive(&command),
+            Action::Ignore => Ok(None),
+        };
+        context.map(|c| c.map(Answer::Context))
+    }
+    /// The transcript to read, when there is one yet (a session's first
+    /// prompt comes before its transcript exists).
+    fn transcript(&self) -> Option<PathBuf> {
+        self.view().path().map(Path::to_path_buf)
+    }
+
+    /// The event's one view of its transcript ([`TranscriptView`]).
+    fn view(&self) -> &TranscriptView {
+        self.transcript.get_or_init(|| {
+            let path = self
+                .transcript_named()
+                .filter(|p| std::fs::metadata(p).is_ok());
+            TranscriptView::new(path, self.agent)
+        })
+    }
+
+    /// Marks `path` as the event's transcript (it exists now).
+    fn found_transcript(&self, path: PathBuf) {
+        let _ = self
+            .transcript
+            .set(TranscriptView::new(Some(path), self.agent));
+    }
+
+    /// The event's one reading of its transcript, opened at the first question asked of it;
+    /// None when there is no transcript yet. A transcript that cannot be opened is an error
+    /// (asked again, it is tried again).
+    fn read(&self) -> anyhow::Result<Option<&EventRead>> {
+        self.view().read()
+    }
+
+    /// The transcript the payload names, else the one the agent keeps for the session,
+    /// whether it exists yet or not.
+    fn transcript_named(&self) -> Option<PathBuf> {
+        match &self.payload.transcript {
+            Some(p) => Some(p.clone()),
+            None => self.agent.find_transcript(&self.session),
+        }
+    }
+
+    /// The batch in `slot`, opened again if a rare step let it go.
+    fn reopen<'a, 'w>(
+        &'w self,
+        slot: &'a mut Option<Batch<'w>>,
+    ) -> anyhow::Result<&'a mut Batch<'w>> {
+        if slot.is_none() {
+            *slot = Some(Batch::open(&self.ws, &self.session, self.config.window)?);
+        }
+        Ok(slot.as_mut().expect("just opened"))
+    }
+
+    /// Writes the batch in `slot` and lets its lock go, for a step that takes its own.
+    fn release(&self, slot: &mut Option<Batch<'_>>) -> anyhow::Result<()> {
+        if let Some(batch) = slot.take() {
+            batch.finish()?;
+        }
+        Ok(())
+    }
+
+    /// Runs `steps` on a batch of this event's session (`crate::pipeline::apply`): one lock,
+    /// and one write of the session at the end, whether the steps succeed or not (as each
+    /// step's own write would have left it).
+    fn in_batch<T>(
+        &self,
+        steps: impl FnOnce(&mut Batch<'_>) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let mut batch = Batch::open(&self.ws, &self.session, self.config.window)?;
+        let result = steps(&mut batch);
+        let finished = batch.finish();
+        let value = result?;
+        finished?;
+        Ok(value)
+    }
+
+    fn log(&self, lock: &crate::system::fsutil::Lock, event: &str, fields: serde_json::Value) {
+        if let Err(e) = crate::domain::events::append(&self.ws, lock, event, fields) {
+            self.out
+                .warn(&format!("the event log could not be updated: {e}"));
+        }
+    }
+}

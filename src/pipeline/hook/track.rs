@@ -1,0 +1,201 @@
+//! The track family: a prompt or a tool call (`UserPromptSubmit`, `PostToolUse` and their
+//! peers), the end of a turn (`Stop`) and a model switch. The reading moves the session, the
+//! stages crossed fire, a loop or a checkpoint request is said, and a start or a compaction
+//! that waits is given with the reply.
+
+use serde_json::json;
+
+use super::Hook;
+use crate::pipeline::apply::Batch;
+use crate::pipeline::decide;
+use crate::pipeline::effects::Reach;
+use crate::pipeline::tracking::{self, Options, Reading};
+
+impl Hook {
+    /// UserPromptSubmit, PostToolUse (and their Codex/Gemini peers): the
+    /// stages crossed fire, the gutter is looked for, and the instructions
+    /// go to the model. Events that cannot reply (Stop) only track.
+    /// One pass of the pipeline (`crate::pipeline`): the project lock is taken once and the
+    /// session's record written once, unless a compaction is being given back (rare).
+    pub(super) fn track(&self, reply: bool) -> anyhow::Result<Option<String>> {
+        let policy = self.agent.policy();
+        if policy.waits_for_call(self.payload.in_subagent) {
+            self.await_call();
+        }
+        let mut slot = Some(Batch::open(&self.ws, &self.session, self.config.window)?);
+        let result = self.track_in(&mut slot, reply, policy);
+        let finished = slot.map(Batch::finish).transpose();
+        let text = result?;
+        finished?;
+        Ok(text)
+    }
+
+    /// [`track`](Self::track)'s steps on the batch in `slot` (empty while a rare step runs
+    /// with its own lock, then opened again).
+    pub(super) fn track_in<'w>(
+        &'w self,
+        slot: &mut Option<Batch<'w>>,
+        reply: bool,
+        policy: &crate::agents::policy::Policy,
+    ) -> anyhow::Result<Option<String>> {
+        let batch = self.reopen(slot)?;
+        // The session's index learns what the transcript gained since the last event.
+        // Loop detection's new calls are read in the same pass when they can be.
+        let loops = self.config.gutter.map(|_| batch.session());
+        let index = self
+            .view()
+            .catch_up_index(&self.ws, batch.lock(), &self.session, loops);
+        // A compaction the transcript shows and no session start answered: given back at
+        // this event, when its reply reaches the model.
+        let unannounced = reply
+            && self.sf.fm.checkpoint.is_some()
+            && index.is_some_and(|i| i.compaction_unannounced());
+        // Loops first: a stage's checkpoint then has this call's outcome.
+        let loops = self.loops_in(batch, reply)?;
+        let applied = self.update_in(batch, false, !reply)?;
+        self.acknowledge_in(batch.lock());
+        // The drop is measured from the token count this update replaced.
+        let before = applied.as_ref().and_then(|a| a.previous.as_ref());
+        if let (Some(before), Some(applied)) = (before, &applied) {
+            let recorded = applied.transcript.as_ref().is_some_and(|t| t.compacted);
+            if decide::compaction_by_drop(policy, before, &applied.session, recorded) {
+                let noted = self.note_compression_in(batch, before, &applied.session);
+                if noted {
+                    // The audit reads and writes on its own lock.
+                    self.release(slot)?;
+                    self.audit_summary(Some("detected".into()), None)?;
+                }
+            }
+        }
+        let mut texts = Vec::new();
+        if unannounced {
+            texts.extend(self.unannounced_compaction(slot)?);
+        }
+        // A start deferred to this event, or left by a compaction seen only now.
+        let reach = if reply { Reach::Now } else { Reach::Later };
+        if decide::gives_waiting_start(policy, reach, self.payload.prompt.as_deref()) {
+            texts.extend(self.pending_start_in(self.reopen(slot)?)?);
+        }
+        // What a compaction's summary left out, once it can be read (the
+        // session record is already loaded: nothing is read when none waits).
+        if let (Some(applied), true) = (&applied, reply) {
+            if applied
+                .session
+                .after_compaction()
+                .is_some_and(|a| a.waiting.is_some())
+            {
+                self.release(slot)?;
+                texts.extend(self.deliver_after_compaction()?);
+            }
+        }
+        let before_stage = texts.len();
+        if let (Some(applied), true) = (applied, reply) {
+            texts.extend(tracking::instructions(&self.ws, &self.config, &applied)?);
+        }
+        // After a tool call, a checkpoint asked for at a natural point, unless a stage just did.
+        if reply && self.payload.after_tool() && !self.payload.in_subagent {
+            let stage_reached_model = texts.len() > before_stage;
+            texts.extend(self.checkpoint_request_in(self.reopen(slot)?, stage_reached_model));
+        }
+        texts.extend(loops);
+        Ok((!texts.is_empty()).then(|| texts.join("\n")))
+    }
+
+    /// Updates the session in the event's batch from the transcript; None when there is none
+    /// yet.
+    pub(super) fn update_in(
+        &self,
+        batch: &mut Batch<'_>,
+        record_only: bool,
+        deferred: bool,
+    ) -> anyhow::Result<Option<tracking::Applied>> {
+        let Some(usage) = self.view().usage() else {
+            return Ok(None);
+        };
+        let usage = usage?;
+        let path = self.transcript().unwrap_or_default();
+        let reading = Reading::Transcript(Box::new(usage), path.display().to_string());
+        let options = Options {
+            record_only,
+            deferred,
+            view: Some(self.view()),
+            ..Options::default()
+        };
+        let applied = tracking::apply_batch(
+            &self.ws,
+            batch,
+            &self.sf,
+            &self.config,
+            reading,
+            options,
+            &self.out,
+        )?;
+        Ok(Some(applied))
+    }
+
+    /// The size the payload states (`context_tokens`, and the model), as a reading.
+    pub(super) fn stated_reading(&self) -> Reading {
+        Reading::Stated {
+            agent: self.agent,
+            tokens: self.payload.context_tokens,
+            model: self.payload.model.clone(),
+            window: None,
+        }
+    }
+
+    /// PostModelSwitch: the token count the agent states is a reading on the new model, whose
+    /// window and compaction point apply from now (what was reported or proved for the old
+    /// model's window is forgotten, `tracking`); a stage that the smaller window crosses is
+    /// given with the new model's next request.
+    pub(super) fn model_switch(&self) -> anyhow::Result<Option<String>> {
+        let applied = self.in_batch(|batch| {
+            let reading = self.stated_reading();
+            let (ws, sf, config) = (&self.ws, &self.sf, &self.config);
+            let options = Options::default();
+            let applied =
+                tracking::apply_batch(ws, batch, sf, config, reading, options, &self.out)?;
+            let s = &applied.session;
+            self.log(
+                batch.lock(),
+                "model_switch",
+                json!({
+                    "session": self.session, "agent": self.agent, "model": s.model(),
+                    "tokens": s.tokens(), "window": s.window(), "limit": s.limit(),
+                }),
+            );
+            Ok(applied)
+        })?;
+        let texts = tracking::instructions(&self.ws, &self.config, &applied)?;
+        Ok((!texts.is_empty()).then(|| texts.join("\n")))
+    }
+
+    /// Counts the tool call toward a checkpoint request ([`crate::pipeline::requests`]) and
+    /// makes one when a natural point is reached; `stage_reached_model`: a stage's
+    /// instruction goes out with this event and asks for the same.
+    pub(super) fn checkpoint_request_in(
+        &self,
+        batch: &mut Batch<'_>,
+        stage_reached_model: bool,
+    ) -> Option<String> {
+        let settings = self.config.checkpoint_requests?;
+        let current = self.sf.fm.checkpoint.as_ref().map(|c| c.id.as_str());
+        let s = batch.session_mut();
+        let own = s.seen_checkpoint().map(str::to_string);
+        let request = decide::checkpoint_request(
+            s.requests_mut(),
+            &settings,
+            &self.payload,
+            current,
+            own.as_deref(),
+            stage_reached_model,
+        );
+        batch.touch();
+        let request = request?;
+        let mcp = crate::agents::mcp_registration::mcp_registered(&self.ws.root, Some(self.agent));
+        let why = crate::pipeline::requests::read_message(request.why.clone(), &self.ws.root);
+        let text = crate::pipeline::requests::text(&why, &request.state, mcp);
+        let line = request.log(&self.session, self.agent, text.chars().count());
+        self.log(batch.lock(), line.event, line.fields);
+        Some(text)
+    }
+}
