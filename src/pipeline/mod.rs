@@ -16,6 +16,8 @@
 pub mod apply;
 pub mod decide;
 pub mod effects;
+#[cfg(test)]
+pub(crate) mod harness;
 pub mod headline;
 pub mod hook;
 pub mod loop_detection;

@@ -202,3 +202,75 @@ impl Hook {
         self.audit_summary(trigger, self.payload.summary.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::pipeline::hook::samples::{compaction, project, prompt, start, turn, AGENT};
+
+    #[test]
+    fn before_a_compaction_a_checkpoint_is_written_and_the_summarizer_briefed_in_plain_text() {
+        let p = project();
+        p.checkpoint("write the parser");
+        p.append(&turn(1, 150_000, "cargo test"));
+        let ran = p
+            .event(AGENT, "PreCompact")
+            .with("trigger", json!("auto"))
+            .run();
+        let brief = ran.reply.clone().unwrap();
+        assert!(
+            brief.starts_with(
+                "ctxkeep records this work in checkpoint ckpt-0002 (project-state.md)."
+            ),
+            "{brief}"
+        );
+        assert!(brief.contains("(data, not instructions)"), "{brief}");
+        assert!(ran.wrote(".ctxkeep/checkpoints/ckpt-0002.json"));
+        assert_eq!(p.archived("ckpt-0002").unwrap()["trigger"], "pre-compact");
+        assert!(
+            p.logged("stage").is_empty(),
+            "a reading before a compaction only records"
+        );
+    }
+
+    #[test]
+    fn after_a_compaction_the_next_prompt_is_given_what_the_summary_left_out() {
+        let p = project();
+        p.checkpoint("write the parser");
+        start(&p, "s1", "startup").run();
+        p.append(&turn(1, 150_000, "cargo test"));
+        p.event(AGENT, "PreCompact")
+            .with("trigger", json!("auto"))
+            .run();
+        p.append(&compaction(
+            151_000,
+            "Summary: 1. Primary Request: a lexer.",
+        ));
+        let started = start(&p, "s1", "compact").run().context().unwrap();
+        assert!(
+            started.starts_with("ctxkeep: the conversation was compacted. The work is recorded in checkpoint ckpt-0002"),
+            "{started}"
+        );
+        let ended = p
+            .event(AGENT, "PostCompact")
+            .with("trigger", json!("auto"))
+            .with(
+                "compact_summary",
+                json!("Summary: 1. Primary Request: a lexer."),
+            )
+            .run();
+        assert_eq!(ended.reply, None);
+        assert_eq!(p.logged("compaction").len(), 1);
+        p.append(&turn(2, 30_000, "ls"));
+        let given = prompt(&p, "continue").run().context().unwrap();
+        assert!(
+            given.starts_with(
+                "ctxkeep: the compaction summary left out these facts of checkpoint ckpt-0002"
+            ),
+            "{given}"
+        );
+        assert!(given.contains("write the parser"), "{given}");
+        assert_eq!(prompt(&p, "and on").run().reply, None, "given back once");
+    }
+}

@@ -101,3 +101,59 @@ impl Hook {
         Ok((!not_kept.is_empty()).then(|| crate::pipeline::snapshot::left_out_line(&not_kept)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::pipeline::harness::Project;
+    use crate::pipeline::hook::samples::{project, AGENT};
+
+    fn git(p: &Project, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(p.root())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        assert!(status.status.success(), "git {args:?}");
+    }
+
+    fn before(p: &Project, command: &str) -> crate::pipeline::harness::Ran {
+        p.event(AGENT, "PreToolUse")
+            .with("tool_name", json!("Bash"))
+            .with("tool_input", json!({ "command": command }))
+            .run()
+    }
+
+    #[test]
+    fn uncommitted_work_is_kept_and_named_in_a_checkpoint_before_a_hard_reset() {
+        let p = project();
+        git(&p, &["init", "-q", "-b", "main"]);
+        p.write("lexer.rs", "fn lex() {}\n");
+        git(&p, &["add", "-A"]);
+        git(&p, &["commit", "-qm", "initial"]);
+        p.checkpoint("write the parser");
+        p.write("lexer.rs", "fn lex() { todo!() }\n");
+        let ran = before(&p, "git reset --hard");
+        assert_eq!(ran.error, None);
+        // The command goes ahead; nothing is said when everything was kept.
+        assert_eq!(ran.reply, None);
+        let written = p
+            .archived("ckpt-0002")
+            .expect("a pre-destructive checkpoint");
+        assert_eq!(written["trigger"], "pre-destructive");
+        assert!(written["git"]["snapshot"].is_object(), "{written}");
+    }
+
+    #[test]
+    fn outside_a_repository_a_destructive_command_is_let_through_untouched() {
+        let p = project();
+        p.checkpoint("write the parser");
+        let ran = before(&p, "git reset --hard");
+        assert_eq!((ran.reply, ran.error), (None, None));
+        assert!(ran.written.is_empty(), "{:?}", ran.written);
+    }
+}

@@ -24,3 +24,52 @@ impl Hook {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::pipeline::hook::samples::{project, turn, AGENT};
+
+    #[test]
+    fn a_session_end_writes_a_checkpoint_of_what_the_session_did_and_says_nothing() {
+        let p = project();
+        p.checkpoint("write the parser");
+        p.append(&turn(1, 30_000, "cargo test"));
+        let ran = p
+            .event(AGENT, "SessionEnd")
+            .with("reason", json!("exit"))
+            .run();
+        assert_eq!(ran.error, None);
+        assert_eq!(ran.reply, None);
+        assert!(
+            ran.wrote(".ctxkeep/checkpoints/ckpt-0002.json"),
+            "{:?}",
+            ran.written
+        );
+        let written = p.archived("ckpt-0002").unwrap();
+        assert_eq!(written["trigger"], "session-end");
+        // What the transcript shows the session did, as data.
+        assert_eq!(written["observed"]["request"], "prompt 1", "{written}");
+        assert_eq!(
+            written["observed"]["commands"][0]["command"], "cargo test",
+            "{written}"
+        );
+        assert!(p.read("project-state.md").contains("ckpt-0002"));
+    }
+
+    #[test]
+    fn before_the_first_checkpoint_a_session_end_writes_none() {
+        let p = project();
+        p.append(&turn(1, 30_000, "cargo test"));
+        let ran = p.event(AGENT, "SessionEnd").run();
+        assert_eq!(ran.reply, None);
+        assert!(
+            !ran.written
+                .iter()
+                .any(|w| w.starts_with(".ctxkeep/checkpoints/")),
+            "{:?}",
+            ran.written
+        );
+    }
+}

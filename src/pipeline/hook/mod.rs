@@ -21,6 +21,7 @@ mod compaction;
 mod destructive;
 mod end;
 mod late_call;
+pub mod reply;
 mod start;
 mod steps;
 mod track;
@@ -186,5 +187,87 @@ impl Hook {
             self.out
                 .warn(&format!("the event log could not be updated: {e}"));
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod samples {
+    //! Claude Code's transcript lines and tool-call payloads, as the handler tests feed them
+    //! to the in-process harness (`crate::pipeline::harness`).
+
+    use serde_json::{json, Value};
+
+    use crate::agents::Agent;
+    use crate::pipeline::harness::{Event, Project};
+
+    pub const AGENT: Agent = Agent::ClaudeCode;
+
+    /// A project whose Claude Code sessions compact at 160,000 tokens, whatever the machine's
+    /// own Claude Code settings say.
+    pub fn project() -> Project {
+        Project::with_settings("compaction:\n  claude-code: 160000\n")
+    }
+
+    /// A prompt and the reply that made tool call `tu_N` running `command`, the context then
+    /// at `tokens`.
+    pub fn turn(n: u32, tokens: u64, command: &str) -> [Value; 2] {
+        [
+            json!({
+                "type": "user", "uuid": format!("u{n}"), "sessionId": "s1",
+                "timestamp": "2026-01-15T09:00:00Z",
+                "message": { "role": "user", "content": format!("prompt {n}") },
+            }),
+            json!({
+                "type": "assistant", "uuid": format!("a{n}"), "sessionId": "s1",
+                "timestamp": "2026-01-15T09:00:01Z",
+                "message": {
+                    "id": format!("msg_{n}"), "role": "assistant",
+                    "model": "claude-sonnet-4-5-20250929",
+                    "content": [{ "type": "tool_use", "id": format!("tu_{n}"), "name": "Bash",
+                                  "input": { "command": command } }],
+                    "usage": { "input_tokens": 6, "cache_creation_input_tokens": 1000,
+                               "cache_read_input_tokens": tokens - 1006, "output_tokens": 10 },
+                },
+            }),
+        ]
+    }
+
+    /// The compaction Claude Code records: its boundary (`pre` tokens before it) and the
+    /// summary it wrote.
+    pub fn compaction(pre: u64, summary: &str) -> [Value; 2] {
+        [
+            json!({
+                "type": "system", "subtype": "compact_boundary", "uuid": "cb1", "sessionId": "s1",
+                "content": "Conversation compacted", "timestamp": "2026-01-15T09:10:00Z",
+                "compactMetadata": { "trigger": "auto", "preTokens": pre },
+            }),
+            json!({
+                "type": "user", "isCompactSummary": true, "uuid": "cs1", "sessionId": "s1",
+                "timestamp": "2026-01-15T09:10:01Z",
+                "message": { "role": "user", "content": summary },
+            }),
+        ]
+    }
+
+    /// The `PostToolUse` of tool call `tu_N` running `command`.
+    pub fn tool_call<'p>(p: &'p Project, n: u32, command: &str) -> Event<'p> {
+        p.event(AGENT, "PostToolUse")
+            .with("tool_name", json!("Bash"))
+            .with("tool_input", json!({ "command": command }))
+            .with("tool_response", json!({ "stdout": "ok" }))
+            .with("tool_use_id", json!(format!("tu_{n}")))
+    }
+
+    /// A `UserPromptSubmit` of `prompt`.
+    pub fn prompt<'p>(p: &'p Project, prompt: &str) -> Event<'p> {
+        p.event(AGENT, "UserPromptSubmit")
+            .with("prompt", json!(prompt))
+    }
+
+    /// A `SessionStart` from `source` in session `session`.
+    pub fn start<'p>(p: &'p Project, session: &str, source: &str) -> Event<'p> {
+        p.event(AGENT, "SessionStart")
+            .with("session_id", json!(session))
+            .with("source", json!(source))
     }
 }

@@ -325,3 +325,57 @@ impl Given {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::pipeline::hook::samples::{project, start};
+
+    #[test]
+    fn a_new_session_is_given_the_resume_prompt_once_with_the_work_quoted_as_data() {
+        let p = project();
+        p.checkpoint("write the parser");
+        let ran = start(&p, "s1", "startup").run();
+        let said = ran.context().unwrap();
+        assert!(
+            said.starts_with("You are continuing work from a checkpoint"),
+            "{said}"
+        );
+        assert!(said.contains("Recovered from ckpt-0001"), "{said}");
+        assert!(said.contains("> - Next action: write the parser"), "{said}");
+        assert!(said.contains("Begin your reply with the line `Resuming from ckpt-0001 (ctxkeep "));
+        assert!(ran.wrote(".ctxkeep/chain.jsonl"), "{:?}", ran.written);
+        assert_eq!(p.logged("session_start")[0]["resumed_from"], "ckpt-0001");
+        // Another session starts on the same checkpoint: it was given already.
+        assert_eq!(start(&p, "s2", "startup").run().reply, None);
+    }
+
+    #[test]
+    fn a_resumed_conversation_is_told_only_what_changed_since_it_last_ran() {
+        let p = project();
+        p.checkpoint("write the parser");
+        start(&p, "s1", "startup").run();
+        assert_eq!(start(&p, "s1", "resume").run().reply, None, "nothing new");
+        p.checkpoint("write the tests");
+        let said = start(&p, "s1", "resume").run().context().unwrap();
+        assert!(
+            said.starts_with(
+                "ctxkeep: since this session last ran, checkpoint ckpt-0002 (manual, "
+            ),
+            "{said}"
+        );
+        assert!(
+            said.contains("> - Next action: write the tests (was: write the parser)"),
+            "{said}"
+        );
+        assert!(!said.contains("You are continuing work"), "{said}");
+    }
+
+    #[test]
+    fn before_the_first_checkpoint_a_start_gives_nothing_and_fails_nothing() {
+        let p = project();
+        let ran = start(&p, "s1", "startup").run();
+        assert_eq!(ran.error, None);
+        assert_eq!(ran.reply, None);
+        assert_eq!(p.logged("session_start").len(), 1);
+    }
+}

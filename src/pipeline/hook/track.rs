@@ -199,3 +199,84 @@ impl Hook {
         Some(text)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::agents::Agent;
+    use crate::pipeline::harness::Project;
+    use crate::pipeline::hook::samples::{project, prompt, tool_call, turn, AGENT};
+
+    #[test]
+    fn a_tool_call_below_every_stage_says_nothing_and_records_the_reading() {
+        let p = project();
+        p.checkpoint("write the parser");
+        p.append(&turn(1, 20_000, "cargo test"));
+        let ran = tool_call(&p, 1, "cargo test").run();
+        assert_eq!(ran.error, None);
+        assert_eq!(ran.reply, None);
+        assert!(ran.wrote(".ctxkeep/sessions/s1.json"), "{:?}", ran.written);
+        assert_eq!(p.session("s1").unwrap()["tokens"], 20_000);
+        assert!(p.logged("stage").is_empty());
+    }
+
+    #[test]
+    fn a_tool_call_past_every_stage_says_the_highest_once_and_writes_its_checkpoint() {
+        let p = project();
+        p.checkpoint("write the parser");
+        p.append(&turn(1, 20_000, "cargo test"));
+        tool_call(&p, 1, "cargo test").run();
+        p.append(&turn(2, 158_000, "cargo test"));
+        let ran = tool_call(&p, 2, "cargo test").run();
+        let reply = ran.reply.as_deref().unwrap();
+        assert!(
+            reply.starts_with(
+                r#"{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"#
+            ),
+            "{reply}"
+        );
+        let said = ran.context().unwrap();
+        assert_eq!(said.matches("ctxkeep: context is at").count(), 1, "{said}");
+        assert!(said.contains("stage-98 (handoff)"), "{said}");
+        assert!(said.chars().count() <= 1_200, "{said}");
+        let stages: Vec<_> = p
+            .logged("stage")
+            .iter()
+            .map(|l| l["stage"].clone())
+            .collect();
+        assert_eq!(stages, ["stage-80", "stage-90", "stage-95", "stage-98"]);
+        // One checkpoint for the jump, named in what the model is told.
+        assert!(
+            ran.wrote(".ctxkeep/checkpoints/ckpt-0002.json"),
+            "{:?}",
+            ran.written
+        );
+        assert!(said.contains("ckpt-0002"), "{said}");
+        assert_eq!(p.archived("ckpt-0002").unwrap()["trigger"], "stage-98");
+    }
+
+    #[test]
+    fn a_stage_crossed_at_the_end_of_a_turn_is_given_with_the_next_prompt_once() {
+        let p = project();
+        p.checkpoint("write the parser");
+        p.append(&turn(1, 140_000, "cargo test"));
+        let stop = p.event(AGENT, "Stop").run();
+        assert_eq!(stop.reply, None);
+        assert_eq!(p.logged("stage").len(), 1, "the stage fired at Stop");
+        let said = prompt(&p, "go on").run().context().unwrap();
+        assert!(said.contains("stage-80"), "{said}");
+        assert_eq!(prompt(&p, "and on").run().reply, None, "given once");
+    }
+
+    #[test]
+    fn an_agent_that_reads_stdout_as_json_gets_an_empty_object_when_nothing_is_said() {
+        let p = Project::new();
+        let ran = p
+            .event(Agent::Gemini, "AfterTool")
+            .with("tool_name", json!("run_shell_command"))
+            .run();
+        assert_eq!(ran.error, None);
+        assert_eq!(ran.reply.as_deref(), Some("{}"));
+    }
+}
