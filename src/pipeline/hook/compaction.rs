@@ -20,15 +20,16 @@ impl Hook {
     pub(super) fn update_or_log_in(
         &self,
         batch: &mut Batch<'_>,
+        usage: Option<anyhow::Result<crate::transcripts::usage::Usage>>,
     ) -> anyhow::Result<Option<tracking::Applied>> {
-        match self.update_in(batch, true, false) {
+        match self.update_in(batch, usage, true, false) {
             Ok(applied) => Ok(applied),
             Err(e) => {
                 self.log(
                     batch.lock(),
                     "transcript_unreadable",
                     json!({
-                        "session": self.session, "agent": self.agent,
+                        "session": self.reading.session, "agent": self.reading.agent,
                         "message": crate::system::redact::redact(&format!("{e:#}")),
                     }),
                 );
@@ -52,12 +53,12 @@ impl Hook {
             crate::transcripts::session_index::compaction_noticed(
                 &self.ws,
                 batch.lock(),
-                &self.session,
+                &self.reading.session,
             )?;
             self.log(
                 batch.lock(),
                 "compaction",
-                json!({ "session": self.session, "agent": self.agent, "trigger": "transcript" }),
+                json!({ "session": self.reading.session, "agent": self.reading.agent, "trigger": "transcript" }),
             );
             batch
                 .session()
@@ -88,9 +89,14 @@ impl Hook {
         before: &Session,
         after: &Session,
     ) -> bool {
-        let policy = self.agent.policy();
-        let Some(noted) = decide::note_drop(batch.session_mut(), before, after, policy, self.agent)
-        else {
+        let policy = self.reading.agent.policy();
+        let Some(noted) = decide::note_drop(
+            batch.session_mut(),
+            before,
+            after,
+            policy,
+            self.reading.agent,
+        ) else {
             return false;
         };
         batch.touch();
@@ -105,7 +111,7 @@ impl Hook {
     /// before it, the trigger, the model): read at the events that follow a compaction, so
     /// the learning never takes ctxkeep's last reading for the agent's point.
     pub(super) fn compaction_in_transcript(&self) -> Option<crate::transcripts::usage::Usage> {
-        self.view().compaction()
+        self.reading.view().compaction()
     }
 
     /// Remembers that the agent compacted on its own at `tokens` on `model`, so the
@@ -117,12 +123,12 @@ impl Hook {
         tokens: u64,
     ) {
         let point = LearnPoint {
-            agent: self.agent.as_str(),
+            agent: self.reading.agent.as_str(),
             model: model.map(str::to_string),
             tokens,
             log: LogLine::new(
                 "compaction_learned",
-                json!({ "session": self.session, "agent": self.agent, "model": model, "tokens": tokens }),
+                json!({ "session": self.reading.session, "agent": self.reading.agent, "model": model, "tokens": tokens }),
             ),
         };
         if crate::pipeline::apply::remember_point(&self.ws, &point) {
@@ -140,18 +146,20 @@ impl Hook {
         // (Claude Code's, before the prompt cache expires): nobody is at the keyboard, and
         // this checkpoint is what a cold start will read.
         let asked = matches!(trigger.as_deref(), Some("manual" | "idle"));
-        let doubted = self.agent.policy().doubts_pre_compact(asked);
-        let extra = json!({ "session": self.session, "agent": self.agent, "compaction": trigger });
+        let doubted = self.reading.agent.policy().doubts_pre_compact(asked);
+        let extra = json!({ "session": self.reading.session, "agent": self.reading.agent, "compaction": trigger });
+        // Read before the lock: the usage the transcript records.
+        let usage = self.reading.view().usage();
         let written = self.in_batch(|batch| {
             // The token count this session had before: a resumed run's first event
             // may name a transcript with no token count in it yet.
             let known = batch.session().tokens().filter(|_| doubted);
             // The token count now is ctxkeep's last reading, not where the agent compacts: that is
             // learned from the agent's own token count once the compaction is in the transcript.
-            let applied = self.update_or_log_in(batch)?;
+            let applied = self.update_or_log_in(batch, usage)?;
             if doubted {
                 let now = applied.as_ref().and_then(|a| a.session.tokens()).or(known);
-                let name = self.agent.display_name();
+                let name = self.reading.agent.display_name();
                 if now.is_some() {
                     batch.touch();
                 }
@@ -160,7 +168,7 @@ impl Hook {
                         batch.lock(),
                         "checkpoint_skipped",
                         json!({
-                            "trigger": "pre-compact", "session": self.session, "agent": self.agent,
+                            "trigger": "pre-compact", "session": self.reading.session, "agent": self.reading.agent,
                             "why": why,
                         }),
                     );
@@ -195,11 +203,11 @@ impl Hook {
             self.log(
                 batch.lock(),
                 "compaction",
-                json!({ "session": self.session, "agent": self.agent, "trigger": trigger }),
+                json!({ "session": self.reading.session, "agent": self.reading.agent, "trigger": trigger }),
             );
             Ok(())
         })?;
-        self.audit_summary(trigger, self.payload.summary.clone())
+        self.audit_summary(trigger, self.reading.payload.summary.clone())
     }
 }
 

@@ -16,7 +16,7 @@ impl Hook {
     /// never blocked. What could not be kept is an `error` event and one line
     /// to the model.
     pub(super) fn before_destructive(&self, command: &str) -> anyhow::Result<Option<String>> {
-        if !self.config.snapshots {
+        if !self.reading.config.snapshots {
             return Ok(None);
         }
         let Ok(top) = crate::system::git::toplevel(&self.ws.root) else {
@@ -34,6 +34,7 @@ impl Hook {
             return Ok(None);
         };
         let cwd = self
+            .reading
             .payload
             .cwd
             .clone()
@@ -41,18 +42,18 @@ impl Hook {
         let mut failure = None;
         let mut busy = false;
         if crate::pipeline::snapshot::at_risk(&kinds, &g, &top, &cwd) {
-            let current = self.sf.fm.checkpoint.as_ref();
+            let current = self.reading.sf.fm.checkpoint.as_ref();
             match crate::pipeline::snapshot::take_before(&self.ws, &g, current, command) {
                 Ok((taken, pending)) => {
                     not_kept.extend(taken.left_out.iter().cloned());
-                    let budget = session::load(&self.ws, &self.session)
+                    let budget = session::load(&self.ws, &self.reading.session)
                         .ok()
                         .flatten()
                         .and_then(|s| s.budget());
                     let written = self.auto_checkpoint(
                         crate::pipeline::snapshot::TRIGGER,
                         budget,
-                        json!({ "session": self.session, "agent": self.agent, "command": command,
+                        json!({ "session": self.reading.session, "agent": self.reading.agent, "command": command,
                                 "snapshot": taken.snapshot }),
                         true,
                     );
@@ -92,8 +93,8 @@ impl Hook {
                 &lock,
                 "error",
                 json!({
-                    "command": "hook", "agent": self.agent, "hook_event": self.payload.event,
-                    "session": self.session, "code": "snapshot_incomplete",
+                    "command": "hook", "agent": self.reading.agent, "hook_event": self.reading.payload.event,
+                    "session": self.reading.session, "code": "snapshot_incomplete",
                     "message": message, "left_out": not_kept,
                 }),
             );

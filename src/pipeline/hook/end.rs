@@ -14,11 +14,11 @@ impl Hook {
             self.acknowledge_in(batch.lock());
             // A loop seen only now is given if the session goes on (a resume).
             self.loops_in(batch, false)?;
-            if self.sf.fm.checkpoint.is_none() {
+            if self.reading.sf.fm.checkpoint.is_none() {
                 return Ok(());
             }
             let budget = batch.session().budget();
-            let extra = json!({ "session": self.session, "agent": self.agent, "reason": reason });
+            let extra = json!({ "session": self.reading.session, "agent": self.reading.agent, "reason": reason });
             self.auto_checkpoint_in(batch, "session-end", budget, extra, false)
                 .map(|_| ())
         })

@@ -138,13 +138,13 @@ impl Hook {
     /// Waits for the reply that made this event's tool call to reach the transcript
     /// (this module); a call that never shows is logged, and the hook goes on without it.
     pub(super) fn await_call(&self) {
-        let Some(id) = &self.payload.tool_use_id else {
+        let Some(id) = &self.reading.payload.tool_use_id else {
             return;
         };
         if self.await_new_transcript(id) {
             return;
         }
-        let Ok(Some(read)) = self.read() else {
+        let Ok(Some(read)) = self.reading.read() else {
             return;
         };
         let found = await_call_in(read.file(), id);
@@ -159,7 +159,7 @@ impl Hook {
             self.log(
                 &lock,
                 "call_not_in_transcript",
-                json!({ "session": self.session, "agent": self.agent, "tool_use_id": id }),
+                json!({ "session": self.reading.session, "agent": self.reading.agent, "tool_use_id": id }),
             );
         }
     }
@@ -172,14 +172,14 @@ impl Hook {
     /// whose file is there: that one look is the one `transcript` would make, so it costs
     /// nothing new); true when the wait is over and what it missed is logged.
     pub(super) fn await_new_transcript(&self, id: &str) -> bool {
-        let Some(path) = self.transcript_named() else {
+        let Some(path) = self.reading.transcript_named() else {
             return false;
         };
         if std::fs::metadata(&path).is_ok() {
-            self.found_transcript(path);
+            self.reading.found_transcript(path);
             return false;
         }
-        let new = match session::load(&self.ws, &self.session) {
+        let new = match session::load(&self.ws, &self.reading.session) {
             Ok(s) => s.is_none_or(|s| s.tokens().is_none() && !s.transcript_awaited()),
             Err(_) => false,
         };
@@ -188,14 +188,14 @@ impl Hook {
         }
         let found = await_file_then(&path, id);
         if std::fs::metadata(&path).is_ok() {
-            self.found_transcript(path);
+            self.reading.found_transcript(path);
             if !found {
                 self.log_call_missing(id);
             }
             return true;
         }
-        let event = json!({ "session": self.session, "agent": self.agent, "transcript": path.display().to_string() });
-        match Batch::open(&self.ws, &self.session, self.config.window) {
+        let event = json!({ "session": self.reading.session, "agent": self.reading.agent, "transcript": path.display().to_string() });
+        match Batch::open(&self.ws, &self.reading.session, self.reading.config.window) {
             Ok(mut batch) => {
                 batch.session_mut().transcript_never_came();
                 batch.touch();
@@ -216,12 +216,12 @@ impl Hook {
     /// event's mark instead of a call's id); a mark that never shows is logged, and the hook
     /// goes on with what the transcript holds.
     pub(super) fn await_written(&self, mark: &str) {
-        let Some(path) = self.transcript_named() else {
+        let Some(path) = self.reading.transcript_named() else {
             return;
         };
         // A transcript already there is waited on through the event's one open of it.
         let open = match std::fs::metadata(&path).is_ok() {
-            true => self.read().ok().flatten(),
+            true => self.reading.read().ok().flatten(),
             false => None,
         };
         let found = match open {
@@ -239,7 +239,7 @@ impl Hook {
             self.log(
                 &lock,
                 "event_not_in_transcript",
-                json!({ "session": self.session, "agent": self.agent, "hook_event": self.payload.event }),
+                json!({ "session": self.reading.session, "agent": self.reading.agent, "hook_event": self.reading.payload.event }),
             );
         }
     }

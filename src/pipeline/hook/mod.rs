@@ -2,19 +2,12 @@
 //! checkpoint before compaction or at the end, inject the resume prompt at
 //! a session's start. The `hook` command reads the payload and replies.
 
-use std::path::{Path, PathBuf};
-
 use crate::agents::payload::{Action, Payload};
 use crate::agents::Agent;
-use crate::domain::config::Config;
-use crate::domain::session;
-use crate::domain::state::StateFile;
 use crate::domain::workspace::Workspace;
 use crate::pipeline::apply::Batch;
-use crate::pipeline::read::TranscriptView;
-use crate::system::error::Error;
+use crate::pipeline::read::Reading;
 use crate::system::output::Output;
-use crate::transcripts::activity::event_read::EventRead;
 
 mod after_compaction;
 mod compaction;
@@ -43,20 +36,14 @@ pub enum Answer {
 /// (its snapshot is taken without it).
 const DESTRUCTIVE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Everything one event needs, resolved once.
+/// One event of an agent's hook: the project it runs in and what it read.
 pub struct Hook {
     ws: Workspace,
-    sf: StateFile,
-    config: Config,
-    session: String,
-    agent: Agent,
-    payload: Payload,
+    /// The payload, the settings, the transcript: read once, before any decision.
+    reading: Reading,
     /// Warnings from the shared code go nowhere: on exit 0 the agent only
     /// logs stderr, and a line there would read as a failure.
     out: Output,
-    /// The transcript, looked up once per event (for Codex that means
-    /// searching its sessions folder): every read of it goes through this one view.
-    transcript: std::cell::OnceCell<TranscriptView>,
 }
 
 impl Hook {
@@ -72,32 +59,16 @@ impl Hook {
         if matches!(payload.action, Action::BeforeDestructive { .. }) {
             ws.lock_timeout = ws.lock_timeout.min(DESTRUCTIVE_LOCK_WAIT);
         }
-        let sf = StateFile::load(&ws.state_path)?;
-        sf.require_initialized()?;
-        let config = Config::from_front(&sf.fm);
-        let session = payload
-            .session
-            .as_deref()
-            .ok_or_else(|| Error::data("<stdin>", "hook input has no session_id"))?;
-        let session = session::validate_id(session)?;
-        Ok(Hook {
-            ws,
-            sf,
-            config,
-            session,
-            agent,
-            payload,
-            out,
-            transcript: std::cell::OnceCell::new(),
-        })
+        let reading = Reading::of(&ws, agent, payload)?;
+        Ok(Hook { ws, reading, out })
     }
 
     /// Acts on the event; returns what to answer, if anything.
     pub fn handle(&self) -> anyhow::Result<Option<Answer>> {
-        if let Some(mark) = &self.payload.written_mark {
+        if let Some(mark) = &self.reading.payload.written_mark {
             self.await_written(mark);
         }
-        let context = match self.payload.action.clone() {
+        let context = match self.reading.payload.action.clone() {
             Action::Track { reply } => self.track(reply),
             Action::PreCompact { trigger } => return self.pre_compact(trigger),
             Action::SessionStart { source } => self.session_start(&source),
@@ -109,52 +80,17 @@ impl Hook {
         };
         context.map(|c| c.map(Answer::Context))
     }
-    /// The transcript to read, when there is one yet (a session's first
-    /// prompt comes before its transcript exists).
-    fn transcript(&self) -> Option<PathBuf> {
-        self.view().path().map(Path::to_path_buf)
-    }
-
-    /// The event's one view of its transcript ([`TranscriptView`]).
-    fn view(&self) -> &TranscriptView {
-        self.transcript.get_or_init(|| {
-            let path = self
-                .transcript_named()
-                .filter(|p| std::fs::metadata(p).is_ok());
-            TranscriptView::new(path, self.agent)
-        })
-    }
-
-    /// Marks `path` as the event's transcript (it exists now).
-    fn found_transcript(&self, path: PathBuf) {
-        let _ = self
-            .transcript
-            .set(TranscriptView::new(Some(path), self.agent));
-    }
-
-    /// The event's one reading of its transcript, opened at the first question asked of it;
-    /// None when there is no transcript yet. A transcript that cannot be opened is an error
-    /// (asked again, it is tried again).
-    fn read(&self) -> anyhow::Result<Option<&EventRead>> {
-        self.view().read()
-    }
-
-    /// The transcript the payload names, else the one the agent keeps for the session,
-    /// whether it exists yet or not.
-    fn transcript_named(&self) -> Option<PathBuf> {
-        match &self.payload.transcript {
-            Some(p) => Some(p.clone()),
-            None => self.agent.find_transcript(&self.session),
-        }
-    }
-
     /// The batch in `slot`, opened again if a rare step let it go.
     fn reopen<'a, 'w>(
         &'w self,
         slot: &'a mut Option<Batch<'w>>,
     ) -> anyhow::Result<&'a mut Batch<'w>> {
         if slot.is_none() {
-            *slot = Some(Batch::open(&self.ws, &self.session, self.config.window)?);
+            *slot = Some(Batch::open(
+                &self.ws,
+                &self.reading.session,
+                self.reading.config.window,
+            )?);
         }
         Ok(slot.as_mut().expect("just opened"))
     }
@@ -174,7 +110,7 @@ impl Hook {
         &self,
         steps: impl FnOnce(&mut Batch<'_>) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
-        let mut batch = Batch::open(&self.ws, &self.session, self.config.window)?;
+        let mut batch = Batch::open(&self.ws, &self.reading.session, self.reading.config.window)?;
         let result = steps(&mut batch);
         let finished = batch.finish();
         let value = result?;

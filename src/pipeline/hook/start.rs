@@ -41,32 +41,36 @@ impl Hook {
         boundary: Option<crate::transcripts::usage::Usage>,
     ) -> anyhow::Result<Option<String>> {
         // Claude Code says how large a restored conversation is, and the model.
-        if self.payload.context_tokens.is_some() {
+        if self.reading.payload.context_tokens.is_some() {
             let options = Options {
                 record_only: true,
                 ..Options::default()
             };
             let reading = self.stated_reading();
-            let (ws, sf, config) = (&self.ws, &self.sf, &self.config);
+            let (ws, sf, config) = (&self.ws, &self.reading.sf, &self.reading.config);
             tracking::apply_batch(ws, batch, sf, config, reading, options, &self.out)?;
         }
         batch.touch();
         // A start after a compaction that an earlier event already gave back, having noticed
         // it in the transcript: late, and nothing is given again.
         let late = source == "compact" && {
-            self.view()
-                .catch_up_index(&self.ws, batch.lock(), &self.session, None);
+            self.reading
+                .view()
+                .catch_up_index(&self.ws, batch.lock(), &self.reading.session, None);
             !crate::transcripts::session_index::restore_started(
                 &self.ws,
                 batch.lock(),
-                &self.session,
+                &self.reading.session,
             )
         };
         let (lock, s) = batch.parts();
         // Gemini puts a SessionStart's context in front of the user's prompt,
         // where it would turn a headless slash command into text: it gets it
         // with the first real prompt instead (BeforeAgent).
-        let deferred = decide::start_waits(self.agent.policy(), self.sf.fm.checkpoint.is_some());
+        let deferred = decide::start_waits(
+            self.reading.agent.policy(),
+            self.reading.sf.fm.checkpoint.is_some(),
+        );
         let given = if late {
             Given::default()
         } else if deferred {
@@ -81,9 +85,10 @@ impl Hook {
             s,
             source,
             boundary.as_ref(),
-            self.payload.context_tokens,
-            self.agent.as_str(),
-            self.payload
+            self.reading.payload.context_tokens,
+            self.reading.agent.as_str(),
+            self.reading
+                .payload
                 .transcript
                 .as_ref()
                 .map(|t| t.display().to_string()),
@@ -104,11 +109,11 @@ impl Hook {
     /// them) drops those no session wrote for `records::KEPT_DAYS` days as a session starts,
     /// never this session's own: one listing of a folder, once per session.
     pub(super) fn sweep_records(&self, lock: &crate::system::fsutil::Lock) {
-        if self.agent.spec().records_dir.is_none() {
+        if self.reading.agent.spec().records_dir.is_none() {
             return;
         }
-        let own = self.payload.transcript.as_deref();
-        let stale = records::stale(std::time::SystemTime::now(), Some(self.agent), own);
+        let own = self.reading.payload.transcript.as_deref();
+        let stale = records::stale(std::time::SystemTime::now(), Some(self.reading.agent), own);
         let removed = records::remove(stale);
         if !removed.is_empty() {
             let paths: Vec<String> = removed
@@ -118,7 +123,7 @@ impl Hook {
             self.log(
                 lock,
                 "agent_records_removed",
-                json!({ "agent": self.agent, "older_than_days": records::KEPT_DAYS, "paths": paths }),
+                json!({ "agent": self.reading.agent, "older_than_days": records::KEPT_DAYS, "paths": paths }),
             );
         }
     }
@@ -147,14 +152,14 @@ impl Hook {
         let Some(c) = &self.own_checkpoint() else {
             return Ok(Given::default());
         };
-        let label = format!("{}:{source}", self.agent);
+        let label = format!("{}:{source}", self.reading.agent);
         let mut given = Given::default();
         let chain = crate::handoff::ledger::read(&self.ws)?;
         match source {
             // `give_back: false`: after a compaction the summary alone carries the work.
-            "compact" if !self.config.give_back => {}
+            "compact" if !self.reading.config.give_back => {}
             "compact" | "clear" => {
-                if let Some(link) = chain.link_of(&self.session) {
+                if let Some(link) = chain.link_of(&self.reading.session) {
                     let planned = crate::handoff::ledger::plan_restore(link, c, &label);
                     let record = crate::handoff::ledger::restored(link, &planned);
                     match self.after_compaction_start(lock, s, source, c, &planned.nonce) {
@@ -168,7 +173,7 @@ impl Hook {
                 }
             }
             "resume" | "fork" => {
-                if self.config.reminders && s.seen_checkpoint() != Some(c.id.as_str()) {
+                if self.reading.config.reminders && s.seen_checkpoint() != Some(c.id.as_str()) {
                     given.note = Some(self.since_note(s.seen_checkpoint(), c));
                 }
             }
@@ -195,12 +200,13 @@ impl Hook {
         let opening = Opening {
             agent: None,
             source: label,
-            agent_session: Some(&self.session),
+            agent_session: Some(&self.reading.session),
             handoff,
         };
-        let record = crate::handoff::ledger::plan_link(&self.ws, lock, c, &opening, &self.config)?;
+        let record =
+            crate::handoff::ledger::plan_link(&self.ws, lock, c, &opening, &self.reading.config)?;
         let prompt = self.prompt(c, Some(&record))?;
-        crate::handoff::ledger::record_session(&self.ws, lock, &record, &self.config)?;
+        crate::handoff::ledger::record_session(&self.ws, lock, &record, &self.reading.config)?;
         Ok(prompt)
     }
 
@@ -209,20 +215,26 @@ impl Hook {
         c: &Checkpoint,
         record: Option<&SessionRecord>,
     ) -> anyhow::Result<Option<HookPrompt>> {
-        crate::handoff::prompt::prompt_for_hook(&self.ws, &self.sf, c, MAX_CONTEXT_CHARS, record)
+        crate::handoff::prompt::prompt_for_hook(
+            &self.ws,
+            &self.reading.sf,
+            c,
+            MAX_CONTEXT_CHARS,
+            record,
+        )
     }
 
     /// The newest checkpoint of this session's line of work, else the project's newest (a
     /// session that wrote none yet); None before the first checkpoint.
     pub(super) fn own_checkpoint(&self) -> Option<Checkpoint> {
-        let current = self.sf.fm.checkpoint.as_ref()?;
-        crate::domain::lines::own(&self.ws, Some(current), &self.session)
+        let current = self.reading.sf.fm.checkpoint.as_ref()?;
+        crate::domain::lines::own(&self.ws, Some(current), &self.reading.session)
             .or_else(|| Some(current.clone()))
     }
 
     /// The checkpoint `id` (the state file's or an archived one), else this session's own.
     pub(super) fn checkpoint_named(&self, id: Option<&str>) -> Option<Checkpoint> {
-        let current = self.sf.fm.checkpoint.as_ref();
+        let current = self.reading.sf.fm.checkpoint.as_ref();
         id.and_then(|id| crate::domain::lines::by_id(&self.ws, current, id))
             .or_else(|| self.own_checkpoint())
     }
@@ -314,7 +326,7 @@ impl Given {
 
     pub(super) fn event(&self, hook: &Hook, source: &str, deferred: bool) -> serde_json::Value {
         json!({
-            "session": hook.session, "agent": hook.agent, "source": source,
+            "session": hook.reading.session, "agent": hook.reading.agent, "source": source,
             "resumed_from": self.prompt.as_ref().map(|p| p.checkpoint.clone()),
             "restore": self.restore,
             "note": self.note.is_some(),

@@ -18,10 +18,10 @@ impl Hook {
         batch: &mut Batch<'_>,
         reaches_model: bool,
     ) -> anyhow::Result<Vec<String>> {
-        let Some(limits) = self.config.gutter else {
+        let Some(limits) = self.reading.config.gutter else {
             return Ok(Vec::new());
         };
-        let view = self.view();
+        let view = self.reading.view();
         // What loop detection kept before this event: the record as loaded, unless a step
         // changed it since (then a copy; copying it costs more than the rest of the check).
         let copy = match batch.on_disk() {
@@ -32,11 +32,11 @@ impl Hook {
         let gutter_before = s.gutter().len();
         let steps = view.new_calls(&self.ws, s);
         let feed = crate::pipeline::loop_detection::Feed {
-            session: &self.session,
-            window: self.config.window,
-            transcript: view.path().map(|p| (p, Some(self.agent))),
-            tool: self.payload.tool.as_ref(),
-            cwd: self.payload.cwd.as_deref(),
+            session: &self.reading.session,
+            window: self.reading.config.window,
+            transcript: view.path().map(|p| (p, Some(self.reading.agent))),
+            tool: self.reading.payload.tool.as_ref(),
+            cwd: self.reading.payload.cwd.as_deref(),
             reaches_model,
         };
         let hits =
@@ -60,7 +60,7 @@ impl Hook {
         if !crate::handoff::ledger::latest_is_pending(&self.ws) {
             return;
         }
-        if let Some(reply) = &self.payload.last_message {
+        if let Some(reply) = &self.reading.payload.last_message {
             let latest = crate::handoff::ledger::read(&self.ws)
                 .ok()
                 .and_then(|c| c.last().map(|l| l.record.nonce.clone()));
@@ -71,7 +71,9 @@ impl Hook {
                 return;
             }
         }
-        self.view().acknowledge(&self.ws, lock, &self.session);
+        self.reading
+            .view()
+            .acknowledge(&self.ws, lock, &self.reading.session);
     }
 
     /// What the transcript says this session did; None without a
@@ -89,7 +91,10 @@ impl Hook {
         lock: &crate::system::fsutil::Lock,
         s: &Session,
     ) -> Option<Observed> {
-        let mut observed = self.view().observe(&self.ws, lock, &self.session)?;
+        let mut observed = self
+            .reading
+            .view()
+            .observe(&self.ws, lock, &self.reading.session)?;
         let recent = &s.loops().recent;
         crate::transcripts::activity::loops::with_payload_outcomes(&mut observed, recent);
         Some(observed)
@@ -127,8 +132,8 @@ impl Hook {
                 automatic: true,
                 line: Some((
                     crate::domain::checkpoint::Line {
-                        session: self.session.clone(),
-                        agent: self.agent.to_string(),
+                        session: self.reading.session.clone(),
+                        agent: self.reading.agent.to_string(),
                     },
                     batch.session().began_at().map(str::to_string),
                 )),

@@ -6,28 +6,41 @@
 use serde_json::json;
 
 use super::Hook;
+use crate::domain::config::Config;
+use crate::domain::workspace::Workspace;
 use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
 use crate::pipeline::effects::Reach;
 use crate::pipeline::tracking::{self, Options, Reading};
+use crate::transcripts::usage::Usage;
 
 impl Hook {
     /// UserPromptSubmit, PostToolUse (and their Codex/Gemini peers): the
-    /// stages crossed fire, the gutter is looked for, and the instructions
+    /// stages crossed fire, loops are looked for, and the instructions
     /// go to the model. Events that cannot reply (Stop) only track.
-    /// One pass of the pipeline (`crate::pipeline`): the project lock is taken once and the
-    /// session's record written once, unless a compaction is being given back (rare).
+    /// One pass of the pipeline (`crate::pipeline`): read, then decide and apply under the
+    /// project lock, taken once (unless a compaction is being given back, which is rare),
+    /// with the session's record written once; then the reply, rendered from what was said.
     pub(super) fn track(&self, reply: bool) -> anyhow::Result<Option<String>> {
-        let policy = self.agent.policy();
-        if policy.waits_for_call(self.payload.in_subagent) {
+        // Read: the transcript, once the agent wrote this event's call to it, and the usage it
+        // records, before the lock.
+        let policy = self.reading.agent.policy();
+        if policy.waits_for_call(self.reading.payload.in_subagent) {
             self.await_call();
         }
-        let mut slot = Some(Batch::open(&self.ws, &self.session, self.config.window)?);
-        let result = self.track_in(&mut slot, reply, policy);
+        let usage = self.reading.view().usage();
+        // Decide and apply, on the event's batch.
+        let mut slot = Some(Batch::open(
+            &self.ws,
+            &self.reading.session,
+            self.reading.config.window,
+        )?);
+        let result = self.track_in(&mut slot, reply, policy, usage);
         let finished = slot.map(Batch::finish).transpose();
-        let text = result?;
+        let said = result?;
         finished?;
-        Ok(text)
+        // Reply: the stages' instruction is rendered from the templates after the lock.
+        said.render(&self.ws, &self.reading.config)
     }
 
     /// [`track`](Self::track)'s steps on the batch in `slot` (empty while a rare step runs
@@ -37,22 +50,26 @@ impl Hook {
         slot: &mut Option<Batch<'w>>,
         reply: bool,
         policy: &crate::agents::policy::Policy,
-    ) -> anyhow::Result<Option<String>> {
+        usage: Option<anyhow::Result<Usage>>,
+    ) -> anyhow::Result<Said> {
         let batch = self.reopen(slot)?;
         // The session's index learns what the transcript gained since the last event.
         // Loop detection's new calls are read in the same pass when they can be.
-        let loops = self.config.gutter.map(|_| batch.session());
-        let index = self
-            .view()
-            .catch_up_index(&self.ws, batch.lock(), &self.session, loops);
+        let loops = self.reading.config.gutter.map(|_| batch.session());
+        let index = self.reading.view().catch_up_index(
+            &self.ws,
+            batch.lock(),
+            &self.reading.session,
+            loops,
+        );
         // A compaction the transcript shows and no session start answered: given back at
         // this event, when its reply reaches the model.
         let unannounced = reply
-            && self.sf.fm.checkpoint.is_some()
+            && self.reading.sf.fm.checkpoint.is_some()
             && index.is_some_and(|i| i.compaction_unannounced());
         // Loops first: a stage's checkpoint then has this call's outcome.
         let loops = self.loops_in(batch, reply)?;
-        let applied = self.update_in(batch, false, !reply)?;
+        let applied = self.update_in(batch, usage, false, !reply)?;
         self.acknowledge_in(batch.lock());
         // The drop is measured from the token count this update replaced.
         let before = applied.as_ref().and_then(|a| a.previous.as_ref());
@@ -67,13 +84,14 @@ impl Hook {
                 }
             }
         }
-        let mut texts = Vec::new();
+        let mut said = Said::default();
+        let texts = &mut said.waiting;
         if unannounced {
             texts.extend(self.unannounced_compaction(slot)?);
         }
         // A start deferred to this event, or left by a compaction seen only now.
         let reach = if reply { Reach::Now } else { Reach::Later };
-        if decide::gives_waiting_start(policy, reach, self.payload.prompt.as_deref()) {
+        if decide::gives_waiting_start(policy, reach, self.reading.payload.prompt.as_deref()) {
             texts.extend(self.pending_start_in(self.reopen(slot)?)?);
         }
         // What a compaction's summary left out, once it can be read (the
@@ -88,44 +106,43 @@ impl Hook {
                 texts.extend(self.deliver_after_compaction()?);
             }
         }
-        let before_stage = texts.len();
-        if let (Some(applied), true) = (applied, reply) {
-            texts.extend(tracking::instructions(&self.ws, &self.config, &applied)?);
-        }
+        // The stages to tell the model about, rendered with the reply.
+        let stage_reaches_model = reply && applied.as_ref().is_some_and(|a| !a.to_say.is_empty());
+        said.stages = applied.filter(|_| stage_reaches_model);
         // After a tool call, a checkpoint asked for at a natural point, unless a stage just did.
-        if reply && self.payload.after_tool() && !self.payload.in_subagent {
-            let stage_reached_model = texts.len() > before_stage;
-            texts.extend(self.checkpoint_request_in(self.reopen(slot)?, stage_reached_model));
+        if reply && self.reading.payload.after_tool() && !self.reading.payload.in_subagent {
+            said.request = self.checkpoint_request_in(self.reopen(slot)?, stage_reaches_model);
         }
-        texts.extend(loops);
-        Ok((!texts.is_empty()).then(|| texts.join("\n")))
+        said.loops = loops;
+        Ok(said)
     }
 
-    /// Updates the session in the event's batch from the transcript; None when there is none
-    /// yet.
+    /// Updates the session in the event's batch from the transcript's `usage` (read before the
+    /// lock); None when there is no transcript yet.
     pub(super) fn update_in(
         &self,
         batch: &mut Batch<'_>,
+        usage: Option<anyhow::Result<Usage>>,
         record_only: bool,
         deferred: bool,
     ) -> anyhow::Result<Option<tracking::Applied>> {
-        let Some(usage) = self.view().usage() else {
+        let Some(usage) = usage else {
             return Ok(None);
         };
         let usage = usage?;
-        let path = self.transcript().unwrap_or_default();
+        let path = self.reading.transcript().unwrap_or_default();
         let reading = Reading::Transcript(Box::new(usage), path.display().to_string());
         let options = Options {
             record_only,
             deferred,
-            view: Some(self.view()),
+            view: Some(self.reading.view()),
             ..Options::default()
         };
         let applied = tracking::apply_batch(
             &self.ws,
             batch,
-            &self.sf,
-            &self.config,
+            &self.reading.sf,
+            &self.reading.config,
             reading,
             options,
             &self.out,
@@ -136,9 +153,9 @@ impl Hook {
     /// The size the payload states (`context_tokens`, and the model), as a reading.
     pub(super) fn stated_reading(&self) -> Reading {
         Reading::Stated {
-            agent: self.agent,
-            tokens: self.payload.context_tokens,
-            model: self.payload.model.clone(),
+            agent: self.reading.agent,
+            tokens: self.reading.payload.context_tokens,
+            model: self.reading.payload.model.clone(),
             window: None,
         }
     }
@@ -150,7 +167,7 @@ impl Hook {
     pub(super) fn model_switch(&self) -> anyhow::Result<Option<String>> {
         let applied = self.in_batch(|batch| {
             let reading = self.stated_reading();
-            let (ws, sf, config) = (&self.ws, &self.sf, &self.config);
+            let (ws, sf, config) = (&self.ws, &self.reading.sf, &self.reading.config);
             let options = Options::default();
             let applied =
                 tracking::apply_batch(ws, batch, sf, config, reading, options, &self.out)?;
@@ -159,13 +176,13 @@ impl Hook {
                 batch.lock(),
                 "model_switch",
                 json!({
-                    "session": self.session, "agent": self.agent, "model": s.model(),
+                    "session": self.reading.session, "agent": self.reading.agent, "model": s.model(),
                     "tokens": s.tokens(), "window": s.window(), "limit": s.limit(),
                 }),
             );
             Ok(applied)
         })?;
-        let texts = tracking::instructions(&self.ws, &self.config, &applied)?;
+        let texts = tracking::instructions(&self.ws, &self.reading.config, &applied)?;
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
     }
 
@@ -177,26 +194,66 @@ impl Hook {
         batch: &mut Batch<'_>,
         stage_reached_model: bool,
     ) -> Option<String> {
-        let settings = self.config.checkpoint_requests?;
-        let current = self.sf.fm.checkpoint.as_ref().map(|c| c.id.as_str());
+        let settings = self.reading.config.checkpoint_requests?;
+        let current = self
+            .reading
+            .sf
+            .fm
+            .checkpoint
+            .as_ref()
+            .map(|c| c.id.as_str());
         let s = batch.session_mut();
         let own = s.seen_checkpoint().map(str::to_string);
         let request = decide::checkpoint_request(
             s.requests_mut(),
             &settings,
-            &self.payload,
+            &self.reading.payload,
             current,
             own.as_deref(),
             stage_reached_model,
         );
         batch.touch();
         let request = request?;
-        let mcp = crate::agents::mcp_registration::mcp_registered(&self.ws.root, Some(self.agent));
+        let mcp = crate::agents::mcp_registration::mcp_registered(
+            &self.ws.root,
+            Some(self.reading.agent),
+        );
         let why = crate::pipeline::requests::read_message(request.why.clone(), &self.ws.root);
         let text = crate::pipeline::requests::text(&why, &request.state, mcp);
-        let line = request.log(&self.session, self.agent, text.chars().count());
+        let line = request.log(
+            &self.reading.session,
+            self.reading.agent,
+            text.chars().count(),
+        );
         self.log(batch.lock(), line.event, line.fields);
         Some(text)
+    }
+}
+
+/// What a track event says, in the order its reply gives it.
+#[derive(Default)]
+pub(super) struct Said {
+    /// What waited for this event: a compaction given back, a deferred start.
+    waiting: Vec<String>,
+    /// The reading whose stages reach the model now: their instruction, rendered after the
+    /// lock.
+    stages: Option<tracking::Applied>,
+    /// A checkpoint request made now.
+    request: Option<String>,
+    /// The loops to give now.
+    loops: Vec<String>,
+}
+
+impl Said {
+    /// The reply's text; None when the event says nothing.
+    fn render(self, ws: &Workspace, config: &Config) -> anyhow::Result<Option<String>> {
+        let mut texts = self.waiting;
+        if let Some(applied) = &self.stages {
+            texts.extend(tracking::instructions(ws, config, applied)?);
+        }
+        texts.extend(self.request);
+        texts.extend(self.loops);
+        Ok((!texts.is_empty()).then(|| texts.join("\n")))
     }
 }
 

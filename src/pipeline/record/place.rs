@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::domain::checkpoint::{Checkpoint, Field};
-use crate::domain::state::{limits, StateFile};
+use crate::domain::state::StateFile;
 use crate::domain::templates::Templates;
 use crate::system::error::Error;
 
@@ -144,7 +144,7 @@ mod tests {
 
     use super::*;
     use crate::domain::checkpoint::Fields;
-    use crate::domain::state::{BEGIN_MARKER, END_MARKER};
+    use crate::domain::state::{limits, BEGIN_MARKER, END_MARKER};
     use proptest::prelude::*;
 
     /// `place` as `checkpoint` runs it, in memory: what it and the checks
