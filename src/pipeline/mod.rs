@@ -26,4 +26,5 @@ pub mod record;
 pub mod requests;
 pub mod snapshot;
 pub mod status;
+pub mod track;
 pub mod tracking;

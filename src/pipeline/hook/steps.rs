@@ -22,15 +22,6 @@ impl Hook {
             return Ok(Vec::new());
         };
         let view = self.reading.view();
-        // What loop detection kept before this event: the record as loaded, unless a step
-        // changed it since (then a copy; copying it costs more than the rest of the check).
-        let copy = match batch.on_disk() {
-            Some(disk) if disk.loops() == batch.session().loops() => None,
-            _ => Some(batch.session().loops().clone()),
-        };
-        let (lock, s) = batch.parts();
-        let gutter_before = s.gutter().len();
-        let steps = view.new_calls(&self.ws, s);
         let feed = crate::pipeline::loop_detection::Feed {
             session: &self.reading.session,
             window: self.reading.config.window,
@@ -39,16 +30,7 @@ impl Hook {
             cwd: self.reading.payload.cwd.as_deref(),
             reaches_model,
         };
-        let hits =
-            crate::pipeline::loop_detection::check_in(&self.ws, lock, s, &feed, &limits, steps)?;
-        let before = copy.as_ref().or(batch.on_disk().map(|d| d.loops()));
-        let s = batch.session();
-        if before != Some(s.loops()) || s.gutter().len() != gutter_before {
-            batch
-                .session_mut()
-                .touched(&crate::system::clock::now_rfc3339());
-            batch.touch();
-        }
+        let hits = crate::pipeline::track::loops_in(&self.ws, batch, view, &feed, &limits)?;
         Ok(hits.into_iter().map(|(_, text)| text).collect())
     }
 
