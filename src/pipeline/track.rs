@@ -95,3 +95,63 @@ pub fn loops_in(
     }
     Ok(hits)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::hook::samples::{project, turn, AGENT};
+
+    fn track(p: &crate::pipeline::harness::Project) -> Tracked {
+        let ws = p.workspace();
+        let sf = StateFile::load(&ws.state_path).unwrap();
+        let config = Config::from_front(&sf.fm);
+        let view = TranscriptView::new(Some(p.transcript()), AGENT);
+        let usage = view.usage().unwrap().unwrap();
+        let path = p.transcript().display().to_string();
+        let reading = Reading::Transcript(Box::new(usage), path);
+        let options = Options {
+            view: Some(&view),
+            ..Options::default()
+        };
+        by_hand(
+            &ws,
+            &sf,
+            &config,
+            "s1",
+            reading,
+            options,
+            Some(AGENT),
+            &Output::SILENT,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn track_fires_a_stage_the_transcript_crossed_once_and_says_it_as_a_hook_would() {
+        let p = project();
+        p.checkpoint("write the parser");
+        p.append(&turn(1, 140_000, "cargo test"));
+        let tracked = track(&p);
+        assert_eq!(tracked.applied.session.tokens(), Some(140_000));
+        let names: Vec<_> = tracked
+            .applied
+            .fired
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(names, ["stage-80"]);
+        assert_eq!(tracked.instructions.len(), 1);
+        assert!(
+            tracked.instructions[0].starts_with(
+                "ctxkeep: context is at 70.0 % (140000 of 200000 tokens), 87.5 % of the 160000"
+            ),
+            "{}",
+            tracked.instructions[0]
+        );
+        assert_eq!(p.logged("stage").len(), 1);
+        // The same reading again: nothing new fires, nothing is said.
+        let again = track(&p);
+        assert!(again.applied.fired.is_empty());
+        assert!(again.instructions.is_empty());
+    }
+}
