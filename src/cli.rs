@@ -430,7 +430,7 @@ pub struct InitArgs {
 
     /// Threshold stages as PCT[:ACTION] items, ACTION one of warn, checkpoint, handoff
     /// [default: 80:warn,90:checkpoint,95:checkpoint,98:handoff]. Each fires once per fill and
-    /// re-arms after a compaction, a /clear, or a fall of more than 10 points below it.
+    /// re-arms after a compaction, a /clear, or a drop of more than 10 points below it.
     #[arg(long, value_name = "LIST")]
     pub stages: Option<String>,
 
@@ -596,7 +596,7 @@ pub struct TrackArgs {
     #[arg(long, value_name = "N", group = "source")]
     pub tokens: Option<u64>,
 
-    /// Add N tokens to the session's last figure (negative to subtract; manual).
+    /// Add N tokens to the session's last known size (negative to subtract; manual).
     #[arg(
         long,
         value_name = "N",

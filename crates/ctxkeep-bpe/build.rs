@@ -53,13 +53,17 @@ fn main() {
             patterns::P50K_PATTERN,
         ));
     }
+    std::fs::write(out.join("classes.rs"), char_classes()).expect("write classes.rs");
     let big_endian = std::env::var("CARGO_CFG_TARGET_ENDIAN").is_ok_and(|e| e == "big");
     for (name, bpe, pattern) in tables {
-        std::fs::write(
-            out.join(format!("{name}.dfa")),
-            pretokenizer(pattern, big_endian),
-        )
-        .expect("write dfa");
+        // o200k and cl100k are split by hand (src/bpe/split.rs); the others by their DFA.
+        if pattern == patterns::P50K_PATTERN {
+            std::fs::write(
+                out.join(format!("{name}.dfa")),
+                pretokenizer(pattern, big_endian),
+            )
+            .expect("write dfa");
+        }
         let bpe = bpe.unwrap_or_else(|e| panic!("tiktoken-rs cannot build {name}: {e}"));
         let (tokens, ends) = flatten(&bpe);
         let token = |r: usize| {
@@ -71,7 +75,6 @@ fn main() {
             &tokens,
             &ends,
             &shapes.split,
-            &shapes.next_prefix,
             &shapes.longest,
             &shapes.pairs,
         );
@@ -93,9 +96,8 @@ fn main() {
                 assert_eq!(back.rank(&longer), want, "{name}: {longer:?}");
             }
         }
-        let (split, prefix) =
-            packed::derive_parts(back.prefix_lens, back.left_lens, token, |b| back.rank(b))
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (split, prefix) = packed::derive_parts(back.left_lens, token, |b| back.rank(b))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         let want_split: Vec<u32> = shapes.split.iter().flat_map(|&(l, r)| [l, r]).collect();
         assert!(
             split == want_split
@@ -126,6 +128,51 @@ fn pretokenizer(pattern: &str, big_endian: bool) -> Vec<u8> {
         true => sparse.to_bytes_big_endian(),
         false => sparse.to_bytes_little_endian(),
     }
+}
+
+/// The char classes of src/bpe/split.rs (its `class` module, in the same
+/// order), as regex-syntax reads the patterns' `\s` and `\p{..}`: the class
+/// of each ASCII char, then the ranges of chars of one class, as Rust source.
+fn char_classes() -> String {
+    use regex_syntax::hir::{Class, HirKind};
+    // Later classes win; no char is in two of these.
+    let classes = [
+        r"\s",
+        r"\p{N}",
+        r"\p{Ll}",
+        r"[\p{Lu}\p{Lt}]",
+        r"[\p{Lm}\p{Lo}]",
+        r"\p{M}",
+    ];
+    let mut of = vec![0u8; 0x11_0000];
+    for (k, class) in classes.iter().enumerate() {
+        let hir = regex_syntax::parse(class).unwrap_or_else(|e| panic!("{class}: {e}"));
+        let HirKind::Class(Class::Unicode(set)) = hir.kind() else {
+            panic!("{class} is not a Unicode class");
+        };
+        for r in set.ranges() {
+            for cp in u32::from(r.start())..=u32::from(r.end()) {
+                assert_eq!(of[cp as usize], 0, "U+{cp:04X} is in two classes");
+                of[cp as usize] = k as u8 + 1;
+            }
+        }
+    }
+    let mut starts = vec![0u32];
+    let mut kinds = vec![of[0]];
+    for cp in 1..of.len() {
+        if cp < 128 || of[cp] != of[cp - 1] {
+            starts.push(cp as u32);
+            kinds.push(of[cp]);
+        }
+    }
+    format!(
+        "static ASCII_CLASS: [u8; 128] = {:?};\nstatic STARTS: [u32; {}] = {:?};\nstatic CLASSES: [u8; {}] = {:?};\n",
+        &of[..128],
+        starts.len(),
+        starts,
+        kinds.len(),
+        kinds
+    )
 }
 
 fn flatten(bpe: &CoreBPE) -> (Vec<u8>, Vec<u32>) {

@@ -14,6 +14,43 @@
 //! checks that. docs/architecture.md, "Adding an agent", lists every place
 //! a new agent touches.
 
+/// The [`Transcripts`] methods every agent answers from its folder's modules of the usual names:
+/// `usage::read_from`, `observe::read` and `hooks::payload` (and, given `authored_text`,
+/// `hooks::authored_text`). Used inside an agent's `impl Transcripts`.
+macro_rules! from_agent_modules {
+    () => {
+        fn read_usage(
+            &self,
+            path: &std::path::Path,
+            src: &mut dyn $crate::agents::ReadSeek,
+            len: u64,
+        ) -> anyhow::Result<$crate::transcripts::usage::Usage> {
+            usage::read_from(path, src, len)
+        }
+        fn observe(
+            &self,
+            path: &std::path::Path,
+            file: std::fs::File,
+            len: u64,
+            rec: &mut $crate::transcripts::activity::Recorder,
+        ) -> anyhow::Result<()> {
+            observe::read(path, file, len, rec)
+        }
+        fn payload(
+            &self,
+            root: &serde_json::Map<String, serde_json::Value>,
+        ) -> Result<$crate::agents::payload::Payload, $crate::system::error::Error> {
+            hooks::payload(root)
+        }
+    };
+    (authored_text) => {
+        from_agent_modules!();
+        fn authored_text(&self, line: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
+            hooks::authored_text(line)
+        }
+    };
+}
+
 pub mod claude_code;
 pub mod codex;
 pub mod copilot;
@@ -24,6 +61,7 @@ pub mod own_files;
 pub mod payload;
 pub mod policy;
 pub mod qwen;
+mod recorded_call;
 pub mod records;
 
 use std::fmt;

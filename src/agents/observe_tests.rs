@@ -522,7 +522,8 @@ fn sidechain_lines_do_not_count() {
         "TodoWrite",
         json!({"todos": [{"content": "x", "status": "pending"}]}),
     )));
-    // A progress line embedding a subagent's tool call.
+    // A progress line embedding a subagent's own edit: the session's change (not its step,
+    // command or plan).
     lines.push(
         json!({"type": "progress", "isSidechain": false, "data": {"type": "agent_progress",
         "message": {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "px",
@@ -530,7 +531,8 @@ fn sidechain_lines_do_not_count() {
     );
     let obs = read("s.jsonl", &lines);
     assert_eq!(obs.request.as_deref(), Some("review the lexer"));
-    assert!(obs.files.is_empty() && obs.commands.is_empty() && obs.plan.is_empty());
+    assert_eq!(obs.files, ["p.md"]);
+    assert!(obs.commands.is_empty() && obs.plan.is_empty());
     assert!(gutter(&obs, &GutterLimits::default()).is_empty());
 
     // A subagent's own transcript (every line a sidechain) has nothing of the main session.

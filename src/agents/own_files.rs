@@ -58,8 +58,28 @@ pub fn is_own(top: &Path, d: &DirtyFile) -> bool {
 /// in (None: not readable as that file).
 type Strip = Box<dyn Fn(&str) -> Option<Value>>;
 
+/// Whether `path`'s file name is one that ctxkeep writes. Most uncommitted paths are none,
+/// and are told so here without building every agent's paths (which made this check a fifth
+/// of a checkpoint's instructions with 200 changed files: it runs for the write, for `verify`'s
+/// repository check and for the resume prompt's size check).
+fn named_like_ours(path: &str) -> bool {
+    let name = |p: &'static str| p.rsplit('/').next().unwrap_or(p);
+    let own = path.rsplit('/').next().unwrap_or(path);
+    own == ".gitignore"
+        || own == ".gitattributes"
+        || Agent::ALL.iter().any(|agent| {
+            let s = agent.settings();
+            name(s.file) == own
+                || s.personal.is_some_and(|p| name(p) == own)
+                || name(s.mcp.file) == own
+        })
+}
+
 /// How to take ctxkeep's part out of the file at `path`, when it is one ctxkeep writes.
 fn stripper(path: &str) -> Option<Strip> {
+    if !named_like_ours(path) {
+        return None;
+    }
     match path {
         ".gitignore" => return Some(Box::new(|t| Some(lines_without(t, is_gitignore_line)))),
         ".gitattributes" => {
@@ -158,6 +178,23 @@ mod tests {
             path: path.into(),
             status: status.into(),
         }
+    }
+
+    #[test]
+    fn every_file_ctxkeep_writes_passes_the_quick_look_at_its_name() {
+        for agent in Agent::ALL {
+            let s = agent.settings();
+            let mut paths = vec![Path::new(s.dir).join(s.file), s.mcp.relative_path()];
+            if s.code.is_none() {
+                paths.extend(s.personal.map(|p| Path::new(s.dir).join(p)));
+            }
+            for path in paths {
+                let path = path.to_string_lossy();
+                assert!(stripper(&path).is_some(), "{agent:?}: {path}");
+            }
+        }
+        assert!(stripper("src/settings.rs").is_none());
+        assert!(stripper("docs/.gitignore.md").is_none());
     }
 
     #[test]

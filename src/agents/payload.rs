@@ -243,6 +243,21 @@ impl Payload {
     }
 }
 
+/// Whether a shell command may discard uncommitted work, from its text; a
+/// `git checkout NAME` is read where it runs (a switch is answered here like
+/// any harmless command, with no git run: [`checkout_paths`]).
+///
+/// [`checkout_paths`]: crate::system::git::snapshot::checkout_paths
+fn may_discard(command: &str, cwd: Option<&str>) -> bool {
+    use crate::transcripts::destructive::{recognise_all, Kind};
+    recognise_all(command).iter().any(|f| match (&f.kind, cwd) {
+        (Kind::Checkout { within, operands }, Some(cwd)) => {
+            crate::system::git::snapshot::checkout_paths(within, operands, Path::new(cwd)).is_some()
+        }
+        _ => true,
+    })
+}
+
 /// What a (Claude Code) event means to ctxkeep; `AfterTurn` stands for the
 /// end of a turn of an agent whose event has no Claude Code peer.
 fn action_for(event: &str, root: &Map<String, Value>) -> Action {
@@ -278,11 +293,9 @@ fn action_for(event: &str, root: &Map<String, Value>) -> Action {
             .and_then(|i| i.get("command"))
             .and_then(Value::as_str)
         {
-            Some(c) if crate::transcripts::destructive::recognise(c).is_some() => {
-                Action::BeforeDestructive {
-                    command: c.to_string(),
-                }
-            }
+            Some(c) if may_discard(c, field(&["cwd"]).as_deref()) => Action::BeforeDestructive {
+                command: c.to_string(),
+            },
             _ => Action::Ignore,
         },
         _ => Action::Ignore,

@@ -258,6 +258,28 @@ pub fn read_config(path: &Path) -> Option<Result<String, String>> {
     Some(std::fs::read_to_string(path).map_err(|e| e.to_string()))
 }
 
+/// Hands each of `files` that is there, in order, to `each` as `parse` reads it; one that cannot
+/// be read or parsed is noted (`PATH: why`, the path as [`show`] gives it) and skipped.
+pub fn each_config<T>(
+    files: &[PathBuf],
+    env: &dyn Fn(&str) -> Option<String>,
+    notes: &mut Vec<String>,
+    parse: impl Fn(&str) -> Result<T, String>,
+    mut each: impl FnMut(&Path, T, &mut Vec<String>),
+) {
+    for path in files {
+        let parsed = match read_config(path) {
+            None => continue,
+            Some(Ok(text)) => parse(&text),
+            Some(Err(e)) => Err(e),
+        };
+        match parsed {
+            Ok(doc) => each(path, doc, notes),
+            Err(why) => notes.push(format!("{}: {why}", show(path, env))),
+        }
+    }
+}
+
 /// A fraction of the window set in an agent's JSON settings (comments
 /// allowed) at `pointer`, the last of `files` that sets a valid one winning:
 /// the fraction, where it came from (`config:PATH` or `default`), and why a
@@ -271,22 +293,11 @@ pub fn fraction_setting(
     let key = pointer.trim_start_matches('/').replace('/', ".");
     let mut notes = Vec::new();
     let mut found: Option<(f64, String)> = None;
-    for path in files {
-        let text = match read_config(path) {
-            None => continue,
-            Some(Ok(t)) => t,
-            Some(Err(e)) => {
-                notes.push(format!("{}: {e}", show(path, env)));
-                continue;
-            }
-        };
-        let value: serde_json::Value = match serde_json::from_str(&strip_json_comments(&text)) {
-            Ok(v) => v,
-            Err(e) => {
-                notes.push(format!("{}: not valid JSON ({e})", show(path, env)));
-                continue;
-            }
-        };
+    let parse = |text: &str| {
+        serde_json::from_str::<serde_json::Value>(&strip_json_comments(text))
+            .map_err(|e| format!("not valid JSON ({e})"))
+    };
+    each_config(files, env, &mut notes, parse, |path, value, notes| {
         if let Some(v) = value.pointer(pointer) {
             match v.as_f64() {
                 Some(t) if t > 0.0 && t <= 1.0 => found = Some((t, show(path, env))),
@@ -296,7 +307,7 @@ pub fn fraction_setting(
                 )),
             }
         }
-    }
+    });
     let (t, source) = match found {
         Some((t, path)) => (t, format!("config:{path}")),
         None => (default, "default".to_string()),

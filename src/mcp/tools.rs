@@ -376,3 +376,124 @@ pub fn resume_prompt(ws: &Workspace, agent: Option<String>) -> anyhow::Result<(S
         report.prompt,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::workspace::Locate;
+    use crate::handoff::test_project::initialized;
+    use crate::system::output::Output;
+
+    const NEXT: &str = "run cargo test parser and fix the blank-line case in src/parse.rs";
+
+    fn options(ws: &Workspace) -> Options {
+        Options {
+            locate: Locate {
+                state: Some(ws.state_path.clone()),
+                lock_timeout: 5.0,
+                out: Output::SILENT,
+            },
+            session: None,
+        }
+    }
+
+    fn text_of(result: &CallToolResult) -> String {
+        let value = serde_json::to_value(&result.content).unwrap();
+        value[0]["text"].as_str().unwrap_or_default().to_string()
+    }
+
+    fn checkpoint_args() -> Value {
+        json!({
+            "phase": "implementing",
+            "active_task": "make the widget parser accept blank lines",
+            "controlling_agent": "claude-code",
+            "next_action": NEXT,
+        })
+    }
+
+    #[test]
+    fn the_tools_listed_are_the_names_with_plain_object_schemas() {
+        let tools = list();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, NAMES);
+        for tool in &tools {
+            assert_eq!(tool.input_schema.get("type"), Some(&json!("object")));
+            assert!(!tool.input_schema.contains_key("$schema"), "{}", tool.name);
+            for (arg, prop) in tool.input_schema["properties"].as_object().unwrap() {
+                // An optional argument is left out, never given as null.
+                assert!(!prop["type"].is_array(), "{}.{arg}: {prop}", tool.name);
+            }
+        }
+        let read_only = |name: &str| {
+            tools
+                .iter()
+                .find(|t| t.name == name)
+                .and_then(|t| t.annotations.as_ref()?.read_only_hint)
+        };
+        assert_eq!(read_only("status"), Some(true));
+        assert_eq!(read_only("verify"), Some(true));
+        assert_eq!(read_only("checkpoint"), Some(false));
+    }
+
+    #[test]
+    fn an_unknown_tool_or_argument_is_a_usage_error() {
+        let (_dir, ws) = initialized();
+        let err = call("nope", json!({}), &ws, &options(&ws)).unwrap_err();
+        assert_eq!(err.to_string(), "no tool \"nope\"");
+        let err = call("status", json!({ "sesion": "s1" }), &ws, &options(&ws))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("status: the arguments do not fit its schema: unknown field `sesion`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_call_writes_one_that_resume_and_the_resources_give_back() {
+        let (_dir, ws) = initialized();
+        let err = current_checkpoint(&ws).unwrap_err().to_string();
+        assert!(err.contains("no checkpoint yet"), "{err}");
+        let opts = options(&ws);
+        let wrote = call("checkpoint", checkpoint_args(), &ws, &opts).unwrap();
+        let id = wrote.structured_content.as_ref().unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(text_of(&wrote).starts_with(&format!("wrote {id}\n")));
+        assert_eq!(current_checkpoint(&ws).unwrap().next_action, NEXT);
+
+        // `resume` only reads unless asked to open a session.
+        let peek = call("resume", json!({}), &ws, &opts).unwrap();
+        assert!(text_of(&peek).contains(NEXT));
+        assert!(peek.structured_content.as_ref().unwrap()["nonce"].is_null());
+        let opened = call("resume", json!({ "open_session": true }), &ws, &opts).unwrap();
+        let nonce = opened.structured_content.as_ref().unwrap()["nonce"]
+            .as_str()
+            .expect("a nonce")
+            .to_string();
+        let acked = call("ack", json!({ "nonce": nonce }), &ws, &opts).unwrap();
+        assert_eq!(acked.is_error, Some(false));
+
+        let (title, prompt) = resume_prompt(&ws, None).unwrap();
+        assert_eq!(title, format!("Continue from {id}"));
+        assert!(prompt.contains(NEXT));
+        let err = line_checkpoint(&ws, "s-elsewhere").unwrap_err().to_string();
+        assert!(
+            err.contains("no checkpoint of session \"s-elsewhere\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_state_resource_is_redacted() {
+        let (_dir, ws) = initialized();
+        let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4).get(..36).unwrap());
+        let mut text = std::fs::read_to_string(&ws.state_path).unwrap();
+        text.push_str(&format!("\nThe CI token is {token}.\n"));
+        std::fs::write(&ws.state_path, text).unwrap();
+        let shown = state_text(&ws).unwrap();
+        assert!(!shown.contains(&token), "{shown}");
+        assert!(shown.contains("[REDACTED:github]"), "{shown}");
+    }
+}

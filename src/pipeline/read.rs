@@ -42,7 +42,7 @@ impl Reading {
     /// The event's reading: the state file loaded (it must be initialized), its settings,
     /// and the payload's session id (it must have one).
     pub fn of(ws: &Workspace, agent: Agent, payload: Payload) -> anyhow::Result<Reading> {
-        let sf = StateFile::load(&ws.state_path)?;
+        let sf = StateFile::load_kept(&ws.state_path, &ws.data_dir)?;
         sf.require_initialized()?;
         let config = Config::from_front(&sf.fm);
         let session = payload

@@ -119,20 +119,33 @@ pub fn keep(ws: &Workspace, record: &Checkpoint, out: &Output) {
     }
 }
 
-/// What `command` would discard, its git aliases read (`git config
-/// --get-regexp alias`) only when it runs a git subcommand git does not have.
-pub fn threats(command: &str, top: &Path) -> Vec<Kind> {
+/// What `command`, run from `cwd`, would discard: `git checkout A …` read
+/// as git reads it ([`snapshot::checkout_paths`]), git's aliases read (`git config
+/// --get-regexp alias`, in the repository around `root`) only when it runs a
+/// git subcommand git does not have. Empty: nothing to keep, and no git run
+/// to find that out.
+pub fn threats(command: &str, root: &Path, cwd: &Path) -> Vec<Kind> {
     let found: Vec<Kind> = destructive::recognise_all(command)
         .into_iter()
         .map(|f| f.kind)
         .collect();
-    if !found.iter().any(|k| matches!(k, Kind::Alias(..))) {
-        return found;
-    }
-    let aliases = snapshot::aliases(top).unwrap_or_default();
-    let mut out = Vec::new();
-    expand(found, &aliases, 0, &mut out);
-    out
+    let found = if found.iter().any(|k| matches!(k, Kind::Alias(..))) {
+        let aliases = snapshot::aliases(root).unwrap_or_default();
+        let mut out = Vec::new();
+        expand(found, &aliases, 0, &mut out);
+        out
+    } else {
+        found
+    };
+    found
+        .into_iter()
+        .filter_map(|k| match k {
+            Kind::Checkout { within, operands } => {
+                snapshot::checkout_paths(&within, &operands, cwd).map(Kind::Discard)
+            }
+            k => Some(k),
+        })
+        .collect()
 }
 
 /// Replaces each alias by what it runs (an alias of an alias too, a few deep).
@@ -189,9 +202,45 @@ pub fn at_risk(kinds: &[Kind], g: &GitState, top: &Path, cwd: &Path) -> bool {
                 })
         }
         Kind::ResetHard | Kind::Clean | Kind::Unsure | Kind::Alias(..) => true,
+        // Read by [`threats`] before; one left here is taken for what it may be.
+        Kind::Checkout { .. } => true,
         // The stash is kept on its own ([`keep_stashes`]).
         Kind::StashDrop => false,
     })
+}
+
+/// Adds to `g` the submodules `.gitmodules` tells `git status` to ignore
+/// (`ignore = dirty` or `all`): their work is not listed, yet a hard reset
+/// inside one loses it. Their snapshot finds out whether they hold any.
+pub fn add_ignored_submodules(g: &mut GitState, top: &Path) {
+    let Ok(text) = crate::system::fsutil::read_text(&top.join(".gitmodules"), 1 << 20) else {
+        return;
+    };
+    let mut path: Option<String> = None;
+    let mut ignored = false;
+    let mut found = Vec::new();
+    for line in text.lines().map(str::trim).chain(std::iter::once("[")) {
+        if line.starts_with('[') {
+            if let (Some(p), true) = (path.take(), ignored) {
+                found.push(p);
+            }
+            ignored = false;
+        } else if let Some((key, value)) = line.split_once('=') {
+            match key.trim() {
+                "path" => path = Some(value.trim().trim_matches('"').to_string()),
+                "ignore" => ignored = matches!(value.trim(), "dirty" | "all"),
+                _ => {}
+            }
+        }
+    }
+    for p in found {
+        if !g.dirty.iter().any(|d| d.path == p) && top.join(&p).join(".git").exists() {
+            g.dirty.push(crate::system::git::DirtyFile {
+                path: p,
+                status: "modified".into(),
+            });
+        }
+    }
 }
 
 /// What `restore` brought back.
@@ -370,6 +419,13 @@ pub fn restore(
     let top = snapshot::top(&ws.root).map_err(unavailable)?;
     let own = own_paths(ws, &top);
     // ctxkeep's own files come back only where they are missing (deleted with the work).
+    // Submodules come back from their own snapshots, each checked like the rest.
+    let subs: Vec<Submodule> = snapshot::submodule_snapshots(&ws.root, &found.commit)
+        .map_err(unavailable)?
+        .into_iter()
+        .map(|(path, folder, commit)| Submodule::read(path, folder, commit))
+        .collect::<Result<_, _>>()
+        .map_err(unavailable)?;
     let files: Vec<SnapFile> = snapshot::files(&ws.root, &found.commit)
         .map_err(unavailable)?
         .into_iter()
@@ -378,6 +434,7 @@ pub fn restore(
                 .any(|o| f.path == *o || f.path.starts_with(&format!("{o}/")))
                 || std::fs::symlink_metadata(top.join(snapshot::bytes_path(&f.raw))).is_err()
         })
+        .filter(|f| !subs.iter().any(|s| s.path == f.path))
         .collect();
     let base = snapshot::parent(&ws.root, &found.commit);
     let head = crate::system::git::head(&ws.root).ok().flatten();
@@ -389,8 +446,8 @@ pub fn restore(
         _ => None,
     };
     if !force {
-        let clash = clashes(
-            ws,
+        let mut clash = clashes(
+            &ws.root,
             &top,
             &found.commit,
             base.as_deref(),
@@ -398,6 +455,18 @@ pub fn restore(
             &files,
         )
         .map_err(unavailable)?;
+        for sub in &subs {
+            let theirs = clashes(
+                &sub.folder,
+                &sub.folder,
+                &sub.commit,
+                sub.base.as_deref(),
+                sub.moved_to.as_deref(),
+                &sub.files,
+            )
+            .map_err(unavailable)?;
+            clash.extend(theirs.into_iter().map(|c| format!("{}/{c}", sub.path)));
+        }
         if !clash.is_empty() {
             let moved = head_moved
                 .as_ref()
@@ -419,6 +488,14 @@ pub fn restore(
         }
     }
     snapshot::restore(&ws.root, &found.commit, &files).map_err(unavailable)?;
+    let mut files = files;
+    for sub in subs {
+        snapshot::restore(&sub.folder, &sub.commit, &sub.files).map_err(unavailable)?;
+        files.extend(sub.files.into_iter().map(|f| SnapFile {
+            path: format!("{}/{}", sub.path, f.path),
+            ..f
+        }));
+    }
     let _ = crate::domain::events::append(
         ws,
         lock,
@@ -434,6 +511,40 @@ pub fn restore(
     })
 }
 
+/// A submodule's own snapshot, as `restore` brings it back.
+struct Submodule {
+    /// Its path in the outer repository.
+    path: String,
+    folder: std::path::PathBuf,
+    commit: String,
+    /// The submodule's HEAD when it was taken.
+    base: Option<String>,
+    /// Its HEAD now, when it moved since.
+    moved_to: Option<String>,
+    files: Vec<SnapFile>,
+}
+
+impl Submodule {
+    fn read(
+        path: String,
+        folder: std::path::PathBuf,
+        commit: String,
+    ) -> Result<Self, crate::system::git::Unavailable> {
+        let files = snapshot::files(&folder, &commit)?;
+        let base = snapshot::parent(&folder, &commit);
+        let head = crate::system::git::head(&folder).ok().flatten();
+        let moved_to = head.filter(|h| base.as_ref() != Some(h));
+        Ok(Submodule {
+            path,
+            folder,
+            commit,
+            base,
+            moved_to,
+            files,
+        })
+    }
+}
+
 fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
@@ -442,7 +553,7 @@ fn short(commit: &str) -> &str {
 /// is neither the snapshot's bytes nor those of the commit it was taken on
 /// (`base`), or (`head`: HEAD moved) the file was committed since.
 fn clashes(
-    ws: &Workspace,
+    root: &Path,
     top: &Path,
     commit: &str,
     base: Option<&str>,
@@ -450,17 +561,21 @@ fn clashes(
     files: &[SnapFile],
 ) -> Result<Vec<String>, crate::system::git::Unavailable> {
     let raw: Vec<Vec<u8>> = files.iter().map(|f| f.raw.clone()).collect();
-    let kept = snapshot::contents(&ws.root, commit, &raw)?;
+    let kept = snapshot::contents(root, commit, &raw)?;
     let was = match base {
-        Some(b) => snapshot::contents(&ws.root, b, &raw)?,
+        Some(b) => snapshot::contents(root, b, &raw)?,
         None => vec![None; files.len()],
     };
     let now_committed = match head {
-        Some(h) => Some(snapshot::contents(&ws.root, h, &raw)?),
+        Some(h) => Some(snapshot::contents(root, h, &raw)?),
         None => None,
     };
     let mut out = Vec::new();
     for (i, f) in files.iter().enumerate() {
+        // A submodule's commit: restore leaves it as it is (its own work comes back on its own).
+        if matches!(&kept[i], Some((mode, _)) if mode == "160000") {
+            continue;
+        }
         let rel = snapshot::bytes_path(&f.raw);
         let path = top.join(&rel);
         // A file in the way of a directory the snapshot needs.

@@ -1,6 +1,6 @@
 //! Where things are printed: data on stdout, messages on stderr, exactly one
 //! JSON document with `--json`, nothing but errors with `--quiet`. Everything
-//! printed here is redacted (RELIABILITY.md §4): an agent reads it all, and
+//! printed here is redacted (docs/reliability.md, "Secrets"): an agent reads it all, and
 //! it echoes user input, git data and file text. Control characters are
 //! written out (`\u001B`), ctxkeep's own colours aside: recorded text
 //! never drives the terminal.

@@ -1,7 +1,7 @@
 //! Secret redaction for everything agent-readable that ctxkeep writes or prints
 //! (state, events, checkpoints, git output such as remote URLs, error text).
 //!
-//! Design (RELIABILITY.md §4, after gitleaks): a cheap keyword prefilter picks
+//! Design (docs/reliability.md, "Secrets"; after gitleaks): a cheap keyword prefilter picks
 //! the rules worth running, then one linear-time `regex` per rule. The
 //! `generic` key=value rule also needs entropy >= 3.5 and no placeholder
 //! stopword. Over-redaction is acceptable; a leak is not.

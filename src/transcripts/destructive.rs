@@ -22,6 +22,14 @@ pub enum Kind {
     /// `git checkout -- PATHS`, `git checkout .`, `git checkout -f`, `git checkout HEAD PATHS`,
     /// `git restore PATHS`, `git rm PATHS`: the work tree's changes to these paths (`.`: all).
     Discard(Vec<String>),
+    /// `git checkout A [B …]` without `--`: git reads `A` as a revision when it names one (a
+    /// switch; the rest are paths), else as a path like the rest. Which it is depends on the
+    /// disk and the refs, read where the command runs (`within`: the folder it runs in,
+    /// relative to the shell's, from `git -C` or `cd`; empty: the shell's).
+    Checkout {
+        within: String,
+        operands: Vec<String>,
+    },
     /// `git clean -f…`: untracked files.
     Clean,
     /// `git stash drop`, `git stash clear`.
@@ -78,8 +86,31 @@ fn scan(text: &str, depth: usize, found: &mut Vec<Found>) {
         return;
     }
     let (parts, nested) = split(text);
+    // `cd DIR && git checkout -- a.rs`: a path after a `cd` is read from both folders (a `cd`
+    // inside `( … )` ends with it, which the split does not see).
+    let mut cd: Option<String> = None;
     for part in &parts {
+        let before = found.len();
         one(part, depth, found);
+        if let Some(dir) = &cd {
+            let copies: Vec<Found> = found[before..]
+                .iter()
+                .filter(|f| {
+                    matches!(
+                        f.kind,
+                        Kind::Discard(_) | Kind::Remove(_) | Kind::Checkout { .. }
+                    )
+                })
+                .map(|f| Found {
+                    kind: moved(f.kind.clone(), dir),
+                    command: f.command.clone(),
+                })
+                .collect();
+            found.extend(copies);
+        }
+        if let Some(dir) = cd_target(part) {
+            cd = Some(joined(cd.as_deref().unwrap_or(""), &dir));
+        }
     }
     for inner in &nested {
         scan(inner, depth + 1, found);
@@ -169,6 +200,39 @@ fn balanced(chars: &[char], start: usize) -> (String, usize) {
         chars[start.min(chars.len())..].iter().collect(),
         chars.len(),
     )
+}
+
+/// The folder `cd DIR` (or `pushd`) goes to: home without one, unknown (`$OLDPWD`) for `cd -`.
+fn cd_target(part: &str) -> Option<String> {
+    let words = words(part);
+    if !matches!(words.first().map(String::as_str), Some("cd" | "pushd")) {
+        return None;
+    }
+    let dir = words[1..].iter().find(|w| !w.starts_with('-') || *w == "-");
+    Some(match dir.map(String::as_str) {
+        None => "~".into(),
+        Some("-") => "$OLDPWD".into(),
+        Some(d) => d.to_string(),
+    })
+}
+
+/// The command `git submodule foreach [--recursive] CMD…` runs in each submodule.
+fn submodule_foreach(args: &[String]) -> Option<String> {
+    let (at, _) = global_options(args);
+    if args.get(at).map(String::as_str) != Some("submodule") {
+        return None;
+    }
+    let mut rest = args[at + 1..]
+        .iter()
+        .skip_while(|a| *a == "-q" || *a == "--quiet");
+    if rest.next().map(String::as_str) != Some("foreach") {
+        return None;
+    }
+    let command: Vec<&str> = rest
+        .map(String::as_str)
+        .skip_while(|a| matches!(*a, "-q" | "--quiet" | "--recursive"))
+        .collect();
+    Some(command.join(" "))
 }
 
 /// One simple command: its wrappers taken off, then the program read.
@@ -265,6 +329,22 @@ fn one(part: &str, depth: usize, found: &mut Vec<Found>) {
         None => return,
     };
     let program = program.rsplit('/').next().unwrap_or(program);
+    if program == "git" {
+        if let Some(script) = submodule_foreach(args) {
+            // Run in every submodule: whatever it names may be anywhere.
+            let before = found.len();
+            scan(&script, depth + 1, found);
+            for f in &mut found[before..] {
+                f.kind = match std::mem::replace(&mut f.kind, Kind::Unsure) {
+                    Kind::Discard(_) => Kind::Discard(vec!["*".into()]),
+                    Kind::Remove(_) => Kind::Remove(vec!["*".into()]),
+                    Kind::Checkout { .. } => Kind::Unsure,
+                    other => other,
+                };
+            }
+            return;
+        }
+    }
     let kind = match program {
         "git" => git(args),
         "rm" | "unlink" | "shred" | "srm" => rm(args),
@@ -468,20 +548,67 @@ const GIT_COMMANDS: &[&str] = &[
     "--help",
 ];
 
-/// `git [global options] SUBCOMMAND ARGS`.
+/// `git [global options] SUBCOMMAND ARGS`; the paths it names are read from
+/// the folder `-C` gives.
 fn git(args: &[String]) -> Option<Kind> {
+    let (i, within) = global_options(args);
+    let kind = subcommand(args.get(i)?.as_str(), &args[i + 1..])?;
+    Some(if within.is_empty() {
+        kind
+    } else {
+        moved(kind, &within)
+    })
+}
+
+/// Past git's global options: where the subcommand is, and the folder `-C` gives.
+fn global_options(args: &[String]) -> (usize, String) {
     let mut i = 0;
+    let mut within = String::new();
     while let Some(a) = args.get(i) {
         match a.as_str() {
+            "-C" => {
+                within = joined(&within, args.get(i + 1).map_or("", String::as_str));
+                i += 2;
+            }
             // Global options that take the next word.
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
-            | "--config-env" => i += 2,
+            "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--config-env" => {
+                i += 2
+            }
             a if a.starts_with('-') => i += 1,
             _ => break,
         }
     }
-    let sub = args.get(i)?.as_str();
-    let args = &args[i + 1..];
+    (i, within)
+}
+
+/// `dir/path`, a path that is absolute (or from home) as it is.
+fn joined(dir: &str, path: &str) -> String {
+    if path.is_empty() || path == "." {
+        return dir.to_string();
+    }
+    if dir.is_empty() || dir == "." || path.starts_with('/') || path.starts_with('~') {
+        path.to_string()
+    } else {
+        format!("{}/{path}", dir.trim_end_matches('/'))
+    }
+}
+
+/// `kind` as run from the folder `dir` (relative to the shell's).
+fn moved(kind: Kind, dir: &str) -> Kind {
+    let all = |paths: Vec<String>| paths.iter().map(|p| joined(dir, p)).collect();
+    match kind {
+        Kind::Discard(p) => Kind::Discard(all(p)),
+        Kind::Remove(p) => Kind::Remove(all(p)),
+        Kind::Checkout { within, operands } => Kind::Checkout {
+            within: joined(dir, &within),
+            operands,
+        },
+        other => other,
+    }
+}
+
+/// A git subcommand and its arguments.
+fn subcommand(sub: &str, args: &[String]) -> Option<Kind> {
     let has = |flags: &[&str]| args.iter().any(|a| flags.contains(&a.as_str()));
     let short = |letter: char| {
         args.iter().any(|a| {
@@ -495,22 +622,33 @@ fn git(args: &[String]) -> Option<Kind> {
             let operands = operands(args, &["-b", "-B", "--orphan", "--conflict"]);
             if !paths.is_empty() {
                 Some(Kind::Discard(paths))
-            } else if has(&["-f", "--force", "."]) {
-                Some(Kind::Discard(vec![".".into()]))
-            } else if operands.len() >= 2 && !has(&["-b", "-B", "--orphan"]) {
-                // `git checkout HEAD src`: a tree-ish, then paths.
-                Some(Kind::Discard(operands[1..].to_vec()))
-            } else if operands.len() == 1
-                && operands[0].contains(['/', '.', '*', '?'])
-                && !operands[0].contains("..")
+            } else if has(&["-f", "--force", "."])
+                || args.iter().any(|a| a.starts_with("--pathspec-from-file"))
             {
-                // One operand that reads as a path (`src/a.rs`): its changes are discarded.
+                Some(Kind::Discard(vec![".".into()]))
+            } else if operands.is_empty() || has(&["-b", "-B", "--orphan"]) {
+                None
+            } else if operands
+                .iter()
+                .any(|o| o.contains(['*', '?', '[']) || o.starts_with(':'))
+            {
+                // A glob or pathspec magic is never a revision.
                 Some(Kind::Discard(operands))
             } else {
-                None
+                Some(Kind::Checkout {
+                    within: String::new(),
+                    operands,
+                })
             }
         }
         "switch" if has(&["--discard-changes", "-f", "--force"]) => Some(Kind::ResetHard),
+        // A forced update or deinit throws away each submodule's uncommitted work.
+        "submodule"
+            if matches!(args.first().map(String::as_str), Some("update" | "deinit"))
+                && (short('f') || has(&["--force"])) =>
+        {
+            Some(Kind::ResetHard)
+        }
         // `--staged` alone touches only the index.
         "restore" if !has(&["--staged", "-S"]) || has(&["--worktree", "-W"]) => {
             let mut paths = after_double_dash(args);
@@ -694,7 +832,10 @@ pub fn covers(targets: &[String], top: &Path, cwd: &Path, path: &str) -> bool {
         match target.strip_prefix(&top) {
             Ok(rel) => {
                 let rel = rel.to_string_lossy();
-                path == rel || path.starts_with(&format!("{rel}/"))
+                // A target inside a dirty path: a file in a submodule with work of its own.
+                path == rel
+                    || path.starts_with(&format!("{rel}/"))
+                    || rel.starts_with(&format!("{path}/"))
             }
             Err(_) => false,
         }
@@ -779,8 +920,8 @@ mod tests {
             "git status",
             "git reset HEAD a.rs",
             "git reset --soft HEAD~1",
-            "git checkout main",
             "git checkout -b feature/x",
+            "git checkout -",
             "git restore --staged a.rs",
             "git clean -n",
             "git clean -nd",
@@ -797,7 +938,7 @@ mod tests {
     /// The command lines issue 43's sweep found discarding work unseen: the
     /// documented commands behind wrappers, shells and aliases, and the
     /// other deleting forms. `ALL` for a command whose paths are unknown.
-    pub(crate) const LISTED: [(&str, &str); 47] = [
+    pub(crate) const LISTED: [(&str, &str); 55] = [
         ("bash -c 'git reset --hard'", "reset"),
         ("sh -c \"git checkout -- .\"", "."),
         ("bash -lc 'cd repo && git clean -fd'", "clean"),
@@ -848,10 +989,20 @@ mod tests {
         ("git checkout HEAD src", "src"),
         ("git checkout main src/lib.rs", "src/lib.rs"),
         ("git switch --discard-changes main", "reset"),
+        // Read by the pipeline from the disk and the refs (`git checkout src` is a path, `git
+        // checkout main` a switch), and inside submodules.
+        ("git checkout src", "src"),
+        ("git checkout src/a.rs lib", "lib"),
+        ("git checkout '*.rs'", "*.rs"),
+        ("git -C sub checkout -- a.rs", "sub/a.rs"),
+        ("cd sub && git checkout -- a.rs", "sub/a.rs"),
+        ("git submodule foreach git reset --hard", "reset"),
+        ("git submodule foreach --recursive 'git checkout .'", "ALL"),
+        ("git submodule update --force", "reset"),
     ];
 
     /// Everyday commands that must stay free of git (no process started).
-    pub(crate) const HARMLESS: [&str; 30] = [
+    pub(crate) const HARMLESS: [&str; 31] = [
         "cargo test",
         "git status",
         "git log --oneline -5",
@@ -860,8 +1011,9 @@ mod tests {
         "grep -rn 'rm -rf' src",
         "echo \"git reset --hard\" > notes.txt",
         "git commit -m \"rm -rf the old parser\"",
-        "git checkout main",
         "git checkout -b feature/x",
+        "git checkout -",
+        "git checkout -B main origin/main",
         "git switch main",
         "git stash",
         "git stash pop",
@@ -900,6 +1052,7 @@ mod tests {
                 )
             }),
             (Kind::Discard(p) | Kind::Remove(p), path) => p.iter().any(|p| p == path),
+            (Kind::Checkout { operands, .. }, path) => operands.iter().any(|p| p == path),
             _ => false,
         }
     }
@@ -922,6 +1075,40 @@ mod tests {
             .map(|line| format!("{line}: {:?}", recognise_all(line)))
             .collect();
         assert!(flagged.is_empty(), "flagged:\n{}", flagged.join("\n"));
+    }
+
+    #[test]
+    fn a_checkout_without_double_dash_is_left_to_the_disk_and_the_refs() {
+        let checkout = |within: &str, operands: &[&str]| Kind::Checkout {
+            within: within.into(),
+            operands: v(operands),
+        };
+        assert_eq!(kind("git checkout main"), Some(checkout("", &["main"])));
+        assert_eq!(
+            kind("git checkout HEAD src"),
+            Some(checkout("", &["HEAD", "src"]))
+        );
+        assert_eq!(
+            kind("git -C sub checkout main"),
+            Some(checkout("sub", &["main"]))
+        );
+        // After a `cd`, read from both folders.
+        let found: Vec<Kind> = recognise_all("cd sub && git checkout src")
+            .into_iter()
+            .map(|f| f.kind)
+            .collect();
+        assert_eq!(
+            found,
+            vec![checkout("", &["src"]), checkout("sub", &["src"])]
+        );
+        // The switches that need no reading.
+        for line in [
+            "git checkout -b x",
+            "git checkout -",
+            "git checkout --orphan x",
+        ] {
+            assert_eq!(kind(line), None, "{line}");
+        }
     }
 
     #[test]

@@ -197,3 +197,25 @@ fn ascii_mode_and_a_non_utf8_locale_print_no_utf8() {
         .success();
     assert!(p.state().contains("Überprüfe – done"));
 }
+
+/// The help speaks plainly: a context's size, not its "figure"; a drop, not a "fall" (the
+/// jargon of the code's comments). Every subcommand's page is read, nested ones included.
+#[test]
+fn help_pages_say_size_and_drop_not_figure_and_fall() {
+    let p = Project::bare();
+    p.ctxkeep(&["man", "--dir", "pages"]).assert().success();
+    let mut pages = 0;
+    for entry in std::fs::read_dir(p.path("pages")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap().to_lowercase();
+        pages += 1;
+        for word in text.split(|c: char| !c.is_alphanumeric()) {
+            assert!(
+                !matches!(word, "figure" | "figures" | "fall" | "falls"),
+                "{} says {word:?}",
+                path.display()
+            );
+        }
+    }
+    assert!(pages > 10, "{pages} pages");
+}

@@ -603,3 +603,208 @@ fn what_a_snapshot_cannot_keep_is_an_error_event_and_one_line_to_the_model() {
     assert_eq!(p.read("tracked.txt"), "one\n");
     assert!(!v["files"].to_string().contains("tracked.txt"), "{v}");
 }
+
+/// A PreToolUse hook for `command` with a `git` on PATH that counts its runs:
+/// how many times the hook started git.
+#[cfg(unix)]
+fn bash_counting_git(p: &Project, command: &str) -> usize {
+    use std::os::unix::fs::PermissionsExt;
+    let real = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let real = String::from_utf8_lossy(&real.stdout).trim().to_string();
+    let shim = p.home().join("shim");
+    std::fs::create_dir_all(&shim).unwrap();
+    let log = p.home().join("git-runs");
+    let _ = std::fs::remove_file(&log);
+    std::fs::write(
+        shim.join("git"),
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(shim.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        shim.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let payload = json!({
+        "session_id": "s1", "cwd": p.root(), "hook_event_name": "PreToolUse",
+        "transcript_path": p.path("no-transcript.jsonl"),
+        "tool_name": "Bash", "tool_input": { "command": command },
+    });
+    let out = p
+        .ctxkeep(&["hook", "claude-code"])
+        .env("PATH", path)
+        .write_stdin(payload.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    std::fs::read_to_string(&log)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+#[cfg(unix)]
+#[test]
+fn git_checkout_of_a_path_without_double_dash_is_snapshotted_and_a_switch_is_not() {
+    let p = project_with_work();
+    p.git(&["branch", "topic"]);
+    let mut taken = 0;
+    for line in [
+        "git checkout src",
+        "git checkout .",
+        "git checkout HEAD src",
+        "git checkout main -- src",
+        "git checkout src/lib.rs lib",
+        "git checkout ./src",
+        "git -C src checkout lib.rs",
+        "cd src && git checkout lib.rs",
+    ] {
+        bash(&p, line);
+        taken += 1;
+        assert_eq!(pre_destructive(&p), taken, "no snapshot before {line}");
+        let last = records(&p).pop().unwrap();
+        assert_eq!(last["git"]["snapshot"]["before"], line);
+    }
+    // The count is real: a discard starts git (status, then the snapshot).
+    assert!(bash_counting_git(&p, "git checkout src/lib.rs") > 0);
+    taken += 1;
+    // Switches, and names with nothing on disk: no snapshot, and git is not even started.
+    for line in [
+        "git checkout main",
+        "git checkout topic",
+        "git checkout -b x",
+        "git checkout -",
+        "git checkout HEAD~1",
+        "git checkout gone.rs",
+    ] {
+        assert_eq!(bash_counting_git(&p, line), 0, "git started for {line}");
+        assert_eq!(pre_destructive(&p), taken, "a snapshot before {line}");
+    }
+    // A branch named like the folder: git switches branches (loose ref, then packed).
+    p.git(&["branch", "src"]);
+    bash(&p, "git checkout src");
+    assert_eq!(
+        pre_destructive(&p),
+        taken,
+        "a snapshot before a switch to src"
+    );
+    p.git(&["pack-refs", "--all"]);
+    bash(&p, "git checkout src");
+    assert_eq!(
+        pre_destructive(&p),
+        taken,
+        "a snapshot before a switch to packed src"
+    );
+    // A tag, and a revision before paths, read the same way.
+    p.git(&["tag", "notes"]);
+    bash(&p, "git checkout notes src");
+    taken += 1;
+    assert_eq!(
+        pre_destructive(&p),
+        taken,
+        "no snapshot before checkout notes src"
+    );
+}
+
+/// Runs `script` in the project with `sh`, hermetic; panics when it fails.
+fn run(p: &Project, script: &str) {
+    let out = p.sh(script).output().unwrap();
+    assert!(out.status.success(), "{script}: {out:?}");
+}
+
+#[test]
+fn work_inside_a_submodule_is_kept_before_it_is_discarded_and_restore_brings_it_back() {
+    let p = Project::initialized();
+    let lib = p.home().join("lib");
+    let lib_url = format!("file://{}", lib.display());
+    run(
+        &p,
+        &format!(
+            "git init -q -b main '{0}' && cd '{0}' && printf 'pub fn lib() {{}}\\n' > a.rs \
+             && git add a.rs && git commit -q -m lib",
+            lib.display()
+        ),
+    );
+    p.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        &lib_url,
+        "sub",
+    ]);
+    p.commit_all("submodule");
+    p.checkpoint(&[]).success();
+    let mut taken = 0;
+    for (line, runs) in [
+        (
+            "git submodule foreach git reset --hard",
+            "git submodule foreach -q git reset -q --hard",
+        ),
+        ("git -C sub reset --hard", "git -C sub reset -q --hard"),
+        ("cd sub && git checkout .", "cd sub && git checkout -q ."),
+        ("git -C sub checkout a.rs", "git -C sub checkout -q a.rs"),
+    ] {
+        p.write("sub/a.rs", "pub fn lib() {}\npub fn mine() {}\n");
+        p.write("sub/draft.rs", "// half a thought\n");
+        bash(&p, line);
+        taken += 1;
+        assert_eq!(pre_destructive(&p), taken, "no snapshot before {line}");
+        run(&p, runs);
+        run(&p, "rm -f sub/draft.rs");
+        assert_eq!(p.read("sub/a.rs"), "pub fn lib() {}\n", "{line}");
+        let (v, code) = p.json(&["restore"]);
+        assert_eq!(code, 0, "{line}: {v}");
+        assert_eq!(
+            p.read("sub/a.rs"),
+            "pub fn lib() {}\npub fn mine() {}\n",
+            "{line}"
+        );
+        assert_eq!(p.read("sub/draft.rs"), "// half a thought\n", "{line}");
+        let listed = v["files"].to_string();
+        assert!(
+            listed.contains("sub/a.rs") && listed.contains("sub/draft.rs"),
+            "{v}"
+        );
+        // Newer work in the submodule is not overwritten.
+        p.write("sub/a.rs", "pub fn newer() {}\n");
+        let (v, code) = p.json(&["restore"]);
+        assert_ne!(code, 0, "{v}");
+        assert_eq!(p.read("sub/a.rs"), "pub fn newer() {}\n");
+        run(&p, "git -C sub checkout -q -- a.rs && rm -f sub/draft.rs");
+    }
+    // A submodule `git status` is told to ignore is looked into all the same.
+    p.git(&[
+        "config",
+        "-f",
+        ".gitmodules",
+        "submodule.sub.ignore",
+        "dirty",
+    ]);
+    p.commit_all("ignore the submodule's work");
+    p.write(
+        "sub/a.rs",
+        "pub fn lib() {}
+pub fn mine() {}
+",
+    );
+    assert_eq!(p.git(&["status", "--porcelain"]), "");
+    bash(&p, "git -C sub reset --hard");
+    assert_eq!(pre_destructive(&p), taken + 1);
+    run(&p, "git -C sub reset -q --hard");
+    let (v, code) = p.json(&["restore"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        p.read("sub/a.rs"),
+        "pub fn lib() {}
+pub fn mine() {}
+"
+    );
+}

@@ -171,30 +171,40 @@ impl std::error::Error for Error {}
 use patterns::P50K_PATTERN;
 use patterns::{CL100K_PATTERN, O200K_PATTERN};
 
-/// An encoding's tables and its pre-tokenizer's DFA (`build.rs`), compiled in.
-macro_rules! packed {
+/// An encoding's tables (`build.rs`), compiled in.
+macro_rules! tables {
     ($name:literal) => {
-        (
-            include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".tables")) as &'static [u8],
-            include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".dfa")) as &'static [u8],
-        )
+        include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".tables")) as &'static [u8]
+    };
+}
+
+/// The DFA of a pre-tokenizer that is not written out by hand (`build.rs`),
+/// compiled in.
+#[cfg(feature = "legacy-encodings")]
+macro_rules! dfa {
+    ($name:literal) => {
+        Err(include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".dfa")) as &'static [u8])
     };
 }
 
 /// The encoding's tokenizer, built once per process on first use: the
 /// compiled-in tables are read in place (nothing is inflated or hashed), and
-/// the regex is built.
+/// so is the DFA of the pre-tokenizers not written out by hand.
 pub fn tokenizer(enc: Encoding) -> Result<&'static Tokenizer, Error> {
     static SLOTS: [OnceLock<Result<Tokenizer, Error>>; 4] = [const { OnceLock::new() }; 4];
     SLOTS[enc.index()]
         .get_or_init(|| {
-            let ((tables, dfa), pattern) = match enc {
-                Encoding::O200kBase => (packed!("o200k_base"), O200K_PATTERN),
-                Encoding::Cl100kBase => (packed!("cl100k_base"), CL100K_PATTERN),
+            let (tables, split, pattern) = match enc {
+                Encoding::O200kBase => (tables!("o200k_base"), Ok(bpe::O200K_SPLIT), O200K_PATTERN),
+                Encoding::Cl100kBase => (
+                    tables!("cl100k_base"),
+                    Ok(bpe::CL100K_SPLIT),
+                    CL100K_PATTERN,
+                ),
                 #[cfg(feature = "legacy-encodings")]
-                Encoding::P50kBase => (packed!("p50k_base"), P50K_PATTERN),
+                Encoding::P50kBase => (tables!("p50k_base"), dfa!("p50k_base"), P50K_PATTERN),
                 #[cfg(feature = "legacy-encodings")]
-                Encoding::R50kBase => (packed!("r50k_base"), P50K_PATTERN),
+                Encoding::R50kBase => (tables!("r50k_base"), dfa!("r50k_base"), P50K_PATTERN),
                 #[cfg(not(feature = "legacy-encodings"))]
                 Encoding::P50kBase | Encoding::R50kBase => return Err(Error::NotBuilt(enc)),
             };
@@ -203,7 +213,7 @@ pub fn tokenizer(enc: Encoding) -> Result<&'static Tokenizer, Error> {
                 reason,
             };
             let tables = Tables::parse(tables).map_err(broken)?;
-            Tokenizer::new(tables, dfa, pattern, enc.splits_at_newline()).map_err(broken)
+            Tokenizer::new(tables, split, pattern, enc.splits_at_newline()).map_err(broken)
         })
         .as_ref()
         .map_err(Error::clone)

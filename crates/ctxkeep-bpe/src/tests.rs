@@ -152,3 +152,26 @@ fn legacy_encodings_follow_the_feature() {
         assert_eq!(enc.is_built(), cfg!(feature = "legacy-encodings"));
     }
 }
+
+/// The fuzz target `bpe_count`'s property (fuzz/fuzz_targets/bpe_count.rs) on its seeds, as a
+/// test: the count equals tiktoken's, and the first safe cut past the middle splits it exactly.
+/// Skipped where the seeds are not (the published crate).
+#[test]
+fn fuzz_seeds_count_as_tiktoken() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/bpe_count");
+    let Ok(seeds) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for seed in seeds {
+        let data = std::fs::read(seed.unwrap().path()).unwrap();
+        let text = String::from_utf8_lossy(&data);
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let ours = count(&text, enc).unwrap();
+            assert_eq!(ours, reference(&text, enc), "{enc} on {text:?}");
+            if let Some(at) = next_safe_cut(&text, text.len() / 2, enc) {
+                let parts = count(&text[..at], enc).unwrap() + count(&text[at..], enc).unwrap();
+                assert_eq!(parts, ours, "{enc} cut at {at} of {text:?}");
+            }
+        }
+    }
+}

@@ -11,7 +11,6 @@ pub mod statusline;
 pub mod summary;
 pub mod usage;
 
-use std::fs::File;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -19,9 +18,8 @@ use serde_json::{Map, Value};
 use super::policy::{
     PreCompact, PreCompactFires, PreCompactOutput, SummaryReadable, ToolCallRecorded,
 };
-use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
-use crate::transcripts::activity::Recorder;
-use crate::transcripts::usage::{get_str, Usage};
+use super::{AgentSpec, Headless, Policy, Transcripts};
+use crate::transcripts::usage::get_str;
 
 pub const ID: &str = "claude-code";
 const DISPLAY_NAME: &str = "Claude Code";
@@ -62,12 +60,7 @@ pub static SPEC: AgentSpec = AgentSpec {
 struct ClaudeCode;
 
 impl Transcripts for ClaudeCode {
-    fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
-        usage::read_from(path, src, len)
-    }
-    fn observe(&self, path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
-        observe::read(path, file, len, rec)
-    }
+    from_agent_modules!();
     fn sniff_line(&self, map: &Map<String, Value>) -> bool {
         let ty = get_str(map, "type");
         let envelope = map.contains_key("uuid")
@@ -106,11 +99,5 @@ impl Transcripts for ClaudeCode {
         since: Option<chrono::DateTime<chrono::Utc>>,
     ) -> anyhow::Result<crate::transcripts::compaction_summary::Found> {
         summary::last(path, since)
-    }
-    fn payload(
-        &self,
-        root: &Map<String, Value>,
-    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
-        hooks::payload(root)
     }
 }

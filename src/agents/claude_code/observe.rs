@@ -9,8 +9,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::transcripts::activity::delegated;
 use crate::transcripts::activity::text::{exit_code_in, string_values, user_request};
+use crate::transcripts::activity::{attached, delegated, shell};
 use crate::transcripts::activity::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
 
 /// The tools whose calls matter, as they appear in a compact `tool_use` line.
@@ -64,8 +64,16 @@ pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> any
 /// are escaped, so a key pattern found here is the line's structure, not quoted content. Lines
 /// of an unexpected spacing are parsed.
 fn worth_parsing(line: &str, rec: &Recorder) -> bool {
-    if line.contains("\"type\":\"progress\"") || line.contains("\"type\":\"api-request-blob\"") {
+    if line.contains("\"type\":\"progress\"") {
+        return line.contains("\"agent_progress\"") && subagent_line_worth_parsing(line, rec);
+    }
+    if line.contains("\"type\":\"api-request-blob\"") {
         return false;
+    }
+    // A file Claude Code attached to the conversation (an `@` mention, or the files it gives
+    // back after a compaction): a read.
+    if line.contains("\"attachment\":{\"type\":\"file\"") {
+        return true;
     }
     if line.contains("\"tool_use_id\"") {
         // Tool results: only those of the calls being followed.
@@ -93,6 +101,25 @@ fn worth_parsing(line: &str, rec: &Recorder) -> bool {
         return true;
     }
     line.contains("\"user\"")
+}
+
+/// The tools a subagent changes files with, as they appear in a compact `tool_use` line.
+const SUBAGENT_CHANGES: [&str; 5] = [
+    "\"name\":\"Write\"",
+    "\"name\":\"Edit\"",
+    "\"name\":\"MultiEdit\"",
+    "\"name\":\"NotebookEdit\"",
+    "\"name\":\"Bash\"",
+];
+
+/// A subagent's message carried by an `agent_progress` line: worth parsing when it calls a
+/// tool that changes files, or reports an error for such a call being followed.
+fn subagent_line_worth_parsing(line: &str, rec: &Recorder) -> bool {
+    if line.contains("\"tool_use_id\"") {
+        return line.contains("\"is_error\":true")
+            && string_values(line, "\"tool_use_id\":\"").any(|id| rec.is_pending(id));
+    }
+    line.contains("\"tool_use\"") && SUBAGENT_CHANGES.iter().any(|t| line.contains(t))
 }
 
 struct Reader {
@@ -136,16 +163,29 @@ impl Reader {
                     }
                 }
             }
+            Some("progress") => subagent_progress(line, cwd, rec),
             Some("attachment") => {
                 let Some(att) = line.get("attachment").and_then(Value::as_object) else {
                     return;
                 };
                 let str_of = |k: &str| att.get(k).and_then(Value::as_str);
+                if str_of("type") == Some("file") {
+                    if let Some(p) = str_of("filename").and_then(|p| rec.root.display(p, cwd)) {
+                        rec.read_files(vec![p]);
+                    }
+                    return;
+                }
                 let human = att
                     .get("origin")
                     .and_then(|o| o.get("kind"))
                     .and_then(Value::as_str)
                     .is_none_or(|k| k == "human");
+                if str_of("type") == Some("queued_command") {
+                    // A monitor's message queued while the agent worked: the checks it reports.
+                    if let Some(p) = str_of("prompt") {
+                        rec.injected(p);
+                    }
+                }
                 if str_of("type") == Some("queued_command")
                     && str_of("commandMode").is_none_or(|m| m == "prompt")
                     && human
@@ -164,6 +204,39 @@ impl Reader {
         let meta = flag("isMeta") || flag("isCompactSummary") || flag("isVisibleInTranscriptOnly");
         if flag("isCompactSummary") {
             rec.context_compacted();
+        }
+        // A message a tool injected (a CI monitor's event, a task notification): the checks it
+        // reports. Not the summary, which may quote one.
+        if !flag("isCompactSummary") {
+            match content(line) {
+                Some(Value::String(s)) => rec.injected(s),
+                Some(Value::Array(blocks)) => {
+                    for b in blocks {
+                        if b.get("type").and_then(Value::as_str) == Some("text") {
+                            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                                rec.injected(t);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        // A slash command's expansion: the files its `@` references attach are read.
+        if flag("isMeta") && !flag("isCompactSummary") {
+            let text = match content(line) {
+                Some(Value::String(s)) => s.clone(),
+                Some(blocks @ Value::Array(_)) => parts_text(blocks),
+                _ => String::new(),
+            };
+            if text.contains('@') {
+                let cwd = line.get("cwd").and_then(Value::as_str);
+                let paths: Vec<String> = attached::referenced_files(&text)
+                    .iter()
+                    .filter_map(|p| rec.root.display(p, cwd))
+                    .collect();
+                rec.read_files(paths);
+            }
         }
         match content(line) {
             Some(Value::String(s)) if !meta => {
@@ -348,6 +421,74 @@ impl Reader {
             }
             Some(false) => rec.outcome(id, Some(!failed), None),
             None => {}
+        }
+    }
+}
+
+/// A subagent's message carried in the parent's transcript (`progress` lines of type
+/// `agent_progress`, written by the 2.1 versions before subagents got files of their own): the
+/// files its own calls change (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`, and what a `Bash`
+/// command names as changed) are the session's changes, kept unless the subagent's result for
+/// that call is an error. Its reads, searches and commands stay its own.
+fn subagent_progress(line: &Map<String, Value>, cwd: Option<&str>, rec: &mut Recorder) {
+    let Some(data) = line.get("data").and_then(Value::as_object) else {
+        return;
+    };
+    if data.get("type").and_then(Value::as_str) != Some("agent_progress") {
+        return;
+    }
+    let Some(message) = data.get("message") else {
+        return;
+    };
+    let Some(blocks) = message
+        .get("message")
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    for b in blocks {
+        let str_of = |k: &str| b.get(k).and_then(Value::as_str);
+        match str_of("type") {
+            Some("tool_use") => {
+                let (Some(name), Some(id)) = (str_of("name"), str_of("id")) else {
+                    continue;
+                };
+                let input = |k: &str| {
+                    b.get("input")
+                        .and_then(|i| i.get(k))
+                        .and_then(Value::as_str)
+                };
+                let named: Vec<String> = match name {
+                    "Write" | "Edit" | "MultiEdit" => {
+                        input("file_path").into_iter().map(str::to_string).collect()
+                    }
+                    "NotebookEdit" => input("notebook_path")
+                        .into_iter()
+                        .map(str::to_string)
+                        .collect(),
+                    "Bash" => input("command")
+                        .map(|c| shell::named_files(c).changed)
+                        .unwrap_or_default(),
+                    _ => continue,
+                };
+                let paths: Vec<String> = named
+                    .iter()
+                    .filter(|p| !p.replace('\\', "/").contains(PLANS))
+                    .filter_map(|p| rec.root.display(p, cwd))
+                    .collect();
+                rec.delegated_files(id, paths);
+            }
+            Some("tool_result") => {
+                let Some(id) = str_of("tool_use_id").filter(|id| rec.is_pending(id)) else {
+                    continue;
+                };
+                let text = b.get("content").map(parts_text).unwrap_or_default();
+                let failed = b.get("is_error") == Some(&Value::Bool(true))
+                    || text.trim_start().starts_with("<tool_use_error>");
+                rec.outcome(id, Some(!failed), None);
+            }
+            _ => {}
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::context::compaction::{home, read_config, show, Limit};
+use crate::context::compaction::{each_config, home, show, Limit};
 
 /// Codex compacts at this share (9/10) of the configured window by default.
 const DEFAULT_NUM: u64 = 9;
@@ -28,24 +28,14 @@ pub fn limit(window: u64, project: &Path, env: &dyn Fn(&str) -> Option<String>) 
     let mut notes = Vec::new();
     let mut configured: Option<(i64, String)> = None;
     let mut configured_window: Option<i64> = None;
-    for path in &files {
-        let text = match read_config(path) {
-            None => continue,
-            Some(Ok(t)) => t,
-            Some(Err(e)) => {
-                notes.push(format!("{}: {e}", show(path, env)));
-                continue;
-            }
-        };
-        let table: toml::Table = match toml::from_str(&text) {
-            Ok(t) => t,
-            Err(e) => {
-                let first = e.to_string();
-                let first = first.lines().next().unwrap_or("not TOML").trim();
-                notes.push(format!("{}: not valid TOML ({first})", show(path, env)));
-                continue;
-            }
-        };
+    let parse = |text: &str| {
+        toml::from_str::<toml::Table>(text).map_err(|e| {
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or("not TOML").trim();
+            format!("not valid TOML ({first})")
+        })
+    };
+    each_config(&files, env, &mut notes, parse, |path, table, notes| {
         // The active profile's keys win over the top-level ones.
         let profile = table
             .get("profile")
@@ -68,7 +58,7 @@ pub fn limit(window: u64, project: &Path, env: &dyn Fn(&str) -> Option<String>) 
         if let Some((Some(n), _)) = get("model_context_window") {
             configured_window = Some(n);
         }
-    }
+    });
     let raw_window = configured_window
         .filter(|&w| w > 0)
         .map(|w| w as u64)

@@ -9,14 +9,12 @@ pub mod settings;
 pub mod summary;
 pub mod usage;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
-use crate::transcripts::activity::Recorder;
-use crate::transcripts::usage::{get_str, Usage};
+use super::{AgentSpec, Headless, Policy, Transcripts};
+use crate::transcripts::usage::get_str;
 
 pub const ID: &str = "codex";
 const DISPLAY_NAME: &str = "Codex";
@@ -44,12 +42,7 @@ pub static SPEC: AgentSpec = AgentSpec {
 struct Codex;
 
 impl Transcripts for Codex {
-    fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
-        usage::read_from(path, src, len)
-    }
-    fn observe(&self, path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
-        observe::read(path, file, len, rec)
-    }
+    from_agent_modules!(authored_text);
     fn sniff_line(&self, map: &Map<String, Value>) -> bool {
         let rollout_item = map.contains_key("payload")
             && matches!(
@@ -74,21 +67,12 @@ impl Transcripts for Codex {
     fn find_transcript(&self, session: &str) -> Option<PathBuf> {
         usage::find_rollout(&codex_home()?, session)
     }
-    fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
-        hooks::authored_text(line)
-    }
     fn compaction_summary(
         &self,
         path: &Path,
         _since: Option<chrono::DateTime<chrono::Utc>>,
     ) -> anyhow::Result<crate::transcripts::compaction_summary::Found> {
         summary::last(path)
-    }
-    fn payload(
-        &self,
-        root: &Map<String, Value>,
-    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
-        hooks::payload(root)
     }
 }
 

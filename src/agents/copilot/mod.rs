@@ -9,15 +9,13 @@ pub mod observe;
 pub mod settings;
 pub mod usage;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use super::policy::{CompactionSeen, ContextReply};
-use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
-use crate::transcripts::activity::Recorder;
-use crate::transcripts::usage::{get_str, Usage};
+use super::{AgentSpec, Headless, Policy, Transcripts};
+use crate::transcripts::usage::get_str;
 
 pub const ID: &str = "copilot";
 const DISPLAY_NAME: &str = "GitHub Copilot CLI";
@@ -54,12 +52,7 @@ pub static SPEC: AgentSpec = AgentSpec {
 struct Copilot;
 
 impl Transcripts for Copilot {
-    fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
-        usage::read_from(path, src, len)
-    }
-    fn observe(&self, path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
-        observe::read(path, file, len, rec)
-    }
+    from_agent_modules!(authored_text);
     fn sniff_line(&self, map: &Map<String, Value>) -> bool {
         // `type` is a dotted event name (`session.start`, `assistant.message`), `data` an
         // object, and the line names its parent event.
@@ -84,21 +77,12 @@ impl Transcripts for Copilot {
                 .join("events.jsonl"),
         )
     }
-    fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
-        hooks::authored_text(line)
-    }
     fn compaction_summary(
         &self,
         path: &Path,
         since: Option<chrono::DateTime<chrono::Utc>>,
     ) -> anyhow::Result<crate::transcripts::compaction_summary::Found> {
         compaction::summary(path, since)
-    }
-    fn payload(
-        &self,
-        root: &Map<String, Value>,
-    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
-        hooks::payload(root)
     }
 }
 

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::agents::recorded_call::RecordedCall;
 use crate::transcripts::activity::text::user_request;
 use crate::transcripts::activity::{window_lines, Recorder};
 
@@ -72,30 +73,24 @@ pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> any
     Ok(())
 }
 
-fn tool_call(call: &Value, rec: &mut Recorder) {
-    let s = |k: &str| call.get(k).and_then(Value::as_str);
-    let (Some(name), Some(id)) = (s("name"), s("toolCallId")) else {
+fn tool_call(value: &Value, rec: &mut Recorder) {
+    let Some(call) = RecordedCall::of(value, "toolCallId", "arguments") else {
         return;
     };
-    let empty = Map::new();
-    let args = call
-        .get("arguments")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let arg = |k: &str| args.get(k).and_then(Value::as_str);
-    match name {
+    let id = call.id;
+    match call.name {
         "create" | "edit" => {
-            if let Some(p) = arg("path").and_then(|p| rec.root.display(p, None)) {
+            if let Some(p) = call.path(&["path"], rec) {
                 rec.files(Some(id), vec![p]);
             }
         }
         "view" => {
-            if let Some(p) = arg("path").and_then(|p| rec.root.display(p, None)) {
+            if let Some(p) = call.path(&["path"], rec) {
                 rec.read_files(vec![p]);
             }
         }
         "bash" => {
-            if let Some(cmd) = arg("command") {
+            if let Some(cmd) = call.arg(&["command"]) {
                 rec.command(Some(id), cmd.to_string());
             }
         }

@@ -9,15 +9,13 @@ pub mod settings;
 pub mod summary;
 pub mod usage;
 
-use std::fs::File;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use super::policy::{CompactionSeen, PreCompact, PreCompactFires, PreCompactOutput, StartContext};
-use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
-use crate::transcripts::activity::Recorder;
-use crate::transcripts::usage::{get_str, Usage};
+use super::{AgentSpec, Headless, Policy, Transcripts};
+use crate::transcripts::usage::get_str;
 
 pub const ID: &str = "gemini";
 const DISPLAY_NAME: &str = "Gemini CLI";
@@ -55,12 +53,7 @@ pub static SPEC: AgentSpec = AgentSpec {
 struct Gemini;
 
 impl Transcripts for Gemini {
-    fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
-        usage::read_from(path, src, len)
-    }
-    fn observe(&self, path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
-        observe::read(path, file, len, rec)
-    }
+    from_agent_modules!(authored_text);
     fn sniff_line(&self, map: &Map<String, Value>) -> bool {
         if map.contains_key("$set") || map.contains_key("$rewindTo") {
             return true;
@@ -93,20 +86,11 @@ impl Transcripts for Gemini {
         path.components().any(|c| c.as_os_str() == ".gemini")
             || (name.starts_with("session-") && name.ends_with(".json"))
     }
-    fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
-        hooks::authored_text(line)
-    }
     fn compaction_summary(
         &self,
         path: &Path,
         _since: Option<chrono::DateTime<chrono::Utc>>,
     ) -> anyhow::Result<crate::transcripts::compaction_summary::Found> {
         summary::last(path)
-    }
-    fn payload(
-        &self,
-        root: &Map<String, Value>,
-    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
-        hooks::payload(root)
     }
 }

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::agents::recorded_call::RecordedCall;
 use crate::system::error::Error;
 use crate::transcripts::activity::text::string_values;
 use crate::transcripts::activity::text::{exit_code_in, user_request};
@@ -207,18 +208,12 @@ fn request_of(msg: &Value) -> Option<String> {
     user_request(&text)
 }
 
-fn tool_call(call: &Value, rec: &mut Recorder) {
-    let s = |k: &str| call.get(k).and_then(Value::as_str);
-    let (Some(name), Some(id)) = (s("name"), s("id")) else {
+fn tool_call(value: &Value, rec: &mut Recorder) {
+    let Some(call) = RecordedCall::of(value, "id", "args") else {
         return;
     };
-    let empty = Map::new();
-    let args = call
-        .get("args")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let arg = |k: &str| args.get(k).and_then(Value::as_str);
-    let status = s("status");
+    let (name, id) = (call.name, call.id);
+    let status = value.get("status").and_then(Value::as_str);
     let failed = matches!(status, Some("error" | "cancelled"));
     // A call still running is recorded again, finished, in a later copy of its message.
     let finished = failed || status == Some("success");
@@ -227,10 +222,7 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
             if failed {
                 return;
             }
-            if let Some(p) = arg("file_path")
-                .or_else(|| arg("path"))
-                .and_then(|p| rec.root.display(p, None))
-            {
+            if let Some(p) = call.path(&["file_path", "path"], rec) {
                 rec.files(Some(id), vec![p]);
                 if finished {
                     rec.outcome(id, Some(true), None);
@@ -238,20 +230,16 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
             }
         }
         "read_file" => {
-            if let Some(p) = arg("file_path")
-                .or_else(|| arg("absolute_path"))
-                .or_else(|| arg("path"))
-                .and_then(|p| rec.root.display(p, None))
-            {
+            if let Some(p) = call.path(&["file_path", "absolute_path", "path"], rec) {
                 rec.read_files(vec![p]);
             }
         }
         "run_shell_command" => {
-            let Some(cmd) = arg("command") else {
+            let Some(cmd) = call.arg(&["command"]) else {
                 return;
             };
             rec.command(Some(id), cmd.to_string());
-            let output = call
+            let output = value
                 .get("result")
                 .and_then(Value::as_array)
                 .into_iter()
@@ -271,7 +259,7 @@ fn tool_call(call: &Value, rec: &mut Recorder) {
             }
         }
         "write_todos" => {
-            let Some(todos) = args.get("todos").and_then(Value::as_array) else {
+            let Some(todos) = call.args.get("todos").and_then(Value::as_array) else {
                 return;
             };
             rec.replace_plan(plan_items(todos, &["description"]));

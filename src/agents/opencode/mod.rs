@@ -13,17 +13,15 @@ pub mod settings;
 mod summary;
 pub mod usage;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::policy::{PreCompact, PreCompactFires, PreCompactOutput};
-use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
-use crate::transcripts::activity::Recorder;
+use super::{AgentSpec, Headless, Policy, Transcripts};
 use crate::transcripts::compaction_summary::Found;
-use crate::transcripts::usage::{get_str, Usage};
+use crate::transcripts::usage::get_str;
 
 pub const ID: &str = "opencode";
 const DISPLAY_NAME: &str = "OpenCode";
@@ -64,12 +62,7 @@ fn records_dir() -> Option<PathBuf> {
 }
 
 impl Transcripts for OpenCode {
-    fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
-        usage::read_from(path, src, len)
-    }
-    fn observe(&self, path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
-        observe::read(path, file, len, rec)
-    }
+    from_agent_modules!(authored_text);
     fn sniff_line(&self, map: &Map<String, Value>) -> bool {
         // An OpenCode bus event (`session.compacted`, `message.updated`, …) or the plugin's own
         // (`chat.message`, `chat.params`): a dotted `type` and an object of `properties`.
@@ -99,21 +92,12 @@ impl Transcripts for OpenCode {
             .collect();
         Some(records_dir()?.join(format!("{name}.jsonl")))
     }
-    fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
-        hooks::authored_text(line)
-    }
     fn compaction_summary(
         &self,
         path: &Path,
         since: Option<DateTime<Utc>>,
     ) -> anyhow::Result<Found> {
         summary::read(path, since)
-    }
-    fn payload(
-        &self,
-        root: &Map<String, Value>,
-    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
-        hooks::payload(root)
     }
 }
 

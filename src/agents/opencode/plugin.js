@@ -41,6 +41,7 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
   const anchored = new Map(); // session -> [{ call | message, text }] given with earlier requests
   const inflight = new Map(); // session -> the compaction's hooks, still running
   const said = new Set();
+  const beforeCall = new Map(); // call -> what ctxkeep said before it ran
   let broken = null; // why `ctxkeep` is not called any more in this OpenCode process
 
   const log = (level, message) => {
@@ -284,12 +285,16 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
     // discard it. Only commands that name git or rm are sent; the call is never blocked.
     "tool.execute.before": async (input, output) => {
       const command = output?.args?.command;
-      if (input.tool !== "bash" || typeof command !== "string" || !/git|rm/.test(command)) return;
-      await hook("PreToolUse", input.sessionID, {
+      // The words every command ctxkeep keeps work before contains (src/transcripts/destructive.rs).
+      if (input.tool !== "bash" || typeof command !== "string" || !/git|rm|find|make|eval|unlink/.test(command)) return;
+      const text = await hook("PreToolUse", input.sessionID, {
         tool_name: input.tool,
         tool_input: output.args,
         tool_use_id: input.callID,
       });
+      // OpenCode reads nothing a plugin says before a tool: the line (what a snapshot left out)
+      // goes with the tool's result.
+      if (text && input.callID) beforeCall.set(input.callID, text);
     },
 
     "tool.execute.after": async (input, output) => {
@@ -305,7 +310,10 @@ export const CtxkeepPlugin = async ({ client, directory }) => {
         },
         tool_use_id: input.callID,
       });
-      if (text) output.output = `${output.output ?? ""}\n\n${text}`;
+      const before = input.callID ? beforeCall.get(input.callID) : undefined;
+      if (before) beforeCall.delete(input.callID);
+      const told = [before, text].filter(Boolean).join("\n\n");
+      if (told) output.output = `${output.output ?? ""}\n\n${told}`;
     },
 
     // Before each model request: the figure of the reply that made the last tool call is known

@@ -8,14 +8,12 @@ pub mod observe;
 pub mod settings;
 pub mod usage;
 
-use std::fs::File;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{AgentSpec, Headless, Policy, ReadSeek, Transcripts};
-use crate::transcripts::activity::Recorder;
-use crate::transcripts::usage::{get_str, Usage};
+use super::{AgentSpec, Headless, Policy, Transcripts};
+use crate::transcripts::usage::get_str;
 
 pub const ID: &str = "qwen-code";
 const DISPLAY_NAME: &str = "Qwen Code";
@@ -43,12 +41,7 @@ pub static SPEC: AgentSpec = AgentSpec {
 struct Qwen;
 
 impl Transcripts for Qwen {
-    fn read_usage(&self, path: &Path, src: &mut dyn ReadSeek, len: u64) -> anyhow::Result<Usage> {
-        usage::read_from(path, src, len)
-    }
-    fn observe(&self, path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
-        observe::read(path, file, len, rec)
-    }
+    from_agent_modules!(authored_text);
     fn sniff_line(&self, map: &Map<String, Value>) -> bool {
         // Claude Code's envelope with Gemini's content: `message.parts`,
         // `usageMetadata`, Qwen's own record kinds.
@@ -62,14 +55,5 @@ impl Transcripts for Qwen {
     }
     fn claims_file_name(&self, path: &Path) -> bool {
         path.components().any(|c| c.as_os_str() == ".qwen")
-    }
-    fn authored_text(&self, line: &Map<String, Value>) -> Vec<String> {
-        hooks::authored_text(line)
-    }
-    fn payload(
-        &self,
-        root: &Map<String, Value>,
-    ) -> Result<crate::agents::payload::Payload, crate::system::error::Error> {
-        hooks::payload(root)
     }
 }

@@ -6,8 +6,9 @@
 use std::fs::File;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use crate::agents::recorded_call::RecordedCall;
 use crate::transcripts::activity::text::{exit_code_in, user_request};
 use crate::transcripts::activity::{parts_text, plan_items, window_lines, Recorder};
 
@@ -58,42 +59,29 @@ pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> any
     Ok(())
 }
 
-fn tool_call(call: &Value, rec: &mut Recorder) {
-    let s = |k: &str| call.get(k).and_then(Value::as_str);
-    let (Some(name), Some(id)) = (s("name"), s("id")) else {
+fn tool_call(value: &Value, rec: &mut Recorder) {
+    let Some(call) = RecordedCall::of(value, "id", "args") else {
         return;
     };
-    let empty = Map::new();
-    let args = call
-        .get("args")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let arg = |k: &str| args.get(k).and_then(Value::as_str);
-    match name {
+    let id = call.id;
+    match call.name {
         "write_file" | "edit" | "replace" => {
-            if let Some(p) = arg("file_path")
-                .or_else(|| arg("path"))
-                .and_then(|p| rec.root.display(p, None))
-            {
+            if let Some(p) = call.path(&["file_path", "path"], rec) {
                 rec.files(Some(id), vec![p]);
             }
         }
         "read_file" => {
-            if let Some(p) = arg("absolute_path")
-                .or_else(|| arg("file_path"))
-                .or_else(|| arg("path"))
-                .and_then(|p| rec.root.display(p, None))
-            {
+            if let Some(p) = call.path(&["absolute_path", "file_path", "path"], rec) {
                 rec.read_files(vec![p]);
             }
         }
         "run_shell_command" => {
-            if let Some(cmd) = arg("command") {
+            if let Some(cmd) = call.arg(&["command"]) {
                 rec.command(Some(id), cmd.to_string());
             }
         }
         "todo_write" => {
-            if let Some(todos) = args.get("todos").and_then(Value::as_array) {
+            if let Some(todos) = call.args.get("todos").and_then(Value::as_array) {
                 rec.replace_plan(plan_items(todos, &["content", "description"]));
             }
         }

@@ -125,14 +125,33 @@ pub(super) fn check_depth(path: &Path, text: &str, first_line: usize) -> Result<
     Ok(())
 }
 
+/// The front matter's keys and ctxkeep's fields, as parsed before (the same text in this
+/// process, or a hook event's cache file: [`super::kept`]) or parsed now.
 pub(super) fn parse_front(
     path: &Path,
     text: &str,
     first_line: usize,
 ) -> Result<(Mapping, FrontMatter), Error> {
+    super::kept::parse_front(path, text, first_line, None)
+}
+
+/// What [`parse_text`] parsed: `from_value` when ctxkeep's fields read from the parsed keys
+/// alone (so that a cache holding the keys can give them back).
+pub(super) struct Parsed {
+    pub mapping: Mapping,
+    pub fm: FrontMatter,
+    pub from_value: bool,
+}
+
+/// Parses the front matter's text with YAML, its limits checked first.
+pub(super) fn parse_text(path: &Path, text: &str, first_line: usize) -> Result<Parsed, Error> {
     check_depth(path, text, first_line)?;
     if text.trim().is_empty() {
-        return Ok((Mapping::new(), FrontMatter::default()));
+        return Ok(Parsed {
+            mapping: Mapping::new(),
+            fm: FrontMatter::default(),
+            from_value: true,
+        });
     }
     let value: Value = serde_yaml::from_str(text).map_err(|e| {
         duplicate_key_error(path, text, first_line, &e)
@@ -147,16 +166,23 @@ pub(super) fn parse_front(
     // From the parsed value rather than the text again: scanning the YAML is
     // most of a checkpoint's own time. Only a failure re-reads the text, for
     // an error that names the line.
-    let fm: FrontMatter = match FrontMatter::deserialize(&value) {
-        Ok(fm) => fm,
-        Err(_) => serde_yaml::from_str(text)
-            .map_err(|e| yaml_error(path, &e, first_line, "front matter"))?,
+    let (fm, from_value) = match FrontMatter::deserialize(&value) {
+        Ok(fm) => (fm, true),
+        Err(_) => (
+            serde_yaml::from_str(text)
+                .map_err(|e| yaml_error(path, &e, first_line, "front matter"))?,
+            false,
+        ),
     };
     let mapping = match value {
         Value::Mapping(m) => m,
         _ => Mapping::new(),
     };
-    Ok((mapping, fm))
+    Ok(Parsed {
+        mapping,
+        fm,
+        from_value,
+    })
 }
 
 /// serde_yaml places a duplicate key at the start of its mapping; name the

@@ -18,6 +18,7 @@ use crate::system::error::Error;
 
 pub mod conflicts;
 mod front_matter;
+mod kept;
 pub mod limits;
 pub use front_matter::parse_user_yaml;
 use front_matter::*;
@@ -147,13 +148,29 @@ impl StateFile {
     /// empty or half-written is read again until git is done (bounded: see
     /// [`crate::system::git::read_settled`]).
     pub fn load(path: &Path) -> Result<StateFile, Error> {
+        Self::load_with(path, None)
+    }
+
+    /// [`StateFile::load`] for a hook event: the parse of the front matter is read from
+    /// `cache_dir` (the project's `.ctxkeep/`) when that holds the same text, and kept there
+    /// otherwise, for the next event (`kept.rs`: never stale, the text is compared whole).
+    pub fn load_kept(path: &Path, cache_dir: &Path) -> Result<StateFile, Error> {
+        Self::load_with(path, Some(cache_dir))
+    }
+
+    fn load_with(path: &Path, cache_dir: Option<&Path>) -> Result<StateFile, Error> {
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
         crate::system::git::read_settled(
             dir,
-            || Self::read_text(path).and_then(|text| Self::from_text(path, text)),
+            || {
+                Self::read_text(path).and_then(|text| {
+                    Self::refuse_conflicts(path, &text)?;
+                    Self::parse_with(path, text, cache_dir).map_err(with_way_back)
+                })
+            },
             |got| match got {
                 Ok(sf) => sf.is_initialized(),
                 Err(Error::NotInitialized { .. } | Error::NotFound { .. } | Error::Data { .. }) => {
@@ -200,6 +217,10 @@ impl StateFile {
     }
 
     pub fn parse(path: &Path, text: String) -> Result<StateFile, Error> {
+        Self::parse_with(path, text, None)
+    }
+
+    fn parse_with(path: &Path, text: String, cache_dir: Option<&Path>) -> Result<StateFile, Error> {
         let (bom, rest) = match text.strip_prefix('\u{feff}') {
             Some(r) => (true, r),
             None => (false, text.as_str()),
@@ -212,7 +233,7 @@ impl StateFile {
         };
         let (front, body) = split(path, rest)?;
         let (mapping, fm) = match &front {
-            Some(f) => parse_front(path, &f.text, f.first_line)?,
+            Some(f) => kept::parse_front(path, &f.text, f.first_line, cache_dir)?,
             None => (Mapping::new(), FrontMatter::default()),
         };
         let body = body.to_string();
@@ -271,15 +292,7 @@ impl StateFile {
     /// Sets ctxkeep-owned top-level keys (a `None` value removes the key), in
     /// the text, leaving every other byte as it was. Verified by re-parsing.
     pub fn set_keys(&mut self, updates: &[(&str, Option<serde_json::Value>)]) -> Result<(), Error> {
-        let mut text = self
-            .front
-            .as_ref()
-            .map(|f| f.text.clone())
-            .unwrap_or_default();
-        for (key, value) in updates {
-            let block = value.as_ref().map(|v| emit_key(key, v, self.newline));
-            text = replace_key_block(&text, key, block.as_deref(), self.newline);
-        }
+        let text = self.front_text_with(updates.iter().map(|(k, v)| (*k, v.as_ref())));
         let first_line = self.front.as_ref().map(|f| f.first_line).unwrap_or(2);
         let (mapping, fm) = parse_front(&self.path, &text, first_line).map_err(|e| {
             Error::data(
@@ -324,6 +337,14 @@ impl StateFile {
     /// The size in bytes the front matter would have with `updates` made
     /// (as [`StateFile::set_keys`] would make them), without making them.
     pub fn front_matter_len_with(&self, updates: &[(&str, Option<&serde_json::Value>)]) -> usize {
+        self.front_text_with(updates.iter().copied()).len()
+    }
+
+    /// The front matter's text with `updates` made (a `None` value removes the key).
+    fn front_text_with<'a>(
+        &self,
+        updates: impl Iterator<Item = (&'a str, Option<&'a serde_json::Value>)>,
+    ) -> String {
         let mut text = self
             .front
             .as_ref()
@@ -333,7 +354,7 @@ impl StateFile {
             let block = value.map(|v| emit_key(key, v, self.newline));
             text = replace_key_block(&text, key, block.as_deref(), self.newline);
         }
-        text.len()
+        text
     }
 
     /// Replaces a top-level key's block by `block` (exact text, `None`
@@ -684,6 +705,28 @@ mod tests {
             out,
             "---\n# my comment\nctxkeep: 1\nowner: alice # inline\nmodel: claude-sonnet-4-5\nversion: 1.10\nwindow: 200000\n---\nbody\n"
         );
+    }
+
+    #[test]
+    fn front_matter_len_with_is_the_length_set_keys_makes() {
+        let text = "---\r\n# mine\r\nctxkeep: 1\r\nmodel: old\r\nhistory:\r\n  - id: a\r\n    created_at: b\r\n---\r\nbody\r\n";
+        let history = json!([{"id": "ckpt-0002", "created_at": "t"}]);
+        let mut s = parse(text).unwrap();
+        let predicted = s.front_matter_len_with(&[
+            ("model", None),
+            ("history", Some(&history)),
+            ("window", Some(&json!(200000))),
+        ]);
+        s.set_keys(&[
+            ("model", None),
+            ("history", Some(history.clone())),
+            ("window", Some(json!(200000))),
+        ])
+        .unwrap();
+        let front = s.render();
+        let front = &front[5..front.find("---\r\nbody").unwrap()];
+        assert_eq!(predicted, front.len(), "{front:?}");
+        assert!(!front.contains("model"));
     }
 
     #[test]

@@ -585,3 +585,105 @@ fn prune_logs(dir: &Path) {
         let _ = std::fs::remove_file(path);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::Agent;
+    use crate::handoff::test_project::{checkpoint, fields, initialized};
+
+    fn plan(rotation: Vec<AgentSpec>, prompt: Option<&str>) -> Plan {
+        Plan {
+            rotation,
+            prompt: prompt.map(str::to_string),
+            until: None,
+            until_timeout: DEFAULT_UNTIL_TIMEOUT,
+            until_phase: None,
+            max_sessions: 3,
+            max_time: None,
+        }
+    }
+
+    #[test]
+    fn a_dry_run_shows_each_agents_command_line_quoted() {
+        let (_dir, ws) = initialized();
+        let qwen = Builtin::new(Agent::QwenCode).expect("Qwen Code runs headless");
+        let rotation = vec![
+            AgentSpec::builtin(qwen, vec!["--model".into(), "qwen3 coder".into()]),
+            AgentSpec::shell("my-agent --fast"),
+        ];
+        let d = dry_run(&ws, &plan(rotation, Some("fix the parser"))).unwrap();
+        assert_eq!(
+            d.commands,
+            [
+                "qwen --model 'qwen3 coder' -p \"$PROMPT\"",
+                "sh -c 'my-agent --fast' < \"$PROMPT\"",
+            ]
+        );
+        assert_eq!(d.first_prompt, "PROMPT");
+    }
+
+    #[test]
+    fn the_first_prompt_is_the_checkpoints_resume_prompt_then_the_users() {
+        let (_dir, ws) = initialized();
+        let c = checkpoint(&ws, fields("run cargo test parser"));
+        let agents = || vec![AgentSpec::shell("my-agent")];
+        let d = dry_run(&ws, &plan(agents(), None)).unwrap();
+        assert_eq!(d.first_prompt, format!("the resume prompt of {}", c.id));
+        assert!(d.problems.is_empty(), "{:?}", d.problems);
+        let d = dry_run(&ws, &plan(agents(), Some("and then the docs"))).unwrap();
+        assert_eq!(
+            d.first_prompt,
+            format!("the resume prompt of {}, then PROMPT", c.id)
+        );
+    }
+
+    #[test]
+    fn no_checkpoint_and_no_prompt_is_refused_with_what_to_give() {
+        let (_dir, ws) = initialized();
+        let err = dry_run(&ws, &plan(vec![AgentSpec::shell("my-agent")], None))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("give the first session a PROMPT after `--`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_hand_edited_checkpoint_is_a_problem_the_dry_run_names() {
+        let (_dir, ws) = initialized();
+        let c = checkpoint(&ws, fields("run cargo test parser"));
+        let text = std::fs::read_to_string(&ws.state_path).unwrap();
+        std::fs::write(
+            &ws.state_path,
+            text.replacen("run cargo test parser", "run cargo test lexer", 1),
+        )
+        .unwrap();
+        let d = dry_run(&ws, &plan(vec![AgentSpec::shell("my-agent")], None)).unwrap();
+        assert_eq!(d.problems.len(), 1, "{:?}", d.problems);
+        assert!(
+            d.problems[0].starts_with(&format!("checkpoint {} was changed by hand", c.id)),
+            "{:?}",
+            d.problems
+        );
+    }
+
+    #[test]
+    fn shell_quoting_leaves_plain_words_and_quotes_the_rest() {
+        assert_eq!(shell_quote("--model=a.b/c"), "--model=a.b/c");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("two words"), "'two words'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+
+    #[test]
+    fn a_stop_maps_to_its_exit_code() {
+        use crate::system::codes::exit;
+        assert_eq!(Stop::Until.exit_code(), exit::OK);
+        assert_eq!(Stop::UntilPhase.exit_code(), exit::OK);
+        assert_eq!(Stop::Stuck.exit_code(), exit::CHECK_FAILED);
+        assert_eq!(Stop::MaxSessions.exit_code(), exit::CHECK_FAILED);
+        assert_eq!(Stop::Interrupted.exit_code(), exit::INTERRUPTED);
+    }
+}

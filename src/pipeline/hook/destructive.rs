@@ -19,10 +19,20 @@ impl Hook {
         if !self.reading.config.snapshots {
             return Ok(None);
         }
+        let cwd = self
+            .reading
+            .payload
+            .cwd
+            .clone()
+            .unwrap_or_else(|| self.ws.root.clone());
+        let kinds = crate::pipeline::snapshot::threats(command, &self.ws.root, &cwd);
+        if kinds.is_empty() {
+            // `git checkout main`: a switch, found without starting git.
+            return Ok(None);
+        }
         let Ok(top) = crate::system::git::toplevel(&self.ws.root) else {
             return Ok(None);
         };
-        let kinds = crate::pipeline::snapshot::threats(command, &top);
         let mut not_kept: Vec<String> = Vec::new();
         if kinds.contains(&crate::transcripts::destructive::Kind::StashDrop) {
             if let Err(e) = crate::system::git::snapshot::keep_stashes(&top) {
@@ -30,15 +40,11 @@ impl Hook {
             }
         }
         let exclude = crate::system::fsutil::resolve_target(&self.ws.state_path);
-        let Ok(g) = crate::system::git::state(&self.ws.root, std::slice::from_ref(&exclude)) else {
+        let Ok(mut g) = crate::system::git::state(&self.ws.root, std::slice::from_ref(&exclude))
+        else {
             return Ok(None);
         };
-        let cwd = self
-            .reading
-            .payload
-            .cwd
-            .clone()
-            .unwrap_or_else(|| self.ws.root.clone());
+        crate::pipeline::snapshot::add_ignored_submodules(&mut g, &top);
         let mut failure = None;
         let mut busy = false;
         if crate::pipeline::snapshot::at_risk(&kinds, &g, &top, &cwd) {

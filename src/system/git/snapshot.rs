@@ -133,6 +133,8 @@ pub fn take(
     // Paths whose index entry stays as it is: a file left out is not recorded as deleted,
     // a submodule keeps its commit.
     let mut kept_entry: Vec<&Vec<u8>> = Vec::new();
+    // Submodules whose own work was kept: the snapshot points at that snapshot.
+    let mut gitlinks: Vec<(&Vec<u8>, String)> = Vec::new();
     for rel in &listed {
         let path = top.join(bytes_path(rel));
         let shown = String::from_utf8_lossy(rel).into_owned();
@@ -147,8 +149,12 @@ pub fn take(
             // A submodule's own work is kept in its repository ([`take_submodule`]).
             if path.join(".git").exists() {
                 kept_entry.push(rel);
-                if let Err(e) = take_submodule(&path, message) {
-                    left_out.push(format!("{shown} (submodule): {e}"));
+                match take_submodule(&path, message) {
+                    Ok((commit, inner)) => {
+                        left_out.extend(inner.iter().map(|l| format!("{shown}/{l}")));
+                        gitlinks.extend(commit.map(|c| (rel, c)));
+                    }
+                    Err(e) => left_out.push(format!("{shown} (submodule): {e}")),
                 }
             }
         } else if !kind.is_file() {
@@ -222,6 +228,11 @@ pub fn take(
             entries.push(0);
         }
     }
+    for (rel, commit) in &gitlinks {
+        entries.extend_from_slice(format!("160000 {commit}\t").as_bytes());
+        entries.extend_from_slice(rel);
+        entries.push(0);
+    }
     if !entries.is_empty() {
         with_bytes(
             &top,
@@ -293,23 +304,62 @@ pub const AUTHOR: &str = "ctxkeep";
 pub const AUTHOR_EMAIL: &str = "ctxkeep@localhost";
 
 /// A dirty submodule's own work, kept in its own repository under
-/// `refs/ctxkeep/snapshots/submodule-<time>` (the outer snapshot holds only
-/// the commit the submodule is at).
-fn take_submodule(path: &Path, message: &str) -> Result<(), Unavailable> {
+/// `refs/ctxkeep/snapshots/submodule-<time>`; the outer snapshot's entry for
+/// the submodule points at that commit, which is how `restore` finds it
+/// ([`submodule_snapshots`]). None when the submodule holds no uncommitted work.
+/// Also what it could not keep there.
+fn take_submodule(
+    path: &Path,
+    message: &str,
+) -> Result<(Option<String>, Vec<String>), Unavailable> {
     let g = super::state(path, &[])?;
     if g.dirty.is_empty() {
-        return Ok(());
+        return Ok((None, Vec::new()));
     }
     let dirty: Vec<String> = g.dirty.into_iter().map(|d| d.path).collect();
     let taken = take(path, &dirty, &[], g.head.as_deref(), message, None)?;
-    if let Some(s) = taken.snapshot {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0);
-        keep(path, &format!("submodule-{stamp}"), &s.commit)?;
+    let Some(s) = taken.snapshot else {
+        return Ok((None, taken.left_out));
+    };
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    keep(path, &format!("submodule-{stamp}"), &s.commit)?;
+    Ok((Some(s.commit), taken.left_out))
+}
+
+/// The submodules whose own work a snapshot kept: (the submodule's path
+/// relative to the top level, its folder, the snapshot commit in its
+/// repository). A submodule entry that is not such a snapshot (the
+/// submodule's HEAD moved) is not one.
+pub fn submodule_snapshots(
+    dir: &Path,
+    commit: &str,
+) -> Result<Vec<(String, PathBuf, String)>, Unavailable> {
+    let top = top(dir)?;
+    let listed = run(&top, &["ls-tree", "-r", "-z", commit])?;
+    let mut found = Vec::new();
+    for entry in listed.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+        let Some(tab) = entry.iter().position(|&b| b == b'\t') else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&entry[..tab]);
+        let f: Vec<&str> = head.split(' ').collect();
+        if f.first() != Some(&"160000") || f.len() != 3 {
+            continue;
+        }
+        let rel = &entry[tab + 1..];
+        let folder = top.join(bytes_path(rel));
+        if folder.join(".git").exists() && made_by_ctxkeep(&folder, f[2]) {
+            found.push((
+                String::from_utf8_lossy(rel).into_owned(),
+                folder,
+                f[2].to_string(),
+            ));
+        }
     }
-    Ok(())
+    Ok(found)
 }
 
 /// The uncommitted names as bytes (modified, deleted and untracked, not ignored).
@@ -714,6 +764,81 @@ pub fn aliases(dir: &Path) -> Result<Vec<(String, String)>, Unavailable> {
             Some((name.to_string(), value.to_string()))
         })
         .collect())
+}
+
+/// The paths `git checkout A [B …]` (no `--`) run in `cwd/within` would
+/// discard, as git reads it: `A` is a revision if it names one, else a path
+/// like the rest. What is not on disk holds no work to lose, so a name that
+/// is not there (`main`, `-`, `HEAD~1`) is a switch or a revision before
+/// paths, decided with no file read; a name that is there is looked up
+/// among the refs ([`names_revision`]). With a branch and a file both named
+/// NAME, `git checkout NAME` switches branches, as git does. None: a switch.
+pub fn checkout_paths(within: &str, operands: &[String], cwd: &Path) -> Option<Vec<String>> {
+    let dir = cwd.join(within);
+    let (first, rest) = operands.split_first()?;
+    let path = |o: &String| {
+        if within.is_empty() || o.starts_with('/') {
+            o.clone()
+        } else {
+            format!("{}/{o}", within.trim_end_matches('/'))
+        }
+    };
+    let a_path = std::fs::symlink_metadata(dir.join(first)).is_ok() && !names_revision(&dir, first);
+    let paths: Vec<String> = if a_path {
+        operands.iter().map(path).collect()
+    } else {
+        rest.iter().map(path).collect()
+    };
+    (!paths.is_empty()).then_some(paths)
+}
+
+/// Whether `name` names a revision in the repository around `dir`, as `git
+/// checkout NAME` would take it: read from the repository's files where git
+/// would look (`$GIT_DIR/NAME` for `HEAD` and its kin, `refs/NAME`,
+/// `refs/tags/NAME`, `refs/heads/NAME`, `refs/remotes/NAME`,
+/// `refs/remotes/NAME/HEAD`, loose or packed). Git is asked only for what
+/// its files cannot answer: a revision expression (`HEAD~1`, `@{-1}`), what
+/// could be an abbreviated commit id, refs kept in a reftable.
+pub fn names_revision(dir: &Path, name: &str) -> bool {
+    let Some(git_dir) = super::git_dir_around(dir) else {
+        return false;
+    };
+    let common = crate::system::fsutil::read_text(&git_dir.join("commondir"), 4096)
+        .ok()
+        .map(|to| git_dir.join(to.trim()))
+        .unwrap_or_else(|| git_dir.clone());
+    let expression = name.contains(['~', '^', ':', '@', '{']) || name.contains("..");
+    let hex = name.len() >= 4 && name.bytes().all(|b| b.is_ascii_hexdigit());
+    if expression || hex || common.join("reftable").exists() {
+        let found = git(dir)
+            .args(["rev-parse", "--verify", "--quiet", "--end-of-options", name])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if found || !hex {
+            return found;
+        }
+    }
+    if name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') && git_dir.join(name).is_file() {
+        return true;
+    }
+    let refs = [
+        format!("refs/{name}"),
+        format!("refs/tags/{name}"),
+        format!("refs/heads/{name}"),
+        format!("refs/remotes/{name}"),
+        format!("refs/remotes/{name}/HEAD"),
+    ];
+    if refs.iter().any(|r| common.join(r).is_file()) {
+        return true;
+    }
+    let packed =
+        crate::system::fsutil::read_text(&common.join("packed-refs"), 64 << 20).unwrap_or_default();
+    packed.lines().any(|line| {
+        line.split_once(' ')
+            .is_some_and(|(_, r)| refs.iter().any(|want| r == want))
+    })
 }
 
 /// Where the stash commits are kept before `git stash drop`/`clear`.

@@ -10,6 +10,7 @@
 //! change the answer. Main session only: sidechains, subagent transcripts and `progress` lines
 //! are ignored.
 
+pub mod attached;
 pub mod beads;
 pub mod delegated;
 pub mod error_sites;
@@ -18,6 +19,7 @@ pub mod failure;
 pub mod index;
 pub mod left_open;
 pub mod loops;
+pub mod monitor;
 pub mod plan_mode;
 pub mod shell;
 pub(crate) mod text;
@@ -659,6 +661,8 @@ pub struct Recorder {
     /// A prompt read here made what the agent said or planned before it out of date (a new
     /// task, a bare command, a follow-up that sets work; not a question that asks for none).
     outdates_before: bool,
+    /// Checks a message a tool injected reported since the task was set (see [`monitor`]).
+    reported: Vec<monitor::Verdict>,
 }
 
 impl Recorder {
@@ -692,6 +696,7 @@ impl Recorder {
             agent_asked: false,
             saw_turn: false,
             outdates_before: false,
+            reported: Vec::new(),
         }
     }
 
@@ -727,6 +732,8 @@ impl Recorder {
         match weight {
             text::Weight::Task => {
                 self.task_at = self.events.len();
+                // A failure a monitor reported belongs to the earlier work.
+                self.reported.clear();
                 self.request = Some(text);
                 self.follow_ups.clear();
                 self.plan_mode = None;
@@ -810,6 +817,24 @@ impl Recorder {
     pub(crate) fn files(&mut self, call_id: Option<&str>, paths: Vec<String>) {
         if !paths.is_empty() {
             self.push(call_id, Event::Files(paths));
+        }
+    }
+
+    /// A message a tool injected into the conversation: the checks it reports (a CI
+    /// monitor's failures are left open until it reports them passing).
+    pub(crate) fn injected(&mut self, text: &str) {
+        if !text.contains("<ci-monitor-event>") && !text.contains("<task-notification>") {
+            return;
+        }
+        self.reported.extend(monitor::verdicts(text));
+    }
+
+    /// Files a subagent's own call changed (read from the parent's transcript): in the
+    /// record, not in the main session's loop detection; an error reported for `call_id`
+    /// drops them.
+    pub(crate) fn delegated_files(&mut self, call_id: &str, paths: Vec<String>) {
+        if !paths.is_empty() {
+            self.push(Some(call_id), Event::ShellFiles(paths));
         }
     }
 
@@ -1209,6 +1234,17 @@ impl Recorder {
                 .iter()
                 .filter_map(|p| self.root.display(p, self.cwd.as_deref()))
                 .collect();
+        }
+        // Checks a monitor reported failing since the task, with no later pass reported.
+        failing.extend(monitor::still_failing(&self.reported).into_iter().map(|v| {
+            left_open::FailingCheck {
+                command: format!("CI: {}", v.check),
+                files: Vec::new(),
+                error: crate::system::redact::redact(&v.line).into_owned(),
+            }
+        }));
+        if failing.len() > left_open::MAX_FAILING {
+            failing.drain(..failing.len() - left_open::MAX_FAILING);
         }
         let (handed, at) = self.handover.handed(self.events.len());
         let for_the_user = left_open::not_run_since(handed, commands(at).map(|(_, c)| c));

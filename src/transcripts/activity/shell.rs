@@ -42,7 +42,17 @@ pub fn named_files(command: &str) -> Named {
     let mut named = Named::default();
     let mut dir: Option<String> = None;
     for simple in simple_commands(command) {
-        let words = words(&simple.text);
+        let mut words = words(&simple.text);
+        // A package runner's tool is the command (`npx prettier --write a.ts`).
+        while words
+            .first()
+            .is_some_and(|w| matches!(w.as_str(), "npx" | "bunx" | "pnpx"))
+        {
+            words.remove(0);
+            while words.first().is_some_and(|w| w.starts_with('-')) {
+                words.remove(0);
+            }
+        }
         let Some(first) = words.first() else {
             continue;
         };
@@ -84,7 +94,7 @@ pub fn named_files(command: &str) -> Named {
                     named.changed.push(at(f));
                 }
             }
-            "cp" => {
+            "cp" | "install" | "ln" => {
                 if let Some(f) = operands
                     .last()
                     .filter(|f| operands.len() > 1 && clear_path(f))
@@ -92,8 +102,30 @@ pub fn named_files(command: &str) -> Named {
                     named.changed.push(at(f));
                 }
             }
-            "git" if matches!(operands.first(), Some(&"mv" | &"rm")) => {
-                for f in operands[1..].iter().filter(|f| clear_path(f)) {
+            // `git mv` and `git rm` change what they name; `git add` stages the session's
+            // changes to the files it names (not `.` or `-A`: no file named). `-C DIR` runs it
+            // in DIR.
+            "git" if matches!(operands.first(), Some(&"mv" | &"rm" | &"add")) => {
+                let base = git_folder(&args);
+                // A folder (`src/`) is not a file the record can list.
+                for f in operands[1..]
+                    .iter()
+                    .filter(|f| clear_path(f) && !f.ends_with('/'))
+                {
+                    let f = match &base {
+                        Some(b) if !f.starts_with(['/', '~']) => format!("{b}/{f}"),
+                        _ => f.to_string(),
+                    };
+                    named.changed.push(at(&f));
+                }
+            }
+            // Formatters told to write their changes back rewrite the files they name.
+            tool if rewrites_in_place(tool, &args) => {
+                for f in operands
+                    .iter()
+                    .skip(usize::from(tool_takes_subcommand(tool)))
+                    .filter(|f| clear_path(f) && names_a_file(f))
+                {
                     named.changed.push(at(f));
                 }
             }
@@ -123,8 +155,64 @@ fn value_options(command: &str) -> &'static [&'static str] {
         "sed" | "perl" => &["-e", "-f"],
         "head" | "tail" => &["-n", "-c"],
         "cp" | "mv" => &["-t", "-S"],
+        "install" => &["-m", "-o", "-g", "-t"],
+        "git" => &["-C", "-c"],
+        "prettier" => &["--config", "--parser", "--ignore-path"],
+        "ruff" | "black" => &["--config", "--line-length", "-l", "--target-version"],
+        "clang-format" => &["--style", "--assume-filename"],
+        "shfmt" => &["-i", "-ln"],
         _ => &[],
     }
+}
+
+/// The folder `git -C DIR …` runs in.
+fn git_folder(args: &[&str]) -> Option<String> {
+    let at = args.iter().position(|a| *a == "-C")?;
+    args.get(at + 1)
+        .filter(|d| clear_path(d))
+        .map(|d| d.trim_end_matches('/').to_string())
+}
+
+/// Whether `tool` with `args` writes its result back into the files it names: `gofmt -w`,
+/// `prettier --write`, `clang-format -i`, `eslint --fix`, `ruff format`, `black`, `rustfmt`
+/// (not with `--check`, `--diff` or `-l`, which only report).
+fn rewrites_in_place(tool: &str, args: &[&str]) -> bool {
+    let has = |flags: &[&str]| args.iter().any(|a| flags.contains(a));
+    if has(&[
+        "--check",
+        "--diff",
+        "-d",
+        "--list-different",
+        "-l",
+        "--dry-run",
+    ]) {
+        return false;
+    }
+    match tool {
+        "gofmt" | "goimports" | "shfmt" => has(&["-w"]),
+        "prettier" => has(&["--write", "-w"]),
+        "clang-format" | "swift-format" => has(&["-i", "--in-place"]),
+        "eslint" | "stylelint" | "biome" => has(&["--fix", "--write"]),
+        "ruff" => args.first() == Some(&"format") || has(&["--fix"]),
+        "black" | "rustfmt" | "swiftformat" | "autopep8" | "isort" => {
+            tool != "autopep8" || has(&["-i", "--in-place"])
+        }
+        _ => false,
+    }
+}
+
+/// Formatters whose first operand is a subcommand (`ruff format x.py`, `biome format …`).
+fn tool_takes_subcommand(tool: &str) -> bool {
+    matches!(tool, "ruff" | "biome")
+}
+
+/// A word whose last part has an extension (`src/x.go`, not `./...` or `src`): a
+/// formatter given a folder rewrites files it does not name.
+fn names_a_file(word: &str) -> bool {
+    let last = word.rsplit('/').next().unwrap_or("");
+    last.rfind('.').is_some_and(|i| {
+        i > 0 && i + 1 < last.len() && last[i + 1..].chars().all(char::is_alphanumeric)
+    })
 }
 
 /// The words that are not options or an option's value.
@@ -140,7 +228,10 @@ fn operands<'a>(args: &[&'a str], value_options: &[&str]) -> Vec<&'a str> {
             skip = value_options.contains(a);
             continue;
         }
-        out.push(*a);
+        // An empty word (BSD `sed -i '' …`'s suffix) is never a file or a script.
+        if !a.is_empty() {
+            out.push(*a);
+        }
     }
     out
 }
@@ -352,6 +443,8 @@ mod tests {
             ["src/x.rs", "src/y.rs"]
         );
         assert_eq!(changed("sed -i.bak -e 's/a/b/' conf.ini"), ["conf.ini"]);
+        // BSD sed's empty suffix is its own word: the script is still not a file.
+        assert_eq!(changed("sed -i '' 's/a/b/g' conf.ini"), ["conf.ini"]);
         assert_eq!(changed("mv old.md docs/new.md"), ["old.md", "docs/new.md"]);
         assert_eq!(changed("cp a.toml b.toml"), ["b.toml"]);
         assert_eq!(
@@ -381,6 +474,74 @@ mod tests {
             changed("cat > notes.md <<'EOF'\nmv a b\nrm c\nEOF\ngit add notes.md"),
             ["notes.md"]
         );
+    }
+
+    #[test]
+    fn files_staged_by_name_are_the_sessions_changes() {
+        // The shape of a real commit step: `cd` into another checkout, stage, commit.
+        assert_eq!(
+            changed(
+                "cd /Users/a/dev/lore && git add README.md lore.sh lib/lore-client-base.sh && \
+                 git commit -m \"$(cat <<'EOF'\nfeat: extend search\nEOF\n)\""
+            ),
+            [
+                "/Users/a/dev/lore/README.md",
+                "/Users/a/dev/lore/lore.sh",
+                "/Users/a/dev/lore/lib/lore-client-base.sh"
+            ]
+        );
+        assert_eq!(changed("git -C web add src/app.ts"), ["web/src/app.ts"]);
+        assert_eq!(changed("git add -- docs/a.md"), ["docs/a.md"]);
+        // Nothing named: everything, a folder, a glob, the index only.
+        assert!(changed("git add -A && git commit -m 'wip'").is_empty());
+        assert!(changed("git add . && git status").is_empty());
+        assert!(changed("git add src/").is_empty());
+        assert!(changed("git add '*.rs'").is_empty());
+        assert!(changed("git diff --stat README.md && git log -- src/a.rs").is_empty());
+        assert!(changed("git show HEAD:src/a.rs").is_empty());
+    }
+
+    #[test]
+    fn formatters_told_to_write_change_the_files_they_name() {
+        assert_eq!(changed("gofmt -w cmd/main.go"), ["cmd/main.go"]);
+        assert_eq!(
+            changed("npx --yes prettier --write src/a.ts src/b.css"),
+            ["src/a.ts", "src/b.css"]
+        );
+        assert_eq!(changed("prettier --write src/a.ts"), ["src/a.ts"]);
+        assert_eq!(changed("clang-format -i --style=file a.cc"), ["a.cc"]);
+        assert_eq!(changed("ruff format app/x.py"), ["app/x.py"]);
+        assert_eq!(changed("black app/x.py && pytest -q"), ["app/x.py"]);
+        assert_eq!(changed("rustfmt src/lib.rs"), ["src/lib.rs"]);
+        // Reporting only, or over a folder: nothing named is changed.
+        assert!(changed("gofmt -l cmd/main.go").is_empty());
+        assert!(changed("gofmt cmd/main.go").is_empty());
+        assert!(changed("black --check app/x.py").is_empty());
+        assert!(changed("prettier --check src/a.ts").is_empty());
+        assert!(changed("gofmt -w ./...").is_empty());
+        assert!(changed("ruff check app/x.py").is_empty());
+        assert!(changed("rustfmt --check src/lib.rs").is_empty());
+    }
+
+    #[test]
+    fn links_and_installs_change_their_target() {
+        assert_eq!(changed("ln -sf ../shared/a.md docs/a.md"), ["docs/a.md"]);
+        assert_eq!(changed("install -m 755 build/tool bin/tool"), ["bin/tool"]);
+    }
+
+    #[test]
+    fn reads_searches_listings_and_echoed_paths_change_nothing() {
+        for cmd in [
+            "cat src/a.rs",
+            "grep -rn 'fn main' src/main.rs",
+            "ls -la docs/a.md",
+            "echo 'edit src/a.rs next'",
+            "echo \"git add src/a.rs\"",
+            "head -50 README.md | grep TODO",
+            "find . -name '*.go' | xargs grep -l foo",
+        ] {
+            assert!(changed(cmd).is_empty(), "{cmd}");
+        }
     }
 
     #[test]

@@ -19,6 +19,24 @@ static ID: LazyLock<Regex> =
 /// `#123`; `ids_in` rules out `&#123;`, `page#12` and colours.
 static ISSUE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"#\d{1,7}\b").expect("issue regex"));
 
+/// Whether `line` could hold an [`ID`]: a `-` after an upper-case letter or a digit and before
+/// a digit. Compiling the regex (its Unicode `\b` and `\d`) cost more than the rest of these
+/// checks, so a checkpoint whose texts hold no such dash never compiles it.
+fn could_hold_id(line: &str) -> bool {
+    let mut chars = line.chars().peekable();
+    let mut before = None;
+    while let Some(c) = chars.next() {
+        if c == '-'
+            && before.is_some_and(|b: char| b.is_ascii_uppercase() || b.is_ascii_digit())
+            && chars.peek().is_some_and(|a| a.is_numeric())
+        {
+            return true;
+        }
+        before = Some(c);
+    }
+    false
+}
+
 /// Matches of `re` in `line` not glued to a path, a version or a word.
 fn refs_in<'a>(re: &Regex, line: &'a str, glue_before: &str) -> Vec<&'a str> {
     re.find_iter(line)
@@ -123,7 +141,11 @@ pub fn check(c: &Checkpoint, sf: &StateFile, repo: &Repo, loc: &Locator) -> Vec<
         for (li, line) in t.text.lines().enumerate() {
             let lead =
                 line.trim_start_matches(|ch: char| ch.is_whitespace() || "-*+•>".contains(ch));
-            for m in refs_in(&ID, line, "_/.-") {
+            let id_refs = match could_hold_id(line) {
+                true => refs_in(&ID, line, "_/.-"),
+                false => Vec::new(),
+            };
+            for m in id_refs {
                 let prefix = m.split('-').next().unwrap_or("");
                 if NOT_IDS.contains(&prefix) {
                     continue;
@@ -136,7 +158,11 @@ pub fn check(c: &Checkpoint, sf: &StateFile, repo: &Repo, loc: &Locator) -> Vec<
                 e.1.insert(ti);
                 e.2 |= defines(lead, m);
             }
-            for m in refs_in(&ISSUE, line, "_&#/") {
+            let issue_refs = match line.contains('#') {
+                true => refs_in(&ISSUE, line, "_&#/"),
+                false => Vec::new(),
+            };
+            for m in issue_refs {
                 let e = issues.entry(m.to_string()).or_insert((
                     Seen { text: ti, line: li },
                     BTreeSet::new(),
@@ -433,4 +459,33 @@ fn gone_dirty_paths(c: &Checkpoint, repo: &Repo, loc: &Locator) -> Vec<Finding> 
             .at(loc.find_in_front(&d.path).or_else(|| loc.field_line("git")))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_quick_look_lets_every_id_through() {
+        for line in ["DEC-0021", "see ADR-7.", "T-12 done", "X9-١٢"] {
+            assert!(could_hold_id(line) && ID.is_match(line), "{line}");
+        }
+        for line in ["ckpt-0002", "a-b", "UTF-x", "-12", "PROJ-"] {
+            assert!(!could_hold_id(line), "{line}");
+        }
+    }
+
+    proptest! {
+        /// A line the look passes over has no match: the look only saves compiling.
+        #[test]
+        fn a_line_without_the_dash_has_no_id(line in "([A-Za-z0-9T# .\\-_/]|\\PC){0,40}") {
+            if !could_hold_id(&line) {
+                prop_assert!(!ID.is_match(&line), "{}", line);
+            }
+            if !line.contains('#') {
+                prop_assert!(!ISSUE.is_match(&line), "{}", line);
+            }
+        }
+    }
 }

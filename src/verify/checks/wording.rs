@@ -65,6 +65,15 @@ fn finding(
     Finding::new(code, sev, Some(t.field.key()), msg).at(loc.text_line(t, line))
 }
 
+/// The entries of a word list kept as data beside this file (`wording/*.txt`): one a line, with
+/// blank lines and lines starting with `#` (comments) left out.
+fn entries(text: &'static str) -> Vec<&'static str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
 /// Replaces text between backticks or double quotes with spaces, keeping
 /// byte offsets (an unclosed quote masks nothing).
 pub(crate) fn mask_quoted(text: &str) -> String {
@@ -89,47 +98,13 @@ pub(crate) fn mask_quoted(text: &str) -> String {
 }
 
 /// Whole values that are a template's stand-in, not content.
-const STAND_INS: &[&str] = &[
-    "...",
-    "…",
-    "(not set)",
-    "not set",
-    "?",
-    "n/a",
-    "na",
-    "none",
-    "null",
-    "nil",
-    "~",
-    "placeholder",
-    "xxx",
-    "text",
-    "value",
-    "foo",
-    "example",
-    "(none)",
-    "(empty)",
-    "-",
-    "--",
-    "—",
-    "_",
-];
+static STAND_INS: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/stand_ins.txt")));
 
 /// Sentences of ctxkeep's own templates and `--help` texts: copied into a
 /// field they describe nothing.
-const TEMPLATE_TEXT: &[&str] = &[
-    "no checkpoint yet",
-    "write one with `ctxkeep checkpoint",
-    "rendered from templates/",
-    "keep the checkpoint current",
-    "start with the next action",
-    "the very next concrete action, readable cold",
-    "the phase of the work",
-    "the task being worked on now",
-    "who controls the work",
-    "decisions made since the last commit",
-    "you are continuing work from a checkpoint",
-];
+static TEMPLATE_TEXT: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/template_text.txt")));
 
 static MARKER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
@@ -354,45 +329,8 @@ fn flag_example(field: Field) -> &'static str {
 
 /// Phrases that point into the lost conversation. Word-bounded and
 /// case-insensitive; a space stands for any run of white space.
-const COLD_PHRASES: &[&str] = &[
-    r"as (?:we |previously |already )?discussed",
-    r"discussed (?:above|earlier|before|previously)",
-    r"we (?:just |already )?discussed",
-    r"we were (?:just )?(?:discussing|talking about)",
-    r"(?:like |as )?we (?:just )?talked about",
-    r"(?:we )?just (?:decided|agreed)",
-    r"(?:the|what) (?:\w+ )?we (?:just )?(?:decided|agreed|chose|settled)",
-    r"decision we (?:just )?made",
-    r"as (?:we )?(?:agreed|decided)",
-    r"as (?:i |we |you )?mentioned",
-    r"mentioned (?:above|earlier|before|previously)",
-    r"(?:as|like) (?:i|we|you) (?:said|suggested|asked)",
-    r"(?:as )?noted above",
-    r"see above",
-    r"the above",
-    r"above[- ]mentioned",
-    r"(?:code|output|log|error|snippet|diff|example|list|message|trace|command|link|plan|steps|approach) above",
-    r"same as before",
-    r"as we did before",
-    r"(?:like|as) last time",
-    r"(?:this|our) (?:conversation|chat)",
-    r"earlier in (?:the|this|our) (?:conversation|chat|session|thread)",
-    r"in this session",
-    r"(?:our|the earlier|the previous|the last|earlier) discussion",
-    r"(?:the|your|my) (?:last|previous) (?:message|reply|answer|comment|prompt)",
-    r"previous message",
-    r"where we (?:left off|stopped)",
-    r"you know (?:which|what) i mean",
-    // What someone said only in the conversation.
-    r"(?:the|what the) user (?:just )?(?:said|asked|wants|wanted|requested|mentioned|suggested|meant)",
-    r"(?:the|what) (?:user|you) asked for",
-    // A thing found or seen only in the lost session.
-    r"the (?:bug|issue|error|problem|crash|failure|fix|thing|idea) (?:that )?(?:we|i|you) (?:just )?(?:found|hit|saw|fixed|noticed|spotted|ran into|discussed)",
-    r"the (?:bug|issue|error|problem|crash|failure|fix|change|approach|idea|thing)s? from (?:earlier|before|yesterday|last time|the last session|the previous session)",
-    r"(?:from|in|during|since) (?:the )?(?:last|previous|prior|earlier) session",
-    // "the remaining failures" with no list after it: which ones?
-    r"(?:the )?remaining (?:\d+ )?(?:failures|failing tests|test failures|errors|issues|bugs|problems)(?:\s*[^\s:(\w-]|\s+(?:to|and|in|on|first|before|after)\b|\s*$)",
-];
+static COLD_PHRASES: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/cold_phrases.txt")));
 
 static COLD: LazyLock<Regex> = LazyLock::new(|| {
     let alt = COLD_PHRASES
@@ -404,39 +342,8 @@ static COLD: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// A word every one of COLD_PHRASES holds (see `may_hold_any`).
-const COLD_WORDS: &[&str] = &[
-    "discuss",
-    "talk",
-    "decided",
-    "agreed",
-    "chose",
-    "settled",
-    "decision",
-    "mention",
-    "said",
-    "suggested",
-    "asked",
-    "above",
-    "before",
-    "last",
-    "conversation",
-    "chat",
-    "earlier",
-    "session",
-    "previous",
-    "where",
-    "know",
-    "user",
-    "found",
-    "hit",
-    "saw",
-    "fixed",
-    "noticed",
-    "spotted",
-    "ran",
-    "from",
-    "remaining",
-];
+static COLD_WORDS: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/cold_words.txt")));
 
 /// "that bug" points back only when nothing says which: it must end the
 /// clause or be followed by words like "we" or "again", and not follow a
@@ -455,46 +362,8 @@ static CONVERSATION_PLACE: LazyLock<Regex> = LazyLock::new(|| {
 const CONVERSATION_WORDS: &[&str] = &["chat", "conversation", "thread", "call", "meeting"];
 
 /// Nouns that make "chat", "call" or "thread" a thing in the product.
-const PRODUCT_NOUNS: &[&str] = &[
-    "api",
-    "app",
-    "application",
-    "bot",
-    "box",
-    "client",
-    "completion",
-    "completions",
-    "component",
-    "endpoint",
-    "feature",
-    "graph",
-    "handler",
-    "history",
-    "input",
-    "interface",
-    "list",
-    "log",
-    "logs",
-    "message",
-    "messages",
-    "model",
-    "page",
-    "panel",
-    "pool",
-    "room",
-    "route",
-    "screen",
-    "server",
-    "service",
-    "site",
-    "stack",
-    "tab",
-    "template",
-    "ui",
-    "view",
-    "widget",
-    "window",
-];
+static PRODUCT_NOUNS: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/product_nouns.txt")));
 
 /// A field (or item) that only says it did not change points at a version
 /// of it the reader never saw: "Patterns: (no change)", "変更なし".
@@ -517,30 +386,10 @@ const HANDLE_NAMES: &[&str] = &[
     "task", "job", "shell", "bash", "terminal", "pane", "subagent", "process", "pid",
 ];
 
-const CLAUSE_VERBS: &[&str] = &[
-    "so", "such", "now", "ensure", "ensures", "assert", "asserts", "verify", "verifies", "confirm",
-    "confirms", "means", "given", "except", "check", "checks", "test", "tests", "prove", "show",
-    "shows", "sure", "say", "says", "note", "notes", "expect", "expects",
-];
-const POINTING_FOLLOWERS: &[&str] = &[
-    "we",
-    "you",
-    "i",
-    "again",
-    "from",
-    "first",
-    "here",
-    "there",
-    "too",
-    "still",
-    "before",
-    "earlier",
-    "yesterday",
-    "today",
-    "mentioned",
-    "discussed",
-    "above",
-];
+static CLAUSE_VERBS: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/clause_verbs.txt")));
+static POINTING_FOLLOWERS: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/pointing_followers.txt")));
 
 fn cold_phrases(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
     let label = t.label();
@@ -557,7 +406,7 @@ fn cold_phrases(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
     }
     for (i, line) in mask_quoted(t.text).lines().enumerate() {
         let mut hits: Vec<String> = Vec::new();
-        if may_hold_any(line, COLD_WORDS) {
+        if may_hold_any(line, &COLD_WORDS) {
             hits.extend(
                 COLD.find_iter(line)
                     .map(|m| m.as_str().split_whitespace().collect::<Vec<_>>().join(" ")),
@@ -613,119 +462,8 @@ fn cold_phrases(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
 /// Words that, alone, name no action: pronouns, fillers and verbs that need
 /// an object. A next action made only of these is vague ("do it", "fix
 /// that", "keep going", "continue with the task").
-const VAGUE_WORDS: &[&str] = &[
-    "a",
-    "again",
-    "ahead",
-    "all",
-    "along",
-    "an",
-    "and",
-    "anything",
-    "as",
-    "at",
-    "before",
-    "bits",
-    "carry",
-    "check",
-    "clean",
-    "cleanup",
-    "complete",
-    "continue",
-    "current",
-    "deal",
-    "do",
-    "doing",
-    "done",
-    "else",
-    "etc",
-    "everything",
-    "figure",
-    "finish",
-    "fix",
-    "follow",
-    "for",
-    "forward",
-    "further",
-    "get",
-    "go",
-    "going",
-    "handle",
-    "here",
-    "i",
-    "implement",
-    "into",
-    "it",
-    "its",
-    "job",
-    "keep",
-    "left",
-    "look",
-    "more",
-    "move",
-    "next",
-    "now",
-    "of",
-    "off",
-    "on",
-    "one",
-    "ones",
-    "onward",
-    "other",
-    "others",
-    "out",
-    "pending",
-    "plan",
-    "planned",
-    "please",
-    "polish",
-    "proceed",
-    "remaining",
-    "rest",
-    "resume",
-    "review",
-    "run",
-    "same",
-    "see",
-    "so",
-    "something",
-    "sort",
-    "start",
-    "step",
-    "steps",
-    "stopped",
-    "stuff",
-    "task",
-    "test",
-    "that",
-    "the",
-    "them",
-    "then",
-    "there",
-    "these",
-    "thing",
-    "things",
-    "this",
-    "those",
-    "through",
-    "tidy",
-    "to",
-    "try",
-    "up",
-    "update",
-    "usual",
-    "was",
-    "we",
-    "were",
-    "what",
-    "whatever",
-    "where",
-    "with",
-    "work",
-    "working",
-    "wrap",
-    "you",
-];
+static VAGUE_WORDS: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/vague_words.txt")));
 
 /// Imperative verbs that start a concrete next action. A next action is an
 /// instruction to act, so it should open with one ("run", "add", "rename");
@@ -733,261 +471,17 @@ const VAGUE_WORDS: &[&str] = &[
 /// tests") or a hedge ("maybe look at caching"). `continue`/`finish`/
 /// `resume` count: with an object ("finish the CRLF test") they are fine,
 /// and without one CK302 catches them first.
-const ACTION_VERBS: &[&str] = &[
-    "add",
-    "adjust",
-    "align",
-    "amend",
-    "answer",
-    "apply",
-    "approve",
-    "archive",
-    "ask",
-    "assert",
-    "audit",
-    "backport",
-    "begin",
-    "benchmark",
-    "bisect",
-    "build",
-    "bump",
-    "call",
-    "cancel",
-    "change",
-    "check",
-    "cherry-pick",
-    "choose",
-    "clarify",
-    "clean",
-    "clone",
-    "close",
-    "collect",
-    "commit",
-    "compare",
-    "compile",
-    "complete",
-    "configure",
-    "confirm",
-    "connect",
-    "continue",
-    "convert",
-    "copy",
-    "count",
-    "cover",
-    "create",
-    "debug",
-    "decide",
-    "define",
-    "delete",
-    "deploy",
-    "deprecate",
-    "describe",
-    "design",
-    "diff",
-    "disable",
-    "discuss",
-    "document",
-    "download",
-    "draft",
-    "drop",
-    "dump",
-    "edit",
-    "email",
-    "enable",
-    "ensure",
-    "estimate",
-    "evaluate",
-    "examine",
-    "explain",
-    "explore",
-    "export",
-    "expose",
-    "extend",
-    "extract",
-    "fetch",
-    "file",
-    "fill",
-    "find",
-    "finish",
-    "fix",
-    "flag",
-    "format",
-    "gather",
-    "generate",
-    "grep",
-    "guard",
-    "handle",
-    "hook",
-    "identify",
-    "implement",
-    "import",
-    "improve",
-    "increase",
-    "inline",
-    "inspect",
-    "install",
-    "integrate",
-    "introduce",
-    "investigate",
-    "isolate",
-    "label",
-    "land",
-    "limit",
-    "lint",
-    "list",
-    "load",
-    "lock",
-    "log",
-    "look",
-    "lower",
-    "make",
-    "mark",
-    "measure",
-    "merge",
-    "migrate",
-    "mock",
-    "move",
-    "note",
-    "open",
-    "optimize",
-    "order",
-    "outline",
-    "parse",
-    "patch",
-    "pick",
-    "pin",
-    "ping",
-    "point",
-    "plan",
-    "port",
-    "post",
-    "prepare",
-    "print",
-    "probe",
-    "profile",
-    "propose",
-    "prototype",
-    "prune",
-    "publish",
-    "pull",
-    "push",
-    "put",
-    "query",
-    "raise",
-    "re-run",
-    "read",
-    "rebase",
-    "rebuild",
-    "record",
-    "reduce",
-    "refactor",
-    "register",
-    "release",
-    "reload",
-    "remove",
-    "rename",
-    "reorder",
-    "repair",
-    "replace",
-    "reply",
-    "report",
-    "reproduce",
-    "request",
-    "rerun",
-    "reset",
-    "resolve",
-    "restart",
-    "restore",
-    "restructure",
-    "resume",
-    "retry",
-    "return",
-    "review",
-    "revert",
-    "rewrite",
-    "roll",
-    "rollback",
-    "rotate",
-    "run",
-    "save",
-    "scaffold",
-    "scan",
-    "schedule",
-    "search",
-    "seal",
-    "see",
-    "send",
-    "separate",
-    "serialize",
-    "set",
-    "ship",
-    "shorten",
-    "show",
-    "simplify",
-    "sketch",
-    "skip",
-    "sort",
-    "specify",
-    "split",
-    "squash",
-    "stage",
-    "start",
-    "stop",
-    "store",
-    "strip",
-    "stub",
-    "submit",
-    "summarize",
-    "swap",
-    "switch",
-    "sync",
-    "tag",
-    "talk",
-    "tell",
-    "test",
-    "tidy",
-    "time",
-    "toggle",
-    "trace",
-    "track",
-    "translate",
-    "triage",
-    "trim",
-    "try",
-    "tune",
-    "turn",
-    "type",
-    "undo",
-    "unify",
-    "unpin",
-    "update",
-    "upgrade",
-    "upload",
-    "use",
-    "validate",
-    "vendor",
-    "verify",
-    "watch",
-    "wire",
-    "wrap",
-    "write",
-];
+static ACTION_VERBS: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/action_verbs.txt")));
 
 /// Lead-ins before the verb: "First, run ...", "Next: add ...".
-const LEAD_INS: &[&str] = &["first", "then", "next", "now", "please", "finally", "step"];
+static LEAD_INS: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/lead_ins.txt")));
 
-const ENGLISH_MARKERS: &[&str] = &[
-    "the", "a", "an", "to", "of", "in", "for", "with", "on", "and", "is", "are", "it", "that",
-    "this", "from", "by", "be", "not", "should", "must", "needs", "need", "needed", "maybe",
-    "probably", "might", "could", "would", "will", "still", "some", "more", "we", "our", "if",
-    "when", "after",
-];
-const FOREIGN_MARKERS: &[&str] = &[
-    "el", "la", "los", "las", "del", "y", "para", "con", "una", "les", "des", "du", "et", "pour",
-    "dans", "avec", "der", "die", "das", "den", "und", "mit", "ist", "nicht", "zu", "auf", "il",
-    "di", "che", "per", "het", "een", "van", "om", "och", "att", "ein", "eine", "le", "de", "en",
-    "je", "na", "se", "dat", "voor", "sur", "est", "une", "um", "não", "e", "o",
-];
+static ENGLISH_MARKERS: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/english_markers.txt")));
+static FOREIGN_MARKERS: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/foreign_markers.txt")));
 
 fn words(s: &str) -> Vec<String> {
     s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
@@ -1065,25 +559,8 @@ fn next_action(t: &Text, loc: &Locator) -> Option<Finding> {
 
 /// What a "continue" or "keep" may name and still say nothing concrete:
 /// "continue with project development", "keep monitoring for other issues".
-const GENERIC_ACTIVITY: &[&str] = &[
-    "any",
-    "bugs",
-    "coding",
-    "development",
-    "features",
-    "fixes",
-    "general",
-    "improvements",
-    "issues",
-    "implementation",
-    "monitoring",
-    "problems",
-    "progress",
-    "project",
-    "testing",
-    "ui",
-    "ux",
-];
+static GENERIC_ACTIVITY: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/generic_activity.txt")));
 
 fn goes_on_vaguely(w: &[String]) -> bool {
     if !matches!(
@@ -1113,9 +590,8 @@ fn goes_on_vaguely(w: &[String]) -> bool {
 }
 
 /// Words after a general activity that go on to say what it is about.
-const SAYS_OF_WHAT: &[&str] = &[
-    "of", "for", "on", "in", "to", "at", "per", "under", "across",
-];
+static SAYS_OF_WHAT: LazyLock<Vec<&str>> =
+    LazyLock::new(|| entries(include_str!("wording/says_of_what.txt")));
 
 /// An idle or a loop is no step at all: "idle: pull/push loop", "standby".
 fn idles(text: &str) -> bool {
@@ -1179,6 +655,44 @@ fn status_finding(t: &Text, loc: &Locator) -> Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The word lists are data files anyone may edit: an entry a check compares with a
+    /// lower-cased word must be one (else it never matches), and each is there once.
+    #[test]
+    fn word_lists_hold_lowercase_words_once() {
+        let compared_with_words: [(&str, &[&str]); 10] = [
+            ("vague_words", &VAGUE_WORDS),
+            ("action_verbs", &ACTION_VERBS),
+            ("lead_ins", &LEAD_INS),
+            ("english_markers", &ENGLISH_MARKERS),
+            ("foreign_markers", &FOREIGN_MARKERS),
+            ("generic_activity", &GENERIC_ACTIVITY),
+            ("says_of_what", &SAYS_OF_WHAT),
+            ("pointing_followers", &POINTING_FOLLOWERS),
+            ("clause_verbs", &CLAUSE_VERBS),
+            ("product_nouns", &PRODUCT_NOUNS),
+        ];
+        for (name, list) in compared_with_words {
+            assert!(!list.is_empty(), "{name}");
+            for (i, entry) in list.iter().enumerate() {
+                assert_eq!(words(entry), [*entry], "{name}: {entry:?}");
+                assert!(!list[..i].contains(entry), "{name}: {entry:?} twice");
+            }
+        }
+        for (name, list) in [
+            ("stand_ins", &*STAND_INS),
+            ("template_text", &*TEMPLATE_TEXT),
+            ("cold_words", &*COLD_WORDS),
+        ] {
+            for (i, entry) in list.iter().enumerate() {
+                assert_eq!(*entry, entry.to_lowercase(), "{name}: {entry:?}");
+                assert!(!list[..i].contains(entry), "{name}: {entry:?} twice");
+            }
+        }
+        // Comment lines are no phrases.
+        assert!(!COLD_PHRASES.is_empty());
+        assert!(COLD_PHRASES.iter().all(|p| !p.starts_with('#')));
+    }
 
     #[test]
     fn masking_keeps_offsets_and_skips_unclosed_quotes() {
@@ -1260,7 +774,7 @@ mod tests {
         ];
         for line in cold {
             assert!(COLD.is_match(line), "{line}");
-            assert!(may_hold_any(line, COLD_WORDS), "{line}");
+            assert!(may_hold_any(line, &COLD_WORDS), "{line}");
         }
         assert!(THAT_THING.is_match("fix That bug") && may_hold_any("fix That bug", &["that"]));
         for line in [
@@ -1286,10 +800,10 @@ mod tests {
             assert!(HANDLE_NAMES.iter().any(|n| line.contains(n)), "{line}");
         }
         assert!(waiting("Waiting for CI") && waiting("ON HOLD") && waiting("レビュー待ち"));
-        assert!(!may_hold_any("run the gate again", COLD_WORDS));
+        assert!(!may_hold_any("run the gate again", &COLD_WORDS));
         // Under Unicode case folding the Kelvin sign is a `k`: such text takes the regex.
         assert!(COLD.is_match("you \u{212A}now what I mean"));
-        assert!(may_hold_any("you \u{212A}now what I mean", COLD_WORDS));
+        assert!(may_hold_any("you \u{212A}now what I mean", &COLD_WORDS));
     }
 
     #[test]

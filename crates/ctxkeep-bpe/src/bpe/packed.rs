@@ -14,9 +14,10 @@
 //! bytes); the entries (u32 per slot: `rank << END_BITS | end in block`,
 //! `NONE_RANK` for an empty slot); the block offsets (u32 per block, plus one
 //! for the end); the table of longest lengths by a token's first three bytes
-//! and the table of two-byte tokens; per rank the length of its longest
-//! strict prefix that is a token and of the left part of its last merge (u8
-//! each, 0: none); then the token bytes.
+//! and the table of two-byte tokens; per rank the length of the left part of
+//! its last merge (u8, 0: none); then the token bytes. Each rank's longest
+//! strict prefix that is a token is not stored (0.3 MB for both encodings):
+//! [`derive_parts`] finds it with a lookup per shorter prefix.
 
 use super::index;
 
@@ -26,8 +27,8 @@ pub const NONE: u32 = u32::MAX;
 pub const BASE: u32 = u32::MAX - 1;
 /// Bytes of the table of pairs that are tokens (one bit per two bytes).
 pub const PAIRS_LEN: usize = 1 << 13;
-/// The first word of the layout (its version: "BPE2").
-pub const MAGIC: u32 = u32::from_le_bytes(*b"BPE2");
+/// The first word of the layout (its version: "BPE3").
+pub const MAGIC: u32 = u32::from_le_bytes(*b"BPE3");
 /// The rank an empty slot's entry holds (no token has it).
 pub const NONE_RANK: u32 = u32::MAX >> index::END_BITS;
 const HEADER: usize = 6 * 4;
@@ -41,7 +42,6 @@ pub struct Layout<'a> {
     pub blocks: &'a [u8],
     pub longest: &'a [u8],
     pub pairs: &'a [u8],
-    pub prefix_lens: &'a [u8],
     pub left_lens: &'a [u8],
     pub tokens: &'a [u8],
 }
@@ -71,7 +71,6 @@ impl<'a> Layout<'a> {
             1 << index::HEAD_BITS,
             PAIRS_LEN,
             ranks,
-            ranks,
             token_bytes,
         ];
         if bytes.len() != HEADER + lens.iter().sum::<usize>() {
@@ -90,9 +89,8 @@ impl<'a> Layout<'a> {
             blocks: next(lens[2]),
             longest: next(lens[3]),
             pairs: next(lens[4]),
-            prefix_lens: next(lens[5]),
-            left_lens: next(lens[6]),
-            tokens: next(lens[7]),
+            left_lens: next(lens[5]),
+            tokens: next(lens[6]),
         };
         if u32_at(layout.blocks, slots / index::BLOCK) as usize != token_bytes {
             return Err(broken("token bytes"));
@@ -139,14 +137,12 @@ impl<'a> Layout<'a> {
 
 /// Lays out the tables (see the module docs). `tokens`/`ends` are the token
 /// bytes in rank order and where each rank's end (an unused rank is empty);
-/// `split` holds each rank's (left, right) parts, `prefix` its longest prefix
-/// rank. Panics (failing the build) if no pilot places a bucket.
+/// `split` holds each rank's (left, right) parts. Panics (failing the build) if no pilot places a bucket.
 #[allow(dead_code)] // build.rs only
 pub fn pack(
     tokens: &[u8],
     ends: &[u32],
     split: &[(u32, u32)],
-    prefix: &[u32],
     longest: &[u8],
     pairs: &[u8],
 ) -> Vec<u8> {
@@ -234,7 +230,6 @@ pub fn pack(
     }
     out.extend_from_slice(longest);
     out.extend_from_slice(pairs);
-    out.extend(prefix.iter().map(|&p| if p == NONE { 0 } else { len(p) }));
     out.extend(
         split
             .iter()
@@ -248,25 +243,31 @@ pub fn pack(
 /// `NONE` twice for an unused rank) and its longest strict prefix that is a
 /// token (`NONE`: none), from the lengths the layout keeps. `token(r)` is
 /// rank r's bytes; `rank(bytes)` is the rank of a token's bytes or `NONE`.
-/// A rank lookup per part: some milliseconds, which only long pieces pay.
+/// A rank lookup per part and per prefix: some milliseconds, which only long
+/// pieces pay.
 pub fn derive_parts<'a>(
-    prefix_lens: &[u8],
     left_lens: &[u8],
     token: impl Fn(usize) -> &'a [u8],
     rank: impl Fn(&[u8]) -> u32,
 ) -> Result<(Vec<u32>, Vec<u32>), String> {
-    let ranks = prefix_lens.len();
+    let ranks = left_lens.len();
     let mut split = Vec::with_capacity(ranks * 2);
     let mut prefix = Vec::with_capacity(ranks);
-    for (r, (&p, &l)) in prefix_lens.iter().zip(left_lens).enumerate() {
+    for (r, &l) in left_lens.iter().enumerate() {
         let t = token(r);
-        let (p, l) = (usize::from(p), usize::from(l));
-        if p >= t.len().max(1) || l >= t.len().max(1) {
+        let l = usize::from(l);
+        if l >= t.len().max(1) {
             return Err(format!(
                 "the compiled-in rank table is broken (rank {r}'s parts are longer than it)"
             ));
         }
-        prefix.push(if p == 0 { NONE } else { rank(&t[..p]) });
+        prefix.push(
+            (1..t.len())
+                .rev()
+                .map(|n| rank(&t[..n]))
+                .find(|&p| p != NONE)
+                .unwrap_or(NONE),
+        );
         let parts = match t.len() {
             0 => (NONE, NONE),
             1 => (BASE, BASE),
