@@ -10,11 +10,10 @@ use serde_json::json;
 
 use super::{Ctx, Outcome};
 use crate::agents::payload::{Action, Payload, MAX_PAYLOAD_BYTES};
-use crate::agents::policy::ContextReply;
 use crate::agents::Agent;
 use crate::cli::HookArgs;
 use crate::domain::workspace::Workspace;
-use crate::pipeline::hook::{Answer, Hook, MAX_CONTEXT_CHARS};
+use crate::pipeline::hook::{reply, Answer, Hook};
 use crate::system::error::Error;
 use crate::system::output::Output;
 
@@ -33,29 +32,11 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     // Nothing a hook prints reports malformed transcript lines: not counted on this path.
     crate::transcripts::usage::skip_malformed_count();
     let agent = args.agent;
-    let json_always = agent.settings().json_always;
-    let context_reply = agent.policy().reply;
     let mut payload = None;
     match handle(&args, agent, ctx, &mut payload) {
-        Ok(reply) => {
-            let text = match (reply, &payload) {
-                (Some(Answer::Context(context)), Some(p)) => {
-                    Some(reply_json(&p.event, context, context_reply))
-                }
-                // Asked for as JSON (ctxkeep's OpenCode plugin reads nothing else).
-                (Some(Answer::Plain(text)), Some(p)) if ctx.out.json => {
-                    Some(reply_json(&p.event, text, context_reply))
-                }
-                // Taken as it is (Claude Code's PreCompact: the summarizer's instructions).
-                (Some(Answer::Plain(text)), Some(_)) => {
-                    let text = crate::system::redact::redact(text.trim_end());
-                    Some(crate::system::recorded::escape_controls(&text).into_owned())
-                }
-                // Some agents (Gemini) parse stdout as JSON and want it even when empty.
-                _ if json_always => Some("{}".to_string()),
-                _ => None,
-            };
-            if let Some(text) = text {
+        Ok(answer) => {
+            let event = payload.as_ref().map(|p| p.event.as_str());
+            if let Some(text) = reply::render(answer, event, agent, ctx.out.json) {
                 let mut out = std::io::stdout().lock();
                 // A closed pipe is the agent's business, not an error of ours.
                 let _ = writeln!(out, "{text}").and_then(|_| out.flush());
@@ -65,9 +46,9 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         Err(err) => {
             fail_open(&err, agent, payload.as_ref(), ctx);
             // With nothing on stdout such an agent shows our stderr to the user.
-            if json_always {
+            if let Some(empty) = reply::empty(agent) {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{{}}").and_then(|_| out.flush());
+                let _ = writeln!(out, "{empty}").and_then(|_| out.flush());
             }
             Ok(if args.strict {
                 Outcome::Block
@@ -76,18 +57,6 @@ pub fn run(args: HookArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             })
         }
     }
-}
-
-/// The reply that adds `context` to the model's context, where the agent reads it.
-fn reply_json(event: &str, context: String, reply: ContextReply) -> String {
-    // Everything ctxkeep prints for an agent is redacted (the prompt is
-    // already; stage text quotes the user's config).
-    // No control character reaches the model raw either (a recorded
-    // command's escape sequences).
-    let context = crate::system::redact::redact(&context);
-    let mut context = crate::system::recorded::escape_controls(&context).into_owned();
-    crate::system::output::cut_to_chars(&mut context, MAX_CONTEXT_CHARS);
-    reply.wrap(event, context).to_string()
 }
 
 /// Reads the event and acts on it; returns what to answer, if anything.

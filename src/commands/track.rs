@@ -11,7 +11,6 @@ use crate::domain::config::Config;
 use crate::domain::session::{self, Source};
 use crate::domain::state::StateFile;
 use crate::domain::workspace::Workspace;
-use crate::pipeline::apply::Batch;
 use crate::pipeline::tracking::{self, Fired, Options, Reading, Report, TranscriptInfo};
 use crate::system::error::Error;
 use crate::system::output::{fmt_num, gauge, thousands};
@@ -52,40 +51,12 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         )
     });
     let reading = read_source(&args, &ws, &id, &config, view.as_ref())?;
-    // One pass of the hook pipeline: one lock, one write of the session. Loops first, as
-    // the hooks do: a stage's checkpoint then has the calls' outcomes.
-    let mut batch = Batch::open(&ws, &id, config.window)?;
-    let mut gutter = Vec::new();
-    let mut loop_texts = Vec::new();
-    if let (Some(path), Some(view), Some(limits)) = (&args.transcript, &view, config.gutter) {
-        // What the transcript gained since the session's last reading.
-        let agent = args.agent.and_then(AgentArg::agent);
-        let feed = crate::pipeline::loop_detection::Feed {
-            session: &id,
-            window: config.window,
-            transcript: Some((path, agent)),
-            tool: None,
-            cwd: None,
-            reaches_model: true,
-        };
-        let (lock, s) = batch.parts();
-        let before = (s.loops().clone(), s.gutter().len());
-        let steps = view.new_calls(&ws, s);
-        for (hit, text) in
-            crate::pipeline::loop_detection::check_in(&ws, lock, s, &feed, &limits, steps)?
-        {
-            gutter.push(hit);
-            loop_texts.push(text);
-        }
-        if *s.loops() != before.0 || s.gutter().len() != before.1 {
-            batch.touch();
-        }
-    }
-    let applied = tracking::apply_batch(
+    // One pass of the hook pipeline: one lock, one write of the session.
+    let tracked = crate::pipeline::track::by_hand(
         &ws,
-        &mut batch,
         &sf,
         &config,
+        &id,
         reading,
         Options {
             window: args.window,
@@ -94,11 +65,10 @@ pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
             deferred: false,
             view: view.as_ref(),
         },
+        args.agent.and_then(AgentArg::agent),
         &ctx.out,
     )?;
-    batch.finish()?;
-    let mut instructions = tracking::instructions(&ws, &config, &applied)?;
-    instructions.extend(loop_texts);
+    let (applied, gutter, instructions) = (tracked.applied, tracked.loops, tracked.instructions);
     let s = &applied.session;
 
     let output = TrackOutput {

@@ -6,18 +6,25 @@
 //!
 //! Every entry that moves a session goes the same way:
 //!
-//! - **read** ([`read`]): the payload, the transcript (through one [`read::TranscriptView`]
-//!   per event) and the session's record, each loaded once;
+//! - **read** ([`read`]): the event's [`read::Reading`], built once: the payload, the settings,
+//!   the transcript (through one [`read::TranscriptView`]); the session's record is loaded once,
+//!   under the lock;
 //! - **decide** ([`decide`]): pure functions from the session's state and that reading to
 //!   its next state and the [`effects`]: what to say to the model, a checkpoint to write, lines
 //!   to log; no file and no clock (the time is handed in);
 //! - **apply** ([`apply`]): the project lock taken once, the session's record written once
 //!   (only when it changed), atomically, the log lines appended under the same lock;
-//! - **reply**: what the event answers, rendered from the decisions.
+//! - **reply** ([`hook::reply`]): what the event answers, rendered from the decisions.
+//!
+//! [`hook`] holds a handler file per event family (track, start, compaction, end, the look
+//! before a destructive command); [`track`] is `ctxkeep track`'s pass. `harness` (tests only)
+//! runs one event in-process and returns what the hook printed and the files it wrote.
 
 pub mod apply;
 pub mod decide;
 pub mod effects;
+#[cfg(test)]
+pub(crate) mod harness;
 pub mod headline;
 pub mod hook;
 pub mod learning;
@@ -29,4 +36,5 @@ pub mod requests;
 pub mod session_index;
 pub mod snapshot;
 pub mod status;
+pub mod track;
 pub mod tracking;

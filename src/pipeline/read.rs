@@ -7,15 +7,98 @@
 use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
+use crate::agents::payload::Payload;
 use crate::agents::Agent;
+use crate::domain::config::Config;
 use crate::domain::session::Session;
+use crate::domain::state::StateFile;
 use crate::domain::workspace::Workspace;
+use crate::system::error::Error;
 use crate::system::fsutil::Lock;
 use crate::transcripts::activity::event_read::EventRead;
 use crate::transcripts::activity::index::SessionIndex;
 use crate::transcripts::activity::loops::Step;
 use crate::transcripts::activity::Observed;
 use crate::transcripts::usage::Usage;
+
+/// What one event reads before it decides, built once from its payload: the project's state
+/// file and settings, the agent's session id, the payload itself, and its transcript, looked up
+/// once (for Codex that means searching its sessions folder) and read through one
+/// [`TranscriptView`]. What must be read under the project lock to be correct is not here: the
+/// session's record, and what is read from the stored offsets it and the session's index keep
+/// (the index's catch-up, loop detection's new calls, a restore's echo), which two events at
+/// once must not both read.
+pub struct Reading {
+    pub sf: StateFile,
+    pub config: Config,
+    /// The agent's session id, checked.
+    pub session: String,
+    pub agent: Agent,
+    pub payload: Payload,
+    transcript: OnceCell<TranscriptView>,
+}
+
+impl Reading {
+    /// The event's reading: the state file loaded (it must be initialized), its settings,
+    /// and the payload's session id (it must have one).
+    pub fn of(ws: &Workspace, agent: Agent, payload: Payload) -> anyhow::Result<Reading> {
+        let sf = StateFile::load_kept(&ws.state_path, &ws.data_dir)?;
+        sf.require_initialized()?;
+        let config = Config::from_front(&sf.fm);
+        let session = payload
+            .session
+            .as_deref()
+            .ok_or_else(|| Error::data("<stdin>", "hook input has no session_id"))?;
+        let session = crate::domain::session::validate_id(session)?;
+        Ok(Reading {
+            sf,
+            config,
+            session,
+            agent,
+            payload,
+            transcript: OnceCell::new(),
+        })
+    }
+
+    /// The event's one view of its transcript.
+    pub fn view(&self) -> &TranscriptView {
+        self.transcript.get_or_init(|| {
+            let path = self
+                .transcript_named()
+                .filter(|p| std::fs::metadata(p).is_ok());
+            TranscriptView::new(path, self.agent)
+        })
+    }
+
+    /// The transcript to read, when there is one yet (a session's first
+    /// prompt comes before its transcript exists).
+    pub fn transcript(&self) -> Option<PathBuf> {
+        self.view().path().map(Path::to_path_buf)
+    }
+
+    /// Marks `path` as the event's transcript (it exists now).
+    pub fn found_transcript(&self, path: PathBuf) {
+        let _ = self
+            .transcript
+            .set(TranscriptView::new(Some(path), self.agent));
+    }
+
+    /// The event's one reading of its transcript, opened at the first question asked of it;
+    /// None when there is no transcript yet. A transcript that cannot be opened is an error
+    /// (asked again, it is tried again).
+    pub fn read(&self) -> anyhow::Result<Option<&EventRead>> {
+        self.view().read()
+    }
+
+    /// The transcript the payload names, else the one the agent keeps for the session,
+    /// whether it exists yet or not.
+    pub fn transcript_named(&self) -> Option<PathBuf> {
+        match &self.payload.transcript {
+            Some(p) => Some(p.clone()),
+            None => self.agent.find_transcript(&self.session),
+        }
+    }
+}
 
 /// The event's transcript: where it is (when it exists), the agent that writes it, and its
 /// one open reading.

@@ -45,13 +45,13 @@ impl Hook {
 
     /// The nonce to ask a confirmation for, unless the project turned that off.
     fn ack_nonce<'n>(&self, nonce: &'n str) -> Option<&'n str> {
-        self.config.acknowledgement.then_some(nonce)
+        self.reading.config.acknowledgement.then_some(nonce)
     }
 
     /// The pre-compaction checkpoint is written: the compaction begins. Remembers when (a
     /// summary older than this is an earlier one) and the checkpoint the summary is to keep.
     pub(super) fn compaction_begins_in(&self, batch: &mut Batch<'_>, c: &Checkpoint) {
-        let trigger = match &self.payload.action {
+        let trigger = match &self.reading.payload.action {
             crate::agents::payload::Action::PreCompact { trigger } => trigger.clone(),
             _ => None,
         };
@@ -63,7 +63,7 @@ impl Hook {
     /// Where the agent takes one, the brief for its summarizer, built from the
     /// pre-compaction checkpoint `c`.
     pub(super) fn brief_for(&self, c: &Checkpoint) -> Option<Answer> {
-        if !self.agent.policy().briefs_summarizer() || !self.config.brief {
+        if !self.reading.agent.policy().briefs_summarizer() || !self.reading.config.brief {
             return None;
         }
         let brief = text::brief(&c.id, &self.state_name(), &c.facts());
@@ -78,7 +78,7 @@ impl Hook {
         trigger: Option<String>,
         given: Option<String>,
     ) -> anyhow::Result<()> {
-        let before = session::load(&self.ws, &self.session)?
+        let before = session::load(&self.ws, &self.reading.session)?
             .and_then(|s| s.after_compaction().cloned())
             .unwrap_or_default();
         // The checkpoint the compaction began with: this session's, even when another
@@ -120,9 +120,9 @@ impl Hook {
         if let Found::Text(text) = found {
             let _ = crate::pipeline::session_index::note_summary(
                 &self.ws,
-                &self.session,
-                self.transcript().as_deref(),
-                self.agent,
+                &self.reading.session,
+                self.reading.transcript().as_deref(),
+                self.reading.agent,
                 text,
             );
         }
@@ -131,10 +131,10 @@ impl Hook {
     /// The summary in the transcript; none when there is no transcript or it cannot be read
     /// (a hook fails open: the whole prompt is given back then).
     fn read_summary(&self, since: Option<chrono::DateTime<chrono::Utc>>) -> Found {
-        let Some(path) = self.transcript() else {
+        let Some(path) = self.reading.transcript() else {
             return Found::None;
         };
-        crate::agents::compaction_summary(self.agent, &path, since).unwrap_or(Found::None)
+        crate::agents::compaction_summary(self.reading.agent, &path, since).unwrap_or(Found::None)
     }
 
     /// Compares the summary with the checkpoint, logs `compaction_audit` and keeps what is
@@ -157,7 +157,7 @@ impl Hook {
             lock,
             "compaction_audit",
             json!({
-                "session": self.session, "agent": self.agent, "trigger": trigger,
+                "session": self.reading.session, "agent": self.reading.agent, "trigger": trigger,
                 "checkpoint": c.id, "kept": kept, "missing": missing,
                 "summary_chars": audit.as_ref().map(|x| x.summary_chars),
                 "unreadable": unreadable,
@@ -165,7 +165,7 @@ impl Hook {
         );
         let note = AuditNote {
             at: crate::system::clock::now_rfc3339(),
-            agent: Some(self.agent.to_string()),
+            agent: Some(self.reading.agent.to_string()),
             trigger,
             checkpoint: c.id.clone(),
             kept: kept.len(),
@@ -229,7 +229,7 @@ impl Hook {
             });
         }
         let audited = a.as_ref().is_some_and(|a| a.audited);
-        if audited || !self.agent.policy().summary_follows_start() {
+        if audited || !self.reading.agent.policy().summary_follows_start() {
             return None;
         }
         s.restore_waits(a, &c.id, nonce, || {
@@ -247,12 +247,12 @@ impl Hook {
     /// carry it), else the whole prompt. Nothing when the summary kept everything. The
     /// give-back does not ask for the acknowledgement again: the note already did.
     pub(super) fn deliver_after_compaction(&self) -> anyhow::Result<Option<String>> {
-        let Some(before) =
-            session::load(&self.ws, &self.session)?.and_then(|s| s.after_compaction().cloned())
+        let Some(before) = session::load(&self.ws, &self.reading.session)?
+            .and_then(|s| s.after_compaction().cloned())
         else {
             return Ok(None);
         };
-        if before.waiting.is_none() || !self.config.give_back {
+        if before.waiting.is_none() || !self.reading.config.give_back {
             return Ok(None);
         }
         // Only while one waits, so prompts and tools do not pay for this read.
@@ -290,7 +290,7 @@ impl Hook {
                 None => match &own {
                     Some(c) => {
                         let chain = crate::handoff::ledger::read(&self.ws)?;
-                        let link = chain.link_of(&self.session).map(|l| &l.record);
+                        let link = chain.link_of(&self.reading.session).map(|l| &l.record);
                         self.prompt(c, link)?.map(|p| p.prompt)
                     }
                     None => None,

@@ -10,6 +10,12 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+
+use super::Hook;
+use crate::domain::session;
+use crate::pipeline::apply::Batch;
+
 /// How far back from the end the id is looked for first: the reply is the last line or near
 /// it (the call's result comes only after the hook), so this is nearly always enough.
 const NEAR: u64 = 64 * 1024;
@@ -126,6 +132,117 @@ fn scan_range(file: &mut &File, from: u64, to: u64, needle: &[u8]) -> Scan {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(haystack, needle).is_some()
+}
+
+impl Hook {
+    /// Waits for the reply that made this event's tool call to reach the transcript
+    /// (this module); a call that never shows is logged, and the hook goes on without it.
+    pub(super) fn await_call(&self) {
+        let Some(id) = &self.reading.payload.tool_use_id else {
+            return;
+        };
+        if self.await_new_transcript(id) {
+            return;
+        }
+        let Ok(Some(read)) = self.reading.read() else {
+            return;
+        };
+        let found = await_call_in(read.file(), id);
+        read.refresh();
+        if !found {
+            self.log_call_missing(id);
+        }
+    }
+
+    pub(super) fn log_call_missing(&self, id: &str) {
+        if let Ok(lock) = self.ws.lock() {
+            self.log(
+                &lock,
+                "call_not_in_transcript",
+                json!({ "session": self.reading.session, "agent": self.reading.agent, "tool_use_id": id }),
+            );
+        }
+    }
+
+    /// A new session's transcript may not exist yet when its first tool hook runs (Claude Code
+    /// creates it just after that hook starts): the hook then waits for the file and the call
+    /// in it, as for an agent that always writes late ([`await_file_then`]). Only a
+    /// session with no token count yet waits, and only once: one whose file never comes is marked,
+    /// so its later hooks do not wait again. False when no wait was due (the ordinary hook,
+    /// whose file is there: that one look is the one `transcript` would make, so it costs
+    /// nothing new); true when the wait is over and what it missed is logged.
+    pub(super) fn await_new_transcript(&self, id: &str) -> bool {
+        let Some(path) = self.reading.transcript_named() else {
+            return false;
+        };
+        if std::fs::metadata(&path).is_ok() {
+            self.reading.found_transcript(path);
+            return false;
+        }
+        let new = match session::load(&self.ws, &self.reading.session) {
+            Ok(s) => s.is_none_or(|s| s.tokens().is_none() && !s.transcript_awaited()),
+            Err(_) => false,
+        };
+        if !new {
+            return false;
+        }
+        let found = await_file_then(&path, id);
+        if std::fs::metadata(&path).is_ok() {
+            self.reading.found_transcript(path);
+            if !found {
+                self.log_call_missing(id);
+            }
+            return true;
+        }
+        let event = json!({ "session": self.reading.session, "agent": self.reading.agent, "transcript": path.display().to_string() });
+        match Batch::open(&self.ws, &self.reading.session, self.reading.config.window) {
+            Ok(mut batch) => {
+                batch.session_mut().transcript_never_came();
+                batch.touch();
+                self.log(batch.lock(), "transcript_not_created", event);
+                let _ = batch.finish();
+            }
+            // A record that cannot be read is left as it is; the wait is still logged.
+            Err(_) => {
+                if let Ok(lock) = self.ws.lock() {
+                    self.log(&lock, "transcript_not_created", event);
+                }
+            }
+        }
+        true
+    }
+
+    /// Waits for the agent to write the transcript up to this event (this module, the
+    /// event's mark instead of a call's id); a mark that never shows is logged, and the hook
+    /// goes on with what the transcript holds.
+    pub(super) fn await_written(&self, mark: &str) {
+        let Some(path) = self.reading.transcript_named() else {
+            return;
+        };
+        // A transcript already there is waited on through the event's one open of it.
+        let open = match std::fs::metadata(&path).is_ok() {
+            true => self.reading.read().ok().flatten(),
+            false => None,
+        };
+        let found = match open {
+            Some(read) => {
+                let found = await_call_in(read.file(), mark);
+                read.refresh();
+                found
+            }
+            None => await_file_then(&path, mark),
+        };
+        if found {
+            return;
+        }
+        if let Ok(lock) = self.ws.lock() {
+            self.log(
+                &lock,
+                "event_not_in_transcript",
+                json!({ "session": self.reading.session, "agent": self.reading.agent, "hook_event": self.reading.payload.event }),
+            );
+        }
+    }
 }
 
 #[cfg(test)]

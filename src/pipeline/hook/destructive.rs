@@ -1,0 +1,166 @@
+//! Before a shell command that can discard uncommitted work: the work kept in git, a
+//! `pre-destructive` checkpoint naming it.
+
+use serde_json::json;
+
+use super::Hook;
+use crate::domain::session;
+
+impl Hook {
+    /// Before a shell command that can discard uncommitted work (the payload's
+    /// check found one): when it would discard some, the work is stored in git
+    /// first (without the lock: a snapshot writes only objects and a ref), then
+    /// a `pre-destructive` checkpoint names it (the lock waited for at most
+    /// [`DESTRUCTIVE_LOCK_WAIT`]); before `git stash drop|clear` the stash
+    /// entries are kept. The command is never held up by more than that, and
+    /// never blocked. What could not be kept is an `error` event and one line
+    /// to the model.
+    pub(super) fn before_destructive(&self, command: &str) -> anyhow::Result<Option<String>> {
+        if !self.reading.config.snapshots {
+            return Ok(None);
+        }
+        let cwd = self
+            .reading
+            .payload
+            .cwd
+            .clone()
+            .unwrap_or_else(|| self.ws.root.clone());
+        let kinds = crate::pipeline::snapshot::threats(command, &self.ws.root, &cwd);
+        if kinds.is_empty() {
+            // `git checkout main`: a switch, found without starting git.
+            return Ok(None);
+        }
+        let Ok(top) = crate::system::git::toplevel(&self.ws.root) else {
+            return Ok(None);
+        };
+        let mut not_kept: Vec<String> = Vec::new();
+        if kinds.contains(&crate::transcripts::destructive::Kind::StashDrop) {
+            if let Err(e) = crate::system::git::snapshot::keep_stashes(&top) {
+                not_kept.push(format!("the stash: {e}"));
+            }
+        }
+        let exclude = crate::system::fsutil::resolve_target(&self.ws.state_path);
+        let Ok(mut g) = crate::system::git::state(&self.ws.root, std::slice::from_ref(&exclude))
+        else {
+            return Ok(None);
+        };
+        crate::pipeline::snapshot::add_ignored_submodules(&mut g, &top);
+        let mut failure = None;
+        let mut busy = false;
+        if crate::pipeline::snapshot::at_risk(&kinds, &g, &top, &cwd) {
+            let current = self.reading.sf.fm.checkpoint.as_ref();
+            match crate::pipeline::snapshot::take_before(&self.ws, &g, current, command) {
+                Ok((taken, pending)) => {
+                    not_kept.extend(taken.left_out.iter().cloned());
+                    let budget = session::load(&self.ws, &self.reading.session)
+                        .ok()
+                        .flatten()
+                        .and_then(|s| s.budget());
+                    let written = self.auto_checkpoint(
+                        crate::pipeline::snapshot::TRIGGER,
+                        budget,
+                        json!({ "session": self.reading.session, "agent": self.reading.agent, "command": command,
+                                "snapshot": taken.snapshot }),
+                        true,
+                    );
+                    match written {
+                        // The checkpoint's own ref holds it now.
+                        Ok(_) => {
+                            if let Some(name) = pending {
+                                let _ =
+                                    crate::system::git::snapshot::drop_ref(&self.ws.root, &name);
+                            }
+                        }
+                        // The work is kept all the same, under the pending ref `restore` finds.
+                        Err(e) => {
+                            busy = crate::system::error::code_name_of(&e) == "lock_timeout";
+                            failure = Some(format!(
+                                "no checkpoint before `{command}` (the snapshot is kept): {e:#}"
+                            ));
+                        }
+                    }
+                }
+                Err(e) => {
+                    not_kept.push(format!("the uncommitted work: {e}"));
+                    failure = Some(format!("no snapshot before `{command}`: {e}"));
+                }
+            }
+        }
+        if failure.is_none() && not_kept.is_empty() {
+            return Ok(None);
+        }
+        // Even under `--strict` (exit 2 would block the call): the failure is logged, the command
+        // runs. A lock just found busy is not waited for again.
+        if let Some(lock) = (!busy).then(|| self.ws.lock().ok()).flatten() {
+            let message =
+                failure.unwrap_or_else(|| crate::pipeline::snapshot::left_out_line(&not_kept));
+            let message = crate::system::redact::redact(&message).into_owned();
+            self.log(
+                &lock,
+                "error",
+                json!({
+                    "command": "hook", "agent": self.reading.agent, "hook_event": self.reading.payload.event,
+                    "session": self.reading.session, "code": "snapshot_incomplete",
+                    "message": message, "left_out": not_kept,
+                }),
+            );
+        }
+        Ok((!not_kept.is_empty()).then(|| crate::pipeline::snapshot::left_out_line(&not_kept)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::pipeline::harness::Project;
+    use crate::pipeline::hook::samples::{project, AGENT};
+
+    fn git(p: &Project, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(p.root())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        assert!(status.status.success(), "git {args:?}");
+    }
+
+    fn before(p: &Project, command: &str) -> crate::pipeline::harness::Ran {
+        p.event(AGENT, "PreToolUse")
+            .with("tool_name", json!("Bash"))
+            .with("tool_input", json!({ "command": command }))
+            .run()
+    }
+
+    #[test]
+    fn uncommitted_work_is_kept_and_named_in_a_checkpoint_before_a_hard_reset() {
+        let p = project();
+        git(&p, &["init", "-q", "-b", "main"]);
+        p.write("lexer.rs", "fn lex() {}\n");
+        git(&p, &["add", "-A"]);
+        git(&p, &["commit", "-qm", "initial"]);
+        p.checkpoint("write the parser");
+        p.write("lexer.rs", "fn lex() { todo!() }\n");
+        let ran = before(&p, "git reset --hard");
+        assert_eq!(ran.error, None);
+        // The command goes ahead; nothing is said when everything was kept.
+        assert_eq!(ran.reply, None);
+        let written = p
+            .archived("ckpt-0002")
+            .expect("a pre-destructive checkpoint");
+        assert_eq!(written["trigger"], "pre-destructive");
+        assert!(written["git"]["snapshot"].is_object(), "{written}");
+    }
+
+    #[test]
+    fn outside_a_repository_a_destructive_command_is_let_through_untouched() {
+        let p = project();
+        p.checkpoint("write the parser");
+        let ran = before(&p, "git reset --hard");
+        assert_eq!((ran.reply, ran.error), (None, None));
+        assert!(ran.written.is_empty(), "{:?}", ran.written);
+    }
+}
