@@ -56,6 +56,7 @@ pub fn checkpoint_request(
 
 #[cfg(test)]
 mod tests {
+    use crate::domain::requests::State;
     use crate::pipeline::decide::test_support::*;
 
     fn post_tool_use(command: &str) -> Payload {
