@@ -4,8 +4,8 @@ use serde_json::json;
 
 use crate::agents::payload::Payload;
 use crate::agents::Agent;
-use crate::pipeline::effects::LogLine;
 use crate::domain::requests::{Settings, State};
+use crate::pipeline::effects::LogLine;
 use crate::pipeline::requests::{self, Why};
 
 /// A checkpoint request to make now: why, and the count it is made at (the state before the

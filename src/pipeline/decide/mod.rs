@@ -38,9 +38,9 @@ pub(crate) mod test_support {
     pub(crate) use crate::agents::Agent;
     pub(crate) use crate::context::compaction::{Limit, StagesAgainst};
     pub(crate) use crate::context::stages::{FiredStage, Stage, StageAction, Step};
+    pub(crate) use crate::domain::requests::Settings;
     pub(crate) use crate::domain::session::{Phase, Session};
     pub(crate) use crate::pipeline::effects::{LearnPoint, LogLine, Reach, StageCheckpoint};
-    pub(crate) use crate::domain::requests::Settings;
     pub(crate) use crate::pipeline::requests::{self, Why};
     pub(crate) use crate::transcripts::activity::loops::{
         Action as Call, Outcome, Step as CallStep,

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::failure::{self, Failure};
 use super::runs::{command_key, verdict};
 // Where the hooks read them from.
-pub use super::runs::with_payload_outcomes;
+pub use super::runs::{with_payload_outcomes, RecentRun};
 
 /// Front-matter settings `gutter: {same_failure, same_file, oscillation}`; 0 turns a rule off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -255,20 +255,6 @@ pub struct PendingCall {
 pub struct Cursor {
     pub path: String,
     pub offset: u64,
-}
-
-/// A command's outcome as a checkpoint records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecentRun {
-    /// Redacted and cut as `observed.commands` has it.
-    pub command: String,
-    pub ok: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i64>,
-    /// Whether the check passed, by what its output says where the exit code is a filter's
-    /// (a pipe into `grep`): what ends a failure (None when nothing tells).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub passed: Option<bool>,
 }
 
 impl LoopState {

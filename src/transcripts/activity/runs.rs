@@ -1,11 +1,26 @@
 //! What a command's runs say: whether a run failed (an exit code that does not speak for the
 //! command gives no verdict), the key that knows a command across runs, and the outcomes the
-//! hooks' payloads give runs the transcript does not show yet. Loop detection ([`super::loops`])
-//! and what the session left open ([`super::left_open`]) both judge runs by these.
+//! hooks' payloads give runs the transcript does not show yet. Loop detection (`loops`)
+//! and what the session left open (`left_open`) both judge runs by these.
 
 use super::failure;
-use super::loops::RecentRun;
+use serde::{Deserialize, Serialize};
+
 use super::{collapse_repeats, CommandRun, Observed, MAX_COMMANDS};
+
+/// A command's outcome as a checkpoint records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecentRun {
+    /// Redacted and cut as `observed.commands` has it.
+    pub command: String,
+    pub ok: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    /// Whether the check passed, by what its output says where the exit code is a filter's
+    /// (a pipe into `grep`): what ends a failure (None when nothing tells).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
+}
 
 /// What the hooks' payloads told beyond the transcript, put into an observation: the commands'
 /// outcomes ([`fill_outcomes`]), and a failure left open that a later run of the same check
