@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use ctxkeep::agents::observe;
-use ctxkeep::transcripts::activity::{gutter, GutterLimits};
+use ctxkeep::transcripts::activity::{loops_found, LoopLimits};
 use serde_json::json;
 
 /// One turn of a busy session: a prompt, reads with large results, an edit, a test run that
@@ -79,7 +79,7 @@ fn main() {
             std::process::exit(1)
         });
         println!("{}", serde_json::to_string_pretty(&obs).unwrap());
-        println!("gutter: {:?}", gutter(&obs, &GutterLimits::default()));
+        println!("loops: {:?}", loops_found(&obs, &LoopLimits::default()));
         return;
     }
     let sizes: Vec<u64> = if args.is_empty() {
@@ -112,12 +112,12 @@ fn main() {
         times.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let obs = obs.unwrap();
         println!(
-            "{mb:>5} MB: median {:.2} ms, min {:.2} ms ({} files, {} commands, gutter {})",
+            "{mb:>5} MB: median {:.2} ms, min {:.2} ms ({} files, {} commands, loops {})",
             times[runs / 2],
             times[0],
             obs.files.len(),
             obs.commands.len(),
-            gutter(&obs, &GutterLimits::default()).len()
+            loops_found(&obs, &LoopLimits::default()).len()
         );
     }
 }

@@ -344,7 +344,7 @@ fn changed_files_most_recent_first_without_failed_calls() {
 }
 
 #[test]
-fn a_command_failing_three_times_in_a_row_is_a_gutter() {
+fn a_command_failing_three_times_in_a_row_is_a_loop() {
     let cmd = "cargo test --lib front_matter";
     let mut lines = vec![prompt("make the tests pass")];
     for (i, exit) in [101, 101, 101].iter().enumerate() {
@@ -371,11 +371,11 @@ fn a_command_failing_three_times_in_a_row_is_a_gutter() {
         serde_json::to_value(&obs.commands[0]).unwrap(),
         json!({"command": cmd, "ok": false, "exit_code": 101, "times": 3})
     );
-    let hits = gutter(&obs, &GutterLimits::default());
+    let hits = loops_found(&obs, &LoopLimits::default());
     let error = "exit 101: error: 1 test failed";
     assert_eq!(
         hits,
-        vec![GutterHit::SameFailure {
+        vec![LoopHit::SameFailure {
             command: cmd.into(),
             count: 3,
             error: Some(error.into()),
@@ -386,22 +386,22 @@ fn a_command_failing_three_times_in_a_row_is_a_gutter() {
         json!({"kind": "same_failure", "command": cmd, "count": 3, "error": error})
     );
     // A limit of 0 turns the rule off; a higher one is not reached.
-    let off = GutterLimits {
+    let off = LoopLimits {
         same_failure: 0,
         same_file: 0,
-        ..GutterLimits::default()
+        ..LoopLimits::default()
     };
-    assert!(gutter(&obs, &off).is_empty());
-    let higher = GutterLimits {
+    assert!(loops_found(&obs, &off).is_empty());
+    let higher = LoopLimits {
         same_failure: 4,
         same_file: 4,
-        ..GutterLimits::default()
+        ..LoopLimits::default()
     };
-    assert!(gutter(&obs, &higher).is_empty());
+    assert!(loops_found(&obs, &higher).is_empty());
 }
 
 #[test]
-fn failing_twice_then_passing_is_not_a_gutter() {
+fn failing_twice_then_passing_is_not_a_loop() {
     let mut lines = Vec::new();
     lines.extend(bash("a", "make test", 2));
     lines.extend(bash("b", "make test", 2));
@@ -409,7 +409,7 @@ fn failing_twice_then_passing_is_not_a_gutter() {
     lines.extend(bash("c", "make test", 0));
     lines.extend(bash("d", "make test", 2));
     let obs = read("s.jsonl", &lines);
-    assert!(gutter(&obs, &GutterLimits::default()).is_empty());
+    assert!(loops_found(&obs, &LoopLimits::default()).is_empty());
     let outcomes: Vec<_> = obs
         .commands
         .iter()
@@ -470,7 +470,7 @@ fn only_the_last_five_commands_are_kept_and_unknown_outcomes_are_null() {
 }
 
 #[test]
-fn edits_alone_or_with_passing_checks_are_never_a_gutter() {
+fn edits_alone_or_with_passing_checks_are_never_a_loop() {
     let edits = |n: usize, check: Option<i64>| {
         let mut lines = Vec::new();
         for i in 0..n {
@@ -488,14 +488,14 @@ fn edits_alone_or_with_passing_checks_are_never_a_gutter() {
     };
     let obs = read("s.jsonl", &edits(12, None));
     assert_eq!(obs.files, vec!["src/lexer.rs"]);
-    assert!(gutter(&obs, &GutterLimits::default()).is_empty());
+    assert!(loops_found(&obs, &LoopLimits::default()).is_empty());
     let green = read("s.jsonl", &edits(12, Some(0)));
-    assert!(gutter(&green, &GutterLimits::default()).is_empty());
+    assert!(loops_found(&green, &LoopLimits::default()).is_empty());
     // The same failure after every edit: one loop, given once.
     let red = read("s.jsonl", &edits(12, Some(101)));
-    let hits = gutter(&red, &GutterLimits::default());
+    let hits = loops_found(&red, &LoopLimits::default());
     assert_eq!(hits.len(), 1, "{hits:?}");
-    assert!(matches!(&hits[0], GutterHit::SameFailure { count: 3, .. }));
+    assert!(matches!(&hits[0], LoopHit::SameFailure { count: 3, .. }));
 }
 
 #[test]
@@ -533,7 +533,7 @@ fn sidechain_lines_do_not_count() {
     assert_eq!(obs.request.as_deref(), Some("review the lexer"));
     assert_eq!(obs.files, ["p.md"]);
     assert!(obs.commands.is_empty() && obs.plan.is_empty());
-    assert!(gutter(&obs, &GutterLimits::default()).is_empty());
+    assert!(loops_found(&obs, &LoopLimits::default()).is_empty());
 
     // A subagent's own transcript (every line a sidechain) has nothing of the main session.
     let all_side: Vec<Value> = lines.into_iter().map(side).collect();
@@ -952,8 +952,8 @@ fn codex_failing_command_three_times_and_a_subagent_rollout() {
     }
     let obs = read("rollout-x.jsonl", &lines);
     assert_eq!(
-        gutter(&obs, &GutterLimits::default()),
-        vec![GutterHit::SameFailure {
+        loops_found(&obs, &LoopLimits::default()),
+        vec![LoopHit::SameFailure {
             command: "pytest -x".into(),
             count: 3,
             error: Some("exit 1: FAILED".into()),
@@ -963,7 +963,7 @@ fn codex_failing_command_three_times_and_a_subagent_rollout() {
     sub[0]["payload"]["source"] = json!({"subagent": "review"});
     let obs = read("rollout-x.jsonl", &sub);
     assert!(obs.is_empty());
-    assert!(gutter(&obs, &GutterLimits::default()).is_empty());
+    assert!(loops_found(&obs, &LoopLimits::default()).is_empty());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -29,10 +29,10 @@ struct TrackOutput {
     transcript: Option<TranscriptInfo>,
     /// What each fired stage says to the agent (rendered from templates/stage.md).
     instructions: Vec<String>,
-    /// Gutter patterns found now in the transcript (`--transcript`), each
+    /// Loops found now in the transcript (`--transcript`), each
     /// reported once per session.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    gutter: Vec<crate::transcripts::activity::GutterHit>,
+    gutter: Vec<crate::transcripts::activity::LoopHit>,
 }
 
 pub fn run(args: TrackArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {

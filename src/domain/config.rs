@@ -4,7 +4,7 @@ use std::str::FromStr;
 
 use crate::context::stages::Stage;
 use crate::context::tokens::Encoding;
-use crate::domain::state::{FrontMatter, GutterSetting};
+use crate::domain::state::{FrontMatter, LoopSetting};
 
 pub const DEFAULT_WINDOW: u64 = 200_000;
 pub const DEFAULT_RESUME_TOKENS: usize = 2_000;
@@ -29,8 +29,8 @@ pub struct Config {
     /// `resume` exits 1 past this many handoffs without progress.
     pub max_handoffs_without_progress: Option<u32>,
     pub templates: Option<String>,
-    /// Gutter detection's limits; None when `gutter: false`.
-    pub gutter: Option<crate::transcripts::activity::GutterLimits>,
+    /// Loop detection's limits; None when `loops: false`.
+    pub loop_limits: Option<crate::transcripts::activity::LoopLimits>,
     /// The front matter's `compaction:` limits (each agent's own
     /// configuration decides where it says nothing).
     pub compaction: crate::context::compaction::CompactionConfig,
@@ -78,10 +78,10 @@ impl Config {
                     .expect("default stages parse")
             }),
             resume_max_tokens: fm.resume_max_tokens.unwrap_or(DEFAULT_RESUME_TOKENS),
-            gutter: match &fm.gutter {
-                None | Some(GutterSetting::Enabled(true)) => Some(Default::default()),
-                Some(GutterSetting::Enabled(false)) => None,
-                Some(GutterSetting::Limits(l)) => Some(*l),
+            loop_limits: match &fm.loops {
+                None | Some(LoopSetting::Enabled(true)) => Some(Default::default()),
+                Some(LoopSetting::Enabled(false)) => None,
+                Some(LoopSetting::Limits(l)) => Some(*l),
             },
             retention: fm
                 .retention

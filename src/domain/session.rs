@@ -110,8 +110,9 @@ pub struct Session {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     seen_checkpoint: Option<String>,
     /// Loops found in this session (each is given once).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    gutter: Vec<crate::transcripts::activity::GutterHit>,
+    /// (`gutter` in the session's record, the name older records have.)
+    #[serde(rename = "gutter", default, skip_serializing_if = "Vec::is_empty")]
+    loops_told: Vec<crate::transcripts::activity::LoopHit>,
     /// What loop detection learned so far, and how far it read the transcript: each hook
     /// goes on from there instead of reading it again.
     #[serde(
@@ -278,7 +279,7 @@ impl Session {
             started_at: None,
             began_at: None,
             seen_checkpoint: None,
-            gutter: Vec::new(),
+            loops_told: Vec::new(),
             loops: Default::default(),
             pending_start: None,
             transcript_awaited: false,

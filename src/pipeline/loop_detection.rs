@@ -15,7 +15,7 @@ use crate::domain::session::Session;
 use crate::domain::workspace::Workspace;
 use crate::transcripts::activity::event_read::{EventRead, LoopsAsk};
 use crate::transcripts::activity::loops::{Action, Cursor, FileChange, Outcome, Step};
-use crate::transcripts::activity::{GutterHit, GutterLimits};
+use crate::transcripts::activity::{LoopHit, LoopLimits};
 
 /// How much of a transcript's end the first look at it reads (later ones read what was added).
 pub const FIRST_READ: u64 = 1024 * 1024;
@@ -47,9 +47,9 @@ pub fn check_in(
     lock: &crate::system::fsutil::Lock,
     s: &mut Session,
     feed: &Feed,
-    limits: &GutterLimits,
+    limits: &LoopLimits,
     mut steps: Vec<Step>,
-) -> anyhow::Result<Vec<(GutterHit, String)>> {
+) -> anyhow::Result<Vec<(LoopHit, String)>> {
     // The payload's call: merged with the transcript's copy when it has an id; without one
     // (Gemini) counted after the transcript's calls, which are older, and its copy there
     // recognised later by what it did.
@@ -86,9 +86,9 @@ pub fn judge(
     s: &mut Session,
     steps: &[Step],
     unnamed: Option<Step>,
-    limits: &GutterLimits,
+    limits: &LoopLimits,
     reaches_model: bool,
-) -> (Vec<GutterHit>, Vec<GutterHit>) {
+) -> (Vec<LoopHit>, Vec<LoopHit>) {
     let fed_before: Vec<String> = s.loops().fed.clone();
     let mut found = Vec::new();
     for step in steps {
@@ -282,10 +282,10 @@ fn merge_payload(steps: &mut Vec<Step>, call: Step) {
 /// What the agent is given: ctxkeep's words name the command or file as a
 /// code span; what the command printed follows as recorded data, never in
 /// ctxkeep's own sentence (the output may say anything).
-pub fn instruction(hit: &GutterHit) -> String {
+pub fn instruction(hit: &LoopHit) -> String {
     let code = |t: &str| crate::system::recorded::code_span(t, 160);
     let (what, advice, error) = match hit {
-        GutterHit::SameFailure {
+        LoopHit::SameFailure {
             command,
             count,
             error,
@@ -298,7 +298,7 @@ pub fn instruction(hit: &GutterHit) -> String {
              behind your last fixes, and try a different approach.",
             error.as_deref(),
         ),
-        GutterHit::SameFile {
+        LoopHit::SameFile {
             path,
             count,
             command,
@@ -316,7 +316,7 @@ pub fn instruction(hit: &GutterHit) -> String {
              test's own setup, a wrong assumption) before you change this file again.",
             error.as_deref(),
         ),
-        GutterHit::Oscillation { path, count } => (
+        LoopHit::Oscillation { path, count } => (
             format!(
                 "{} keeps going back and forth: the same change has been made to it {count} \
                  times and undone in between",
@@ -325,7 +325,7 @@ pub fn instruction(hit: &GutterHit) -> String {
             "Decide which version is right, and why, and keep it.",
             None,
         ),
-        GutterHit::Blocked {
+        LoopHit::Blocked {
             command,
             count,
             path,
@@ -386,7 +386,7 @@ mod tests {
 
     #[test]
     fn each_instruction_names_what_repeats_and_what_to_do() {
-        let text = instruction(&GutterHit::SameFailure {
+        let text = instruction(&LoopHit::SameFailure {
             command: "cargo test".into(),
             count: 3,
             error: Some("exit 101: test parse::blank ... FAILED".into()),
@@ -404,7 +404,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("different approach"));
-        let text = instruction(&GutterHit::Oscillation {
+        let text = instruction(&LoopHit::Oscillation {
             path: "src/a.rs".into(),
             count: 3,
         });

@@ -332,7 +332,7 @@ mod tests {
             index = view.catch_up_index(&ws, &lock, "s-1", shared.then_some(&s));
             assert_eq!(view.prefetched.borrow().is_some(), one_pass);
             let steps = view.new_calls(&ws, &mut s);
-            let limits = crate::transcripts::activity::GutterLimits::default();
+            let limits = crate::transcripts::activity::LoopLimits::default();
             crate::pipeline::loop_detection::judge(&mut s, &steps, None, &limits, true);
             got.push(steps);
         }

@@ -20,10 +20,10 @@ pub struct StatusReport {
     pub tracked: bool,
     pub updated_at: Option<String>,
     pub last_checkpoint: Option<CheckpointRef>,
-    /// Gutter patterns this session was shown (see `track`, hooks).
-    pub gutter: Vec<crate::transcripts::activity::GutterHit>,
+    /// Loops this session was shown (see `track`, hooks); `gutter` in the JSON, for scripts.
+    pub gutter: Vec<crate::transcripts::activity::LoopHit>,
     /// Of them, those still going on: a later passing run of the check ended the others.
-    pub gutter_open: Vec<crate::transcripts::activity::GutterHit>,
+    pub gutter_open: Vec<crate::transcripts::activity::LoopHit>,
     /// Times the hooks asked this session's model for a checkpoint between stages.
     pub checkpoint_requests: u32,
     /// The other lines of work the last checkpoint merged in (parallel
@@ -115,11 +115,14 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
         tracked: s.is_some(),
         updated_at: s.as_ref().map(|s| s.updated_at().to_string()),
         last_checkpoint,
-        gutter: s.as_ref().map(|s| s.gutter().to_vec()).unwrap_or_default(),
+        gutter: s
+            .as_ref()
+            .map(|s| s.loops_told().to_vec())
+            .unwrap_or_default(),
         gutter_open: s
             .as_ref()
             .map(|s| {
-                s.gutter()
+                s.loops_told()
                     .iter()
                     .filter(|h| !s.loops().ended(h))
                     .cloned()
@@ -316,22 +319,22 @@ pub fn human(st: &StatusReport) -> String {
         text.push_str(&format!("stage: {stage}\n"));
         for hit in &st.gutter_open {
             text.push_str(&match hit {
-                crate::transcripts::activity::GutterHit::SameFailure { command, count, .. } => {
-                    format!("gutter: `{command}` failed {count} times in a row\n")
+                crate::transcripts::activity::LoopHit::SameFailure { command, count, .. } => {
+                    format!("loop: `{command}` failed {count} times in a row\n")
                 }
-                crate::transcripts::activity::GutterHit::SameFile { path, count, .. } => format!(
-                    "gutter: {path} changed {count} times, the checks failing the same way\n"
-                ),
-                crate::transcripts::activity::GutterHit::Oscillation { path, count } => {
-                    format!("gutter: {path} went back and forth ({count} times the same change)\n")
+                crate::transcripts::activity::LoopHit::SameFile { path, count, .. } => {
+                    format!("loop: {path} changed {count} times, the checks failing the same way\n")
                 }
-                crate::transcripts::activity::GutterHit::Blocked {
+                crate::transcripts::activity::LoopHit::Oscillation { path, count } => {
+                    format!("loop: {path} went back and forth ({count} times the same change)\n")
+                }
+                crate::transcripts::activity::LoopHit::Blocked {
                     command,
                     count,
                     path,
                     ..
                 } => format!(
-                    "gutter: `{command}` failed {count} times while {path} was changed before each\n"
+                    "loop: `{command}` failed {count} times while {path} was changed before each\n"
                 ),
             });
         }

@@ -12,13 +12,13 @@ use crate::pipeline::loop_detection::{self, Feed};
 use crate::pipeline::read::TranscriptView;
 use crate::pipeline::tracking::{self, Applied, Options, Reading};
 use crate::system::output::Output;
-use crate::transcripts::activity::{GutterHit, GutterLimits};
+use crate::transcripts::activity::{LoopHit, LoopLimits};
 
 /// What `track` did: the reading applied, the loops found in the transcript and what is said
 /// to the agent (the stages' instruction, then the loops').
 pub struct Tracked {
     pub applied: Applied,
-    pub loops: Vec<GutterHit>,
+    pub loops: Vec<LoopHit>,
     pub instructions: Vec<String>,
 }
 
@@ -39,7 +39,7 @@ pub fn by_hand(
     let mut batch = Batch::open(ws, id, config.window)?;
     let mut loops = Vec::new();
     let mut loop_texts = Vec::new();
-    if let (Some(view), Some(limits)) = (options.view, config.gutter) {
+    if let (Some(view), Some(limits)) = (options.view, config.loop_limits) {
         let feed = Feed {
             session: id,
             window: config.window,
@@ -73,8 +73,8 @@ pub fn loops_in(
     batch: &mut Batch<'_>,
     view: &TranscriptView,
     feed: &Feed<'_>,
-    limits: &GutterLimits,
-) -> anyhow::Result<Vec<(GutterHit, String)>> {
+    limits: &LoopLimits,
+) -> anyhow::Result<Vec<(LoopHit, String)>> {
     // What loop detection kept before this event: the record as loaded, unless a step
     // changed it since (then a copy; copying it costs more than the rest of the check).
     let copy = match batch.on_disk() {
@@ -82,12 +82,12 @@ pub fn loops_in(
         _ => Some(batch.session().loops().clone()),
     };
     let (lock, s) = batch.parts();
-    let gutter_before = s.gutter().len();
+    let told_before = s.loops_told().len();
     let steps = view.new_calls(ws, s);
     let hits = loop_detection::check_in(ws, lock, s, feed, limits, steps)?;
     let before = copy.as_ref().or(batch.on_disk().map(|d| d.loops()));
     let s = batch.session();
-    if before != Some(s.loops()) || s.gutter().len() != gutter_before {
+    if before != Some(s.loops()) || s.loops_told().len() != told_before {
         batch
             .session_mut()
             .touched(&crate::system::clock::now_rfc3339());

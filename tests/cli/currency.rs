@@ -585,7 +585,7 @@ fn a_loop_whose_check_passed_since_is_no_longer_in_status() {
     let (v, text) = status(&p);
     assert_eq!(v["gutter_open"].as_array().unwrap().len(), 1, "{v}");
     assert!(
-        text.contains("gutter: `cargo build` failed 3 times in a row"),
+        text.contains("loop: `cargo build` failed 3 times in a row"),
         "{text}"
     );
 
@@ -594,5 +594,5 @@ fn a_loop_whose_check_passed_since_is_no_longer_in_status() {
     // The loop stays in the record of what was told; it is no longer going on.
     assert_eq!(v["gutter"].as_array().unwrap().len(), 1, "{v}");
     assert_eq!(v["gutter_open"], json!([]), "{v}");
-    assert!(!text.contains("gutter:"), "{text}");
+    assert!(!text.contains("loop:"), "{text}");
 }

@@ -614,6 +614,10 @@ fn gemini_passing_and_changing_checks_are_never_given() {
 #[test]
 fn the_limits_are_front_matter_settings_old_keys_included() {
     for (setting, warned) in [
+        ("loops: false\n", false),
+        ("loops:\n  same_failure: 3\n  same_file: 10\n", true),
+        ("loops:\n  same_failure: 4\n", false),
+        // `gutter`, the setting's older name, is still read.
         ("gutter: false\n", false),
         ("gutter:\n  same_failure: 3\n  same_file: 10\n", true),
         ("gutter:\n  same_failure: 4\n", false),

@@ -78,6 +78,7 @@ fn the_model_facing_page_is_what_the_binary_gives_the_model() {
         "`stages: []`",
         "`reminders: false`",
         "`checkpoint_requests: false`",
+        "`loops: false`",
         "`snapshots: false`",
         "`acknowledgement: false`",
         "`brief: false`",

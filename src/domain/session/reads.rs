@@ -92,8 +92,8 @@ impl Session {
         self.seen_checkpoint.as_deref()
     }
 
-    pub fn gutter(&self) -> &[crate::transcripts::activity::GutterHit] {
-        &self.gutter
+    pub fn loops_told(&self) -> &[crate::transcripts::activity::LoopHit] {
+        &self.loops_told
     }
 
     pub fn loops(&self) -> &crate::transcripts::activity::loops::LoopState {

@@ -17,7 +17,7 @@
 
 use super::*;
 use crate::context::stages::FiredStage;
-use crate::transcripts::activity::GutterHit;
+use crate::transcripts::activity::LoopHit;
 
 impl Session {
     /// Stamps the record with the time of the event that changed it.
@@ -293,8 +293,8 @@ impl Session {
     }
 
     /// A loop was found (given once).
-    pub fn loop_found(&mut self, hit: GutterHit) {
-        self.gutter.push(hit);
+    pub fn loop_found(&mut self, hit: LoopHit) {
+        self.loops_told.push(hit);
     }
 
     /// Loop detection's own state (what it learned, how far it read), which its module keeps.

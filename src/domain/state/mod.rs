@@ -31,7 +31,7 @@ pub const BEGIN_MARKER: &str = "<!-- ctxkeep:begin -->";
 pub const END_MARKER: &str = "<!-- ctxkeep:end -->";
 
 /// The top-level keys of `FrontMatter`; `verify --strict` warns about others.
-pub const KNOWN_KEYS: [&str; 21] = [
+pub const KNOWN_KEYS: [&str; 22] = [
     "ctxkeep",
     "model",
     "window",
@@ -42,6 +42,7 @@ pub const KNOWN_KEYS: [&str; 21] = [
     "resume_max_tokens",
     "models",
     "max_handoffs_without_progress",
+    "loops",
     "gutter",
     "compaction",
     "snapshots",
@@ -55,12 +56,12 @@ pub const KNOWN_KEYS: [&str; 21] = [
     "history",
 ];
 
-/// The `gutter` setting: on/off, or the limits.
+/// The `loops` setting (`gutter` in older files): on/off, or the limits.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
-pub enum GutterSetting {
+pub enum LoopSetting {
     Enabled(bool),
-    Limits(crate::transcripts::activity::GutterLimits),
+    Limits(crate::transcripts::activity::LoopLimits),
 }
 
 /// The keys ctxkeep reads; everything else in the front matter is the user's.
@@ -84,7 +85,9 @@ pub struct FrontMatter {
     pub max_handoffs_without_progress: Option<u32>,
     /// Loop detection: `false` turns it off; `{same_failure, same_file,
     /// oscillation}` sets its limits (defaults 3, 3 and 3; 0 turns one off).
-    pub gutter: Option<GutterSetting>,
+    /// (`gutter`, its older name, is still read.)
+    #[serde(alias = "gutter")]
+    pub loops: Option<LoopSetting>,
     /// Where each agent compacts on its own, overriding what ctxkeep reads
     /// from the agent's configuration, and what stages are measured against.
     pub compaction: Option<crate::context::compaction::CompactionConfig>,

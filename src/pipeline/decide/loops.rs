@@ -10,11 +10,11 @@ pub fn loops(
     s: &mut Session,
     steps: &[crate::transcripts::activity::loops::Step],
     unnamed: Option<crate::transcripts::activity::loops::Step>,
-    limits: &crate::transcripts::activity::GutterLimits,
+    limits: &crate::transcripts::activity::LoopLimits,
     reach: Reach,
 ) -> (
-    Vec<crate::transcripts::activity::GutterHit>,
-    Vec<crate::transcripts::activity::GutterHit>,
+    Vec<crate::transcripts::activity::LoopHit>,
+    Vec<crate::transcripts::activity::LoopHit>,
 ) {
     crate::pipeline::loop_detection::judge(s, steps, unnamed, limits, reach == Reach::Now)
 }
@@ -38,7 +38,7 @@ mod tests {
     #[test]
     fn the_same_failure_three_times_is_given_once() {
         let mut s = Session::new("s1", WINDOW);
-        let limits = GutterLimits::default();
+        let limits = LoopLimits::default();
         let steps = vec![failing("cargo build"), failing("cargo build")];
         let (found, said) = loops(&mut s, &steps, None, &limits, Reach::Now);
         assert!(found.is_empty() && said.is_empty());
@@ -52,11 +52,11 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert!(matches!(
             &said[0],
-            GutterHit::SameFailure { command, count: 3, .. } if command == "cargo build"
+            LoopHit::SameFailure { command, count: 3, .. } if command == "cargo build"
         ));
         let text = crate::pipeline::loop_detection::instruction(&said[0]);
         assert!(text.contains("cargo build"), "{text}");
-        assert_eq!(s.gutter().len(), 1, "recorded on the session");
+        assert_eq!(s.loops_told().len(), 1, "recorded on the session");
         let (found, said) = loops(
             &mut s,
             &[],
@@ -70,7 +70,7 @@ mod tests {
     #[test]
     fn a_loop_found_when_nothing_reaches_the_model_waits_for_the_next_event() {
         let mut s = Session::new("s1", WINDOW);
-        let limits = GutterLimits::default();
+        let limits = LoopLimits::default();
         let steps = vec![failing("make"), failing("make"), failing("make")];
         let (found, said) = loops(&mut s, &steps, None, &limits, Reach::Later);
         assert_eq!((found.len(), said.len()), (1, 0));

@@ -45,7 +45,7 @@ pub(crate) mod test_support {
     pub(crate) use crate::transcripts::activity::loops::{
         Action as Call, Outcome, Step as CallStep,
     };
-    pub(crate) use crate::transcripts::activity::{GutterHit, GutterLimits};
+    pub(crate) use crate::transcripts::activity::{LoopHit, LoopLimits};
     pub(crate) use crate::transcripts::usage::Usage;
     pub(crate) use serde_json::json;
 

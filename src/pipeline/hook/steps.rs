@@ -18,7 +18,7 @@ impl Hook {
         batch: &mut Batch<'_>,
         reaches_model: bool,
     ) -> anyhow::Result<Vec<String>> {
-        let Some(limits) = self.reading.config.gutter else {
+        let Some(limits) = self.reading.config.loop_limits else {
             return Ok(Vec::new());
         };
         let view = self.reading.view();

@@ -55,7 +55,7 @@ impl Hook {
         let batch = self.reopen(slot)?;
         // The session's index learns what the transcript gained since the last event.
         // Loop detection's new calls are read in the same pass when they can be.
-        let loops = self.reading.config.gutter.map(|_| batch.session());
+        let loops = self.reading.config.loop_limits.map(|_| batch.session());
         let index = self.reading.view().catch_up_index(
             &self.ws,
             batch.lock(),

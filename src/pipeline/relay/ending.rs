@@ -1,6 +1,6 @@
 //! Why a relay session ended, from what it left behind: the agent's exit
 //! status and the end of its output, the live budgets its hooks updated
-//! (a handoff stage fired, gutter patterns), and its transcript.
+//! (a handoff stage fired, loops), and its transcript.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -13,7 +13,7 @@ use crate::domain::session::Session;
 use crate::domain::workspace::Workspace;
 use crate::pipeline::relay::launch::{Finished, Stopped};
 use crate::system::error::Error;
-use crate::transcripts::activity::GutterHit;
+use crate::transcripts::activity::LoopHit;
 
 /// How much of the end of an agent's output is searched for a rate limit.
 const OUTPUT_TAIL: u64 = 8 * 1024;
@@ -36,8 +36,10 @@ pub enum Ending {
     Failed,
     /// Said it was rate-limited, overloaded or out of quota.
     RateLimited,
-    /// Went round in the gutter (the same failure or file again and again).
-    Gutter,
+    /// Went round in a loop (the same failure or file again and again); `gutter` in the
+    /// JSON report and the log, the name scripts read.
+    #[serde(rename = "gutter")]
+    Looping,
     /// Exited 0 with none of the above.
     Exited,
     /// Stopped by relay on Ctrl-C or SIGTERM.
@@ -51,7 +53,7 @@ impl Ending {
     pub fn rotates(self) -> bool {
         matches!(
             self,
-            Ending::Handoff | Ending::Failed | Ending::RateLimited | Ending::Gutter
+            Ending::Handoff | Ending::Failed | Ending::RateLimited | Ending::Looping
         )
     }
 
@@ -60,7 +62,7 @@ impl Ending {
             Ending::Handoff => "handoff",
             Ending::Failed => "failed",
             Ending::RateLimited => "rate-limited",
-            Ending::Gutter => "gutter",
+            Ending::Looping => "gutter",
             Ending::Exited => "exited",
             Ending::Interrupted => "interrupted",
             Ending::TimedOut => "timed-out",
@@ -73,8 +75,8 @@ pub struct Evidence<'a> {
     pub finished: &'a Finished,
     /// The live budgets the session's hooks wrote (or `track` calls made).
     pub touched: &'a [Session],
-    /// Gutter patterns in its transcript.
-    pub gutter: &'a [GutterHit],
+    /// Loops in its transcript.
+    pub loops: &'a [LoopHit],
     /// The end of its output.
     pub output: &'a str,
 }
@@ -115,22 +117,22 @@ pub fn classify(e: &Evidence) -> (Ending, Option<String>) {
     if code != 0 {
         return (Ending::Failed, Some(format!("exit {code}")));
     }
-    let hooks_saw = e.touched.iter().flat_map(|s| s.gutter().iter());
-    if let Some(hit) = e.gutter.iter().chain(hooks_saw).next() {
+    let hooks_saw = e.touched.iter().flat_map(|s| s.loops_told().iter());
+    if let Some(hit) = e.loops.iter().chain(hooks_saw).next() {
         let what = match hit {
-            GutterHit::SameFailure { command, count, .. } => {
+            LoopHit::SameFailure { command, count, .. } => {
                 format!(
                     "`{}` failed {count} times in a row",
                     crate::system::output::clip(command, 60)
                 )
             }
-            GutterHit::SameFile { path, count, .. } => {
+            LoopHit::SameFile { path, count, .. } => {
                 format!("{path} changed {count} times, the checks failing the same way")
             }
-            GutterHit::Oscillation { path, count } => {
+            LoopHit::Oscillation { path, count } => {
                 format!("{path} changed back and forth ({count} times the same change)")
             }
-            GutterHit::Blocked {
+            LoopHit::Blocked {
                 command,
                 count,
                 path,
@@ -140,7 +142,7 @@ pub fn classify(e: &Evidence) -> (Ending, Option<String>) {
                 crate::system::output::clip(command, 60)
             ),
         };
-        return (Ending::Gutter, Some(what));
+        return (Ending::Looping, Some(what));
     }
     (Ending::Exited, None)
 }
@@ -251,7 +253,7 @@ mod tests {
             classify(&Evidence {
                 finished: &finished,
                 touched: &[],
-                gutter: &[],
+                loops: &[],
                 output,
             })
             .0

@@ -1,7 +1,7 @@
 //! `relay`'s job: headless agent sessions one after another on this
 //! project, each started from the resume prompt of the latest checkpoint
 //! (a link of the chain, source `relay`), until a stop condition. A session
-//! that hands off, fails, is rate-limited or goes round in the gutter gives
+//! that hands off, fails, is rate-limited or goes round in a loop gives
 //! the work to the next agent of the rotation; one that ends without a
 //! checkpoint gets one from what it left (its transcript, git).
 
@@ -446,15 +446,15 @@ impl Session<'_> {
             .as_deref()
             .and_then(|t| record::observe_transcript(ws, t, format).ok());
         let config = Config::from_front(&StateFile::load(&ws.state_path)?.fm);
-        let gutter = match (&observed, &config.gutter) {
-            (Some(o), Some(limits)) => crate::transcripts::activity::gutter(o, limits),
+        let loops = match (&observed, &config.loop_limits) {
+            (Some(o), Some(limits)) => crate::transcripts::activity::loops_found(o, limits),
             _ => Vec::new(),
         };
         let output = ending::output_tail(&log);
         let (ended, detail) = ending::classify(&ending::Evidence {
             finished: &finished,
             touched: &touched,
-            gutter: &gutter,
+            loops: &loops,
             output: &output,
         });
 

@@ -28,10 +28,10 @@ use super::runs::{command_key, verdict};
 // Where the hooks read them from.
 pub use super::runs::{with_payload_outcomes, RecentRun};
 
-/// Front-matter settings `gutter: {same_failure, same_file, oscillation}`; 0 turns a rule off.
+/// Front-matter settings `loops: {same_failure, same_file, oscillation}`; 0 turns a rule off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct GutterLimits {
+pub struct LoopLimits {
     /// Runs in a row of one command failing the same way.
     pub same_failure: u32,
     /// Changes of one file, each followed by a check that failed as before it.
@@ -42,9 +42,9 @@ pub struct GutterLimits {
     pub blocked: u32,
 }
 
-impl Default for GutterLimits {
+impl Default for LoopLimits {
     fn default() -> Self {
-        GutterLimits {
+        LoopLimits {
             same_failure: 3,
             same_file: 3,
             oscillation: 3,
@@ -59,7 +59,7 @@ impl Default for GutterLimits {
 /// redacted wherever it is shown).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum GutterHit {
+pub enum LoopHit {
     SameFailure {
         command: String,
         count: u32,
@@ -181,7 +181,7 @@ pub struct LoopState {
     /// Loops found at an event that could not reach the model (a `Stop`): given at the next
     /// event that can.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    unsaid: Vec<GutterHit>,
+    unsaid: Vec<LoopHit>,
     /// The last commands with their outcome, for a checkpoint written before the transcript
     /// has them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -270,12 +270,12 @@ impl LoopState {
     }
 
     /// The loops kept for an event that can give them to the model, taken (given once).
-    pub fn take_unsaid(&mut self) -> Vec<GutterHit> {
+    pub fn take_unsaid(&mut self) -> Vec<LoopHit> {
         std::mem::take(&mut self.unsaid)
     }
 
     /// Loops found at an event that cannot reach the model: kept for the next one that can.
-    pub fn keep_unsaid(&mut self, hits: impl IntoIterator<Item = GutterHit>) {
+    pub fn keep_unsaid(&mut self, hits: impl IntoIterator<Item = LoopHit>) {
         self.unsaid.extend(hits);
     }
 
@@ -286,7 +286,7 @@ impl LoopState {
 
     /// Counts one finished call; returns the loops it completes that were not given yet (they
     /// are marked given).
-    pub fn feed(&mut self, step: &Step, limits: &GutterLimits) -> Vec<GutterHit> {
+    pub fn feed(&mut self, step: &Step, limits: &LoopLimits) -> Vec<LoopHit> {
         if let Some(id) = &step.id {
             remember(&mut self.fed, id.clone(), MAX_IDS);
             self.pending.retain(|p| &p.id != id);
@@ -319,8 +319,8 @@ impl LoopState {
         ok: Option<bool>,
         exit_code: Option<i64>,
         output: &str,
-        limits: &GutterLimits,
-    ) -> Vec<GutterHit> {
+        limits: &LoopLimits,
+    ) -> Vec<LoopHit> {
         let verdict = verdict(cmd, ok, exit_code, output);
         let shown = super::text::cut(
             crate::system::redact::redact(cmd.trim()).as_ref(),
@@ -418,7 +418,7 @@ impl LoopState {
                 if limits.same_failure > 0 && streak >= limits.same_failure {
                     if let Some(hit) = self.say(
                         loop_key(&failure, &key),
-                        GutterHit::SameFailure {
+                        LoopHit::SameFailure {
                             command: shown.clone(),
                             count: streak,
                             error: error_of(&failure),
@@ -437,7 +437,7 @@ impl LoopState {
                     for (path, count) in stalled {
                         if let Some(hit) = self.say(
                             loop_key(&failure, &key),
-                            GutterHit::SameFile {
+                            LoopHit::SameFile {
                                 path,
                                 count,
                                 command: Some(shown.clone()),
@@ -455,7 +455,7 @@ impl LoopState {
                     if count >= limits.blocked {
                         if let Some(hit) = self.say(
                             format!("blocked:{key}"),
-                            GutterHit::Blocked {
+                            LoopHit::Blocked {
                                 command: shown.clone(),
                                 count,
                                 path,
@@ -518,7 +518,7 @@ impl LoopState {
         on.filter(|_| repeats >= 2).map(|path| (path, count))
     }
 
-    fn file(&mut self, change: &FileChange, limits: &GutterLimits) -> Option<GutterHit> {
+    fn file(&mut self, change: &FileChange, limits: &LoopLimits) -> Option<LoopHit> {
         self.edits = self.edits.saturating_add(1);
         let edits = self.edits;
         let path = crate::system::redact::redact(&change.path).into_owned();
@@ -567,14 +567,14 @@ impl LoopState {
             let path = f.path.clone();
             return self.say(
                 format!("oscillation:{path}"),
-                GutterHit::Oscillation { path, count: made },
+                LoopHit::Oscillation { path, count: made },
             );
         }
         None
     }
 
     /// `hit`, unless its loop was given already.
-    fn say(&mut self, key: String, hit: GutterHit) -> Option<GutterHit> {
+    fn say(&mut self, key: String, hit: LoopHit) -> Option<LoopHit> {
         if self.said.contains(&key) {
             return None;
         }
@@ -585,14 +585,14 @@ impl LoopState {
     /// Whether the loop `hit` is over: a run of its check passed since (the latest run of the
     /// same check among the recent ones, else that check's own last verdict). An oscillation
     /// has no check and is never over by this.
-    pub fn ended(&self, hit: &GutterHit) -> bool {
+    pub fn ended(&self, hit: &LoopHit) -> bool {
         let command = match hit {
-            GutterHit::SameFailure { command, .. } => command.as_str(),
-            GutterHit::SameFile {
+            LoopHit::SameFailure { command, .. } => command.as_str(),
+            LoopHit::SameFile {
                 command: Some(command),
                 ..
             }
-            | GutterHit::Blocked { command, .. } => command.as_str(),
+            | LoopHit::Blocked { command, .. } => command.as_str(),
             _ => return false,
         };
         let latest = self
@@ -769,7 +769,7 @@ fn error_of(f: &Failure) -> Option<String> {
 }
 
 /// Every loop in a whole session's calls, in order (relay's look back at a finished session).
-pub fn loops_in(steps: &[Step], limits: &GutterLimits) -> Vec<GutterHit> {
+pub fn loops_in(steps: &[Step], limits: &LoopLimits) -> Vec<LoopHit> {
     let mut state = LoopState::default();
     steps.iter().flat_map(|s| state.feed(s, limits)).collect()
 }
@@ -808,9 +808,9 @@ mod tests {
         }
     }
 
-    fn feed_all(steps: &[Step]) -> Vec<(usize, GutterHit)> {
+    fn feed_all(steps: &[Step]) -> Vec<(usize, LoopHit)> {
         let mut s = LoopState::default();
-        let limits = GutterLimits::default();
+        let limits = LoopLimits::default();
         let mut out = Vec::new();
         for (i, step) in steps.iter().enumerate() {
             for h in s.feed(step, &limits) {
@@ -869,7 +869,7 @@ mod tests {
         ];
         let hits = feed_all(&steps);
         assert_eq!(hits.len(), 1, "{hits:?}");
-        let GutterHit::SameFailure { count, error, .. } = &hits[0].1 else {
+        let LoopHit::SameFailure { count, error, .. } = &hits[0].1 else {
             panic!("{hits:?}");
         };
         assert_eq!((hits[0].0, *count), (2, 3));
@@ -896,7 +896,7 @@ mod tests {
         assert_eq!(hits.len(), 1, "{hits:?}");
         let (at, hit) = &hits[0];
         assert_eq!(*at, 5, "the third failing run");
-        let GutterHit::SameFailure {
+        let LoopHit::SameFailure {
             command,
             count,
             error,
@@ -942,7 +942,7 @@ mod tests {
         assert_eq!(hits.len(), 1, "{hits:?}");
         let (
             at,
-            GutterHit::Blocked {
+            LoopHit::Blocked {
                 command,
                 count,
                 path,
@@ -995,7 +995,7 @@ mod tests {
     #[test]
     fn a_loop_ends_when_a_later_run_of_its_check_passes() {
         let mut s = LoopState::default();
-        let limits = GutterLimits::default();
+        let limits = LoopLimits::default();
         let out = "error[E0308]: mismatched types";
         let mut hits = Vec::new();
         for _ in 0..3 {
@@ -1076,7 +1076,7 @@ mod tests {
         let hits = feed_all(&steps);
         assert_eq!(hits.len(), 1, "{hits:?}");
         assert!(
-            matches!(&hits[0], (6, GutterHit::SameFile { path, count: 3, .. }) if path == "src/a.py"),
+            matches!(&hits[0], (6, LoopHit::SameFile { path, count: 3, .. }) if path == "src/a.py"),
             "{hits:?}"
         );
     }
@@ -1103,7 +1103,7 @@ mod tests {
             hits,
             vec![(
                 5,
-                GutterHit::Oscillation {
+                LoopHit::Oscillation {
                     path: "src/fmt.rs".into(),
                     count: 3
                 }
@@ -1169,9 +1169,9 @@ mod tests {
     #[test]
     fn a_limit_of_zero_turns_a_rule_off() {
         let mut s = LoopState::default();
-        let off = GutterLimits {
+        let off = LoopLimits {
             same_failure: 0,
-            ..GutterLimits::default()
+            ..LoopLimits::default()
         };
         for _ in 0..5 {
             assert!(s.feed(&run("make", 2, "boom"), &off).is_empty());
@@ -1214,7 +1214,7 @@ mod tests {
     #[test]
     fn the_state_round_trips_and_stays_small() {
         let mut s = LoopState::default();
-        let limits = GutterLimits::default();
+        let limits = LoopLimits::default();
         for i in 0..200 {
             s.feed(
                 &Step {

@@ -1,6 +1,6 @@
 //! What an agent session did, read from its transcript: the user's last request, the
 //! agent's task list, the next step it stated, the files it changed and the last shell commands
-//! with their outcome, plus the counts gutter detection needs.
+//! with their outcome, plus the counts loop detection needs.
 //!
 //! At most the last [`TAIL_BYTES`] of the transcript are read (through [`crate::transcripts::usage::tail`]):
 //! first the last [`FIRST_WINDOW`], further back only while no request is found (a nudge such as
@@ -30,11 +30,11 @@ pub mod shell;
 pub(crate) mod text;
 mod window;
 
-pub use loops::{GutterHit, GutterLimits};
+pub use loops::{LoopHit, LoopLimits};
 
 pub(crate) use decode::{parts_text, plan_items};
 pub use observed::{
-    gutter, CommandRun, Observed, PlanItem, PlanStatus, SummaryRemains, MAX_COMMANDS,
+    loops_found, CommandRun, Observed, PlanItem, PlanStatus, SummaryRemains, MAX_COMMANDS,
     MAX_COMMAND_CHARS, MAX_FILES, MAX_FOLLOW_UPS, MAX_FOLLOW_UP_CHARS, MAX_REQUEST_CHARS,
     MAX_WINDOW_READS, MAX_WORKED_FROM,
 };

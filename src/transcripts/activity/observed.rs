@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{beads, left_open, loops, plan_mode, GutterHit, GutterLimits};
+use super::{beads, left_open, loops, plan_mode, LoopHit, LoopLimits};
 
 /// At most this many changed files are listed (most recent first); the rest are counted.
 pub const MAX_FILES: usize = 60;
@@ -86,7 +86,7 @@ pub struct Observed {
     pub session: Option<String>,
     /// When the transcript was read (RFC 3339, seconds).
     pub read_at: String,
-    /// Every tool call read, in order, for loop detection ([`gutter`]); not serialized (a
+    /// Every tool call read, in order, for loop detection ([`loops_found`]); not serialized (a
     /// stored observation has none).
     #[serde(skip)]
     pub steps: Vec<loops::Step>,
@@ -220,6 +220,6 @@ fn is_one(n: &u32) -> bool {
 
 /// The loops in an observation made by [`observe`](super::observe) (see [`loops`]), in the order
 /// they complete. A deserialized observation has no calls and gives none.
-pub fn gutter(observed: &Observed, limits: &GutterLimits) -> Vec<GutterHit> {
+pub fn loops_found(observed: &Observed, limits: &LoopLimits) -> Vec<LoopHit> {
     loops::loops_in(&observed.steps, limits)
 }

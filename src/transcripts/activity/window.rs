@@ -52,7 +52,7 @@ pub fn observe(
 pub const FIRST_WINDOW: u64 = 1024 * 1024;
 
 /// [`observe`] over only the last `window` bytes: cheaper on every turn
-/// (the gutter check), at the price of not seeing what came before.
+/// (loop detection), at the price of not seeing what came before.
 pub fn observe_within(
     path: &Path,
     reader: &Reader,
