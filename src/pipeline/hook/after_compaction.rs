@@ -27,7 +27,7 @@ use crate::transcripts::compaction_summary::{self, text, AuditNote, Found};
 const UNSEEN_START_SLACK_SECS: i64 = 600;
 
 /// What a session start after a compaction gives instead of the resume prompt.
-pub(super) struct Back {
+pub(super) struct AfterSummary {
     pub text: String,
     /// `missing`: what the summary left out; `waiting`: a note while it cannot be read.
     pub kind: &'static str,
@@ -211,7 +211,7 @@ impl Hook {
         source: &str,
         c: &Checkpoint,
         nonce: &str,
-    ) -> Option<Back> {
+    ) -> Option<AfterSummary> {
         let a = s.compaction_done();
         if source != "compact" {
             return None;
@@ -223,7 +223,7 @@ impl Hook {
             .and_then(|a| a.missing.as_ref())
         {
             let missing = self.still_true(lock, s, missing);
-            return Some(Back {
+            return Some(AfterSummary {
                 text: text::give_back(&c.id, &state, &missing, self.ack_nonce(nonce)),
                 kind: "missing",
             });
@@ -236,7 +236,7 @@ impl Hook {
             let then = chrono::Utc::now() - chrono::Duration::seconds(UNSEEN_START_SLACK_SECS);
             then.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         });
-        Some(Back {
+        Some(AfterSummary {
             text: text::waiting_note(&c.id, &state, self.ack_nonce(nonce)),
             kind: "waiting",
         })

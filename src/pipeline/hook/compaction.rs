@@ -72,7 +72,7 @@ impl Hook {
         let batch = self.reopen(slot)?;
         batch.touch();
         let (lock, s) = batch.parts();
-        let given = self.give(lock, s, "compact")?;
+        let given = self.start_reply(lock, s, "compact")?;
         let mut event = given.event(self, "compact", false);
         event["noticed_in_transcript"] = json!(true);
         self.log(lock, "session_start", event);

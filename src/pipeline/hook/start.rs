@@ -72,12 +72,12 @@ impl Hook {
             self.reading.sf.fm.checkpoint.is_some(),
         );
         let given = if late {
-            Given::default()
+            StartReply::default()
         } else if deferred {
             s.start_deferred(source);
-            Given::default()
+            StartReply::default()
         } else {
-            self.give(lock, s, source)?
+            self.start_reply(lock, s, source)?
         };
         // A cleared or compacted context: every stage re-arms; the restored conversation's
         // size, when the agent states it.
@@ -135,25 +135,25 @@ impl Hook {
         let Some(source) = s.waiting_start_given() else {
             return Ok(None);
         };
-        let given = self.give(lock, s, &source)?;
+        let given = self.start_reply(lock, s, &source)?;
         self.log(lock, "session_start", given.event(self, &source, false));
         Ok(given.text())
     }
 
     /// What a session start gives the agent, by source (see `session_start`).
-    pub(super) fn give(
+    pub(super) fn start_reply(
         &self,
         lock: &crate::system::fsutil::Lock,
         s: &mut Session,
         source: &str,
-    ) -> anyhow::Result<Given> {
+    ) -> anyhow::Result<StartReply> {
         // This session's own line of work, when it has one: never another session's newer
         // checkpoint. A new session starts from the project's newest.
         let Some(c) = &self.own_checkpoint() else {
-            return Ok(Given::default());
+            return Ok(StartReply::default());
         };
         let label = format!("{}:{source}", self.reading.agent);
-        let mut given = Given::default();
+        let mut given = StartReply::default();
         let chain = crate::handoff::ledger::read(&self.ws)?;
         match source {
             // `give_back: false`: after a compaction the summary alone carries the work.
@@ -163,7 +163,7 @@ impl Hook {
                     let planned = crate::handoff::ledger::plan_restore(link, c, &label);
                     let record = crate::handoff::ledger::restored(link, &planned);
                     match self.after_compaction_start(lock, s, source, c, &planned.nonce) {
-                        Some(back) => given.back = Some(back),
+                        Some(back) => given.after_summary = Some(back),
                         None => given.prompt = self.prompt(c, Some(&record))?,
                     }
                     crate::handoff::ledger::record_restore(&self.ws, lock, &planned)?;
@@ -183,7 +183,7 @@ impl Hook {
                 }
             }
         }
-        if given.prompt.is_some() || given.note.is_some() || given.back.is_some() {
+        if given.prompt.is_some() || given.note.is_some() || given.after_summary.is_some() {
             s.checkpoint_seen(&c.id);
         }
         Ok(given)
@@ -304,7 +304,7 @@ impl Hook {
 
 /// What a session start gave the agent.
 #[derive(Default)]
-pub(super) struct Given {
+pub(super) struct StartReply {
     /// The resume prompt.
     prompt: Option<HookPrompt>,
     /// Instead, for a restored conversation: what changed since.
@@ -313,15 +313,15 @@ pub(super) struct Given {
     restore: bool,
     /// Instead of the prompt after a compaction: what its summary left out,
     /// or a note while the summary cannot be read yet.
-    back: Option<after_compaction::Back>,
+    after_summary: Option<after_compaction::AfterSummary>,
 }
 
-impl Given {
+impl StartReply {
     pub(super) fn text(self) -> Option<String> {
         self.prompt
             .map(|p| p.prompt)
             .or(self.note)
-            .or(self.back.map(|b| b.text))
+            .or(self.after_summary.map(|b| b.text))
     }
 
     pub(super) fn event(&self, hook: &Hook, source: &str, deferred: bool) -> serde_json::Value {
@@ -333,7 +333,7 @@ impl Given {
             "deferred": deferred,
             "omitted": self.prompt.as_ref().map(|p| &p.omitted),
             "cut": self.prompt.as_ref().map(|p| p.cut),
-            "after_summary": self.back.as_ref().map(|b| b.kind),
+            "after_summary": self.after_summary.as_ref().map(|b| b.kind),
         })
     }
 }
