@@ -56,7 +56,7 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     let sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let mut entries = checkpoints(&ws, &sf);
-    let chain = crate::handoff::ledger::read(&ws)?;
+    let chain = crate::handoff::chain::read(&ws)?;
     entries.extend(chain.sessions.iter().map(|s| Entry {
         kind: "session",
         id: s.record.id(),

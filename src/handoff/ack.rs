@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::domain::state::StateFile;
 use crate::domain::workspace::Workspace;
-use crate::handoff::ledger::{self, Acked, Link};
+use crate::handoff::chain::{self, Acked, Link};
 
 /// How the restore is confirmed.
 #[derive(Debug, Clone, Copy)]
@@ -68,15 +68,15 @@ pub fn ack(ws: &Workspace, by: By, via: &str) -> anyhow::Result<AckReport> {
     StateFile::load(&ws.state_path)?.require_initialized()?;
     let lock = ws.lock()?;
     let report = match by {
-        By::Transcript(path) => match ledger::ack_from_transcript(ws, &lock, path)? {
+        By::Transcript(path) => match chain::ack_from_transcript(ws, &lock, path)? {
             Some(s) => AckReport::of(Some(&s), false),
             None => {
-                let chain = ledger::read(ws)?;
+                let chain = chain::read(ws)?;
                 let last = chain.last();
                 AckReport::of(last, last.is_some_and(|s| s.ack.is_some()))
             }
         },
-        By::Nonce(nonce) => match ledger::acknowledge(ws, &lock, nonce, via)? {
+        By::Nonce(nonce) => match chain::acknowledge(ws, &lock, nonce, via)? {
             Acked::Recorded(s) => AckReport::of(Some(&s), false),
             Acked::Already(s) => AckReport::of(Some(&s), true),
         },

@@ -1,8 +1,8 @@
-//! Handing work to a fresh session: the resume prompt, the handoff ledger (`chain.jsonl`),
-//! acknowledgements, and keeping `.ctxkeep/` bounded (`retention`, the ledger among it).
+//! Handing work to a fresh session: the resume prompt, the session chain (`chain.jsonl`),
+//! acknowledgements, and keeping `.ctxkeep/` bounded (`retention`, the session chain among it).
 
 pub mod ack;
-pub mod ledger;
+pub mod chain;
 pub mod prompt;
 pub mod resume;
 pub mod retention;

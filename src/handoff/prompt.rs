@@ -10,7 +10,7 @@ use crate::domain::config::Config;
 use crate::domain::state::{Seal, StateFile};
 use crate::domain::templates::Templates;
 use crate::domain::workspace::Workspace;
-use crate::handoff::ledger::SessionRecord;
+use crate::handoff::chain::SessionRecord;
 use crate::system::error::Error;
 
 /// Sections in the order they are dropped to fit the budget; the five

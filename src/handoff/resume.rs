@@ -9,7 +9,7 @@ use crate::domain::checkpoint::Checkpoint;
 use crate::domain::config::Config;
 use crate::domain::state::{Seal, StateFile};
 use crate::domain::workspace::Workspace;
-use crate::handoff::ledger::SessionRecord;
+use crate::handoff::chain::SessionRecord;
 use crate::system::error::Error;
 use crate::system::output::Output;
 
@@ -110,7 +110,7 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
     let agent = opts
         .agent
         .as_deref()
-        .map(crate::handoff::ledger::validate_agent)
+        .map(crate::handoff::chain::validate_agent)
         .transpose()?;
     // The session is planned, the prompt rendered with its nonce, and the
     // session recorded only once the prompt is known to be printed.
@@ -130,7 +130,7 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
     let session = match &lock {
         Some(lock) => {
             let source = opts.source.as_deref().unwrap_or("resume");
-            let opening = crate::handoff::ledger::Opening::handoff(agent.as_deref(), source);
+            let opening = crate::handoff::chain::Opening::handoff(agent.as_deref(), source);
             plan_session(&ws, lock, &checkpoint, &opening, &config, out)?
         }
         None => None,
@@ -167,7 +167,7 @@ pub fn resume(ws: &Workspace, opts: &Options, out: &Output) -> anyhow::Result<Re
     let prompt = crate::system::recorded::escape_controls(&prompt).into_owned();
 
     if let (Some(lock), Some(record)) = (&lock, &session) {
-        if let Err(e) = crate::handoff::ledger::record_session(&ws, lock, record, &config) {
+        if let Err(e) = crate::handoff::chain::record_session(&ws, lock, record, &config) {
             out.warn(&format!("could not record the session: {e}"));
         }
         if let Some(stuck) = record.stuck_message() {
@@ -244,18 +244,18 @@ fn edited_block_warning(sf: &StateFile, checkpoint: &Checkpoint, shown: &str) ->
     ))
 }
 
-/// Plans the session this resume opens (see `ledger::plan_session`). A
+/// Plans the session this resume opens (see `chain::plan_session`). A
 /// refusal (`max_handoffs_without_progress`) is an error; a chain that
 /// cannot be read only costs the nonce, with a warning.
 fn plan_session(
     ws: &Workspace,
     lock: &crate::system::fsutil::Lock,
     checkpoint: &Checkpoint,
-    opening: &crate::handoff::ledger::Opening,
+    opening: &crate::handoff::chain::Opening,
     config: &Config,
     out: &Output,
 ) -> anyhow::Result<Option<SessionRecord>> {
-    match crate::handoff::ledger::plan_link(ws, lock, checkpoint, opening, config) {
+    match crate::handoff::chain::plan_link(ws, lock, checkpoint, opening, config) {
         Ok(record) => Ok(Some(record)),
         Err(e)
             if crate::system::error::exit_code_of(&e)

@@ -61,7 +61,7 @@ pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected,
     let dir = ws.checkpoints_dir();
     let archive = Archive { dir: &dir };
     let now = crate::system::clock::now();
-    let chain = crate::handoff::ledger::read(ws)?;
+    let chain = crate::handoff::chain::read(ws)?;
     let temps = ws.stale_temp_files();
     let records = records::stale(std::time::SystemTime::now(), None, None);
     match mode {
@@ -79,7 +79,7 @@ pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected,
             out.events_rotated_bytes =
                 crate::domain::events::rotate_if_over(ws, lock, config.events_max_bytes)?;
             out.sessions_removed =
-                crate::handoff::ledger::trim(ws, lock, &chain, config.sessions_kept)?;
+                crate::handoff::chain::trim(ws, lock, &chain, config.sessions_kept)?;
             out.temp_files_removed = temps
                 .iter()
                 .filter(|p| std::fs::remove_file(p).is_ok())

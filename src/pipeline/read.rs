@@ -225,14 +225,14 @@ impl TranscriptView {
         let Ok(Some(read)) = self.read() else {
             return;
         };
-        let _ = crate::handoff::ledger::ack_if_echoed(ws, lock, &|nonce| {
+        let _ = crate::handoff::chain::ack_if_echoed(ws, lock, &|nonce| {
             crate::pipeline::session_index::echoed(
                 ws,
                 lock,
                 id,
                 read,
                 nonce,
-                crate::handoff::ledger::ECHO_SCAN_BYTES,
+                crate::handoff::chain::ECHO_SCAN_BYTES,
             )
         });
     }

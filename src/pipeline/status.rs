@@ -100,7 +100,7 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
         Some(s) => Report::of(s, &config, s.fired().iter().map(Fired::from).collect()),
         None => Report::untracked(&id, &config),
     };
-    let chain = crate::handoff::ledger::read(ws).unwrap_or_else(|e| {
+    let chain = crate::handoff::chain::read(ws).unwrap_or_else(|e| {
         out.warn(&format!("the session chain cannot be read: {e}"));
         Default::default()
     });
@@ -212,7 +212,7 @@ fn with_tasks(
 
 /// The last session was stuck and nothing has moved since: the checkpoint
 /// still names the same next action and HEAD is where it was.
-fn still_stuck(ws: &Workspace, sf: &StateFile, last: &crate::handoff::ledger::Link) -> bool {
+fn still_stuck(ws: &Workspace, sf: &StateFile, last: &crate::handoff::chain::Link) -> bool {
     last.record.stuck
         && sf
             .fm

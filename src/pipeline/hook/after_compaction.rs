@@ -289,7 +289,7 @@ impl Hook {
                 Some(missing) => Some(text::give_back(&id, &self.state_name(), missing, None)),
                 None => match &own {
                     Some(c) => {
-                        let chain = crate::handoff::ledger::read(&self.ws)?;
+                        let chain = crate::handoff::chain::read(&self.ws)?;
                         let link = chain.link_of(&self.reading.session).map(|l| &l.record);
                         self.prompt(c, link)?.map(|p| p.prompt)
                     }

@@ -1,6 +1,6 @@
 //! The start family: `SessionStart` by its source (a new session, a resume, a cleared or
 //! compacted context), a start deferred to the next prompt, and what a start gives: the
-//! resume prompt on the session's link of the handoff ledger, a note of what changed, or what a
+//! resume prompt on the session's link of the session chain, a note of what changed, or what a
 //! compaction's summary left out.
 
 use serde_json::json;
@@ -10,7 +10,7 @@ use super::{Hook, MAX_CONTEXT_CHARS};
 use crate::agents::records;
 use crate::domain::checkpoint::Checkpoint;
 use crate::domain::session::Session;
-use crate::handoff::ledger::{Opening, SessionRecord};
+use crate::handoff::chain::{Opening, SessionRecord};
 use crate::handoff::prompt::HookPrompt;
 use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
@@ -154,19 +154,19 @@ impl Hook {
         };
         let label = format!("{}:{source}", self.reading.agent);
         let mut given = StartReply::default();
-        let chain = crate::handoff::ledger::read(&self.ws)?;
+        let chain = crate::handoff::chain::read(&self.ws)?;
         match source {
             // `give_back: false`: after a compaction the summary alone carries the work.
             "compact" if !self.reading.config.give_back => {}
             "compact" | "clear" => {
                 if let Some(link) = chain.link_of(&self.reading.session) {
-                    let planned = crate::handoff::ledger::plan_restore(link, c, &label);
-                    let record = crate::handoff::ledger::restored(link, &planned);
+                    let planned = crate::handoff::chain::plan_restore(link, c, &label);
+                    let record = crate::handoff::chain::restored(link, &planned);
                     match self.after_compaction_start(lock, s, source, c, &planned.nonce) {
                         Some(back) => given.after_summary = Some(back),
                         None => given.prompt = self.prompt(c, Some(&record))?,
                     }
-                    crate::handoff::ledger::record_restore(&self.ws, lock, &planned)?;
+                    crate::handoff::chain::record_restore(&self.ws, lock, &planned)?;
                     given.restore = true;
                 } else {
                     given.prompt = self.open_link(lock, c, &label, false)?;
@@ -204,9 +204,9 @@ impl Hook {
             handoff,
         };
         let record =
-            crate::handoff::ledger::plan_link(&self.ws, lock, c, &opening, &self.reading.config)?;
+            crate::handoff::chain::plan_link(&self.ws, lock, c, &opening, &self.reading.config)?;
         let prompt = self.prompt(c, Some(&record))?;
-        crate::handoff::ledger::record_session(&self.ws, lock, &record, &self.reading.config)?;
+        crate::handoff::chain::record_session(&self.ws, lock, &record, &self.reading.config)?;
         Ok(prompt)
     }
 

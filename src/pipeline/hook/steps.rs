@@ -39,17 +39,17 @@ impl Hook {
     /// else in what the transcript gained. Looked for only while the latest
     /// session is unacknowledged (under the lock the caller holds).
     pub(super) fn acknowledge_in(&self, lock: &crate::system::fsutil::Lock) {
-        if !crate::handoff::ledger::latest_is_pending(&self.ws) {
+        if !crate::handoff::chain::latest_is_pending(&self.ws) {
             return;
         }
         if let Some(reply) = &self.reading.payload.last_message {
-            let latest = crate::handoff::ledger::read(&self.ws)
+            let latest = crate::handoff::chain::read(&self.ws)
                 .ok()
                 .and_then(|c| c.last().map(|l| l.record.nonce.clone()));
             if let Some(nonce) =
                 latest.filter(|n| crate::transcripts::usage::echo::has_word(reply, n))
             {
-                let _ = crate::handoff::ledger::acknowledge(&self.ws, lock, &nonce, "reply");
+                let _ = crate::handoff::chain::acknowledge(&self.ws, lock, &nonce, "reply");
                 return;
             }
         }

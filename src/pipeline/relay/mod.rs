@@ -356,7 +356,7 @@ pub fn run(
 /// What a session starts from.
 struct Opened {
     prompt: String,
-    link: Option<crate::handoff::ledger::SessionRecord>,
+    link: Option<crate::handoff::chain::SessionRecord>,
 }
 
 /// The resume prompt of the latest checkpoint (a link of the chain), with

@@ -5,7 +5,7 @@
 use super::{Finding, Severity, Subject};
 
 pub fn check(s: &Subject) -> Vec<Finding> {
-    let Ok(chain) = crate::handoff::ledger::read(s.ws) else {
+    let Ok(chain) = crate::handoff::chain::read(s.ws) else {
         return Vec::new();
     };
     let Some(last) = chain.last() else {

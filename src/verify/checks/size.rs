@@ -4,7 +4,7 @@
 use super::{Finding, Locator, Severity, Subject};
 use crate::domain::checkpoint::Checkpoint;
 use crate::domain::config::Config;
-use crate::handoff::ledger::SessionRecord;
+use crate::handoff::chain::SessionRecord;
 use crate::handoff::prompt::{render_prompt_for, Rendered};
 
 pub fn check(c: &Checkpoint, s: &Subject, loc: &Locator) -> anyhow::Result<Vec<Finding>> {
