@@ -1,5 +1,5 @@
 //! Infrastructure: files and the lock, processes, git, output, errors and exit codes,
-//! the clock, redaction, and text recorded from sessions kept as data.
+//! the clock, redaction, text recorded from sessions kept as data, and word lists kept as data.
 
 pub mod clock;
 pub mod codes;
@@ -12,3 +12,4 @@ pub mod process;
 pub mod progress;
 pub mod recorded;
 pub mod redact;
+pub mod word_list;

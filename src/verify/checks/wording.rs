@@ -12,6 +12,7 @@ use regex::Regex;
 
 use super::{texts, Finding, Locator, Severity, Text};
 use crate::domain::checkpoint::{Checkpoint, Field};
+use crate::system::word_list;
 
 pub fn check(c: &Checkpoint, loc: &Locator) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -65,15 +66,6 @@ fn finding(
     Finding::new(code, sev, Some(t.field.key()), msg).at(loc.text_line(t, line))
 }
 
-/// The entries of a word list kept as data beside this file (`wording/*.txt`): one a line, with
-/// blank lines and lines starting with `#` (comments) left out.
-fn entries(text: &'static str) -> Vec<&'static str> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect()
-}
-
 /// Replaces text between backticks or double quotes with spaces, keeping
 /// byte offsets (an unclosed quote masks nothing).
 pub(crate) fn mask_quoted(text: &str) -> String {
@@ -99,12 +91,12 @@ pub(crate) fn mask_quoted(text: &str) -> String {
 
 /// Whole values that are a template's stand-in, not content.
 static STAND_INS: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/stand_ins.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/stand_ins.txt")));
 
 /// Sentences of ctxkeep's own templates and `--help` texts: copied into a
 /// field they describe nothing.
 static TEMPLATE_TEXT: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/template_text.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/template_text.txt")));
 
 static MARKER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
@@ -330,7 +322,7 @@ fn flag_example(field: Field) -> &'static str {
 /// Phrases that point into the lost conversation. Word-bounded and
 /// case-insensitive; a space stands for any run of white space.
 static COLD_PHRASES: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/cold_phrases.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/cold_phrases.txt")));
 
 static COLD: LazyLock<Regex> = LazyLock::new(|| {
     let alt = COLD_PHRASES
@@ -343,7 +335,7 @@ static COLD: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A word every one of COLD_PHRASES holds (see `may_hold_any`).
 static COLD_WORDS: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/cold_words.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/cold_words.txt")));
 
 /// "that bug" points back only when nothing says which: it must end the
 /// clause or be followed by words like "we" or "again", and not follow a
@@ -363,7 +355,7 @@ const CONVERSATION_WORDS: &[&str] = &["chat", "conversation", "thread", "call", 
 
 /// Nouns that make "chat", "call" or "thread" a thing in the product.
 static PRODUCT_NOUNS: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/product_nouns.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/product_nouns.txt")));
 
 /// A field (or item) that only says it did not change points at a version
 /// of it the reader never saw: "Patterns: (no change)", "変更なし".
@@ -387,9 +379,9 @@ const HANDLE_NAMES: &[&str] = &[
 ];
 
 static CLAUSE_VERBS: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/clause_verbs.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/clause_verbs.txt")));
 static POINTING_FOLLOWERS: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/pointing_followers.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/pointing_followers.txt")));
 
 fn cold_phrases(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
     let label = t.label();
@@ -463,7 +455,7 @@ fn cold_phrases(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
 /// an object. A next action made only of these is vague ("do it", "fix
 /// that", "keep going", "continue with the task").
 static VAGUE_WORDS: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/vague_words.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/vague_words.txt")));
 
 /// Imperative verbs that start a concrete next action. A next action is an
 /// instruction to act, so it should open with one ("run", "add", "rename");
@@ -472,16 +464,16 @@ static VAGUE_WORDS: LazyLock<Vec<&str>> =
 /// `resume` count: with an object ("finish the CRLF test") they are fine,
 /// and without one CK302 catches them first.
 static ACTION_VERBS: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/action_verbs.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/action_verbs.txt")));
 
 /// Lead-ins before the verb: "First, run ...", "Next: add ...".
 static LEAD_INS: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/lead_ins.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/lead_ins.txt")));
 
 static ENGLISH_MARKERS: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/english_markers.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/english_markers.txt")));
 static FOREIGN_MARKERS: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/foreign_markers.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/foreign_markers.txt")));
 
 fn words(s: &str) -> Vec<String> {
     s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
@@ -560,7 +552,7 @@ fn next_action(t: &Text, loc: &Locator) -> Option<Finding> {
 /// What a "continue" or "keep" may name and still say nothing concrete:
 /// "continue with project development", "keep monitoring for other issues".
 static GENERIC_ACTIVITY: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/generic_activity.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/generic_activity.txt")));
 
 fn goes_on_vaguely(w: &[String]) -> bool {
     if !matches!(
@@ -591,7 +583,7 @@ fn goes_on_vaguely(w: &[String]) -> bool {
 
 /// Words after a general activity that go on to say what it is about.
 static SAYS_OF_WHAT: LazyLock<Vec<&str>> =
-    LazyLock::new(|| entries(include_str!("wording/says_of_what.txt")));
+    LazyLock::new(|| word_list::entries(include_str!("wording/says_of_what.txt")));
 
 /// An idle or a loop is no step at all: "idle: pull/push loop", "standby".
 fn idles(text: &str) -> bool {

@@ -1,9 +1,7 @@
 //! The word lists the text rules match, kept as data: one file each under `words/`, built into
 //! the binary (`include_str!`) and split into entries once, the first time a rule asks.
 //!
-//! A file holds one entry a line. Blank lines and lines opening with `#` are left out. An entry
-//! that opens with `#` or `"`, or opens or ends with a blank, is written between double quotes,
-//! which are taken off (`"next "`: the blank is part of the entry).
+//! The format is `system::word_list`'s.
 
 use std::ops::Deref;
 use std::sync::OnceLock;
@@ -27,21 +25,9 @@ impl Deref for Words {
     type Target = [&'static str];
 
     fn deref(&self) -> &[&'static str] {
-        self.entries.get_or_init(|| entries(self.text))
+        self.entries
+            .get_or_init(|| crate::system::word_list::entries(self.text))
     }
-}
-
-/// The entries of a word list's text (see the module's documentation for the format).
-fn entries(text: &'static str) -> Vec<&'static str> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            l.strip_prefix('"')
-                .and_then(|l| l.strip_suffix('"'))
-                .unwrap_or(l)
-        })
-        .collect()
 }
 
 /// Sentences that only ctxkeep's resume prompt (templates/resume.md) renders: a user line
