@@ -200,7 +200,7 @@ fn run_theirs(command: &str, input: &[u8]) -> String {
 fn view(ctx: &Ctx, input: &[u8]) -> anyhow::Result<View> {
     let (agent, sl) = crate::agents::read_status_line(&mut &input[..])?;
     let ws = Workspace::resolve(&ctx.locate(), false)?;
-    let sf = StateFile::load(&ws.state_path)?;
+    let sf = StateFile::load_kept(&ws.state_path, &ws.data_dir)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
     let id = session::validate_id(sl.session_id.as_deref().unwrap_or(DEFAULT_SESSION))?;
