@@ -681,7 +681,9 @@ fn the_agent_rule_sees_each_way_of_naming_an_agent() {
 }
 
 /// Input is opened one way, `fsutil::open_input`, which checks it is a regular file first: a
-/// plain `File::open` of a FIFO blocks until a writer comes, which may be never.
+/// plain `File::open` of a FIFO blocks until a writer comes, which may be never. The files of
+/// `system/fsutil/` are the file-system primitives (they open a folder to sync it, the lock file
+/// to name its holder).
 #[test]
 fn only_fsutil_opens_a_file_for_reading() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -690,7 +692,7 @@ fn only_fsutil_opens_a_file_for_reading() {
     let mut wrong = Vec::new();
     for file in files {
         let rel = file.strip_prefix(&src).unwrap();
-        if rel == Path::new("system/fsutil.rs") {
+        if rel.starts_with("system/fsutil") {
             continue;
         }
         let text = std::fs::read_to_string(&file).unwrap();
