@@ -78,11 +78,62 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The source files that are test modules: each declared `#[cfg(test)] mod name;` by its parent
+/// (a unit test's file beside the module, `loops/tests.rs`), and every file below one.
+fn test_files(src: &Path) -> BTreeSet<PathBuf> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let declared =
+        regex::Regex::new(r"#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))? )?mod ([a-z_0-9]+);").unwrap();
+    let mut tests = BTreeSet::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let stem = file.file_stem().unwrap_or_default();
+        let dir = if stem == "mod" || stem == "lib" {
+            file.parent().unwrap().to_path_buf()
+        } else {
+            file.with_extension("")
+        };
+        for c in declared.captures_iter(&text) {
+            tests.insert(dir.join(format!("{}.rs", &c[1])));
+            tests.insert(dir.join(&c[1]));
+        }
+    }
+    files
+        .into_iter()
+        .filter(|f| tests.iter().any(|t| f.starts_with(t)))
+        .collect()
+}
+
+/// The code of `file` a build without tests compiles: its text up to its first
+/// `#[cfg(test)]`, nothing of a test module's own file.
+fn production_code(file: &Path, tests: &BTreeSet<PathBuf>) -> String {
+    if tests.contains(file) {
+        return String::new();
+    }
+    let text = std::fs::read_to_string(file).unwrap();
+    text.split("#[cfg(test)]").next().unwrap_or_default().to_string()
+}
+
+/// A unit test moved to its own file is still a test: the rules on production code skip it.
+#[test]
+fn a_test_module_in_its_own_file_is_a_test() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let tests = test_files(&src);
+    for file in ["agents/observe_tests.rs", "system/redact/tests.rs", "pipeline/harness.rs"] {
+        assert!(tests.contains(&src.join(file)), "{file} is a test module");
+    }
+    for file in ["system/redact.rs", "agents/mod.rs", "pipeline/mod.rs"] {
+        assert!(!tests.contains(&src.join(file)), "{file} is not a test module");
+    }
+}
+
 /// What each module imports from the others (test modules left out).
 fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
+    let tests = test_files(&src);
     let path_ref = regex::Regex::new(r"crate::([a-z_]+)(?:::([a-z_]+))?").unwrap();
     let wing_group = regex::Regex::new(r"crate::([a-z_]+)::\{([^}]*)\}").unwrap();
     let grouped = regex::Regex::new(r"use crate::\{([^}]*)\}").unwrap();
@@ -96,8 +147,7 @@ fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
         };
         let parts: Vec<&str> = path.iter().map(String::as_str).collect();
         let me = node(&parts).unwrap();
-        let text = std::fs::read_to_string(&file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let code = &production_code(&file, &tests);
         let mut targets = BTreeSet::new();
         for c in path_ref.captures_iter(code) {
             let sub = c.get(2).map(|m| m.as_str());
@@ -170,6 +220,7 @@ fn every_wing_imports_only_itself_and_the_wings_below_it() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
+    let tests = test_files(&src);
     let mut wrong = Vec::new();
     let mut seen = BTreeSet::new();
     for file in files {
@@ -177,8 +228,7 @@ fn every_wing_imports_only_itself_and_the_wings_below_it() {
             continue;
         };
         seen.insert(path[0].clone());
-        let text = std::fs::read_to_string(&file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let code = &production_code(&file, &tests);
         for arrow in upward(&path[0], code) {
             wrong.push(format!(
                 "src/{}: {arrow}",
@@ -418,6 +468,7 @@ fn file_graph() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
+    let tests = test_files(&src);
     let modules: BTreeMap<Vec<String>, PathBuf> = files
         .into_iter()
         .filter_map(|f| Some((module_path(&src, &f)?, f)))
@@ -432,8 +483,7 @@ fn file_graph() -> BTreeMap<String, BTreeSet<String>> {
         regex::Regex::new(r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)*)(::\{)?").unwrap();
     let mut graph = BTreeMap::new();
     for (me, file) in &modules {
-        let text = std::fs::read_to_string(file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let code = &production_code(file, &tests);
         let mut targets = BTreeSet::new();
         for c in reference.captures_iter(code) {
             let mut segments = c[1].split("::").peekable();
@@ -604,6 +654,7 @@ fn only_the_registry_the_agents_folders_and_the_clap_values_name_an_agent() {
     );
     let mut files = Vec::new();
     rust_files(&src, &mut files);
+    let tests = test_files(&src);
     let mut wrong = Vec::new();
     for file in files {
         let rel = file.strip_prefix(&src).unwrap();
@@ -614,9 +665,8 @@ fn only_the_registry_the_agents_folders_and_the_clap_values_name_an_agent() {
         {
             continue;
         }
-        let text = std::fs::read_to_string(&file).unwrap();
         // Unit tests may use any agent as sample data.
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let code = &production_code(&file, &tests);
         for m in agent_mentions(code, &names) {
             wrong.push(format!("src/{}: {m}", rel.display()));
         }
@@ -689,14 +739,14 @@ fn only_fsutil_opens_a_file_for_reading() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
+    let tests = test_files(&src);
     let mut wrong = Vec::new();
     for file in files {
         let rel = file.strip_prefix(&src).unwrap();
         if rel.starts_with("system/fsutil") {
             continue;
         }
-        let text = std::fs::read_to_string(&file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let code = &production_code(&file, &tests);
         for (n, line) in code.lines().enumerate() {
             if line.contains("File::open(") {
                 wrong.push(format!("src/{}:{}", rel.display(), n + 1));
