@@ -320,12 +320,21 @@ mod tests {
     fn every_code_the_checks_raise_is_registered() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/verify/checks");
         let mut seen = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            // The code files: the word lists beside them are data (`wording/*.txt`).
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
+        // The code files, a family's folder of them included (`wording/*.rs`); the word lists
+        // beside them are data (`wording/*.txt`).
+        let mut folders = vec![dir];
+        let mut files = Vec::new();
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(folder).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
             }
+        }
+        for path in files {
             let text = std::fs::read_to_string(path).unwrap();
             for (at, _) in text.match_indices("\"CK") {
                 let code = &text[at + 1..(at + 6).min(text.len())];

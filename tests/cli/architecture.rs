@@ -112,7 +112,10 @@ fn production_code(file: &Path, tests: &BTreeSet<PathBuf>) -> String {
         return String::new();
     }
     let text = std::fs::read_to_string(file).unwrap();
-    text.split("#[cfg(test)]").next().unwrap_or_default().to_string()
+    text.split("#[cfg(test)]")
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// A unit test moved to its own file is still a test: the rules on production code skip it.
@@ -120,11 +123,18 @@ fn production_code(file: &Path, tests: &BTreeSet<PathBuf>) -> String {
 fn a_test_module_in_its_own_file_is_a_test() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let tests = test_files(&src);
-    for file in ["agents/observe_tests.rs", "system/redact/tests.rs", "pipeline/harness.rs"] {
+    for file in [
+        "agents/observe_tests.rs",
+        "system/redact/tests.rs",
+        "pipeline/harness.rs",
+    ] {
         assert!(tests.contains(&src.join(file)), "{file} is a test module");
     }
     for file in ["system/redact.rs", "agents/mod.rs", "pipeline/mod.rs"] {
-        assert!(!tests.contains(&src.join(file)), "{file} is not a test module");
+        assert!(
+            !tests.contains(&src.join(file)),
+            "{file} is not a test module"
+        );
     }
 }
 
