@@ -177,39 +177,29 @@ impl McpSettings {
             return Ok((text.to_string(), Vec::new()));
         };
         let unchanged = || Ok((text.to_string(), Vec::new()));
-        let header = format!("[{}.{SERVER}]", self.key);
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        let is_header = |l: &str| {
-            l.trim()
-                .strip_prefix(header.as_str())
-                .is_some_and(|rest| rest.is_empty() || rest.trim_start().starts_with('#'))
-        };
-        let Some(start) = lines.iter().position(|l| is_header(l)) else {
+        let Some(table) = self.table_span(text) else {
             return unchanged();
         };
-        let next = lines[start + 1..]
-            .iter()
-            .position(|l| l.trim_start().starts_with('['))
-            .map_or(lines.len(), |i| start + 1 + i);
+        // Whole lines: from the header's to the one the last value ends on.
+        let start = text[..table.start].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[table.end..]
+            .find('\n')
+            .map_or(text.len(), |i| table.end + i + 1);
         let blank = |l: &str| l.trim().is_empty();
-        let comment = |l: &str| l.trim_start().starts_with('#');
-        let end = (start + 1..next)
-            .rev()
-            .find(|&i| !blank(lines[i]) && !comment(lines[i]))
-            .map_or(start + 1, |i| i + 1);
-        let out = if lines[end..].iter().all(|l| blank(l)) {
+        let out = if blank(&text[end..]) {
             // Last in the file: the line break `register_toml` put before
             // the table goes too.
-            let before = lines[..start].concat();
+            let before = &text[..start];
             match before.strip_suffix('\n') {
                 Some(b) => b.strip_suffix('\r').unwrap_or(b).to_string(),
-                None => before,
+                None => before.to_string(),
             }
         } else {
-            let after = (end..lines.len())
-                .find(|&i| !blank(lines[i]))
-                .unwrap_or(lines.len());
-            format!("{}{}", lines[..start].concat(), lines[after..].concat())
+            let mut after = &text[end..];
+            while let Some(line) = after.split_inclusive('\n').next().filter(|l| blank(l)) {
+                after = &after[line.len()..];
+            }
+            format!("{}{after}", &text[..start])
         };
         // The document less ctxkeep's entry (an emptied servers table read
         // as none); the new text must hold exactly that.
@@ -231,6 +221,31 @@ impl McpSettings {
             }
             _ => unchanged(),
         }
+    }
+
+    /// Where ctxkeep's table is in `text`, as toml_edit parses it: from its header's `[` to the
+    /// end of its last value (a value's span leaves out a comment after it). None when the
+    /// entry is not a `[key.ctxkeep]` table (an inline table, dotted keys elsewhere) or has a
+    /// sub-table of its own (`[key.ctxkeep.env]`): taking that apart is left to the user.
+    fn table_span(&self, text: &str) -> Option<std::ops::Range<usize>> {
+        /// The end of the last value written under the header (dotted keys included).
+        fn last_value_end(table: &toml_edit::Table, mut end: usize) -> Option<usize> {
+            for (_, item) in table.iter() {
+                end = match item {
+                    toml_edit::Item::Value(v) => end.max(v.span()?.end),
+                    toml_edit::Item::Table(t) if t.is_dotted() => last_value_end(t, end)?,
+                    _ => return None,
+                };
+            }
+            Some(end)
+        }
+        let doc = toml_edit::Document::parse(text).ok()?;
+        let entry = doc.as_table().get(self.key)?.as_table()?.get(SERVER)?;
+        let entry = entry
+            .as_table()
+            .filter(|t| !t.is_implicit() && !t.is_dotted())?;
+        let header = entry.span()?;
+        Some(header.start..last_value_end(entry, header.end)?)
     }
 }
 
@@ -359,12 +374,78 @@ mod tests {
             // would leave that behind.
             "[mcp_servers.ctxkeep]\ncommand = \"ctxkeep\"\nargs = [\"mcp\"]\n[mcp_servers.ctxkeep.env]\nA = \"1\"\n",
             "[mcp_servers]\nctxkeep = { command = \"ctxkeep\", args = [\"mcp\"] }\n",
-            // A line starting with `[` inside ctxkeep's table.
-            "[mcp_servers.ctxkeep]\ncommand = \"ctxkeep\"\nargs = [\n[\"x\"],\n\"mcp\",\n]\n",
+            // Dotted keys outside the table.
+            "[mcp_servers]\nctxkeep.command = \"ctxkeep\"\nctxkeep.args = [\"mcp\"]\n",
         ] {
             let (out, changes) = TOML.unregister_toml(text).unwrap();
             assert_eq!(out, text);
             assert!(changes.is_empty(), "{text}");
+        }
+    }
+
+    /// The table is found by parsing (toml_edit's spans), not by lines that look like headers:
+    /// a value over several lines, one of them starting with `[`, goes out whole.
+    #[test]
+    fn toml_values_over_lines_that_look_like_headers_go_out_whole() {
+        let text = "a = 1\n\n[mcp_servers.ctxkeep]\ncommand = \"ctxkeep\"\nargs = [\n[\"x\"],\n\"mcp\",\n]\ns = \"\"\"\n[not.a.header]\n\"\"\"\nenv.A = \"1\"\n\n[next]\nb = 2\n";
+        let (out, changes) = TOML.unregister_toml(text).unwrap();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(out, "a = 1\n\n[next]\nb = 2\n");
+    }
+
+    /// A user's config.toml as people write them: comments above and inside tables, other
+    /// servers and tables, ctxkeep's entry already there (written by hand, with a comment of its
+    /// own), CRLF line breaks. Install changes nothing; uninstall takes out ctxkeep's table and
+    /// nothing else; install and uninstall again give those bytes back.
+    #[test]
+    fn a_users_config_toml_keeps_every_other_byte_through_install_and_uninstall() {
+        for nl in ["\n", "\r\n"] {
+            let lines = |ls: &[&str]| ls.iter().map(|l| format!("{l}{nl}")).collect::<String>();
+            let head = lines(&[
+                "# Codex settings for this project",
+                "model = \"o4-mini\"  # the fast one",
+                "",
+                "# servers we use",
+                "[mcp_servers.docs]",
+                "# the docs server, local",
+                "command = \"docs-mcp\"",
+                "args = [",
+                "  \"--port\", # why: the default clashes",
+                "  \"7000\",",
+                "]",
+                "",
+                "# ctxkeep, added by hand",
+            ]);
+            let ours = lines(&[
+                "[mcp_servers.ctxkeep]   # keeps the state file",
+                "command = \"/usr/local/bin/ctxkeep\"",
+                "# no flags",
+                "args = [\"mcp\"]",
+                "",
+            ]);
+            let tail = lines(&[
+                "# profiles below",
+                "[profiles.fast]",
+                "model = 'o4-mini' # literal string",
+                "",
+                "[[hooks]]",
+                "name = \"lint\"",
+            ]);
+            let original = format!("{head}{ours}{tail}");
+            let (same, changes) = TOML.register_toml(&original).unwrap();
+            assert!(changes.is_empty());
+            assert_eq!(same, original);
+            let (removed, changes) = TOML.unregister_toml(&original).unwrap();
+            assert_eq!(changes.len(), 1);
+            assert_eq!(changes[0].command, "/usr/local/bin/ctxkeep mcp");
+            assert_eq!(removed, format!("{head}{tail}"));
+            let (added, changes) = TOML.register_toml(&removed).unwrap();
+            assert_eq!(changes.len(), 1);
+            assert_eq!(
+                added,
+                format!("{removed}{nl}[mcp_servers.ctxkeep]{nl}command = \"ctxkeep\"{nl}args = [\"mcp\"]{nl}")
+            );
+            assert_eq!(TOML.unregister_toml(&added).unwrap().0, removed);
         }
     }
 
