@@ -112,6 +112,29 @@ pub struct ToolFile {
     pub before: Option<String>,
 }
 
+impl ToolFile {
+    /// A file a tool wrote, with the contents its response shows the user hashed: the
+    /// `returnDisplay` object's `newContent` (after) and `originalContent` (before), which the
+    /// file tools of Gemini CLI and of the agents built from it report after the call.
+    pub fn from_return_display(
+        path: impl Into<PathBuf>,
+        response: Option<&Map<String, Value>>,
+    ) -> ToolFile {
+        let display = response.and_then(|r| r.get("returnDisplay"));
+        let hash_of = |key: &str| {
+            display
+                .and_then(|d| d.get(key))
+                .and_then(Value::as_str)
+                .map(|c| content_hash(c.as_bytes()))
+        };
+        ToolFile {
+            path: path.into(),
+            content: hash_of("newContent"),
+            before: hash_of("originalContent"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutcome {
     /// Whether it succeeded; None when the agent cannot tell (a command left running).

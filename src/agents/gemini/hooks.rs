@@ -4,8 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::agents::payload::{
-    content_hash, object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile,
-    ToolOutcome,
+    object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile, ToolOutcome,
 };
 use crate::agents::DoctorSample;
 use crate::system::error::Error;
@@ -59,26 +58,12 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
         }
         "write_file" | "replace" => {
             let path = s("file_path").or_else(|| s("path"))?;
-            let display = response.and_then(|r| r.get("returnDisplay"));
-            let hash_of = |key: &str| {
-                display
-                    .and_then(|d| d.get(key))
-                    .and_then(Value::as_str)
-                    .map(|c| content_hash(c.as_bytes()))
-            };
-            let (content, before) = (hash_of("newContent"), hash_of("originalContent"));
             let outcome = match &error {
                 Some(e) => ToolOutcome::failed(e),
                 None => ToolOutcome::succeeded(String::new()),
             };
-            (
-                ToolAction::Files(vec![ToolFile {
-                    path: path.into(),
-                    content,
-                    before,
-                }]),
-                outcome,
-            )
+            let file = ToolFile::from_return_display(path, response);
+            (ToolAction::Files(vec![file]), outcome)
         }
         _ => return None,
     };

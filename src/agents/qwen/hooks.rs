@@ -5,8 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::agents::payload::{
-    content_hash, object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile,
-    ToolOutcome,
+    object_of, text_of, with_tool_call, Payload, ToolAction, ToolCall, ToolFile, ToolOutcome,
 };
 use crate::agents::DoctorSample;
 use crate::system::error::Error;
@@ -61,23 +60,12 @@ pub fn tool_call(root: &Map<String, Value>) -> Option<ToolCall> {
             (ToolAction::Command(s("command")?.to_string()), outcome)
         }
         "write_file" | "edit" => {
-            let display = response.and_then(|r| r.get("returnDisplay"));
-            let hash_of = |key: &str| {
-                display
-                    .and_then(|d| d.get(key))
-                    .and_then(Value::as_str)
-                    .map(|c| content_hash(c.as_bytes()))
-            };
             let outcome = match &error {
                 Some(e) => ToolOutcome::failed(e),
                 None if failed => ToolOutcome::failed(""),
                 None => ToolOutcome::succeeded(String::new()),
             };
-            let file = ToolFile {
-                path: s("file_path")?.into(),
-                content: hash_of("newContent"),
-                before: hash_of("originalContent"),
-            };
+            let file = ToolFile::from_return_display(s("file_path")?, response);
             (ToolAction::Files(vec![file]), outcome)
         }
         _ => return None,
