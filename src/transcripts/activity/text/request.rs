@@ -5,18 +5,21 @@ use super::prose::{cut, is_list_item};
 use super::words::{NOT_A_REQUEST, RESUME_MARKERS, UI_COMMANDS, WRAPPERS};
 use crate::transcripts::activity::MAX_REQUEST_CHARS;
 
-/// The words after the element a prompt opens with (`<ci-monitor-event>…</ci-monitor-event>
-/// hmm, skip on CI`), when it opens with one and words follow.
-fn leading_element_then_words(text: &str) -> Option<&str> {
+/// The name of the element `text` opens with (`<name>` or `<name attributes…>`): a letter,
+/// then letters, digits, `-`, `_` or `:`.
+fn opening_element(text: &str) -> Option<&str> {
     let rest = text.strip_prefix('<')?;
     let end = rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | ':')))?;
     let name = &rest[..end];
-    if !name.starts_with(|c: char| c.is_ascii_alphabetic())
-        || !rest[end..].starts_with(['>', ' ', '\n'])
-    {
-        return None;
-    }
-    let close = format!("</{name}>");
+    (name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && rest[end..].starts_with(['>', ' ', '\n']))
+    .then_some(name)
+}
+
+/// The words after the element a prompt opens with (`<ci-monitor-event>…</ci-monitor-event>
+/// hmm, skip on CI`), when it opens with one and words follow.
+fn leading_element_then_words(text: &str) -> Option<&str> {
+    let close = format!("</{}>", opening_element(text)?);
     let at = text.find(&close)? + close.len();
     let words = text[at..].trim();
     (!words.is_empty()).then_some(words)
@@ -26,14 +29,7 @@ fn leading_element_then_words(text: &str) -> Option<&str> {
 /// a monitor or another agent wrote into the prompt, not words a person typed.
 pub(crate) fn injected_element(text: &str) -> Option<&str> {
     let text = text.trim();
-    let rest = text.strip_prefix('<')?;
-    let end = rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | ':')))?;
-    let name = &rest[..end];
-    if !name.starts_with(|c: char| c.is_ascii_alphabetic())
-        || !rest[end..].starts_with(['>', ' ', '\n'])
-    {
-        return None;
-    }
+    let name = opening_element(text)?;
     text.ends_with(&format!("</{name}>")).then_some(name)
 }
 
