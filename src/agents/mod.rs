@@ -595,6 +595,8 @@ pub fn parse_payload(agent: Agent, text: &str) -> Result<Payload, Error> {
 #[cfg(test)]
 mod compaction_tests;
 #[cfg(test)]
+mod event_read_tests;
+#[cfg(test)]
 mod left_open_tests;
 #[cfg(test)]
 mod observe_tests;

@@ -3,6 +3,7 @@ use std::path::Path;
 
 use super::*;
 use crate::system::error::{exit, exit_code_of};
+use crate::transcripts::usage::echo::echoes;
 use crate::transcripts::usage::testutil::write_temp;
 use crate::transcripts::usage::{Usage, SNIFF_HEAD};
 
@@ -553,4 +554,53 @@ fn every_pre_tool_payload_names_a_destructive_command_and_only_that() {
         "claude-code-2.1.332/hooks/PreToolUse-Edit.json",
     );
     assert_eq!(edit.action, Action::Ignore);
+}
+
+/// The nonce a restore asks to be acknowledged is echoed only by what each agent itself wrote
+/// (its `authored_text`), never by the prompt or a tool's output that carry it.
+#[test]
+fn a_nonce_is_echoed_only_by_what_each_agent_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.jsonl");
+    let injected = r#"{"type":"user","message":{"role":"user","content":"run `ctxkeep ack 48213907` to confirm"}}"#;
+    std::fs::write(&t, format!("{injected}\n")).unwrap();
+    assert!(!echoes(&t, "48213907", 1 << 20, &authored_text).unwrap());
+    let side = r#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"48213907"}]}}"#;
+    let tool = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"ctxkeep ack 48213907"}}]}}"#;
+    std::fs::write(&t, format!("{injected}\n{side}\n")).unwrap();
+    assert!(!echoes(&t, "48213907", 1 << 20, &authored_text).unwrap());
+    std::fs::write(&t, format!("{injected}\n{tool}\n")).unwrap();
+    assert!(echoes(&t, "48213907", 1 << 20, &authored_text).unwrap());
+    let codex = r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ctxkeep\",\"ack\",\"48213907\"]}"}}"#;
+    let output = r#"{"type":"response_item","payload":{"type":"function_call_output","output":"ctxkeep ack 48213907"}}"#;
+    std::fs::write(&t, format!("{output}\n")).unwrap();
+    assert!(!echoes(&t, "48213907", 1 << 20, &authored_text).unwrap());
+    std::fs::write(&t, format!("{codex}\n")).unwrap();
+    assert!(echoes(&t, "48213907", 1 << 20, &authored_text).unwrap());
+    let inside = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"build 1482139070 and v48213907a"}]}}"#;
+    std::fs::write(&t, format!("{inside}\n")).unwrap();
+    assert!(
+        !echoes(&t, "48213907", 1 << 20, &authored_text).unwrap(),
+        "inside a longer number or word"
+    );
+    let gemini = r#"{"id":"m1","type":"gemini","content":"Restored; acknowledging 48213907."}"#;
+    std::fs::write(&t, format!("{gemini}\n")).unwrap();
+    assert!(echoes(&t, "48213907", 1 << 20, &authored_text).unwrap());
+}
+
+/// Writes `lines` as the JSONL file `name` and reads it with `read`, checking that
+/// auto-detection reads the same.
+pub(super) fn read_lines_detected(
+    name: &str,
+    lines: &[String],
+    read: fn(&std::path::Path) -> anyhow::Result<Usage>,
+) -> Usage {
+    let (_d, path) = write_temp(name, &crate::transcripts::usage::testutil::jsonl(lines));
+    let u = read(&path).unwrap();
+    assert_eq!(
+        u,
+        crate::agents::read_usage(&path, None).unwrap(),
+        "auto-detect agrees"
+    );
+    u
 }

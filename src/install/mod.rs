@@ -5,3 +5,6 @@ pub mod demo;
 pub mod hook_setup;
 pub mod init;
 pub mod kept;
+
+#[cfg(test)]
+mod settings_round_trip;

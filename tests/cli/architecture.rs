@@ -255,6 +255,55 @@ fn every_wing_imports_only_itself_and_the_wings_below_it() {
     );
 }
 
+/// A test's own imports that run up the wings, known and left: handoff's `test_project` makes a
+/// project as `init` and `checkpoint` make it (install, pipeline), for resume's and the prompt's
+/// tests and those above.
+const TESTS_IMPORTING_UPWARD: &[&str] = &[
+    "src/handoff/mod.rs: handoff -> install",
+    "src/handoff/mod.rs: handoff -> pipeline",
+];
+
+/// Unit tests are held to the order too: a test in a lower wing reads its sample data through
+/// its own wing and those below it (an agent's reader is handed in, as the code hands it in), and
+/// a test that needs a higher wing lives there.
+#[test]
+fn test_modules_import_only_their_wing_and_the_wings_below_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let tests = test_files(&src);
+    let mut wrong = Vec::new();
+    for file in files {
+        let Some(path) = module_path(&src, &file) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = match text.find("#[cfg(test)]") {
+            _ if tests.contains(&file) => &text[..],
+            Some(at) => &text[at..],
+            None => continue,
+        };
+        for arrow in upward(&path[0], code) {
+            wrong.push(format!(
+                "src/{}: {arrow}",
+                file.strip_prefix(&src).unwrap().display()
+            ));
+        }
+    }
+    for known in TESTS_IMPORTING_UPWARD {
+        assert!(
+            wrong.iter().any(|w| w == known),
+            "`{known}` is gone: take it off TESTS_IMPORTING_UPWARD"
+        );
+    }
+    wrong.retain(|w| !TESTS_IMPORTING_UPWARD.contains(&w.as_str()));
+    assert!(
+        wrong.is_empty(),
+        "tests importing from a higher wing (the order, bottom up: {ORDER:?}):\n{}",
+        wrong.join("\n")
+    );
+}
+
 #[test]
 fn the_order_rule_sees_each_way_of_importing_upward() {
     assert_eq!(

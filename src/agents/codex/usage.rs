@@ -236,8 +236,9 @@ pub(crate) fn scan<R: Read + Seek>(scanner: &mut Scanner<R>) -> anyhow::Result<U
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::tests::read_lines_detected;
     use crate::transcripts::usage::tail::CHUNK_SIZE;
-    use crate::transcripts::usage::testutil::{read_lines_detected, write_temp};
+    use crate::transcripts::usage::testutil::write_temp;
 
     #[test]
     fn the_rollout_of_a_thread_is_found_newest_day_first() {

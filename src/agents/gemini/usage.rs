@@ -196,8 +196,9 @@ fn read_legacy<R: Read + Seek>(path: &Path, mut src: R, len: u64) -> anyhow::Res
 mod tests {
     use super::*;
     use crate::agents::read_usage as read_transcript;
+    use crate::agents::tests::read_lines_detected;
     use crate::system::error::{exit, exit_code_of};
-    use crate::transcripts::usage::testutil::{read_lines_detected, write_temp};
+    use crate::transcripts::usage::testutil::write_temp;
 
     fn meta() -> String {
         r#"{"sessionId":"0ab84937-9fe7-4284-986a-33c832af0b6a","projectHash":"9da8b3df","startTime":"2026-04-23T12:52:52.759Z","lastUpdated":"2026-04-23T12:52:52.759Z","kind":"main"}"#.to_string()

@@ -406,12 +406,33 @@ fn bounded(hay: &str, needle: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::checkpoint::Checkpoint;
     use crate::transcripts::activity::{CommandRun, Observed, PlanItem, PlanStatus};
 
-    fn checkpoint() -> Checkpoint {
-        Checkpoint {
-            id: "ckpt-0004".into(),
+    /// What a checkpoint records, owned (a checkpoint hands in the same through
+    /// `Checkpoint::facts`).
+    #[derive(Default)]
+    struct Sample {
+        active_task: String,
+        next_action: String,
+        remaining: Vec<String>,
+        decisions: Vec<String>,
+        observed: Option<Observed>,
+    }
+
+    impl Sample {
+        fn facts(&self) -> Vec<Fact> {
+            of(&Recorded {
+                active_task: &self.active_task,
+                next_action: &self.next_action,
+                remaining: &self.remaining,
+                decisions: &self.decisions,
+                observed: self.observed.as_ref(),
+            })
+        }
+    }
+
+    fn checkpoint() -> Sample {
+        Sample {
             active_task: "make the widget parser accept blank lines".into(),
             next_action: "run the widget tests and fix the first failure (E2E-NEXT-4711)".into(),
             decisions: vec!["keep serde_yaml behind a 64 KiB cap".into()],
@@ -445,7 +466,7 @@ mod tests {
                 agent: "claude-code".into(),
                 ..Observed::default()
             }),
-            ..Checkpoint::default()
+            ..Sample::default()
         }
     }
 

@@ -89,33 +89,30 @@ fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    /// Each agent's reader says what its agent wrote (the agents' tests hand in theirs); here a
+    /// line's `said`.
+    fn said(line: &Map<String, Value>) -> Vec<String> {
+        line.get("said")
+            .map(|s| vec![s.to_string()])
+            .unwrap_or_default()
+    }
+
     #[test]
-    fn only_what_the_agent_wrote_counts_as_an_echo() {
+    fn only_the_nonce_as_a_word_in_what_the_reader_hands_back_is_an_echo() {
         let dir = tempfile::tempdir().unwrap();
         let t = dir.path().join("t.jsonl");
-        let injected = r#"{"type":"user","message":{"role":"user","content":"run `ctxkeep ack 48213907` to confirm"}}"#;
-        std::fs::write(&t, format!("{injected}\n")).unwrap();
-        assert!(!echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
-        let side = r#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"48213907"}]}}"#;
-        let tool = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"ctxkeep ack 48213907"}}]}}"#;
-        std::fs::write(&t, format!("{injected}\n{side}\n")).unwrap();
-        assert!(!echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
-        std::fs::write(&t, format!("{injected}\n{tool}\n")).unwrap();
-        assert!(echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
-        let codex = r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ctxkeep\",\"ack\",\"48213907\"]}"}}"#;
-        let output = r#"{"type":"response_item","payload":{"type":"function_call_output","output":"ctxkeep ack 48213907"}}"#;
-        std::fs::write(&t, format!("{output}\n")).unwrap();
-        assert!(!echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
-        std::fs::write(&t, format!("{codex}\n")).unwrap();
-        assert!(echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
-        let inside = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"build 1482139070 and v48213907a"}]}}"#;
-        std::fs::write(&t, format!("{inside}\n")).unwrap();
+        let echoed = |lines: &str| {
+            std::fs::write(&t, lines).unwrap();
+            echoes(&t, "48213907", 1 << 20, &said).unwrap()
+        };
         assert!(
-            !echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap(),
+            !echoed("{\"heard\":\"ctxkeep ack 48213907\"}\n"),
+            "not what the agent wrote"
+        );
+        assert!(echoed("{\"said\":\"ctxkeep ack 48213907\"}\n"));
+        assert!(
+            !echoed("{\"said\":\"build 1482139070 and v48213907a\"}\n"),
             "inside a longer number or word"
         );
-        let gemini = r#"{"id":"m1","type":"gemini","content":"Restored; acknowledging 48213907."}"#;
-        std::fs::write(&t, format!("{gemini}\n")).unwrap();
-        assert!(echoes(&t, "48213907", 1 << 20, &crate::agents::authored_text).unwrap());
     }
 }

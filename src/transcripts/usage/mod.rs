@@ -396,21 +396,4 @@ pub(crate) mod testutil {
         s.push('\n');
         s.into_bytes()
     }
-
-    /// Writes `lines` as the JSONL file `name` and reads it with `read`, checking that
-    /// auto-detection reads the same.
-    pub fn read_lines_detected(
-        name: &str,
-        lines: &[String],
-        read: fn(&std::path::Path) -> anyhow::Result<super::Usage>,
-    ) -> super::Usage {
-        let (_d, path) = write_temp(name, &jsonl(lines));
-        let u = read(&path).unwrap();
-        assert_eq!(
-            u,
-            crate::agents::read_usage(&path, None).unwrap(),
-            "auto-detect agrees"
-        );
-        u
-    }
 }
