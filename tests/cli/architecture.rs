@@ -124,7 +124,7 @@ fn a_test_module_in_its_own_file_is_a_test() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let tests = test_files(&src);
     for file in [
-        "agents/observe_tests.rs",
+        "agents/observe_tests/codex.rs",
         "system/redact/tests.rs",
         "pipeline/harness.rs",
     ] {
@@ -614,8 +614,9 @@ struct AgentNames {
     display: Vec<String>,
 }
 
-/// Folders of `src/agents/` that hold what every agent shares, not one agent.
-const SHARED_AGENT_FOLDERS: &[&str] = &["settings"];
+/// Folders of `src/agents/` that hold what every agent shares, not one agent (the settings'
+/// shape and editing; the observers' tests, each agent's transcripts as sample data).
+const SHARED_AGENT_FOLDERS: &[&str] = &["settings", "observe_tests"];
 
 fn agent_names(src: &Path) -> AgentNames {
     let registry = std::fs::read_to_string(src.join("agents/mod.rs")).unwrap();
