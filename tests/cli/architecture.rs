@@ -223,10 +223,11 @@ fn upward(wing: &str, code: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every file's imports of a wing above its own (test modules left out: a unit test may read
-/// sample data through a higher wing, such as an agent's transcript reader).
-#[test]
-fn every_wing_imports_only_itself_and_the_wings_below_it() {
+/// Every arrow from a file's wing up to a higher one in the part of its text `part` takes (None:
+/// the file has no such part), as `src/<file>: wing -> higher`; and the wings seen.
+fn upward_arrows(
+    part: impl for<'t> Fn(&Path, &'t str, &BTreeSet<PathBuf>) -> Option<&'t str>,
+) -> (Vec<String>, BTreeSet<String>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -238,7 +239,10 @@ fn every_wing_imports_only_itself_and_the_wings_below_it() {
             continue;
         };
         seen.insert(path[0].clone());
-        let code = &production_code(&file, &tests);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let Some(code) = part(&file, &text, &tests) else {
+            continue;
+        };
         for arrow in upward(&path[0], code) {
             wrong.push(format!(
                 "src/{}: {arrow}",
@@ -246,6 +250,16 @@ fn every_wing_imports_only_itself_and_the_wings_below_it() {
             ));
         }
     }
+    (wrong, seen)
+}
+
+/// Every file's imports of a wing above its own (test modules left out: a unit test may read
+/// sample data through a higher wing, such as an agent's transcript reader).
+#[test]
+fn every_wing_imports_only_itself_and_the_wings_below_it() {
+    let (wrong, seen) = upward_arrows(|file, text, tests| {
+        (!tests.contains(file)).then(|| text.split("#[cfg(test)]").next().unwrap_or_default())
+    });
     assert_eq!(seen.len(), ORDER.len(), "every wing has files: {seen:?}");
     assert!(
         wrong.is_empty(),
@@ -268,28 +282,10 @@ const TESTS_IMPORTING_UPWARD: &[&str] = &[
 /// a test that needs a higher wing lives there.
 #[test]
 fn test_modules_import_only_their_wing_and_the_wings_below_it() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let tests = test_files(&src);
-    let mut wrong = Vec::new();
-    for file in files {
-        let Some(path) = module_path(&src, &file) else {
-            continue;
-        };
-        let text = std::fs::read_to_string(&file).unwrap();
-        let code = match text.find("#[cfg(test)]") {
-            _ if tests.contains(&file) => &text[..],
-            Some(at) => &text[at..],
-            None => continue,
-        };
-        for arrow in upward(&path[0], code) {
-            wrong.push(format!(
-                "src/{}: {arrow}",
-                file.strip_prefix(&src).unwrap().display()
-            ));
-        }
-    }
+    let (mut wrong, _) = upward_arrows(|file, text, tests| match text.find("#[cfg(test)]") {
+        _ if tests.contains(file) => Some(text),
+        at => at.map(|at| &text[at..]),
+    });
     for known in TESTS_IMPORTING_UPWARD {
         assert!(
             wrong.iter().any(|w| w == known),
