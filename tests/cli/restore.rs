@@ -326,6 +326,12 @@ fn deletions_behind_shells_wrappers_aliases_and_other_spellings_are_snapshotted(
         "git checkout HEAD src",
         "git switch --discard-changes main",
         "rm -rf \"$D\"",
+        "git -C src checkout -- lib.rs",
+        "git --work-tree=. --git-dir=.git checkout -- src",
+        "git --work-tree . reset --hard",
+        "git checkout --pathspec-from-file=paths.txt",
+        "git restore --pathspec-from-file=paths.txt",
+        "git rm --pathspec-from-file paths.txt",
     ] {
         bash(&p, line);
         taken += 1;
@@ -339,6 +345,7 @@ fn deletions_behind_shells_wrappers_aliases_and_other_spellings_are_snapshotted(
     for line in [
         "git st",
         "git status",
+        "git --work-tree=. status",
         "git checkout main",
         "rm -r build",
         "find docs -delete",

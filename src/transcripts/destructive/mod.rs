@@ -675,7 +675,7 @@ mod tests {
     /// The command lines issue 43's sweep found discarding work unseen: the
     /// documented commands behind wrappers, shells and aliases, and the
     /// other deleting forms. `ALL` for a command whose paths are unknown.
-    pub(crate) const LISTED: [(&str, &str); 55] = [
+    pub(crate) const LISTED: [(&str, &str); 63] = [
         ("bash -c 'git reset --hard'", "reset"),
         ("sh -c \"git checkout -- .\"", "."),
         ("bash -lc 'cd repo && git clean -fd'", "clean"),
@@ -736,10 +736,22 @@ mod tests {
         ("git submodule foreach git reset --hard", "reset"),
         ("git submodule foreach --recursive 'git checkout .'", "ALL"),
         ("git submodule update --force", "reset"),
+        // Another work tree or repository named on git's line; paths from a file.
+        ("git --work-tree=. reset --hard", "reset"),
+        (
+            "git --work-tree=../app --git-dir=../app/.git checkout -- a.rs",
+            "unsure",
+        ),
+        ("git --git-dir .git --work-tree sub checkout .", "unsure"),
+        ("git -C sub -C inner reset --hard", "reset"),
+        ("git checkout --pathspec-from-file=paths.txt", "ALL"),
+        ("git checkout --pathspec-from-file paths.txt", "ALL"),
+        ("git restore --pathspec-from-file=paths.txt", "ALL"),
+        ("git rm --pathspec-from-file=- < paths.txt", "ALL"),
     ];
 
     /// Everyday commands that must stay free of git (no process started).
-    pub(crate) const HARMLESS: [&str; 31] = [
+    pub(crate) const HARMLESS: [&str; 33] = [
         "cargo test",
         "git status",
         "git log --oneline -5",
@@ -771,6 +783,8 @@ mod tests {
         "env RUST_LOG=debug cargo run",
         "git config --get-regexp alias",
         "bash -c 'git status && git log'",
+        "git --work-tree=. status",
+        "git --git-dir=.git log -1",
     ];
 
     /// What a listed line is expected to be read as.
