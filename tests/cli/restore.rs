@@ -814,4 +814,38 @@ pub fn mine() {}
 pub fn mine() {}
 "
     );
+    // Told to ignore it through the local config only (not committed, so `.gitmodules` says
+    // nothing): looked into all the same, each way git reads it.
+    p.git(&[
+        "config",
+        "-f",
+        ".gitmodules",
+        "--unset",
+        "submodule.sub.ignore",
+    ]);
+    p.commit_all("the submodule's work is listed again");
+    for (key, value) in [
+        ("submodule.sub.ignore", "all"),
+        ("diff.ignoreSubmodules", "dirty"),
+    ] {
+        p.git(&["config", key, value]);
+        p.write("sub/a.rs", "pub fn lib() {}\npub fn local() {}\n");
+        p.write("sub/draft.rs", "// a second thought\n");
+        let status = p.git(&["status", "--porcelain"]);
+        assert!(!status.contains("sub"), "{key}: {status}");
+        let before = pre_destructive(&p);
+        bash(&p, "git -C sub reset --hard && git -C sub clean -fd");
+        assert_eq!(pre_destructive(&p), before + 1, "{key}");
+        run(&p, "git -C sub reset -q --hard && git -C sub clean -qfd");
+        let (v, code) = p.json(&["restore"]);
+        assert_eq!(code, 0, "{key}: {v}");
+        assert_eq!(
+            p.read("sub/a.rs"),
+            "pub fn lib() {}\npub fn local() {}\n",
+            "{key}"
+        );
+        assert_eq!(p.read("sub/draft.rs"), "// a second thought\n", "{key}");
+        run(&p, "git -C sub checkout -q -- a.rs && rm -f sub/draft.rs");
+        p.git(&["config", "--unset", key]);
+    }
 }

@@ -329,6 +329,28 @@ fn take_submodule(
     Ok((Some(s.commit), taken.left_out))
 }
 
+/// Which of the submodules at `paths` (relative to the top level) hold uncommitted work,
+/// whatever the configuration tells `git status` to ignore: `--ignore-submodules=none`
+/// overrides `submodule.<name>.ignore` and `diff.ignoreSubmodules` wherever they are set.
+pub fn dirty_submodules(top: &Path, paths: &[String]) -> Result<Vec<String>, Unavailable> {
+    let specs: Vec<String> = paths.iter().map(|p| format!(":(literal){p}")).collect();
+    let mut args = vec![
+        "status",
+        "--porcelain",
+        "-z",
+        "--ignore-submodules=none",
+        "--",
+    ];
+    args.extend(specs.iter().map(String::as_str));
+    let out = run(top, &args)?;
+    Ok(out
+        .split(|&b| b == 0)
+        .filter_map(|entry| entry.get(3..))
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .filter(|p| paths.contains(p))
+        .collect())
+}
+
 /// The submodules whose own work a snapshot kept: (the submodule's path
 /// relative to the top level, its folder, the snapshot commit in its
 /// repository). A submodule entry that is not such a snapshot (the
