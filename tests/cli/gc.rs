@@ -18,6 +18,7 @@ struct Gc {
     temp_files_removed: Vec<String>,
     agent_records_removed: Vec<String>,
     snapshots_removed: Vec<String>,
+    submodule_snapshots_removed: Vec<String>,
 }
 
 fn gc(p: &Project, args: &[&str]) -> Gc {

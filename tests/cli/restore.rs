@@ -848,4 +848,57 @@ pub fn mine() {}
         run(&p, "git -C sub checkout -q -- a.rs && rm -f sub/draft.rs");
         p.git(&["config", "--unset", key]);
     }
+    // `gc` drops a submodule's own snapshot with the outer snapshots that held it: an old
+    // outer snapshot (2019) whose submodule entry is an inner snapshot, pushed past the newest
+    // 50 by 55 newer ones (2020) that hold none; the inner snapshots recent ones hold stay.
+    let inner_refs = || {
+        let out = p
+            .sh("git -C sub for-each-ref --format='%(refname)' refs/ctxkeep/")
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let recent = inner_refs();
+    let out = p
+        .sh(
+            "export GIT_AUTHOR_NAME=ctxkeep GIT_AUTHOR_EMAIL=ctxkeep@localhost \
+             GIT_COMMITTER_NAME=ctxkeep GIT_COMMITTER_EMAIL=ctxkeep@localhost
+             export GIT_AUTHOR_DATE=2019-01-01T00:00:00Z GIT_COMMITTER_DATE=2019-01-01T00:00:00Z
+             inner=$(git -C sub commit-tree 'HEAD^{tree}' -p HEAD -m old) || exit 1
+             git -C sub update-ref refs/ctxkeep/snapshots/submodule-1 $inner || exit 1
+             export GIT_INDEX_FILE=\"$PWD/.git/old-index\"
+             git read-tree HEAD && git update-index --cacheinfo 160000,$inner,sub || exit 1
+             outer=$(git commit-tree $(git write-tree) -p HEAD -m old) || exit 1
+             rm .git/old-index; unset GIT_INDEX_FILE
+             git update-ref refs/ctxkeep/snapshots/old-held $outer || exit 1
+             export GIT_AUTHOR_DATE=2020-01-01T00:00:00Z GIT_COMMITTER_DATE=2020-01-01T00:00:00Z
+             filler=$(git commit-tree 'HEAD^{tree}' -p HEAD -m old) || exit 1
+             for n in $(seq 10 64); do git update-ref refs/ctxkeep/snapshots/old-$n $filler; done
+             echo $inner",
+        )
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let inner = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let (dry, code) = p.json(&["gc", "--dry-run"]);
+    assert_eq!(code, 0, "{dry}");
+    assert_eq!(
+        dry["submodule_snapshots_removed"],
+        json!([format!("sub@{inner}")])
+    );
+    assert!(
+        inner_refs().contains("submodule-1"),
+        "a dry run drops nothing"
+    );
+    let (gc, code) = p.json(&["gc"]);
+    assert_eq!(code, 0, "{gc}");
+    assert!(
+        gc["snapshots_removed"].to_string().contains("old-held"),
+        "{gc}"
+    );
+    assert_eq!(
+        gc["submodule_snapshots_removed"],
+        json!([format!("sub@{inner}")])
+    );
+    assert_eq!(inner_refs(), recent, "only the old inner snapshot goes");
 }

@@ -551,6 +551,27 @@ pub fn drop_ref(dir: &Path, name: &str) -> Result<(), Unavailable> {
     run(dir, &["update-ref", "-d", &r]).map(|_| ())
 }
 
+/// Removes every snapshot ref of the repository at `dir` that points at `commit` (a
+/// submodule's own snapshot, named by time); how many went.
+pub fn drop_refs_at(dir: &Path, commit: &str) -> Result<usize, Unavailable> {
+    let out = run(
+        dir,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "--points-at",
+            commit,
+            REF_PREFIX,
+        ],
+    )?;
+    let mut dropped = 0;
+    for name in String::from_utf8_lossy(&out).lines() {
+        run(dir, &["update-ref", "-d", name, commit])?;
+        dropped += 1;
+    }
+    Ok(dropped)
+}
+
 /// The commit a snapshot was taken on (its parent), if it has one.
 pub fn parent(dir: &Path, commit: &str) -> Option<String> {
     let spec = format!("{commit}^");
