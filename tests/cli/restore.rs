@@ -902,3 +902,98 @@ pub fn mine() {}
     );
     assert_eq!(inner_refs(), recent, "only the old inner snapshot goes");
 }
+
+/// The project of [`what_a_snapshot_cannot_keep_is_an_error_event_and_one_line_to_the_model`]:
+/// work to keep, and a tracked file turned into a FIFO, which no snapshot can read.
+fn project_with_a_fifo() -> Project {
+    let p = project_with_work();
+    p.write("tracked.txt", "one\n");
+    p.commit_all("tracked");
+    p.write("src/lib.rs", "pub fn one() {}\npub fn two() {}\n");
+    std::fs::remove_file(p.path("tracked.txt")).unwrap();
+    let ok = std::process::Command::new("mkfifo")
+        .arg(p.path("tracked.txt"))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    p
+}
+
+/// A Gemini CLI 0.61.0 hook payload as captured (tests/fixtures/agents), in this project,
+/// running `command`.
+fn gemini_payload(p: &Project, event: &str, command: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/agents/gemini-0.61.0/hooks/{event}-run_shell_command.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["cwd"] = json!(p.root());
+    v["transcript_path"] = json!(p.path("chat.jsonl"));
+    v["tool_input"]["command"] = json!(command);
+    v.to_string()
+}
+
+/// `ctxkeep hook AGENT` with `payload`; its stdout.
+fn agent_hook(p: &Project, agent: &str, payload: String) -> String {
+    let out = p
+        .ctxkeep(&["hook", agent])
+        .write_stdin(payload)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const LEFT_OUT: &str =
+    "ctxkeep: the snapshot of uncommitted work left out 1 path(s): tracked.txt: not a regular file";
+
+/// Gemini CLI's `BeforeTool` takes no context and Qwen Code only logs a `PreToolUse` hook's: what
+/// a snapshot left out reaches the model at the next after-tool event instead, once.
+#[test]
+fn gemini_and_qwen_are_told_what_a_snapshot_left_out_after_the_command() {
+    // Gemini CLI: `BeforeTool` answers `{}`; the next `AfterTool` carries the line.
+    let p = project_with_a_fifo();
+    let before = agent_hook(
+        &p,
+        "gemini",
+        gemini_payload(&p, "BeforeTool", "git reset --hard"),
+    );
+    assert!(!before.contains("left out"), "{before}");
+    assert_eq!(pre_destructive(&p), 1);
+    let after = agent_hook(
+        &p,
+        "gemini",
+        gemini_payload(&p, "AfterTool", "git reset --hard"),
+    );
+    let reply: Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(
+        reply["hookSpecificOutput"]["additionalContext"], LEFT_OUT,
+        "{after}"
+    );
+    // Once.
+    let again = agent_hook(&p, "gemini", gemini_payload(&p, "AfterTool", "ls"));
+    assert!(!again.contains("left out"), "{again}");
+
+    // Qwen Code: Claude Code's payloads, the line at the next `PostToolUse`.
+    let p = project_with_a_fifo();
+    let qwen = |event: &str, command: &str| {
+        json!({
+            "session_id": "q1", "transcript_path": p.path("chat.jsonl"), "cwd": p.root(),
+            "hook_event_name": event, "permission_mode": "yolo",
+            "timestamp": "2026-01-15T10:00:00.000Z", "tool_name": "run_shell_command",
+            "tool_input": {"command": command}, "tool_response": "ok",
+        })
+        .to_string()
+    };
+    let before = agent_hook(&p, "qwen-code", qwen("PreToolUse", "git reset --hard"));
+    assert!(!before.contains("left out"), "{before}");
+    assert_eq!(pre_destructive(&p), 1);
+    let after = agent_hook(&p, "qwen-code", qwen("PostToolUse", "git reset --hard"));
+    let reply: Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(
+        reply["hookSpecificOutput"]["additionalContext"], LEFT_OUT,
+        "{after}"
+    );
+    let again = agent_hook(&p, "qwen-code", qwen("PostToolUse", "ls"));
+    assert!(!again.contains("left out"), "{again}");
+}
