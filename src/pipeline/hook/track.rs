@@ -89,6 +89,10 @@ impl Hook {
         if unannounced {
             texts.extend(self.unannounced_compaction(slot)?);
         }
+        // A line the pre-tool hook could not give (what a snapshot left out), once.
+        if reply && self.reading.payload.after_tool() {
+            texts.extend(self.reopen(slot)?.session_mut().waiting_notes_given());
+        }
         // A start deferred to this event, or left by a compaction seen only now.
         let reach = if reply { Reach::Now } else { Reach::Later };
         if decide::gives_waiting_start(policy, reach, self.reading.payload.prompt.as_deref()) {
