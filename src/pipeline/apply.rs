@@ -8,7 +8,7 @@ use crate::domain::workspace::Workspace;
 use crate::system::error::Error;
 use crate::system::fsutil::Lock;
 
-use super::effects::{LearnPoint, LogLine, StageCheckpoint};
+use super::effects::{Effect, LearnPoint, LogLine, StageCheckpoint};
 
 /// One event's hold on the project and on one session's record.
 pub struct Batch<'w> {
@@ -88,6 +88,76 @@ impl<'w> Batch<'w> {
         }
         Ok(self.session)
     }
+}
+
+/// What the apply stage needs besides the session to run an event's effects: the project, its
+/// lock (held), where warnings go, and the transcript a stage's checkpoint reads what the
+/// session did from (its path and agent, and the event's open view of it).
+pub struct Ctx<'a> {
+    pub ws: &'a Workspace,
+    pub lock: &'a Lock,
+    pub out: &'a crate::system::output::Output,
+    pub transcript: Option<(&'a str, Option<crate::agents::Agent>)>,
+    pub view: Option<&'a super::read::TranscriptView>,
+}
+
+/// What running the effects gave, for the reply and the callers.
+#[derive(Default)]
+pub struct Outcomes {
+    /// The checkpoint a stage asked for: written, or skipped as adding nothing.
+    pub stage_checkpoint: Option<super::record::Written>,
+    /// The stages settled, once their checkpoint ran.
+    pub settled: Option<super::decide::Settled>,
+}
+
+/// Runs `effects` in order on the session `s` (the event's, written by its batch once all
+/// have run): the only place a decision's effects touch the disk. A log line that cannot be
+/// written is a warning; a checkpoint that cannot be written fails the event.
+pub fn run(ctx: &Ctx<'_>, s: &mut Session, effects: Vec<Effect>) -> anyhow::Result<Outcomes> {
+    let mut outcomes = Outcomes::default();
+    let log = |line: LogLine| {
+        if let Err(e) = crate::domain::events::append(ctx.ws, ctx.lock, line.event, line.fields) {
+            ctx.out
+                .warn(&format!("the event log could not be updated: {e}"));
+        }
+    };
+    for effect in effects {
+        match effect {
+            Effect::Log(line) => log(line),
+            Effect::Learn(point) => {
+                if remember_point(ctx.ws, &point) {
+                    log(point.log);
+                }
+            }
+            Effect::StageCheckpoint(checkpoint) => {
+                let written = write_stage_checkpoint(
+                    ctx.ws,
+                    ctx.lock,
+                    s,
+                    &checkpoint,
+                    ctx.transcript,
+                    ctx.view,
+                    ctx.out,
+                )?;
+                s.checkpoint_seen(&written.checkpoint().id);
+                outcomes.stage_checkpoint = Some(written);
+            }
+            Effect::Settle(settle) => {
+                // A skipped checkpoint (nothing new) is named nowhere as written.
+                let id = match &outcomes.stage_checkpoint {
+                    Some(super::record::Written::New(c)) => Some(c.id.as_str()),
+                    _ => None,
+                };
+                let settled =
+                    super::decide::settle_stages(s, &settle.step, id, settle.reach, &settle.now);
+                for line in super::decide::stage_logs(s, &settled.fired) {
+                    log(line);
+                }
+                outcomes.settled = Some(settled);
+            }
+        }
+    }
+    Ok(outcomes)
 }
 
 /// Remembers where the agent compacted on its own (`.ctxkeep/compactions.json`); whether it

@@ -1,6 +1,32 @@
-//! What a decision asks of the apply stage besides the session's next state.
+//! What a decision asks of the apply stage besides the session's next state: the
+//! [`Effect`]s, run in order by `apply::run` under the event's lock.
 
 use serde_json::Value;
+
+use crate::context::stages::Step;
+
+/// One thing a decision asks the apply stage to do, in the order it is to be done.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// A line for the event log.
+    Log(LogLine),
+    /// A compaction point to remember, then its line.
+    Learn(LearnPoint),
+    /// A stage's checkpoint to write; its outcome (the id written, none when nothing was new)
+    /// is what the next [`Effect::Settle`] names.
+    StageCheckpoint(StageCheckpoint),
+    /// The stages settled on the session once the stage's checkpoint ran: a pure continuation
+    /// (`decide::settle_stages`), its `stage` lines logged.
+    Settle(Settle),
+}
+
+/// The stages a reading moved, to settle once its checkpoint's outcome is known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settle {
+    pub step: Step,
+    pub reach: Reach,
+    pub now: String,
+}
 
 /// One line for the event log.
 #[derive(Debug, Clone, PartialEq)]

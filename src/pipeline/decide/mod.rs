@@ -10,6 +10,7 @@
 mod checkpoint_requests;
 mod compaction;
 mod loops;
+mod reading;
 mod stages;
 mod start;
 mod window;
@@ -20,6 +21,7 @@ pub use compaction::{
     note_drop, DropNoted, Judged,
 };
 pub use loops::loops;
+pub use reading::{limit_ask, usage, LimitAsk, LimitFound, UsageDecided, UsageFacts};
 pub use stages::{settle_stages, stage_checkpoint, stage_logs, stage_step, Settled};
 pub use start::{gives_waiting_start, session_started, start_waits};
 pub use window::{reading_limit, reading_window, WindowFacts};
