@@ -61,6 +61,12 @@ impl<'w> Batch<'w> {
         (&self.lock, &mut self.session)
     }
 
+    /// The lock, the session to change and the record as loaded, at once (the read stage
+    /// compares with what was loaded while it reads under the lock).
+    pub fn split(&mut self) -> (&Lock, &mut Session, Option<&Session>) {
+        (&self.lock, &mut self.session, self.on_disk.as_ref())
+    }
+
     /// The session is to be written even if it has no record yet.
     pub fn touch(&mut self) {
         self.touched = true;
@@ -112,52 +118,69 @@ pub struct Outcomes {
 
 /// Runs `effects` in order on the session `s` (the event's, written by its batch once all
 /// have run): the only place a decision's effects touch the disk. A log line that cannot be
-/// written is a warning; a checkpoint that cannot be written fails the event.
+/// written is a warning; a checkpoint that cannot be written fails the event. The effects of an
+/// event family that need its handler (a start given, an audit on its own lock) are run by
+/// that handler, which hands the others to [`run_one`].
 pub fn run(ctx: &Ctx<'_>, s: &mut Session, effects: Vec<Effect>) -> anyhow::Result<Outcomes> {
     let mut outcomes = Outcomes::default();
+    for effect in effects {
+        if let Some(left) = run_one(ctx, s, effect, &mut outcomes)? {
+            anyhow::bail!("no handler runs this effect here: {left:?}");
+        }
+    }
+    Ok(outcomes)
+}
+
+/// Runs one effect, its outcome kept in `outcomes`; returns it back when it is one only its
+/// event's handler runs.
+pub fn run_one(
+    ctx: &Ctx<'_>,
+    s: &mut Session,
+    effect: Effect,
+    outcomes: &mut Outcomes,
+) -> anyhow::Result<Option<Effect>> {
     let log = |line: LogLine| {
         if let Err(e) = crate::domain::events::append(ctx.ws, ctx.lock, line.event, line.fields) {
             ctx.out
                 .warn(&format!("the event log could not be updated: {e}"));
         }
     };
-    for effect in effects {
-        match effect {
-            Effect::Log(line) => log(line),
-            Effect::Learn(point) => {
-                if remember_point(ctx.ws, &point) {
-                    log(point.log);
-                }
-            }
-            Effect::StageCheckpoint(checkpoint) => {
-                let written = write_stage_checkpoint(
-                    ctx.ws,
-                    ctx.lock,
-                    s,
-                    &checkpoint,
-                    ctx.transcript,
-                    ctx.view,
-                    ctx.out,
-                )?;
-                s.checkpoint_seen(&written.checkpoint().id);
-                outcomes.stage_checkpoint = Some(written);
-            }
-            Effect::Settle(settle) => {
-                // A skipped checkpoint (nothing new) is named nowhere as written.
-                let id = match &outcomes.stage_checkpoint {
-                    Some(super::record::Written::New(c)) => Some(c.id.as_str()),
-                    _ => None,
-                };
-                let settled =
-                    super::decide::settle_stages(s, &settle.step, id, settle.reach, &settle.now);
-                for line in super::decide::stage_logs(s, &settled.fired) {
-                    log(line);
-                }
-                outcomes.settled = Some(settled);
+    match effect {
+        Effect::Log(line) => log(line),
+        Effect::Learn(point) => {
+            if remember_point(ctx.ws, &point) {
+                log(point.log);
             }
         }
+        Effect::StageCheckpoint(checkpoint) => {
+            let written = write_stage_checkpoint(
+                ctx.ws,
+                ctx.lock,
+                s,
+                &checkpoint,
+                ctx.transcript,
+                ctx.view,
+                ctx.out,
+            )?;
+            s.checkpoint_seen(&written.checkpoint().id);
+            outcomes.stage_checkpoint = Some(written);
+        }
+        Effect::Settle(settle) => {
+            // A skipped checkpoint (nothing new) is named nowhere as written.
+            let id = match &outcomes.stage_checkpoint {
+                Some(super::record::Written::New(c)) => Some(c.id.as_str()),
+                _ => None,
+            };
+            let settled =
+                super::decide::settle_stages(s, &settle.step, id, settle.reach, &settle.now);
+            for line in super::decide::stage_logs(s, &settled.fired) {
+                log(line);
+            }
+            outcomes.settled = Some(settled);
+        }
+        family => return Ok(Some(family)),
     }
-    Ok(outcomes)
+    Ok(None)
 }
 
 /// Remembers where the agent compacted on its own (`.ctxkeep/compactions.json`); whether it

@@ -18,6 +18,26 @@ pub enum Effect {
     /// The stages settled on the session once the stage's checkpoint ran: a pure continuation
     /// (`decide::settle_stages`), its `stage` lines logged.
     Settle(Settle),
+    /// A restore's acknowledgement, when the agent echoed its nonce (in its last reply, else in
+    /// what the transcript gained): the session chain read and, when echoed, written.
+    Acknowledge,
+    /// The agent's compaction summary audited against the checkpoint, on its own lock (the
+    /// event's batch is written first and loaded again after): `trigger`, what the event heard.
+    AuditSummary { trigger: Option<String> },
+    /// A compaction the transcript shows and no start announced, given back now (its audit,
+    /// the restore on the session's link, the note): its text goes into the reply.
+    GiveUnannouncedCompaction,
+    /// A start that waited for this event (deferred, or left by a compaction seen only as a
+    /// drop), given now: its text goes into the reply.
+    GiveWaitingStart,
+    /// What a compaction's summary left out, given back now that it can be read: its text
+    /// goes into the reply.
+    GiveBack,
+    /// After a tool call, a checkpoint request counted and, at a natural point, made: a pure
+    /// continuation (`decide::checkpoint_request`) run once the stages settled (a stage's
+    /// instruction given now asks for the same) and any start given (which the session has
+    /// then seen); its words are read (a commit's message, the MCP registration) and logged.
+    CheckpointRequest,
 }
 
 /// The stages a reading moved, to settle once its checkpoint's outcome is known.

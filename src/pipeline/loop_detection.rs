@@ -212,7 +212,7 @@ pub fn read_new_with(
 
 /// The payload's call as a step: paths shown as the transcript's are, a file's content hashed
 /// from the payload or else from the disk.
-fn payload_step(ws: &Workspace, call: &ToolCall, cwd: Option<&Path>) -> Step {
+pub(crate) fn payload_step(ws: &Workspace, call: &ToolCall, cwd: Option<&Path>) -> Step {
     let root = crate::transcripts::activity::Root::new(Some(&ws.root));
     let cwd_text = cwd.map(|c| c.to_string_lossy().into_owned());
     let action = match &call.action {
@@ -264,7 +264,7 @@ fn hash_file(path: &Path) -> Option<String> {
 /// Puts the payload's call among the transcript's: a call the transcript already finished
 /// stays as read; one it shows still waiting takes the payload's outcome; one it does not show
 /// goes last.
-fn merge_payload(steps: &mut Vec<Step>, call: Step) {
+pub(crate) fn merge_payload(steps: &mut Vec<Step>, call: Step) {
     if let Some(id) = &call.id {
         if let Some(i) = steps.iter().position(|s| s.id.as_ref() == Some(id)) {
             if steps[i].outcome == Outcome::Pending && call.outcome != Outcome::Pending {

@@ -238,6 +238,34 @@ impl TranscriptView {
     }
 }
 
+/// What loop detection reads at an event, under the lock: the calls the transcript gained since
+/// its cursor (moving it; through the index's catch-up when it read them), the call the payload
+/// reports (`tool`, its files hashed from the payload or the disk, relative to `cwd`), and the
+/// state as it was before (the record as loaded, `on_disk`, unless a step changed it since:
+/// then a copy, which costs more than the rest of the check).
+pub fn calls_read<'a>(
+    ws: &Workspace,
+    view: &TranscriptView,
+    s: &mut Session,
+    on_disk: Option<&'a Session>,
+    tool: Option<&crate::agents::payload::ToolCall>,
+    cwd: Option<&Path>,
+) -> crate::pipeline::decide::CallsRead<'a> {
+    let before = match on_disk {
+        Some(disk) if disk.loops() == s.loops() => std::borrow::Cow::Borrowed(disk.loops()),
+        _ => std::borrow::Cow::Owned(s.loops().clone()),
+    };
+    let told_before = s.loops_told().len();
+    let steps = view.new_calls(ws, s);
+    let payload = tool.map(|c| crate::pipeline::loop_detection::payload_step(ws, c, cwd));
+    crate::pipeline::decide::CallsRead {
+        steps,
+        payload,
+        before,
+        told_before,
+    }
+}
+
 /// Where the agent compacts for what a usage reading asks (`decide::limit_ask`): the window and
 /// model it is measured at, with a point that reading teaches counted among those learned
 /// (the apply stage remembers it): its configuration files and environment, read afresh at

@@ -359,17 +359,38 @@ pub fn instructions(
     config: &Config,
     applied: &Applied,
 ) -> anyhow::Result<Vec<String>> {
-    let Some(highest) = applied.to_say.iter().max_by(|a, b| a.at.total_cmp(&b.at)) else {
+    let said = StagesSaid {
+        session: &applied.session,
+        recorded: applied.recorded.as_ref(),
+        to_say: &applied.to_say,
+    };
+    stage_instructions(ws, config, &said)
+}
+
+/// What the stages of an event say, rendered after the lock: the session as they left it, the
+/// checkpoint that stands (a stage may have written it) and the stages to say.
+pub struct StagesSaid<'a> {
+    pub session: &'a Session,
+    pub recorded: Option<&'a Checkpoint>,
+    pub to_say: &'a [FiredStage],
+}
+
+/// [`instructions`] from its parts.
+pub fn stage_instructions(
+    ws: &Workspace,
+    config: &Config,
+    said: &StagesSaid<'_>,
+) -> anyhow::Result<Vec<String>> {
+    let Some(highest) = said.to_say.iter().max_by(|a, b| a.at.total_cmp(&b.at)) else {
         return Ok(Vec::new());
     };
     // The checkpoint a stage wrote, the highest's first.
     let checkpoint = std::iter::once(highest)
-        .chain(applied.to_say.iter().rev())
+        .chain(said.to_say.iter().rev())
         .find_map(|f| f.checkpoint.clone());
-    let s = &applied.session;
-    let in_progress = applied
+    let s = said.session;
+    let in_progress = said
         .recorded
-        .as_ref()
         .and_then(|c| c.observed.as_ref())
         .and_then(|o| {
             o.plan
@@ -377,7 +398,7 @@ pub fn instructions(
                 .find(|p| p.status == crate::transcripts::activity::PlanStatus::InProgress)
         })
         .map(|p| quoted(&p.text));
-    let recorded = applied.recorded.as_ref().map(|c| {
+    let recorded = said.recorded.map(|c| {
         json!({
             "id": c.id, "phase": quoted(&c.phase), "active_task": quoted(&c.active_task),
             "next_action": quoted(&c.next_action),
@@ -386,9 +407,8 @@ pub fn instructions(
     });
     // "Recorded now" only when a stage of this event wrote it (not when it
     // was skipped as nothing new, nor for an older one).
-    let recorded_now = applied
+    let recorded_now = said
         .recorded
-        .as_ref()
         .is_some_and(|c| checkpoint.as_deref() == Some(c.id.as_str()));
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
     // The agent is pointed at the MCP tool when its project MCP

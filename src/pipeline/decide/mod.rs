@@ -13,6 +13,7 @@ mod loops;
 mod reading;
 mod stages;
 mod start;
+mod track;
 mod window;
 
 pub use checkpoint_requests::{checkpoint_request, Request};
@@ -20,10 +21,11 @@ pub use compaction::{
     compaction_by_drop, compaction_ended, compaction_judged, compacts_nothing, compressed,
     note_drop, DropNoted, Judged,
 };
-pub use loops::loops;
+pub use loops::{event_loops, loops, CallsRead, LoopsDecided};
 pub use reading::{limit_ask, usage, LimitAsk, LimitFound, UsageDecided, UsageFacts};
 pub use stages::{settle_stages, stage_checkpoint, stage_logs, stage_step, Settled};
 pub use start::{gives_waiting_start, session_started, start_waits};
+pub use track::{track, TrackDecided, TrackFacts};
 pub use window::{reading_limit, reading_window, WindowFacts};
 
 #[cfg(test)]

@@ -6,10 +6,8 @@
 use serde_json::json;
 
 use super::{Answer, Hook};
-use crate::domain::session::Session;
 use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
-use crate::pipeline::effects::{LearnPoint, LogLine};
 use crate::pipeline::tracking;
 
 impl Hook {
@@ -79,61 +77,11 @@ impl Hook {
         Ok(given.text())
     }
 
-    /// An agent with no post-compaction event: a compaction shows only as
-    /// usage dropping from near its compaction point to a fraction.
-    /// The prompt is then given with the next prompt or tool hook. False when this
-    /// drop was noted already.
-    pub(super) fn note_compression_in(
-        &self,
-        batch: &mut Batch<'_>,
-        before: &Session,
-        after: &Session,
-    ) -> bool {
-        let policy = self.reading.agent.policy();
-        let Some(noted) = decide::note_drop(
-            batch.session_mut(),
-            before,
-            after,
-            policy,
-            self.reading.agent,
-        ) else {
-            return false;
-        };
-        batch.touch();
-        if let Some(tokens) = noted.learn_at {
-            self.learn_compaction(batch.lock(), before.model(), tokens);
-        }
-        self.log(batch.lock(), noted.log.event, noted.log.fields);
-        true
-    }
-
     /// The compaction the transcript ends with, as the agent recorded it (its own token count
     /// before it, the trigger, the model): read at the events that follow a compaction, so
     /// the learning never takes ctxkeep's last reading for the agent's point.
     pub(super) fn compaction_in_transcript(&self) -> Option<crate::transcripts::usage::Usage> {
         self.reading.view().compaction()
-    }
-
-    /// Remembers that the agent compacted on its own at `tokens` on `model`, so the
-    /// stages measure against where it really compacts. Never fails the hook.
-    pub(super) fn learn_compaction(
-        &self,
-        lock: &crate::system::fsutil::Lock,
-        model: Option<&str>,
-        tokens: u64,
-    ) {
-        let point = LearnPoint {
-            agent: self.reading.agent.as_str(),
-            model: model.map(str::to_string),
-            tokens,
-            log: LogLine::new(
-                "compaction_learned",
-                json!({ "session": self.reading.session, "agent": self.reading.agent, "model": model, "tokens": tokens }),
-            ),
-        };
-        if crate::pipeline::apply::remember_point(&self.ws, &point) {
-            self.log(lock, point.log.event, point.log.fields);
-        }
     }
 
     /// PreCompact: a checkpoint with the budget just before compaction. The
