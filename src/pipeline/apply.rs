@@ -114,6 +114,8 @@ pub struct Outcomes {
     pub stage_checkpoint: Option<super::record::Written>,
     /// The stages settled, once their checkpoint ran.
     pub settled: Option<super::decide::Settled>,
+    /// An automatic checkpoint: written, or the one that stands when nothing was new.
+    pub checkpoint: Option<crate::domain::checkpoint::Checkpoint>,
 }
 
 /// Runs `effects` in order on the session `s` (the event's, written by its batch once all
@@ -178,9 +180,53 @@ pub fn run_one(
             }
             outcomes.settled = Some(settled);
         }
+        Effect::Checkpoint(c) => {
+            let written = write_auto_checkpoint(ctx, s, &c)?;
+            // The session wrote it, so it has seen it: a resume of this same session is not
+            // shown its own checkpoint.
+            s.checkpoint_seen(&written.checkpoint().id);
+            outcomes.checkpoint = Some(written.checkpoint().clone());
+        }
         family => return Ok(Some(family)),
     }
     Ok(None)
+}
+
+/// Writes an automatic checkpoint (the caller holds the lock): what the session did, from the
+/// event's view of its transcript completed from the session's index; a command whose result
+/// the agent has not written yet (a compaction in the middle of a turn) gets the outcome its
+/// hook's payload gave. A transcript that cannot be read still gets a checkpoint.
+fn write_auto_checkpoint(
+    ctx: &Ctx<'_>,
+    s: &Session,
+    c: &super::effects::AutoCheckpoint,
+) -> anyhow::Result<super::record::Written> {
+    let observed = ctx
+        .view
+        .and_then(|v| v.observe(ctx.ws, ctx.lock, s.id()))
+        .map(|mut o| {
+            crate::transcripts::activity::loops::with_payload_outcomes(&mut o, &s.loops().recent);
+            o
+        });
+    let new = super::record::New {
+        fields: crate::domain::checkpoint::Fields::default(),
+        trigger: &c.trigger,
+        budget: c.budget.clone(),
+        observed,
+        extra: c.extra.clone(),
+        automatic: true,
+        line: Some((
+            crate::domain::checkpoint::Line {
+                session: s.id().to_string(),
+                agent: c.agent.clone(),
+            },
+            s.began_at().map(str::to_string),
+        )),
+    };
+    match c.asked {
+        true => super::record::write_new_always(ctx.ws, ctx.lock, new, ctx.out),
+        false => super::record::write_new(ctx.ws, ctx.lock, new, ctx.out),
+    }
 }
 
 /// Remembers where the agent compacted on its own (`.ctxkeep/compactions.json`); whether it

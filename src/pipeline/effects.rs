@@ -18,6 +18,9 @@ pub enum Effect {
     /// The stages settled on the session once the stage's checkpoint ran: a pure continuation
     /// (`decide::settle_stages`), its `stage` lines logged.
     Settle(Settle),
+    /// An automatic checkpoint of what the session did (read only now, through the event's
+    /// view of its transcript); the session has then seen it.
+    Checkpoint(AutoCheckpoint),
     /// A restore's acknowledgement, when the agent echoed its nonce (in its last reply, else in
     /// what the transcript gained): the session chain read and, when echoed, written.
     Acknowledge,
@@ -38,6 +41,19 @@ pub enum Effect {
     /// instruction given now asks for the same) and any start given (which the session has
     /// then seen); its words are read (a commit's message, the MCP registration) and logged.
     CheckpointRequest,
+}
+
+/// An automatic checkpoint to write: the last one's fields and what the session did, skipped
+/// when nothing is new unless `asked` (the user asked for it: a manual compaction).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutoCheckpoint {
+    pub trigger: String,
+    pub budget: Option<crate::domain::checkpoint::Budget>,
+    /// Fields for its log line.
+    pub extra: Value,
+    pub asked: bool,
+    /// The agent's id, for the session's line of work.
+    pub agent: String,
 }
 
 /// The stages a reading moved, to settle once its checkpoint's outcome is known.

@@ -6,7 +6,6 @@
 use serde::Serialize;
 use serde_json::json;
 
-use crate::agents::Agent;
 use crate::context::compaction::StagesAgainst;
 use crate::context::stages::{FiredStage, Stage, StageAction};
 use crate::context::tokens::Encoding;
@@ -20,7 +19,6 @@ use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
 use crate::pipeline::effects::Reach;
 use crate::system::output::Output;
-use crate::transcripts::usage::Usage;
 
 /// What `track --json` prints (and `status --json` builds on).
 #[derive(Debug, Serialize)]
@@ -149,49 +147,7 @@ pub fn stages_against_name(a: StagesAgainst) -> &'static str {
     }
 }
 
-/// What a transcript reading says besides the token count (`track --json`).
-#[derive(Debug, Serialize)]
-pub struct TranscriptInfo {
-    pub path: String,
-    /// The id of the agent that wrote it.
-    pub agent: &'static str,
-    pub model: Option<String>,
-    pub compacted: bool,
-    pub malformed_lines: u64,
-}
-
-/// The new token count, read before taking the lock (reading can be slow).
-pub enum Reading {
-    Absolute {
-        tokens: u64,
-        source: Source,
-        count: Option<CountState>,
-    },
-    Relative(i64),
-    Transcript(Box<Usage>, String),
-    /// An agent's status line (Claude Code's): its exact window is
-    /// remembered for the session's later hooks.
-    StatusLine {
-        agent: Agent,
-        tokens: Option<u64>,
-        window: Option<u64>,
-        model: Option<String>,
-        transcript: Option<String>,
-    },
-    /// A token count an agent states outside its transcript (Claude Code's
-    /// `SessionStart` `context_tokens` and `model`, a token count from a Codex
-    /// `Stop`): exact, recorded like a transcript's, and measured against
-    /// that agent's limit. `tokens: None` keeps the last token count.
-    Stated {
-        agent: Agent,
-        tokens: Option<u64>,
-        model: Option<String>,
-        /// The window, when the agent states it.
-        window: Option<u64>,
-    },
-    /// Only `--messages`: the token count stays.
-    Unchanged,
-}
+pub use crate::pipeline::decide::{Reading, TranscriptInfo};
 
 /// What a caller of [`apply`] may set besides the reading.
 #[derive(Default, Clone, Copy)]
@@ -291,17 +247,7 @@ pub fn apply_in(
 ) -> anyhow::Result<Applied> {
     let env = |name: &str| std::env::var(name).ok();
     let now = crate::system::clock::now_rfc3339();
-    let facts = decide::UsageFacts {
-        reading: &reading,
-        given_window: opts.window,
-        messages: opts.messages,
-        reach: Reach::of(opts.record_only, opts.deferred),
-        config,
-        front_window: sf.fm.window,
-        had_record,
-        env: &env,
-        now: &now,
-    };
+    let facts = usage_facts(&reading, &opts, sf, config, had_record, &env, &now);
     // Read: where the agent compacts, for the window and model the reading is measured at.
     let ask = decide::limit_ask(s, &facts);
     let found = super::read::compaction_limit_for(ws, &ask, config);
@@ -309,9 +255,49 @@ pub fn apply_in(
     let id = s.id().to_string();
     let current = std::mem::replace(s, Session::new(&id, ask.window));
     let decided = decide::usage(current, &facts, found);
-    *s = decided.session;
     // Apply.
-    let transcript = match &reading {
+    applied(ws, lock, s, decided, &reading, sf, opts, out)
+}
+
+/// The facts a usage reading is decided from, for `reading` with `opts`.
+pub(crate) fn usage_facts<'a>(
+    reading: &'a Reading,
+    opts: &Options<'_>,
+    sf: &StateFile,
+    config: &'a Config,
+    had_record: bool,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    now: &'a str,
+) -> decide::UsageFacts<'a> {
+    decide::UsageFacts {
+        reading,
+        given_window: opts.window,
+        messages: opts.messages,
+        reach: Reach::of(opts.record_only, opts.deferred),
+        config,
+        front_window: sf.fm.window,
+        had_record,
+        env,
+        now,
+    }
+}
+
+/// The apply stage of a usage reading `decided`: its session put in `s` (the batch's), its
+/// effects run (a stage's checkpoint reads what the session did from `reading`'s transcript,
+/// through `opts.view`), and what the reading's callers report.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn applied(
+    ws: &Workspace,
+    lock: &crate::system::fsutil::Lock,
+    s: &mut Session,
+    decided: decide::UsageDecided,
+    reading: &Reading,
+    sf: &StateFile,
+    opts: Options<'_>,
+    out: &Output,
+) -> anyhow::Result<Applied> {
+    *s = decided.session;
+    let transcript = match reading {
         Reading::Transcript(usage, path) => Some((path.as_str(), usage.agent.parse().ok())),
         _ => None,
     };
@@ -519,6 +505,7 @@ pub fn count_source(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::Agent;
 
     #[test]
     fn what_remains_is_quoted_short_and_counted() {

@@ -9,6 +9,7 @@
 
 mod checkpoint_requests;
 mod compaction;
+mod end;
 mod loops;
 mod reading;
 mod stages;
@@ -21,11 +22,14 @@ pub use compaction::{
     compaction_by_drop, compaction_ended, compaction_judged, compacts_nothing, compressed,
     note_drop, DropNoted, Judged,
 };
+pub use end::{end, EndDecided, EndFacts};
 pub use loops::{event_loops, loops, CallsRead, LoopsDecided};
-pub use reading::{limit_ask, usage, LimitAsk, LimitFound, UsageDecided, UsageFacts};
+pub use reading::{
+    limit_ask, usage, LimitAsk, LimitFound, Reading, TranscriptInfo, UsageDecided, UsageFacts,
+};
 pub use stages::{settle_stages, stage_checkpoint, stage_logs, stage_step, Settled};
 pub use start::{gives_waiting_start, session_started, start_waits};
-pub use track::{track, TrackDecided, TrackFacts};
+pub use track::{by_hand, track, ByHandDecided, TrackDecided, TrackFacts};
 pub use window::{reading_limit, reading_window, WindowFacts};
 
 #[cfg(test)]

@@ -3,14 +3,60 @@
 //! apply stage: lines to log, a point to remember, a stage's checkpoint and the stages it
 //! settles. Every entry that moves a session's token count comes here (`tracking::apply_in`).
 
+use serde::Serialize;
 use serde_json::json;
 
 use crate::agents::Agent;
 use crate::context::compaction::{LearnedPoint, Limit};
 use crate::domain::config::Config;
+use crate::domain::session::CountState;
 use crate::domain::session::{Session, Source};
 use crate::pipeline::effects::{Effect, LearnPoint, LogLine, Reach, Settle};
-use crate::pipeline::tracking::{Reading, TranscriptInfo};
+use crate::transcripts::usage::Usage;
+
+/// What a transcript reading says besides the token count (`track --json`).
+#[derive(Debug, Serialize)]
+pub struct TranscriptInfo {
+    pub path: String,
+    /// The id of the agent that wrote it.
+    pub agent: &'static str,
+    pub model: Option<String>,
+    pub compacted: bool,
+    pub malformed_lines: u64,
+}
+
+/// The new token count, read before taking the lock (reading can be slow).
+pub enum Reading {
+    Absolute {
+        tokens: u64,
+        source: Source,
+        count: Option<CountState>,
+    },
+    Relative(i64),
+    Transcript(Box<Usage>, String),
+    /// An agent's status line (Claude Code's): its exact window is
+    /// remembered for the session's later hooks.
+    StatusLine {
+        agent: Agent,
+        tokens: Option<u64>,
+        window: Option<u64>,
+        model: Option<String>,
+        transcript: Option<String>,
+    },
+    /// A token count an agent states outside its transcript (Claude Code's
+    /// `SessionStart` `context_tokens` and `model`, a token count from a Codex
+    /// `Stop`): exact, recorded like a transcript's, and measured against
+    /// that agent's limit. `tokens: None` keeps the last token count.
+    Stated {
+        agent: Agent,
+        tokens: Option<u64>,
+        model: Option<String>,
+        /// The window, when the agent states it.
+        window: Option<u64>,
+    },
+    /// Only `--messages`: the token count stays.
+    Unchanged,
+}
 
 /// What a usage reading is decided from besides the session: the reading, the caller's
 /// switches, the project's settings, the environment and the time, handed in.

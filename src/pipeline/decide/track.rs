@@ -124,3 +124,32 @@ pub fn track(mut s: Session, f: TrackFacts<'_>) -> TrackDecided {
         touched,
     }
 }
+
+/// `ctxkeep track` decided: loop detection on the calls the transcript gained, then the
+/// usage reading.
+pub struct ByHandDecided {
+    /// The reading decided, loop detection's `gutter` lines first among its effects.
+    pub usage: super::UsageDecided,
+    /// The loops given now, each with its instruction.
+    pub loops: Vec<(crate::transcripts::activity::LoopHit, String)>,
+}
+
+/// `ctxkeep track` (pure): its reply reaches whoever runs it, so loops are given now.
+pub fn by_hand(
+    mut s: Session,
+    calls: Option<(CallsRead<'_>, LoopLimits)>,
+    facts: &UsageFacts<'_>,
+    found: LimitFound,
+) -> ByHandDecided {
+    let mut effects = Vec::new();
+    let mut said = Vec::new();
+    if let Some((calls, limits)) = calls {
+        let decided = super::event_loops(&mut s, calls, &limits, Reach::Now, facts.now);
+        effects = decided.effects;
+        said = decided.said;
+    }
+    let mut usage = super::usage(s, facts, found);
+    effects.append(&mut usage.effects);
+    usage.effects = effects;
+    ByHandDecided { usage, loops: said }
+}

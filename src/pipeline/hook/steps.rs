@@ -1,4 +1,4 @@
-//! The steps several events share, each on the event's batch: loop detection, a restore's
+//! The steps several events share, each on the event's batch: a restore's
 //! acknowledgement from the nonce's echo, what the session did, and an automatic checkpoint.
 
 use super::Hook;
@@ -9,31 +9,6 @@ use crate::pipeline::record;
 use crate::transcripts::activity::Observed;
 
 impl Hook {
-    /// Loop detection ([`super::loop_detection`]): feeds it this event's call (from the payload) and
-    /// what the transcript gained since the last event; returns the instructions for the loops
-    /// to give now. An event whose reply cannot reach the model (`reaches_model` false) keeps
-    /// them for the next one that can.
-    pub(super) fn loops_in(
-        &self,
-        batch: &mut Batch<'_>,
-        reaches_model: bool,
-    ) -> anyhow::Result<Vec<String>> {
-        let Some(limits) = self.reading.config.loop_limits else {
-            return Ok(Vec::new());
-        };
-        let view = self.reading.view();
-        let feed = crate::pipeline::loop_detection::Feed {
-            session: &self.reading.session,
-            window: self.reading.config.window,
-            transcript: view.path().map(|p| (p, Some(self.reading.agent))),
-            tool: self.reading.payload.tool.as_ref(),
-            cwd: self.reading.payload.cwd.as_deref(),
-            reaches_model,
-        };
-        let hits = crate::pipeline::track::loops_in(&self.ws, batch, view, &feed, &limits)?;
-        Ok(hits.into_iter().map(|(_, text)| text).collect())
-    }
-
     /// The agent may confirm a restore by echoing the nonce instead of
     /// running `ctxkeep ack`: in its last reply, when the event carries it,
     /// else in what the transcript gained. Looked for only while the latest

@@ -161,7 +161,8 @@ impl Hook {
                     said.waiting.extend(self.unannounced_compaction(slot)?);
                 }
                 Effect::GiveWaitingStart => {
-                    said.waiting.extend(self.pending_start_in(self.reopen(slot)?)?);
+                    said.waiting
+                        .extend(self.pending_start_in(self.reopen(slot)?)?);
                 }
                 Effect::GiveBack => {
                     self.release(slot)?;
