@@ -76,8 +76,8 @@ pub fn by_hand(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::read::TranscriptView;
     use crate::pipeline::hook::samples::{project, turn, AGENT};
+    use crate::pipeline::read::TranscriptView;
 
     fn track(p: &crate::pipeline::harness::Project) -> Tracked {
         let ws = p.workspace();

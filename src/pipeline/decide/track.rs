@@ -153,3 +153,235 @@ pub fn by_hand(
     usage.effects = effects;
     ByHandDecided { usage, loops: said }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::compaction::Limit;
+    use crate::domain::config::Config;
+    use crate::domain::state::FrontMatter;
+    use crate::pipeline::decide::test_support::{NOW, WINDOW};
+    use crate::pipeline::decide::Reading;
+    use crate::transcripts::activity::loops::{Action, Outcome, Step};
+    use crate::transcripts::usage::Usage;
+
+    fn payload(agent: Agent, event: &str, extra: serde_json::Value) -> Payload {
+        let mut fields = serde_json::json!({ "hook_event_name": event, "session_id": "s1" });
+        fields
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        crate::agents::parse_payload(agent, &fields.to_string()).unwrap()
+    }
+
+    fn tool_call(agent: Agent) -> Payload {
+        payload(
+            agent,
+            "PostToolUse",
+            serde_json::json!({
+                "tool_name": "Bash", "tool_use_id": "tu_1",
+                "tool_input": { "command": "cargo test" },
+                "tool_response": { "stdout": "ok" },
+            }),
+        )
+    }
+
+    fn reading(agent: &'static str, tokens: u64) -> Reading {
+        let mut u = Usage::empty(agent);
+        u.tokens = Some(tokens);
+        Reading::Transcript(Box::new(u), "/t.jsonl".into())
+    }
+
+    fn tracked(tokens: u64, limit: u64) -> Session {
+        let mut s = Session::new("s1", WINDOW);
+        s.usage_read(Some(tokens), WINDOW, "claude-code", None, None);
+        s.limit_found(Limit::new(limit, "front-matter"), None);
+        s
+    }
+
+    fn usage_facts<'a>(r: &'a Reading, config: &'a Config, reach: Reach) -> UsageFacts<'a> {
+        UsageFacts {
+            reading: r,
+            given_window: None,
+            messages: None,
+            reach,
+            config,
+            front_window: None,
+            had_record: true,
+            env: &|_| None,
+            now: NOW,
+        }
+    }
+
+    fn found(limit: u64) -> LimitFound {
+        LimitFound {
+            limit: Limit::new(limit, "front-matter"),
+            seen: None,
+        }
+    }
+
+    fn facts<'a>(
+        agent: Agent,
+        payload: &'a Payload,
+        reach: Reach,
+        usage: Option<(UsageFacts<'a>, LimitFound)>,
+    ) -> TrackFacts<'a> {
+        TrackFacts {
+            reach,
+            agent,
+            policy: agent.policy(),
+            payload,
+            has_checkpoint: true,
+            compaction_unannounced: false,
+            calls: None,
+            usage,
+            requests: true,
+            now: NOW,
+        }
+    }
+
+    /// Each effect by its kind, in order.
+    fn kinds(effects: &[Effect]) -> Vec<String> {
+        effects
+            .iter()
+            .map(|e| match e {
+                Effect::Log(l) => format!("log {}", l.event),
+                Effect::AuditSummary { trigger } => format!("audit {trigger:?}"),
+                other => format!("{other:?}")
+                    .split(['(', ' '])
+                    .next()
+                    .unwrap()
+                    .to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_tool_call_past_a_checkpoint_stage_writes_it_settles_then_counts_a_request() {
+        let config = Config::from_front(&FrontMatter::default());
+        let agent = Agent::ClaudeCode;
+        let p = tool_call(agent);
+        let r = reading("claude-code", 150_000);
+        let usage = Some((usage_facts(&r, &config, Reach::Now), found(160_000)));
+        let d = track(
+            tracked(100_000, 160_000),
+            facts(agent, &p, Reach::Now, usage),
+        );
+        assert_eq!(
+            kinds(&d.effects),
+            [
+                "StageCheckpoint",
+                "Settle",
+                "Acknowledge",
+                "CheckpointRequest"
+            ]
+        );
+        assert_eq!(d.session.tokens(), Some(150_000));
+        assert!(d.touched);
+        assert!(d.loops.is_empty());
+    }
+
+    #[test]
+    fn the_end_of_a_turn_settles_its_stages_for_later_and_asks_nothing() {
+        let config = Config::from_front(&FrontMatter::default());
+        let agent = Agent::ClaudeCode;
+        let p = payload(agent, "Stop", serde_json::json!({}));
+        let r = reading("claude-code", 140_000);
+        let usage = Some((usage_facts(&r, &config, Reach::Later), found(160_000)));
+        let d = track(
+            tracked(100_000, 160_000),
+            facts(agent, &p, Reach::Later, usage),
+        );
+        assert_eq!(kinds(&d.effects), ["Settle", "Acknowledge"]);
+        let Some(Effect::Settle(settle)) = d.effects.first() else {
+            panic!()
+        };
+        assert_eq!(settle.reach, Reach::Later);
+        assert_eq!(
+            settle.step.fire.len(),
+            1,
+            "stage-80 fires, to be given later"
+        );
+    }
+
+    #[test]
+    fn a_drop_where_the_agent_fires_no_compaction_event_is_noted_and_its_summary_audited() {
+        let config = Config::from_front(&FrontMatter::default());
+        let agent = *Agent::ALL
+            .iter()
+            .find(|a| a.policy().compaction_detected(true, false))
+            .expect("an agent seen compacting only by the drop");
+        let p = payload(
+            agent,
+            "BeforeAgent",
+            serde_json::json!({ "prompt": "go on" }),
+        );
+        let r = reading(agent.as_str(), 30_000);
+        let usage = Some((usage_facts(&r, &config, Reach::Now), found(160_000)));
+        let d = track(
+            tracked(150_000, 160_000),
+            facts(agent, &p, Reach::Now, usage),
+        );
+        // The point learned from the last count before the drop, the drop logged, the summary
+        // audited on its own lock, then the start the drop left waiting given with this prompt.
+        assert_eq!(
+            kinds(&d.effects),
+            [
+                "Settle",
+                "Acknowledge",
+                "Learn",
+                "log compaction",
+                "audit Some(\"detected\")",
+                "GiveWaitingStart"
+            ]
+        );
+        assert_eq!(d.session.drop_noted_from(), Some(150_000));
+    }
+
+    #[test]
+    fn a_compaction_no_start_announced_is_given_back_only_where_the_reply_reaches_the_model() {
+        let agent = Agent::ClaudeCode;
+        let p = tool_call(agent);
+        let mut f = facts(agent, &p, Reach::Now, None);
+        f.compaction_unannounced = true;
+        f.requests = false;
+        let d = track(tracked(30_000, 160_000), f);
+        assert_eq!(
+            kinds(&d.effects),
+            ["Acknowledge", "GiveUnannouncedCompaction"]
+        );
+        let stop = payload(agent, "Stop", serde_json::json!({}));
+        let mut f = facts(agent, &stop, Reach::Later, None);
+        f.compaction_unannounced = true;
+        let d = track(tracked(30_000, 160_000), f);
+        assert_eq!(kinds(&d.effects), ["Acknowledge"]);
+    }
+
+    #[test]
+    fn the_same_failure_a_third_time_is_logged_and_said_last() {
+        let agent = Agent::ClaudeCode;
+        let p = tool_call(agent);
+        let s = tracked(30_000, 160_000);
+        let steps = (1..=3)
+            .map(|n| Step {
+                id: Some(format!("tu_{n}")),
+                action: Action::Command("cargo test".into()),
+                outcome: Outcome::done(Some(false), Some(101), "error[E0308]: mismatched types"),
+            })
+            .collect();
+        let calls = CallsRead {
+            steps,
+            payload: None,
+            before: std::borrow::Cow::Owned(s.loops().clone()),
+            told_before: 0,
+        };
+        let mut f = facts(agent, &p, Reach::Now, None);
+        f.calls = Some((calls, LoopLimits::default()));
+        f.requests = false;
+        let d = track(s, f);
+        assert_eq!(kinds(&d.effects), ["log gutter", "Acknowledge"]);
+        assert_eq!(d.loops.len(), 1);
+        assert!(d.loops[0].1.contains("`cargo test`"), "{}", d.loops[0].1);
+        assert!(d.touched);
+    }
+}
