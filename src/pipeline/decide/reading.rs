@@ -112,7 +112,7 @@ pub struct UsageDecided {
 /// stage looks the limit up for it; [`usage`] then chooses from what was found.
 pub fn limit_ask(s: &mut Session, facts: &UsageFacts<'_>) -> LimitAsk {
     let mut copy = s.clone_without_loops();
-    let measured = measure(&mut copy, facts);
+    let measured = measure(&mut copy, facts, false);
     LimitAsk {
         agent: copy.agent().and_then(|a| a.parse().ok()),
         window: copy.window(),
@@ -133,9 +133,12 @@ struct Measured {
     previous: Option<Session>,
 }
 
-/// The token count, the window and what it proves, and a compaction judged (pure).
-fn measure(s: &mut Session, f: &UsageFacts<'_>) -> Measured {
-    let previous = f.had_record.then(|| s.clone_without_loops());
+/// The token count, the window and what it proves, and a compaction judged (pure);
+/// `keep_previous`: the session as it was is returned too.
+fn measure(s: &mut Session, f: &UsageFacts<'_>, keep_previous: bool) -> Measured {
+    // What this reading is measured from: the window the session had, and whether it was known.
+    let (window_before, was_unknown) = (s.window(), f.had_record && !s.window_known());
+    let previous = (f.had_record && keep_previous).then(|| s.clone_without_loops());
     let mut compacted = false;
     let mut transcript = None;
     // Only an agent's reading says anything about the window.
@@ -157,7 +160,7 @@ fn measure(s: &mut Session, f: &UsageFacts<'_>) -> Measured {
             let tokens = base.saturating_add_signed(*delta);
             let window = f
                 .given_window
-                .or(previous.as_ref().map(|p| p.window()))
+                .or(f.had_record.then_some(window_before))
                 .unwrap_or(f.config.window);
             s.tokens_given(tokens, window, Source::Manual, None);
         }
@@ -230,7 +233,6 @@ fn measure(s: &mut Session, f: &UsageFacts<'_>) -> Measured {
     }
     // A token count past the window the session assumed, without a compaction: the window is
     // larger than assumed (or unknown).
-    let was_unknown = previous.as_ref().is_some_and(|p| !p.window_known());
     let evidence = agent_reading
         .then(|| crate::pipeline::learning::window_evidence(s, was_unknown))
         .flatten();
@@ -273,7 +275,7 @@ fn window_for(
 /// apply stage runs once the checkpoint is written: [`super::settle_stages`]), the lines to
 /// log.
 pub fn usage(mut s: Session, facts: &UsageFacts<'_>, found: LimitFound) -> UsageDecided {
-    let m = measure(&mut s, facts);
+    let m = measure(&mut s, facts, true);
     let mut effects = Vec::new();
     let (limit, learned_from) =
         super::reading_limit(s.window_known(), s.window(), found.limit, found.seen);
