@@ -187,6 +187,11 @@ pub fn run_one(
             s.checkpoint_seen(&written.checkpoint().id);
             outcomes.checkpoint = Some(written.checkpoint().clone());
         }
+        Effect::CompactionBegins { trigger, now } => {
+            if let Some(c) = &outcomes.checkpoint {
+                s.compaction_began(&now, trigger, &c.id);
+            }
+        }
         family => return Ok(Some(family)),
     }
     Ok(None)

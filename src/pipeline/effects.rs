@@ -21,12 +21,22 @@ pub enum Effect {
     /// An automatic checkpoint of what the session did (read only now, through the event's
     /// view of its transcript); the session has then seen it.
     Checkpoint(AutoCheckpoint),
+    /// The compaction begins with the automatic checkpoint just written (a continuation: it
+    /// names that checkpoint, the one the summary is to keep): when, and its trigger.
+    CompactionBegins {
+        trigger: Option<String>,
+        now: String,
+    },
     /// A restore's acknowledgement, when the agent echoed its nonce (in its last reply, else in
     /// what the transcript gained): the session chain read and, when echoed, written.
     Acknowledge,
     /// The agent's compaction summary audited against the checkpoint, on its own lock (the
     /// event's batch is written first and loaded again after): `trigger`, what the event heard.
-    AuditSummary { trigger: Option<String> },
+    /// `summary`: the summary the event carries, else it is read from the transcript.
+    AuditSummary {
+        trigger: Option<String>,
+        summary: Option<String>,
+    },
     /// A compaction the transcript shows and no start announced, given back now (its audit,
     /// the restore on the session's link, the note): its text goes into the reply.
     GiveUnannouncedCompaction,

@@ -8,6 +8,7 @@
 //! session [`start`]s, [`checkpoint_requests`] and [`loops`].
 
 mod checkpoint_requests;
+mod compact;
 mod compaction;
 mod end;
 mod loops;
@@ -18,6 +19,7 @@ mod track;
 mod window;
 
 pub use checkpoint_requests::{checkpoint_request, Request};
+pub use compact::{post_compact, pre_compact, CompactDecided, PreCompactFacts};
 pub use compaction::{
     compaction_by_drop, compaction_ended, compaction_judged, compacts_nothing, compressed,
     note_drop, DropNoted, Judged,

@@ -101,6 +101,7 @@ pub fn track(mut s: Session, f: TrackFacts<'_>) -> TrackDecided {
             effects.push(Effect::Log(noted.log));
             effects.push(Effect::AuditSummary {
                 trigger: Some("detected".into()),
+                summary: None,
             });
         }
     }
@@ -246,7 +247,7 @@ mod tests {
             .iter()
             .map(|e| match e {
                 Effect::Log(l) => format!("log {}", l.event),
-                Effect::AuditSummary { trigger } => format!("audit {trigger:?}"),
+                Effect::AuditSummary { trigger, .. } => format!("audit {trigger:?}"),
                 other => format!("{other:?}")
                     .split(['(', ' '])
                     .next()

@@ -6,16 +6,14 @@
 
 use serde_json::json;
 
-use super::Hook;
+use super::{Given, Hook};
 use crate::agents::Agent;
-use crate::context::stages::FiredStage;
-use crate::domain::checkpoint::Checkpoint;
 use crate::domain::config::Config;
 use crate::domain::session::Session;
 use crate::domain::workspace::Workspace;
-use crate::pipeline::apply::{self, Batch, Outcomes};
+use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
-use crate::pipeline::effects::{Effect, Reach};
+use crate::pipeline::effects::Reach;
 use crate::pipeline::tracking::{self, Options, Reading};
 use crate::transcripts::usage::Usage;
 
@@ -127,114 +125,11 @@ impl Hook {
             batch.touch();
         }
         // Apply.
-        let mut said = Said {
-            loops: loops.into_iter().map(|(_, text)| text).collect(),
-            ..Said::default()
-        };
+        let loops = loops.into_iter().map(|(_, text)| text).collect();
         let transcript = (reading.is_some()).then(|| path.display().to_string());
         let transcript = transcript.as_deref().map(|p| (p, transcript_agent));
-        self.apply_track(slot, effects, reply, transcript, &mut said)?;
-        Ok(said)
-    }
-
-    /// Runs a track event's effects in order: those every entry shares through
-    /// [`apply::run_one`], the family's own here (a restore's echo, an audit on its own lock,
-    /// what waited for this event, a checkpoint request); what they give goes into `said`.
-    fn apply_track<'w>(
-        &'w self,
-        slot: &mut Option<Batch<'w>>,
-        effects: Vec<Effect>,
-        reply: bool,
-        transcript: Option<(&str, Option<Agent>)>,
-        said: &mut Said,
-    ) -> anyhow::Result<()> {
-        let mut outcomes = Outcomes::default();
-        for effect in effects {
-            match effect {
-                Effect::Acknowledge => self.acknowledge_in(self.reopen(slot)?.lock()),
-                Effect::AuditSummary { trigger } => {
-                    // The audit reads and writes on its own lock.
-                    self.release(slot)?;
-                    self.audit_summary(trigger, None)?;
-                }
-                Effect::GiveUnannouncedCompaction => {
-                    said.waiting.extend(self.unannounced_compaction(slot)?);
-                }
-                Effect::GiveWaitingStart => {
-                    said.waiting
-                        .extend(self.pending_start_in(self.reopen(slot)?)?);
-                }
-                Effect::GiveBack => {
-                    self.release(slot)?;
-                    said.waiting.extend(self.deliver_after_compaction()?);
-                }
-                Effect::CheckpointRequest => {
-                    let stage_given = said.stages.is_some();
-                    said.request = self.checkpoint_request_in(self.reopen(slot)?, stage_given);
-                }
-                shared => {
-                    let settles = matches!(shared, Effect::Settle(_));
-                    let batch = self.reopen(slot)?;
-                    let (lock, s) = batch.parts();
-                    let ctx = apply::Ctx {
-                        ws: &self.ws,
-                        lock,
-                        out: &self.out,
-                        transcript,
-                        view: Some(self.reading.view()),
-                    };
-                    apply::run_one(&ctx, s, shared, &mut outcomes)?;
-                    // The stages that reach the model now, with the session as they left it.
-                    let to_say = outcomes.settled.as_ref().map(|x| &x.to_say);
-                    if let (true, true, Some(to_say)) = (settles, reply, to_say) {
-                        if !to_say.is_empty() {
-                            said.stages = Some(Stages {
-                                session: s.clone_without_loops(),
-                                recorded: match &outcomes.stage_checkpoint {
-                                    Some(w) => Some(w.checkpoint().clone()),
-                                    None => self.reading.sf.fm.checkpoint.clone(),
-                                },
-                                to_say: to_say.clone(),
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Updates the session in the event's batch from the transcript's `usage` (read before the
-    /// lock); None when there is no transcript yet.
-    pub(super) fn update_in(
-        &self,
-        batch: &mut Batch<'_>,
-        usage: Option<anyhow::Result<Usage>>,
-        record_only: bool,
-        deferred: bool,
-    ) -> anyhow::Result<Option<tracking::Applied>> {
-        let Some(usage) = usage else {
-            return Ok(None);
-        };
-        let usage = usage?;
-        let path = self.reading.transcript().unwrap_or_default();
-        let reading = Reading::Transcript(Box::new(usage), path.display().to_string());
-        let options = Options {
-            record_only,
-            deferred,
-            view: Some(self.reading.view()),
-            ..Options::default()
-        };
-        let applied = tracking::apply_batch(
-            &self.ws,
-            batch,
-            &self.reading.sf,
-            &self.reading.config,
-            reading,
-            options,
-            &self.out,
-        )?;
-        Ok(Some(applied))
+        let given = self.apply(slot, effects, reply, transcript)?;
+        Ok(Said { given, loops })
     }
 
     /// The size the payload states (`context_tokens`, and the model), as a reading.
@@ -317,31 +212,18 @@ impl Hook {
     }
 }
 
-/// What a track event says, in the order its reply gives it.
-#[derive(Default)]
+/// What a track event says, in the order its reply gives it: what its effects gave (what
+/// waited, the stages, a request), then the loops it decided to give.
 pub(super) struct Said {
-    /// What waited for this event: a compaction given back, a deferred start.
-    waiting: Vec<String>,
-    /// The stages that reach the model now: their instruction, rendered after the lock.
-    stages: Option<Stages>,
-    /// A checkpoint request made now.
-    request: Option<String>,
-    /// The loops to give now.
+    given: Given,
     loops: Vec<String>,
-}
-
-/// The stages an event says, as their settling left the session.
-struct Stages {
-    session: Session,
-    recorded: Option<Checkpoint>,
-    to_say: Vec<FiredStage>,
 }
 
 impl Said {
     /// The reply's text; None when the event says nothing.
     fn render(self, ws: &Workspace, config: &Config) -> anyhow::Result<Option<String>> {
-        let mut texts = self.waiting;
-        if let Some(stages) = &self.stages {
+        let mut texts = self.given.waiting;
+        if let Some(stages) = &self.given.stages {
             let said = tracking::StagesSaid {
                 session: &stages.session,
                 recorded: stages.recorded.as_ref(),
@@ -349,7 +231,7 @@ impl Said {
             };
             texts.extend(tracking::stage_instructions(ws, config, &said)?);
         }
-        texts.extend(self.request);
+        texts.extend(self.given.request);
         texts.extend(self.loops);
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
     }
