@@ -15,6 +15,7 @@ pub struct Policy {
     pub summary: SummaryReadable,
     pub tool_calls: ToolCallRecorded,
     pub reply: ContextReply,
+    pub pre_tool: PreToolContext,
 }
 
 impl Policy {
@@ -29,7 +30,14 @@ impl Policy {
         summary: SummaryReadable::AtPostCompact,
         tool_calls: ToolCallRecorded::BeforeHook,
         reply: ContextReply::HookSpecificOutput,
+        pre_tool: PreToolContext::Read,
     };
+
+    /// Whether what a pre-tool hook answers reaches the model; where it does not, a line
+    /// for the model waits for the next after-tool event.
+    pub fn pre_tool_context_read(&self) -> bool {
+        self.pre_tool == PreToolContext::Read
+    }
 
     /// Whether the session start's context waits for the first real prompt.
     pub fn defers_start_context(&self) -> bool {
@@ -87,6 +95,15 @@ impl Policy {
     pub fn waits_for_call(&self, in_subagent: bool) -> bool {
         self.tool_calls == ToolCallRecorded::MayFollowHook && !in_subagent
     }
+}
+
+/// Whether the context a pre-tool hook answers reaches the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreToolContext {
+    /// With the tool's result.
+    Read,
+    /// Not at all (Gemini CLI's `BeforeTool` takes none; Qwen Code logs it only).
+    Unread,
 }
 
 /// When the context a session start gives reaches the model.

@@ -90,6 +90,13 @@ fn human(c: &Collected, config: &Config) -> String {
             c.snapshots_removed.join(", ")
         ));
     }
+    if !c.submodule_snapshots_removed.is_empty() {
+        s.push_str(&format!(
+            "{} the submodules' own snapshots they held: {}\n",
+            verb("dropped", "would drop"),
+            c.submodule_snapshots_removed.join(", ")
+        ));
+    }
     for t in &c.temp_files_removed {
         s.push_str(&format!(
             "{} stale temp file {t}\n",

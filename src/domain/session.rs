@@ -142,6 +142,10 @@ pub struct Session {
     /// given at the next event that can, once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pending_stages: Vec<crate::context::stages::FiredStage>,
+    /// Lines for the model an agent's pre-tool hook could not give (what a snapshot left
+    /// out, for Gemini CLI and Qwen Code): given at the next after-tool event, once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pending_notes: Vec<String>,
     /// Gemini: a session start whose prompt waits for the first real prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pending_start: Option<String>,
@@ -284,6 +288,7 @@ impl Session {
             pending_start: None,
             transcript_awaited: false,
             pending_stages: Vec::new(),
+            pending_notes: Vec::new(),
             compacted_at: None,
             drop_noted_from: None,
             restored_at: None,

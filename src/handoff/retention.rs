@@ -32,6 +32,9 @@ pub struct Collected {
     /// Snapshots of uncommitted work (`refs/ctxkeep/snapshots/<id>`) dropped with their
     /// checkpoints: the checkpoint ids.
     pub snapshots_removed: Vec<String>,
+    /// The submodules' own snapshots that only those held, dropped with them: `PATH@COMMIT`
+    /// (the submodule's path, the snapshot commit in its repository).
+    pub submodule_snapshots_removed: Vec<String>,
 }
 
 impl Collected {
@@ -42,6 +45,7 @@ impl Collected {
             && self.temp_files_removed.is_empty()
             && self.agent_records_removed.is_empty()
             && self.snapshots_removed.is_empty()
+            && self.submodule_snapshots_removed.is_empty()
     }
 }
 
@@ -73,6 +77,11 @@ pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected,
             out.temp_files_removed = temps.iter().map(|p| rel(ws, p)).collect();
             out.agent_records_removed = records.iter().map(shown).collect();
             out.snapshots_removed = snapshot_refs_without_checkpoint(ws, &out.checkpoints_removed);
+            out.submodule_snapshots_removed =
+                submodule_snapshots_only_in(ws, &out.snapshots_removed)
+                    .into_iter()
+                    .map(|(path, _, commit)| format!("{path}@{commit}"))
+                    .collect();
         }
         Mode::Apply(lock) => {
             out.checkpoints_removed = archive.prune(config.retention, config.retention_days, now);
@@ -86,7 +95,7 @@ pub fn collect(ws: &Workspace, config: &Config, mode: Mode) -> Result<Collected,
                 .map(|p| rel(ws, p))
                 .collect();
             out.agent_records_removed = records::remove(records).iter().map(shown).collect();
-            out.snapshots_removed = drop_snapshot_refs(ws);
+            (out.snapshots_removed, out.submodule_snapshots_removed) = drop_snapshot_refs(ws);
         }
     }
     Ok(out)
@@ -115,12 +124,56 @@ fn snapshot_refs_without_checkpoint(ws: &Workspace, going: &[String]) -> Vec<Str
 }
 
 /// Drops this worktree's old snapshot refs whose checkpoint is no longer
-/// archived, so git can collect their objects; returns their ids.
-pub fn drop_snapshot_refs(ws: &Workspace) -> Vec<String> {
-    snapshot_refs_without_checkpoint(ws, &[])
+/// archived, so git can collect their objects, and the submodules' own
+/// snapshots only they held; returns their ids and the submodules' (`PATH@COMMIT`).
+pub fn drop_snapshot_refs(ws: &Workspace) -> (Vec<String>, Vec<String>) {
+    use crate::system::git::snapshot;
+    let going = snapshot_refs_without_checkpoint(ws, &[]);
+    // Read before the refs go: what the dropped snapshots point at in each submodule.
+    let inner = submodule_snapshots_only_in(ws, &going);
+    let dropped: Vec<String> = going
         .into_iter()
-        .filter(|name| crate::system::git::snapshot::drop_ref(&ws.root, name).is_ok())
-        .collect()
+        .filter(|name| snapshot::drop_ref(&ws.root, name).is_ok())
+        .collect();
+    let inner = inner
+        .into_iter()
+        .filter(|(_, folder, commit)| snapshot::drop_refs_at(folder, commit).is_ok_and(|n| n > 0))
+        .map(|(path, _, commit)| format!("{path}@{commit}"))
+        .collect();
+    (dropped, inner)
+}
+
+/// The submodule snapshots (path, folder, commit) the snapshots `going` point at and no
+/// other snapshot of this worktree does. Asked only where `.gitmodules` is.
+fn submodule_snapshots_only_in(
+    ws: &Workspace,
+    going: &[String],
+) -> Vec<(String, std::path::PathBuf, String)> {
+    use crate::system::git::snapshot;
+    let Ok(top) = snapshot::top(&ws.root) else {
+        return Vec::new();
+    };
+    if going.is_empty() || !top.join(".gitmodules").is_file() {
+        return Vec::new();
+    }
+    let Ok(refs) = snapshot::list(&ws.root) else {
+        return Vec::new();
+    };
+    let held = |commit: &str| snapshot::submodule_snapshots(&ws.root, commit).unwrap_or_default();
+    let (dropped, kept): (Vec<_>, Vec<_>) = refs.iter().partition(|(name, _)| going.contains(name));
+    let still: Vec<String> = kept
+        .iter()
+        .flat_map(|(_, commit)| held(commit))
+        .map(|(_, _, inner)| inner)
+        .collect();
+    let mut found: Vec<(String, std::path::PathBuf, String)> = dropped
+        .iter()
+        .flat_map(|(_, commit)| held(commit))
+        .filter(|(_, _, inner)| !still.contains(inner))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
 }
 
 fn rel(ws: &Workspace, p: &std::path::Path) -> String {

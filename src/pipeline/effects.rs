@@ -40,6 +40,9 @@ pub enum Effect {
     /// A compaction the transcript shows and no start announced, given back now (its audit,
     /// the restore on the session's link, the note): its text goes into the reply.
     GiveUnannouncedCompaction,
+    /// Lines an agent's pre-tool hook could not give the model (what a snapshot left out, for
+    /// Gemini CLI and Qwen Code), taken from the session: they go into the reply.
+    GiveNotes(Vec<String>),
     /// A start that waited for this event (deferred, or left by a compaction seen only as a
     /// drop), given now: its text goes into the reply.
     GiveWaitingStart,

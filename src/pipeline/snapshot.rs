@@ -209,37 +209,31 @@ pub fn at_risk(kinds: &[Kind], g: &GitState, top: &Path, cwd: &Path) -> bool {
     })
 }
 
-/// Adds to `g` the submodules `.gitmodules` tells `git status` to ignore
-/// (`ignore = dirty` or `all`): their work is not listed, yet a hard reset
-/// inside one loses it. Their snapshot finds out whether they hold any.
+/// Adds to `g` the submodules that hold uncommitted work `git status` was told to ignore
+/// (`submodule.<name>.ignore` in `.gitmodules` or a config file, `diff.ignoreSubmodules`): their
+/// work is not listed, yet a hard reset inside one loses it. Git is asked once, past every such
+/// setting, about the submodules `.gitmodules` names and `git status` did not list.
 pub fn add_ignored_submodules(g: &mut GitState, top: &Path) {
     let Ok(text) = crate::system::fsutil::read_text(&top.join(".gitmodules"), 1 << 20) else {
         return;
     };
-    let mut path: Option<String> = None;
-    let mut ignored = false;
-    let mut found = Vec::new();
-    for line in text.lines().map(str::trim).chain(std::iter::once("[")) {
-        if line.starts_with('[') {
-            if let (Some(p), true) = (path.take(), ignored) {
-                found.push(p);
-            }
-            ignored = false;
-        } else if let Some((key, value)) = line.split_once('=') {
-            match key.trim() {
-                "path" => path = Some(value.trim().trim_matches('"').to_string()),
-                "ignore" => ignored = matches!(value.trim(), "dirty" | "all"),
-                _ => {}
-            }
-        }
+    let unlisted: Vec<String> = text
+        .lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once('=')?;
+            (key.trim() == "path").then(|| value.trim().trim_matches('"').to_string())
+        })
+        .filter(|p| !g.dirty.iter().any(|d| d.path == *p) && top.join(p).join(".git").exists())
+        .collect();
+    if unlisted.is_empty() {
+        return;
     }
-    for p in found {
-        if !g.dirty.iter().any(|d| d.path == p) && top.join(&p).join(".git").exists() {
-            g.dirty.push(crate::system::git::DirtyFile {
-                path: p,
-                status: "modified".into(),
-            });
-        }
+    // A failure of git leaves them out, as before: the snapshot of the rest still goes ahead.
+    for p in crate::system::git::snapshot::dirty_submodules(top, &unlisted).unwrap_or_default() {
+        g.dirty.push(crate::system::git::DirtyFile {
+            path: p,
+            status: "modified".into(),
+        });
     }
 }
 

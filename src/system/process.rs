@@ -163,7 +163,13 @@ fn wait_in(
             None
         };
         if let Some(stopped) = stop {
-            let status = terminate_in(child, group, grace)?;
+            // The first signal asks for the stop; any other, even one that came with it before
+            // this poll looked (a quick double Ctrl-C), is the next signal that cuts the grace.
+            let asked = match stopped {
+                Stopped::Interrupt => 1,
+                Stopped::Deadline => SIGNALS.load(Ordering::SeqCst),
+            };
+            let status = terminate_in(child, group, grace, asked)?;
             return Ok(Waited {
                 status,
                 stopped: Some(stopped),
@@ -178,12 +184,16 @@ fn wait_in(
 /// after `grace` or at the next signal. Returns the child's own status.
 pub fn terminate(child: &mut Child, grace: Duration) -> std::io::Result<ExitStatus> {
     let group = child.id();
-    terminate_in(child, group, grace)
+    terminate_in(child, group, grace, SIGNALS.load(Ordering::SeqCst))
 }
 
-/// [`terminate`] for a child of the group `group`.
-fn terminate_in(child: &mut Child, group: u32, grace: Duration) -> std::io::Result<ExitStatus> {
-    let signals = SIGNALS.load(Ordering::SeqCst);
+/// [`terminate`] for a child of the group `group`; a signal past the first `signals` is the next.
+fn terminate_in(
+    child: &mut Child,
+    group: u32,
+    grace: Duration,
+    signals: usize,
+) -> std::io::Result<ExitStatus> {
     sys::stop_child(child, group, false);
     let until = Instant::now() + grace;
     let mut status = None;

@@ -86,10 +86,10 @@ fn a_pre_compact_hook_that_finds_the_state_file_half_written_during_a_merge_wait
 fn with_git_idle_a_missing_state_file_is_said_at_once() {
     let p = checkpointed();
     std::fs::remove_file(p.path(STATE)).unwrap();
-    let start = std::time::Instant::now();
     let out = p.ctxkeep(&["resume", "--peek"]).output().unwrap();
     assert_eq!(out.status.code(), Some(66));
-    assert!(start.elapsed() < Duration::from_secs(3));
+    // That it is said without a wait is `git::tests::read_settled_reads_once_when_git_is_idle…`
+    // (read once), not a clock here.
 }
 
 #[test]

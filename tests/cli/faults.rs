@@ -418,8 +418,8 @@ fn kill_during_writes(iterations: usize) {
         let start = std::time::Instant::now();
         while lock.try_lock().is_err() {
             assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "iteration {i}: lock still held 10 s after its holder died"
+                start.elapsed() < Duration::from_secs(60),
+                "iteration {i}: lock still held a minute after its holder died"
             );
             std::thread::sleep(Duration::from_millis(1));
         }

@@ -18,6 +18,7 @@ struct Gc {
     temp_files_removed: Vec<String>,
     agent_records_removed: Vec<String>,
     snapshots_removed: Vec<String>,
+    submodule_snapshots_removed: Vec<String>,
 }
 
 fn gc(p: &Project, args: &[&str]) -> Gc {
@@ -132,6 +133,7 @@ fn gc_sweeps_stale_temp_files_only() {
     assert_eq!(plan.temp_files_removed.len(), 3, "{plan:?}");
     // No snapshot refs here: none to drop (tests/cli/restore.rs drops one).
     assert!(plan.snapshots_removed.is_empty(), "{plan:?}");
+    assert!(plan.submodule_snapshots_removed.is_empty(), "{plan:?}");
     assert!(p.path(".project-state.md.d4e5.tmp").exists());
     let done = gc(&p, &[]);
     assert_eq!(

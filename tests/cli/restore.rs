@@ -326,6 +326,12 @@ fn deletions_behind_shells_wrappers_aliases_and_other_spellings_are_snapshotted(
         "git checkout HEAD src",
         "git switch --discard-changes main",
         "rm -rf \"$D\"",
+        "git -C src checkout -- lib.rs",
+        "git --work-tree=. --git-dir=.git checkout -- src",
+        "git --work-tree . reset --hard",
+        "git checkout --pathspec-from-file=paths.txt",
+        "git restore --pathspec-from-file=paths.txt",
+        "git rm --pathspec-from-file paths.txt",
     ] {
         bash(&p, line);
         taken += 1;
@@ -339,6 +345,7 @@ fn deletions_behind_shells_wrappers_aliases_and_other_spellings_are_snapshotted(
     for line in [
         "git st",
         "git status",
+        "git --work-tree=. status",
         "git checkout main",
         "rm -r build",
         "find docs -delete",
@@ -807,4 +814,186 @@ pub fn mine() {}
 pub fn mine() {}
 "
     );
+    // Told to ignore it through the local config only (not committed, so `.gitmodules` says
+    // nothing): looked into all the same, each way git reads it.
+    p.git(&[
+        "config",
+        "-f",
+        ".gitmodules",
+        "--unset",
+        "submodule.sub.ignore",
+    ]);
+    p.commit_all("the submodule's work is listed again");
+    for (key, value) in [
+        ("submodule.sub.ignore", "all"),
+        ("diff.ignoreSubmodules", "dirty"),
+    ] {
+        p.git(&["config", key, value]);
+        p.write("sub/a.rs", "pub fn lib() {}\npub fn local() {}\n");
+        p.write("sub/draft.rs", "// a second thought\n");
+        let status = p.git(&["status", "--porcelain"]);
+        assert!(!status.contains("sub"), "{key}: {status}");
+        let before = pre_destructive(&p);
+        bash(&p, "git -C sub reset --hard && git -C sub clean -fd");
+        assert_eq!(pre_destructive(&p), before + 1, "{key}");
+        run(&p, "git -C sub reset -q --hard && git -C sub clean -qfd");
+        let (v, code) = p.json(&["restore"]);
+        assert_eq!(code, 0, "{key}: {v}");
+        assert_eq!(
+            p.read("sub/a.rs"),
+            "pub fn lib() {}\npub fn local() {}\n",
+            "{key}"
+        );
+        assert_eq!(p.read("sub/draft.rs"), "// a second thought\n", "{key}");
+        run(&p, "git -C sub checkout -q -- a.rs && rm -f sub/draft.rs");
+        p.git(&["config", "--unset", key]);
+    }
+    // `gc` drops a submodule's own snapshot with the outer snapshots that held it: an old
+    // outer snapshot (2019) whose submodule entry is an inner snapshot, pushed past the newest
+    // 50 by 55 newer ones (2020) that hold none; the inner snapshots recent ones hold stay.
+    let inner_refs = || {
+        let out = p
+            .sh("git -C sub for-each-ref --format='%(refname)' refs/ctxkeep/")
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let recent = inner_refs();
+    let out = p
+        .sh(
+            "export GIT_AUTHOR_NAME=ctxkeep GIT_AUTHOR_EMAIL=ctxkeep@localhost \
+             GIT_COMMITTER_NAME=ctxkeep GIT_COMMITTER_EMAIL=ctxkeep@localhost
+             export GIT_AUTHOR_DATE=2019-01-01T00:00:00Z GIT_COMMITTER_DATE=2019-01-01T00:00:00Z
+             inner=$(git -C sub commit-tree 'HEAD^{tree}' -p HEAD -m old) || exit 1
+             git -C sub update-ref refs/ctxkeep/snapshots/submodule-1 $inner || exit 1
+             export GIT_INDEX_FILE=\"$PWD/.git/old-index\"
+             git read-tree HEAD && git update-index --cacheinfo 160000,$inner,sub || exit 1
+             outer=$(git commit-tree $(git write-tree) -p HEAD -m old) || exit 1
+             rm .git/old-index; unset GIT_INDEX_FILE
+             git update-ref refs/ctxkeep/snapshots/old-held $outer || exit 1
+             export GIT_AUTHOR_DATE=2020-01-01T00:00:00Z GIT_COMMITTER_DATE=2020-01-01T00:00:00Z
+             filler=$(git commit-tree 'HEAD^{tree}' -p HEAD -m old) || exit 1
+             for n in $(seq 10 64); do git update-ref refs/ctxkeep/snapshots/old-$n $filler; done
+             echo $inner",
+        )
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let inner = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let (dry, code) = p.json(&["gc", "--dry-run"]);
+    assert_eq!(code, 0, "{dry}");
+    assert_eq!(
+        dry["submodule_snapshots_removed"],
+        json!([format!("sub@{inner}")])
+    );
+    assert!(
+        inner_refs().contains("submodule-1"),
+        "a dry run drops nothing"
+    );
+    let (gc, code) = p.json(&["gc"]);
+    assert_eq!(code, 0, "{gc}");
+    assert!(
+        gc["snapshots_removed"].to_string().contains("old-held"),
+        "{gc}"
+    );
+    assert_eq!(
+        gc["submodule_snapshots_removed"],
+        json!([format!("sub@{inner}")])
+    );
+    assert_eq!(inner_refs(), recent, "only the old inner snapshot goes");
+}
+
+/// The project of [`what_a_snapshot_cannot_keep_is_an_error_event_and_one_line_to_the_model`]:
+/// work to keep, and a tracked file turned into a FIFO, which no snapshot can read.
+fn project_with_a_fifo() -> Project {
+    let p = project_with_work();
+    p.write("tracked.txt", "one\n");
+    p.commit_all("tracked");
+    p.write("src/lib.rs", "pub fn one() {}\npub fn two() {}\n");
+    std::fs::remove_file(p.path("tracked.txt")).unwrap();
+    let ok = std::process::Command::new("mkfifo")
+        .arg(p.path("tracked.txt"))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    p
+}
+
+/// A Gemini CLI 0.61.0 hook payload as captured (tests/fixtures/agents), in this project,
+/// running `command`.
+fn gemini_payload(p: &Project, event: &str, command: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/agents/gemini-0.61.0/hooks/{event}-run_shell_command.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["cwd"] = json!(p.root());
+    v["transcript_path"] = json!(p.path("chat.jsonl"));
+    v["tool_input"]["command"] = json!(command);
+    v.to_string()
+}
+
+/// `ctxkeep hook AGENT` with `payload`; its stdout.
+fn agent_hook(p: &Project, agent: &str, payload: String) -> String {
+    let out = p
+        .ctxkeep(&["hook", agent])
+        .write_stdin(payload)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const LEFT_OUT: &str =
+    "ctxkeep: the snapshot of uncommitted work left out 1 path(s): tracked.txt: not a regular file";
+
+/// Gemini CLI's `BeforeTool` takes no context and Qwen Code only logs a `PreToolUse` hook's: what
+/// a snapshot left out reaches the model at the next after-tool event instead, once.
+#[test]
+fn gemini_and_qwen_are_told_what_a_snapshot_left_out_after_the_command() {
+    // Gemini CLI: `BeforeTool` answers `{}`; the next `AfterTool` carries the line.
+    let p = project_with_a_fifo();
+    let before = agent_hook(
+        &p,
+        "gemini",
+        gemini_payload(&p, "BeforeTool", "git reset --hard"),
+    );
+    assert!(!before.contains("left out"), "{before}");
+    assert_eq!(pre_destructive(&p), 1);
+    let after = agent_hook(
+        &p,
+        "gemini",
+        gemini_payload(&p, "AfterTool", "git reset --hard"),
+    );
+    let reply: Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(
+        reply["hookSpecificOutput"]["additionalContext"], LEFT_OUT,
+        "{after}"
+    );
+    // Once.
+    let again = agent_hook(&p, "gemini", gemini_payload(&p, "AfterTool", "ls"));
+    assert!(!again.contains("left out"), "{again}");
+
+    // Qwen Code: Claude Code's payloads, the line at the next `PostToolUse`.
+    let p = project_with_a_fifo();
+    let qwen = |event: &str, command: &str| {
+        json!({
+            "session_id": "q1", "transcript_path": p.path("chat.jsonl"), "cwd": p.root(),
+            "hook_event_name": event, "permission_mode": "yolo",
+            "timestamp": "2026-01-15T10:00:00.000Z", "tool_name": "run_shell_command",
+            "tool_input": {"command": command}, "tool_response": "ok",
+        })
+        .to_string()
+    };
+    let before = agent_hook(&p, "qwen-code", qwen("PreToolUse", "git reset --hard"));
+    assert!(!before.contains("left out"), "{before}");
+    assert_eq!(pre_destructive(&p), 1);
+    let after = agent_hook(&p, "qwen-code", qwen("PostToolUse", "git reset --hard"));
+    let reply: Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(
+        reply["hookSpecificOutput"]["additionalContext"], LEFT_OUT,
+        "{after}"
+    );
+    let again = agent_hook(&p, "qwen-code", qwen("PostToolUse", "ls"));
+    assert!(!again.contains("left out"), "{again}");
 }

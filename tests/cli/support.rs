@@ -302,6 +302,21 @@ pub fn process_running(pid: u32) -> bool {
     }
 }
 
+/// `cmd`'s child starts with SIGINT set to `disposition`. A test that sends SIGINT sets it to
+/// `SIG_DFL`, as from a terminal: a suite started as a background job of a script (`bench/soak`,
+/// `cargo test &`) inherits SIGINT ignored, which ctxkeep rightly keeps ignored, and the
+/// signal would then do nothing.
+pub fn with_sigint(cmd: &mut StdCommand, disposition: libc::sighandler_t) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal(2) is async-signal-safe, as pre_exec requires.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGINT, disposition);
+            Ok(())
+        });
+    }
+}
+
 /// Waits for a pid file a test's child writes; its pid.
 pub fn read_pid_file(path: &Path) -> u32 {
     let t0 = std::time::Instant::now();

@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -179,15 +179,16 @@ fn a_committed_template_that_never_ends_is_stopped_with_one_line() {
         .state()
         .replacen("ctxkeep: 1\n", "ctxkeep: 1\ntemplates: tpl\n", 1);
     p.write(STATE, text);
-    let start = Instant::now();
     let out = p.ctxkeep(&["resume", "--peek"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(65), "{err}");
+    // Stopped by its count of steps, which no machine's speed changes.
     assert!(
         err.contains("tpl/resume.md") && err.contains("does not render") && err.contains("steps"),
         "{err}"
     );
-    // The SessionStart hook that would inject it answers at once (it was killed at 30 s).
+    // The SessionStart hook that would inject it answers, by the same bound, with no prompt
+    // (it was killed at 30 s). The timeout only turns a hang into a failure.
     let payload = json!({
         "session_id": "s", "transcript_path": p.path("t.jsonl"), "cwd": p.root(),
         "hook_event_name": "SessionStart", "source": "startup",
@@ -195,14 +196,11 @@ fn a_committed_template_that_never_ends_is_stopped_with_one_line() {
     let out = p
         .ctxkeep(&["hook", "claude-code"])
         .write_stdin(payload.to_string())
+        .timeout(Duration::from_secs(600))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert!(
-        start.elapsed() < Duration::from_secs(25),
-        "took {:?}",
-        start.elapsed()
-    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     // A template that prints without bound is refused too, and nothing is written.
     let before = p.state();
     let out = p

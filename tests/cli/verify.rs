@@ -1,6 +1,6 @@
 use predicates::prelude::*;
 
-use crate::support::Project;
+use crate::support::{with_sigint, Project};
 
 #[test]
 fn verify_passes_a_complete_checkpoint() {
@@ -615,18 +615,6 @@ fn an_interrupted_probe_leaves_nothing_running() {
         !crate::support::process_running(pid),
         "the reader's sleep still runs"
     );
-}
-
-/// `cmd`'s child starts with SIGINT set to `disposition`.
-fn with_sigint(cmd: &mut std::process::Command, disposition: libc::sighandler_t) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: signal(2) is async-signal-safe, as pre_exec requires.
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::signal(libc::SIGINT, disposition);
-            Ok(())
-        });
-    }
 }
 
 /// A verify started with SIGINT ignored (a background job of a script, `nohup`) keeps it

@@ -13,7 +13,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::policy::{CompactionSeen, PreCompact, PreCompactFires, PreCompactOutput, StartContext};
+use super::policy::{
+    CompactionSeen, PreCompact, PreCompactFires, PreCompactOutput, PreToolContext, StartContext,
+};
 use super::{AgentSpec, Headless, Policy, Transcripts};
 use crate::transcripts::usage::get_str;
 
@@ -34,6 +36,7 @@ pub static SPEC: AgentSpec = AgentSpec {
             output: PreCompactOutput::Unread,
         },
         compaction: CompactionSeen::ByDrop,
+        pre_tool: PreToolContext::Unread,
         ..Policy::USUAL
     },
     compaction_limit: |window, _model, project, env| compaction::limit(window, project, env),

@@ -1,4 +1,4 @@
-// ctxkeep's OpenCode plugin (ctxkeep-opencode-plugin 2).
+// ctxkeep's OpenCode plugin (ctxkeep-opencode-plugin 3).
 // Written by `ctxkeep hooks install opencode`, which writes it again as its own version has it
 // (keep code of yours in another file); `ctxkeep hooks uninstall opencode` removes it.
 //

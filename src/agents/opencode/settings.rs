@@ -55,3 +55,32 @@ fn restart(project: &Path) -> String {
         project.display()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    /// The plugin's text past its first line, and the version that line states, as they were
+    /// when the version was last set. A change to the plugin fails this until its version is
+    /// bumped (a user's `hooks doctor` and a bug report then say which plugin ran) and both
+    /// are written here again.
+    const VERSIONED: (&str, u64) = ("ctxkeep-opencode-plugin 3", 3_783_058_385_874_036_677);
+
+    /// FNV-1a: a fixed digest of the text, the same on every build.
+    fn digest(text: &str) -> u64 {
+        text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+
+    #[test]
+    fn the_plugins_version_is_bumped_when_its_text_changes() {
+        let text = super::SETTINGS.code.expect("the plugin").text;
+        let (first, rest) = text.split_once('\n').unwrap();
+        assert!(first.contains(VERSIONED.0), "{first}");
+        assert_eq!(
+            digest(rest),
+            VERSIONED.1,
+            "plugin.js changed since {}: bump its version on its first line and write both here",
+            VERSIONED.0
+        );
+    }
+}

@@ -23,7 +23,11 @@ pub static SPEC: AgentSpec = AgentSpec {
     aliases: &["qwen", "qwen_code", "qwencode"],
     display_name: DISPLAY_NAME,
     settings: settings::SETTINGS,
-    policy: Policy::USUAL,
+    // Qwen Code 0.24.4 writes a `PreToolUse` hook's `additionalContext` to its debug log only.
+    policy: Policy {
+        pre_tool: super::policy::PreToolContext::Unread,
+        ..Policy::USUAL
+    },
     compaction_limit: |window, _model, project, env| compaction::limit(window, project, env),
     window_cap: None,
     doctor: hooks::DOCTOR_SAMPLE,

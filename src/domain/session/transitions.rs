@@ -149,6 +149,19 @@ impl Session {
         std::mem::take(&mut self.pending_stages)
     }
 
+    /// A line for the model that waits for the next after-tool event (once: the same line
+    /// waiting already is not added again).
+    pub fn note_waits(&mut self, line: &str) {
+        if !self.pending_notes.iter().any(|l| l == line) {
+            self.pending_notes.push(line.to_string());
+        }
+    }
+
+    /// The lines that waited are given now: taken from the record.
+    pub fn waiting_notes_given(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.pending_notes)
+    }
+
     /// A session start whose prompt waits for the next prompt or tool event.
     pub fn start_deferred(&mut self, source: &str) {
         self.pending_start = Some(source.to_string());

@@ -109,6 +109,14 @@ pub fn track(mut s: Session, f: TrackFacts<'_>) -> TrackDecided {
     if now && f.has_checkpoint && f.compaction_unannounced {
         effects.push(Effect::GiveUnannouncedCompaction);
     }
+    // A line the pre-tool hook could not give (what a snapshot left out), once.
+    if now && f.payload.after_tool() {
+        let notes = s.waiting_notes_given();
+        if !notes.is_empty() {
+            touched = true;
+            effects.push(Effect::GiveNotes(notes));
+        }
+    }
     if super::gives_waiting_start(f.policy, f.reach, f.payload.prompt.as_deref()) {
         effects.push(Effect::GiveWaitingStart);
     }
@@ -356,6 +364,46 @@ mod tests {
         f.compaction_unannounced = true;
         let d = track(tracked(30_000, 160_000), f);
         assert_eq!(kinds(&d.effects), ["Acknowledge"]);
+    }
+
+    #[test]
+    fn a_line_a_pre_tool_hook_could_not_give_waits_for_the_next_tool_result_and_is_given_once() {
+        let agent = Agent::Gemini;
+        let mut s = tracked(30_000, 160_000);
+        s.note_waits("The snapshot left out: sub (a submodule).");
+        // The end of a turn reaches no model: the line keeps waiting.
+        let stop = payload(agent, "AfterAgent", serde_json::json!({}));
+        let d = track(s, facts(agent, &stop, Reach::Later, None));
+        assert!(!d.effects.iter().any(|e| matches!(e, Effect::GiveNotes(_))));
+        // The next tool result gives it, and the session no longer holds it.
+        let p = payload(
+            agent,
+            "AfterTool",
+            serde_json::json!({ "tool_name": "run_shell_command", "tool_input": { "command": "ls" } }),
+        );
+        let mut f = facts(agent, &p, Reach::Now, None);
+        f.requests = false;
+        let d = track(d.session, f);
+        let given: Vec<_> = d
+            .effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::GiveNotes(lines) => Some(lines.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            given,
+            [vec!["The snapshot left out: sub (a submodule).".to_string()]]
+        );
+        assert!(d.touched);
+        let mut f = facts(agent, &p, Reach::Now, None);
+        f.requests = false;
+        let again = track(d.session, f);
+        assert!(!again
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::GiveNotes(_))));
     }
 
     #[test]

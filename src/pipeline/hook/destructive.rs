@@ -91,12 +91,26 @@ impl Hook {
         }
         // Even under `--strict` (exit 2 would block the call): the failure is logged, the command
         // runs. A lock just found busy is not waited for again.
-        if let Some(lock) = (!busy).then(|| self.ws.lock().ok()).flatten() {
-            let message =
-                failure.unwrap_or_else(|| crate::pipeline::snapshot::left_out_line(&not_kept));
+        let line =
+            (!not_kept.is_empty()).then(|| crate::pipeline::snapshot::left_out_line(&not_kept));
+        // An agent whose pre-tool answer reaches no model gets the line at its next after-tool
+        // event instead, kept in the session's record until then.
+        let waits = !self.reading.agent.policy().pre_tool_context_read();
+        let batch = (!busy)
+            .then(|| {
+                crate::pipeline::apply::Batch::open(
+                    &self.ws,
+                    &self.reading.session,
+                    self.reading.config.window,
+                )
+                .ok()
+            })
+            .flatten();
+        if let Some(mut batch) = batch {
+            let message = failure.or_else(|| line.clone()).unwrap_or_default();
             let message = crate::system::redact::redact(&message).into_owned();
             self.log(
-                &lock,
+                batch.lock(),
                 "error",
                 json!({
                     "command": "hook", "agent": self.reading.agent, "hook_event": self.reading.payload.event,
@@ -104,8 +118,13 @@ impl Hook {
                     "message": message, "left_out": not_kept,
                 }),
             );
+            if let (true, Some(line)) = (waits, &line) {
+                batch.session_mut().note_waits(line);
+                batch.touch();
+            }
+            let _ = batch.finish();
         }
-        Ok((!not_kept.is_empty()).then(|| crate::pipeline::snapshot::left_out_line(&not_kept)))
+        Ok(line.filter(|_| !waits))
     }
 }
 

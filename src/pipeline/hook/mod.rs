@@ -147,6 +147,7 @@ impl Hook {
                 Effect::GiveUnannouncedCompaction => {
                     said.waiting.extend(self.unannounced_compaction(slot)?);
                 }
+                Effect::GiveNotes(lines) => said.waiting.extend(lines),
                 Effect::GiveWaitingStart => {
                     said.waiting
                         .extend(self.pending_start_in(self.reopen(slot)?)?);

@@ -19,6 +19,15 @@ pub use crate::system::process::{catch_signals, interrupted, Stopped};
 /// How long a stopped agent gets between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(10);
 
+/// [`GRACE`], or (tests only) `CTXKEEP_TEST_RELAY_GRACE_SECS`: a grace longer than any test
+/// lets a test tell a kill at the second Ctrl-C from one at the grace's end without a clock.
+fn grace() -> Duration {
+    std::env::var("CTXKEEP_TEST_RELAY_GRACE_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(GRACE, Duration::from_secs)
+}
+
 /// An agent of the registry with a headless mode relay can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Builtin {
@@ -210,7 +219,7 @@ pub fn run(launch: &Launch) -> anyhow::Result<Finished> {
         process::spawn_guarded(&mut cmd).map_err(|e| Error::io(&argv[0], "cannot run", e))?;
     // Test-only: holds relay with the agent running, for a kill at this instant.
     crate::system::fsutil::test_pause("CTXKEEP_TEST_PAUSE_AFTER_SPAWN");
-    let waited = session.wait(launch.deadline, true, GRACE)?;
+    let waited = session.wait(launch.deadline, true, grace())?;
     Ok(Finished {
         status: waited.status,
         stopped: waited.stopped,
@@ -253,7 +262,7 @@ pub fn check(cmd: &str, dir: &Path, log: &Path, deadline: Instant) -> Check {
     let Ok(mut check) = process::spawn_guarded(&mut command) else {
         return Check::Failed;
     };
-    match check.wait(Some(deadline), true, GRACE) {
+    match check.wait(Some(deadline), true, grace()) {
         Ok(w) => match w.stopped {
             Some(Stopped::Interrupt) => Check::Interrupted,
             Some(Stopped::Deadline) => Check::TimedOut,

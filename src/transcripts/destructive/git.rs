@@ -126,11 +126,31 @@ const GIT_COMMANDS: &[&str] = &[
 pub(super) fn git(args: &[String]) -> Option<Kind> {
     let (i, within) = global_options(args);
     let kind = subcommand(args.get(i)?.as_str(), &args[i + 1..])?;
+    // Another work tree or repository (`--work-tree=DIR`, `--git-dir=DIR`): which files its
+    // paths name is git's reading of two folders, so it is unsure (all of the work is kept).
+    if args[..i].iter().any(|a| elsewhere(a)) {
+        return Some(match kind {
+            Kind::Discard(_) | Kind::Checkout { .. } => Kind::Unsure,
+            other => other,
+        });
+    }
     Some(if within.is_empty() {
         kind
     } else {
         moved(kind, &within)
     })
+}
+
+/// A global option that points git at another work tree or repository.
+fn elsewhere(arg: &str) -> bool {
+    ["--work-tree", "--git-dir"]
+        .iter()
+        .any(|o| arg == *o || arg.strip_prefix(o).is_some_and(|r| r.starts_with('=')))
+}
+
+/// `--pathspec-from-file[=FILE]`: the paths are in a file (or stdin), unknown here.
+fn paths_from_file(args: &[String]) -> bool {
+    args.iter().any(|a| a.starts_with("--pathspec-from-file"))
 }
 
 /// Past git's global options: where the subcommand is, and the folder `-C` gives.
@@ -169,9 +189,7 @@ fn subcommand(sub: &str, args: &[String]) -> Option<Kind> {
             let operands = operands(args, &["-b", "-B", "--orphan", "--conflict"]);
             if !paths.is_empty() {
                 Some(Kind::Discard(paths))
-            } else if has(&["-f", "--force", "."])
-                || args.iter().any(|a| a.starts_with("--pathspec-from-file"))
-            {
+            } else if has(&["-f", "--force", "."]) || paths_from_file(args) {
                 Some(Kind::Discard(vec![".".into()]))
             } else if operands.is_empty() || has(&["-b", "-B", "--orphan"]) {
                 None
@@ -198,6 +216,9 @@ fn subcommand(sub: &str, args: &[String]) -> Option<Kind> {
         }
         // `--staged` alone touches only the index.
         "restore" if !has(&["--staged", "-S"]) || has(&["--worktree", "-W"]) => {
+            if paths_from_file(args) {
+                return Some(Kind::Discard(vec![".".into()]));
+            }
             let mut paths = after_double_dash(args);
             if paths.is_empty() {
                 paths = operands(args, &["-s", "--source"]);
@@ -206,10 +227,15 @@ fn subcommand(sub: &str, args: &[String]) -> Option<Kind> {
         }
         // `--cached` keeps the file.
         "rm" if !has(&["--cached"]) => {
-            let mut paths = after_double_dash(args);
-            if paths.is_empty() {
-                paths = operands(args, &["--pathspec-from-file"]);
+            if paths_from_file(args) {
+                return Some(Kind::Discard(vec![".".into()]));
             }
+            let paths = after_double_dash(args);
+            let paths = if paths.is_empty() {
+                operands(args, &[])
+            } else {
+                paths
+            };
             (!paths.is_empty()).then_some(Kind::Discard(paths))
         }
         "clean" if (short('f') || has(&["--force"])) && !(short('n') || has(&["--dry-run"])) => {
