@@ -184,7 +184,15 @@ impl Learned {
         tokens: u64,
     ) -> Result<(), crate::system::error::Error> {
         let mut learned = Learned::load(path);
-        let seen = learned
+        learned.add(agent, model, tokens);
+        let text = serde_json::to_string_pretty(&learned).expect("plain data serializes");
+        crate::system::fsutil::replace_cache(path, format!("{text}\n").as_bytes())
+    }
+
+    /// Adds an automatic compaction at `tokens` (in memory; [`Learned::record`] keeps it), the
+    /// last [`LEARNED_KEPT`] kept.
+    pub fn add(&mut self, agent: &str, model: Option<&str>, tokens: u64) {
+        let seen = self
             .0
             .entry(agent.to_string())
             .or_default()
@@ -193,8 +201,6 @@ impl Learned {
         seen.push(tokens);
         let excess = seen.len().saturating_sub(LEARNED_KEPT);
         seen.drain(..excess);
-        let text = serde_json::to_string_pretty(&learned).expect("plain data serializes");
-        crate::system::fsutil::replace_cache(path, format!("{text}\n").as_bytes())
     }
 
     /// [`Learned::point`] and how many compactions it is the median of.

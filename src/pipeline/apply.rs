@@ -8,7 +8,7 @@ use crate::domain::workspace::Workspace;
 use crate::system::error::Error;
 use crate::system::fsutil::Lock;
 
-use super::effects::{LearnPoint, LogLine, StageCheckpoint};
+use super::effects::{Effect, LearnPoint, LogLine, StageCheckpoint};
 
 /// One event's hold on the project and on one session's record.
 pub struct Batch<'w> {
@@ -61,6 +61,12 @@ impl<'w> Batch<'w> {
         (&self.lock, &mut self.session)
     }
 
+    /// The lock, the session to change and the record as loaded, at once (the read stage
+    /// compares with what was loaded while it reads under the lock).
+    pub fn split(&mut self) -> (&Lock, &mut Session, Option<&Session>) {
+        (&self.lock, &mut self.session, self.on_disk.as_ref())
+    }
+
     /// The session is to be written even if it has no record yet.
     pub fn touch(&mut self) {
         self.touched = true;
@@ -87,6 +93,144 @@ impl<'w> Batch<'w> {
             session::save(self.ws, &self.lock, &self.session)?;
         }
         Ok(self.session)
+    }
+}
+
+/// What the apply stage needs besides the session to run an event's effects: the project, its
+/// lock (held), where warnings go, and the transcript a stage's checkpoint reads what the
+/// session did from (its path and agent, and the event's open view of it).
+pub struct Ctx<'a> {
+    pub ws: &'a Workspace,
+    pub lock: &'a Lock,
+    pub out: &'a crate::system::output::Output,
+    pub transcript: Option<(&'a str, Option<crate::agents::Agent>)>,
+    pub view: Option<&'a super::read::TranscriptView>,
+}
+
+/// What running the effects gave, for the reply and the callers.
+#[derive(Default)]
+pub struct Outcomes {
+    /// The checkpoint a stage asked for: written, or skipped as adding nothing.
+    pub stage_checkpoint: Option<super::record::Written>,
+    /// The stages settled, once their checkpoint ran.
+    pub settled: Option<super::decide::Settled>,
+    /// An automatic checkpoint: written, or the one that stands when nothing was new.
+    pub checkpoint: Option<crate::domain::checkpoint::Checkpoint>,
+}
+
+/// Runs `effects` in order on the session `s` (the event's, written by its batch once all
+/// have run): the only place a decision's effects touch the disk. A log line that cannot be
+/// written is a warning; a checkpoint that cannot be written fails the event. The effects of an
+/// event family that need its handler (a start given, an audit on its own lock) are run by
+/// that handler, which hands the others to [`run_one`].
+pub fn run(ctx: &Ctx<'_>, s: &mut Session, effects: Vec<Effect>) -> anyhow::Result<Outcomes> {
+    let mut outcomes = Outcomes::default();
+    for effect in effects {
+        if let Some(left) = run_one(ctx, s, effect, &mut outcomes)? {
+            anyhow::bail!("no handler runs this effect here: {left:?}");
+        }
+    }
+    Ok(outcomes)
+}
+
+/// Runs one effect, its outcome kept in `outcomes`; returns it back when it is one only its
+/// event's handler runs.
+pub fn run_one(
+    ctx: &Ctx<'_>,
+    s: &mut Session,
+    effect: Effect,
+    outcomes: &mut Outcomes,
+) -> anyhow::Result<Option<Effect>> {
+    let log = |line: LogLine| {
+        if let Err(e) = crate::domain::events::append(ctx.ws, ctx.lock, line.event, line.fields) {
+            ctx.out
+                .warn(&format!("the event log could not be updated: {e}"));
+        }
+    };
+    match effect {
+        Effect::Log(line) => log(line),
+        Effect::Learn(point) => {
+            if remember_point(ctx.ws, &point) {
+                log(point.log);
+            }
+        }
+        Effect::StageCheckpoint(checkpoint) => {
+            let written = write_stage_checkpoint(
+                ctx.ws,
+                ctx.lock,
+                s,
+                &checkpoint,
+                ctx.transcript,
+                ctx.view,
+                ctx.out,
+            )?;
+            s.checkpoint_seen(&written.checkpoint().id);
+            outcomes.stage_checkpoint = Some(written);
+        }
+        Effect::Settle(settle) => {
+            // A skipped checkpoint (nothing new) is named nowhere as written.
+            let id = match &outcomes.stage_checkpoint {
+                Some(super::record::Written::New(c)) => Some(c.id.as_str()),
+                _ => None,
+            };
+            let settled =
+                super::decide::settle_stages(s, &settle.step, id, settle.reach, &settle.now);
+            for line in super::decide::stage_logs(s, &settled.fired) {
+                log(line);
+            }
+            outcomes.settled = Some(settled);
+        }
+        Effect::Checkpoint(c) => {
+            let written = write_auto_checkpoint(ctx, s, &c)?;
+            // The session wrote it, so it has seen it: a resume of this same session is not
+            // shown its own checkpoint.
+            s.checkpoint_seen(&written.checkpoint().id);
+            outcomes.checkpoint = Some(written.checkpoint().clone());
+        }
+        Effect::CompactionBegins { trigger, now } => {
+            if let Some(c) = &outcomes.checkpoint {
+                s.compaction_began(&now, trigger, &c.id);
+            }
+        }
+        family => return Ok(Some(family)),
+    }
+    Ok(None)
+}
+
+/// Writes an automatic checkpoint (the caller holds the lock): what the session did, from the
+/// event's view of its transcript completed from the session's index; a command whose result
+/// the agent has not written yet (a compaction in the middle of a turn) gets the outcome its
+/// hook's payload gave. A transcript that cannot be read still gets a checkpoint.
+fn write_auto_checkpoint(
+    ctx: &Ctx<'_>,
+    s: &Session,
+    c: &super::effects::AutoCheckpoint,
+) -> anyhow::Result<super::record::Written> {
+    let observed = ctx
+        .view
+        .and_then(|v| v.observe(ctx.ws, ctx.lock, s.id()))
+        .map(|mut o| {
+            crate::transcripts::activity::loops::with_payload_outcomes(&mut o, &s.loops().recent);
+            o
+        });
+    let new = super::record::New {
+        fields: crate::domain::checkpoint::Fields::default(),
+        trigger: &c.trigger,
+        budget: c.budget.clone(),
+        observed,
+        extra: c.extra.clone(),
+        automatic: true,
+        line: Some((
+            crate::domain::checkpoint::Line {
+                session: s.id().to_string(),
+                agent: c.agent.clone(),
+            },
+            s.began_at().map(str::to_string),
+        )),
+    };
+    match c.asked {
+        true => super::record::write_new_always(ctx.ws, ctx.lock, new, ctx.out),
+        false => super::record::write_new(ctx.ws, ctx.lock, new, ctx.out),
     }
 }
 

@@ -1,6 +1,81 @@
-//! What a decision asks of the apply stage besides the session's next state.
+//! What a decision asks of the apply stage besides the session's next state: the
+//! [`Effect`]s, run in order by `apply::run` under the event's lock.
 
 use serde_json::Value;
+
+use crate::context::stages::Step;
+
+/// One thing a decision asks the apply stage to do, in the order it is to be done.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// A line for the event log.
+    Log(LogLine),
+    /// A compaction point to remember, then its line.
+    Learn(LearnPoint),
+    /// A stage's checkpoint to write; its outcome (the id written, none when nothing was new)
+    /// is what the next [`Effect::Settle`] names.
+    StageCheckpoint(StageCheckpoint),
+    /// The stages settled on the session once the stage's checkpoint ran: a pure continuation
+    /// (`decide::settle_stages`), its `stage` lines logged.
+    Settle(Settle),
+    /// An automatic checkpoint of what the session did (read only now, through the event's
+    /// view of its transcript); the session has then seen it.
+    Checkpoint(AutoCheckpoint),
+    /// The compaction begins with the automatic checkpoint just written (a continuation: it
+    /// names that checkpoint, the one the summary is to keep): when, and its trigger.
+    CompactionBegins {
+        trigger: Option<String>,
+        now: String,
+    },
+    /// A restore's acknowledgement, when the agent echoed its nonce (in its last reply, else in
+    /// what the transcript gained): the session chain read and, when echoed, written.
+    Acknowledge,
+    /// The agent's compaction summary audited against the checkpoint, on its own lock (the
+    /// event's batch is written first and loaded again after): `trigger`, what the event heard.
+    /// `summary`: the summary the event carries, else it is read from the transcript.
+    AuditSummary {
+        trigger: Option<String>,
+        summary: Option<String>,
+    },
+    /// A compaction the transcript shows and no start announced, given back now (its audit,
+    /// the restore on the session's link, the note): its text goes into the reply.
+    GiveUnannouncedCompaction,
+    /// Lines an agent's pre-tool hook could not give the model (what a snapshot left out, for
+    /// Gemini CLI and Qwen Code), taken from the session: they go into the reply.
+    GiveNotes(Vec<String>),
+    /// A start that waited for this event (deferred, or left by a compaction seen only as a
+    /// drop), given now: its text goes into the reply.
+    GiveWaitingStart,
+    /// What a compaction's summary left out, given back now that it can be read: its text
+    /// goes into the reply.
+    GiveBack,
+    /// After a tool call, a checkpoint request counted and, at a natural point, made: a pure
+    /// continuation (`decide::checkpoint_request`) run once the stages settled (a stage's
+    /// instruction given now asks for the same) and any start given (which the session has
+    /// then seen); its words are read (a commit's message, the MCP registration) and logged.
+    CheckpointRequest,
+}
+
+/// An automatic checkpoint to write: the last one's fields and what the session did, skipped
+/// when nothing is new unless `asked` (the user asked for it: a manual compaction).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutoCheckpoint {
+    pub trigger: String,
+    pub budget: Option<crate::domain::checkpoint::Budget>,
+    /// Fields for its log line.
+    pub extra: Value,
+    pub asked: bool,
+    /// The agent's id, for the session's line of work.
+    pub agent: String,
+}
+
+/// The stages a reading moved, to settle once its checkpoint's outcome is known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settle {
+    pub step: Step,
+    pub reach: Reach,
+    pub now: String,
+}
 
 /// One line for the event log.
 #[derive(Debug, Clone, PartialEq)]

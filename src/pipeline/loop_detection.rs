@@ -7,10 +7,7 @@
 
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::agents::payload::{ToolAction, ToolCall};
-use crate::agents::Agent;
 use crate::domain::session::Session;
 use crate::domain::workspace::Workspace;
 use crate::transcripts::activity::event_read::{EventRead, LoopsAsk};
@@ -21,62 +18,6 @@ use crate::transcripts::activity::{LoopHit, LoopLimits};
 pub const FIRST_READ: u64 = 1024 * 1024;
 /// Files larger than this are not hashed to tell their versions apart.
 const MAX_HASHED_BYTES: u64 = 4 * 1024 * 1024;
-
-/// What one event gives loop detection.
-pub struct Feed<'a> {
-    pub session: &'a str,
-    /// The window a new session record gets.
-    pub window: u64,
-    /// The transcript and the agent that writes it.
-    pub transcript: Option<(&'a Path, Option<Agent>)>,
-    /// The call the event's payload reports.
-    pub tool: Option<&'a ToolCall>,
-    /// Where relative paths in the payload are from.
-    pub cwd: Option<&'a Path>,
-    /// The event's reply reaches the model: loops found now, and those waiting, are given.
-    pub reaches_model: bool,
-}
-
-/// Feeds the event's new calls to the session's loop detection: `steps`, those the transcript
-/// gained ([`read_new`]), and the call the payload reports. Returns the loops found (now, or
-/// earlier at an event that could not reach the model) with their instruction, when the event can;
-/// they are recorded on `s` (loaded by the caller under the lock it holds, and written back
-/// once by it) and logged as `gutter` events when found.
-pub fn check_in(
-    ws: &Workspace,
-    lock: &crate::system::fsutil::Lock,
-    s: &mut Session,
-    feed: &Feed,
-    limits: &LoopLimits,
-    mut steps: Vec<Step>,
-) -> anyhow::Result<Vec<(LoopHit, String)>> {
-    // The payload's call: merged with the transcript's copy when it has an id; without one
-    // (Gemini) counted after the transcript's calls, which are older, and its copy there
-    // recognised later by what it did.
-    let mut unnamed = None;
-    if let Some(call) = feed.tool.map(|c| payload_step(ws, c, feed.cwd)) {
-        match call.id {
-            Some(_) => merge_payload(&mut steps, call),
-            None => unnamed = Some(call),
-        }
-    }
-    let (found, said) = judge(s, &steps, unnamed, limits, feed.reaches_model);
-    for hit in &found {
-        let mut event = serde_json::to_value(hit)?;
-        if let Some(e) = event.as_object_mut() {
-            e.insert("session".into(), json!(feed.session));
-            e.insert("told".into(), json!(feed.reaches_model));
-        }
-        crate::domain::events::append(ws, lock, "gutter", event)?;
-    }
-    Ok(said
-        .into_iter()
-        .map(|h| {
-            let text = instruction(&h);
-            (h, text)
-        })
-        .collect())
-}
 
 /// Feeds the new calls to the session's loop detection (pure: no file, no clock). Returns
 /// the loops found now, recorded on the session, and those to give with this event
@@ -121,21 +62,6 @@ pub fn judge(
     (found, said)
 }
 
-/// The calls the transcript gained since the last read (its last [`FIRST_READ`] the first
-/// time, or when it was replaced); moves the session's cursor to where this read stopped. A
-/// transcript that cannot be read gives nothing.
-pub fn read_new(ws: &Workspace, s: &mut Session, path: &Path, agent: Option<Agent>) -> Vec<Step> {
-    match crate::agents::event_read(path, agent) {
-        Ok(read) => read_new_in(ws, s, &read),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// [`read_new`] through the event's open reading of the transcript.
-pub fn read_new_in(ws: &Workspace, s: &mut Session, read: &EventRead) -> Vec<Step> {
-    read_new_with(ws, s, read, None)
-}
-
 /// Where loop detection's next read of the transcript starts, and whether the calls waiting
 /// for an outcome are carried into it (false: the transcript is another one, or this one
 /// rewritten, whose calls are all new; they are dropped).
@@ -172,9 +98,11 @@ pub fn ask<'a>(ws: &'a Workspace, s: &'a Session, read: &EventRead) -> Option<Lo
     })
 }
 
-/// [`read_new_in`], taking the steps the session index's catch-up read for it in the same
-/// pass (`prefetched`: where that read started, the steps and where it stopped) when they are
-/// the read this event needs.
+/// The calls the transcript gained since the last read (its last [`FIRST_READ`] the first
+/// time, or when it was replaced), through the event's open reading of it; moves the session's
+/// cursor to where this read stopped (a transcript that cannot be read gives nothing). Takes
+/// the steps the session index's catch-up read for it in the same pass (`prefetched`: where
+/// that read started, the steps and where it stopped) when they are the read this event needs.
 pub fn read_new_with(
     ws: &Workspace,
     s: &mut Session,
@@ -212,7 +140,7 @@ pub fn read_new_with(
 
 /// The payload's call as a step: paths shown as the transcript's are, a file's content hashed
 /// from the payload or else from the disk.
-fn payload_step(ws: &Workspace, call: &ToolCall, cwd: Option<&Path>) -> Step {
+pub(crate) fn payload_step(ws: &Workspace, call: &ToolCall, cwd: Option<&Path>) -> Step {
     let root = crate::transcripts::activity::Root::new(Some(&ws.root));
     let cwd_text = cwd.map(|c| c.to_string_lossy().into_owned());
     let action = match &call.action {
@@ -264,7 +192,7 @@ fn hash_file(path: &Path) -> Option<String> {
 /// Puts the payload's call among the transcript's: a call the transcript already finished
 /// stays as read; one it shows still waiting takes the payload's outcome; one it does not show
 /// goes last.
-fn merge_payload(steps: &mut Vec<Step>, call: Step) {
+pub(crate) fn merge_payload(steps: &mut Vec<Step>, call: Step) {
     if let Some(id) = &call.id {
         if let Some(i) = steps.iter().position(|s| s.id.as_ref() == Some(id)) {
             if steps[i].outcome == Outcome::Pending && call.outcome != Outcome::Pending {

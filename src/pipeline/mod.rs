@@ -9,12 +9,15 @@
 //! - **read** ([`read`]): the event's [`read::Reading`], built once: the payload, the settings,
 //!   the transcript (through one [`read::TranscriptView`]); the session's record is loaded once,
 //!   under the lock;
-//! - **decide** ([`decide`]): pure functions from the session's state and that reading to
-//!   its next state and the [`effects`]: what to say to the model, a checkpoint to write, lines
-//!   to log; no file and no clock (the time is handed in);
-//! - **apply** ([`apply`]): the project lock taken once, the session's record written once
-//!   (only when it changed), atomically, the log lines appended under the same lock;
-//! - **reply** ([`hook::reply`]): what the event answers, rendered from the decisions.
+//! - **decide** ([`decide`]): `decide(session, facts) -> (session', effects)`, pure: the
+//!   session's next state and the [`effects`] in order (lines to log, a point to remember, a
+//!   checkpoint to write, what waited to give); no file and no clock (the time is handed in);
+//! - **apply** ([`apply`]): the effects run in order under the project lock, taken once; an
+//!   effect that needs an earlier one's outcome (the stages a checkpoint settles) is a pure
+//!   continuation run with it; the session's record written last, once (only when it
+//!   changed), atomically;
+//! - **reply** ([`hook::reply`]): what the event answers, rendered from what it decided and
+//!   what its effects gave.
 //!
 //! [`hook`] holds a handler file per event family (track, start, compaction, end, the look
 //! before a destructive command); [`track`] is `ctxkeep track`'s pass. `harness` (tests only)

@@ -238,38 +238,63 @@ impl TranscriptView {
     }
 }
 
-/// What the limit lookup found for one reading: where the agent's configuration (or the
-/// project's `compaction:`) says it compacts, and the point this agent was seen compacting at
-/// with this model (with how many compactions it is the median of).
-pub struct LimitLookup {
-    pub limit: crate::context::compaction::Limit,
-    pub seen: Option<crate::context::compaction::LearnedPoint>,
+/// What loop detection reads at an event, under the lock: the calls the transcript gained since
+/// its cursor (moving it; through the index's catch-up when it read them), the call the payload
+/// reports (`tool`, its files hashed from the payload or the disk, relative to `cwd`), and the
+/// state as it was before (the record as loaded, `on_disk`, unless a step changed it since:
+/// then a copy, which costs more than the rest of the check).
+pub fn calls_read<'a>(
+    ws: &Workspace,
+    view: &TranscriptView,
+    s: &mut Session,
+    on_disk: Option<&'a Session>,
+    tool: Option<&crate::agents::payload::ToolCall>,
+    cwd: Option<&Path>,
+) -> crate::pipeline::decide::CallsRead<'a> {
+    let before = match on_disk {
+        Some(disk) if disk.loops() == s.loops() => std::borrow::Cow::Borrowed(disk.loops()),
+        _ => std::borrow::Cow::Owned(s.loops().clone()),
+    };
+    let told_before = s.loops_told().len();
+    let steps = view.new_calls(ws, s);
+    let payload = tool.map(|c| crate::pipeline::loop_detection::payload_step(ws, c, cwd));
+    crate::pipeline::decide::CallsRead {
+        steps,
+        payload,
+        before,
+        told_before,
+    }
 }
 
-/// Where `agent` compacts on its own at `window` with `model`: its configuration files and
-/// environment, read afresh at each reading (they may have changed since), the project's
-/// `compaction:` and the points learned so far. The one read that waits for a decision (the
-/// window the reading is measured against); the decide stage's `reading_limit` chooses from it.
-pub fn compaction_limit(
+/// Where the agent compacts for what a usage reading asks (`decide::limit_ask`): the window and
+/// model it is measured at, with a point that reading teaches counted among those learned
+/// (the apply stage remembers it): its configuration files and environment, read afresh at
+/// each reading (they may have changed since), the project's `compaction:` and the points
+/// learned so far. The one read that waits for a decision (the window the reading is measured
+/// against); `decide::usage` chooses from what it finds.
+pub fn compaction_limit_for(
     ws: &Workspace,
-    agent: Option<Agent>,
-    window: u64,
-    model: Option<&str>,
+    ask: &crate::pipeline::decide::LimitAsk,
     config: &crate::domain::config::Config,
-) -> LimitLookup {
-    let seen = agent.map(|a| {
-        crate::context::compaction::Learned::load(&ws.compactions_path()).seen(a.as_str(), model)
+) -> crate::pipeline::decide::LimitFound {
+    let model = ask.model.as_deref();
+    let seen = ask.agent.map(|a| {
+        let mut learned = crate::context::compaction::Learned::load(&ws.compactions_path());
+        if let Some(p) = &ask.learns {
+            learned.add(p.agent, p.model.as_deref(), p.tokens);
+        }
+        learned.seen(a.as_str(), model)
     });
     let limit = crate::agents::compaction_limit_for_model(
-        agent,
-        window,
+        ask.agent,
+        ask.window,
         model,
         &ws.root,
         Some(&config.compaction),
         seen.as_ref().and_then(|l| l.point),
         &|name| std::env::var(name).ok(),
     );
-    LimitLookup { limit, seen }
+    crate::pipeline::decide::LimitFound { limit, seen }
 }
 
 #[cfg(test)]

@@ -1,18 +1,18 @@
-//! `ctxkeep track`'s pass of the pipeline, and the loop step it shares with a hook's track
-//! event: one batch (the lock taken once, the session written once), loop detection first (a
-//! stage's checkpoint then has the calls' outcomes), then the reading; the stages'
-//! instruction is rendered after the lock, as a hook's reply is.
+//! `ctxkeep track`'s pass of the pipeline: read (loop detection's new calls, through the
+//! transcript's view, and the limit, under the lock taken once), decide (`decide::by_hand`:
+//! loop detection, then the usage reading, pure), apply (`apply::run`; the session written
+//! once); the stages' instruction is rendered after the lock, as a hook's reply is.
 
 use crate::agents::Agent;
 use crate::domain::config::Config;
+use crate::domain::session::Session;
 use crate::domain::state::StateFile;
 use crate::domain::workspace::Workspace;
 use crate::pipeline::apply::Batch;
-use crate::pipeline::loop_detection::{self, Feed};
-use crate::pipeline::read::TranscriptView;
+use crate::pipeline::decide;
 use crate::pipeline::tracking::{self, Applied, Options, Reading};
 use crate::system::output::Output;
-use crate::transcripts::activity::{LoopHit, LoopLimits};
+use crate::transcripts::activity::LoopHit;
 
 /// What `track` did: the reading applied, the loops found in the transcript and what is said
 /// to the agent (the stages' instruction, then the loops').
@@ -22,9 +22,9 @@ pub struct Tracked {
     pub instructions: Vec<String>,
 }
 
-/// Applies `reading` to session `id` as `ctxkeep track` does; with a transcript (`view`, from
-/// `agent` when it is known), loop detection reads what it gained since the session's last
-/// reading.
+/// Applies `reading` to session `id` as `ctxkeep track` does; with a transcript (`options.view`),
+/// loop detection reads what it gained since the session's last reading. `_agent`: the agent
+/// that wrote it, when known (the view reads it as that agent's).
 #[allow(clippy::too_many_arguments)]
 pub fn by_hand(
     ws: &Workspace,
@@ -33,30 +33,39 @@ pub fn by_hand(
     id: &str,
     reading: Reading,
     options: Options<'_>,
-    agent: Option<Agent>,
+    _agent: Option<Agent>,
     out: &Output,
 ) -> anyhow::Result<Tracked> {
     let mut batch = Batch::open(ws, id, config.window)?;
-    let mut loops = Vec::new();
-    let mut loop_texts = Vec::new();
-    if let (Some(view), Some(limits)) = (options.view, config.loop_limits) {
-        let feed = Feed {
-            session: id,
-            window: config.window,
-            transcript: view.path().map(|p| (p, agent)),
-            tool: None,
-            cwd: None,
-            reaches_model: true,
+    let had_record = batch.recorded();
+    let env = |name: &str| std::env::var(name).ok();
+    let now = crate::system::clock::now_rfc3339();
+    let (decided, loops) = {
+        let (_, s, on_disk) = batch.split();
+        // Read, under the lock.
+        let calls = match (options.view, config.loop_limits) {
+            (Some(view), Some(limits)) => {
+                let calls = crate::pipeline::read::calls_read(ws, view, s, on_disk, None, None);
+                Some((calls, limits))
+            }
+            _ => None,
         };
-        for (hit, text) in loops_in(ws, &mut batch, view, &feed, &limits)? {
-            loops.push(hit);
-            loop_texts.push(text);
-        }
-    }
-    let applied = tracking::apply_batch(ws, &mut batch, sf, config, reading, options, out)?;
+        let facts = tracking::usage_facts(&reading, &options, sf, config, had_record, &env, &now);
+        let ask = decide::limit_ask(s, &facts);
+        let found = crate::pipeline::read::compaction_limit_for(ws, &ask, config);
+        // Decide.
+        let current = std::mem::replace(s, Session::new(id, config.window));
+        let decided = decide::by_hand(current, calls, &facts, found);
+        (decided.usage, decided.loops)
+    };
+    // Apply.
+    let (lock, s) = batch.parts();
+    let applied = tracking::applied(ws, lock, s, decided, &reading, sf, options, out)?;
+    batch.touch();
     batch.finish()?;
     let mut instructions = tracking::instructions(ws, config, &applied)?;
-    instructions.extend(loop_texts);
+    let (loops, texts): (Vec<_>, Vec<_>) = loops.into_iter().unzip();
+    instructions.extend(texts);
     Ok(Tracked {
         applied,
         loops,
@@ -64,42 +73,11 @@ pub fn by_hand(
     })
 }
 
-/// Loop detection's step on an event's batch: feeds it the calls the transcript gained since
-/// the last event (through the event's `view`) and the call `feed` reports; returns the loops
-/// to give now with their instruction. The session is marked changed when loop detection's
-/// state changed.
-pub fn loops_in(
-    ws: &Workspace,
-    batch: &mut Batch<'_>,
-    view: &TranscriptView,
-    feed: &Feed<'_>,
-    limits: &LoopLimits,
-) -> anyhow::Result<Vec<(LoopHit, String)>> {
-    // What loop detection kept before this event: the record as loaded, unless a step
-    // changed it since (then a copy; copying it costs more than the rest of the check).
-    let copy = match batch.on_disk() {
-        Some(disk) if disk.loops() == batch.session().loops() => None,
-        _ => Some(batch.session().loops().clone()),
-    };
-    let (lock, s) = batch.parts();
-    let told_before = s.loops_told().len();
-    let steps = view.new_calls(ws, s);
-    let hits = loop_detection::check_in(ws, lock, s, feed, limits, steps)?;
-    let before = copy.as_ref().or(batch.on_disk().map(|d| d.loops()));
-    let s = batch.session();
-    if before != Some(s.loops()) || s.loops_told().len() != told_before {
-        batch
-            .session_mut()
-            .touched(&crate::system::clock::now_rfc3339());
-        batch.touch();
-    }
-    Ok(hits)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::pipeline::hook::samples::{project, turn, AGENT};
+    use crate::pipeline::read::TranscriptView;
 
     fn track(p: &crate::pipeline::harness::Project) -> Tracked {
         let ws = p.workspace();

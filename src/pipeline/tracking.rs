@@ -6,7 +6,6 @@
 use serde::Serialize;
 use serde_json::json;
 
-use crate::agents::Agent;
 use crate::context::compaction::StagesAgainst;
 use crate::context::stages::{FiredStage, Stage, StageAction};
 use crate::context::tokens::Encoding;
@@ -20,7 +19,6 @@ use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
 use crate::pipeline::effects::Reach;
 use crate::system::output::Output;
-use crate::transcripts::usage::Usage;
 
 /// What `track --json` prints (and `status --json` builds on).
 #[derive(Debug, Serialize)]
@@ -149,49 +147,7 @@ pub fn stages_against_name(a: StagesAgainst) -> &'static str {
     }
 }
 
-/// What a transcript reading says besides the token count (`track --json`).
-#[derive(Debug, Serialize)]
-pub struct TranscriptInfo {
-    pub path: String,
-    /// The id of the agent that wrote it.
-    pub agent: &'static str,
-    pub model: Option<String>,
-    pub compacted: bool,
-    pub malformed_lines: u64,
-}
-
-/// The new token count, read before taking the lock (reading can be slow).
-pub enum Reading {
-    Absolute {
-        tokens: u64,
-        source: Source,
-        count: Option<CountState>,
-    },
-    Relative(i64),
-    Transcript(Box<Usage>, String),
-    /// An agent's status line (Claude Code's): its exact window is
-    /// remembered for the session's later hooks.
-    StatusLine {
-        agent: Agent,
-        tokens: Option<u64>,
-        window: Option<u64>,
-        model: Option<String>,
-        transcript: Option<String>,
-    },
-    /// A token count an agent states outside its transcript (Claude Code's
-    /// `SessionStart` `context_tokens` and `model`, a token count from a Codex
-    /// `Stop`): exact, recorded like a transcript's, and measured against
-    /// that agent's limit. `tokens: None` keeps the last token count.
-    Stated {
-        agent: Agent,
-        tokens: Option<u64>,
-        model: Option<String>,
-        /// The window, when the agent states it.
-        window: Option<u64>,
-    },
-    /// Only `--messages`: the token count stays.
-    Unchanged,
-}
+pub use crate::pipeline::decide::{Reading, TranscriptInfo};
 
 /// What a caller of [`apply`] may set besides the reading.
 #[derive(Default, Clone, Copy)]
@@ -264,247 +220,114 @@ pub fn apply_batch(
     opts: Options<'_>,
     out: &Output,
 ) -> anyhow::Result<Applied> {
-    let prev = batch
-        .recorded()
-        .then(|| batch.session_mut().clone_without_loops());
+    let had_record = batch.recorded();
     let (lock, s) = batch.parts();
-    let applied = apply_in(ws, lock, s, prev, sf, config, reading, opts, out)?;
+    let applied = apply_in(ws, lock, s, had_record, sf, config, reading, opts, out)?;
     batch.touch();
     Ok(applied)
 }
 
 /// [`apply`] on a session the caller loaded under the lock it holds, and writes back once
-/// with whatever else its event changed (`crate::pipeline::apply`); `prev`: the session as
-/// it was before this reading (None when it had no record). The stages move by the
-/// pipeline's decisions (`crate::pipeline::decide`): the window, the limit (looked up by
-/// `read::compaction_limit` once the window is chosen), the stages and a stage's checkpoint
-/// (written by `apply`).
+/// with whatever else its event changed (`crate::pipeline::apply`); `had_record`: the session
+/// had a record before this reading. One pass of the pipeline: read (the limit for the window
+/// and model the reading is measured at, `decide::limit_ask`), decide
+/// (`decide::usage`, pure), apply (`apply::run`: a point remembered, a stage's checkpoint,
+/// the stages settled with its outcome, the lines logged).
 #[allow(clippy::too_many_arguments)]
 pub fn apply_in(
     ws: &Workspace,
     lock: &crate::system::fsutil::Lock,
     s: &mut Session,
-    prev: Option<Session>,
+    had_record: bool,
     sf: &StateFile,
     config: &Config,
     reading: Reading,
     opts: Options<'_>,
     out: &Output,
 ) -> anyhow::Result<Applied> {
-    let mut compacted = false;
-    let mut info = None;
-    let (transcript_path, transcript_agent) = match &reading {
-        Reading::Transcript(usage, path) => (Some(path.clone()), usage.agent.parse::<Agent>().ok()),
-        _ => (None, None),
-    };
-    // Only an agent's reading says anything about the window.
-    let agent_reading = matches!(
-        reading,
-        Reading::Transcript(..) | Reading::StatusLine { .. } | Reading::Stated { .. }
-    );
-    match reading {
-        Reading::Absolute {
-            tokens,
-            source,
-            count,
-        } => {
-            s.tokens_given(tokens, opts.window.unwrap_or(config.window), source, count);
-        }
-        Reading::Relative(delta) => {
-            let base = s.tokens().unwrap_or(0);
-            let tokens = base.saturating_add_signed(delta);
-            let window = opts
-                .window
-                .or(prev.as_ref().map(|p| p.window()))
-                .unwrap_or(config.window);
-            s.tokens_given(tokens, window, Source::Manual, None);
-        }
-        Reading::Transcript(usage, path) => {
-            s.model_seen(usage.model.as_deref());
-            let window = reading_window(
-                &opts,
-                s,
-                usage.agent.parse().ok(),
-                usage.window,
-                usage.model.as_deref(),
-                sf,
-                config,
-            );
-            compacted = usage.compacted;
-            if compacted {
-                crate::pipeline::learning::note_compaction(s, &usage, None);
-            }
-            // No token count (a new transcript, or compacted without `postTokens`)
-            // is recorded as unknown rather than guessed.
-            s.usage_read(
-                usage.tokens,
-                window,
-                usage.agent,
-                Some(path.clone()),
-                usage.model.clone(),
-            );
-            info = Some(TranscriptInfo {
-                path,
-                agent: usage.agent,
-                model: usage.model.clone(),
-                compacted: usage.compacted,
-                malformed_lines: usage.malformed_lines,
-            });
-        }
-        Reading::StatusLine {
-            agent,
-            tokens,
-            window,
-            model,
-            transcript,
-        } => {
-            s.model_seen(model.as_deref());
-            if let Some(window) = window {
-                s.statusline_window_seen(window);
-            }
-            let window = reading_window(&opts, s, Some(agent), None, model.as_deref(), sf, config);
-            // A line that knows no token count (before the first call, right after
-            // a compaction) keeps the one the hooks recorded, the restored
-            // size included.
-            s.usage_read(
-                tokens.or(s.tokens()),
-                window,
-                agent.as_str(),
-                transcript,
-                model,
-            );
-        }
-        Reading::Stated {
-            agent,
-            tokens,
-            model,
-            window,
-        } => {
-            if model.is_some() {
-                s.model_seen(model.as_deref());
-            }
-            let model = model.or(s.model().map(str::to_string));
-            let window =
-                reading_window(&opts, s, Some(agent), window, model.as_deref(), sf, config);
-            s.usage_read(tokens.or(s.tokens()), window, agent.as_str(), None, model);
-        }
-        Reading::Unchanged => {
-            if let Some(w) = opts.window {
-                s.window_given(w);
-            }
-        }
-    }
-    // Where the agent compacts on its own, read afresh each time (its
-    // configuration may have changed); only the known agent's files.
-    let agent = s.agent().and_then(|a| a.parse::<Agent>().ok());
-    // A token count past the window the session assumed, without a compaction:
-    // the window is larger than assumed (or unknown).
-    let was_unknown = prev.as_ref().is_some_and(|p| !p.window_known());
-    let evidence = agent_reading
-        .then(|| crate::pipeline::learning::window_evidence(s, was_unknown))
-        .flatten();
-    // A compaction read earlier is judged at the first reading after it; a point it teaches
-    // is remembered now, before the limit is looked up (it may be that limit).
-    let judged = agent
-        .and_then(|a| decide::compaction_judged(s, a, compacted))
-        .and_then(|judged| match judged {
-            decide::Judged::NotLearned(line) => Some(line),
-            decide::Judged::Learned(point) => {
-                super::apply::remember_point(ws, &point).then_some(point.log)
-            }
-        });
-    // Where the agent compacts for the window just chosen: read, then chosen.
-    let lookup = super::read::compaction_limit(ws, agent, s.window(), s.model(), config);
-    let (limit, learned_from) =
-        decide::reading_limit(s.window_known(), s.window(), lookup.limit, lookup.seen);
-    s.limit_found(limit, learned_from);
-    // Truncation: the message count can only grow within a session.
-    let previous_messages = s.messages();
-    let truncated =
-        matches!((previous_messages, opts.messages), (Some(before), Some(now)) if now < before);
-    if let Some(messages) = opts.messages {
-        s.messages_counted(messages);
-    }
-
-    let reach = Reach::of(opts.record_only, opts.deferred);
-    let step = decide::stage_step(s, &config.stages, config.stages_against, compacted, reach);
-    let mut recorded = sf.fm.checkpoint.clone();
-    let checkpoint_id = match decide::stage_checkpoint(&step) {
-        Some(effect) => {
-            let transcript = transcript_path.as_deref().map(|p| (p, transcript_agent));
-            let written = super::apply::write_stage_checkpoint(
-                ws, lock, s, &effect, transcript, opts.view, out,
-            )?;
-            s.checkpoint_seen(&written.checkpoint().id);
-            // A skipped one (nothing new) is named nowhere as written.
-            let id = match &written {
-                super::record::Written::New(c) => Some(c.id.clone()),
-                super::record::Written::Skipped { .. } => None,
-            };
-            recorded = Some(written.checkpoint().clone());
-            id
-        }
-        None => None,
-    };
+    let env = |name: &str| std::env::var(name).ok();
     let now = crate::system::clock::now_rfc3339();
-    let settled = decide::settle_stages(s, &step, checkpoint_id.as_deref(), reach, &now);
-    let (fired_now, to_say) = (settled.fired, settled.to_say);
+    let facts = usage_facts(&reading, &opts, sf, config, had_record, &env, &now);
+    // Read: where the agent compacts, for the window and model the reading is measured at.
+    let ask = decide::limit_ask(s, &facts);
+    let found = super::read::compaction_limit_for(ws, &ask, config);
+    // Decide.
+    let id = s.id().to_string();
+    let current = std::mem::replace(s, Session::new(&id, ask.window));
+    let decided = decide::usage(current, &facts, found);
+    // Apply.
+    applied(ws, lock, s, decided, &reading, sf, opts, out)
+}
 
-    let log = |event: &str, fields: serde_json::Value| {
-        if let Err(e) = crate::domain::events::append(ws, lock, event, fields) {
-            out.warn(&format!("the event log could not be updated: {e}"));
-        }
+/// The facts a usage reading is decided from, for `reading` with `opts`.
+pub(crate) fn usage_facts<'a>(
+    reading: &'a Reading,
+    opts: &Options<'_>,
+    sf: &StateFile,
+    config: &'a Config,
+    had_record: bool,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    now: &'a str,
+) -> decide::UsageFacts<'a> {
+    decide::UsageFacts {
+        reading,
+        given_window: opts.window,
+        messages: opts.messages,
+        reach: Reach::of(opts.record_only, opts.deferred),
+        config,
+        front_window: sf.fm.window,
+        had_record,
+        env,
+        now,
+    }
+}
+
+/// The apply stage of a usage reading `decided`: its session put in `s` (the batch's), its
+/// effects run (a stage's checkpoint reads what the session did from `reading`'s transcript,
+/// through `opts.view`), and what the reading's callers report.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn applied(
+    ws: &Workspace,
+    lock: &crate::system::fsutil::Lock,
+    s: &mut Session,
+    decided: decide::UsageDecided,
+    reading: &Reading,
+    sf: &StateFile,
+    opts: Options<'_>,
+    out: &Output,
+) -> anyhow::Result<Applied> {
+    *s = decided.session;
+    let transcript = match reading {
+        Reading::Transcript(usage, path) => Some((path.as_str(), usage.agent.parse().ok())),
+        _ => None,
     };
-    for line in decide::stage_logs(s, &fired_now) {
-        log(line.event, line.fields);
-    }
-    if let Some(fields) = evidence {
-        log("window_evidence", fields);
-    }
-    if let Some(line) = judged {
-        log(line.event, line.fields);
-    }
-    if truncated {
-        log(
-            "truncation_suspected",
-            json!({ "session": s.id(), "previous": previous_messages, "messages": s.messages() }),
-        );
-    }
+    let ctx = super::apply::Ctx {
+        ws,
+        lock,
+        out,
+        transcript,
+        view: opts.view,
+    };
+    let outcomes = super::apply::run(&ctx, s, decided.effects)?;
+    let settled = outcomes.settled.unwrap_or(decide::Settled {
+        fired: Vec::new(),
+        to_say: Vec::new(),
+    });
+    let recorded = match outcomes.stage_checkpoint {
+        Some(written) => Some(written.checkpoint().clone()),
+        None => sf.fm.checkpoint.clone(),
+    };
     Ok(Applied {
         session: s.clone_without_loops(),
         recorded,
-        fired: fired_now,
-        to_say,
-        rearmed: step.rearmed,
-        truncated,
-        previous_messages,
-        transcript: info,
-        previous: prev,
+        fired: settled.fired,
+        to_say: settled.to_say,
+        rearmed: decided.rearmed,
+        truncated: decided.truncated,
+        previous_messages: decided.previous_messages,
+        transcript: decided.transcript,
+        previous: decided.previous,
     })
-}
-
-/// The window for a reading from an agent ([`decide::reading_window`] chooses it), noted
-/// on the session with where it came from (its `window_source`).
-fn reading_window(
-    opts: &Options<'_>,
-    s: &mut Session,
-    agent: Option<Agent>,
-    stated: Option<u64>,
-    model: Option<&str>,
-    sf: &StateFile,
-    config: &Config,
-) -> u64 {
-    let facts = decide::WindowFacts {
-        given: opts.window,
-        stated,
-        model: model.and_then(|m| config.model_info(m)).map(|m| m.window),
-        configured: sf.fm.window,
-        default: config.window,
-    };
-    let (window, source) =
-        decide::reading_window(s, agent, &facts, &|name| std::env::var(name).ok());
-    s.window_from(&source);
-    window
 }
 
 /// At most this many characters reach the model for the stages of one event.
@@ -522,17 +345,38 @@ pub fn instructions(
     config: &Config,
     applied: &Applied,
 ) -> anyhow::Result<Vec<String>> {
-    let Some(highest) = applied.to_say.iter().max_by(|a, b| a.at.total_cmp(&b.at)) else {
+    let said = StagesSaid {
+        session: &applied.session,
+        recorded: applied.recorded.as_ref(),
+        to_say: &applied.to_say,
+    };
+    stage_instructions(ws, config, &said)
+}
+
+/// What the stages of an event say, rendered after the lock: the session as they left it, the
+/// checkpoint that stands (a stage may have written it) and the stages to say.
+pub struct StagesSaid<'a> {
+    pub session: &'a Session,
+    pub recorded: Option<&'a Checkpoint>,
+    pub to_say: &'a [FiredStage],
+}
+
+/// [`instructions`] from its parts.
+pub fn stage_instructions(
+    ws: &Workspace,
+    config: &Config,
+    said: &StagesSaid<'_>,
+) -> anyhow::Result<Vec<String>> {
+    let Some(highest) = said.to_say.iter().max_by(|a, b| a.at.total_cmp(&b.at)) else {
         return Ok(Vec::new());
     };
     // The checkpoint a stage wrote, the highest's first.
     let checkpoint = std::iter::once(highest)
-        .chain(applied.to_say.iter().rev())
+        .chain(said.to_say.iter().rev())
         .find_map(|f| f.checkpoint.clone());
-    let s = &applied.session;
-    let in_progress = applied
+    let s = said.session;
+    let in_progress = said
         .recorded
-        .as_ref()
         .and_then(|c| c.observed.as_ref())
         .and_then(|o| {
             o.plan
@@ -540,7 +384,7 @@ pub fn instructions(
                 .find(|p| p.status == crate::transcripts::activity::PlanStatus::InProgress)
         })
         .map(|p| quoted(&p.text));
-    let recorded = applied.recorded.as_ref().map(|c| {
+    let recorded = said.recorded.map(|c| {
         json!({
             "id": c.id, "phase": quoted(&c.phase), "active_task": quoted(&c.active_task),
             "next_action": quoted(&c.next_action),
@@ -549,9 +393,8 @@ pub fn instructions(
     });
     // "Recorded now" only when a stage of this event wrote it (not when it
     // was skipped as nothing new, nor for an older one).
-    let recorded_now = applied
+    let recorded_now = said
         .recorded
-        .as_ref()
         .is_some_and(|c| checkpoint.as_deref() == Some(c.id.as_str()));
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
     // The agent is pointed at the MCP tool when its project MCP
@@ -662,6 +505,7 @@ pub fn count_source(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::Agent;
 
     #[test]
     fn what_remains_is_quoted_short_and_counted() {

@@ -1,7 +1,7 @@
 //! Loop detection's verdict on the calls an event brought.
 
 use crate::domain::session::Session;
-use crate::pipeline::effects::Reach;
+use crate::pipeline::effects::{Effect, LogLine, Reach};
 
 /// Loop detection's verdict on the calls this event brought (the transcript's new ones, then
 /// the payload's `unnamed` call when it has no id): the loops found, recorded on the session,
@@ -17,6 +17,81 @@ pub fn loops(
     Vec<crate::transcripts::activity::LoopHit>,
 ) {
     crate::pipeline::loop_detection::judge(s, steps, unnamed, limits, reach == Reach::Now)
+}
+
+/// What loop detection read at an event, under the lock: the calls the transcript gained since
+/// its cursor (which the read moved), the call the payload reports (as a step, its files hashed),
+/// and loop detection's state as it was before the event (the record as loaded, unless a step
+/// changed it since).
+pub struct CallsRead<'a> {
+    pub steps: Vec<crate::transcripts::activity::loops::Step>,
+    pub payload: Option<crate::transcripts::activity::loops::Step>,
+    pub before: std::borrow::Cow<'a, crate::transcripts::activity::loops::LoopState>,
+    pub told_before: usize,
+}
+
+/// Loop detection's decision at an event.
+pub struct LoopsDecided {
+    /// The loops given now, each with its instruction.
+    pub said: Vec<(crate::transcripts::activity::LoopHit, String)>,
+    /// A `gutter` line per loop found.
+    pub effects: Vec<Effect>,
+    /// Loop detection's state changed: the session is to be written.
+    pub changed: bool,
+}
+
+/// Loop detection at an event (pure): the calls read fed to the session's state, the payload's
+/// merged with the transcript's copy when it has an id (without one, as Gemini's, counted after
+/// the transcript's, which are older); the loops found logged, and given now when the event's
+/// reply reaches the model (else kept for the next one that can).
+pub fn event_loops(
+    s: &mut Session,
+    calls: CallsRead<'_>,
+    limits: &crate::transcripts::activity::LoopLimits,
+    reach: Reach,
+    now: &str,
+) -> LoopsDecided {
+    let CallsRead {
+        mut steps,
+        payload,
+        before,
+        told_before,
+    } = calls;
+    let mut unnamed = None;
+    if let Some(call) = payload {
+        match call.id {
+            Some(_) => crate::pipeline::loop_detection::merge_payload(&mut steps, call),
+            None => unnamed = Some(call),
+        }
+    }
+    let (found, said) = loops(s, &steps, unnamed, limits, reach);
+    let effects = found
+        .iter()
+        .map(|hit| {
+            let mut fields = serde_json::to_value(hit).unwrap_or_default();
+            if let Some(e) = fields.as_object_mut() {
+                e.insert("session".into(), serde_json::json!(s.id()));
+                e.insert("told".into(), serde_json::json!(reach == Reach::Now));
+            }
+            Effect::Log(LogLine::new("gutter", fields))
+        })
+        .collect();
+    let changed = *before != *s.loops() || s.loops_told().len() != told_before;
+    if changed {
+        s.touched(now);
+    }
+    let said = said
+        .into_iter()
+        .map(|hit| {
+            let text = crate::pipeline::loop_detection::instruction(&hit);
+            (hit, text)
+        })
+        .collect();
+    LoopsDecided {
+        said,
+        effects,
+        changed,
+    }
 }
 
 #[cfg(test)]

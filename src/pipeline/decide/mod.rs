@@ -8,20 +8,30 @@
 //! session [`start`]s, [`checkpoint_requests`] and [`loops`].
 
 mod checkpoint_requests;
+mod compact;
 mod compaction;
+mod end;
 mod loops;
+mod reading;
 mod stages;
 mod start;
+mod track;
 mod window;
 
 pub use checkpoint_requests::{checkpoint_request, Request};
+pub use compact::{post_compact, pre_compact, CompactDecided, PreCompactFacts};
 pub use compaction::{
     compaction_by_drop, compaction_ended, compaction_judged, compacts_nothing, compressed,
     note_drop, DropNoted, Judged,
 };
-pub use loops::loops;
+pub use end::{end, EndDecided, EndFacts};
+pub use loops::{event_loops, loops, CallsRead, LoopsDecided};
+pub use reading::{
+    limit_ask, usage, LimitAsk, LimitFound, Reading, TranscriptInfo, UsageDecided, UsageFacts,
+};
 pub use stages::{settle_stages, stage_checkpoint, stage_logs, stage_step, Settled};
 pub use start::{gives_waiting_start, session_started, start_waits};
+pub use track::{by_hand, track, ByHandDecided, TrackDecided, TrackFacts};
 pub use window::{reading_limit, reading_window, WindowFacts};
 
 #[cfg(test)]

@@ -18,7 +18,6 @@ use serde_json::json;
 use super::{Answer, Hook};
 use crate::domain::checkpoint::Checkpoint;
 use crate::domain::session::{self, Session};
-use crate::pipeline::apply::Batch;
 use crate::system::fsutil::Lock;
 use crate::transcripts::compaction_summary::{self, text, AuditNote, Found};
 
@@ -46,18 +45,6 @@ impl Hook {
     /// The nonce to ask a confirmation for, unless the project turned that off.
     fn ack_nonce<'n>(&self, nonce: &'n str) -> Option<&'n str> {
         self.reading.config.acknowledgement.then_some(nonce)
-    }
-
-    /// The pre-compaction checkpoint is written: the compaction begins. Remembers when (a
-    /// summary older than this is an earlier one) and the checkpoint the summary is to keep.
-    pub(super) fn compaction_begins_in(&self, batch: &mut Batch<'_>, c: &Checkpoint) {
-        let trigger = match &self.reading.payload.action {
-            crate::agents::payload::Action::PreCompact { trigger } => trigger.clone(),
-            _ => None,
-        };
-        let now = crate::system::clock::now_rfc3339();
-        batch.session_mut().compaction_began(&now, trigger, &c.id);
-        batch.touch();
     }
 
     /// Where the agent takes one, the brief for its summarizer, built from the

@@ -9,35 +9,9 @@ use super::{Answer, Hook};
 use crate::domain::session::Session;
 use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
-use crate::pipeline::effects::{LearnPoint, LogLine};
-use crate::pipeline::tracking;
+use crate::pipeline::tracking::{self, Options, Reading};
 
 impl Hook {
-    /// The session updated from the transcript, recording only, where a checkpoint must follow
-    /// whatever the transcript holds (before a compaction): a transcript that cannot be read is
-    /// logged, and the checkpoint is written from the session's last token count, as it is when
-    /// there is no transcript.
-    pub(super) fn update_or_log_in(
-        &self,
-        batch: &mut Batch<'_>,
-        usage: Option<anyhow::Result<crate::transcripts::usage::Usage>>,
-    ) -> anyhow::Result<Option<tracking::Applied>> {
-        match self.update_in(batch, usage, true, false) {
-            Ok(applied) => Ok(applied),
-            Err(e) => {
-                self.log(
-                    batch.lock(),
-                    "transcript_unreadable",
-                    json!({
-                        "session": self.reading.session, "agent": self.reading.agent,
-                        "message": crate::system::redact::redact(&format!("{e:#}")),
-                    }),
-                );
-                Ok(None)
-            }
-        }
-    }
-
     /// A compaction the transcript shows (Claude Code's boundary and summary) that no session
     /// start announced: a server-side compaction, a host that deferred or skipped its
     /// post-compaction hook. It is given back now as a start after it would: the summary is
@@ -79,34 +53,6 @@ impl Hook {
         Ok(given.text())
     }
 
-    /// An agent with no post-compaction event: a compaction shows only as
-    /// usage dropping from near its compaction point to a fraction.
-    /// The prompt is then given with the next prompt or tool hook. False when this
-    /// drop was noted already.
-    pub(super) fn note_compression_in(
-        &self,
-        batch: &mut Batch<'_>,
-        before: &Session,
-        after: &Session,
-    ) -> bool {
-        let policy = self.reading.agent.policy();
-        let Some(noted) = decide::note_drop(
-            batch.session_mut(),
-            before,
-            after,
-            policy,
-            self.reading.agent,
-        ) else {
-            return false;
-        };
-        batch.touch();
-        if let Some(tokens) = noted.learn_at {
-            self.learn_compaction(batch.lock(), before.model(), tokens);
-        }
-        self.log(batch.lock(), noted.log.event, noted.log.fields);
-        true
-    }
-
     /// The compaction the transcript ends with, as the agent recorded it (its own token count
     /// before it, the trigger, the model): read at the events that follow a compaction, so
     /// the learning never takes ctxkeep's last reading for the agent's point.
@@ -114,100 +60,119 @@ impl Hook {
         self.reading.view().compaction()
     }
 
-    /// Remembers that the agent compacted on its own at `tokens` on `model`, so the
-    /// stages measure against where it really compacts. Never fails the hook.
-    pub(super) fn learn_compaction(
-        &self,
-        lock: &crate::system::fsutil::Lock,
-        model: Option<&str>,
-        tokens: u64,
-    ) {
-        let point = LearnPoint {
-            agent: self.reading.agent.as_str(),
-            model: model.map(str::to_string),
-            tokens,
-            log: LogLine::new(
-                "compaction_learned",
-                json!({ "session": self.reading.session, "agent": self.reading.agent, "model": model, "tokens": tokens }),
-            ),
-        };
-        if crate::pipeline::apply::remember_point(&self.ws, &point) {
-            self.log(lock, point.log.event, point.log.fields);
-        }
-    }
-
-    /// PreCompact: a checkpoint with the budget just before compaction. The
-    /// token count is recorded without firing stages: their instructions could
-    /// not reach the model now, and one checkpoint is enough.
-    /// Where the agent takes plain text as the summarizer's instructions,
-    /// the answer is ctxkeep's brief, built from that checkpoint.
+    /// PreCompact: a checkpoint with the budget just before compaction. The token count is
+    /// recorded without firing stages: their instructions could not reach the model now, and
+    /// one checkpoint is enough. Where the agent takes plain text as the summarizer's
+    /// instructions, the answer is ctxkeep's brief, built from that checkpoint. One pass: read
+    /// (the usage before the lock, the limit under it), decide (`decide::pre_compact`), apply.
     pub(super) fn pre_compact(&self, trigger: Option<String>) -> anyhow::Result<Option<Answer>> {
+        let (ws, config) = (&self.ws, &self.reading.config);
         // A compaction the user asked for always gets its checkpoint; so does an idle one
         // (Claude Code's, before the prompt cache expires): nobody is at the keyboard, and
         // this checkpoint is what a cold start will read.
         let asked = matches!(trigger.as_deref(), Some("manual" | "idle"));
         let doubted = self.reading.agent.policy().doubts_pre_compact(asked);
-        let extra = json!({ "session": self.reading.session, "agent": self.reading.agent, "compaction": trigger });
         // Read before the lock: the usage the transcript records.
-        let usage = self.reading.view().usage();
-        let written = self.in_batch(|batch| {
-            // The token count this session had before: a resumed run's first event
-            // may name a transcript with no token count in it yet.
-            let known = batch.session().tokens().filter(|_| doubted);
-            // The token count now is ctxkeep's last reading, not where the agent compacts: that is
-            // learned from the agent's own token count once the compaction is in the transcript.
-            let applied = self.update_or_log_in(batch, usage)?;
-            if doubted {
-                let now = applied.as_ref().and_then(|a| a.session.tokens()).or(known);
-                let name = self.reading.agent.display_name();
-                if now.is_some() {
-                    batch.touch();
-                }
-                if let Some(why) = decide::compacts_nothing(batch.session_mut(), now, name) {
-                    self.log(
-                        batch.lock(),
-                        "checkpoint_skipped",
-                        json!({
-                            "trigger": "pre-compact", "session": self.reading.session, "agent": self.reading.agent,
-                            "why": why,
-                        }),
-                    );
-                    return Ok(None);
-                }
+        let path = self.reading.transcript().unwrap_or_default();
+        let (reading, unreadable) = match self.reading.view().usage() {
+            Some(Ok(usage)) => {
+                let path = path.display().to_string();
+                (Some(Reading::Transcript(Box::new(usage), path)), None)
             }
-            let budget = match applied {
-                Some(applied) => applied.session.budget(),
-                None => batch.session().budget(),
+            Some(Err(e)) => (
+                None,
+                Some(crate::system::redact::redact(&format!("{e:#}")).into_owned()),
+            ),
+            None => (None, None),
+        };
+        let env = |name: &str| std::env::var(name).ok();
+        let now = crate::system::clock::now_rfc3339();
+        let mut slot = Some(Batch::open(ws, &self.reading.session, config.window)?);
+        let batch = slot.as_mut().expect("just opened");
+        let had_record = batch.recorded();
+        let (effects, touched) = {
+            let (_, s) = batch.parts();
+            let usage = match (&reading, unreadable) {
+                (Some(reading), _) => {
+                    let options = Options {
+                        record_only: true,
+                        ..Options::default()
+                    };
+                    let sf = &self.reading.sf;
+                    let facts = tracking::usage_facts(
+                        reading, &options, sf, config, had_record, &env, &now,
+                    );
+                    // Read, under the lock: the limit for the window the reading is measured at.
+                    let ask = decide::limit_ask(s, &facts);
+                    let found = crate::pipeline::read::compaction_limit_for(ws, &ask, config);
+                    Some(Ok((facts, found)))
+                }
+                (None, Some(message)) => Some(Err(message)),
+                (None, None) => None,
             };
-            let written = self.auto_checkpoint_in(batch, "pre-compact", budget, extra, asked)?;
-            self.compaction_begins_in(batch, &written);
-            Ok(Some(written))
-        })?;
-        match written {
-            Some(written) => Ok(self.brief_for(&written)),
-            None => Ok(None),
+            let facts = decide::PreCompactFacts {
+                agent: self.reading.agent,
+                trigger: trigger.as_deref(),
+                asked,
+                doubted,
+                usage,
+                now: &now,
+            };
+            // Decide.
+            let current = std::mem::replace(s, Session::new(&self.reading.session, 0));
+            let decided = decide::pre_compact(current, facts);
+            *s = decided.session;
+            (decided.effects, decided.touched)
+        };
+        if touched {
+            batch.touch();
         }
+        // Apply; the brief from the checkpoint it wrote.
+        let transcript = reading.as_ref().map(|_| path.display().to_string());
+        let agent = Some(self.reading.agent);
+        let result = self.apply(
+            &mut slot,
+            effects,
+            false,
+            transcript.as_deref().map(|p| (p, agent)),
+        );
+        let finished = slot.map(Batch::finish).transpose();
+        let given = result?;
+        finished?;
+        Ok(given.outcomes.checkpoint.and_then(|c| self.brief_for(&c)))
     }
 
-    /// PostCompact: the old token count is gone with the context; every stage
-    /// re-arms (the next reading sets the new size).
+    /// PostCompact: the old token count is gone with the context; every stage re-arms (the
+    /// next reading sets the new size); the summary is audited. Read (the compaction the
+    /// transcript ends with), decide (`decide::post_compact`), apply.
     pub(super) fn post_compact(&self, trigger: Option<String>) -> anyhow::Result<()> {
         let boundary = self.compaction_in_transcript();
-        self.in_batch(|batch| {
-            // Claude Code starts the restored session (with its size) before
-            // PostCompact: that token count is the new one, not a stale one.
-            let now = crate::system::clock::now_rfc3339();
+        let now = crate::system::clock::now_rfc3339();
+        let mut slot = Some(Batch::open(
+            &self.ws,
+            &self.reading.session,
+            self.reading.config.window,
+        )?);
+        let batch = slot.as_mut().expect("just opened");
+        let effects = {
             let s = batch.session_mut();
-            decide::compaction_ended(s, boundary.as_ref(), trigger.as_deref(), &now);
-            batch.touch();
-            self.log(
-                batch.lock(),
-                "compaction",
-                json!({ "session": self.reading.session, "agent": self.reading.agent, "trigger": trigger }),
-            );
-            Ok(())
-        })?;
-        self.audit_summary(trigger, self.reading.payload.summary.clone())
+            let current = std::mem::replace(s, Session::new(&self.reading.session, 0));
+            let summary = self.reading.payload.summary.clone();
+            let agent = self.reading.agent;
+            let trigger = trigger.as_deref();
+            let decided =
+                decide::post_compact(current, agent, boundary.as_ref(), trigger, summary, &now);
+            *s = decided.session;
+            decided.effects
+        };
+        // Claude Code starts the restored session (with its size) before PostCompact: the
+        // token count it stated is the new one, not a stale one.
+        batch.touch();
+        let result = self.apply(&mut slot, effects, false, None);
+        let finished = slot.map(Batch::finish).transpose();
+        result?;
+        finished?;
+        Ok(())
     }
 }
 

@@ -1,26 +1,66 @@
 //! The end family: `SessionEnd`, a checkpoint of what the session did since the last one.
 
-use serde_json::json;
-
 use super::Hook;
+use crate::domain::session::Session;
+use crate::pipeline::apply::{self, Outcomes};
+use crate::pipeline::decide;
+use crate::pipeline::effects::Effect;
 
 impl Hook {
-    /// SessionEnd: a checkpoint carrying the last one's fields and what the
-    /// transcript shows the session did, with the session's budget as last
-    /// recorded; skipped when nothing is new. Nothing before the first
-    /// checkpoint.
+    /// SessionEnd: a checkpoint carrying the last one's fields and what the transcript shows
+    /// the session did, with the session's budget as last recorded; skipped when nothing is
+    /// new. Nothing before the first checkpoint. One pass: read (loop detection's new calls,
+    /// under the lock), decide (`decide::end`), apply.
     pub(super) fn session_end(&self, reason: Option<String>) -> anyhow::Result<()> {
+        let (ws, config, payload) = (&self.ws, &self.reading.config, &self.reading.payload);
+        let view = self.reading.view();
+        let now = crate::system::clock::now_rfc3339();
         self.in_batch(|batch| {
-            self.acknowledge_in(batch.lock());
-            // A loop seen only now is given if the session goes on (a resume).
-            self.loops_in(batch, false)?;
-            if self.reading.sf.fm.checkpoint.is_none() {
-                return Ok(());
+            let (effects, touched) = {
+                let (_, s, on_disk) = batch.split();
+                // Read, under the lock.
+                let calls = config.loop_limits.map(|limits| {
+                    let tool = payload.tool.as_ref();
+                    let cwd = payload.cwd.as_deref();
+                    let calls = crate::pipeline::read::calls_read(ws, view, s, on_disk, tool, cwd);
+                    (calls, limits)
+                });
+                let facts = decide::EndFacts {
+                    agent: self.reading.agent,
+                    reason: reason.as_deref(),
+                    has_checkpoint: self.reading.sf.fm.checkpoint.is_some(),
+                    calls,
+                    now: &now,
+                };
+                // Decide.
+                let current = std::mem::replace(s, Session::new(&self.reading.session, 0));
+                let decided = decide::end(current, facts);
+                *s = decided.session;
+                (decided.effects, decided.touched)
+            };
+            if touched {
+                batch.touch();
             }
-            let budget = batch.session().budget();
-            let extra = json!({ "session": self.reading.session, "agent": self.reading.agent, "reason": reason });
-            self.auto_checkpoint_in(batch, "session-end", budget, extra, false)
-                .map(|_| ())
+            // Apply.
+            let mut outcomes = Outcomes::default();
+            for effect in effects {
+                if effect == Effect::Acknowledge {
+                    self.acknowledge_in(batch.lock());
+                    continue;
+                }
+                let (lock, s) = batch.parts();
+                let ctx = apply::Ctx {
+                    ws,
+                    lock,
+                    out: &self.out,
+                    transcript: None,
+                    view: Some(view),
+                };
+                if let Some(left) = apply::run_one(&ctx, s, effect, &mut outcomes)? {
+                    anyhow::bail!("the end family runs no such effect: {left:?}");
+                }
+            }
+            Ok(())
         })
     }
 }

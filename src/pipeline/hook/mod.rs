@@ -4,8 +4,12 @@
 
 use crate::agents::payload::{Action, Payload};
 use crate::agents::Agent;
+use crate::context::stages::FiredStage;
+use crate::domain::checkpoint::Checkpoint;
+use crate::domain::session::Session;
 use crate::domain::workspace::Workspace;
-use crate::pipeline::apply::Batch;
+use crate::pipeline::apply::{self, Batch, Outcomes};
+use crate::pipeline::effects::Effect;
 use crate::pipeline::read::Reading;
 use crate::system::output::Output;
 
@@ -118,12 +122,102 @@ impl Hook {
         Ok(value)
     }
 
+    /// The apply stage of an event: its effects run in order on the batch in `slot` (empty
+    /// while an effect runs with its own lock, then opened again): those every entry shares
+    /// through [`apply::run_one`], the hook's own here (a restore's echo, an audit on its own
+    /// lock, what waited for this event, a checkpoint request). `reply`: the event's reply
+    /// reaches the model now; `transcript`: the one a stage's checkpoint reads.
+    fn apply<'w>(
+        &'w self,
+        slot: &mut Option<Batch<'w>>,
+        effects: Vec<Effect>,
+        reply: bool,
+        transcript: Option<(&str, Option<Agent>)>,
+    ) -> anyhow::Result<Given> {
+        let mut given = Given::default();
+        let said = &mut given;
+        for effect in effects {
+            match effect {
+                Effect::Acknowledge => self.acknowledge_in(self.reopen(slot)?.lock()),
+                Effect::AuditSummary { trigger, summary } => {
+                    // The audit reads and writes on its own lock.
+                    self.release(slot)?;
+                    self.audit_summary(trigger, summary)?;
+                }
+                Effect::GiveUnannouncedCompaction => {
+                    said.waiting.extend(self.unannounced_compaction(slot)?);
+                }
+                Effect::GiveNotes(lines) => said.waiting.extend(lines),
+                Effect::GiveWaitingStart => {
+                    said.waiting
+                        .extend(self.pending_start_in(self.reopen(slot)?)?);
+                }
+                Effect::GiveBack => {
+                    self.release(slot)?;
+                    said.waiting.extend(self.deliver_after_compaction()?);
+                }
+                Effect::CheckpointRequest => {
+                    let stage_given = said.stages.is_some();
+                    said.request = self.checkpoint_request_in(self.reopen(slot)?, stage_given);
+                }
+                shared => {
+                    let settles = matches!(shared, Effect::Settle(_));
+                    let batch = self.reopen(slot)?;
+                    let (lock, s) = batch.parts();
+                    let ctx = apply::Ctx {
+                        ws: &self.ws,
+                        lock,
+                        out: &self.out,
+                        transcript,
+                        view: Some(self.reading.view()),
+                    };
+                    apply::run_one(&ctx, s, shared, &mut said.outcomes)?;
+                    // The stages that reach the model now, with the session as they left it.
+                    let to_say = said.outcomes.settled.as_ref().map(|x| &x.to_say);
+                    if let (true, true, Some(to_say)) = (settles, reply, to_say) {
+                        if !to_say.is_empty() {
+                            said.stages = Some(Stages {
+                                session: s.clone_without_loops(),
+                                recorded: match &said.outcomes.stage_checkpoint {
+                                    Some(w) => Some(w.checkpoint().clone()),
+                                    None => self.reading.sf.fm.checkpoint.clone(),
+                                },
+                                to_say: to_say.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(given)
+    }
+
     fn log(&self, lock: &crate::system::fsutil::Lock, event: &str, fields: serde_json::Value) {
         if let Err(e) = crate::domain::events::append(&self.ws, lock, event, fields) {
             self.out
                 .warn(&format!("the event log could not be updated: {e}"));
         }
     }
+}
+
+/// What an event's effects gave, for its reply.
+#[derive(Default)]
+pub(super) struct Given {
+    /// What waited for this event: a compaction given back, a deferred start.
+    waiting: Vec<String>,
+    /// The stages that reach the model now: their instruction, rendered after the lock.
+    stages: Option<Stages>,
+    /// A checkpoint request made now.
+    request: Option<String>,
+    /// What the shared effects gave (a checkpoint written, the stages settled).
+    outcomes: Outcomes,
+}
+
+/// The stages an event says, as their settling left the session.
+struct Stages {
+    session: Session,
+    recorded: Option<Checkpoint>,
+    to_say: Vec<FiredStage>,
 }
 
 #[cfg(test)]

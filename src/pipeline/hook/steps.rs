@@ -1,39 +1,14 @@
-//! The steps several events share, each on the event's batch: loop detection, a restore's
+//! The steps several events share, each on the event's batch: a restore's
 //! acknowledgement from the nonce's echo, what the session did, and an automatic checkpoint.
 
 use super::Hook;
-use crate::domain::checkpoint::{Checkpoint, Fields};
+use crate::domain::checkpoint::Checkpoint;
 use crate::domain::session::Session;
-use crate::pipeline::apply::Batch;
-use crate::pipeline::record;
+use crate::pipeline::apply::{self, Outcomes};
+use crate::pipeline::effects::{AutoCheckpoint, Effect};
 use crate::transcripts::activity::Observed;
 
 impl Hook {
-    /// Loop detection ([`super::loop_detection`]): feeds it this event's call (from the payload) and
-    /// what the transcript gained since the last event; returns the instructions for the loops
-    /// to give now. An event whose reply cannot reach the model (`reaches_model` false) keeps
-    /// them for the next one that can.
-    pub(super) fn loops_in(
-        &self,
-        batch: &mut Batch<'_>,
-        reaches_model: bool,
-    ) -> anyhow::Result<Vec<String>> {
-        let Some(limits) = self.reading.config.loop_limits else {
-            return Ok(Vec::new());
-        };
-        let view = self.reading.view();
-        let feed = crate::pipeline::loop_detection::Feed {
-            session: &self.reading.session,
-            window: self.reading.config.window,
-            transcript: view.path().map(|p| (p, Some(self.reading.agent))),
-            tool: self.reading.payload.tool.as_ref(),
-            cwd: self.reading.payload.cwd.as_deref(),
-            reaches_model,
-        };
-        let hits = crate::pipeline::track::loops_in(&self.ws, batch, view, &feed, &limits)?;
-        Ok(hits.into_iter().map(|(_, text)| text).collect())
-    }
-
     /// The agent may confirm a restore by echoing the nonce instead of
     /// running `ctxkeep ack`: in its last reply, when the event carries it,
     /// else in what the transcript gained. Looked for only while the latest
@@ -58,16 +33,9 @@ impl Hook {
             .acknowledge(&self.ws, lock, &self.reading.session);
     }
 
-    /// What the transcript says this session did; None without a
-    /// transcript, or when it cannot be read (a checkpoint is still written).
-    /// A command whose result the agent has not written yet (a compaction in
-    /// the middle of a turn) gets the outcome its hook's payload gave.
-    pub(super) fn observed_in(&self, batch: &Batch<'_>) -> Option<Observed> {
-        self.observed_now(batch.lock(), batch.session())
-    }
-
-    /// [`observed_in`](Self::observed_in) for a step that holds the lock and the session
-    /// apart.
+    /// What the transcript says this session did (the caller holds `lock`); None without a
+    /// transcript, or when it cannot be read. A command whose result the agent has not written
+    /// yet gets the outcome its hook's payload gave.
     pub(super) fn observed_now(
         &self,
         lock: &crate::system::fsutil::Lock,
@@ -82,9 +50,9 @@ impl Hook {
         Some(observed)
     }
 
-    /// An automatic checkpoint from this session: the last one's fields,
-    /// what the transcript shows it did, skipped when nothing is new unless
-    /// the user asked for it (`asked`: a manual compaction).
+    /// An automatic checkpoint from this session: the last one's fields, what the transcript
+    /// shows it did, skipped when nothing is new unless the user asked for it (`asked`); on a
+    /// batch of its own, written as the apply stage writes `Effect::Checkpoint`.
     pub(super) fn auto_checkpoint(
         &self,
         trigger: &str,
@@ -92,45 +60,28 @@ impl Hook {
         extra: serde_json::Value,
         asked: bool,
     ) -> anyhow::Result<Checkpoint> {
-        self.in_batch(|batch| self.auto_checkpoint_in(batch, trigger, budget, extra, asked))
-    }
-
-    /// [`auto_checkpoint`](Self::auto_checkpoint) within the event's batch.
-    pub(super) fn auto_checkpoint_in(
-        &self,
-        batch: &mut Batch<'_>,
-        trigger: &str,
-        budget: Option<crate::domain::checkpoint::Budget>,
-        extra: serde_json::Value,
-        asked: bool,
-    ) -> anyhow::Result<Checkpoint> {
-        {
-            let new = record::New {
-                fields: Fields::default(),
-                trigger,
-                budget,
-                observed: self.observed_in(batch),
-                extra,
-                automatic: true,
-                line: Some((
-                    crate::domain::checkpoint::Line {
-                        session: self.reading.session.clone(),
-                        agent: self.reading.agent.to_string(),
-                    },
-                    batch.session().began_at().map(str::to_string),
-                )),
+        let effect = Effect::Checkpoint(AutoCheckpoint {
+            trigger: trigger.to_string(),
+            budget,
+            extra,
+            asked,
+            agent: self.reading.agent.to_string(),
+        });
+        self.in_batch(|batch| {
+            let mut outcomes = Outcomes::default();
+            let (lock, s) = batch.parts();
+            let ctx = apply::Ctx {
+                ws: &self.ws,
+                lock,
+                out: &self.out,
+                transcript: None,
+                view: Some(self.reading.view()),
             };
-            let written = match asked {
-                true => record::write_new_always(&self.ws, batch.lock(), new, &self.out)?,
-                false => record::write_new(&self.ws, batch.lock(), new, &self.out)?,
-            };
-            // The session wrote it, so it has seen it: a resume of this same
-            // session is not shown its own checkpoint.
-            batch
-                .session_mut()
-                .checkpoint_seen(&written.checkpoint().id);
+            apply::run_one(&ctx, s, effect, &mut outcomes)?;
             batch.touch();
-            Ok(written.checkpoint().clone())
-        }
+            outcomes
+                .checkpoint
+                .ok_or_else(|| anyhow::anyhow!("no checkpoint was written"))
+        })
     }
 }

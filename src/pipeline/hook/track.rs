@@ -1,12 +1,15 @@
 //! The track family: a prompt or a tool call (`UserPromptSubmit`, `PostToolUse` and their
-//! peers), the end of a turn (`Stop`) and a model switch. The reading moves the session, the
-//! stages crossed fire, a loop or a checkpoint request is said, and a start or a compaction
-//! that waits is given with the reply.
+//! peers), the end of a turn (`Stop`) and a model switch. One pass of the pipeline: read (the
+//! usage before the lock; under it, the index's catch-up, loop detection's new calls, the
+//! limit), decide (`decide::track`, pure), apply (the effects in order on the event's batch),
+//! then the reply, rendered from the loops decided and what the effects gave.
 
 use serde_json::json;
 
-use super::Hook;
+use super::{Given, Hook};
+use crate::agents::Agent;
 use crate::domain::config::Config;
+use crate::domain::session::Session;
 use crate::domain::workspace::Workspace;
 use crate::pipeline::apply::Batch;
 use crate::pipeline::decide;
@@ -15,12 +18,10 @@ use crate::pipeline::tracking::{self, Options, Reading};
 use crate::transcripts::usage::Usage;
 
 impl Hook {
-    /// UserPromptSubmit, PostToolUse (and their Codex/Gemini peers): the
-    /// stages crossed fire, loops are looked for, and the instructions
-    /// go to the model. Events that cannot reply (Stop) only track.
-    /// One pass of the pipeline (`crate::pipeline`): read, then decide and apply under the
-    /// project lock, taken once (unless a compaction is being given back, which is rare),
-    /// with the session's record written once; then the reply, rendered from what was said.
+    /// UserPromptSubmit, PostToolUse (and their Codex/Gemini peers): the stages crossed fire,
+    /// loops are looked for, and the instructions go to the model. Events that cannot reply
+    /// (Stop) only track. The project lock is taken once (unless a compaction is being given
+    /// back, which is rare), the session's record written once.
     pub(super) fn track(&self, reply: bool) -> anyhow::Result<Option<String>> {
         // Read: the transcript, once the agent wrote this event's call to it, and the usage it
         // records, before the lock.
@@ -28,14 +29,13 @@ impl Hook {
         if policy.waits_for_call(self.reading.payload.in_subagent) {
             self.await_call();
         }
-        let usage = self.reading.view().usage();
-        // Decide and apply, on the event's batch.
+        let usage = self.reading.view().usage().transpose()?;
         let mut slot = Some(Batch::open(
             &self.ws,
             &self.reading.session,
             self.reading.config.window,
         )?);
-        let result = self.track_in(&mut slot, reply, policy, usage);
+        let result = self.track_in(&mut slot, reply, usage);
         let finished = slot.map(Batch::finish).transpose();
         let said = result?;
         finished?;
@@ -43,115 +43,93 @@ impl Hook {
         said.render(&self.ws, &self.reading.config)
     }
 
-    /// [`track`](Self::track)'s steps on the batch in `slot` (empty while a rare step runs
-    /// with its own lock, then opened again).
-    pub(super) fn track_in<'w>(
+    /// [`track`](Self::track) on the batch in `slot` (empty while a rare effect runs with its
+    /// own lock, then opened again): the reads under the lock, the decision, the effects.
+    fn track_in<'w>(
         &'w self,
         slot: &mut Option<Batch<'w>>,
         reply: bool,
-        policy: &crate::agents::policy::Policy,
-        usage: Option<anyhow::Result<Usage>>,
+        usage: Option<Usage>,
     ) -> anyhow::Result<Said> {
+        let (ws, config) = (&self.ws, &self.reading.config);
+        let payload = &self.reading.payload;
+        let view = self.reading.view();
         let batch = self.reopen(slot)?;
-        // The session's index learns what the transcript gained since the last event.
-        // Loop detection's new calls are read in the same pass when they can be.
-        let loops = self.reading.config.loop_limits.map(|_| batch.session());
-        let index = self.reading.view().catch_up_index(
-            &self.ws,
-            batch.lock(),
-            &self.reading.session,
-            loops,
-        );
-        // A compaction the transcript shows and no session start answered: given back at
-        // this event, when its reply reaches the model.
-        let unannounced = reply
-            && self.reading.sf.fm.checkpoint.is_some()
-            && index.is_some_and(|i| i.compaction_unannounced());
-        // Loops first: a stage's checkpoint then has this call's outcome.
-        let loops = self.loops_in(batch, reply)?;
-        let applied = self.update_in(batch, usage, false, !reply)?;
-        self.acknowledge_in(batch.lock());
-        // The drop is measured from the token count this update replaced.
-        let before = applied.as_ref().and_then(|a| a.previous.as_ref());
-        if let (Some(before), Some(applied)) = (before, &applied) {
-            let recorded = applied.transcript.as_ref().is_some_and(|t| t.compacted);
-            if decide::compaction_by_drop(policy, before, &applied.session, recorded) {
-                let noted = self.note_compression_in(batch, before, &applied.session);
-                if noted {
-                    // The audit reads and writes on its own lock.
-                    self.release(slot)?;
-                    self.audit_summary(Some("detected".into()), None)?;
-                }
-            }
-        }
-        let mut said = Said::default();
-        let texts = &mut said.waiting;
-        if unannounced {
-            texts.extend(self.unannounced_compaction(slot)?);
-        }
-        // A line the pre-tool hook could not give (what a snapshot left out), once.
-        if reply && self.reading.payload.after_tool() {
-            texts.extend(self.reopen(slot)?.session_mut().waiting_notes_given());
-        }
-        // A start deferred to this event, or left by a compaction seen only now.
+        // Read, under the lock: the session's index learns what the transcript gained since
+        // the last event; loop detection's new calls are read in the same pass when they can be.
+        let loops = config.loop_limits.map(|_| batch.session());
+        let index = view.catch_up_index(ws, batch.lock(), &self.reading.session, loops);
+        let had_record = batch.recorded();
         let reach = if reply { Reach::Now } else { Reach::Later };
-        if decide::gives_waiting_start(policy, reach, self.reading.payload.prompt.as_deref()) {
-            texts.extend(self.pending_start_in(self.reopen(slot)?)?);
-        }
-        // What a compaction's summary left out, once it can be read (the
-        // session record is already loaded: nothing is read when none waits).
-        if let (Some(applied), true) = (&applied, reply) {
-            if applied
-                .session
-                .after_compaction()
-                .is_some_and(|a| a.waiting.is_some())
-            {
-                self.release(slot)?;
-                texts.extend(self.deliver_after_compaction()?);
-            }
-        }
-        // The stages to tell the model about, rendered with the reply.
-        let stage_reaches_model = reply && applied.as_ref().is_some_and(|a| !a.to_say.is_empty());
-        said.stages = applied.filter(|_| stage_reaches_model);
-        // After a tool call, a checkpoint asked for at a natural point, unless a stage just did.
-        if reply && self.reading.payload.after_tool() && !self.reading.payload.in_subagent {
-            said.request = self.checkpoint_request_in(self.reopen(slot)?, stage_reaches_model);
-        }
-        said.loops = loops;
-        Ok(said)
-    }
-
-    /// Updates the session in the event's batch from the transcript's `usage` (read before the
-    /// lock); None when there is no transcript yet.
-    pub(super) fn update_in(
-        &self,
-        batch: &mut Batch<'_>,
-        usage: Option<anyhow::Result<Usage>>,
-        record_only: bool,
-        deferred: bool,
-    ) -> anyhow::Result<Option<tracking::Applied>> {
-        let Some(usage) = usage else {
-            return Ok(None);
-        };
-        let usage = usage?;
+        let transcript_agent = usage.as_ref().and_then(|u| u.agent.parse::<Agent>().ok());
         let path = self.reading.transcript().unwrap_or_default();
-        let reading = Reading::Transcript(Box::new(usage), path.display().to_string());
-        let options = Options {
-            record_only,
-            deferred,
-            view: Some(self.reading.view()),
-            ..Options::default()
+        let reading = usage.map(|u| Reading::Transcript(Box::new(u), path.display().to_string()));
+        let env = |name: &str| std::env::var(name).ok();
+        let now = crate::system::clock::now_rfc3339();
+        let decided = {
+            let (_, s, on_disk) = batch.split();
+            let calls = config.loop_limits.map(|limits| {
+                let tool = payload.tool.as_ref();
+                let calls = crate::pipeline::read::calls_read(
+                    ws,
+                    view,
+                    s,
+                    on_disk,
+                    tool,
+                    payload.cwd.as_deref(),
+                );
+                (calls, limits)
+            });
+            let usage = reading.as_ref().map(|reading| {
+                let facts = decide::UsageFacts {
+                    reading,
+                    given_window: None,
+                    messages: None,
+                    reach,
+                    config,
+                    front_window: self.reading.sf.fm.window,
+                    had_record,
+                    env: &env,
+                    now: &now,
+                };
+                // The limit for the window and model the reading is measured at.
+                let ask = decide::limit_ask(s, &facts);
+                let found = crate::pipeline::read::compaction_limit_for(ws, &ask, config);
+                (facts, found)
+            });
+            let facts = decide::TrackFacts {
+                reach,
+                agent: self.reading.agent,
+                policy: self.reading.agent.policy(),
+                payload,
+                has_checkpoint: self.reading.sf.fm.checkpoint.is_some(),
+                compaction_unannounced: index.is_some_and(|i| i.compaction_unannounced()),
+                calls,
+                usage,
+                requests: config.checkpoint_requests.is_some(),
+                now: &now,
+            };
+            // Decide.
+            let current = std::mem::replace(s, Session::new(&self.reading.session, config.window));
+            let decide::TrackDecided {
+                session,
+                effects,
+                loops,
+                touched,
+            } = decide::track(current, facts);
+            *s = session;
+            (effects, loops, touched)
         };
-        let applied = tracking::apply_batch(
-            &self.ws,
-            batch,
-            &self.reading.sf,
-            &self.reading.config,
-            reading,
-            options,
-            &self.out,
-        )?;
-        Ok(Some(applied))
+        let (effects, loops, touched) = decided;
+        if touched {
+            batch.touch();
+        }
+        // Apply.
+        let loops = loops.into_iter().map(|(_, text)| text).collect();
+        let transcript = (reading.is_some()).then(|| path.display().to_string());
+        let transcript = transcript.as_deref().map(|p| (p, transcript_agent));
+        let given = self.apply(slot, effects, reply, transcript)?;
+        Ok(Said { given, loops })
     }
 
     /// The size the payload states (`context_tokens`, and the model), as a reading.
@@ -234,28 +212,26 @@ impl Hook {
     }
 }
 
-/// What a track event says, in the order its reply gives it.
-#[derive(Default)]
+/// What a track event says, in the order its reply gives it: what its effects gave (what
+/// waited, the stages, a request), then the loops it decided to give.
 pub(super) struct Said {
-    /// What waited for this event: a compaction given back, a deferred start.
-    waiting: Vec<String>,
-    /// The reading whose stages reach the model now: their instruction, rendered after the
-    /// lock.
-    stages: Option<tracking::Applied>,
-    /// A checkpoint request made now.
-    request: Option<String>,
-    /// The loops to give now.
+    given: Given,
     loops: Vec<String>,
 }
 
 impl Said {
     /// The reply's text; None when the event says nothing.
     fn render(self, ws: &Workspace, config: &Config) -> anyhow::Result<Option<String>> {
-        let mut texts = self.waiting;
-        if let Some(applied) = &self.stages {
-            texts.extend(tracking::instructions(ws, config, applied)?);
+        let mut texts = self.given.waiting;
+        if let Some(stages) = &self.given.stages {
+            let said = tracking::StagesSaid {
+                session: &stages.session,
+                recorded: stages.recorded.as_ref(),
+                to_say: &stages.to_say,
+            };
+            texts.extend(tracking::stage_instructions(ws, config, &said)?);
         }
-        texts.extend(self.request);
+        texts.extend(self.given.request);
         texts.extend(self.loops);
         Ok((!texts.is_empty()).then(|| texts.join("\n")))
     }
