@@ -39,6 +39,9 @@ const FUEL: u64 = 2_000_000;
 /// The most bytes one render may produce (the resume prompt is cut far below this).
 const MAX_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
 
+/// An environment compiled from these texts (one per [`DEFAULTS`] entry) of this folder.
+type Compiled = (Option<PathBuf>, Vec<String>, Environment<'static>);
+
 pub struct Templates {
     env: Environment<'static>,
     /// Where overrides come from, for error messages.
@@ -65,8 +68,7 @@ impl Templates {
         // texts are compiled once per process (2.8 M instructions each time), kept by the
         // exact texts and folder.
         thread_local! {
-            static COMPILED: std::cell::RefCell<Option<(Option<PathBuf>, Vec<String>, Environment<'static>)>> =
-                const { std::cell::RefCell::new(None) };
+            static COMPILED: std::cell::RefCell<Option<Compiled>> = const { std::cell::RefCell::new(None) };
         }
         let kept = COMPILED.with_borrow(|last| match last {
             Some((d, t, env)) if *d == dir && *t == texts => Some(env.clone()),
@@ -257,13 +259,22 @@ mod tests {
         std::fs::create_dir(&folder).unwrap();
         std::fs::write(folder.join("stage.md"), "first {{ percent }}").unwrap();
         let first = Templates::load(dir.path(), Some("tpl")).unwrap();
-        assert_eq!(first.render("stage.md", json!({"percent": 1})).unwrap(), "first 1");
+        assert_eq!(
+            first.render("stage.md", json!({"percent": 1})).unwrap(),
+            "first 1"
+        );
         // The same texts again: the same output (compiled once, reused).
         let again = Templates::load(dir.path(), Some("tpl")).unwrap();
-        assert_eq!(again.render("stage.md", json!({"percent": 2})).unwrap(), "first 2");
+        assert_eq!(
+            again.render("stage.md", json!({"percent": 2})).unwrap(),
+            "first 2"
+        );
         std::fs::write(folder.join("stage.md"), "second {{ percent }}").unwrap();
         let second = Templates::load(dir.path(), Some("tpl")).unwrap();
-        assert_eq!(second.render("stage.md", json!({"percent": 3})).unwrap(), "second 3");
+        assert_eq!(
+            second.render("stage.md", json!({"percent": 3})).unwrap(),
+            "second 3"
+        );
         // The defaults when the folder is not named.
         let defaults = Templates::load(dir.path(), None).unwrap();
         assert!(!defaults
