@@ -1,8 +1,8 @@
 //! Lays out each encoding's rank table, taken from tiktoken-rs, into OUT_DIR
 //! as `<name>.tables`: the form of src/bpe/packed.rs, which the binary reads
-//! in place (a perfect hash from token bytes to rank, the token bytes, and
-//! per rank the byte lengths from which the merge parts and prefixes that
-//! long pieces need are derived). Nothing is decoded, inflated, hashed or
+//! in place (a perfect hash from token bytes to rank, and the token bytes,
+//! from which the merge parts and prefixes that long pieces need are
+//! derived at run time). Nothing is decoded, inflated, hashed or
 //! rebuilt at run time, which is what made a small count cost ~150 ms with
 //! tiktoken-rs and ~20 ms with the deflated tables this replaced.
 
@@ -71,16 +71,11 @@ fn main() {
             &tokens[start..ends[r] as usize]
         };
         let shapes = Shapes::derive(ends.len(), token);
-        let packed = packed::pack(
-            &tokens,
-            &ends,
-            &shapes.split,
-            &shapes.longest,
-            &shapes.pairs,
-        );
+        let packed = packed::pack(&tokens, &ends);
         // The layout must give back exactly what the engine was built on:
         // every token's rank through the perfect hash, no rank for bytes
-        // that are no token, and the same merge parts and prefixes.
+        // that are no token, and the same merge parts, prefixes and short
+        // tables as the run time derives from it.
         let back = packed::Layout::parse(&packed).unwrap_or_else(|e| panic!("{name}: {e}"));
         for r in 0..ends.len() {
             let t = token(r);
@@ -96,14 +91,17 @@ fn main() {
                 assert_eq!(back.rank(&longer), want, "{name}: {longer:?}");
             }
         }
-        let (split, prefix) = packed::derive_parts(back.left_lens, token, |b| back.rank(b))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let want_split: Vec<u32> = shapes.split.iter().flat_map(|&(l, r)| [l, r]).collect();
+        let prefix = packed::derive_prefixes(ends.len(), token, |b| back.rank(b));
+        let (longest, pairs) = packed::short_tables((0..ends.len()).map(token));
+        let split_back = (0..ends.len()).all(|r| {
+            let t = token(r);
+            t.len() < 2 || packed::last_merge(t, |b| back.rank(b)) == Some(shapes.split[r])
+        });
         assert!(
-            split == want_split
+            split_back
                 && prefix == shapes.next_prefix
-                && back.longest == shapes.longest
-                && back.pairs == shapes.pairs,
+                && longest == shapes.longest
+                && pairs == shapes.pairs,
             "{name}: the laid-out tables do not give back the same tables"
         );
         std::fs::write(out.join(format!("{name}.tables")), packed).expect("write tables");

@@ -39,6 +39,9 @@ const FUEL: u64 = 2_000_000;
 /// The most bytes one render may produce (the resume prompt is cut far below this).
 const MAX_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
 
+/// An environment compiled from these texts (one per [`DEFAULTS`] entry) of this folder.
+type Compiled = (Option<PathBuf>, Vec<String>, Environment<'static>);
+
 pub struct Templates {
     env: Environment<'static>,
     /// Where overrides come from, for error messages.
@@ -49,41 +52,9 @@ impl Templates {
     /// Defaults, overridden by files in `root/dir` when the config names one.
     pub fn load(root: &Path, dir: Option<&str>) -> Result<Templates, Error> {
         let dir = dir.map(|d| root.join(d));
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
-        env.set_trim_blocks(true);
-        env.set_lstrip_blocks(true);
-        env.set_keep_trailing_newline(true);
-        env.set_fuel(Some(FUEL));
-        // Every value a template prints is data: a file name with a line break or a recorded
-        // escape sequence must not write lines in ctxkeep's voice ("## SYSTEM", "Next action:")
-        // into the marked block or the prompt. Text that ctxkeep rendered itself and a field
-        // written whole by a checkpoint's author (`notes`) are marked `safe` and keep their lines.
-        env.set_formatter(|out, state, value| {
-            if value.is_safe() {
-                let text = value.to_string();
-                return write_str(out, &crate::system::recorded::escape_controls(&text));
-            }
-            match value.as_str() {
-                Some(text) => write_str(out, &crate::system::recorded::escape_line(text)),
-                None => minijinja::escape_formatter(out, state, value),
-            }
-        });
-        // Text recorded from a session, shown as data: one line, bounded,
-        // controls escaped (`recorded`), or as a code span it cannot close (`code`).
-        env.add_filter("recorded", |text: String| {
-            crate::system::recorded::one_line(&text, MAX_RECORDED_CHARS)
-        });
-        // A field someone wrote by hand, shown as recorded data: one line, controls escaped,
-        // never cut short of what the record holds.
-        env.add_filter("field", |text: String| {
-            crate::system::recorded::one_line(&text, MAX_FIELD_CHARS)
-        });
-        env.add_filter("code", |text: String| {
-            crate::system::recorded::code_span(&text, MAX_RECORDED_CHARS)
-        });
+        let mut texts = Vec::with_capacity(DEFAULTS.len());
         for (name, default) in DEFAULTS {
-            let text = match &dir {
+            texts.push(match &dir {
                 Some(d) if d.join(name).is_file() => {
                     // Never read from outside the project (a template linked to `~/.netrc`
                     // would put the password in the model's context).
@@ -91,11 +62,23 @@ impl Templates {
                     crate::system::fsutil::read_text(&d.join(name), MAX_TEMPLATE_BYTES)?
                 }
                 _ => (*default).to_string(),
-            };
-            let path = template_path(dir.as_deref(), name);
-            env.add_template_owned(name.to_string(), text)
-                .map_err(|e| template_error(&path, &e))?;
+            });
         }
+        // A checkpoint renders its block, then its checks render the resume prompt: the same
+        // texts are compiled once per process (2.8 M instructions each time), kept by the
+        // exact texts and folder.
+        thread_local! {
+            static COMPILED: std::cell::RefCell<Option<Compiled>> = const { std::cell::RefCell::new(None) };
+        }
+        let kept = COMPILED.with_borrow(|last| match last {
+            Some((d, t, env)) if *d == dir && *t == texts => Some(env.clone()),
+            _ => None,
+        });
+        if let Some(env) = kept {
+            return Ok(Templates { env, dir });
+        }
+        let env = compile(dir.as_deref(), &texts)?;
+        COMPILED.set(Some((dir.clone(), texts, env.clone())));
         Ok(Templates { env, dir })
     }
 
@@ -132,6 +115,50 @@ impl Templates {
             minijinja::context! { managed => minijinja::Value::from_safe_string(managed.to_string()) },
         )
     }
+}
+
+/// The environment ctxkeep renders with, `texts` (one per [`DEFAULTS`] entry, in order)
+/// compiled; `dir` names an override in errors.
+fn compile(dir: Option<&Path>, texts: &[String]) -> Result<Environment<'static>, Error> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.set_keep_trailing_newline(true);
+    env.set_fuel(Some(FUEL));
+    // Every value a template prints is data: a file name with a line break or a recorded
+    // escape sequence must not write lines in ctxkeep's voice ("## SYSTEM", "Next action:")
+    // into the marked block or the prompt. Text that ctxkeep rendered itself and a field
+    // written whole by a checkpoint's author (`notes`) are marked `safe` and keep their lines.
+    env.set_formatter(|out, state, value| {
+        if value.is_safe() {
+            let text = value.to_string();
+            return write_str(out, &crate::system::recorded::escape_controls(&text));
+        }
+        match value.as_str() {
+            Some(text) => write_str(out, &crate::system::recorded::escape_line(text)),
+            None => minijinja::escape_formatter(out, state, value),
+        }
+    });
+    // Text recorded from a session, shown as data: one line, bounded,
+    // controls escaped (`recorded`), or as a code span it cannot close (`code`).
+    env.add_filter("recorded", |text: String| {
+        crate::system::recorded::one_line(&text, MAX_RECORDED_CHARS)
+    });
+    // A field someone wrote by hand, shown as recorded data: one line, controls escaped,
+    // never cut short of what the record holds.
+    env.add_filter("field", |text: String| {
+        crate::system::recorded::one_line(&text, MAX_FIELD_CHARS)
+    });
+    env.add_filter("code", |text: String| {
+        crate::system::recorded::code_span(&text, MAX_RECORDED_CHARS)
+    });
+    for ((name, _), text) in DEFAULTS.iter().zip(texts) {
+        let path = template_path(dir, name);
+        env.add_template_owned(name.to_string(), text.clone())
+            .map_err(|e| template_error(&path, &e))?;
+    }
+    Ok(env)
 }
 
 fn write_str(out: &mut minijinja::Output, text: &str) -> Result<(), minijinja::Error> {
@@ -223,6 +250,37 @@ mod tests {
             "percent": 90.0, "tokens": 180000, "window": 200000,
             "stage": {"name": "stage-90", "action": "checkpoint", "at": 90},
         })
+    }
+
+    #[test]
+    fn a_template_changed_between_two_loads_renders_its_new_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("tpl");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("stage.md"), "first {{ percent }}").unwrap();
+        let first = Templates::load(dir.path(), Some("tpl")).unwrap();
+        assert_eq!(
+            first.render("stage.md", json!({"percent": 1})).unwrap(),
+            "first 1"
+        );
+        // The same texts again: the same output (compiled once, reused).
+        let again = Templates::load(dir.path(), Some("tpl")).unwrap();
+        assert_eq!(
+            again.render("stage.md", json!({"percent": 2})).unwrap(),
+            "first 2"
+        );
+        std::fs::write(folder.join("stage.md"), "second {{ percent }}").unwrap();
+        let second = Templates::load(dir.path(), Some("tpl")).unwrap();
+        assert_eq!(
+            second.render("stage.md", json!({"percent": 3})).unwrap(),
+            "second 3"
+        );
+        // The defaults when the folder is not named.
+        let defaults = Templates::load(dir.path(), None).unwrap();
+        assert!(!defaults
+            .render("stage.md", full_context())
+            .unwrap()
+            .starts_with("second"));
     }
 
     #[test]

@@ -23,17 +23,57 @@ pub fn path(ws: &Workspace, id: &str) -> PathBuf {
     ws.sessions_dir().join(format!("{stem}.index"))
 }
 
+thread_local! {
+    /// The index this process last read or wrote, with its exact text: an event reads its
+    /// index more than once (the catch-up, then the look for a restore's nonce), and parsing
+    /// it again cost more than that look's search. Reused only while the file holds the same
+    /// bytes, so another process's write is never missed.
+    static LAST: std::cell::RefCell<Option<(PathBuf, String, SessionIndex)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The transcript's path as the index keeps it (as the session's record does): redacted.
+/// Remembered for the last path: an event compares it twice (the catch-up, the look for a
+/// restore's nonce), and the secret rules' scan cost more than that look's search.
+fn shown(transcript: &Path) -> String {
+    thread_local! {
+        static SHOWN: std::cell::RefCell<Option<(PathBuf, String)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let kept = SHOWN.with_borrow(|last| match last {
+        Some((p, shown)) if p == transcript => Some(shown.clone()),
+        _ => None,
+    });
+    kept.unwrap_or_else(|| {
+        let shown = crate::system::redact::redact(&transcript.display().to_string()).into_owned();
+        SHOWN.set(Some((transcript.to_path_buf(), shown.clone())));
+        shown
+    })
+}
+
 /// The stored index of session `id`; None when there is none or it cannot be read.
 pub fn load(ws: &Workspace, id: &str) -> Option<SessionIndex> {
-    let text = fsutil::read_text(&path(ws, id), MAX_INDEX_BYTES).ok()?;
-    serde_json::from_str(&text).ok()
+    let path = path(ws, id);
+    let text = fsutil::read_text(&path, MAX_INDEX_BYTES).ok()?;
+    let kept = LAST.with_borrow(|last| match last {
+        Some((p, t, index)) if *p == path && *t == text => Some(index.clone()),
+        _ => None,
+    });
+    if kept.is_some() {
+        return kept;
+    }
+    let index: SessionIndex = serde_json::from_str(&text).ok()?;
+    LAST.set(Some((path, text, index.clone())));
+    Some(index)
 }
 
 fn save(ws: &Workspace, _held: &Lock, id: &str, index: &SessionIndex) -> anyhow::Result<()> {
     fsutil::ensure_dir(&ws.sessions_dir())?;
     let json = serde_json::to_string(index)?;
+    let path = path(ws, id);
     // A cache the transcript rebuilds: no fsync on the path every event takes.
-    fsutil::replace_cache(&path(ws, id), json.as_bytes())?;
+    fsutil::replace_cache(&path, json.as_bytes())?;
+    LAST.set(Some((path, json, index.clone())));
     Ok(())
 }
 
@@ -122,7 +162,7 @@ pub fn catch_up_read_with(
 ) -> Option<(SessionIndex, Option<NewCalls>)> {
     let transcript = read.path();
     // Kept as the session's record keeps the transcript's path: redacted.
-    let shown = crate::system::redact::redact(&transcript.display().to_string()).into_owned();
+    let shown = shown(transcript);
     let mut index = load(ws, id).unwrap_or_default();
     if index.transcript != shown {
         // Another transcript for the session (or the first): read it from its start.
@@ -208,7 +248,7 @@ pub fn echoed(
     scan_bytes: u64,
 ) -> Result<bool, crate::system::error::Error> {
     let mut index = load(ws, id).unwrap_or_default();
-    let shown = crate::system::redact::redact(&read.path().display().to_string()).into_owned();
+    let shown = shown(read.path());
     let from = match &index.echo {
         Some(c)
             if index.transcript == shown
@@ -340,6 +380,26 @@ mod tests {
         // An event that finds nothing new leaves the stored index as it was.
         assert_eq!(catch_up(&ws, &t), second);
         assert_eq!(load(&ws, "s-1"), Some(second));
+    }
+
+    #[test]
+    fn an_index_another_process_rewrote_is_read_anew_not_from_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::in_dir(dir.path());
+        let root = dir.path();
+        let t = dir.path().join("t.jsonl");
+        std::fs::write(&t, prompt(root, "Port the reader")).unwrap();
+        let first = catch_up(&ws, &t);
+        assert_eq!(load(&ws, "s-1").as_ref(), Some(&first));
+        // Another process's write (same length, other bytes): what this one kept is stale.
+        let mut other = first.clone();
+        other.request = Some("Port the writer".into());
+        let json = serde_json::to_string(&other).unwrap();
+        std::fs::write(path(&ws, "s-1"), json).unwrap();
+        assert_eq!(load(&ws, "s-1"), Some(other));
+        // A damaged index is none, whatever was read before.
+        std::fs::write(path(&ws, "s-1"), "{").unwrap();
+        assert_eq!(load(&ws, "s-1"), None);
     }
 
     #[test]

@@ -54,6 +54,7 @@ mod index;
 mod packed;
 mod split;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use regex_automata::dfa::{sparse, Automaton};
@@ -313,18 +314,31 @@ const MARGIN: usize = 1024;
 const NONE: u32 = u32::MAX;
 /// In the split table: a single byte, made of nothing.
 const BASE: u32 = u32::MAX - 1;
+/// In the split table: parts not looked for yet (no rank is `NONE` twice
+/// but an unused one's, which is never asked about).
+const UNKNOWN: u64 = u64::MAX;
 
 /// One encoding's tables as `build.rs` laid them out, read in place.
 pub(crate) type Tables = packed::Layout<'static>;
 
 /// What only the linear-time count of long pieces reads, made on its first
-/// use: a rank lookup per part would cost every count some milliseconds.
+/// use: a rank lookup per prefix would cost every count some milliseconds,
+/// and storing them in the binary cost 0.45 MB.
 struct Parts {
-    /// Per rank: the (left, right) ranks whose merge made it; `BASE` twice
-    /// for a single byte.
-    split: Vec<u32>,
+    /// Per rank: the (left, right) ranks whose merge made it (`left << 32 |
+    /// right`; `BASE` twice for a single byte), found the first time a long
+    /// piece asks ([`packed::last_merge`]: a run-on piece asks about a few
+    /// ranks again and again, and finding all 200,000 took some 100 ms).
+    /// `UNKNOWN` until then; threads that find one at once store the same.
+    split: Vec<AtomicU64>,
     /// Per rank: the longest token that is a strict prefix of it, or `NONE`.
     prefix: Vec<u32>,
+    /// Per slot of a token's first three bytes ([`index::head_slot`]): an
+    /// upper bound on the length of a token starting with them (0: none of
+    /// three bytes or more).
+    longest: Vec<u8>,
+    /// One bit per two bytes (`b0 << 8 | b1`): whether they are a token.
+    pairs: Vec<u8>,
     /// Per rank: its slot in the tables (`NONE`: an unused rank), whose
     /// bytes the rank's are (the tests read tokens by rank).
     #[cfg_attr(not(test), allow(dead_code))]
@@ -390,7 +404,8 @@ impl Vocab {
             .map_or(0, |p| usize::from(p.lens[rank as usize]))
     }
 
-    /// The merge parts, prefixes and bytes of every rank, made on first use.
+    /// The prefixes and bytes of every rank and the short tables, made on
+    /// first use.
     fn parts(&self) -> Result<&Parts, String> {
         self.parts
             .get_or_init(|| {
@@ -409,10 +424,13 @@ impl Vocab {
                     NONE => &[][..],
                     s => &t.tokens[t.bytes_range(s as usize)],
                 };
-                let (split, prefix) = packed::derive_parts(t.left_lens, token, |b| t.rank(b))?;
+                let prefix = packed::derive_prefixes(t.ranks, token, |b| t.rank(b));
+                let (longest, pairs) = packed::short_tables((0..t.ranks).map(token));
                 Ok(Parts {
-                    split,
+                    split: (0..t.ranks).map(|_| AtomicU64::new(UNKNOWN)).collect(),
                     prefix,
+                    longest,
+                    pairs,
                     slot,
                     lens,
                 })
@@ -425,21 +443,43 @@ impl Vocab {
     /// (or tables that [`Self::parts`] found broken; `count_long` reports them).
     #[inline]
     fn split(&self, rank: u32) -> Option<(u32, u32)> {
-        let split = &self.parts().ok()?.split;
-        let left = split[rank as usize * 2];
-        (left != BASE).then(|| (left, split[rank as usize * 2 + 1]))
+        let parts = self.parts().ok()?;
+        let cell = &parts.split[rank as usize];
+        let mut both = cell.load(Ordering::Relaxed);
+        if both == UNKNOWN {
+            let slot = parts.slot[rank as usize];
+            let (left, right) = match slot {
+                NONE => (NONE, NONE),
+                s => {
+                    let t = &self.t.tokens[self.t.bytes_range(s as usize)];
+                    match t.len() {
+                        1 => (BASE, BASE),
+                        // `build.rs` checked that every token's own bytes merge into it.
+                        _ => packed::last_merge(t, |b| self.rank(b)).unwrap_or((NONE, NONE)),
+                    }
+                }
+            };
+            both = u64::from(left) << 32 | u64::from(right);
+            cell.store(both, Ordering::Relaxed);
+        }
+        let (left, right) = ((both >> 32) as u32, both as u32);
+        (left != BASE && left != NONE).then_some((left, right))
     }
 
-    /// An upper bound on the length of a token that starts with `b0 b1 b2`.
+    /// An upper bound on the length of a token that starts with `b0 b1 b2`
+    /// (long pieces only: it reads [`Parts`]).
     #[inline]
     fn longest_with_head(&self, b0: u8, b1: u8, b2: u8) -> usize {
-        usize::from(self.t.longest[index::head_slot(b0, b1, b2)])
+        self.parts()
+            .map_or(0, |p| usize::from(p.longest[index::head_slot(b0, b1, b2)]))
     }
 
+    /// Whether `b0 b1` is a token (long pieces only: it reads [`Parts`]).
     #[inline]
     fn is_pair_token(&self, b0: u8, b1: u8) -> bool {
         let pair = usize::from(b0) << 8 | usize::from(b1);
-        self.t.pairs[pair / 8] >> (pair % 8) & 1 == 1
+        self.parts()
+            .is_ok_and(|p| p.pairs[pair / 8] >> (pair % 8) & 1 == 1)
     }
 
     /// `rank`, skipping the hash probe when the small tables already rule

@@ -49,6 +49,9 @@ pub fn echoed_in(
     authored: &dyn Fn(&Map<String, Value>) -> Vec<String>,
 ) -> bool {
     let nonce = nonce.to_ascii_lowercase();
+    if !nonce.is_empty() && !nonce.bytes().any(|b| b.is_ascii_alphabetic()) {
+        return echoed_caseless(lines, &nonce, authored);
+    }
     for line in lines.split(|&b| b == b'\n').rev() {
         // Cheap test first: most lines do not contain the nonce at all.
         if line.len() < nonce.len() || !contains_ignore_case(line, nonce.as_bytes()) {
@@ -62,6 +65,32 @@ pub fn echoed_in(
         }
     }
     false
+}
+
+/// [`echoed_in`] for a word without letters (a nonce is digits): one forward search over all
+/// the lines (vectorized; memchr's reverse search is not, and cost 25 instructions a byte), and
+/// only the lines it hits are cut out and parsed, each once, the last first. Splitting every
+/// line first cost more than the rest of a hook event while a restore waited.
+fn echoed_caseless(
+    lines: &[u8],
+    word: &str,
+    authored: &dyn Fn(&Map<String, Value>) -> Vec<String>,
+) -> bool {
+    let mut hit_lines: Vec<(usize, usize)> = Vec::new();
+    for at in memchr::memmem::find_iter(lines, word.as_bytes()) {
+        if hit_lines.last().is_some_and(|&(_, stop)| at < stop) {
+            continue; // the line just kept holds it again
+        }
+        let start = memchr::memrchr(b'\n', &lines[..at]).map_or(0, |i| i + 1);
+        let stop = memchr::memchr(b'\n', &lines[at..]).map_or(lines.len(), |i| at + i);
+        hit_lines.push((start, stop));
+    }
+    hit_lines.iter().rev().any(|&(start, stop)| {
+        matches!(
+            serde_json::from_slice::<Value>(&lines[start..stop]),
+            Ok(Value::Object(v)) if authored(&v).iter().any(|text| has_word(text, word))
+        )
+    })
 }
 
 /// Whether `word` occurs in `text` on its own, not inside a longer number
@@ -114,5 +143,33 @@ mod tests {
             !echoed("{\"said\":\"build 1482139070 and v48213907a\"}\n"),
             "inside a longer number or word"
         );
+    }
+
+    #[test]
+    fn an_echo_is_found_behind_later_lines_that_only_quote_it() {
+        let authored = &crate::agents::authored_text;
+        let tool = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"ctxkeep ack 48213907"}}]}}"#;
+        let injected =
+            r#"{"type":"user","message":{"role":"user","content":"48213907 and 48213907 again"}}"#;
+        let plain = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"done"}]}}"#;
+        // The agent's echo first, then lines that hold the nonce (twice) without echoing it.
+        let lines = format!("{plain}\n{tool}\n{plain}\n{injected}\n{injected}\n{plain}");
+        assert!(echoed_in(lines.as_bytes(), "48213907", authored));
+        // The echo as the first line and as the last, unterminated one.
+        assert!(echoed_in(
+            format!("{tool}\n{injected}\n").as_bytes(),
+            "48213907",
+            authored
+        ));
+        assert!(echoed_in(
+            format!("{injected}\n{tool}").as_bytes(),
+            "48213907",
+            authored
+        ));
+        // Only quotes, or another nonce: no echo.
+        let quoted = format!("{injected}\n{plain}\n{injected}\n");
+        assert!(!echoed_in(quoted.as_bytes(), "48213907", authored));
+        assert!(!echoed_in(lines.as_bytes(), "48213908", authored));
+        assert!(!echoed_in(b"", "48213907", authored));
     }
 }

@@ -13,22 +13,24 @@
 //! buckets, slots, token bytes, 0); the pilots (u16 per bucket, padded to 4
 //! bytes); the entries (u32 per slot: `rank << END_BITS | end in block`,
 //! `NONE_RANK` for an empty slot); the block offsets (u32 per block, plus one
-//! for the end); the table of longest lengths by a token's first three bytes
-//! and the table of two-byte tokens; per rank the length of the left part of
-//! its last merge (u8, 0: none); then the token bytes. Each rank's longest
-//! strict prefix that is a token is not stored (0.3 MB for both encodings):
-//! [`derive_parts`] finds it with a lookup per shorter prefix.
+//! for the end); then the token bytes. What only the linear-time count of
+//! long pieces reads is not stored (0.45 MB for both encodings): each rank's
+//! longest strict prefix that is a token ([`derive_prefixes`]) and the tables
+//! of longest lengths by a token's first three bytes and of two-byte tokens
+//! ([`short_tables`]), made on the first long piece, and a rank's merge parts
+//! ([`last_merge`]), found when a long piece first asks for them.
 
 use super::index;
 
 /// Marks "no rank" in `split` and `prefix`.
 pub const NONE: u32 = u32::MAX;
-/// In `split`: a single byte, made of nothing.
+/// In `build.rs`'s merge parts: a single byte, made of nothing.
+#[allow(dead_code)] // build.rs only
 pub const BASE: u32 = u32::MAX - 1;
 /// Bytes of the table of pairs that are tokens (one bit per two bytes).
 pub const PAIRS_LEN: usize = 1 << 13;
-/// The first word of the layout (its version: "BPE3").
-pub const MAGIC: u32 = u32::from_le_bytes(*b"BPE3");
+/// The first word of the layout (its version: "BPE4").
+pub const MAGIC: u32 = u32::from_le_bytes(*b"BPE4");
 /// The rank an empty slot's entry holds (no token has it).
 pub const NONE_RANK: u32 = u32::MAX >> index::END_BITS;
 const HEADER: usize = 6 * 4;
@@ -40,9 +42,6 @@ pub struct Layout<'a> {
     pub pilots: &'a [u8],
     pub entries: &'a [u8],
     pub blocks: &'a [u8],
-    pub longest: &'a [u8],
-    pub pairs: &'a [u8],
-    pub left_lens: &'a [u8],
     pub tokens: &'a [u8],
 }
 
@@ -68,9 +67,6 @@ impl<'a> Layout<'a> {
             (buckets * 2).next_multiple_of(4),
             slots * 4,
             (slots / index::BLOCK + 1) * 4,
-            1 << index::HEAD_BITS,
-            PAIRS_LEN,
-            ranks,
             token_bytes,
         ];
         if bytes.len() != HEADER + lens.iter().sum::<usize>() {
@@ -87,10 +83,7 @@ impl<'a> Layout<'a> {
             pilots: &next(lens[0])[..buckets * 2],
             entries: next(lens[1]),
             blocks: next(lens[2]),
-            longest: next(lens[3]),
-            pairs: next(lens[4]),
-            left_lens: next(lens[5]),
-            tokens: next(lens[6]),
+            tokens: next(lens[3]),
         };
         if u32_at(layout.blocks, slots / index::BLOCK) as usize != token_bytes {
             return Err(broken("token bytes"));
@@ -136,21 +129,12 @@ impl<'a> Layout<'a> {
 }
 
 /// Lays out the tables (see the module docs). `tokens`/`ends` are the token
-/// bytes in rank order and where each rank's end (an unused rank is empty);
-/// `split` holds each rank's (left, right) parts. Panics (failing the build) if no pilot places a bucket.
+/// bytes in rank order and where each rank's end (an unused rank is empty).
+/// Panics (failing the build) if no pilot places a bucket.
 #[allow(dead_code)] // build.rs only
-pub fn pack(
-    tokens: &[u8],
-    ends: &[u32],
-    split: &[(u32, u32)],
-    longest: &[u8],
-    pairs: &[u8],
-) -> Vec<u8> {
+pub fn pack(tokens: &[u8], ends: &[u32]) -> Vec<u8> {
     let ranks = ends.len();
     let range = |r: usize| (if r == 0 { 0 } else { ends[r - 1] as usize })..ends[r] as usize;
-    let len = |r: u32| -> u8 {
-        u8::try_from(range(r as usize).len()).expect("a token of more than 255 bytes")
-    };
     let used: Vec<usize> = (0..ranks).filter(|&r| !range(r).is_empty()).collect();
     assert!(
         ranks < NONE_RANK as usize && used.iter().all(|&r| range(r).len() <= 128),
@@ -228,58 +212,70 @@ pub fn pack(
     for b in blocks {
         out.extend_from_slice(&b.to_le_bytes());
     }
-    out.extend_from_slice(longest);
-    out.extend_from_slice(pairs);
-    out.extend(
-        split
-            .iter()
-            .map(|&(l, _)| if l >= BASE { 0 } else { len(l) }),
-    );
     out.extend_from_slice(&blob);
     out
 }
 
-/// Each rank's merge parts (left, right; `BASE` twice for a single byte,
-/// `NONE` twice for an unused rank) and its longest strict prefix that is a
-/// token (`NONE`: none), from the lengths the layout keeps. `token(r)` is
-/// rank r's bytes; `rank(bytes)` is the rank of a token's bytes or `NONE`.
-/// A rank lookup per part and per prefix: some milliseconds, which only long
-/// pieces pay.
-pub fn derive_parts<'a>(
-    left_lens: &[u8],
+/// Each rank's longest strict prefix that is a token (`NONE`: none).
+/// `token(r)` is rank r's bytes (empty for an unused rank); `rank(bytes)` is
+/// the rank of a token's bytes or `NONE`. A rank lookup per prefix: some
+/// milliseconds, which only long pieces pay.
+pub fn derive_prefixes<'a>(
+    ranks: usize,
     token: impl Fn(usize) -> &'a [u8],
     rank: impl Fn(&[u8]) -> u32,
-) -> Result<(Vec<u32>, Vec<u32>), String> {
-    let ranks = left_lens.len();
-    let mut split = Vec::with_capacity(ranks * 2);
-    let mut prefix = Vec::with_capacity(ranks);
-    for (r, &l) in left_lens.iter().enumerate() {
-        let t = token(r);
-        let l = usize::from(l);
-        if l >= t.len().max(1) {
-            return Err(format!(
-                "the compiled-in rank table is broken (rank {r}'s parts are longer than it)"
-            ));
-        }
-        prefix.push(
+) -> Vec<u32> {
+    (0..ranks)
+        .map(|r| {
+            let t = token(r);
             (1..t.len())
                 .rev()
                 .map(|n| rank(&t[..n]))
                 .find(|&p| p != NONE)
-                .unwrap_or(NONE),
-        );
-        let parts = match t.len() {
-            0 => (NONE, NONE),
-            1 => (BASE, BASE),
-            _ if l == 0 => (NONE, NONE),
-            _ => (rank(&t[..l]), rank(&t[l..])),
-        };
-        if t.len() > 1 && (parts.0 == NONE || parts.1 == NONE) {
-            return Err(format!(
-                "the compiled-in rank table is broken (rank {r}'s parts are not tokens)"
-            ));
+                .unwrap_or(NONE)
+        })
+        .collect()
+}
+
+/// From every token's bytes: per slot of its first three bytes
+/// ([`index::head_slot`]) the length of the longest token starting with them
+/// (0: no token of three bytes or more; slots are shared, so it is an upper
+/// bound), and one bit per two bytes (`b0 << 8 | b1`) that are a token.
+pub fn short_tables<'a>(tokens: impl Iterator<Item = &'a [u8]>) -> (Vec<u8>, Vec<u8>) {
+    let mut longest = vec![0u8; 1 << index::HEAD_BITS];
+    let mut pairs = vec![0u8; PAIRS_LEN];
+    for t in tokens {
+        if let [b0, b1] = *t {
+            let pair = usize::from(b0) << 8 | usize::from(b1);
+            pairs[pair / 8] |= 1 << (pair % 8);
+        } else if let [b0, b1, b2, ..] = *t {
+            // Tokens are at most 128 bytes (`pack` checks it).
+            let len = u8::try_from(t.len()).unwrap_or(u8::MAX);
+            let slot = &mut longest[index::head_slot(b0, b1, b2)];
+            *slot = (*slot).max(len);
         }
-        split.extend([parts.0, parts.1]);
     }
-    Ok((split, prefix))
+    (longest, pairs)
+}
+
+/// tiktoken's merge (lowest rank first, leftmost on ties) on a token's bytes
+/// `t`: the two parts it had just before becoming one, or `None` if it never
+/// does (shorter than two bytes, or bytes that are no token: `build.rs` fails
+/// on a vocabulary where a token's own bytes do not merge into it). Quadratic
+/// in `t`'s length, at most 128 bytes.
+pub fn last_merge(t: &[u8], rank: impl Fn(&[u8]) -> u32) -> Option<(u32, u32)> {
+    if t.len() < 2 {
+        return None;
+    }
+    let mut bounds: Vec<usize> = (0..=t.len()).collect();
+    while bounds.len() > 3 {
+        let (best, i) = (0..bounds.len() - 2)
+            .map(|i| (rank(&t[bounds[i]..bounds[i + 2]]), i))
+            .min()?;
+        if best == NONE {
+            return None;
+        }
+        bounds.remove(i + 1);
+    }
+    Some((rank(&t[..bounds[1]]), rank(&t[bounds[1]..])))
 }
