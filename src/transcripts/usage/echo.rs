@@ -147,11 +147,11 @@ mod tests {
 
     #[test]
     fn an_echo_is_found_behind_later_lines_that_only_quote_it() {
-        let authored = &crate::agents::authored_text;
-        let tool = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"ctxkeep ack 48213907"}}]}}"#;
-        let injected =
-            r#"{"type":"user","message":{"role":"user","content":"48213907 and 48213907 again"}}"#;
-        let plain = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"done"}]}}"#;
+        // The reader above: what a line `said` is the agent's own; what it `heard` is quoted to it.
+        let authored = &said;
+        let tool = r#"{"said":"ctxkeep ack 48213907"}"#;
+        let injected = r#"{"heard":"48213907 and 48213907 again"}"#;
+        let plain = r#"{"said":"done"}"#;
         // The agent's echo first, then lines that hold the nonce (twice) without echoing it.
         let lines = format!("{plain}\n{tool}\n{plain}\n{injected}\n{injected}\n{plain}");
         assert!(echoed_in(lines.as_bytes(), "48213907", authored));
