@@ -62,6 +62,34 @@ pub(crate) mod test_support {
     pub(crate) const NOW: &str = "2026-02-11T21:00:00Z";
     pub(crate) const WINDOW: u64 = 200_000;
 
+    /// What a usage decision is given with a reading, as the read stage builds it: no window
+    /// the agent stated, a session already recorded, no environment.
+    pub(crate) fn usage_facts<'a>(
+        reading: &'a Reading,
+        config: &'a crate::domain::config::Config,
+        reach: Reach,
+    ) -> UsageFacts<'a> {
+        UsageFacts {
+            reading,
+            given_window: None,
+            messages: None,
+            reach,
+            config,
+            front_window: None,
+            had_record: true,
+            env: &|_| None,
+            now: NOW,
+        }
+    }
+
+    /// A compaction limit found in the front matter.
+    pub(crate) fn found(tokens: u64) -> LimitFound {
+        LimitFound {
+            limit: Limit::new(tokens, "front-matter"),
+            seen: None,
+        }
+    }
+
     /// One session and its stages, fed readings as the hooks would.
     pub(crate) struct Harness {
         pub(crate) s: Session,

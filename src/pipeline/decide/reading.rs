@@ -332,7 +332,9 @@ pub fn usage(mut s: Session, facts: &UsageFacts<'_>, found: LimitFound) -> Usage
 mod tests {
     use super::*;
     use crate::domain::state::FrontMatter;
-    use crate::pipeline::decide::test_support::{boundary, NOW, WINDOW};
+    use crate::pipeline::decide::test_support::{
+        boundary, found, usage_facts as facts, NOW, WINDOW,
+    };
     use crate::transcripts::usage::Usage;
 
     fn config() -> Config {
@@ -344,27 +346,6 @@ mod tests {
         u.tokens = Some(tokens);
         u.model = Some("claude-sonnet-4-5-20250929".into());
         Reading::Transcript(Box::new(u), "/t.jsonl".into())
-    }
-
-    fn facts<'a>(reading: &'a Reading, config: &'a Config, reach: Reach) -> UsageFacts<'a> {
-        UsageFacts {
-            reading,
-            given_window: None,
-            messages: None,
-            reach,
-            config,
-            front_window: None,
-            had_record: true,
-            env: &|_| None,
-            now: NOW,
-        }
-    }
-
-    fn found(tokens: u64) -> LimitFound {
-        LimitFound {
-            limit: Limit::new(tokens, "front-matter"),
-            seen: None,
-        }
     }
 
     fn settled(d: &UsageDecided) -> Vec<&Effect> {

@@ -169,7 +169,7 @@ mod tests {
     use crate::context::compaction::Limit;
     use crate::domain::config::Config;
     use crate::domain::state::FrontMatter;
-    use crate::pipeline::decide::test_support::{NOW, WINDOW};
+    use crate::pipeline::decide::test_support::{found, usage_facts, NOW, WINDOW};
     use crate::pipeline::decide::Reading;
     use crate::transcripts::activity::loops::{Action, Outcome, Step};
     use crate::transcripts::usage::Usage;
@@ -206,27 +206,6 @@ mod tests {
         s.usage_read(Some(tokens), WINDOW, "claude-code", None, None);
         s.limit_found(Limit::new(limit, "front-matter"), None);
         s
-    }
-
-    fn usage_facts<'a>(r: &'a Reading, config: &'a Config, reach: Reach) -> UsageFacts<'a> {
-        UsageFacts {
-            reading: r,
-            given_window: None,
-            messages: None,
-            reach,
-            config,
-            front_window: None,
-            had_record: true,
-            env: &|_| None,
-            now: NOW,
-        }
-    }
-
-    fn found(limit: u64) -> LimitFound {
-        LimitFound {
-            limit: Limit::new(limit, "front-matter"),
-            seen: None,
-        }
     }
 
     fn facts<'a>(
