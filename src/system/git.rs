@@ -596,33 +596,31 @@ pub fn text_at_head(dir: &Path, path: &str) -> Result<Option<String>, Unavailabl
 mod tests {
     use super::*;
 
+    /// `read_settled` with a reader that counts its reads and hands back the count: what it
+    /// returned, and how many reads it took.
+    fn counted_reads(dir: &Path, settled: impl Fn(&u32) -> bool) -> (u32, u32) {
+        let mut reads = 0;
+        let got = read_settled(
+            dir,
+            || {
+                reads += 1;
+                reads
+            },
+            settled,
+        );
+        (got, reads)
+    }
+
     /// With git idle, a reader that finds the state file missing is answered from its first
     /// read: it is not read again (the wait is only for a git operation under way).
     #[test]
     fn read_settled_reads_once_when_git_is_idle_and_again_while_git_works() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
-        let mut reads = 0;
-        let got = read_settled(
-            dir.path(),
-            || {
-                reads += 1;
-                reads
-            },
-            |_| false,
-        );
-        assert_eq!((got, reads), (1, 1));
+        assert_eq!(counted_reads(dir.path(), |_| false), (1, 1));
         // git holds its index lock: read again until the read settles.
         std::fs::write(dir.path().join(".git/index.lock"), "").unwrap();
-        let mut reads = 0;
-        let got = read_settled(
-            dir.path(),
-            || {
-                reads += 1;
-                reads
-            },
-            |n| *n >= 2,
-        );
+        let (got, _) = counted_reads(dir.path(), |n| *n >= 2);
         assert_eq!(got, 2);
     }
 }
