@@ -101,6 +101,7 @@ fn a_test_run_that_failed_to_build_stays_open_though_the_app_builds() {
                 "AppTests/Integration/FlowTests.swift".into()
             ],
             error: "/home/dev/app/AppTests/Domain/ValidatorTests.swift:182:24: error: cannot convert value of type 'Response' to expected argument type 'Plan'".into(),
+            at: Some("2026-11-27T10:00:00Z".into()),
         }]
     );
     assert!(open.for_the_user.is_empty());

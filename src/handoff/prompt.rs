@@ -141,10 +141,23 @@ fn ages_of(c: &Checkpoint, sf: &StateFile) -> Value {
         .last()
         .map(|h| h.created_at.as_str())
         .unwrap_or(&c.created_at);
+    // A next step or a failing check said half an hour or more before the checkpoint shows
+    // its age: the work may have moved on since (`line_time::SHOW_AGE_AFTER_SECS`).
+    let old = |at: Option<&String>| {
+        at.filter(|at| crate::transcripts::activity::line_time::old_by(at, &c.created_at))
+            .and_then(|at| age(at))
+    };
+    let observed = c.observed.as_ref();
+    let failing: Vec<Option<String>> = observed
+        .and_then(|o| o.left_open.as_ref())
+        .map(|l| l.failing.iter().map(|f| old(f.at.as_ref())).collect())
+        .unwrap_or_default();
     json!({
         "checkpoint": age(&c.created_at),
         "headline": age(headline_at),
         "earlier": c.earlier_by_hand.as_ref().and_then(|e| age(&e.created_at)),
+        "next_step": observed.and_then(|o| old(o.next_step_at.as_ref())),
+        "failing": failing,
     })
 }
 

@@ -131,6 +131,7 @@ fn about_the_same_work(p: &Checkpoint, o: Option<&Observed>) -> bool {
             kind: Kind::Task,
             text: word.to_string(),
             detail: None,
+            at: None,
         };
         if summary.keeps(&fact, &[]) && !nothing.keeps(&fact, &[]) {
             let identifier = word.contains(['/', '.', '_']) || word.contains(char::is_numeric);

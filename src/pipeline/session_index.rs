@@ -295,11 +295,22 @@ pub fn note_summary(
         .and_then(|t| catch_up_locked(ws, &lock, id, t, agent))
         .or_else(|| load(ws, id))
         .unwrap_or_default();
-    if let Some(next) = remains.next_step.as_deref().or(remains.pending.as_deref()) {
+    // A step the agent stated after the compaction is newer than what its summary says
+    // remains (read late: a compaction no hook announced, a host's late hook).
+    let read = index.summary_noted();
+    let compacted_at = index.compacted_at.clone().filter(|_| read);
+    let stated_since = crate::transcripts::activity::line_time::later(
+        index.next_step_at.as_deref(),
+        compacted_at.as_deref(),
+    ) && !index.next_step_from_plan;
+    let summary_next = remains.next_step.as_deref().or(remains.pending.as_deref());
+    if let Some(next) = summary_next.filter(|_| !stated_since) {
         index.next_step = Some(crate::transcripts::activity::text::cut(
             next,
             crate::transcripts::activity::text::MAX_NEXT_STEP_CHARS,
         ));
+        // Said at the compaction: its line's time when read, else when the summary came.
+        index.next_step_at = compacted_at.or_else(|| Some(remains.at.clone()));
         index.next_step_from_plan = false;
         // The summary says what remains after the plan last changed: it is the newer word.
         index.next_step_newer_than_plan = !index.plan.is_empty();

@@ -554,6 +554,7 @@ mod tests {
                     ..FailingCheck::default()
                 }],
                 for_the_user: vec!["firebase deploy --only storage".into()],
+                for_the_user_at: None,
             }),
             ..Observed::default()
         };

@@ -29,10 +29,16 @@ impl Transcript {
         }
     }
 
+    /// Time passes before the next line (`secs` seconds).
+    pub fn wait(&mut self, secs: u32) {
+        self.clock += secs;
+    }
+
     fn stamp(&mut self) -> String {
         self.clock += 1;
         format!(
-            "2026-11-28T10:{:02}:{:02}.000Z",
+            "2026-11-28T{:02}:{:02}:{:02}.000Z",
+            10 + self.clock / 3600,
             self.clock / 60 % 60,
             self.clock % 60
         )

@@ -13,6 +13,7 @@ mod count;
 mod currency;
 mod demo;
 mod during_git;
+mod fact_times;
 mod faults;
 mod gc;
 mod git_reads;

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::transcripts::activity::text::{exit_code_in, string_values, user_request};
-use crate::transcripts::activity::{attached, delegated, shell};
+use crate::transcripts::activity::{attached, delegated, line_time, shell};
 use crate::transcripts::activity::{parts_text, plan_items, window_lines, PlanStatus, Recorder};
 
 /// The tools whose calls matter, as they appear in a compact `tool_use` line.
@@ -132,6 +132,7 @@ impl Reader {
         if line.get("isSidechain") == Some(&Value::Bool(true)) {
             return;
         }
+        rec.line_time(line.get("timestamp").and_then(Value::as_str));
         let ty = line.get("type").and_then(Value::as_str);
         if matches!(ty, Some("user" | "assistant")) {
             if let Some(s) = line.get("sessionId").and_then(Value::as_str) {
@@ -345,7 +346,10 @@ impl Reader {
             // Plan mode's plan, as the user was asked to approve it.
             "ExitPlanMode" => {
                 if let Some(plan) = s("plan") {
-                    let at = line.get("timestamp").and_then(Value::as_str).and_then(time);
+                    let at = line
+                        .get("timestamp")
+                        .and_then(Value::as_str)
+                        .and_then(line_time::stored);
                     rec.plan_mode_plan(id, plan, at);
                 }
             }
@@ -491,15 +495,6 @@ fn subagent_progress(line: &Map<String, Value>, cwd: Option<&str>, rec: &mut Rec
             _ => {}
         }
     }
-}
-
-/// A line's time as the record keeps times (RFC 3339, seconds, UTC).
-fn time(raw: &str) -> Option<String> {
-    let t = chrono::DateTime::parse_from_rfc3339(raw).ok()?;
-    Some(
-        t.with_timezone(&chrono::Utc)
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-    )
 }
 
 /// An assistant line Claude Code wrote itself (an API error, "No response requested.").

@@ -67,6 +67,7 @@ pub(super) fn read(
             continue;
         }
         if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(line) {
+            rec.line_time(map.get("timestamp").and_then(Value::as_str));
             r.line(&map, rec);
         }
     }
@@ -79,8 +80,10 @@ pub(super) fn read(
     }
     // What the user typed, in order with the replies; the user items only when the rollout
     // has no typed events (they also carry instructions and context).
-    let typed = r.said.iter().any(|s| matches!(s, Said::Typed(_)));
-    for said in r.said {
+    let typed = r.said.iter().any(|(s, _)| matches!(s, Said::Typed(_)));
+    for (said, at) in r.said {
+        // Each keeps the time of the line it was said on.
+        rec.line_time(at.as_deref());
         match said {
             Said::Typed(t) => rec.request(t),
             Said::UserItem(t) if !typed => rec.request(t),
@@ -121,7 +124,10 @@ fn is_compaction(line: &str) -> bool {
 #[derive(Default)]
 struct Reader {
     cwd: Option<String>,
-    said: Vec<Said>,
+    /// What was said, with its line's time.
+    said: Vec<(Said, Option<String>)>,
+    /// The time of the line being read.
+    line_at: Option<String>,
     /// `write_stdin` call id → the exec session it feeds.
     stdin_calls: HashMap<String, String>,
     /// Exec session id → the `exec_command` call still running in it.
@@ -146,6 +152,10 @@ impl Reader {
     }
 
     fn line(&mut self, line: &Map<String, Value>, rec: &mut Recorder) {
+        self.line_at = line
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let Some(payload) = line.get("payload").and_then(Value::as_object) else {
             return;
         };
@@ -186,7 +196,7 @@ impl Reader {
                     .and_then(Value::as_str)
                     .and_then(request_in)
                 {
-                    self.said.push(Said::Typed(r));
+                    self.said.push((Said::Typed(r), self.line_at.clone()));
                 }
             }
             // Codex 0.169 writes this before the call's PostToolUse hook runs, and the
@@ -252,11 +262,12 @@ impl Reader {
             Some("message") if s("role") == Some("user") => {
                 let text = message_text(p);
                 if let Some(r) = request_in(&text) {
-                    self.said.push(Said::UserItem(r));
+                    self.said.push((Said::UserItem(r), self.line_at.clone()));
                 }
             }
             Some("message") if s("role") == Some("assistant") => {
-                self.said.push(Said::Reply(message_text(p)));
+                self.said
+                    .push((Said::Reply(message_text(p)), self.line_at.clone()));
             }
             Some("function_call") => {
                 let (Some(name), Some(id)) = (s("name"), call_id) else {

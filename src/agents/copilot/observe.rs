@@ -41,6 +41,7 @@ pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> any
         let Some(data) = line.get("data").and_then(Value::as_object) else {
             continue;
         };
+        rec.line_time(line.get("timestamp").and_then(Value::as_str));
         let s = |k: &str| data.get(k).and_then(Value::as_str);
         match line.get("type").and_then(Value::as_str) {
             Some("session.start") => {

@@ -167,6 +167,7 @@ impl Messages {
             let Some(Some(msg)) = self.latest.get(id) else {
                 continue;
             };
+            rec.line_time(msg.get("timestamp").and_then(Value::as_str));
             match msg.get("type").and_then(Value::as_str) {
                 Some("user") => {
                     if let Some(r) = request_of(msg) {

@@ -320,11 +320,12 @@ fn a_command_failing_three_times_in_a_row_is_a_loop() {
             ok: Some(false),
             exit_code: Some(101),
             times: 3,
+            at: Some("2026-11-23T19:00:00Z".into()),
         }]
     );
     assert_eq!(
         serde_json::to_value(&obs.commands[0]).unwrap(),
-        json!({"command": cmd, "ok": false, "exit_code": 101, "times": 3})
+        json!({"command": cmd, "ok": false, "exit_code": 101, "times": 3, "at": "2026-11-23T19:00:00Z"})
     );
     let hits = loops_found(&obs, &LoopLimits::default());
     let error = "exit 101: error: 1 test failed";
@@ -382,7 +383,7 @@ fn failing_twice_then_passing_is_not_a_loop() {
     // One run has no count in the record.
     assert_eq!(
         serde_json::to_value(&obs.commands[1]).unwrap(),
-        json!({"command": "ls", "ok": true, "exit_code": 0})
+        json!({"command": "ls", "ok": true, "exit_code": 0, "at": "2026-11-23T19:00:00Z"})
     );
 }
 
@@ -420,7 +421,7 @@ fn only_the_last_five_commands_are_kept_and_unknown_outcomes_are_null() {
     let v = serde_json::to_value(&obs.commands[4]).unwrap();
     assert_eq!(
         v,
-        json!({"command": "sleep 100", "ok": null, "exit_code": null})
+        json!({"command": "sleep 100", "ok": null, "exit_code": null, "at": "2026-11-23T19:00:00Z"})
     );
 }
 

@@ -12,6 +12,7 @@ use crate::transcripts::activity::*;
 mod claude_code;
 mod codex;
 mod cold_reader_record;
+mod fact_times;
 mod gemini;
 mod opencode;
 mod qwen;

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::transcripts::activity::text::{exit_code_in, user_request};
-use crate::transcripts::activity::{plan_items, window_lines, Recorder};
+use crate::transcripts::activity::{line_time, plan_items, window_lines, Recorder};
 
 pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> anyhow::Result<()> {
     if len == 0 {
@@ -25,6 +25,15 @@ pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> any
         if let Some(s) = props.get("sessionID").and_then(Value::as_str) {
             rec.session = Some(s.to_string());
         }
+        // Only a part says when it was written (`time.start`, its state's for a tool call, in
+        // milliseconds); a prompt's line has no time.
+        let started = props.get("part").and_then(|part| {
+            let time = part
+                .get("time")
+                .or_else(|| part.get("state")?.get("time"))?;
+            line_time::from_millis(time.get("start")?.as_i64()?)
+        });
+        rec.line_time(started.as_deref());
         match line.get("type").and_then(Value::as_str) {
             Some("chat.message") => {
                 if let Some(r) = props

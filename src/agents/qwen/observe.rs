@@ -23,6 +23,7 @@ pub(super) fn read(path: &Path, file: File, len: u64, rec: &mut Recorder) -> any
         if let Some(s) = line.get("sessionId").and_then(Value::as_str) {
             rec.session = Some(s.to_string());
         }
+        rec.line_time(line.get("timestamp").and_then(Value::as_str));
         let parts = line
             .get("message")
             .and_then(|m| m.get("parts"))

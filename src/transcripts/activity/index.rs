@@ -124,6 +124,17 @@ pub struct SessionIndex {
     /// The request that set the task (stored text: redacted and cut), and the follow-ups since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<String>,
+    /// When the request, the plan and the next step were said ([`Observed::request_at`] …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step_at: Option<String>,
+    /// When the last compaction read came (its line's time): a step stated after it is newer
+    /// than what its summary says remains.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacted_at: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub follow_ups: Vec<String>,
     /// Every file changed, the oldest first.
@@ -185,6 +196,10 @@ pub struct SessionIndex {
     /// later is late, and gives nothing again.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub noticed: u32,
+    /// Compactions whose summary's remains were noted (by their number in `compactions`):
+    /// one read in the transcript beyond it is the compaction a summary noted now belongs to.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub summarised: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -210,6 +225,7 @@ impl SessionIndex {
                     self.follow_ups.clear();
                 }
                 self.request = Some(r.clone());
+                self.request_at = seen.request_at.clone();
             }
         }
         for f in &seen.follow_ups {
@@ -238,6 +254,7 @@ impl SessionIndex {
         if seen.compacted {
             self.window.clear();
             self.compactions += 1;
+            self.compacted_at = seen.compacted_at.clone();
         }
         for p in &seen.window_reads {
             note_window_read(&mut self.window, p);
@@ -249,6 +266,7 @@ impl SessionIndex {
         }
         if !seen.plan.is_empty() {
             self.plan = seen.plan.clone();
+            self.plan_at = seen.plan_at.clone();
         }
         let from_plan = seen.plan.iter().any(|p| {
             p.status == super::PlanStatus::InProgress && seen.next_step.as_ref() == Some(&p.text)
@@ -267,10 +285,12 @@ impl SessionIndex {
             // what was said or planned before it out of date, even when nothing has been said
             // since (a question that asks for no work does not).
             self.next_step = seen.next_step.clone();
+            self.next_step_at = seen.next_step_at.clone();
             self.next_step_from_plan = from_plan;
         } else if !seen.plan.is_empty() && self.next_step_from_plan {
             // The plan was written again with no item in progress: its older item is done.
             self.next_step = None;
+            self.next_step_at = None;
             self.next_step_from_plan = false;
         }
         // The plan's open items are out of date once the agent has said what remains after the
@@ -287,6 +307,7 @@ impl SessionIndex {
             .is_some_and(|s| super::completed_in(&self.plan, s))
         {
             self.next_step = None;
+            self.next_step_at = None;
         }
         if seen.plan_file.is_some() {
             self.plan_file = seen.plan_file.clone();
@@ -325,6 +346,18 @@ impl SessionIndex {
         self.noticed = self.compactions;
     }
 
+    /// Whether the summary noted now belongs to the last compaction read in the transcript
+    /// (`compacted_at` is its time), counting it noted; else its lines are not written yet.
+    pub fn summary_noted(&mut self) -> bool {
+        let read = self.compactions > self.summarised;
+        self.summarised = if read {
+            self.compactions
+        } else {
+            self.summarised.max(self.compactions) + 1
+        };
+        read
+    }
+
     /// A session start after a compaction: false when it is late, for a compaction already
     /// given back at the event that noticed it (it gives nothing again); else the compaction
     /// it answers is counted restored, read in the transcript yet or not (Claude Code writes
@@ -344,6 +377,7 @@ impl SessionIndex {
     pub fn complete(&self, tail: &mut Observed) {
         if self.request.is_some() {
             tail.request = self.request.clone();
+            tail.request_at = self.request_at.clone();
             tail.task_found = true;
         }
         if self.request.is_some() || !self.follow_ups.is_empty() {
@@ -361,14 +395,19 @@ impl SessionIndex {
         tail.worked_from = worked_from_in_window(&self.reads, &self.changed, &self.window);
         if tail.plan.is_empty() {
             tail.plan = self.plan.clone();
+            tail.plan_at = self.plan_at.clone();
         }
         // A tail with no command in it (a long stretch of edits): the last ones the index saw.
         if tail.commands.is_empty() {
             tail.commands = self.commands.clone();
         }
-        // The index read everything the tail did, in order: its next step is the newest.
-        if self.next_step.is_some() {
+        // The index read everything the tail did, in order: its next step is the newest,
+        // unless the tail's was said later (the transcript grew between the two reads).
+        let tail_newer =
+            super::line_time::later(tail.next_step_at.as_deref(), self.next_step_at.as_deref());
+        if self.next_step.is_some() && !tail_newer {
             tail.next_step = self.next_step.clone();
+            tail.next_step_at = self.next_step_at.clone();
         }
         if !self.plan.is_empty() {
             tail.next_step_newer_than_plan = self.next_step_newer_than_plan;

@@ -37,6 +37,9 @@ pub struct LeftOpen {
     /// Commands the agent's reply that ended its turn gave the user to run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub for_the_user: Vec<String>,
+    /// When the reply that handed them over was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub for_the_user_at: Option<String>,
 }
 
 impl LeftOpen {
@@ -97,6 +100,9 @@ pub struct FailingCheck {
     /// Its first error line (redacted, cut).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub error: String,
+    /// When its last failing run came (that call's transcript line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
 
 /// Words that make a command a check: it builds, tests, lints or type-checks the project.
@@ -247,6 +253,7 @@ pub fn failing_check(command: &str, output: &str) -> FailingCheck {
         command: redacted(command.trim()),
         files: files.iter().map(|f| redacted(f)).collect(),
         error: redacted(&error),
+        at: None,
     }
 }
 
@@ -257,6 +264,8 @@ pub struct Run<'a> {
     pub ok: Option<bool>,
     pub exit_code: Option<i64>,
     pub output: &'a str,
+    /// Its transcript line's time as the agent wrote it.
+    pub at: Option<&'a str>,
 }
 
 /// The shell's codes for a program it could not find or start: the check never ran.
@@ -281,7 +290,9 @@ pub fn open_checks<'a>(runs: impl IntoIterator<Item = Run<'a>>) -> Vec<FailingCh
         // A run of a check answers for the earlier runs of any check it repeats.
         open.retain(|(c, _)| !c.iter().any(|x| checks.contains(x)));
         if !ok {
-            open.push((checks, failing_check(run.command, run.output)));
+            let mut check = failing_check(run.command, run.output);
+            check.at = run.at.and_then(super::line_time::stored);
+            open.push((checks, check));
         }
     }
     let skip = open.len().saturating_sub(MAX_FAILING);
@@ -356,13 +367,18 @@ pub(crate) struct Handover {
     /// The commands of the reply that ended the last turn, and the calls made before it.
     ended_turn: Vec<String>,
     ended_at: usize,
+    /// When the latest reply and the one that ended the last turn were written (as the agent
+    /// wrote the time), kept only when they hand commands over.
+    latest_time: Option<String>,
+    ended_time: Option<String>,
 }
 
 impl Handover {
-    /// A reply of the agent, after `calls` calls.
-    pub(crate) fn reply(&mut self, text: &str, calls: usize) {
+    /// A reply of the agent, after `calls` calls, written at `at`.
+    pub(crate) fn reply(&mut self, text: &str, calls: usize, at: Option<&str>) {
         self.latest = shell_commands(text);
         self.latest_at = calls;
+        self.latest_time = at.filter(|_| !self.latest.is_empty()).map(str::to_string);
         self.replied = true;
     }
 
@@ -376,19 +392,21 @@ impl Handover {
         if calls == self.latest_at {
             self.ended_turn = std::mem::take(&mut self.latest);
             self.ended_at = self.latest_at;
+            self.ended_time = self.latest_time.take();
         } else {
             self.ended_turn.clear();
+            self.ended_time = None;
         }
     }
 
     /// The commands handed to the user, with the calls made before they were: the latest
     /// reply's when no call came after it (the turn ends with it), else those of the reply
-    /// that ended the last turn.
-    pub(crate) fn handed(&self, calls: usize) -> (&[String], usize) {
+    /// that ended the last turn; and when that reply was written.
+    pub(crate) fn handed(&self, calls: usize) -> (&[String], usize, Option<&str>) {
         if self.replied && calls == self.latest_at && !self.latest.is_empty() {
-            (&self.latest, self.latest_at)
+            (&self.latest, self.latest_at, self.latest_time.as_deref())
         } else {
-            (&self.ended_turn, self.ended_at)
+            (&self.ended_turn, self.ended_at, self.ended_time.as_deref())
         }
     }
 }
@@ -475,6 +493,7 @@ mod tests {
             ok,
             exit_code: ok.map(|ok| if ok { 0 } else { 1 }),
             output,
+            at: None,
         }
     }
 
@@ -534,6 +553,7 @@ mod tests {
             ok: Some(false),
             exit_code: Some(127),
             output: "sh: tsc: command not found",
+            at: None,
         };
         assert!(open_checks([not_found]).is_empty());
     }
@@ -545,6 +565,7 @@ mod tests {
             ok,
             exit_code: ok.map(|ok| if ok { 0 } else { 1 }),
             times: 1,
+            at: None,
         };
         let commands = [
             run("python3 -m pytest -q", Some(false)),
@@ -565,6 +586,7 @@ mod tests {
                 failing_check("cargo clippy", "error: unused"),
             ],
             for_the_user: Vec::new(),
+            for_the_user_at: None,
         };
         // The payloads' runs: pytest failed, then passed; clippy passed, then failed again.
         open.close_passed(&[
@@ -604,20 +626,24 @@ mod tests {
     fn commands_handed_over_are_those_of_the_reply_that_ended_the_turn() {
         let mut h = Handover::default();
         // A reply with a block followed by a call: not the turn's end.
-        h.reply("Run:\n```sh\nmake demo\n```", 0);
+        h.reply("Run:\n```sh\nmake demo\n```", 0, None);
         // The turn's last reply, then the user's prompts (an interface command, the task).
-        h.reply("Done.\n```bash\nfirebase deploy --only storage\n```", 1);
+        h.reply(
+            "Done.\n```bash\nfirebase deploy --only storage\n```",
+            1,
+            None,
+        );
         h.prompt(1);
         h.prompt(1);
         assert_eq!(h.handed(1).0, ["firebase deploy --only storage"]);
         // The next turn under way keeps it; a turn ended with a reply handing nothing drops it.
-        h.reply("Committing now.", 1);
+        h.reply("Committing now.", 1, None);
         assert_eq!(h.handed(2).0, ["firebase deploy --only storage"]);
-        h.reply("Committed.", 2);
+        h.reply("Committed.", 2, None);
         h.prompt(2);
         assert!(h.handed(2).0.is_empty());
         // A turn that ended with a call after the reply handed nothing.
-        h.reply("```bash\nnpm publish\n```", 2);
+        h.reply("```bash\nnpm publish\n```", 2, None);
         h.prompt(3);
         assert!(h.handed(3).0.is_empty());
     }

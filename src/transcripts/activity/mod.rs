@@ -19,6 +19,7 @@ pub mod event_read;
 pub mod failure;
 pub mod index;
 pub mod left_open;
+pub mod line_time;
 pub mod loops;
 pub mod monitor;
 mod observed;

@@ -30,6 +30,10 @@ pub struct Observed {
     /// characters): not a nudge such as "continue", see
     /// [`text::Weight::Nudge`](super::text::Weight::Nudge).
     pub request: Option<String>,
+    /// When the user said the request: its transcript line's time (RFC 3339, seconds, UTC),
+    /// as every `*_at` of the record; absent when the transcript gives its lines no time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_at: Option<String>,
     /// The user's later prompts that answer or adjust the request ("go ahead with phase 1",
     /// "yes, but keep the old flag"), oldest first, at most [`MAX_FOLLOW_UPS`], each redacted
     /// and cut to [`MAX_FOLLOW_UP_CHARS`]; see [`text::Weight::Remark`](super::text::Weight::Remark).
@@ -37,11 +41,18 @@ pub struct Observed {
     pub follow_ups: Vec<String>,
     /// The agent's current task list.
     pub plan: Vec<PlanItem>,
+    /// When the plan last changed (a list written, a task created or updated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_at: Option<String>,
     /// The next step the agent stated in its last replies since the request ("Next: …",
     /// "Remaining steps: 1. … 2. …"), else the plan item in progress (redacted, at most
     /// [`text::MAX_NEXT_STEP_CHARS`](super::text::MAX_NEXT_STEP_CHARS)); never an item the plan has completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_step: Option<String>,
+    /// When the next step was said: the reply that states it, the plan change that set the
+    /// item in progress, or the compaction whose summary gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step_at: Option<String>,
     /// The agent has said what remains (a stated next step, its compaction summary) since the
     /// plan last changed: the plan's open items are out of date (not shown as what remains)
     /// until the plan changes again.
@@ -111,6 +122,9 @@ pub struct Observed {
     pub(crate) window_reads: Vec<String>,
     #[serde(skip)]
     pub(crate) compacted: bool,
+    /// For the index: when the last compaction read in this part came. Not serialized.
+    #[serde(skip)]
+    pub(crate) compacted_at: Option<String>,
     /// For the index: whether the agent's last words in this part asked the user an open
     /// question (None when the part holds no reply or prompt). Not serialized.
     #[serde(skip)]
@@ -208,6 +222,9 @@ pub struct CommandRun {
     /// (absent for one).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub times: u32,
+    /// When it (the last of `times`) was run: its call's transcript line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
 
 fn one() -> u32 {

@@ -31,7 +31,12 @@ struct Slot {
     exit_code: Option<i64>,
     /// A command's output (bounded), for telling one failure from another.
     output: String,
+    /// When it came (see [`Recorder::stamp`]).
+    at: Stamp,
 }
+
+/// Where a fact's time is in [`Recorder::times`]; None when its line had none.
+type Stamp = Option<u32>;
 
 /// The agent's latest replies kept to look for its stated next step.
 const MAX_REPLIES: usize = 8;
@@ -50,6 +55,16 @@ pub struct Recorder {
     /// The last request that states the task, and the last bare slash command.
     request: Option<String>,
     bare_command: Option<String>,
+    request_at: Stamp,
+    bare_command_at: Stamp,
+    /// The time of the line being read, as the agent wrote it (empty: none), and the distinct
+    /// times facts were stamped with: a fact keeps where its time is, and only the facts kept
+    /// have theirs parsed, at the end.
+    line_at: String,
+    times: Vec<String>,
+    /// When the plan last changed, and when the last compaction read came.
+    plan_at: Stamp,
+    compacted_at: Stamp,
     /// Remarks since the request, oldest first (see [`text::Weight::Remark`]).
     follow_ups: Vec<String>,
     /// The plan file the agent last wrote in plan mode.
@@ -65,6 +80,7 @@ pub struct Recorder {
     /// one gives the next step.
     plan_seq: usize,
     reply_seqs: Vec<usize>,
+    reply_ats: Vec<Stamp>,
     seq: usize,
     /// The agent's replies since the last request, the newest last (at most [`MAX_REPLIES`]).
     replies: Vec<String>,
@@ -111,6 +127,12 @@ impl Recorder {
             root,
             request: None,
             bare_command: None,
+            request_at: None,
+            bare_command_at: None,
+            line_at: String::new(),
+            times: Vec::new(),
+            plan_at: None,
+            compacted_at: None,
             follow_ups: Vec::new(),
             plan_file: None,
             plan_mode: None,
@@ -119,6 +141,7 @@ impl Recorder {
             cwd: None,
             plan_seq: 0,
             reply_seqs: Vec::new(),
+            reply_ats: Vec::new(),
             seq: 0,
             replies: Vec::new(),
             mid_turn: Vec::new(),
@@ -140,10 +163,41 @@ impl Recorder {
         }
     }
 
+    /// The time of the line about to be read (as the agent wrote it; None when it has none):
+    /// what is recorded from it keeps it.
+    pub(crate) fn line_time(&mut self, raw: Option<&str>) {
+        self.line_at.clear();
+        if let Some(raw) = raw {
+            self.line_at.push_str(raw);
+        }
+    }
+
+    /// The current line's time, for a fact recorded from it.
+    fn stamp(&mut self) -> Stamp {
+        if self.line_at.is_empty() {
+            return None;
+        }
+        if self.times.last() != Some(&self.line_at) {
+            self.times.push(self.line_at.clone());
+        }
+        Some(self.times.len() as u32 - 1)
+    }
+
+    /// A stamp's time as the record keeps it.
+    fn time_of(&self, at: Stamp) -> Option<String> {
+        self.raw_time(at).and_then(super::line_time::stored)
+    }
+
+    fn raw_time(&self, at: Stamp) -> Option<&str> {
+        at.and_then(|i| self.times.get(i as usize))
+            .map(String::as_str)
+    }
+
     /// The agent compacted its context here: what was read before is no longer in view.
     pub(crate) fn context_compacted(&mut self) {
         self.window_start = self.events.len();
         self.compacted = true;
+        self.compacted_at = self.stamp();
     }
 
     /// Whether a call with this id is waiting for its outcome (the pre-filter's question).
@@ -163,6 +217,7 @@ impl Recorder {
             return;
         }
         self.handover.prompt(self.events.len());
+        let at = self.stamp();
         // The agent's question stands until its next reply: a prompt sent again after an
         // interruption answers it too.
         self.saw_turn = true;
@@ -175,6 +230,7 @@ impl Recorder {
                 // A failure a monitor reported belongs to the earlier work.
                 self.reported.clear();
                 self.request = Some(text);
+                self.request_at = at;
                 self.follow_ups.clear();
                 self.plan_mode = None;
                 self.plan_mode_call = None;
@@ -184,6 +240,7 @@ impl Recorder {
             }
             text::Weight::BareCommand => {
                 self.bare_command = Some(text);
+                self.bare_command_at = at;
                 self.clear_replies();
             }
             text::Weight::Remark => {
@@ -200,6 +257,7 @@ impl Recorder {
         self.outdates_before = true;
         self.replies.clear();
         self.reply_seqs.clear();
+        self.reply_ats.clear();
         self.mid_turn.clear();
     }
 
@@ -211,14 +269,20 @@ impl Recorder {
         if self.replies.len() == MAX_REPLIES {
             self.replies.remove(0);
             self.reply_seqs.remove(0);
+            self.reply_ats.remove(0);
             self.mid_turn.remove(0);
         }
         self.seq += 1;
         self.agent_asked = text::asks_open_question(text);
         self.saw_turn = true;
-        self.handover.reply(text, self.events.len());
+        let at = self.stamp();
+        let raw = at
+            .and_then(|i| self.times.get(i as usize))
+            .map(String::as_str);
+        self.handover.reply(text, self.events.len(), raw);
         self.replies.push(text.to_string());
         self.reply_seqs.push(self.seq);
+        self.reply_ats.push(at);
         self.mid_turn.push(false);
     }
 
@@ -310,6 +374,10 @@ impl Recorder {
 
     fn push(&mut self, call_id: Option<&str>, event: Event) {
         self.called();
+        let at = match &event {
+            Event::Command(_) => self.stamp(),
+            _ => None,
+        };
         if let Some(id) = call_id {
             self.calls
                 .entry(id.to_string())
@@ -323,6 +391,7 @@ impl Recorder {
             ok: None,
             exit_code: None,
             output: String::new(),
+            at,
         });
     }
 
@@ -400,8 +469,7 @@ impl Recorder {
     /// The whole list at once (`TodoWrite`, `update_plan`, `write_todos`).
     pub(crate) fn replace_plan(&mut self, items: Vec<(String, Option<PlanStatus>)>) {
         self.called();
-        self.seq += 1;
-        self.plan_seq = self.seq;
+        self.plan_changed();
         self.task_creates.clear();
         self.plan = items
             .into_iter()
@@ -420,8 +488,7 @@ impl Recorder {
     /// Claude Code `TaskCreate`: a new pending task whose id comes with the result.
     pub(crate) fn task_create(&mut self, call_id: &str, text: String) {
         self.called();
-        self.seq += 1;
-        self.plan_seq = self.seq;
+        self.plan_changed();
         self.task_creates
             .insert(call_id.to_string(), self.plan.len());
         self.plan.push(Task {
@@ -450,8 +517,7 @@ impl Recorder {
         status: Option<Option<PlanStatus>>,
         text: Option<String>,
     ) {
-        self.seq += 1;
-        self.plan_seq = self.seq;
+        self.plan_changed();
         let Some(i) = self.plan.iter().position(|t| t.id.as_deref() == Some(id)) else {
             // Created before the window: known only if the update names it.
             if let (Some(text), Some(Some(status))) = (text, status) {
@@ -475,6 +541,13 @@ impl Recorder {
                 self.plan[i].text = t.trim().to_string();
             }
         }
+    }
+
+    /// The plan changed here: it is newer than what was said before.
+    fn plan_changed(&mut self) {
+        self.seq += 1;
+        self.plan_seq = self.seq;
+        self.plan_at = self.stamp();
     }
 
     pub(super) fn finish(self, agent: &str, now: DateTime<Utc>) -> Observed {
@@ -505,6 +578,12 @@ impl Recorder {
             .clone()
             .or(self.bare_command.clone())
             .map(|r| text::request_text(&r));
+        obs.request_at = if self.request.is_some() {
+            self.time_of(self.request_at)
+        } else {
+            self.time_of(self.bare_command_at)
+        };
+        obs.compacted_at = self.time_of(self.compacted_at);
         obs.follow_ups = self.follow_ups.iter().map(|f| follow_up_text(f)).collect();
         obs.plan_file = self
             .plan_file
@@ -574,6 +653,7 @@ impl Recorder {
                         ok: slot.ok,
                         exit_code: slot.exit_code,
                         times: 1,
+                        at: self.time_of(slot.at),
                     });
                 }
             }
@@ -601,14 +681,15 @@ impl Recorder {
             .iter()
             .zip(&self.reply_seqs)
             .zip(&self.mid_turn)
+            .zip(&self.reply_ats)
             .rev()
-            .find_map(|((r, seq), mid)| {
+            .find_map(|(((r, seq), mid), at)| {
                 let step = if *mid {
                     text::stated_next_step(r)
                 } else {
                     text::stated_at_turn_end(r)
                 };
-                Some((step?, *seq, text::states_the_step_in_hand(r)))
+                Some((step?, *seq, text::states_the_step_in_hand(r), *at))
             });
         let in_progress = obs
             .plan
@@ -616,14 +697,27 @@ impl Recorder {
             .find(|p| p.status == PlanStatus::InProgress)
             .map(|p| p.text.clone());
         let plan_said_at = self.plan_seq;
+        let plan_time = self.time_of(self.plan_at);
+        // Whether the plan changed after a statement: by the lines' times where both are known
+        // and differ (a reader that hands over what was said after the calls, as Codex's
+        // does, reads them out of order), else by the order read.
+        let plan_newer = |said: usize, at: Stamp| match (plan_time.as_deref(), self.time_of(at)) {
+            (Some(plan), Some(said_at)) if plan != said_at => {
+                super::line_time::later(Some(plan), Some(&said_at))
+            }
+            _ => plan_said_at > said,
+        };
+        let mut step_at = self.plan_at;
         obs.next_step = match (stated, in_progress) {
-            (Some((_, said, _)), Some(item)) if plan_said_at > said => Some(item),
-            (Some((step, said, in_hand)), _) => {
+            (Some((_, said, _, at)), Some(item)) if plan_newer(said, at) => Some(item),
+            (Some((step, said, in_hand, at)), _) => {
                 // A list of what remains, said after the plan, makes its open items older; one
                 // step replaces only the item in progress, and the change in hand laid out
                 // leaves the plan as it is.
                 let list = step.contains("; ");
-                obs.next_step_newer_than_plan = list && !in_hand && said > plan_said_at;
+                obs.next_step_newer_than_plan =
+                    list && !in_hand && (plan_said_at == 0 || !plan_newer(said, at));
+                step_at = at;
                 Some(step)
             }
             (None, item) => item,
@@ -635,6 +729,10 @@ impl Recorder {
             )
         })
         .filter(|s| !completed_in(&obs.plan, s));
+        if obs.next_step.is_some() {
+            obs.next_step_at = self.time_of(step_at);
+        }
+        obs.plan_at = plan_time.filter(|_| !obs.plan.is_empty());
         obs.agent_asked = self.saw_turn.then_some(self.agent_asked);
         obs.plan_changed = plan_said_at > 0;
         obs.steps = self
@@ -666,6 +764,7 @@ impl Recorder {
                 ok: runs::verdict(c, s.ok, s.exit_code, &s.output),
                 exit_code: s.exit_code,
                 output: &s.output,
+                at: self.raw_time(s.at),
             });
         let mut failing = left_open::open_checks(runs);
         for f in &mut failing {
@@ -681,16 +780,21 @@ impl Recorder {
                 command: format!("CI: {}", v.check),
                 files: Vec::new(),
                 error: crate::system::redact::redact(&v.line).into_owned(),
+                at: None,
             }
         }));
         if failing.len() > left_open::MAX_FAILING {
             failing.drain(..failing.len() - left_open::MAX_FAILING);
         }
-        let (handed, at) = self.handover.handed(self.events.len());
+        let (handed, at, handed_time) = self.handover.handed(self.events.len());
         let for_the_user = left_open::not_run_since(handed, commands(at).map(|(_, c)| c));
+        let for_the_user_at = handed_time
+            .filter(|_| !for_the_user.is_empty())
+            .and_then(super::line_time::stored);
         let open = left_open::LeftOpen {
             failing,
             for_the_user,
+            for_the_user_at,
         };
         (!open.is_empty()).then_some(open)
     }
@@ -772,6 +876,7 @@ pub(crate) fn collapse_repeats(commands: Vec<CommandRun>) -> Vec<CommandRun> {
                     && last.exit_code == c.exit_code =>
             {
                 last.times = last.times.saturating_add(c.times);
+                last.at = c.at.or(last.at.take());
             }
             _ => out.push(c),
         }

@@ -51,6 +51,7 @@ pub fn fill_outcomes(commands: &mut Vec<CommandRun>, recent: &[RecentRun]) {
                 ok: last.ok,
                 exit_code: last.exit_code,
                 times: 1,
+                at: None,
             });
             if commands.len() > MAX_COMMANDS {
                 commands.remove(0);
@@ -149,6 +150,7 @@ mod tests {
             ok,
             exit_code: code,
             times: 1,
+            at: None,
         };
         let recent = vec![
             RecentRun {

@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::transcripts::activity::{left_open, Observed, PlanStatus};
+use crate::transcripts::activity::{left_open, line_time, Observed, PlanStatus};
 
 /// The share of the words of a prose fact with no identifier a summary must have to keep it.
 pub const PROSE_SHARE: f64 = 0.5;
@@ -79,6 +79,10 @@ pub struct Fact {
     /// What goes with it: a plan item's status, a failing command's exit code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// When the session said it (the record's time for it): a next step's statement, a
+    /// failing check's last failed run. Absent when the transcript gave no time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
 
 impl Fact {
@@ -87,7 +91,13 @@ impl Fact {
             kind,
             text: text.trim().to_string(),
             detail: None,
+            at: None,
         }
+    }
+
+    fn said_at(mut self, at: Option<&str>) -> Fact {
+        self.at = at.map(str::to_string);
+        self
     }
 }
 
@@ -114,9 +124,15 @@ pub fn of(c: &Recorded) -> Vec<Fact> {
         out.push(Fact::new(Kind::Request, r));
     }
     out.push(Fact::new(Kind::Task, c.active_task));
-    out.push(Fact::new(Kind::NextAction, c.next_action));
-    if let Some(step) = observed.and_then(|o| o.next_step.as_deref()) {
-        out.push(Fact::new(Kind::NextStep, step));
+    // A next action taken from the agent's next step was said when the step was.
+    let step_at = observed.and_then(|o| o.next_step_at.as_deref());
+    let step = observed.and_then(|o| o.next_step.as_deref());
+    let action_is_step = step.is_some_and(|s| s.trim().eq_ignore_ascii_case(c.next_action.trim()));
+    out.push(
+        Fact::new(Kind::NextAction, c.next_action).said_at(step_at.filter(|_| action_is_step)),
+    );
+    if let Some(step) = step {
+        out.push(Fact::new(Kind::NextStep, step).said_at(step_at));
     }
     if let Some(o) = observed {
         for p in o.open_items() {
@@ -126,7 +142,7 @@ pub fn of(c: &Recorded) -> Vec<Fact> {
         }
         // Only what still fails: a later passing run of the same check ended the failure.
         for run in left_open::still_failing(&o.commands) {
-            let mut f = Fact::new(Kind::FailingCommand, &run.command);
+            let mut f = Fact::new(Kind::FailingCommand, &run.command).said_at(run.at.as_deref());
             f.detail = run.exit_code.map(|c| format!("exit {c}"));
             out.push(f);
         }
@@ -134,7 +150,9 @@ pub fn of(c: &Recorded) -> Vec<Fact> {
             if !out.iter().any(|f| {
                 f.kind == Kind::FailingCommand && left_open::same_check(&f.text, &check.command)
             }) {
-                out.push(Fact::new(Kind::FailingCommand, &check.command));
+                out.push(
+                    Fact::new(Kind::FailingCommand, &check.command).said_at(check.at.as_deref()),
+                );
             }
         }
         for file in &o.files {
@@ -170,22 +188,25 @@ pub fn of(c: &Recorded) -> Vec<Fact> {
 /// The facts of `missing` that are still true by `now`, what the session shows at the moment
 /// they would be given back (newer evidence replaces older): a failing command whose latest
 /// run of the same check passed is left out, and so are a plan item now completed and a next
-/// step the agent has replaced with another since.
+/// step the agent has replaced with another since. Where both the fact and the evidence have
+/// a time, the evidence replaces the fact only when it is the later of the two.
 pub fn still_true(missing: &[Fact], now: &Observed) -> Vec<Fact> {
+    // Evidence said at `at` replaces the fact unless both times are known and the fact's is
+    // the later one (without them, the order read decides, as the caller read it).
+    let newer = |at: Option<&str>, f: &Fact| !line_time::later(f.at.as_deref(), at);
     let replaced = |f: &Fact| match f.kind {
         Kind::FailingCommand => now
             .commands
             .iter()
             .rev()
             .find(|r| r.ok.is_some() && left_open::same_check(&f.text, &r.command))
-            .is_some_and(|r| r.ok == Some(true)),
+            .is_some_and(|r| r.ok == Some(true) && newer(r.at.as_deref(), f)),
         Kind::PlanItem => now.plan.iter().any(|p| {
             p.status == PlanStatus::Completed && p.text.trim().eq_ignore_ascii_case(f.text.trim())
         }),
-        Kind::NextStep => now
-            .next_step
-            .as_deref()
-            .is_some_and(|n| !n.trim().eq_ignore_ascii_case(f.text.trim())),
+        Kind::NextStep => now.next_step.as_deref().is_some_and(|n| {
+            !n.trim().eq_ignore_ascii_case(f.text.trim()) && newer(now.next_step_at.as_deref(), f)
+        }),
         _ => false,
     };
     missing.iter().filter(|f| !replaced(f)).cloned().collect()
@@ -455,12 +476,14 @@ mod tests {
                         ok: Some(false),
                         exit_code: Some(101),
                         times: 1,
+                        at: None,
                     },
                     CommandRun {
                         command: "ls -la".into(),
                         ok: Some(true),
                         exit_code: Some(0),
                         times: 1,
+                        at: None,
                     },
                 ],
                 agent: "claude-code".into(),

@@ -3,6 +3,7 @@
 //! it can.
 
 use super::facts::{Fact, Kind};
+use crate::transcripts::activity::line_time;
 
 /// The longest brief for a summarizer.
 pub const MAX_BRIEF_CHARS: usize = 2_000;
@@ -173,14 +174,31 @@ fn lines(facts: &[Fact], fact_chars: usize, list_items: usize, brief: bool) -> S
 
 fn render(f: &Fact, max: usize) -> String {
     let text = crate::system::recorded::one_line(&f.text, max);
-    match (f.kind, &f.detail) {
-        (Kind::FailingCommand, Some(d)) => {
-            format!("{} ({d})", crate::system::recorded::code_span(&f.text, max))
+    let age = old_age(f);
+    match (f.kind, &f.detail, age) {
+        (Kind::FailingCommand, detail, age) => {
+            let said = [detail.clone(), age.map(|a| format!("last failed {a} ago"))];
+            let said: Vec<String> = said.into_iter().flatten().collect();
+            let code = crate::system::recorded::code_span(&f.text, max);
+            if said.is_empty() {
+                code
+            } else {
+                format!("{code} ({})", said.join("; "))
+            }
         }
-        (Kind::FailingCommand, None) => crate::system::recorded::code_span(&f.text, max),
-        (Kind::PlanItem | Kind::TrackerIssue, Some(d)) => format!("[{d}] {text}"),
+        (Kind::PlanItem | Kind::TrackerIssue, Some(d), _) => format!("[{d}] {text}"),
+        (Kind::NextStep | Kind::NextAction, _, Some(age)) => format!("{text} (stated {age} ago)"),
         _ => text,
     }
+}
+
+/// How long ago a fact was said, when that is long enough to matter (see
+/// [`line_time::SHOW_AGE_AFTER_SECS`]): what is given back now may have moved on since.
+fn old_age(f: &Fact) -> Option<String> {
+    let at = f.at.as_deref()?;
+    line_time::old_by(at, &crate::system::clock::now_rfc3339())
+        .then(|| crate::system::clock::age(at))
+        .flatten()
 }
 
 #[cfg(test)]
@@ -192,6 +210,7 @@ mod tests {
             kind,
             text: text.into(),
             detail: None,
+            at: None,
         }
     }
 
