@@ -369,6 +369,60 @@ mod tests {
         catch_up_with(ws, "s-1", &read).expect("caught up")
     }
 
+    /// `text` at `hh_mm` (the test's other lines are at 19:00).
+    fn timed(text: String, hh_mm: &str) -> String {
+        text.replace(
+            "2026-11-27T19:00:00.000Z",
+            &format!("2026-11-27T{hh_mm}:00.000Z"),
+        )
+    }
+
+    const REMAINS: &str = "Summary:\n1. Primary Request and Intent:\n   Port the reader.\n\n7. Pending Tasks:\n   - Run the reader tests\n\n8. Optional Next Step:\n   Run the reader tests.";
+
+    #[test]
+    fn a_step_stated_after_the_compaction_read_beats_its_summarys_remains() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::in_dir(dir.path());
+        let root = dir.path();
+        let t = dir.path().join("t.jsonl");
+        let mut summary: serde_json::Value = serde_json::from_str(&prompt(root, REMAINS)).unwrap();
+        summary["isCompactSummary"] = json!(true);
+        let said = |text: &str| {
+            line(
+                root,
+                "assistant",
+                json!({"model": "claude-opus-4-6", "id": "m", "role": "assistant",
+                       "content": [{"type": "text", "text": text}]}),
+            )
+        };
+        // The index follows the session from its start; the compaction comes later.
+        std::fs::write(&t, prompt(root, "Port the reader")).unwrap();
+        catch_up(&ws, &t);
+        append(
+            &t,
+            &(timed(summary.to_string() + "\n", "19:05")
+                + &timed(said("The tests pass. Next: commit the port."), "19:10")),
+        );
+        // The compaction came to be noted late (no hook announced it): the newer step holds.
+        note_summary(&ws, "s-1", Some(&t), Agent::ClaudeCode, REMAINS).unwrap();
+        let index = load(&ws, "s-1").unwrap();
+        assert_eq!(index.next_step.as_deref(), Some("commit the port."));
+        assert_eq!(index.next_step_at.as_deref(), Some("2026-11-27T19:10:00Z"));
+        assert!(index.from_summary.is_some());
+
+        // Noted at the compaction, before its lines are written: the summary's step wins.
+        let t2 = dir.path().join("t2.jsonl");
+        std::fs::write(
+            &t2,
+            prompt(root, "Port the reader") + &said("Next: read the old reader."),
+        )
+        .unwrap();
+        note_summary(&ws, "s-2", Some(&t2), Agent::ClaudeCode, REMAINS).unwrap();
+        let index = load(&ws, "s-2").unwrap();
+        assert_eq!(index.next_step.as_deref(), Some("Run the reader tests."));
+        assert!(index.next_step_at.is_some());
+    }
+
     #[test]
     fn the_index_is_kept_across_events_and_each_reads_from_the_stored_offset() {
         let dir = tempfile::tempdir().unwrap();

@@ -111,9 +111,12 @@ fn a_failing_check_and_a_command_for_the_user_reach_the_checkpoint_and_the_promp
                 "command": "xcodebuild test -scheme App 2>&1 | grep -E \"error:|failed\" | tail -30",
                 // Relative to the folder the session ran in (another machine's).
                 "files": ["AppTests/ValidatorTests.swift", "AppTests/FlowTests.swift"],
-                "error": "/home/dev/app/AppTests/ValidatorTests.swift:182:24: error: cannot convert value of type 'Response' to expected argument type 'Plan'"
+                "error": "/home/dev/app/AppTests/ValidatorTests.swift:182:24: error: cannot convert value of type 'Response' to expected argument type 'Plan'",
+                // When the failing run was called: its line's time.
+                "at": "2026-11-27T10:00:00Z"
             }],
-            "for_the_user": ["firebase deploy --only storage"]
+            "for_the_user": ["firebase deploy --only storage"],
+            "for_the_user_at": "2026-11-27T10:00:00Z"
         }),
         "{record}"
     );

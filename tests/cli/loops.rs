@@ -386,7 +386,8 @@ fn claude_code_pre_compact_records_the_failing_call_from_its_payload() {
     let commands = ckpt["observed"]["commands"].clone();
     assert_eq!(
         commands,
-        json!([{"command": "make widgets", "ok": false, "exit_code": 3}]),
+        json!([{"command": "make widgets", "ok": false, "exit_code": 3,
+                 "at": "2026-11-23T20:33:56Z"}]),
         "{ckpt}"
     );
 }

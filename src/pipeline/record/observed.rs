@@ -68,11 +68,14 @@ pub(super) fn settle_observed(
     if !same_session(&now) {
         return Some(now);
     }
+    // What is kept from before keeps when it was said.
     if now.request.is_none() {
         now.request = before.request.clone();
+        now.request_at = before.request_at.clone();
     }
     if now.plan.is_empty() {
         now.plan = before.plan.clone();
+        now.plan_at = before.plan_at.clone();
     }
     if now.commands.is_empty() {
         now.commands = before.commands.clone();

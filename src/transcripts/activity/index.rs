@@ -430,6 +430,57 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_index_keeps_when_each_fact_was_said_and_the_later_step_wins() {
+        let mut index = SessionIndex::default();
+        let part = Observed {
+            request: Some("Port the reader".into()),
+            request_at: Some("2026-11-28T10:00:00Z".into()),
+            task_found: true,
+            next_step: Some("Move the lexer".into()),
+            next_step_at: Some("2026-11-28T10:05:00Z".into()),
+            ..Observed::default()
+        };
+        index.add(&part, &[]);
+        // A tail read after the index caught up, with a step said later: the tail's holds.
+        let mut tail = Observed {
+            next_step: Some("Commit the port".into()),
+            next_step_at: Some("2026-11-28T10:09:00Z".into()),
+            ..Observed::default()
+        };
+        index.complete(&mut tail);
+        assert_eq!(tail.request_at.as_deref(), Some("2026-11-28T10:00:00Z"));
+        assert_eq!(tail.next_step.as_deref(), Some("Commit the port"));
+        assert_eq!(tail.next_step_at.as_deref(), Some("2026-11-28T10:09:00Z"));
+        // An older one (or one without a time) gives way to the index's, with its time.
+        for at in [Some("2026-11-28T10:01:00Z"), None] {
+            let mut tail = Observed {
+                next_step: Some("Read the reader".into()),
+                next_step_at: at.map(str::to_string),
+                ..Observed::default()
+            };
+            index.complete(&mut tail);
+            assert_eq!(tail.next_step.as_deref(), Some("Move the lexer"));
+            assert_eq!(tail.next_step_at.as_deref(), Some("2026-11-28T10:05:00Z"));
+        }
+    }
+
+    #[test]
+    fn a_summary_noted_belongs_to_the_compaction_read_only_once() {
+        let mut index = SessionIndex::default();
+        // Noted before its lines are read (Claude Code writes them after the hook).
+        assert!(!index.summary_noted());
+        let compacted = Observed {
+            compacted: true,
+            ..Observed::default()
+        };
+        index.add(&compacted, &[]);
+        // The next compaction, read before its summary is noted.
+        index.add(&compacted, &[]);
+        assert!(index.summary_noted());
+        assert!(!index.summary_noted());
+    }
+
+    #[test]
     fn a_plan_stays_older_than_a_later_stated_step_until_it_changes_again() {
         use super::super::{PlanItem, PlanStatus};
         let item = |t: &str, status| PlanItem {

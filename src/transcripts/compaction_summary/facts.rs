@@ -429,6 +429,50 @@ mod tests {
     use super::*;
     use crate::transcripts::activity::{CommandRun, Observed, PlanItem, PlanStatus};
 
+    #[test]
+    fn newer_evidence_replaces_a_fact_only_when_it_was_said_later() {
+        let fact = |kind, text: &str, at: Option<&str>| Fact {
+            kind,
+            text: text.into(),
+            detail: None,
+            at: at.map(str::to_string),
+        };
+        let run = |ok, at: Option<&str>| CommandRun {
+            command: "cargo test parser".into(),
+            ok: Some(ok),
+            exit_code: Some(if ok { 0 } else { 101 }),
+            times: 1,
+            at: at.map(str::to_string),
+        };
+        let failing = fact(
+            Kind::FailingCommand,
+            "cargo test",
+            Some("2026-11-28T10:10:00Z"),
+        );
+        let step = fact(
+            Kind::NextStep,
+            "Fix the parser",
+            Some("2026-11-28T10:10:00Z"),
+        );
+        let now = |run_at: Option<&str>, step_at: Option<&str>| Observed {
+            commands: vec![run(true, run_at)],
+            next_step: Some("Commit the parser".into()),
+            next_step_at: step_at.map(str::to_string),
+            ..Observed::default()
+        };
+        let missing = [failing.clone(), step.clone()];
+        // Said after the facts, or with no time to tell: replaced.
+        for (run_at, step_at) in [
+            (Some("2026-11-28T10:20:00Z"), Some("2026-11-28T10:20:00Z")),
+            (None, None),
+        ] {
+            assert!(still_true(&missing, &now(run_at, step_at)).is_empty());
+        }
+        // Evidence older than the facts (another read, an older record) replaces nothing.
+        let older = now(Some("2026-11-28T10:00:00Z"), Some("2026-11-28T10:00:00Z"));
+        assert_eq!(still_true(&missing, &older), missing);
+    }
+
     /// What a checkpoint records, owned (a checkpoint hands in the same through
     /// `Checkpoint::facts`).
     #[derive(Default)]
