@@ -217,7 +217,6 @@ impl Recorder {
             return;
         }
         self.handover.prompt(self.events.len());
-        let at = self.stamp();
         // The agent's question stands until its next reply: a prompt sent again after an
         // interruption answers it too.
         self.saw_turn = true;
@@ -230,7 +229,7 @@ impl Recorder {
                 // A failure a monitor reported belongs to the earlier work.
                 self.reported.clear();
                 self.request = Some(text);
-                self.request_at = at;
+                self.request_at = self.stamp();
                 self.follow_ups.clear();
                 self.plan_mode = None;
                 self.plan_mode_call = None;
@@ -240,7 +239,7 @@ impl Recorder {
             }
             text::Weight::BareCommand => {
                 self.bare_command = Some(text);
-                self.bare_command_at = at;
+                self.bare_command_at = self.stamp();
                 self.clear_replies();
             }
             text::Weight::Remark => {
