@@ -80,7 +80,7 @@ mod tests {
             let mut ours = items.clone();
             sort_by(&mut ours, |a, b| a.0.cmp(&b.0));
             let mut std_sorted = items.clone();
-            std_sorted.sort_by(|a, b| a.0.cmp(&b.0));
+            std_sorted.sort_by_key(|p| p.0);
             assert_eq!(ours, std_sorted, "len {len}");
             let mut by_key = items.clone();
             sort_by_key(&mut by_key, |p| std::cmp::Reverse(p.0));
