@@ -53,7 +53,7 @@ pub fn stale(now: SystemTime, only: Option<Agent>, keep: Option<&Path>) -> Vec<S
                     .is_some_and(|age| age > max_age)
             })
             .collect();
-        found.sort();
+        crate::system::sorting::sort(&mut found);
         out.extend(found.into_iter().map(|path| Stale { agent, path }));
     }
     out

@@ -81,7 +81,7 @@ fn write_pages(root: &clap::Command, dir: &std::path::Path) -> anyhow::Result<Ve
         crate::system::fsutil::replace_cache(&path, &buf)?;
         pages.push(name);
     }
-    pages.sort();
+    crate::system::sorting::sort(&mut pages);
     Ok(pages)
 }
 

@@ -73,7 +73,7 @@ pub fn run(args: LogArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
     }));
     // Newest first. Within one second a session follows the checkpoint it
     // resumed and precedes the next checkpoint.
-    entries.sort_by_key(|e| {
+    crate::system::sorting::sort_by_key(&mut entries, |e| {
         let time = chrono::DateTime::parse_from_rfc3339(&e.at)
             .map(|t| t.timestamp())
             .unwrap_or(i64::MIN);

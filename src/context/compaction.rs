@@ -220,7 +220,7 @@ impl Learned {
     pub fn point(&self, agent: &str, model: Option<&str>) -> Option<u64> {
         let seen = self.0.get(agent)?.get(model.unwrap_or("*"))?;
         let mut sorted = seen.clone();
-        sorted.sort_unstable();
+        crate::system::sorting::sort(&mut sorted);
         sorted.get(sorted.len() / 2).copied()
     }
 }

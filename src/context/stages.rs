@@ -96,7 +96,7 @@ pub fn parse_stages(spec: &str) -> Result<Vec<Stage>, Error> {
             "--stages: give at least one PCT[:ACTION]".into(),
         ));
     }
-    stages.sort_by(|a, b| a.at.total_cmp(&b.at));
+    crate::system::sorting::sort_by(&mut stages, |a, b| a.at.total_cmp(&b.at));
     Ok(stages)
 }
 
@@ -166,7 +166,7 @@ pub fn step(stages: &[Stage], fired: &[FiredStage], percent: Option<f64>, compac
         (fired, Vec::new())
     };
     let mut sorted: Vec<&Stage> = stages.iter().collect();
-    sorted.sort_by(|a, b| a.at.total_cmp(&b.at));
+    crate::system::sorting::sort_by(&mut sorted, |a, b| a.at.total_cmp(&b.at));
     let was_fired = |s: &Stage| fired.iter().any(|f| f.name == s.name());
     let fire = sorted
         .iter()

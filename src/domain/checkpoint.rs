@@ -444,7 +444,7 @@ fn canonical_json(v: &serde_json::Value, out: &mut String) {
     match v {
         J::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
+            crate::system::sorting::sort(&mut keys);
             out.push('{');
             for (i, k) in keys.iter().enumerate() {
                 if i > 0 {
@@ -536,7 +536,7 @@ impl Archive<'_> {
                 id_number(id).map(|_| id.to_string())
             })
             .collect();
-        ids.sort_by_key(|id| id_number(id));
+        crate::system::sorting::sort_by_key(&mut ids, |id| id_number(id));
         ids
     }
 

@@ -354,7 +354,7 @@ impl Session {
         if growth.len() < MIN_TURNS {
             return None;
         }
-        growth.sort_unstable();
+        crate::system::sorting::sort(&mut growth);
         let per_turn = growth[growth.len() / 2].max(1);
         Some(Forecast {
             tokens_per_turn: per_turn,

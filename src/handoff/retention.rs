@@ -171,7 +171,7 @@ fn submodule_snapshots_only_in(
         .flat_map(|(_, commit)| held(commit))
         .filter(|(_, _, inner)| !still.contains(inner))
         .collect();
-    found.sort();
+    crate::system::sorting::sort(&mut found);
     found.dedup();
     found
 }

@@ -648,7 +648,7 @@ pub fn left_out_line(left_out: &[String]) -> String {
     } else {
         String::new()
     };
-    named.sort_unstable();
+    crate::system::sorting::sort(&mut named);
     format!(
         "ctxkeep: the snapshot of uncommitted work left out {} path(s): {}{extra}",
         left_out.len(),

@@ -164,7 +164,9 @@ fn latest_and_live(ws: &Workspace, config: &Config) -> (String, Vec<LiveSession>
             .and_then(|m| m.modified())
             .ok()
     };
-    all.sort_by_cached_key(|s| std::cmp::Reverse((when(s), written(s))));
+    crate::system::sorting::sort_by_cached_key(&mut all, |s| {
+        std::cmp::Reverse((when(s), written(s)))
+    });
     let Some(latest) = all.first() else {
         return (session::DEFAULT_SESSION.to_string(), Vec::new());
     };

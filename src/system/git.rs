@@ -242,7 +242,7 @@ fn read_status(
             });
         }
     }
-    state.dirty.sort_by(|a, b| a.path.cmp(&b.path));
+    crate::system::sorting::sort_by(&mut state.dirty, |a, b| a.path.cmp(&b.path));
     Ok(shared::Status { top, state })
 }
 

@@ -12,4 +12,5 @@ pub mod process;
 pub mod progress;
 pub mod recorded;
 pub mod redact;
+pub mod sorting;
 pub mod word_list;

@@ -512,7 +512,7 @@ fn scan(text: &str, stop_at_first: bool) -> Vec<(usize, usize, usize)> {
 /// is a URL password) are merged; the most specific rule names the result.
 pub fn find(text: &str) -> Vec<Finding> {
     let mut raw = scan(text, false);
-    raw.sort_unstable_by_key(|&(rule, s, e)| (s, std::cmp::Reverse(e), rule));
+    crate::system::sorting::sort_by_key(&mut raw, |&(rule, s, e)| (s, std::cmp::Reverse(e), rule));
     let mut out: Vec<(usize, usize, usize)> = Vec::with_capacity(raw.len());
     for (rule, s, e) in raw {
         match out.last_mut() {

@@ -55,7 +55,7 @@ pub fn find_rollout(codex_home: &Path, thread_id: &str) -> Option<std::path::Pat
         let mut entries: Vec<_> = std::fs::read_dir(dir)
             .map(|d| d.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
-        entries.sort_by(|a, b| b.cmp(a));
+        crate::system::sorting::sort_by(&mut entries, |a, b| b.cmp(a));
         entries
     };
     for year in newest_first(&codex_home.join("sessions")) {

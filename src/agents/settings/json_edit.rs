@@ -349,7 +349,7 @@ impl JsonText {
     /// never reach the file.
     fn apply(&mut self, edits: Vec<Edit>) -> Result<(), String> {
         let mut edits: Vec<(usize, Edit)> = edits.into_iter().enumerate().collect();
-        edits.sort_by_key(|(n, e)| std::cmp::Reverse((e.start, *n)));
+        crate::system::sorting::sort_by_key(&mut edits, |(n, e)| std::cmp::Reverse((e.start, *n)));
         let mut text = self.text.clone();
         for (_, e) in edits {
             text.replace_range(e.start..e.end, &e.text);

@@ -148,7 +148,9 @@ pub fn merge(base: &Side, ours: &Side, theirs: &Side, now: &str, min_number: u64
     {
         push(l);
     }
-    lines.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+    crate::system::sorting::sort_by(&mut lines, |a, b| {
+        (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id))
+    });
     obj.insert(
         "merged".into(),
         serde_json::to_value(&lines).unwrap_or(json!([])),
@@ -307,7 +309,7 @@ fn merged_history(
         }
     }
     let mut list: Vec<HistoryEntry> = all.into_values().collect();
-    list.sort_by(|a, b| {
+    crate::system::sorting::sort_by(&mut list, |a, b| {
         (&a.created_at, id_order(&a.id), &a.phase, &a.next_action).cmp(&(
             &b.created_at,
             id_order(&b.id),

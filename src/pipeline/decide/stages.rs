@@ -84,7 +84,7 @@ pub fn settle_stages(
         Reach::Now => {
             let mut all = s.waiting_stages_given();
             all.extend(fired.iter().cloned());
-            all.sort_by(|a, b| a.at.total_cmp(&b.at));
+            crate::system::sorting::sort_by(&mut all, |a, b| a.at.total_cmp(&b.at));
             all.dedup_by(|a, b| a.name == b.name);
             all
         }

@@ -21,7 +21,7 @@ pub(super) fn records_nothing_new(prev: &Checkpoint, new: &Checkpoint) -> bool {
             .iter()
             .flat_map(|g| g.dirty.iter().map(|d| d.path.clone()))
             .collect();
-        paths.sort();
+        crate::system::sorting::sort(&mut paths);
         let omitted = c.git.as_ref().map(|g| g.dirty_omitted).unwrap_or(0);
         (paths, omitted)
     };

@@ -159,7 +159,7 @@ pub fn touched_sessions(ws: &Workspace, since: SystemTime) -> Vec<Session> {
             (t >= since).then_some((t, s))
         })
         .collect();
-    touched.sort_by_key(|(t, _)| *t);
+    crate::system::sorting::sort_by_key(&mut touched, |(t, _)| *t);
     touched.into_iter().map(|(_, s)| s).collect()
 }
 

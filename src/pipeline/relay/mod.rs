@@ -580,7 +580,7 @@ fn prune_logs(dir: &Path) {
     if files.len() <= LOGS_KEPT {
         return;
     }
-    files.sort();
+    crate::system::sorting::sort(&mut files);
     for (_, path) in &files[..files.len() - LOGS_KEPT] {
         let _ = std::fs::remove_file(path);
     }

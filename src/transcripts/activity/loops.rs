@@ -730,7 +730,7 @@ fn twin_key(action: &Action) -> String {
                 .iter()
                 .map(|c| crate::system::redact::redact(&c.path).into_owned())
                 .collect();
-            paths.sort_unstable();
+            crate::system::sorting::sort(&mut paths);
             content_hash(paths.join("\n").as_bytes())
         }
     }

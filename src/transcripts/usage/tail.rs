@@ -169,9 +169,20 @@ impl<R: Read + Seek> TailReader<R> {
     fn read_previous_chunk(&mut self) -> io::Result<()> {
         let n = (self.chunk_size as u64).min(self.pos) as usize;
         self.pos -= n as u64;
-        self.chunk.resize(n, 0);
         self.src.seek(SeekFrom::Start(self.pos))?;
-        self.src.read_exact(&mut self.chunk)?;
+        // Read into the buffer's spare capacity: zeroing 64 KiB first was 3 % of a hook event's
+        // instructions (two readers per event).
+        self.chunk.clear();
+        self.chunk.reserve(n);
+        let got = (&mut self.src)
+            .take(n as u64)
+            .read_to_end(&mut self.chunk)?;
+        if got < n {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "failed to fill whole buffer",
+            ));
+        }
         self.bytes_read += n as u64;
         self.cursor = n;
         Ok(())

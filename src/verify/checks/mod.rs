@@ -112,7 +112,7 @@ pub fn all(s: &Subject) -> anyhow::Result<Outcome> {
         out.findings.extend(handoff::check(s));
     }
     // Grouped by check, then in file order: a stable, readable report.
-    out.findings.sort_by_key(|f| (f.code, f.line));
+    crate::system::sorting::sort_by_key(&mut out.findings, |f| (f.code, f.line));
     Ok(out)
 }
 
