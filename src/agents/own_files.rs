@@ -61,18 +61,24 @@ type Strip = Box<dyn Fn(&str) -> Option<Value>>;
 /// Whether `path`'s file name is one that ctxkeep writes. Most uncommitted paths are none,
 /// and are told so here without building every agent's paths (which made this check a fifth
 /// of a checkpoint's instructions with 200 changed files: it runs for the write, for `verify`'s
-/// repository check and for the resume prompt's size check).
+/// repository check and for the resume prompt's size check). The names are gathered once.
 fn named_like_ours(path: &str) -> bool {
-    let name = |p: &'static str| p.rsplit('/').next().unwrap_or(p);
-    let own = path.rsplit('/').next().unwrap_or(path);
-    own == ".gitignore"
-        || own == ".gitattributes"
-        || Agent::ALL.iter().any(|agent| {
+    static NAMES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        let name = |p: &'static str| p.rsplit('/').next().unwrap_or(p);
+        let mut names = vec![".gitignore", ".gitattributes"];
+        for agent in Agent::ALL {
             let s = agent.settings();
-            name(s.file) == own
-                || s.personal.is_some_and(|p| name(p) == own)
-                || name(s.mcp.file) == own
-        })
+            names.extend(
+                [Some(s.file), s.personal, Some(s.mcp.file)]
+                    .into_iter()
+                    .flatten()
+                    .map(name),
+            );
+        }
+        names
+    });
+    let own = path.rsplit('/').next().unwrap_or(path);
+    NAMES.contains(&own)
 }
 
 /// How to take ctxkeep's part out of the file at `path`, when it is one ctxkeep writes.

@@ -35,6 +35,7 @@ pub fn run(args: VerifyArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
                 strict: args.strict,
             }),
         staged: args.staged,
+        errors_only: false,
     };
     let report = report::verify(&ws, &sf, &opts)?;
     ctx.out.json(&report)?;

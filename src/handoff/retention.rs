@@ -109,7 +109,12 @@ pub const SNAPSHOTS_KEPT: usize = 50;
 /// This worktree's snapshot refs that may go: past the newest
 /// [`SNAPSHOTS_KEPT`], and whose checkpoint is not archived (or is among `going`).
 fn snapshot_refs_without_checkpoint(ws: &Workspace, going: &[String]) -> Vec<String> {
-    let Ok(refs) = crate::system::git::snapshot::list(&ws.root) else {
+    use crate::system::git::snapshot;
+    // Counted from git's files first: no `for-each-ref` while there are too few to prune.
+    if snapshot::at_most(&ws.root).is_some_and(|n| n <= SNAPSHOTS_KEPT) {
+        return Vec::new();
+    }
+    let Ok(refs) = snapshot::list(&ws.root) else {
         return Vec::new();
     };
     let archived = Archive {
@@ -150,10 +155,13 @@ fn submodule_snapshots_only_in(
     going: &[String],
 ) -> Vec<(String, std::path::PathBuf, String)> {
     use crate::system::git::snapshot;
+    if going.is_empty() {
+        return Vec::new();
+    }
     let Ok(top) = snapshot::top(&ws.root) else {
         return Vec::new();
     };
-    if going.is_empty() || !top.join(".gitmodules").is_file() {
+    if !top.join(".gitmodules").is_file() {
         return Vec::new();
     }
     let Ok(refs) = snapshot::list(&ws.root) else {

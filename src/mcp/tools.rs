@@ -253,6 +253,7 @@ pub fn call(
                     max_tokens: a.max_tokens,
                     probe: None,
                     staged: false,
+                    errors_only: false,
                 },
             )?;
             done(verify::human(&report, &ws.display_state()), &report)

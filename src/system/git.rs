@@ -156,18 +156,18 @@ fn status(dir: &Path) -> Result<shared::Status, Unavailable> {
     read
 }
 
-/// One `git status` call, and the top level unless `known` has it.
+/// One `git status` call, and the layout unless `known` has the top level.
 fn read_status(
     dir: &Path,
     known: Option<Result<PathBuf, Unavailable>>,
 ) -> Result<shared::Status, Unavailable> {
-    // Both calls pay a process start: ask for the top level while `status`
-    // runs (its porcelain paths are relative to the top level from anywhere).
+    // Both calls pay a process start: ask for the layout while `status` runs (its
+    // porcelain paths are relative to the top level from anywhere).
     let asking = match known {
         Some(_) => None,
         None => Some(
             git(dir)
-                .args(TOPLEVEL)
+                .args(LAYOUT)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn(),
@@ -186,9 +186,10 @@ fn read_status(
     let top = match (known, asking) {
         (Some(top), _) => top,
         (None, Some(child)) => {
-            let top = checked(&TOPLEVEL, child.and_then(|c| c.wait_with_output())).map(path_of);
-            shared::keep_top(dir, &top);
-            top
+            let read = checked(&LAYOUT, child.and_then(|c| c.wait_with_output()));
+            let layout = read.and_then(|out| layout_of(dir, out));
+            shared::keep_layout(dir, &layout);
+            layout.map(|l| l.top)
         }
         (None, None) => unreachable!("asked when not known"),
     }?;
@@ -341,16 +342,71 @@ pub fn read_settled<T>(dir: &Path, mut read: impl FnMut() -> T, settled: impl Fn
     }
 }
 
-const TOPLEVEL: [&str; 2] = ["rev-parse", "--show-toplevel"];
+/// Where the repository around a folder keeps its work tree and its files, from one `git
+/// rev-parse` (shared within a [`share_reads`] scope): what the status, the snapshots and the
+/// snapshot refs need, read once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// The work tree's top level.
+    pub top: PathBuf,
+    /// This work tree's git folder (`.git`, or `.git/worktrees/<name>` for a linked worktree).
+    pub git_dir: PathBuf,
+    /// The folder the worktrees share (refs, objects, config): `git_dir` itself, except in
+    /// a linked worktree.
+    pub common_dir: PathBuf,
+    /// git's index file.
+    pub index: PathBuf,
+}
+
+const LAYOUT: [&str; 6] = [
+    "rev-parse",
+    "--show-toplevel",
+    "--absolute-git-dir",
+    "--git-common-dir",
+    "--git-path",
+    "index",
+];
+
+/// The layout from `rev-parse`'s four lines (paths relative to `dir`, where git ran, made
+/// absolute). A path holding a line break would shift the lines: then each is asked alone.
+fn layout_of(dir: &Path, out: Vec<u8>) -> Result<Layout, Unavailable> {
+    let text = String::from_utf8_lossy(&out);
+    let lines: Vec<&str> = text
+        .strip_suffix('\n')
+        .unwrap_or(&text)
+        .split('\n')
+        .collect();
+    let absolute = |p: PathBuf| if p.is_absolute() { p } else { dir.join(p) };
+    if let [top, git_dir, common_dir, index] = lines.as_slice() {
+        return Ok(Layout {
+            top: PathBuf::from(top),
+            git_dir: absolute(PathBuf::from(git_dir)),
+            common_dir: absolute(PathBuf::from(common_dir)),
+            index: absolute(PathBuf::from(index)),
+        });
+    }
+    let alone = |args: &[&str]| run(dir, args).map(path_of).map(absolute);
+    Ok(Layout {
+        top: alone(&LAYOUT[..2])?,
+        git_dir: alone(&["rev-parse", "--absolute-git-dir"])?,
+        common_dir: alone(&["rev-parse", "--git-common-dir"])?,
+        index: alone(&["rev-parse", "--git-path", "index"])?,
+    })
+}
+
+/// The repository's layout around `dir` (shared within a [`share_reads`] scope).
+pub fn layout(dir: &Path) -> Result<Layout, Unavailable> {
+    if let Some(layout) = shared::known_layout(dir) {
+        return layout;
+    }
+    let layout = run(dir, &LAYOUT).and_then(|out| layout_of(dir, out));
+    shared::keep_layout(dir, &layout);
+    layout
+}
 
 /// The repository's top level (shared within a [`share_reads`] scope).
 pub fn toplevel(dir: &Path) -> Result<PathBuf, Unavailable> {
-    if let Some(top) = shared::known_top(dir) {
-        return top;
-    }
-    let top = run(dir, &TOPLEVEL).map(path_of);
-    shared::keep_top(dir, &top);
-    top
+    layout(dir).map(|l| l.top)
 }
 
 /// The path git printed on one line.
@@ -622,5 +678,78 @@ mod tests {
         std::fs::write(dir.path().join(".git/index.lock"), "").unwrap();
         let (got, _) = counted_reads(dir.path(), |n| *n >= 2);
         assert_eq!(got, 2);
+    }
+
+    fn git_in(dir: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    }
+
+    fn real(p: &Path) -> PathBuf {
+        std::fs::canonicalize(p).unwrap()
+    }
+
+    /// One `rev-parse` answers the top level, both git folders and the index, in the main
+    /// worktree, a linked one, and from a folder whose path holds a line break (each then
+    /// asked alone).
+    #[test]
+    fn the_layout_names_the_git_folders_and_index_of_each_worktree() {
+        let d = tempfile::tempdir().unwrap();
+        let main = d.path().join("main");
+        std::fs::create_dir(&main).unwrap();
+        git_in(&main, &["init", "-q", "-b", "main"]);
+        git_in(
+            &main,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "one",
+            ],
+        );
+        std::fs::create_dir(main.join("sub")).unwrap();
+        let l = layout(&main.join("sub")).unwrap();
+        assert_eq!(real(&l.top), real(&main));
+        assert_eq!(real(&l.git_dir), real(&main.join(".git")));
+        assert_eq!(real(&l.common_dir), real(&main.join(".git")));
+        // Relative to the folder git ran in, as git printed it.
+        assert_eq!(real(l.index.parent().unwrap()), real(&l.git_dir));
+
+        let linked = d.path().join("linked");
+        git_in(
+            &main,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "other",
+                linked.to_str().unwrap(),
+            ],
+        );
+        let l = layout(&linked).unwrap();
+        assert_eq!(real(&l.top), real(&linked));
+        assert_eq!(real(&l.git_dir), real(&main.join(".git/worktrees/linked")));
+        assert_eq!(real(&l.common_dir), real(&main.join(".git")));
+        assert_eq!(real(l.index.parent().unwrap()), real(&l.git_dir));
+
+        let odd = d.path().join("two\nlines");
+        std::fs::create_dir(&odd).unwrap();
+        git_in(&odd, &["init", "-q"]);
+        let l = layout(&odd).unwrap();
+        assert_eq!(real(&l.top), real(&odd));
+        assert_eq!(real(&l.git_dir), real(&odd.join(".git")));
+        assert_eq!(l.index, l.git_dir.join("index"));
+        assert!(layout(d.path()).is_err(), "no repository around");
     }
 }

@@ -22,6 +22,9 @@ pub struct Options {
     /// `sf` is the version in git's index: judge the repository as the
     /// next commit holds it.
     pub staged: bool,
+    /// Only the errors are wanted (a checkpoint's look at what it wrote): the checks and
+    /// parts of checks that can only warn are not run, and nothing they would read is read.
+    pub errors_only: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -45,6 +48,7 @@ pub fn verify(ws: &Workspace, sf: &StateFile, opts: &Options) -> anyhow::Result<
         strict: opts.strict,
         max_tokens: opts.max_tokens,
         staged: opts.staged,
+        errors_only: opts.errors_only,
     })?;
     let probe = match &opts.probe {
         Some(p) => {
@@ -75,9 +79,11 @@ pub fn rejections(ws: &Workspace) -> Vec<Finding> {
     let Ok(sf) = StateFile::load(&ws.state_path) else {
         return Vec::new();
     };
-    verify(ws, &sf, &Options::default())
-        .map(|r| r.errors)
-        .unwrap_or_default()
+    let opts = Options {
+        errors_only: true,
+        ..Options::default()
+    };
+    verify(ws, &sf, &opts).map(|r| r.errors).unwrap_or_default()
 }
 
 /// A merge left half done in `text` (the file, or its staged version): the

@@ -113,6 +113,55 @@ fn a_checkpoint_and_the_checks_on_what_it_wrote_read_the_repository_once() {
     assert!(!text.contains("`f5.rs`"), "{v}");
 }
 
+/// A hand checkpoint starts git twice, the status and one `rev-parse` beside it: the snapshot
+/// refs are counted from git's files (listed only when there are more than retention keeps,
+/// loose or packed), the merge driver's config is not read (it can only warn), the snapshots'
+/// index comes from the same `rev-parse`.
+#[test]
+fn a_hand_checkpoint_starts_git_twice_and_lists_the_snapshot_refs_only_when_some_may_go() {
+    let l = Logged::new();
+    // One archived checkpoint kept: each checkpoint prunes one, and then looks at the refs.
+    for _ in 0..2 {
+        l.p.checkpoint(&[]).success();
+    }
+    let text = l.p.state().replacen(
+        "ctxkeep: 1\n",
+        "ctxkeep: 1\nretention: {checkpoints: 1}\n",
+        1,
+    );
+    l.p.write("project-state.md", text);
+    let hand = ["checkpoint", "--trigger", "test"];
+    let calls = l.calls(&hand, "");
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    assert_eq!(count(&calls, "status"), 1, "{calls:#?}");
+    assert_eq!(count(&calls, "rev-parse --show-toplevel"), 1, "{calls:#?}");
+    // Snapshot refs under the 50 retention keeps, loose and packed: still not listed.
+    let head = l.p.git(&["rev-parse", "HEAD"]);
+    let head = head.trim();
+    for n in 0..30 {
+        l.p.git(&[
+            "update-ref",
+            &format!("refs/ctxkeep/snapshots/p-{n:02}"),
+            head,
+        ]);
+    }
+    l.p.git(&["pack-refs", "--all"]);
+    for n in 0..20 {
+        l.p.git(&[
+            "update-ref",
+            &format!("refs/ctxkeep/snapshots/l-{n:02}"),
+            head,
+        ]);
+    }
+    let calls = l.calls(&hand, "");
+    assert_eq!(count(&calls, "for-each-ref"), 0, "{calls:#?}");
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    // One more, and some may go: git lists them.
+    l.p.git(&["update-ref", "refs/ctxkeep/snapshots/l-20", head]);
+    let calls = l.calls(&hand, "");
+    assert_eq!(count(&calls, "for-each-ref"), 1, "{calls:#?}");
+}
+
 #[test]
 fn verify_and_resume_read_the_status_once() {
     let l = Logged::new();

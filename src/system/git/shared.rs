@@ -1,8 +1,9 @@
-//! Reads of the repository shared within one command: the top level, the status and the config
-//! values it asks for are read from git once and handed to every later caller in the same
-//! command. A checkpoint runs verify's checks on what it wrote, a resume renders a prompt that
-//! compares the status with the checkpoint's, a hook's automatic checkpoint looks at the status
-//! before it writes: each of them asked git again (ten processes for one hand checkpoint).
+//! Reads of the repository shared within one command: its layout (top level, git folders,
+//! index), the status and the config values it asks for are read from git once and handed to
+//! every later caller in the same command. A checkpoint runs verify's checks on what it wrote,
+//! a resume renders a prompt that compares the status with the checkpoint's, a hook's automatic
+//! checkpoint looks at the status before it writes: each of them asked git again (ten processes
+//! for one hand checkpoint).
 //!
 //! Sharing is opt-in and scoped ([`share_reads`]): a command that changes the repository and reads
 //! it again (`relay` runs an agent between two reads, `init` sets the config) must not see a stale
@@ -13,7 +14,7 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
-use super::{GitState, Unavailable};
+use super::{GitState, Layout, Unavailable};
 
 /// The status as read: every uncommitted path (nothing excluded yet) and the top level.
 #[derive(Debug, Clone)]
@@ -24,8 +25,8 @@ pub(super) struct Status {
 
 #[derive(Default)]
 struct Reads {
-    /// A folder and the top level git gave for it.
-    tops: Vec<(PathBuf, Result<PathBuf, Unavailable>)>,
+    /// A folder and the layout (top level, git folders, index) git gave for it.
+    tops: Vec<(PathBuf, Result<Layout, Unavailable>)>,
     /// Per top level: its status.
     statuses: Vec<(PathBuf, Result<Status, Unavailable>)>,
     /// Per top level and key: a config value.
@@ -79,8 +80,8 @@ fn with_reads<T>(f: impl FnOnce(&mut Reads) -> T) -> Option<T> {
     })
 }
 
-/// The top level already read for `dir`, if any.
-pub(super) fn known_top(dir: &Path) -> Option<Result<PathBuf, Unavailable>> {
+/// The layout already read for `dir`, if any.
+pub(super) fn known_layout(dir: &Path) -> Option<Result<Layout, Unavailable>> {
     with_reads(|r| {
         r.tops
             .iter()
@@ -90,14 +91,19 @@ pub(super) fn known_top(dir: &Path) -> Option<Result<PathBuf, Unavailable>> {
     .flatten()
 }
 
-/// Keeps the top level read for `dir` (and for the top level itself, which callers that got
+/// The top level already read for `dir`, if any.
+pub(super) fn known_top(dir: &Path) -> Option<Result<PathBuf, Unavailable>> {
+    known_layout(dir).map(|l| l.map(|l| l.top))
+}
+
+/// Keeps the layout read for `dir` (and for the top level itself, which callers that got
 /// it from an earlier read pass next).
-pub(super) fn keep_top(dir: &Path, top: &Result<PathBuf, Unavailable>) {
+pub(super) fn keep_layout(dir: &Path, layout: &Result<Layout, Unavailable>) {
     with_reads(|r| {
-        r.tops.push((dir.to_path_buf(), top.clone()));
-        if let Ok(t) = top {
-            if t != dir {
-                r.tops.push((t.clone(), Ok(t.clone())));
+        r.tops.push((dir.to_path_buf(), layout.clone()));
+        if let Ok(l) = layout {
+            if l.top != dir {
+                r.tops.push((l.top.clone(), Ok(l.clone())));
             }
         }
     });

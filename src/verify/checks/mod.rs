@@ -73,6 +73,8 @@ pub struct Subject<'a> {
     /// Judge the repository as the next commit will hold it (git's index):
     /// no working-tree or clone-local findings.
     pub staged: bool,
+    /// Only errors are wanted: what can only warn is not looked for.
+    pub errors_only: bool,
 }
 
 /// Every finding, plus notes on checks that could not run (no git, ...).
@@ -101,14 +103,15 @@ pub fn all(s: &Subject) -> anyhow::Result<Outcome> {
     }
     let loc = Locator::new(s.sf);
     let repo = Repo::open(s.ws, s.staged);
-    out.findings.extend(wording::check(c, &loc));
-    out.findings.extend(references::check(c, s.sf, &repo, &loc));
+    out.findings.extend(wording::check(c, &loc, s.errors_only));
+    out.findings
+        .extend(references::check(c, s.sf, &repo, &loc, s.errors_only));
     repository::check(c, s, &repo, &loc, &mut out);
     out.findings.extend(size::check(c, s, &loc)?);
     out.findings.extend(secrets::check(s.sf, &loc));
     // The session chain is this clone's own: a commit does not carry it,
     // and a pre-commit hook is no place to nag about an ack.
-    if !s.staged && !in_git_hook() {
+    if !s.staged && !in_git_hook() && !s.errors_only {
         out.findings.extend(handoff::check(s));
     }
     // Grouped by check, then in file order: a stable, readable report.
@@ -449,14 +452,66 @@ mod tests {
 
     /// The checks that read only the file and the folder (no git, no tokens).
     fn text_codes(c: &Checkpoint, repo: &Repo) -> Vec<Finding> {
+        text_findings(c, repo, false)
+    }
+
+    fn text_findings(c: &Checkpoint, repo: &Repo, errors_only: bool) -> Vec<Finding> {
         let text = file_for(c);
         let sf = parse(&text);
         let loc = Locator::new(&sf);
         let cp = sf.fm.checkpoint.clone().unwrap();
         let mut f = structural(&sf, false);
-        f.extend(wording::check(&cp, &loc));
-        f.extend(references::check(&cp, &sf, repo, &loc));
+        f.extend(wording::check(&cp, &loc, errors_only));
+        f.extend(references::check(&cp, &sf, repo, &loc, errors_only));
         f
+    }
+
+    /// What a checkpoint warns of as soon as it writes ([`Subject::errors_only`]) is what
+    /// `verify` reports as errors: for every case of the corpus, and with its items as the
+    /// remaining steps and a lost uncommitted file.
+    #[test]
+    fn errors_only_finds_every_error_a_full_run_finds() {
+        let cases: Vec<Case> =
+            serde_yaml::from_str(include_str!("../../../tests/corpus/checkpoints.yaml")).unwrap();
+        let (_dir, repo) = repo();
+        let errors = |f: Vec<Finding>| -> Vec<(&'static str, Option<usize>, String)> {
+            f.into_iter()
+                .filter(|f| f.severity == Severity::Error)
+                .map(|f| (f.code, f.line, f.message))
+                .collect()
+        };
+        let mut with_errors = 0;
+        for case in &cases {
+            let mut c = clean();
+            let f = case.fields.clone();
+            macro_rules! set { ($($x:ident),*) => { $( if let Some(v) = f.$x { c.$x = v; } )* } }
+            set!(
+                phase,
+                active_task,
+                controlling_agent,
+                next_action,
+                decisions,
+                open_questions,
+                notes
+            );
+            c.remaining = vec![c.next_action.clone()];
+            c.git = Some(GitState {
+                dirty: vec![DirtyFile {
+                    path: "src/gone.rs".into(),
+                    status: "modified".into(),
+                }],
+                ..GitState::default()
+            });
+            let full = errors(text_findings(&c, &repo, false));
+            with_errors += usize::from(full.len() > 1);
+            assert_eq!(
+                errors(text_findings(&c, &repo, true)),
+                full,
+                "{}",
+                case.name
+            );
+        }
+        assert!(with_errors >= 10, "the corpus raises errors: {with_errors}");
     }
 
     #[derive(Deserialize)]
@@ -518,7 +573,7 @@ mod tests {
         );
         let sf = parse(&text);
         let loc = Locator::new(&sf);
-        let f = wording::check(sf.fm.checkpoint.as_ref().unwrap(), &loc);
+        let f = wording::check(sf.fm.checkpoint.as_ref().unwrap(), &loc, false);
         assert_eq!(f.len(), 1, "{f:?}");
         let line = f[0].line.unwrap();
         assert!(

@@ -132,7 +132,21 @@ struct Seen {
     line: usize,
 }
 
-pub fn check(c: &Checkpoint, sf: &StateFile, repo: &Repo, loc: &Locator) -> Vec<Finding> {
+/// Every reference finding; with `errors_only`, only CK410 (the others warn, and looking
+/// for what a checkpoint names may search the repository's files and history).
+pub fn check(
+    c: &Checkpoint,
+    sf: &StateFile,
+    repo: &Repo,
+    loc: &Locator,
+    errors_only: bool,
+) -> Vec<Finding> {
+    if errors_only {
+        return match repo.staged {
+            true => Vec::new(),
+            false => gone_dirty_paths(c, repo, loc),
+        };
+    }
     let all = texts(c);
     let mut ids: BTreeMap<String, (Seen, BTreeSet<usize>, bool)> = BTreeMap::new();
     let mut issues: BTreeMap<String, (Seen, BTreeSet<usize>, bool)> = BTreeMap::new();

@@ -36,8 +36,12 @@ pub fn check(c: &Checkpoint, s: &Subject, repo: &Repo, loc: &Locator, out: &mut 
             .push(format!("git checks skipped: {why} (CK501–CK503 not run)"));
         return;
     }
-    // The merge driver's definition is this clone's own config.
-    if let Some(f) = merge_driver(repo).filter(|_| !s.staged) {
+    // The merge driver's definition is this clone's own config (a warning at most: its
+    // config is not read when only errors are wanted).
+    if let Some(f) = (!s.staged && !s.errors_only)
+        .then(|| merge_driver(repo))
+        .flatten()
+    {
         // A CI checkout never merges: there it is only a note.
         match std::env::var_os("CI").filter(|v| !v.is_empty()) {
             Some(_) => out.notes.push(format!("{} ({})", f.message, f.code)),
@@ -83,13 +87,14 @@ pub fn check(c: &Checkpoint, s: &Subject, repo: &Repo, loc: &Locator, out: &mut 
                     .at(head_line),
                 );
             }
-        } else if now.head.as_deref() != Some(head.as_str()) {
+        } else if now.head.as_deref() != Some(head.as_str()) && !s.errors_only {
             stale(c, head, &now.head, repo, state_dirty, head_line, out);
         }
     }
 
-    if s.staged {
-        // A clone of the commit has no uncommitted changes to describe.
+    // A clone of the commit has no uncommitted changes to describe; undescribed ones are
+    // an error only under --strict.
+    if s.staged || (s.errors_only && !s.strict) {
         return;
     }
     // ctxkeep's own changes are not work a checkpoint should describe.

@@ -13,7 +13,9 @@ use cold_read::cold_phrases;
 use next_action::{goes_on_vaguely, idles, next_action, words, VAGUE_WORDS};
 use placeholders::placeholders;
 
-pub fn check(c: &Checkpoint, loc: &Locator) -> Vec<Finding> {
+/// Every wording finding; with `errors_only`, the warnings that need work of their own
+/// (the next action's verb, the remaining items) are not looked for.
+pub fn check(c: &Checkpoint, loc: &Locator, errors_only: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     for t in texts(c) {
         let before = out.len();
@@ -23,8 +25,11 @@ pub fn check(c: &Checkpoint, loc: &Locator) -> Vec<Finding> {
             cold_phrases(&t, loc, &mut out);
         }
         if t.field == Field::NextAction && out.len() == before && !t.text.trim().is_empty() {
-            out.extend(next_action(&t, loc));
+            out.extend(next_action(&t, loc, errors_only));
         }
+    }
+    if errors_only {
+        return out;
     }
     for (i, item) in c.remaining.iter().enumerate() {
         let t = Text {

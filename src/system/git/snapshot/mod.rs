@@ -17,7 +17,7 @@ use std::process::Stdio;
 
 use serde::{Deserialize, Serialize};
 
-use super::{checked, git, run, Unavailable};
+use super::{checked, git, layout, Unavailable};
 
 mod names;
 mod refs;
@@ -27,8 +27,8 @@ mod take;
 
 pub use names::{aliases, checkout_paths, names_revision};
 pub use refs::{
-    drop_ref, drop_refs_at, exists, keep, keep_stashes, list, made_by_ctxkeep, mirroring_remotes,
-    parent, worktree_part, STASH_PREFIX,
+    at_most, drop_ref, drop_refs_at, exists, keep, keep_stashes, list, made_by_ctxkeep,
+    mirroring_remotes, parent, worktree_part, STASH_PREFIX,
 };
 pub use restore::{blob, contents, files, restore, Held};
 pub use submodules::{dirty_submodules, submodule_snapshots};
@@ -65,23 +65,9 @@ pub struct SnapFile {
     pub raw: Vec<u8>,
 }
 
-/// The repository's top level and its index file, from one call.
+/// The repository's top level and its index file, from the shared layout ([`layout`]).
 fn paths(dir: &Path) -> Result<(PathBuf, PathBuf), Unavailable> {
-    let out = run(
-        dir,
-        &["rev-parse", "--show-toplevel", "--git-path", "index"],
-    )?;
-    let text = String::from_utf8_lossy(&out);
-    let mut lines = text.lines();
-    let top = PathBuf::from(lines.next().unwrap_or_default());
-    let index = PathBuf::from(lines.next().unwrap_or_default());
-    // `--git-path` is relative to the directory git ran in.
-    let index = if index.is_absolute() {
-        index
-    } else {
-        dir.join(index)
-    };
-    Ok((top, index))
+    layout(dir).map(|l| (l.top, l.index))
 }
 
 /// A path from the bytes git gives (any bytes on Unix).
@@ -163,6 +149,7 @@ pub fn top(dir: &Path) -> Result<PathBuf, Unavailable> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::system::git::run;
 
     fn sh(dir: &Path, args: &[&str]) {
         let ok = std::process::Command::new("git")
@@ -450,5 +437,99 @@ mod tests {
         assert!(list(p).unwrap().is_empty());
         assert_eq!(list(&linked).unwrap().len(), 1);
         assert!(made_by_ctxkeep(p, &linked_snap.commit));
+    }
+
+    /// The refs counted from git's files, against `list` (git's own listing).
+    fn counted(dir: &Path) -> (Option<usize>, usize) {
+        (at_most(dir), list(dir).unwrap().len())
+    }
+
+    #[test]
+    fn snapshot_refs_are_counted_from_loose_and_packed_refs_as_git_lists_them() {
+        let d = repo();
+        let p = d.path();
+        let head = crate::system::git::head(p).unwrap().unwrap();
+        assert_eq!(counted(p), (Some(0), 0), "no refs yet");
+        for n in 1..=3 {
+            keep(p, &format!("ckpt-000{n}"), &head).unwrap();
+        }
+        assert_eq!(counted(p), (Some(3), 3), "loose");
+        sh(p, &["pack-refs", "--all"]);
+        assert!(!p.join(".git/refs/ctxkeep/snapshots/ckpt-0001").exists());
+        assert_eq!(counted(p), (Some(3), 3), "packed");
+        // Written again after packing: loose and packed at once, one ref.
+        keep(p, "ckpt-0002", &head).unwrap();
+        keep(p, "ckpt-0004", &head).unwrap();
+        assert_eq!(counted(p), (Some(4), 4), "loose beside packed");
+        // Other refs, and other worktrees' snapshot refs, are not this worktree's.
+        sh(p, &["update-ref", "refs/ctxkeep/stash/x", &head]);
+        sh(
+            p,
+            &[
+                "update-ref",
+                "refs/ctxkeep/snapshots/worktrees/w/ckpt-0001",
+                &head,
+            ],
+        );
+        sh(p, &["pack-refs", "--all"]);
+        assert_eq!(counted(p), (Some(4), 4), "others' refs");
+        // A linked worktree's refs live in the common folder, under its own name.
+        let other = tempfile::tempdir().unwrap();
+        let linked = other.path().join("linked");
+        sh(
+            p,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "other",
+                linked.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(counted(&linked), (Some(0), 0));
+        keep(&linked, "ckpt-0001", &head).unwrap();
+        keep(&linked, "ckpt-0002", &head).unwrap();
+        assert_eq!(counted(&linked), (Some(2), 2), "linked worktree");
+        assert_eq!(counted(p), (Some(4), 4), "main worktree");
+    }
+
+    #[test]
+    fn a_submodules_snapshot_refs_are_counted_in_its_own_git_folder() {
+        let inner = repo();
+        let d = repo();
+        let p = d.path();
+        sh(
+            p,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                inner.path().to_str().unwrap(),
+                "sub",
+            ],
+        );
+        let sub = p.join("sub");
+        assert!(sub.join(".git").is_file(), "the submodule's .git is a file");
+        let head = crate::system::git::head(&sub).unwrap().unwrap();
+        keep(&sub, "ckpt-0001", &head).unwrap();
+        assert_eq!(counted(&sub), (Some(1), 1));
+        assert_eq!(counted(p), (Some(0), 0), "the superproject has none");
+    }
+
+    #[test]
+    fn refs_in_a_reftable_are_left_to_git() {
+        let d = tempfile::tempdir().unwrap();
+        let made = std::process::Command::new("git")
+            .args(["init", "-q", "--ref-format=reftable"])
+            .arg(d.path())
+            .output()
+            .unwrap();
+        if !made.status.success() {
+            return; // a git older than 2.45 has no reftable
+        }
+        assert_eq!(at_most(d.path()), None);
     }
 }

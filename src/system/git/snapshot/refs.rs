@@ -37,6 +37,62 @@ pub fn list(dir: &Path) -> Result<Vec<(String, String)>, Unavailable> {
         .collect())
 }
 
+/// At most how many snapshot refs this worktree has ([`list`]'s length or more), read from
+/// git's own files with no git run: the loose refs under the common folder's
+/// `refs/ctxkeep/snapshots/` and the lines of `packed-refs`, a ref in both counted once.
+/// `None` when the files cannot say: refs in a reftable, a folder or file that cannot be read.
+/// A file there that is no valid ref (a `.lock`) is counted too: the answer may be high,
+/// never low.
+pub fn at_most(dir: &Path) -> Option<usize> {
+    let common = crate::system::git::layout(dir).ok()?.common_dir;
+    if common.join("reftable").exists() {
+        return None;
+    }
+    let prefix = format!("{REF_PREFIX}{}", worktree_part(dir));
+    // Names as bytes: two names that differ only in bytes that are not UTF-8 stay two.
+    let mut names: std::collections::BTreeSet<Vec<u8>> = std::collections::BTreeSet::new();
+    match std::fs::read_dir(common.join(&prefix)) {
+        Ok(entries) => {
+            for e in entries {
+                let e = e.ok()?;
+                // Another worktree's (`worktrees/<name>/`) are folders: not this one's.
+                if !e.file_type().ok()?.is_dir() {
+                    names.insert(e.file_name().as_encoded_bytes().to_vec());
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(_) => return None,
+    }
+    let packed = common.join("packed-refs");
+    match std::fs::metadata(&packed) {
+        Ok(m) if m.len() > PACKED_REFS_READ => return None,
+        Ok(_) => {
+            let packed = std::fs::read(&packed).ok()?;
+            // "<object> <ref name>" lines; `^<object>` (a peeled tag) and `#` lines name none.
+            for line in packed.split(|&b| b == b'\n') {
+                let Some(at) = line.iter().position(|&b| b == b' ') else {
+                    continue;
+                };
+                let name = line[at + 1..]
+                    .strip_suffix(b"\r")
+                    .unwrap_or(&line[at + 1..]);
+                if let Some(name) = name.strip_prefix(prefix.as_bytes()) {
+                    if !name.contains(&b'/') {
+                        names.insert(name.to_vec());
+                    }
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(_) => return None,
+    }
+    Some(names.len())
+}
+
+/// The largest `packed-refs` [`at_most`] reads; past it, git lists the refs.
+const PACKED_REFS_READ: u64 = 64 << 20;
+
 /// Whether some ref under `refs/ctxkeep/snapshots/` (of any worktree) points
 /// at `commit`: only ctxkeep writes there, and refs are never cloned by
 /// default, so a commit a cloned file names is not taken for a snapshot.

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{finding, mask_quoted};
+use super::{finding, mask_quoted, may_hold_any};
 use crate::domain::checkpoint::Field;
 use crate::system::word_list;
 use crate::verify::checks::{Finding, Locator, Severity, Text};
@@ -28,6 +28,9 @@ pub(super) static MARKER: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("marker regex")
 });
+
+/// What every match of MARKER holds (see `may_hold_any`).
+pub(super) const MARKER_WORDS: &[&str] = &["tbd", "tba", "todo", "fixme", "xxx", "???"];
 
 /// Unfilled slots: `<task>`, `{name}`, `{{ var }}`, `[insert ...]`. A `<`
 /// glued to a word is a generic type (`Vec<String>`), and `/{id}` a route.
@@ -166,6 +169,9 @@ pub(super) fn placeholders(t: &Text, loc: &Locator, out: &mut Vec<Finding>) {
         }
     }
     for (i, line) in mask_quoted(t.text).lines().enumerate() {
+        if !may_hold_any(line, MARKER_WORDS) {
+            continue;
+        }
         if let Some(m) = MARKER.find(line) {
             // "TODO: run the tests" as a next action is a tag before a real
             // instruction, not a marker left in (the cold-read corpus labels it

@@ -160,3 +160,62 @@ fn english_detection() {
     assert!(!reads_as_english("src/state.rs の CRLF テストを直す"));
     assert!(!reads_as_english("Den Test für CRLF reparieren"));
 }
+
+/// The cheap looks that spare compiling IDLE and MARKER never rule out a text the regex
+/// matches: the idle and marker texts the checks know, in any case, and any ASCII text.
+#[test]
+fn idle_and_marker_regexes_are_skipped_only_where_they_cannot_match() {
+    for text in [
+        "idle: pull/push loop",
+        "  -- IDLING",
+        "Standby",
+        "stand   by for review",
+        "(nothing to do)",
+        "Nothing left",
+        "no further action needed",
+        "NO WORK PENDING",
+    ] {
+        assert!(IDLE.is_match(text), "{text}");
+        assert!(may_idle(text), "{text}");
+    }
+    assert!(!may_idle("run the gate again") && !may_idle("fix idle handling"));
+    assert!(
+        may_idle("\u{17F}tandby"),
+        "the long s folds to s: such text takes the regex"
+    );
+    for line in [
+        "TBD",
+        "tba later",
+        "the TBA slot",
+        "TODO:",
+        "FIXME",
+        "xxx",
+        "what now???",
+    ] {
+        assert!(MARKER.is_match(line), "{line}");
+        assert!(may_hold_any(line, MARKER_WORDS), "{line}");
+    }
+    assert!(!may_hold_any("run the gate again", MARKER_WORDS));
+}
+
+mod prefilters {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        #[test]
+        fn a_text_the_regex_matches_is_never_ruled_out(
+            text in "[ -~\t]{0,6}(idle|IdLiNg|standby|stand  by|nothing to do|no action needed|tbd|TBA|todo|FIXME|xXx|\\?\\?\\?|run|no)?[ -~\t]{0,12}",
+        ) {
+            if IDLE.is_match(text.trim()) {
+                prop_assert!(may_idle(text.trim()));
+            }
+            for line in text.lines() {
+                if MARKER.is_match(line) {
+                    prop_assert!(may_hold_any(line, MARKER_WORDS));
+                }
+            }
+        }
+    }
+}
