@@ -30,7 +30,10 @@ pub use reading::{
     limit_ask, usage, LimitAsk, LimitFound, Reading, TranscriptInfo, UsageDecided, UsageFacts,
 };
 pub use stages::{settle_stages, stage_checkpoint, stage_logs, stage_step, Settled};
-pub use start::{gives_waiting_start, session_started, start_waits};
+pub use start::{
+    gives_waiting_start, session_started, start, start_gift, start_offered, start_waits,
+    GiftSettings, Offer, StartDecided, StartFacts,
+};
 pub use track::{by_hand, track, ByHandDecided, TrackDecided, TrackFacts};
 pub use window::{reading_limit, reading_window, WindowFacts};
 

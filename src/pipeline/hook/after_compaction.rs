@@ -18,12 +18,9 @@ use serde_json::json;
 use super::{Answer, Hook};
 use crate::domain::checkpoint::Checkpoint;
 use crate::domain::session::{self, Session};
+use crate::pipeline::effects::AfterRestore;
 use crate::system::fsutil::Lock;
 use crate::transcripts::compaction_summary::{self, text, AuditNote, Found};
-
-/// How long before a session start a compaction it was not told of may have begun (the
-/// summarizer ran in between): the transcript's summary may not be older.
-const UNSEEN_START_SLACK_SECS: i64 = 600;
 
 /// What a session start after a compaction gives instead of the resume prompt.
 pub(super) struct AfterSummary {
@@ -187,46 +184,38 @@ impl Hook {
         true_now
     }
 
-    /// At a session start after a compaction (`source` `compact`), what to give instead of
-    /// the resume prompt: what the audited summary left out, or, where the summary comes only
-    /// later (Claude Code), a note with the nonce. None: the prompt (a `clear`, a summary that
-    /// could not be read, or an audit of another checkpoint).
-    pub(super) fn after_compaction_start(
+    /// What a restore gives in place of the whole prompt (`after`, decided by
+    /// `decide::start_gift`), with the restore's `nonce`: what the audited summary left out
+    /// that is still true, or, where the summary comes only later (Claude Code), a note with
+    /// the nonce, the compaction's record then waiting on the session for the next event.
+    /// None: the prompt.
+    pub(super) fn after_restore(
         &self,
         lock: &Lock,
         s: &mut Session,
-        source: &str,
         c: &Checkpoint,
         nonce: &str,
+        after: AfterRestore,
     ) -> Option<AfterSummary> {
-        let a = s.compaction_done();
-        if source != "compact" {
-            return None;
-        }
         let state = self.state_name();
-        if let Some(missing) = a
-            .as_ref()
-            .filter(|a| a.checkpoint.as_deref() == Some(c.id.as_str()))
-            .and_then(|a| a.missing.as_ref())
-        {
-            let missing = self.still_true(lock, s, missing);
-            return Some(AfterSummary {
-                text: text::give_back(&c.id, &state, &missing, self.ack_nonce(nonce)),
-                kind: "missing",
-            });
+        match after {
+            AfterRestore::Prompt => None,
+            AfterRestore::Missing(missing) => {
+                let missing = self.still_true(lock, s, &missing);
+                Some(AfterSummary {
+                    text: text::give_back(&c.id, &state, &missing, self.ack_nonce(nonce)),
+                    kind: "missing",
+                })
+            }
+            AfterRestore::Waiting { since } => {
+                let a = s.compaction_done();
+                s.restore_waits(a, &c.id, nonce, || since);
+                Some(AfterSummary {
+                    text: text::waiting_note(&c.id, &state, self.ack_nonce(nonce)),
+                    kind: "waiting",
+                })
+            }
         }
-        let audited = a.as_ref().is_some_and(|a| a.audited);
-        if audited || !self.reading.agent.policy().summary_follows_start() {
-            return None;
-        }
-        s.restore_waits(a, &c.id, nonce, || {
-            let then = chrono::Utc::now() - chrono::Duration::seconds(UNSEEN_START_SLACK_SECS);
-            then.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        });
-        Some(AfterSummary {
-            text: text::waiting_note(&c.id, &state, self.ack_nonce(nonce)),
-            kind: "waiting",
-        })
     }
 
     /// At the first prompt or tool event after a start that gave only a note: what the

@@ -45,12 +45,7 @@ impl Hook {
         self.audit_summary(trigger, None)?;
         let batch = self.reopen(slot)?;
         batch.touch();
-        let (lock, s) = batch.parts();
-        let given = self.start_reply(lock, s, "compact")?;
-        let mut event = given.event(self, "compact", false);
-        event["noticed_in_transcript"] = json!(true);
-        self.log(lock, "session_start", event);
-        Ok(given.text())
+        self.later_start_in(batch, "compact", Some("noticed_in_transcript"))
     }
 
     /// The compaction the transcript ends with, as the agent recorded it (its own token count
