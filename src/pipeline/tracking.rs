@@ -230,8 +230,8 @@ pub fn apply_batch(
 /// [`apply`] on a session the caller loaded under the lock it holds, and writes back once
 /// with whatever else its event changed (`crate::pipeline::apply`); `had_record`: the session
 /// had a record before this reading. One pass of the pipeline: read (the limit for the window
-/// and model the reading is measured at, `decide::limit_ask`), decide
-/// (`decide::usage`, pure), apply (`apply::run`: a point remembered, a stage's checkpoint,
+/// and model the reading is measured at, `read::usage_read`), decide
+/// (`decide::UsageRead::decide`, pure), apply (`apply::run`: a point remembered, a stage's checkpoint,
 /// the stages settled with its outcome, the lines logged).
 #[allow(clippy::too_many_arguments)]
 pub fn apply_in(
@@ -249,12 +249,11 @@ pub fn apply_in(
     let now = crate::system::clock::now_rfc3339();
     let facts = usage_facts(&reading, &opts, sf, config, had_record, &env, &now);
     // Read: where the agent compacts, for the window and model the reading is measured at.
-    let ask = decide::limit_ask(s, &facts);
-    let found = super::read::compaction_limit_for(ws, &ask, config);
+    let read = super::read::usage_read(ws, s, facts, config);
     // Decide.
     let id = s.id().to_string();
-    let current = std::mem::replace(s, Session::new(&id, ask.window));
-    let decided = decide::usage(current, &facts, found);
+    let current = std::mem::replace(s, Session::new(&id, s.window()));
+    let decided = read.decide(current);
     // Apply.
     applied(ws, lock, s, decided, &reading, sf, opts, out)
 }

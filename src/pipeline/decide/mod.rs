@@ -27,7 +27,8 @@ pub use compaction::{
 pub use end::{end, EndDecided, EndFacts};
 pub use loops::{event_loops, loops, CallsRead, LoopsDecided};
 pub use reading::{
-    limit_ask, usage, LimitAsk, LimitFound, Reading, TranscriptInfo, UsageDecided, UsageFacts,
+    measure, usage, LimitAsk, LimitFound, Measured, Reading, TranscriptInfo, UsageDecided,
+    UsageFacts, UsageRead,
 };
 pub use stages::{settle_stages, stage_checkpoint, stage_logs, stage_step, Settled};
 pub use start::{

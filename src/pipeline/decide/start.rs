@@ -12,7 +12,7 @@ use crate::handoff::chain::Chain;
 use crate::pipeline::effects::{AfterRestore, Effect, Gift, GiftKind, Reach, StartGiven};
 use crate::transcripts::usage::Usage;
 
-use super::{LimitFound, UsageFacts};
+use super::UsageRead;
 
 /// What a start can give, as the read stage found it: this session's own checkpoint (else the
 /// project's newest) and the session chain.
@@ -47,7 +47,7 @@ pub struct StartFacts<'a> {
     pub boundary: Option<&'a Usage>,
     /// The restored conversation's size the agent states (Claude Code), as a usage reading
     /// (recorded only) with the limit found for it.
-    pub stated: Option<(UsageFacts<'a>, LimitFound)>,
+    pub stated: Option<UsageRead<'a>>,
     /// What could be given (None before the first checkpoint, and when nothing is given now:
     /// late or deferred, which the read stage asks [`start_offered`]).
     pub offer: Option<Offer<'a>>,
@@ -76,15 +76,12 @@ pub fn start_offered(agent: Agent, has_checkpoint: bool, late: bool) -> bool {
 /// stage); the agent's stale records swept at a new or resumed session.
 pub fn start(mut s: Session, f: StartFacts<'_>) -> StartDecided {
     let mut effects = Vec::new();
-    let stated_tokens = f
-        .stated
-        .as_ref()
-        .and_then(|(facts, _)| match facts.reading {
-            super::Reading::Stated { tokens, .. } => *tokens,
-            _ => None,
-        });
-    if let Some((facts, found)) = f.stated {
-        let decided = super::usage(s, &facts, found);
+    let stated_tokens = f.stated.as_ref().and_then(|read| match read.facts.reading {
+        super::Reading::Stated { tokens, .. } => *tokens,
+        _ => None,
+    });
+    if let Some(read) = f.stated {
+        let decided = read.decide(s);
         s = decided.session;
         effects.extend(decided.effects);
     }
@@ -542,7 +539,7 @@ mod tests {
                 window: None,
             };
             let mut f = facts(Agent::ClaudeCode, "compact", None);
-            f.stated = Some((
+            f.stated = Some(UsageRead::new(
                 usage_facts(&reading, &config, Reach::RecordOnly),
                 found(160_000),
             ));

@@ -98,9 +98,7 @@ impl Hook {
                         reading, &options, sf, config, had_record, &env, &now,
                     );
                     // Read, under the lock: the limit for the window the reading is measured at.
-                    let ask = decide::limit_ask(s, &facts);
-                    let found = crate::pipeline::read::compaction_limit_for(ws, &ask, config);
-                    Some(Ok((facts, found)))
+                    Some(Ok(crate::pipeline::read::usage_read(ws, s, facts, config)))
                 }
                 (None, Some(message)) => Some(Err(message)),
                 (None, None) => None,

@@ -67,9 +67,7 @@ impl Hook {
                 let facts =
                     tracking::usage_facts(reading, &options, sf, config, had_record, &env, &now);
                 // The limit for the window the stated size is measured at.
-                let ask = decide::limit_ask(s, &facts);
-                let found = crate::pipeline::read::compaction_limit_for(ws, &ask, config);
-                (facts, found)
+                crate::pipeline::read::usage_read(ws, s, facts, config)
             });
             let facts = decide::StartFacts {
                 source,
