@@ -258,6 +258,34 @@ pub fn apply_in(
     applied(ws, lock, s, decided, &reading, sf, opts, out)
 }
 
+/// What the pipeline would decide of session `s` now, applied to nothing (`status`, MCP's
+/// `status`): the usage of the transcript its record names, as its agent writes it, read; the
+/// limit for it read; the reading decided as one that only records (`Reach::RecordOnly`: no
+/// stage fires or re-arms, as the status line's). No lock is taken, nothing is written or
+/// logged. None when the record names no transcript or it cannot be read: the record stands.
+pub fn decided_now(
+    ws: &Workspace,
+    sf: &StateFile,
+    config: &Config,
+    s: &Session,
+) -> Option<Session> {
+    let path = s.transcript()?;
+    let agent = s.agent().and_then(|a| a.parse().ok());
+    let view = super::read::TranscriptView::of(Some(path.into()), agent);
+    let usage = view.usage()?.ok()?;
+    let reading = Reading::Transcript(Box::new(usage), path.to_string());
+    let env = |name: &str| std::env::var(name).ok();
+    let now = crate::system::clock::now_rfc3339();
+    let options = Options {
+        record_only: true,
+        ..Options::default()
+    };
+    let facts = usage_facts(&reading, &options, sf, config, true, &env, &now);
+    let mut s = s.clone();
+    let read = super::read::usage_read(ws, &mut s, facts, config);
+    Some(read.decide(s).session)
+}
+
 /// The facts a usage reading is decided from, for `reading` with `opts`.
 pub(crate) fn usage_facts<'a>(
     reading: &'a Reading,
