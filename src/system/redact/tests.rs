@@ -510,6 +510,21 @@ fn fragments() -> impl Strategy<Value = String> {
 }
 
 proptest! {
+    /// The byte-set prefilter of the keyword searches skips only keywords the text lacks.
+    #[test]
+    fn the_keyword_prefilter_skips_only_keywords_the_text_lacks(
+        text in proptest::collection::vec(fragments(), 0..6).prop_map(|f| f.concat())
+    ) {
+        let lower = text.to_ascii_lowercase();
+        let auth = AUTH_KEYWORDS.iter().copied();
+        let keywords = KEYWORDS.iter().map(|(k, _)| *k);
+        for k in keywords.chain(GENERIC_KEYWORDS.split('|')).chain(auth) {
+            for t in [text.as_str(), lower.as_str()] {
+                prop_assert!(!t.contains(k) || Held::of(t).may_hold(k), "{k} in {t}");
+            }
+        }
+    }
+
     #[test]
     fn arbitrary_strings_never_panic(s in "\\PC*") {
         let f = find(&s);
