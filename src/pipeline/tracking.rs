@@ -262,7 +262,9 @@ pub fn apply_in(
 /// `status`): the usage of the transcript its record names, as its agent writes it, read; the
 /// limit for it read; the reading decided as one that only records (`Reach::RecordOnly`: no
 /// stage fires or re-arms, as the status line's). No lock is taken, nothing is written or
-/// logged. None when the record names no transcript or it cannot be read: the record stands.
+/// logged. None when the record names no transcript, when the transcript did not grow since
+/// the session's last hook event caught its index up (the record is as new as it, or newer: a
+/// model switch, a size the agent stated), or when it cannot be read: the record stands.
 pub fn decided_now(
     ws: &Workspace,
     sf: &StateFile,
@@ -270,6 +272,11 @@ pub fn decided_now(
     s: &Session,
 ) -> Option<Session> {
     let path = s.transcript()?;
+    let caught_up = super::session_index::load(ws, s.id())?;
+    let len = std::fs::metadata(path).ok()?.len();
+    if caught_up.transcript != path || len <= caught_up.offset {
+        return None;
+    }
     let agent = s.agent().and_then(|a| a.parse().ok());
     let view = super::read::TranscriptView::of(Some(path.into()), agent);
     let usage = view.usage()?.ok()?;
