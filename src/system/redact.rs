@@ -134,8 +134,12 @@ fn has_auth_keyword(text: &str) -> bool {
     if text.len() > SHORT_TEXT || !text.is_ascii() {
         return AUTH_KEYWORD_RE.is_match(text);
     }
+    auth_keyword_in(text, &Held::of(text).lowered())
+}
+
+/// [`has_auth_keyword`] for a short ASCII text whose bytes, lowered, are `held`.
+fn auth_keyword_in(text: &str, held: &Held) -> bool {
     let lower = text.to_ascii_lowercase();
-    let held = Held::of(&lower);
     AUTH_KEYWORDS
         .iter()
         .any(|k| held.may_hold(k) && lower.contains(k))
@@ -143,15 +147,30 @@ fn has_auth_keyword(text: &str) -> bool {
 
 /// The bytes a short text holds, as a set: a keyword with a byte the text lacks cannot occur in
 /// it, so its substring search (a searcher built per keyword, per text) is skipped. The answer
-/// is `contains`'s; a hook redacts a few short texts per event, each against ~50 keywords.
+/// is `contains`'s; a hook redacts a few short texts per event, each against ~50 keywords. A
+/// text longer than [`HELD_MAX`] holds most keywords' bytes: it is searched for every keyword.
 struct Held([u64; 4]);
+
+/// The longest text whose bytes are gathered before its keyword searches.
+const HELD_MAX: usize = 1024;
 
 impl Held {
     fn of(text: &str) -> Held {
+        if text.len() > HELD_MAX {
+            return Held([u64::MAX; 4]);
+        }
         let mut set = [0u64; 4];
         for &b in text.as_bytes() {
             set[usize::from(b >> 6)] |= 1 << (b & 63);
         }
+        Held(set)
+    }
+
+    /// The set of the text lowered (ASCII): `A`-`Z` (bits 1-26 of the second word) held as
+    /// `a`-`z` too (bits 33-58).
+    fn lowered(&self) -> Held {
+        let mut set = self.0;
+        set[1] |= (set[1] & 0x07FF_FFFE) << 32;
         Held(set)
     }
 
@@ -416,20 +435,25 @@ fn accept(rule: usize, text: &str, caps: &Captures<'_>) -> Option<(usize, usize)
 /// Which rules can match at all, from the keyword prefilter.
 fn candidate_rules(text: &str) -> [bool; 13] {
     let mut on = [false; 13];
-    on[AUTHORIZATION] = has_auth_keyword(text);
+    let short_ascii = text.len() <= SHORT_TEXT && text.is_ascii();
+    let held = Held::of(text);
+    let lowered = held.lowered();
+    on[AUTHORIZATION] = match short_ascii {
+        true => auth_keyword_in(text, &lowered),
+        false => has_auth_keyword(text),
+    };
     // A short text (a hook's message, a path, a state file) is searched
     // directly: compiling the keyword regexes costs a millisecond, more
     // than 35 substring searches over 64 KiB, in a process that runs once
     // per hook.
     if text.len() <= SHORT_TEXT {
-        let held = Held::of(text);
         for (keyword, rule) in KEYWORDS {
             on[*rule] = on[*rule] || (held.may_hold(keyword) && text.contains(keyword));
         }
         // `(?i)` folds a few non-ASCII letters (the Kelvin sign) into ASCII
         // ones; such text takes the regex.
         on[GENERIC] = if text.is_ascii() {
-            generic_operator_follows(text)
+            generic_operator_follows(text, &lowered)
         } else {
             GENERIC_KEYWORD_RE.is_match(text)
         };
@@ -469,10 +493,9 @@ const SHORT_TEXT: usize = 64 * 1024;
 /// at most 20 identifier bytes, an optional (escaped) quote, at most 5
 /// blanks, then `=` or `:`. Without it the regex cannot match, and "1.6 %
 /// (3,200 / 200,000 tokens)" need not compile it.
-fn generic_operator_follows(text: &str) -> bool {
+fn generic_operator_follows(text: &str, held: &Held) -> bool {
     let lower = text.to_ascii_lowercase();
     let b = lower.as_bytes();
-    let held = Held::of(&lower);
     GENERIC_KEYWORDS.split('|').any(|k| {
         held.may_hold(k)
             && lower.match_indices(k).any(|(i, _)| {
@@ -504,7 +527,7 @@ fn has_generic_keyword(text: &str) -> bool {
         return GENERIC_KEYWORD_RE.is_match(text);
     }
     let lower = text.to_ascii_lowercase();
-    let held = Held::of(&lower);
+    let held = Held::of(text).lowered();
     GENERIC_KEYWORDS
         .split('|')
         .any(|k| held.may_hold(k) && lower.contains(k))
