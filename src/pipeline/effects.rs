@@ -46,8 +46,10 @@ pub enum Effect {
     /// A start that waited for this event (deferred, or left by a compaction seen only as a
     /// drop), given now: its text goes into the reply.
     GiveWaitingStart,
-    /// What a compaction's summary left out, given back now that it can be read: its text
-    /// goes into the reply.
+    /// What a compaction's summary left out, given back now that it can be read: on its own
+    /// lock, the offer read (the summary, the compaction's checkpoint, what the session did,
+    /// the chain), `decide::give_back`, the facts or the prompt rendered; its text goes into
+    /// the reply.
     GiveBack,
     /// What a session start gives (`decide::start`, `decide::start_gift`): performed (a link
     /// of the session chain opened or restored, the prompt or a note rendered), its text into

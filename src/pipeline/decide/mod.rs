@@ -5,12 +5,14 @@
 //! decisions; `test_support` holds what they share).
 //!
 //! One file per concern: the [`stages`], a reading's [`window`] and limit, [`compaction`]s,
-//! session [`start`]s, [`checkpoint_requests`] and [`loops`].
+//! session [`start`]s, what is given back after a compaction ([`give_back`]),
+//! [`checkpoint_requests`] and [`loops`].
 
 mod checkpoint_requests;
 mod compact;
 mod compaction;
 mod end;
+mod give_back;
 mod loops;
 mod reading;
 mod stages;
@@ -25,6 +27,7 @@ pub use compaction::{
     note_drop, DropNoted, Judged,
 };
 pub use end::{end, EndDecided, EndFacts};
+pub use give_back::{audited_now, give_back, still_true, Back, GiveBackDecided, GiveBackOffer};
 pub use loops::{event_loops, loops, CallsRead, LoopsDecided};
 pub use reading::{
     measure, usage, LimitAsk, LimitFound, Measured, Reading, TranscriptInfo, UsageDecided,

@@ -160,7 +160,7 @@ impl Hook {
                 Effect::SweepRecords => self.sweep_records(self.reopen(slot)?.lock()),
                 Effect::GiveBack => {
                     self.release(slot)?;
-                    said.waiting.extend(self.deliver_after_compaction()?);
+                    said.waiting.extend(self.give_back()?);
                 }
                 Effect::CheckpointRequest => {
                     let stage_given = said.stages.is_some();
