@@ -6,11 +6,12 @@
 //!
 //! One file per concern: the [`stages`], a reading's [`window`] and limit, [`compaction`]s,
 //! session [`start`]s, what is given back after a compaction ([`give_back`]),
-//! [`checkpoint_requests`] and [`loops`].
+//! the look before a [`destructive`] command, [`checkpoint_requests`] and [`loops`].
 
 mod checkpoint_requests;
 mod compact;
 mod compaction;
+mod destructive;
 mod end;
 mod give_back;
 mod loops;
@@ -26,6 +27,7 @@ pub use compaction::{
     compaction_by_drop, compaction_ended, compaction_judged, compacts_nothing, compressed,
     note_drop, DropNoted, Judged,
 };
+pub use destructive::{look, Look};
 pub use end::{end, EndDecided, EndFacts};
 pub use give_back::{audited_now, give_back, still_true, Back, GiveBackDecided, GiveBackOffer};
 pub use loops::{event_loops, loops, CallsRead, LoopsDecided};
