@@ -553,15 +553,20 @@ pub fn file_name(id: &str) -> String {
     let mut whole = true;
     for (i, b) in id.bytes().enumerate() {
         let keep = b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || (b == b'.' && i > 0);
-        let piece = match keep {
-            true => (b as char).to_string(),
-            false => format!("%{b:02X}"),
-        };
-        if name.len() + piece.len() > MAX_ESCAPED_NAME {
+        // Each byte written in place: every hook event names its session's files this way.
+        let len = if keep { 1 } else { 3 };
+        if name.len() + len > MAX_ESCAPED_NAME {
             whole = false;
             break;
         }
-        name.push_str(&piece);
+        if keep {
+            name.push(b as char);
+        } else {
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            name.push('%');
+            name.push(HEX[usize::from(b >> 4)] as char);
+            name.push(HEX[usize::from(b & 0xF)] as char);
+        }
     }
     if !whole {
         name.push_str(&long_id_suffix(id));

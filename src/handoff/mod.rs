@@ -7,22 +7,38 @@ pub mod prompt;
 pub mod resume;
 pub mod retention;
 
-/// A project in a temp dir for the handoff modules' unit tests: initialized as `ctxkeep init`
-/// makes it, with checkpoints written as `ctxkeep checkpoint` writes them.
+/// A project in a temp dir for unit tests: initialized as `ctxkeep init` makes it (its state
+/// file written here, below the wings that run `init` and write checkpoints: a test that writes
+/// one lives above, with `pipeline::harness::checkpoint`).
 #[cfg(test)]
 pub(crate) mod test_project {
-    use crate::domain::checkpoint::{Checkpoint, Fields};
+    use crate::domain::checkpoint::Fields;
     use crate::domain::workspace::Workspace;
+
+    /// The state file `ctxkeep init` writes with the default settings, before any checkpoint.
+    pub(crate) const INITIALIZED: &str = "---
+ctxkeep: 1
+window: 200000
+encoding: o200k_base
+stages:
+  - {at: 80, action: warn}
+  - {at: 90, action: checkpoint}
+  - {at: 95, action: checkpoint}
+  - {at: 98, action: handoff}
+---
+# Project state
+
+<!-- ctxkeep:begin -->
+No checkpoint yet.
+<!-- ctxkeep:end -->
+";
 
     /// An initialized project (no git repository, no merge driver); the dir goes with the guard.
     pub(crate) fn initialized() -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("project-state.md"), INITIALIZED).unwrap();
+        std::fs::create_dir(dir.path().join(".ctxkeep")).unwrap();
         let ws = Workspace::in_dir(dir.path());
-        let settings = crate::install::init::Settings {
-            no_merge_driver: true,
-            ..Default::default()
-        };
-        crate::install::init::init(&ws, settings, &ws.out).unwrap();
         (dir, ws)
     }
 
@@ -35,20 +51,5 @@ pub(crate) mod test_project {
             next_action: Some(next.into()),
             ..Default::default()
         }
-    }
-
-    /// Writes a checkpoint of `fields` by hand, in the default session.
-    pub(crate) fn checkpoint(ws: &Workspace, fields: Fields) -> Checkpoint {
-        crate::pipeline::record::by_hand(
-            ws,
-            crate::pipeline::record::Request {
-                fields,
-                trigger: "manual",
-                session: crate::domain::session::DEFAULT_SESSION,
-                transcript: None,
-            },
-            &ws.out,
-        )
-        .unwrap()
     }
 }

@@ -46,14 +46,73 @@ pub enum Effect {
     /// A start that waited for this event (deferred, or left by a compaction seen only as a
     /// drop), given now: its text goes into the reply.
     GiveWaitingStart,
-    /// What a compaction's summary left out, given back now that it can be read: its text
-    /// goes into the reply.
+    /// What a compaction's summary left out, given back now that it can be read: on its own
+    /// lock, the offer read (the summary, the compaction's checkpoint, what the session did,
+    /// the chain), `decide::give_back`, the facts or the prompt rendered; its text goes into
+    /// the reply.
     GiveBack,
+    /// What a session start gives (`decide::start`, `decide::start_gift`): performed (a link
+    /// of the session chain opened or restored, the prompt or a note rendered), its text into
+    /// the reply, the session's `checkpoint_seen` once something was given, and its
+    /// `session_start` line logged.
+    GiveStart(StartGiven),
+    /// The records an agent keeps outside the project that no session wrote for a while,
+    /// removed as a session starts (one listing of a folder), their paths logged.
+    SweepRecords,
     /// After a tool call, a checkpoint request counted and, at a natural point, made: a pure
     /// continuation (`decide::checkpoint_request`) run once the stages settled (a stage's
     /// instruction given now asks for the same) and any start given (which the session has
     /// then seen); its words are read (a commit's message, the MCP registration) and logged.
     CheckpointRequest,
+}
+
+/// What a session start gives, by its source, and how its `session_start` line reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartGiven {
+    /// The start's source (`startup`, `resume`, `clear`, `compact`, ...).
+    pub source: String,
+    /// None: nothing (no checkpoint yet, given already, late, or deferred).
+    pub gift: Option<Gift>,
+    /// The start waits for the first real prompt.
+    pub deferred: bool,
+    /// A key the log line sets to true: `late` (a compaction an earlier event gave back),
+    /// `noticed_in_transcript` (a compaction no start announced).
+    pub mark: Option<&'static str>,
+}
+
+/// The checkpoint a start gives and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gift {
+    pub checkpoint: Box<crate::domain::checkpoint::Checkpoint>,
+    pub kind: GiftKind,
+}
+
+/// How a start gives its checkpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GiftKind {
+    /// A link of the session chain opened for this agent session and its prompt given;
+    /// `handoff`: a new session taking the work over (not the same one going on).
+    Open { handoff: bool },
+    /// The prompt given again on this agent session's `link` (a compaction, a clear), with a
+    /// new nonce; after a compaction, what `after` says instead of the whole prompt.
+    Restore {
+        link: Box<crate::handoff::chain::Link>,
+        after: AfterRestore,
+    },
+    /// A restored conversation (a resume): a note of what changed since `seen`.
+    Note { seen: Option<String> },
+}
+
+/// What a restore after a compaction gives in place of the whole prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AfterRestore {
+    /// The whole prompt (a clear, an audit of another checkpoint, a summary unread).
+    Prompt,
+    /// What the summary left out (what is still true of it is given: read at apply).
+    Missing(Vec<crate::transcripts::compaction_summary::Fact>),
+    /// A note with the nonce while the summary cannot be read yet; the compaction's record
+    /// waits on the session for the next event, `since` when it began if that was not noted.
+    Waiting { since: String },
 }
 
 /// An automatic checkpoint to write: the last one's fields and what the session did, skipped

@@ -20,23 +20,7 @@ use crate::domain::workspace::Workspace;
 use crate::pipeline::hook::{reply, Hook};
 use crate::system::output::Output;
 
-/// The state file `ctxkeep init` writes with the default settings, before any checkpoint.
-const INITIALIZED: &str = "---
-ctxkeep: 1
-window: 200000
-encoding: o200k_base
-stages:
-  - {at: 80, action: warn}
-  - {at: 90, action: checkpoint}
-  - {at: 95, action: checkpoint}
-  - {at: 98, action: handoff}
----
-# Project state
-
-<!-- ctxkeep:begin -->
-No checkpoint yet.
-<!-- ctxkeep:end -->
-";
+use crate::handoff::test_project::INITIALIZED;
 
 /// A temporary project with ctxkeep initialized in it.
 pub struct Project {
@@ -256,4 +240,23 @@ impl Event<'_> {
             error,
         }
     }
+}
+
+/// Writes a checkpoint of `fields` by hand in `ws`, in the default session, as `ctxkeep
+/// checkpoint` writes it.
+pub fn checkpoint(
+    ws: &Workspace,
+    fields: crate::domain::checkpoint::Fields,
+) -> crate::domain::checkpoint::Checkpoint {
+    crate::pipeline::record::by_hand(
+        ws,
+        crate::pipeline::record::Request {
+            fields,
+            trigger: "manual",
+            session: crate::domain::session::DEFAULT_SESSION,
+            transcript: None,
+        },
+        &ws.out,
+    )
+    .unwrap()
 }

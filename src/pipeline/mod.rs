@@ -32,10 +32,14 @@ pub mod headline;
 pub mod hook;
 pub mod learning;
 pub mod loop_detection;
+#[cfg(test)]
+mod prompt_tests;
 pub mod read;
 pub mod record;
 pub mod relay;
 pub mod requests;
+#[cfg(test)]
+mod resume_tests;
 pub mod session_index;
 pub mod snapshot;
 pub mod status;

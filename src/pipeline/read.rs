@@ -266,7 +266,26 @@ pub fn calls_read<'a>(
     }
 }
 
-/// Where the agent compacts for what a usage reading asks (`decide::limit_ask`): the window and
+/// A usage reading's limit, read under the lock: the reading's first half made on the session
+/// (`decide::measure`: the window and model it is measured at, a point it teaches), then where
+/// the agent compacts for those ([`compaction_limit_for`]). What the decision finishes the
+/// reading from (`decide::UsageRead`), measured once.
+pub fn usage_read<'a>(
+    ws: &Workspace,
+    s: &mut Session,
+    facts: crate::pipeline::decide::UsageFacts<'a>,
+    config: &Config,
+) -> crate::pipeline::decide::UsageRead<'a> {
+    let measured = crate::pipeline::decide::measure(s, &facts);
+    let found = compaction_limit_for(ws, measured.ask(), config);
+    crate::pipeline::decide::UsageRead {
+        facts,
+        measured: Some(measured),
+        found,
+    }
+}
+
+/// Where the agent compacts for what a usage reading asks (`decide::measure`): the window and
 /// model it is measured at, with a point that reading teaches counted among those learned
 /// (the apply stage remembers it): its configuration files and environment, read afresh at
 /// each reading (they may have changed since), the project's `compaction:` and the points

@@ -96,7 +96,12 @@ pub fn status(ws: &Workspace, session: Option<&str>, out: &Output) -> anyhow::Re
     let others = with_tasks(ws, sf.fm.checkpoint.as_ref(), others);
     let s = session::load(ws, &id)?;
     let last_checkpoint = sf.fm.checkpoint.as_ref().map(CheckpointRef::of);
-    let report = match &s {
+    // The gauge as the pipeline would decide it now (read → decide, applied to nothing): the
+    // transcript may have grown since the last hook.
+    let now = s
+        .as_ref()
+        .and_then(|s| crate::pipeline::tracking::decided_now(ws, &sf, &config, s));
+    let report = match now.as_ref().or(s.as_ref()) {
         Some(s) => Report::of(s, &config, s.fired().iter().map(Fired::from).collect()),
         None => Report::untracked(&id, &config),
     };

@@ -51,11 +51,10 @@ pub fn by_hand(
             _ => None,
         };
         let facts = tracking::usage_facts(&reading, &options, sf, config, had_record, &env, &now);
-        let ask = decide::limit_ask(s, &facts);
-        let found = crate::pipeline::read::compaction_limit_for(ws, &ask, config);
+        let read = crate::pipeline::read::usage_read(ws, s, facts, config);
         // Decide.
         let current = std::mem::replace(s, Session::new(id, config.window));
-        let decided = decide::by_hand(current, calls, &facts, found);
+        let decided = decide::by_hand(current, calls, read);
         (decided.usage, decided.loops)
     };
     // Apply.

@@ -230,8 +230,8 @@ pub fn apply_batch(
 /// [`apply`] on a session the caller loaded under the lock it holds, and writes back once
 /// with whatever else its event changed (`crate::pipeline::apply`); `had_record`: the session
 /// had a record before this reading. One pass of the pipeline: read (the limit for the window
-/// and model the reading is measured at, `decide::limit_ask`), decide
-/// (`decide::usage`, pure), apply (`apply::run`: a point remembered, a stage's checkpoint,
+/// and model the reading is measured at, `read::usage_read`), decide
+/// (`decide::UsageRead::decide`, pure), apply (`apply::run`: a point remembered, a stage's checkpoint,
 /// the stages settled with its outcome, the lines logged).
 #[allow(clippy::too_many_arguments)]
 pub fn apply_in(
@@ -249,14 +249,48 @@ pub fn apply_in(
     let now = crate::system::clock::now_rfc3339();
     let facts = usage_facts(&reading, &opts, sf, config, had_record, &env, &now);
     // Read: where the agent compacts, for the window and model the reading is measured at.
-    let ask = decide::limit_ask(s, &facts);
-    let found = super::read::compaction_limit_for(ws, &ask, config);
+    let read = super::read::usage_read(ws, s, facts, config);
     // Decide.
     let id = s.id().to_string();
-    let current = std::mem::replace(s, Session::new(&id, ask.window));
-    let decided = decide::usage(current, &facts, found);
+    let current = std::mem::replace(s, Session::new(&id, s.window()));
+    let decided = read.decide(current);
     // Apply.
     applied(ws, lock, s, decided, &reading, sf, opts, out)
+}
+
+/// What the pipeline would decide of session `s` now, applied to nothing (`status`, MCP's
+/// `status`): the usage of the transcript its record names, as its agent writes it, read; the
+/// limit for it read; the reading decided as one that only records (`Reach::RecordOnly`: no
+/// stage fires or re-arms, as the status line's). No lock is taken, nothing is written or
+/// logged. None when the record names no transcript, when the transcript did not grow since
+/// the session's last hook event caught its index up (the record is as new as it, or newer: a
+/// model switch, a size the agent stated), or when it cannot be read: the record stands.
+pub fn decided_now(
+    ws: &Workspace,
+    sf: &StateFile,
+    config: &Config,
+    s: &Session,
+) -> Option<Session> {
+    let path = s.transcript()?;
+    let caught_up = super::session_index::load(ws, s.id())?;
+    let len = std::fs::metadata(path).ok()?.len();
+    if caught_up.transcript != path || len <= caught_up.offset {
+        return None;
+    }
+    let agent = s.agent().and_then(|a| a.parse().ok());
+    let view = super::read::TranscriptView::of(Some(path.into()), agent);
+    let usage = view.usage()?.ok()?;
+    let reading = Reading::Transcript(Box::new(usage), path.to_string());
+    let env = |name: &str| std::env::var(name).ok();
+    let now = crate::system::clock::now_rfc3339();
+    let options = Options {
+        record_only: true,
+        ..Options::default()
+    };
+    let facts = usage_facts(&reading, &options, sf, config, true, &env, &now);
+    let mut s = s.clone();
+    let read = super::read::usage_read(ws, &mut s, facts, config);
+    Some(read.decide(s).session)
 }
 
 /// The facts a usage reading is decided from, for `reading` with `opts`.

@@ -134,8 +134,52 @@ fn has_auth_keyword(text: &str) -> bool {
     if text.len() > SHORT_TEXT || !text.is_ascii() {
         return AUTH_KEYWORD_RE.is_match(text);
     }
+    auth_keyword_in(text, &Held::of(text).lowered())
+}
+
+/// [`has_auth_keyword`] for a short ASCII text whose bytes, lowered, are `held`.
+fn auth_keyword_in(text: &str, held: &Held) -> bool {
     let lower = text.to_ascii_lowercase();
-    AUTH_KEYWORDS.iter().any(|k| lower.contains(k))
+    AUTH_KEYWORDS
+        .iter()
+        .any(|k| held.may_hold(k) && lower.contains(k))
+}
+
+/// The bytes a short text holds, as a set: a keyword with a byte the text lacks cannot occur in
+/// it, so its substring search (a searcher built per keyword, per text) is skipped. The answer
+/// is `contains`'s; a hook redacts a few short texts per event, each against ~50 keywords. A
+/// text longer than [`HELD_MAX`] holds most keywords' bytes: it is searched for every keyword.
+struct Held([u64; 4]);
+
+/// The longest text whose bytes are gathered before its keyword searches.
+const HELD_MAX: usize = 1024;
+
+impl Held {
+    fn of(text: &str) -> Held {
+        if text.len() > HELD_MAX {
+            return Held([u64::MAX; 4]);
+        }
+        let mut set = [0u64; 4];
+        for &b in text.as_bytes() {
+            set[usize::from(b >> 6)] |= 1 << (b & 63);
+        }
+        Held(set)
+    }
+
+    /// The set of the text lowered (ASCII): `A`-`Z` (bits 1-26 of the second word) held as
+    /// `a`-`z` too (bits 33-58).
+    fn lowered(&self) -> Held {
+        let mut set = self.0;
+        set[1] |= (set[1] & 0x07FF_FFFE) << 32;
+        Held(set)
+    }
+
+    /// Whether every byte of `keyword` is in the text.
+    fn may_hold(&self, keyword: &str) -> bool {
+        keyword
+            .bytes()
+            .all(|b| self.0[usize::from(b >> 6)] & (1 << (b & 63)) != 0)
+    }
 }
 
 fn pattern(rule: usize) -> &'static Regex {
@@ -391,19 +435,25 @@ fn accept(rule: usize, text: &str, caps: &Captures<'_>) -> Option<(usize, usize)
 /// Which rules can match at all, from the keyword prefilter.
 fn candidate_rules(text: &str) -> [bool; 13] {
     let mut on = [false; 13];
-    on[AUTHORIZATION] = has_auth_keyword(text);
+    let short_ascii = text.len() <= SHORT_TEXT && text.is_ascii();
+    let held = Held::of(text);
+    let lowered = held.lowered();
+    on[AUTHORIZATION] = match short_ascii {
+        true => auth_keyword_in(text, &lowered),
+        false => has_auth_keyword(text),
+    };
     // A short text (a hook's message, a path, a state file) is searched
     // directly: compiling the keyword regexes costs a millisecond, more
     // than 35 substring searches over 64 KiB, in a process that runs once
     // per hook.
     if text.len() <= SHORT_TEXT {
         for (keyword, rule) in KEYWORDS {
-            on[*rule] = on[*rule] || text.contains(keyword);
+            on[*rule] = on[*rule] || (held.may_hold(keyword) && text.contains(keyword));
         }
         // `(?i)` folds a few non-ASCII letters (the Kelvin sign) into ASCII
         // ones; such text takes the regex.
         on[GENERIC] = if text.is_ascii() {
-            generic_operator_follows(text)
+            generic_operator_follows(text, &lowered)
         } else {
             GENERIC_KEYWORD_RE.is_match(text)
         };
@@ -443,31 +493,32 @@ const SHORT_TEXT: usize = 64 * 1024;
 /// at most 20 identifier bytes, an optional (escaped) quote, at most 5
 /// blanks, then `=` or `:`. Without it the regex cannot match, and "1.6 %
 /// (3,200 / 200,000 tokens)" need not compile it.
-fn generic_operator_follows(text: &str) -> bool {
+fn generic_operator_follows(text: &str, held: &Held) -> bool {
     let lower = text.to_ascii_lowercase();
     let b = lower.as_bytes();
     GENERIC_KEYWORDS.split('|').any(|k| {
-        lower.match_indices(k).any(|(i, _)| {
-            let mut j = i + k.len();
-            let ident = b[j..]
-                .iter()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
-                .count();
-            if ident > 20 {
-                return false;
-            }
-            j += ident;
-            if b.get(j) == Some(&b'\\') && matches!(b.get(j + 1), Some(b'\'' | b'"')) {
-                j += 2;
-            } else if matches!(b.get(j), Some(b'\'' | b'"')) {
-                j += 1;
-            }
-            let blanks = b[j..]
-                .iter()
-                .take_while(|c| matches!(c, b' ' | b'\t'))
-                .count();
-            blanks <= 5 && matches!(b.get(j + blanks), Some(b'=' | b':'))
-        })
+        held.may_hold(k)
+            && lower.match_indices(k).any(|(i, _)| {
+                let mut j = i + k.len();
+                let ident = b[j..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+                    .count();
+                if ident > 20 {
+                    return false;
+                }
+                j += ident;
+                if b.get(j) == Some(&b'\\') && matches!(b.get(j + 1), Some(b'\'' | b'"')) {
+                    j += 2;
+                } else if matches!(b.get(j), Some(b'\'' | b'"')) {
+                    j += 1;
+                }
+                let blanks = b[j..]
+                    .iter()
+                    .take_while(|c| matches!(c, b' ' | b'\t'))
+                    .count();
+                blanks <= 5 && matches!(b.get(j + blanks), Some(b'=' | b':'))
+            })
     })
 }
 
@@ -476,7 +527,10 @@ fn has_generic_keyword(text: &str) -> bool {
         return GENERIC_KEYWORD_RE.is_match(text);
     }
     let lower = text.to_ascii_lowercase();
-    GENERIC_KEYWORDS.split('|').any(|k| lower.contains(k))
+    let held = Held::of(text).lowered();
+    GENERIC_KEYWORDS
+        .split('|')
+        .any(|k| held.may_hold(k) && lower.contains(k))
 }
 
 /// Raw findings of all rules, possibly overlapping, as (rule index, start, end).

@@ -272,3 +272,45 @@ fn a_direction_override_in_a_session_id_is_shown_escaped() {
     let (v, _) = p.json(&["status"]);
     assert_eq!(v["session"], id);
 }
+
+#[test]
+fn status_shows_what_the_pipeline_would_decide_of_the_transcript_now_and_writes_nothing() {
+    use crate::transcripts::{claude_assistant, claude_user, jsonl};
+    let p = Project::initialized();
+    let hook = |lines: &[String]| {
+        p.write("transcript.jsonl", jsonl(lines));
+        let payload = serde_json::json!({
+            "session_id": "s1", "transcript_path": p.path("transcript.jsonl"),
+            "cwd": p.root(), "hook_event_name": "UserPromptSubmit", "prompt": "go on",
+        });
+        p.ctxkeep(&["hook", "claude-code"])
+            .write_stdin(payload.to_string())
+            .assert()
+            .success();
+    };
+    let mut lines = vec![
+        claude_user("write the parser"),
+        claude_assistant("m1", 10, 0, 30_000),
+    ];
+    hook(&lines);
+    let recorded = status(&p, &["--session", "s1"]);
+    assert_eq!(recorded.tokens, Some(30_010));
+    // The session went on with no hook since: status reads the transcript as a hook would,
+    // decides the reading (recorded only: no stage fires) and writes nothing.
+    lines.push(claude_assistant("m2", 10, 0, 60_000));
+    p.write("transcript.jsonl", jsonl(&lines));
+    let before = p.snapshot();
+    let now = status(&p, &["--session", "s1"]);
+    assert_eq!(now.tokens, Some(60_010));
+    assert_eq!(now.limit, recorded.limit);
+    assert!(now.fired.is_empty());
+    assert_eq!(now.updated_at, recorded.updated_at, "the record's own time");
+    assert!(
+        p.snapshot() == before,
+        "{:?}",
+        crate::support::diff(&before, &p.snapshot())
+    );
+    // Once the transcript is gone, the record as it stands.
+    std::fs::remove_file(p.path("transcript.jsonl")).unwrap();
+    assert_eq!(status(&p, &["--session", "s1"]).tokens, Some(30_010));
+}

@@ -10,7 +10,7 @@ use crate::domain::session::Session;
 use crate::pipeline::effects::{AutoCheckpoint, Effect, LogLine};
 use crate::transcripts::usage::Usage;
 
-use super::{LimitFound, UsageFacts};
+use super::UsageRead;
 
 /// What a pre-compaction event read, for its decision.
 pub struct PreCompactFacts<'a> {
@@ -24,7 +24,7 @@ pub struct PreCompactFacts<'a> {
     pub doubted: bool,
     /// The usage reading (recorded only) and the limit found for it; `Err`: the transcript
     /// could not be read (the message, redacted); None: no transcript.
-    pub usage: Option<Result<(UsageFacts<'a>, LimitFound), String>>,
+    pub usage: Option<Result<UsageRead<'a>, String>>,
     pub now: &'a str,
 }
 
@@ -45,11 +45,15 @@ pub fn pre_compact(mut s: Session, f: PreCompactFacts<'_>) -> CompactDecided {
     let mut touched = false;
     // The token count this session had before: a resumed run's first event may name a
     // transcript with no token count in it yet.
-    let known = s.tokens().filter(|_| f.doubted);
+    let known = match &f.usage {
+        Some(Ok(usage)) => usage.tokens_before(&s),
+        _ => s.tokens(),
+    }
+    .filter(|_| f.doubted);
     let mut read = None;
     match f.usage {
-        Some(Ok((facts, found))) => {
-            let decided = super::usage(s, &facts, found);
+        Some(Ok(usage)) => {
+            let decided = usage.decide(s);
             s = decided.session;
             effects.extend(decided.effects);
             touched = true;

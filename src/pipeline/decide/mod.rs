@@ -5,12 +5,15 @@
 //! decisions; `test_support` holds what they share).
 //!
 //! One file per concern: the [`stages`], a reading's [`window`] and limit, [`compaction`]s,
-//! session [`start`]s, [`checkpoint_requests`] and [`loops`].
+//! session [`start`]s, what is given back after a compaction ([`give_back`]),
+//! the look before a [`destructive`] command, [`checkpoint_requests`] and [`loops`].
 
 mod checkpoint_requests;
 mod compact;
 mod compaction;
+mod destructive;
 mod end;
+mod give_back;
 mod loops;
 mod reading;
 mod stages;
@@ -24,13 +27,19 @@ pub use compaction::{
     compaction_by_drop, compaction_ended, compaction_judged, compacts_nothing, compressed,
     note_drop, DropNoted, Judged,
 };
+pub use destructive::{look, Look};
 pub use end::{end, EndDecided, EndFacts};
+pub use give_back::{audited_now, give_back, still_true, Back, GiveBackDecided, GiveBackOffer};
 pub use loops::{event_loops, loops, CallsRead, LoopsDecided};
 pub use reading::{
-    limit_ask, usage, LimitAsk, LimitFound, Reading, TranscriptInfo, UsageDecided, UsageFacts,
+    measure, usage, LimitAsk, LimitFound, Measured, Reading, TranscriptInfo, UsageDecided,
+    UsageFacts, UsageRead,
 };
 pub use stages::{settle_stages, stage_checkpoint, stage_logs, stage_step, Settled};
-pub use start::{gives_waiting_start, session_started, start_waits};
+pub use start::{
+    gives_waiting_start, session_started, start, start_gift, start_offered, start_waits,
+    GiftSettings, Offer, StartDecided, StartFacts,
+};
 pub use track::{by_hand, track, ByHandDecided, TrackDecided, TrackFacts};
 pub use window::{reading_limit, reading_window, WindowFacts};
 

@@ -108,37 +108,104 @@ pub struct UsageDecided {
     pub previous: Option<Session>,
 }
 
-/// Which limit the reading needs: the first half of [`usage`] on a copy (pure). The read
-/// stage looks the limit up for it; [`usage`] then chooses from what was found.
-pub fn limit_ask(s: &mut Session, facts: &UsageFacts<'_>) -> LimitAsk {
-    let mut copy = s.clone_without_loops();
-    let measured = measure(&mut copy, facts, false);
-    LimitAsk {
-        agent: copy.agent().and_then(|a| a.parse().ok()),
-        window: copy.window(),
-        model: copy.model().map(str::to_string),
-        learns: match measured.judged {
-            Some(crate::pipeline::decide::Judged::Learned(point)) => Some(point),
-            _ => None,
-        },
+/// A usage reading as a decision is handed it: its facts, the limit the read stage found for
+/// it and, when the read stage measured it on the session to ask that limit ([`measure`]), the
+/// measurement, which is not made again.
+pub struct UsageRead<'a> {
+    pub facts: UsageFacts<'a>,
+    pub measured: Option<Measured>,
+    pub found: LimitFound,
+}
+
+impl<'a> UsageRead<'a> {
+    /// A reading not measured yet: [`usage`] measures it.
+    pub fn new(facts: UsageFacts<'a>, found: LimitFound) -> UsageRead<'a> {
+        UsageRead {
+            facts,
+            measured: None,
+            found,
+        }
+    }
+
+    /// The token count `s` had before the reading.
+    pub fn tokens_before(&self, s: &Session) -> Option<u64> {
+        match &self.measured {
+            Some(m) => m.previous.tokens(),
+            None => s.tokens(),
+        }
+    }
+
+    /// The reading decided on `s` (pure).
+    pub fn decide(self, s: Session) -> UsageDecided {
+        finish(s, &self.facts, self.measured, self.found)
     }
 }
 
-/// What the first half of a reading found besides the session's new state.
-struct Measured {
+/// The first half of a usage reading, made on the session ([`measure`]): what the read stage
+/// asks the limit for, and what the decision finishes the reading from.
+pub struct Measured {
+    ask: LimitAsk,
     compacted: bool,
     transcript: Option<TranscriptInfo>,
+    /// Evidence of a window larger than assumed, as if the window had been known before: whether
+    /// the session had a record (which loop detection may give it after the measure) decides
+    /// the rest when the reading is finished.
     evidence: Option<serde_json::Value>,
+    window_known_before: bool,
     judged: Option<crate::pipeline::decide::Judged>,
-    previous: Option<Session>,
+    /// The session as it was before the reading, loop detection's state left out.
+    previous: Session,
 }
 
-/// The token count, the window and what it proves, and a compaction judged (pure);
-/// `keep_previous`: the session as it was is returned too.
-fn measure(s: &mut Session, f: &UsageFacts<'_>, keep_previous: bool) -> Measured {
-    // What this reading is measured from: the window the session had, and whether it was known.
-    let (window_before, was_unknown) = (s.window(), f.had_record && !s.window_known());
-    let previous = (f.had_record && keep_previous).then(|| s.clone_without_loops());
+impl Measured {
+    /// What the limit lookup is asked.
+    pub fn ask(&self) -> &LimitAsk {
+        &self.ask
+    }
+}
+
+/// Which limit the reading needs, and the reading's first half (pure): the session moved to
+/// the reading's token count, window and model, a compaction judged. The read stage looks the
+/// limit up for [`Measured::ask`]; the decision then finishes the reading from it, without
+/// measuring again ([`UsageRead`]).
+pub fn measure(s: &mut Session, facts: &UsageFacts<'_>) -> Measured {
+    let window_known_before = s.window_known();
+    let previous = s.clone_without_loops();
+    let (compacted, transcript, evidence, judged) = measure_in(s, facts);
+    let ask = LimitAsk {
+        agent: s.agent().and_then(|a| a.parse().ok()),
+        window: s.window(),
+        model: s.model().map(str::to_string),
+        learns: match &judged {
+            Some(crate::pipeline::decide::Judged::Learned(point)) => Some(point.clone()),
+            _ => None,
+        },
+    };
+    Measured {
+        ask,
+        compacted,
+        transcript,
+        evidence,
+        window_known_before,
+        judged,
+        previous,
+    }
+}
+
+/// What [`measure_in`] found besides the session's new state: a compaction read, the
+/// transcript's particulars, the window's evidence, a compaction judged.
+type MeasuredIn = (
+    bool,
+    Option<TranscriptInfo>,
+    Option<serde_json::Value>,
+    Option<crate::pipeline::decide::Judged>,
+);
+
+/// The token count, the window and what it proves (evidence as if the window had been known
+/// before), and a compaction judged (pure).
+fn measure_in(s: &mut Session, f: &UsageFacts<'_>) -> MeasuredIn {
+    // What this reading is measured from: the window the session had.
+    let window_before = s.window();
     let mut compacted = false;
     let mut transcript = None;
     // Only an agent's reading says anything about the window.
@@ -234,18 +301,12 @@ fn measure(s: &mut Session, f: &UsageFacts<'_>, keep_previous: bool) -> Measured
     // A token count past the window the session assumed, without a compaction: the window is
     // larger than assumed (or unknown).
     let evidence = agent_reading
-        .then(|| crate::pipeline::learning::window_evidence(s, was_unknown))
+        .then(|| crate::pipeline::learning::window_evidence(s, false))
         .flatten();
     // A compaction read earlier is judged at the first reading after it.
     let agent = s.agent().and_then(|a| a.parse::<Agent>().ok());
     let judged = agent.and_then(|a| crate::pipeline::decide::compaction_judged(s, a, compacted));
-    Measured {
-        compacted,
-        transcript,
-        evidence,
-        judged,
-        previous,
-    }
+    (compacted, transcript, evidence, judged)
 }
 
 /// The window for a reading from an agent ([`super::reading_window`] chooses it), noted on
@@ -274,8 +335,27 @@ fn window_for(
 /// to remember, a stage's checkpoint, the stages settled with its outcome (a continuation the
 /// apply stage runs once the checkpoint is written: [`super::settle_stages`]), the lines to
 /// log.
-pub fn usage(mut s: Session, facts: &UsageFacts<'_>, found: LimitFound) -> UsageDecided {
-    let m = measure(&mut s, facts, true);
+pub fn usage(s: Session, facts: &UsageFacts<'_>, found: LimitFound) -> UsageDecided {
+    finish(s, facts, None, found)
+}
+
+/// [`usage`] from the reading's first half when the read stage made it (else made now).
+fn finish(
+    mut s: Session,
+    facts: &UsageFacts<'_>,
+    measured: Option<Measured>,
+    found: LimitFound,
+) -> UsageDecided {
+    let m = match measured {
+        Some(m) => m,
+        None => measure(&mut s, facts),
+    };
+    // Past a window already unknown, nothing new is said (`learning::window_evidence`).
+    let was_unknown = facts.had_record && !m.window_known_before;
+    let evidence = m
+        .evidence
+        .filter(|e| !(was_unknown && e.get("window").is_some_and(|w| w.is_null())));
+    let previous = facts.had_record.then_some(m.previous);
     let mut effects = Vec::new();
     let (limit, learned_from) =
         super::reading_limit(s.window_known(), s.window(), found.limit, found.seen);
@@ -303,7 +383,7 @@ pub fn usage(mut s: Session, facts: &UsageFacts<'_>, found: LimitFound) -> Usage
         reach: facts.reach,
         now: facts.now.to_string(),
     }));
-    if let Some(fields) = m.evidence {
+    if let Some(fields) = evidence {
         effects.push(Effect::Log(LogLine::new("window_evidence", fields)));
     }
     match m.judged {
@@ -324,7 +404,7 @@ pub fn usage(mut s: Session, facts: &UsageFacts<'_>, found: LimitFound) -> Usage
         truncated,
         previous_messages,
         transcript: m.transcript,
-        previous: m.previous,
+        previous,
     }
 }
 
@@ -361,12 +441,19 @@ mod tests {
         let reading = transcript(150_000);
         let f = facts(&reading, &config, Reach::Now);
         let mut s = Session::new("s1", WINDOW);
-        let ask = limit_ask(&mut s, &f);
+        let measured = measure(&mut s, &f);
+        let ask = measured.ask();
         assert_eq!(ask.window, 200_000, "the model table's window");
         assert_eq!(ask.agent, Some(Agent::ClaudeCode));
         assert_eq!(ask.learns, None);
-        assert_eq!(s.tokens(), None, "the ask changes nothing");
-        let d = usage(s, &f, found(160_000));
+        assert_eq!(s.tokens(), Some(150_000), "measured on the session, once");
+        let read = UsageRead {
+            facts: f,
+            measured: Some(measured),
+            found: found(160_000),
+        };
+        assert_eq!(read.tokens_before(&s), None);
+        let d = read.decide(s);
         assert_eq!(d.session.tokens(), Some(150_000));
         assert_eq!(d.session.limit(), 160_000);
         // 93.75 % of the limit: stages 80 and 90 fire; 90 asks for the checkpoint, and the
@@ -431,10 +518,15 @@ mod tests {
         let next = Reading::Transcript(Box::new(after), "/t.jsonl".into());
         let f = facts(&next, &config, Reach::Now);
         let mut s = d.session;
-        let ask = limit_ask(&mut s, &f);
+        let measured = measure(&mut s, &f);
         // Asked with the point this reading teaches, so the lookup counts it already.
-        let learns = ask.learns.clone();
-        let d = usage(s, &f, found(160_000));
+        let learns = measured.ask().learns.clone();
+        let d = UsageRead {
+            facts: f,
+            measured: Some(measured),
+            found: found(160_000),
+        }
+        .decide(s);
         let remembered: Vec<&LearnPoint> = d
             .effects
             .iter()
@@ -446,5 +538,35 @@ mod tests {
         let point = learns.expect("an automatic compaction under load teaches its point");
         assert_eq!(remembered, [&point], "{:?}", d.effects);
         assert_eq!(point.tokens, 155_000);
+    }
+
+    #[test]
+    fn a_reading_measured_for_its_limit_decides_as_one_measured_at_the_decision() {
+        let config = config();
+        // Past the window assumed, on a model whose window nothing larger is known for; and a
+        // session loop detection gives a record between the measure and the decision.
+        let mut u = Usage::empty("claude-code");
+        u.tokens = Some(260_000);
+        u.model = Some("a-model-nobody-knows".into());
+        let past = Reading::Transcript(Box::new(u), "/t.jsonl".into());
+        for had_record_at_decision in [false, true] {
+            let mut f = facts(&past, &config, Reach::Now);
+            f.had_record = false;
+            let mut s = Session::new("s1", WINDOW);
+            let measured = measure(&mut s, &f);
+            f.had_record = had_record_at_decision;
+            let once = UsageRead {
+                facts: f,
+                measured: Some(measured),
+                found: found(160_000),
+            }
+            .decide(s);
+            let mut f = facts(&past, &config, Reach::Now);
+            f.had_record = had_record_at_decision;
+            let at_decision = usage(Session::new("s1", WINDOW), &f, found(160_000));
+            assert_eq!(once.session, at_decision.session);
+            assert_eq!(once.effects, at_decision.effects);
+            assert_eq!(once.previous, at_decision.previous);
+        }
     }
 }

@@ -12,7 +12,7 @@ use crate::domain::session::Session;
 use crate::pipeline::effects::{Effect, LearnPoint, Reach};
 use crate::transcripts::activity::LoopLimits;
 
-use super::{CallsRead, LimitFound, UsageFacts};
+use super::{CallsRead, UsageRead};
 
 /// What a track event read, for its decision.
 pub struct TrackFacts<'a> {
@@ -28,8 +28,9 @@ pub struct TrackFacts<'a> {
     pub compaction_unannounced: bool,
     /// Loop detection's new calls and its limits (None: loop detection is off).
     pub calls: Option<(CallsRead<'a>, LoopLimits)>,
-    /// The usage reading and the limit the read stage found for it (None: no transcript yet).
-    pub usage: Option<(UsageFacts<'a>, LimitFound)>,
+    /// The usage reading, as the read stage measured it and found its limit (None: no
+    /// transcript yet).
+    pub usage: Option<UsageRead<'a>>,
     /// Checkpoint requests are on.
     pub requests: bool,
     pub now: &'a str,
@@ -61,10 +62,10 @@ pub fn track(mut s: Session, f: TrackFacts<'_>) -> TrackDecided {
     }
     let mut drop = None;
     let mut waits_back = false;
-    if let Some((mut facts, found)) = f.usage {
+    if let Some(mut read) = f.usage {
         // A session that loop detection just gave a record has one before this reading.
-        facts.had_record |= touched;
-        let decided = super::usage(s, &facts, found);
+        read.facts.had_record |= touched;
+        let decided = read.decide(s);
         s = decided.session;
         effects.extend(decided.effects);
         touched = true;
@@ -147,17 +148,16 @@ pub struct ByHandDecided {
 pub fn by_hand(
     mut s: Session,
     calls: Option<(CallsRead<'_>, LoopLimits)>,
-    facts: &UsageFacts<'_>,
-    found: LimitFound,
+    read: UsageRead<'_>,
 ) -> ByHandDecided {
     let mut effects = Vec::new();
     let mut said = Vec::new();
     if let Some((calls, limits)) = calls {
-        let decided = super::event_loops(&mut s, calls, &limits, Reach::Now, facts.now);
+        let decided = super::event_loops(&mut s, calls, &limits, Reach::Now, read.facts.now);
         effects = decided.effects;
         said = decided.said;
     }
-    let mut usage = super::usage(s, facts, found);
+    let mut usage = read.decide(s);
     effects.append(&mut usage.effects);
     usage.effects = effects;
     ByHandDecided { usage, loops: said }
@@ -212,7 +212,10 @@ mod tests {
         agent: Agent,
         payload: &'a Payload,
         reach: Reach,
-        usage: Option<(UsageFacts<'a>, LimitFound)>,
+        usage: Option<(
+            crate::pipeline::decide::UsageFacts<'a>,
+            crate::pipeline::decide::LimitFound,
+        )>,
     ) -> TrackFacts<'a> {
         TrackFacts {
             reach,
@@ -222,7 +225,7 @@ mod tests {
             has_checkpoint: true,
             compaction_unannounced: false,
             calls: None,
-            usage,
+            usage: usage.map(|(facts, found)| UsageRead::new(facts, found)),
             requests: true,
             now: NOW,
         }

@@ -13,17 +13,13 @@
 //! - Gemini CLI: no event after compressing; when the drop in usage shows one, the chat file's
 //!   snapshot is audited and the start deferred to that prompt or tool event gives it back.
 
-use serde_json::json;
-
 use super::{Answer, Hook};
 use crate::domain::checkpoint::Checkpoint;
 use crate::domain::session::{self, Session};
+use crate::pipeline::decide::{self, Back};
+use crate::pipeline::effects::AfterRestore;
 use crate::system::fsutil::Lock;
-use crate::transcripts::compaction_summary::{self, text, AuditNote, Found};
-
-/// How long before a session start a compaction it was not told of may have begun (the
-/// summarizer ran in between): the transcript's summary may not be older.
-const UNSEEN_START_SLACK_SECS: i64 = 600;
+use crate::transcripts::compaction_summary::{self, text, Found};
 
 /// What a session start after a compaction gives instead of the resume prompt.
 pub(super) struct AfterSummary {
@@ -124,116 +120,69 @@ impl Hook {
         crate::agents::compaction_summary(self.reading.agent, &path, since).unwrap_or(Found::None)
     }
 
-    /// Compares the summary with the checkpoint, logs `compaction_audit` and keeps what is
-    /// missing on the session (the caller holds the lock and saves `s`).
+    /// Compares the summary with the checkpoint (`decide::audited_now`), logs
+    /// `compaction_audit` and keeps what is missing on the session (the caller holds the lock
+    /// and saves `s`).
     fn record_audit(&self, lock: &Lock, s: &mut Session, c: &Checkpoint, found: &Found) {
-        let audit = match found {
-            Found::Text(text) => Some(compaction_summary::audit(&c.id, &c.facts(), text)),
-            _ => None,
-        };
-        let names = |facts: &[compaction_summary::Fact]| -> Vec<String> {
-            facts.iter().map(|f| f.text.clone()).collect()
-        };
-        let (kept, missing) = audit
-            .as_ref()
-            .map(|a| (names(&a.kept), names(&a.missing)))
-            .unwrap_or_default();
-        let trigger = s.after_compaction().and_then(|a| a.trigger.clone());
-        let unreadable = found.unreadable().map(str::to_string);
-        self.log(
-            lock,
-            "compaction_audit",
-            json!({
-                "session": self.reading.session, "agent": self.reading.agent, "trigger": trigger,
-                "checkpoint": c.id, "kept": kept, "missing": missing,
-                "summary_chars": audit.as_ref().map(|x| x.summary_chars),
-                "unreadable": unreadable,
-            }),
-        );
-        let note = AuditNote {
-            at: crate::system::clock::now_rfc3339(),
-            agent: Some(self.reading.agent.to_string()),
-            trigger,
-            checkpoint: c.id.clone(),
-            kept: kept.len(),
-            missing,
-            summary_chars: audit.as_ref().map(|x| x.summary_chars),
-            unreadable: unreadable.clone(),
-            replaced: Vec::new(),
-        };
-        s.summary_audited(&c.id, audit.map(|x| x.missing), unreadable, note);
+        let now = crate::system::clock::now_rfc3339();
+        let line = decide::audited_now(s, c, found, self.reading.agent, &now);
+        self.log(lock, line.event, line.fields);
     }
 
-    /// What the summary left out that is still true now: newer evidence in the transcript or
-    /// a hook's payload (a passing run, a completed item, a newer next step) replaced the rest
-    /// ([`compaction_summary::facts::still_true`]). All of it when the session cannot be read.
-    /// The audit `status` shows counts the others as replaced.
+    /// What the summary left out that is still true now (`decide::still_true`), from what
+    /// the session did as its transcript shows it.
     fn still_true(
         &self,
         lock: &Lock,
         s: &mut Session,
         missing: &[compaction_summary::Fact],
     ) -> Vec<compaction_summary::Fact> {
-        let Some(now) = self.observed_now(lock, s) else {
-            return missing.to_vec();
-        };
-        let true_now = compaction_summary::facts::still_true(missing, &now);
-        let replaced: Vec<String> = missing
-            .iter()
-            .filter(|f| !true_now.contains(f))
-            .map(|f| f.text.clone())
-            .collect();
-        s.facts_replaced(&replaced);
-        true_now
+        let now = self.observed_now(lock, s);
+        decide::still_true(s, missing, now.as_ref())
     }
 
-    /// At a session start after a compaction (`source` `compact`), what to give instead of
-    /// the resume prompt: what the audited summary left out, or, where the summary comes only
-    /// later (Claude Code), a note with the nonce. None: the prompt (a `clear`, a summary that
-    /// could not be read, or an audit of another checkpoint).
-    pub(super) fn after_compaction_start(
+    /// What a restore gives in place of the whole prompt (`after`, decided by
+    /// `decide::start_gift`), with the restore's `nonce`: what the audited summary left out
+    /// that is still true, or, where the summary comes only later (Claude Code), a note with
+    /// the nonce, the compaction's record then waiting on the session for the next event.
+    /// None: the prompt.
+    pub(super) fn after_restore(
         &self,
         lock: &Lock,
         s: &mut Session,
-        source: &str,
         c: &Checkpoint,
         nonce: &str,
+        after: AfterRestore,
     ) -> Option<AfterSummary> {
-        let a = s.compaction_done();
-        if source != "compact" {
-            return None;
-        }
         let state = self.state_name();
-        if let Some(missing) = a
-            .as_ref()
-            .filter(|a| a.checkpoint.as_deref() == Some(c.id.as_str()))
-            .and_then(|a| a.missing.as_ref())
-        {
-            let missing = self.still_true(lock, s, missing);
-            return Some(AfterSummary {
-                text: text::give_back(&c.id, &state, &missing, self.ack_nonce(nonce)),
-                kind: "missing",
-            });
+        match after {
+            AfterRestore::Prompt => None,
+            AfterRestore::Missing(missing) => {
+                let missing = self.still_true(lock, s, &missing);
+                Some(AfterSummary {
+                    text: text::give_back(&c.id, &state, &missing, self.ack_nonce(nonce)),
+                    kind: "missing",
+                })
+            }
+            AfterRestore::Waiting { since } => {
+                let a = s.compaction_done();
+                s.restore_waits(a, &c.id, nonce, || since);
+                Some(AfterSummary {
+                    text: text::waiting_note(&c.id, &state, self.ack_nonce(nonce)),
+                    kind: "waiting",
+                })
+            }
         }
-        let audited = a.as_ref().is_some_and(|a| a.audited);
-        if audited || !self.reading.agent.policy().summary_follows_start() {
-            return None;
-        }
-        s.restore_waits(a, &c.id, nonce, || {
-            let then = chrono::Utc::now() - chrono::Duration::seconds(UNSEEN_START_SLACK_SECS);
-            then.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        });
-        Some(AfterSummary {
-            text: text::waiting_note(&c.id, &state, self.ack_nonce(nonce)),
-            kind: "waiting",
-        })
     }
 
-    /// At the first prompt or tool event after a start that gave only a note: what the
-    /// summary left out (read from the transcript now if the post-compaction event did not
-    /// carry it), else the whole prompt. Nothing when the summary kept everything. The
-    /// give-back does not ask for the acknowledgement again: the note already did.
-    pub(super) fn deliver_after_compaction(&self) -> anyhow::Result<Option<String>> {
+    /// At the first prompt or tool event after a start that gave only a note
+    /// (`Effect::GiveBack`): read (the summary, before the lock and only while the compaction
+    /// was not audited; under it the compaction's record, its checkpoint, what the session did,
+    /// the chain) → `decide::give_back` → apply (the audit's line, what is given rendered, the
+    /// compaction done with once given, the summary's remains noted after the lock). Nothing
+    /// when the summary kept everything. The give-back does not ask for the acknowledgement
+    /// again: the note already did.
+    pub(super) fn give_back(&self) -> anyhow::Result<Option<String>> {
         let Some(before) = session::load(&self.ws, &self.reading.session)?
             .and_then(|s| s.after_compaction().cloned())
         else {
@@ -244,51 +193,56 @@ impl Hook {
         }
         // Only while one waits, so prompts and tools do not pay for this read.
         let found = (!before.audited).then(|| self.read_summary(before.since_time()));
-        let (text, audited_now) = self.in_batch(|batch| {
+        let (text, summary) = self.in_batch(|batch| {
             if !batch.recorded() {
                 return Ok((None, None));
             }
             let (lock, s) = batch.parts();
-            let Some(audited) = s
-                .after_compaction()
-                .filter(|a| a.waiting.is_some())
-                .map(|a| a.audited)
-            else {
+            let Some(a) = s.after_compaction().filter(|a| a.waiting.is_some()) else {
                 return Ok((None, None));
             };
-            let mut audited_now = None;
-            let begun = s.after_compaction().and_then(|a| a.checkpoint.clone());
-            let own = self.checkpoint_named(begun.as_deref());
-            if let (Some(found), false, Some(c)) = (&found, audited, &own) {
-                self.record_audit(lock, s, c, found);
-                audited_now = Some(found);
+            let own = self.checkpoint_named(a.checkpoint.as_deref());
+            // Facts are given back when the summary was audited, or is now; else the prompt.
+            // Each reads only what its way needs: what the session did, or the chain.
+            let audits_now = !a.audited && own.is_some() && matches!(found, Some(Found::Text(_)));
+            let facts_ahead = a.missing.is_some() || audits_now;
+            let observed = facts_ahead.then(|| self.observed_now(lock, s)).flatten();
+            let chain = match facts_ahead {
+                true => None,
+                false => Some(crate::handoff::chain::read(&self.ws)?),
+            };
+            let now = crate::system::clock::now_rfc3339();
+            let offer = decide::GiveBackOffer {
+                own: own.as_ref(),
+                found: found.as_ref(),
+                observed: observed.as_ref(),
+                chain: chain.as_ref(),
+                agent: self.reading.agent,
+                now: &now,
+            };
+            let decided = decide::give_back(s, &offer);
+            if let Some(line) = decided.audit {
+                self.log(lock, line.event, line.fields);
             }
-            let a = s.after_compaction().cloned().unwrap_or_default();
-            let id = a
-                .checkpoint
-                .clone()
-                .or_else(|| own.as_ref().map(|c| c.id.clone()))
-                .unwrap_or_default();
             // Kept on the session should the prompt below fail: the next event tries again.
-            let missing = a.missing.map(|m| self.still_true(lock, s, &m));
-            let text = match &missing {
-                Some(missing) if missing.is_empty() => None,
-                Some(missing) => Some(text::give_back(&id, &self.state_name(), missing, None)),
-                None => match &own {
-                    Some(c) => {
-                        let chain = crate::handoff::chain::read(&self.ws)?;
-                        let link = chain.link_of(&self.reading.session).map(|l| &l.record);
-                        self.prompt(c, link)?.map(|p| p.prompt)
-                    }
-                    None => None,
-                },
+            let text = match decided.back {
+                Some(Back::Missing { checkpoint, facts }) => Some(text::give_back(
+                    &checkpoint,
+                    &self.state_name(),
+                    &facts,
+                    None,
+                )),
+                Some(Back::Prompt { checkpoint, link }) => {
+                    self.prompt(&checkpoint, link.as_deref())?.map(|p| p.prompt)
+                }
+                None => None,
             };
             // Given back: the compaction is done with.
             s.compaction_done();
-            Ok((text, audited_now))
+            Ok((text, decided.summary))
         })?;
-        if let Some(found) = audited_now {
-            self.remember_remains(found);
+        if let Some(text) = summary {
+            self.remember_remains(&Found::Text(text));
         }
         Ok(text)
     }

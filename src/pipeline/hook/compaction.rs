@@ -45,12 +45,7 @@ impl Hook {
         self.audit_summary(trigger, None)?;
         let batch = self.reopen(slot)?;
         batch.touch();
-        let (lock, s) = batch.parts();
-        let given = self.start_reply(lock, s, "compact")?;
-        let mut event = given.event(self, "compact", false);
-        event["noticed_in_transcript"] = json!(true);
-        self.log(lock, "session_start", event);
-        Ok(given.text())
+        self.later_start_in(batch, "compact", Some("noticed_in_transcript"))
     }
 
     /// The compaction the transcript ends with, as the agent recorded it (its own token count
@@ -103,9 +98,7 @@ impl Hook {
                         reading, &options, sf, config, had_record, &env, &now,
                     );
                     // Read, under the lock: the limit for the window the reading is measured at.
-                    let ask = decide::limit_ask(s, &facts);
-                    let found = crate::pipeline::read::compaction_limit_for(ws, &ask, config);
-                    Some(Ok((facts, found)))
+                    Some(Ok(crate::pipeline::read::usage_read(ws, s, facts, config)))
                 }
                 (None, Some(message)) => Some(Err(message)),
                 (None, None) => None,

@@ -17,6 +17,7 @@ mod after_compaction;
 mod compaction;
 mod destructive;
 mod end;
+mod give_start;
 mod late_call;
 pub mod reply;
 mod start;
@@ -152,9 +153,14 @@ impl Hook {
                     said.waiting
                         .extend(self.pending_start_in(self.reopen(slot)?)?);
                 }
+                Effect::GiveStart(start) => {
+                    let (lock, s) = self.reopen(slot)?.parts();
+                    said.waiting.extend(self.give_start(lock, s, start)?);
+                }
+                Effect::SweepRecords => self.sweep_records(self.reopen(slot)?.lock()),
                 Effect::GiveBack => {
                     self.release(slot)?;
-                    said.waiting.extend(self.deliver_after_compaction()?);
+                    said.waiting.extend(self.give_back()?);
                 }
                 Effect::CheckpointRequest => {
                     let stage_given = said.stages.is_some();

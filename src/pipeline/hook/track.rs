@@ -93,9 +93,7 @@ impl Hook {
                     now: &now,
                 };
                 // The limit for the window and model the reading is measured at.
-                let ask = decide::limit_ask(s, &facts);
-                let found = crate::pipeline::read::compaction_limit_for(ws, &ask, config);
-                (facts, found)
+                crate::pipeline::read::usage_read(ws, s, facts, config)
             });
             let facts = decide::TrackFacts {
                 reach,

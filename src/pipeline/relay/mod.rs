@@ -590,7 +590,8 @@ fn prune_logs(dir: &Path) {
 mod tests {
     use super::*;
     use crate::agents::Agent;
-    use crate::handoff::test_project::{checkpoint, fields, initialized};
+    use crate::handoff::test_project::{fields, initialized};
+    use crate::pipeline::harness::checkpoint;
 
     fn plan(rotation: Vec<AgentSpec>, prompt: Option<&str>) -> Plan {
         Plan {

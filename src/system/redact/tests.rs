@@ -510,6 +510,25 @@ fn fragments() -> impl Strategy<Value = String> {
 }
 
 proptest! {
+    /// The byte-set prefilter of the keyword searches skips only keywords the text lacks.
+    #[test]
+    fn the_keyword_prefilter_skips_only_keywords_the_text_lacks(
+        text in proptest::collection::vec(fragments(), 0..6).prop_map(|f| f.concat())
+    ) {
+        let lower = text.to_ascii_lowercase();
+        let auth = AUTH_KEYWORDS.iter().copied();
+        let keywords = KEYWORDS.iter().map(|(k, _)| *k);
+        let upper = text.to_ascii_uppercase();
+        for k in keywords.chain(GENERIC_KEYWORDS.split('|')).chain(auth) {
+            for t in [text.as_str(), lower.as_str(), upper.as_str()] {
+                prop_assert!(!t.contains(k) || Held::of(t).may_hold(k), "{k} in {t}");
+                // The set of a text lowered, made from the text's own.
+                let lowered = t.to_ascii_lowercase();
+                prop_assert!(!lowered.contains(k) || Held::of(t).lowered().may_hold(k), "{k} in {t}");
+            }
+        }
+    }
+
     #[test]
     fn arbitrary_strings_never_panic(s in "\\PC*") {
         let f = find(&s);
@@ -552,7 +571,7 @@ proptest! {
     fn the_short_prefilter_never_misses_a_generic_match(s in fragments(), t in "[ -~]{0,60}") {
         for text in [s.clone(), t.clone(), format!("{t}{s}"), s.to_uppercase()] {
             if text.is_ascii() && pattern(GENERIC).is_match(&text) {
-                prop_assert!(generic_operator_follows(&text), "{text:?}");
+                prop_assert!(generic_operator_follows(&text, &Held::of(&text).lowered()), "{text:?}");
             }
         }
     }
