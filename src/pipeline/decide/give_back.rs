@@ -184,6 +184,7 @@ mod tests {
             kind: Kind::NextStep,
             text: text.into(),
             detail: None,
+            at: None,
         }
     }
 

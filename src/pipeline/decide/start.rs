@@ -426,6 +426,7 @@ mod tests {
                         kind: Kind::NextAction,
                         text,
                         detail: None,
+                        at: None,
                     })
                     .collect()
             });
