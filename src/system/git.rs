@@ -141,7 +141,8 @@ pub fn state(dir: &Path, exclude: &[PathBuf]) -> Result<GitState, Unavailable> {
     Ok(state)
 }
 
-/// The status of `dir`'s repository with its top level: the scope's, else read.
+/// The status of `dir`'s repository with its top level: the scope's, else the one asked ahead
+/// ([`read_status_ahead`]), else read.
 fn status(dir: &Path) -> Result<shared::Status, Unavailable> {
     let known = shared::known_top(dir);
     if let Some(Ok(top)) = &known {
@@ -149,41 +150,85 @@ fn status(dir: &Path) -> Result<shared::Status, Unavailable> {
             return status;
         }
     }
-    let read = read_status(dir, known);
+    let read = match shared::take_asked(dir) {
+        Some(asked) => answer(dir, asked),
+        None => answer(dir, ask(dir, known)),
+    };
     if let Ok(s) = &read {
         shared::keep_status(&s.top, &read);
     }
     read
 }
 
-/// One `git status` call, and the layout unless `known` has the top level.
-fn read_status(
-    dir: &Path,
+/// Starts git's status of `dir` (and its layout when not known) now, for the scope's first
+/// reader of the status to pick up: a checkpoint parses its state file while git reads the
+/// work tree, instead of one after the other. Nothing without a scope ([`share_reads`]) or
+/// when the status is already read or asked.
+pub fn read_status_ahead(dir: &Path) {
+    if !shared::in_scope() || shared::is_asked(dir) {
+        return;
+    }
+    let known = shared::known_top(dir);
+    if let Some(Ok(top)) = &known {
+        if shared::known_status(top).is_some() {
+            return;
+        }
+    }
+    shared::keep_asked(dir, ask(dir, known));
+}
+
+const STATUS: [&str; 5] = [
+    "status",
+    "--porcelain=v2",
+    "--branch",
+    "-z",
+    "--untracked-files=all",
+];
+
+/// The git calls of one status read, started and not yet answered. Dropped unanswered (the
+/// scope's reads forgotten), its calls are stopped and waited for.
+pub(super) struct Asked {
     known: Option<Result<PathBuf, Unavailable>>,
-) -> Result<shared::Status, Unavailable> {
+    layout: Option<std::io::Result<std::process::Child>>,
+    status: Option<std::io::Result<std::process::Child>>,
+}
+
+impl Drop for Asked {
+    fn drop(&mut self) {
+        let running = [self.layout.take(), self.status.take()];
+        for mut child in running.into_iter().flatten().flatten() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Starts one `git status` call, and the layout unless `known` has the top level.
+fn ask(dir: &Path, known: Option<Result<PathBuf, Unavailable>>) -> Asked {
+    let piped = |args: &[&str]| {
+        git(dir)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+    };
     // Both calls pay a process start: ask for the layout while `status` runs (its
     // porcelain paths are relative to the top level from anywhere).
-    let asking = match known {
-        Some(_) => None,
-        None => Some(
-            git(dir)
-                .args(LAYOUT)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn(),
-        ),
+    let layout = known.is_none().then(|| piped(&LAYOUT));
+    Asked {
+        known,
+        layout,
+        status: Some(piped(&STATUS)),
+    }
+}
+
+/// The status `asked` started, read and parsed.
+fn answer(dir: &Path, mut asked: Asked) -> Result<shared::Status, Unavailable> {
+    let out = match asked.status.take() {
+        Some(child) => checked(&STATUS, child.and_then(|c| c.wait_with_output())),
+        None => unreachable!("a status is always asked"),
     };
-    let out = run(
-        dir,
-        &[
-            "status",
-            "--porcelain=v2",
-            "--branch",
-            "-z",
-            "--untracked-files=all",
-        ],
-    );
-    let top = match (known, asking) {
+    let top = match (asked.known.take(), asked.layout.take()) {
         (Some(top), _) => top,
         (None, Some(child)) => {
             let read = checked(&LAYOUT, child.and_then(|c| c.wait_with_output()));
@@ -751,5 +796,41 @@ mod tests {
         assert_eq!(real(&l.git_dir), real(&odd.join(".git")));
         assert_eq!(l.index, l.git_dir.join("index"));
         assert!(layout(d.path()).is_err(), "no repository around");
+    }
+
+    fn dirty_paths(dir: &Path) -> Vec<String> {
+        let s = state(dir, &[]).unwrap();
+        s.dirty.into_iter().map(|d| d.path).collect()
+    }
+
+    /// A status asked ahead is the one the scope's first reader gets (read when asked, one
+    /// git status for both); forgotten with the scope's reads, it is never answered and the
+    /// next reader asks git again; without a scope nothing is asked ahead.
+    #[test]
+    fn a_status_asked_ahead_is_answered_once_and_a_forgotten_one_never() {
+        let d = tempfile::tempdir().unwrap();
+        git_in(d.path(), &["init", "-q", "-b", "main"]);
+        std::fs::write(d.path().join("a.txt"), "a").unwrap();
+
+        read_status_ahead(d.path());
+        assert!(!shared::is_asked(d.path()), "no scope, nothing asked");
+
+        let _reads = share_reads();
+        read_status_ahead(d.path());
+        assert!(shared::is_asked(d.path()));
+        assert_eq!(dirty_paths(d.path()), ["a.txt"]);
+        assert!(!shared::is_asked(d.path()), "taken by the reader");
+        // The scope keeps what was read: a file made since is not seen until reads are forgotten.
+        std::fs::write(d.path().join("b.txt"), "b").unwrap();
+        assert_eq!(dirty_paths(d.path()), ["a.txt"]);
+        read_status_ahead(d.path());
+        assert!(!shared::is_asked(d.path()), "already read in this scope");
+
+        forget_reads();
+        read_status_ahead(d.path());
+        forget_reads();
+        assert!(!shared::is_asked(d.path()), "forgotten with the reads");
+        std::fs::write(d.path().join("c.txt"), "c").unwrap();
+        assert_eq!(dirty_paths(d.path()), ["a.txt", "b.txt", "c.txt"]);
     }
 }

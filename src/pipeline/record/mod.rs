@@ -246,6 +246,8 @@ fn write(
         automatic,
         line,
     } = new;
+    // git reads the work tree while the state file is read and parsed below.
+    crate::system::git::read_status_ahead(&ws.root);
     // The one rule: nothing a reader would refuse is written.
     limits::check_fields(&ws.state_path, &fields)?;
     let fields_given = Fields {
@@ -257,6 +259,12 @@ fn write(
     let mut sf = StateFile::load(&ws.state_path)?;
     sf.require_initialized()?;
     let config = Config::from_front(&sf.fm);
+    if !(automatic && skip_repeats) {
+        // Compiled while git still reads the work tree, for `place` below (templates are kept
+        // per process): a checkpoint that may be skipped as nothing new never needs them. An
+        // error is reported where they are used, as before.
+        let _ = Templates::load(&ws.root, config.templates.as_deref());
+    }
     let prev = sf.fm.checkpoint.clone();
     let observed = match automatic {
         true => settle_observed(prev.as_ref(), observed),

@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
-use super::{GitState, Layout, Unavailable};
+use super::{Asked, GitState, Layout, Unavailable};
 
 /// The status as read: every uncommitted path (nothing excluded yet) and the top level.
 #[derive(Debug, Clone)]
@@ -31,6 +31,8 @@ struct Reads {
     statuses: Vec<(PathBuf, Result<Status, Unavailable>)>,
     /// Per top level and key: a config value.
     config: Vec<(PathBuf, String, Option<String>)>,
+    /// Per folder: a status asked ahead of its first reader, not yet answered.
+    asked: Vec<(PathBuf, Asked)>,
 }
 
 thread_local! {
@@ -78,6 +80,29 @@ fn with_reads<T>(f: impl FnOnce(&mut Reads) -> T) -> Option<T> {
         let mut s = s.borrow_mut();
         (s.0 > 0).then(|| f(&mut s.1))
     })
+}
+
+/// Whether a scope is open on this thread.
+pub(super) fn in_scope() -> bool {
+    SCOPE.with(|s| s.borrow().0 > 0)
+}
+
+/// Whether a status of `dir` was asked ahead and not yet answered.
+pub(super) fn is_asked(dir: &Path) -> bool {
+    with_reads(|r| r.asked.iter().any(|(d, _)| d == dir)).unwrap_or(false)
+}
+
+pub(super) fn keep_asked(dir: &Path, asked: Asked) {
+    with_reads(|r| r.asked.push((dir.to_path_buf(), asked)));
+}
+
+/// The status of `dir` asked ahead, taken to be answered.
+pub(super) fn take_asked(dir: &Path) -> Option<Asked> {
+    with_reads(|r| {
+        let at = r.asked.iter().position(|(d, _)| d == dir)?;
+        Some(r.asked.swap_remove(at).1)
+    })
+    .flatten()
 }
 
 /// The layout already read for `dir`, if any.
