@@ -568,6 +568,12 @@ impl Archive<'_> {
     }
 
     pub fn load(&self, id: &str) -> Result<Checkpoint, Error> {
+        self.load_as(id)
+    }
+
+    /// The archived record `id` read as `T`: a part of a checkpoint (serde skips the keys `T`
+    /// has no field for without building them), for readers that look at many records.
+    pub fn load_as<T: serde::de::DeserializeOwned>(&self, id: &str) -> Result<T, Error> {
         let path = self.dir.join(format!("{id}.json"));
         let text = crate::system::fsutil::read_text(&path, MAX_RECORD_BYTES)?;
         serde_json::from_str(&text)
