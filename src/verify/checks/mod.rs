@@ -482,18 +482,7 @@ mod tests {
         };
         let mut with_errors = 0;
         for case in &cases {
-            let mut c = clean();
-            let f = case.fields.clone();
-            macro_rules! set { ($($x:ident),*) => { $( if let Some(v) = f.$x { c.$x = v; } )* } }
-            set!(
-                phase,
-                active_task,
-                controlling_agent,
-                next_action,
-                decisions,
-                open_questions,
-                notes
-            );
+            let mut c = case.checkpoint();
             c.remaining = vec![c.next_action.clone()];
             c.git = Some(GitState {
                 dirty: vec![DirtyFile {
@@ -521,16 +510,11 @@ mod tests {
         fields: crate::domain::checkpoint::Fields,
     }
 
-    #[test]
-    fn corpus_each_bad_checkpoint_raises_its_one_code_and_good_ones_none() {
-        let cases: Vec<Case> =
-            serde_yaml::from_str(include_str!("../../../tests/corpus/checkpoints.yaml")).unwrap();
-        assert!(cases.len() >= 30, "the corpus keeps at least 30 cases");
-        let (_dir, repo) = repo();
-        let mut failures = Vec::new();
-        for case in &cases {
+    impl Case {
+        /// A clean checkpoint with the case's fields set.
+        fn checkpoint(&self) -> Checkpoint {
             let mut c = clean();
-            let f = case.fields.clone();
+            let f = self.fields.clone();
             macro_rules! set { ($($x:ident),*) => { $( if let Some(v) = f.$x { c.$x = v; } )* } }
             set!(
                 phase,
@@ -541,6 +525,19 @@ mod tests {
                 open_questions,
                 notes
             );
+            c
+        }
+    }
+
+    #[test]
+    fn corpus_each_bad_checkpoint_raises_its_one_code_and_good_ones_none() {
+        let cases: Vec<Case> =
+            serde_yaml::from_str(include_str!("../../../tests/corpus/checkpoints.yaml")).unwrap();
+        assert!(cases.len() >= 30, "the corpus keeps at least 30 cases");
+        let (_dir, repo) = repo();
+        let mut failures = Vec::new();
+        for case in &cases {
+            let c = case.checkpoint();
             let found = text_codes(&c, &repo);
             let codes: BTreeSet<&str> = found.iter().map(|x| x.code).collect();
             let want: BTreeSet<&str> = case.expect.iter().map(String::as_str).collect();
