@@ -685,7 +685,9 @@ pub fn all(ws: &Workspace) -> Vec<Session> {
 pub fn save(ws: &Workspace, _held: &Lock, session: &Session) -> Result<(), Error> {
     let dir = ws.sessions_dir();
     fsutil::ensure_dir(&dir)?;
-    let mut json = serde_json::to_string_pretty(session).expect("session serializes");
+    // Compact: read and written at every agent turn, and a long run's loop state makes it
+    // kilobytes, which indentation nearly doubles (`jq` shows it for a person).
+    let mut json = serde_json::to_string(session).expect("session serializes");
     json.push('\n');
     // A live budget is a cache the next reading rebuilds: no fsync on the
     // path every agent turn takes.
