@@ -215,3 +215,58 @@ fn an_automatic_checkpoint_reads_the_status_once() {
         l.p.state()
     );
 }
+
+/// A hand checkpoint asks git for the status as soon as it holds the lock, before it reads the
+/// state file: one refused after that (here a file that is no longer ctxkeep's) stops the git
+/// it started, changes nothing and says what it always said.
+#[test]
+fn a_checkpoint_refused_after_asking_git_leaves_no_git_running_and_the_file_as_it_was() {
+    let p = Project::initialized();
+    p.commit_all("start");
+    let pids = p.home().join("git.pids");
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    // A slow git: still starting when the file is refused, unless it is stopped.
+    let git = p.home().join("git-slow");
+    std::fs::write(
+        &git,
+        format!(
+            "#!/bin/sh\necho $$ >>'{}'\nsleep 3\nexec '{}' \"$@\"\n",
+            pids.display(),
+            real.trim()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = "# Notes\n\nNo front matter here any more.\n";
+    p.write("project-state.md", text);
+    let out = p
+        .ctxkeep(&["checkpoint", "--trigger", "test"])
+        .env("CTXKEEP_GIT", &git)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(66), "{err}");
+    assert!(err.contains("no ctxkeep front matter"), "{err}");
+    assert_eq!(p.state(), text);
+    let started = std::fs::read_to_string(&pids).unwrap_or_default();
+    assert!(!started.trim().is_empty(), "git was asked ahead");
+    for pid in started.lines() {
+        let alive = std::process::Command::new("kill")
+            .args(["-0", pid])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        assert!(
+            !alive,
+            "git {pid} still running after the checkpoint was refused"
+        );
+    }
+}

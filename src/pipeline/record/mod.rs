@@ -117,6 +117,18 @@ pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Che
     // changes nothing. `write_new` checks again for its other callers.
     limits::check_fields(&ws.state_path, &req.fields)?;
     let session = crate::domain::session::validate_id(req.session)?;
+    // Where `.ctxkeep/` is there already, taking the lock creates nothing: it is taken first
+    // and git asked for the status under it at once, so git reads the work tree while the
+    // state file is read and parsed below (after the sweep of stale temp files, as every
+    // status a checkpoint records). A transcript to read keeps the lock for after it.
+    let early = match req.transcript {
+        None if ws.data_dir.is_dir() => {
+            let lock = ws.lock()?;
+            crate::system::git::read_status_ahead(&ws.root);
+            Some(lock)
+        }
+        _ => None,
+    };
     // `write_new` checks again under the lock.
     StateFile::load(&ws.state_path)?.require_initialized()?;
     // Read before the lock: a transcript can be large.
@@ -124,7 +136,10 @@ pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Che
         Some(path) => Some(observe_transcript(ws, path, None)?),
         None => None,
     };
-    let lock = ws.lock()?;
+    let lock = match early {
+        Some(lock) => lock,
+        None => ws.lock()?,
+    };
     // The current session's live budget, when it is tracked.
     let budget = crate::domain::session::load(ws, &session)?.and_then(|s| s.budget());
     // A session named (not the default) makes the checkpoint its author's line.
@@ -265,6 +280,12 @@ fn write(
         // error is reported where they are used, as before.
         let _ = Templates::load(&ws.root, config.templates.as_deref());
     }
+    // The other live lines of work, named in the block (read from the archive, which only
+    // this lock's holder changes), also while git reads: not for a checkpoint that may be
+    // skipped, which reads them below when it is not.
+    let session = line.as_ref().map(|(l, _)| l.session.clone());
+    let others_read_ahead = (!(automatic && skip_repeats))
+        .then(|| crate::domain::lines::others_live(ws, session.as_deref()));
     let prev = sf.fm.checkpoint.clone();
     let observed = match automatic {
         true => settle_observed(prev.as_ref(), observed),
@@ -479,7 +500,10 @@ fn write(
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
     // The other live lines of work, named in the block (read from the archive: a
     // checkpoint is written rarely, at a stage, a compaction or a session's end).
-    let others = crate::domain::lines::others_live(ws, record.session());
+    let others = match others_read_ahead {
+        Some(others) => others,
+        None => crate::domain::lines::others_live(ws, record.session()),
+    };
     let left_out = place(&mut sf, &mut record, &mut history_json, &templates, &others)?;
 
     warn_about_hard_links(&ws.state_path, out);
