@@ -31,9 +31,9 @@ pub fn place(
         .managed_block()
         .map(crate::domain::state::block_digest)
         .unwrap_or_default();
-    record.seal();
+    let sealed = record.sealed_json();
     sf.set_keys(&[
-        ("checkpoint", Some(record.to_json())),
+        ("checkpoint", Some(sealed)),
         ("history", Some(history.clone())),
     ])?;
     Ok(left_out)
