@@ -6,7 +6,7 @@
 mod shared;
 pub mod snapshot;
 
-pub use shared::{forget_reads, share_reads, SharedReads};
+pub use shared::{carry_reads, forget_reads, share_reads, CarriedReads, SharedReads};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -321,3 +321,29 @@ fn a_next_action_verify_rejects_is_warned_of_when_it_is_written() {
     let report = String::from_utf8_lossy(&v.get_output().stdout).into_owned();
     assert!(report.contains("CK202"), "{report}");
 }
+
+/// The checks that can reject what a checkpoint wrote run on the text it writes, beside the
+/// write: a checkpoint whose write fails says the failure alone, never that `verify` rejects a
+/// record that was not written; written, the same record is warned of as before.
+#[test]
+fn a_checkpoint_that_could_not_be_written_is_not_said_to_be_rejected() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success().stderr("");
+    let before = p.state();
+    let out = p
+        .sh("ulimit -f 0; exec \"$CTXKEEP_BIN\" checkpoint --next TBD")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(74), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("rejects"), "{err}");
+    assert_eq!(p.state(), before);
+    let written = p.ctxkeep(&["checkpoint", "--next", "TBD"]).output().unwrap();
+    let err = String::from_utf8_lossy(&written.stderr);
+    assert_eq!(written.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: `ctxkeep verify` rejects ckpt-0002: CK202"),
+        "{err}"
+    );
+}

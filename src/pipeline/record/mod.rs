@@ -111,6 +111,38 @@ pub struct Request<'a> {
 /// that bad input creates nothing, not even `.ctxkeep/`), reads the
 /// transcript, then writes under the lock with the session's budget.
 pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Checkpoint> {
+    by_hand_looking(ws, req, out, None)
+}
+
+/// A look at the state file as a checkpoint places it (the text it writes, read back), taken
+/// on a thread of its own while the write waits for the disk: `checkpoint` runs the checks
+/// that can reject what it wrote there. Its answer is kept only when the write succeeded.
+pub struct Look<'a> {
+    check: &'a (dyn Fn(&StateFile) -> Vec<String> + Sync),
+    found: Vec<String>,
+}
+
+impl<'a> Look<'a> {
+    pub fn new(check: &'a (dyn Fn(&StateFile) -> Vec<String> + Sync)) -> Look<'a> {
+        Look {
+            check,
+            found: Vec::new(),
+        }
+    }
+
+    /// What the check gave on the state file as written (nothing when it was not written).
+    pub fn found(self) -> Vec<String> {
+        self.found
+    }
+}
+
+/// [`by_hand`], with `look` taken beside the write (see [`Look`]).
+pub fn by_hand_looking(
+    ws: &Workspace,
+    req: Request,
+    out: &Output,
+    look: Option<&mut Look>,
+) -> anyhow::Result<Checkpoint> {
     let trigger = req.trigger.trim();
     limits::check_trigger(trigger)?;
     // Before the lock, which would create `.ctxkeep/`: refused input
@@ -162,7 +194,9 @@ pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Che
         automatic: false,
         line,
     };
-    let record = write_new(ws, &lock, new, out)?.checkpoint().clone();
+    let record = write_retrying(ws, &lock, new, true, out, look)?
+        .checkpoint()
+        .clone();
     drop(lock);
     Ok(record)
 }
@@ -192,7 +226,7 @@ impl Written {
 /// block, the archive and the event log. An automatic one that would repeat
 /// the last is skipped instead; see [`New`].
 pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow::Result<Written> {
-    write_retrying(ws, lock, new, true, out)
+    write_retrying(ws, lock, new, true, out, None)
 }
 
 /// [`write_new`] for an automatic checkpoint the user asked for (a manual
@@ -203,7 +237,7 @@ pub fn write_new_always(
     new: New,
     out: &Output,
 ) -> anyhow::Result<Written> {
-    write_retrying(ws, lock, new, false, out)
+    write_retrying(ws, lock, new, false, out, None)
 }
 
 /// How often an automatic checkpoint is tried again when another program changed the state
@@ -222,13 +256,21 @@ fn write_retrying(
     new: New,
     skip_repeats: bool,
     out: &Output,
+    mut look: Option<&mut Look>,
 ) -> anyhow::Result<Written> {
     let mut pause = FIRST_PAUSE;
     for _ in 0..RETRIES {
         if !new.automatic {
             break;
         }
-        match write(ws, lock, new.clone(), skip_repeats, out) {
+        match write(
+            ws,
+            lock,
+            new.clone(),
+            skip_repeats,
+            out,
+            look.as_deref_mut(),
+        ) {
             Err(e) if changed_meanwhile(&e) => {
                 // What changed the file may have been git (a checkout): read the repository again.
                 crate::system::git::forget_reads();
@@ -238,7 +280,7 @@ fn write_retrying(
             done => return done,
         }
     }
-    write(ws, lock, new, skip_repeats, out)
+    write(ws, lock, new, skip_repeats, out, look)
 }
 
 fn changed_meanwhile(e: &anyhow::Error) -> bool {
@@ -251,6 +293,7 @@ fn write(
     new: New,
     skip_repeats: bool,
     out: &Output,
+    look: Option<&mut Look>,
 ) -> anyhow::Result<Written> {
     let New {
         fields,
@@ -506,58 +549,87 @@ fn write(
     };
     let left_out = place(&mut sf, &mut record, &mut history_json, &templates, &others)?;
 
-    warn_about_hard_links(&ws.state_path, out);
-    // The archive first: its no-clobber create reserves the id.
-    archive.store(&record, edited_block.as_deref())?;
-    if let Some(p) = &prev {
-        archive.settle_merge(p);
-    }
-    if let Err(e) = sf.save() {
-        let _ = std::fs::remove_file(ws.checkpoints_dir().join(format!("{}.json", record.id)));
-        return Err(e.into());
-    }
-    if !left_out.is_empty() {
-        out.warn(&format!(
-            "{}: left out of {} so that the front matter stays within the {} bytes ctxkeep reads back: {}",
-            ws.display_state(),
-            record.id,
-            crate::domain::state::MAX_FRONT_MATTER_BYTES,
-            left_out.join(", ")
-        ));
-    }
-    if edited_block.is_some() {
-        out.warn(&format!(
-            "{}: the marked block (between the ctxkeep markers) was edited by hand since {}; ctxkeep rewrites it at every checkpoint, so the edited text is kept in {} (key replaced_block); put your own text outside the markers",
-            ws.display_state(),
-            prev.as_ref().map(|p| p.id.as_str()).unwrap_or("the last checkpoint"),
-            ws.checkpoints_dir().join(format!("{}.json", record.id)).display()
-        ));
-    }
-    crate::pipeline::snapshot::keep(ws, &record, out);
-    let pruned = archive.prune(
-        config.retention,
-        config.retention_days,
-        crate::system::clock::now(),
-    );
-    if !pruned.is_empty() {
-        crate::handoff::retention::drop_snapshot_refs(ws);
-    }
-    if let Err(e) = crate::domain::events::rotate_if_over(ws, lock, config.events_max_bytes) {
-        out.warn(&format!("the event log could not be rotated: {e}"));
-    }
-    let mut event = json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget });
-    if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
-        e.extend(extra);
-    }
-    // A full disk here must not pass silently; the checkpoint itself stands,
-    // and the next writer seals any torn line the failed append left.
-    crate::domain::events::append(ws, lock, "checkpoint", event).map_err(|e| {
-        anyhow::Error::new(e).context(format!(
-            "checkpoint {} was written, but its event could not be logged",
-            record.id
-        ))
-    })?;
-    Ok(Written::New(record))
+    // The look reads the text as it will be written, with the repository as read here, on a
+    // thread of its own: its checks run while the write below waits for the disk.
+    let placed = look
+        .as_ref()
+        .and_then(|_| StateFile::from_text(&ws.state_path, sf.render()).ok());
+    let reads = placed
+        .as_ref()
+        .and_then(|_| crate::system::git::carry_reads());
+    let check = look.as_ref().map(|l| l.check);
+    std::thread::scope(|scope| {
+        let looking = check.zip(placed).map(|(check, placed)| {
+            scope.spawn(move || {
+                let _reads = reads.map(crate::system::git::CarriedReads::share);
+                check(&placed)
+            })
+        });
+        let written = (|| -> anyhow::Result<Written> {
+            warn_about_hard_links(&ws.state_path, out);
+            // The archive first: its no-clobber create reserves the id.
+            archive.store(&record, edited_block.as_deref())?;
+            if let Some(p) = &prev {
+                archive.settle_merge(p);
+            }
+            if let Err(e) = sf.save() {
+                let _ =
+                    std::fs::remove_file(ws.checkpoints_dir().join(format!("{}.json", record.id)));
+                return Err(e.into());
+            }
+            if !left_out.is_empty() {
+                out.warn(&format!(
+                    "{}: left out of {} so that the front matter stays within the {} bytes ctxkeep reads back: {}",
+                    ws.display_state(),
+                    record.id,
+                    crate::domain::state::MAX_FRONT_MATTER_BYTES,
+                    left_out.join(", ")
+                ));
+            }
+            if edited_block.is_some() {
+                out.warn(&format!(
+                    "{}: the marked block (between the ctxkeep markers) was edited by hand since {}; ctxkeep rewrites it at every checkpoint, so the edited text is kept in {} (key replaced_block); put your own text outside the markers",
+                    ws.display_state(),
+                    prev.as_ref().map(|p| p.id.as_str()).unwrap_or("the last checkpoint"),
+                    ws.checkpoints_dir().join(format!("{}.json", record.id)).display()
+                ));
+            }
+            crate::pipeline::snapshot::keep(ws, &record, out);
+            let pruned = archive.prune(
+                config.retention,
+                config.retention_days,
+                crate::system::clock::now(),
+            );
+            if !pruned.is_empty() {
+                crate::handoff::retention::drop_snapshot_refs(ws);
+            }
+            if let Err(e) = crate::domain::events::rotate_if_over(ws, lock, config.events_max_bytes)
+            {
+                out.warn(&format!("the event log could not be rotated: {e}"));
+            }
+            let mut event =
+                json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget });
+            if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
+                e.extend(extra);
+            }
+            // A full disk here must not pass silently; the checkpoint itself stands,
+            // and the next writer seals any torn line the failed append left.
+            crate::domain::events::append(ws, lock, "checkpoint", event).map_err(|e| {
+                anyhow::Error::new(e).context(format!(
+                    "checkpoint {} was written, but its event could not be logged",
+                    record.id
+                ))
+            })?;
+            Ok(Written::New(record))
+        })();
+        if let (Some(looking), Some(look)) = (looking, look) {
+            let found = looking.join();
+            if written.is_ok() {
+                look.found = found.unwrap_or_default();
+            }
+        }
+        written
+    })
 }
 
 /// The new checkpoint's action items: by hand, the last ones with what is
