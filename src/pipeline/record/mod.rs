@@ -27,7 +27,7 @@ mod place;
 use compare::{differs_for_history, records_nothing_new};
 pub use observed::observe_transcript;
 use observed::settle_observed;
-pub use place::place;
+pub use place::{place, seal_in_block};
 
 /// A checkpoint written by hand must say where the work stands: one that
 /// would leave a required field empty is refused, and nothing is written.
@@ -547,28 +547,46 @@ fn write(
         Some(others) => others,
         None => crate::domain::lines::others_live(ws, record.session()),
     };
-    let left_out = place(&mut sf, &mut record, &mut history_json, &templates, &others)?;
-
-    // The look reads the text as it will be written, with the repository as read here, on a
-    // thread of its own: its checks run while the write below waits for the disk.
-    let placed = look
-        .as_ref()
-        .and_then(|_| StateFile::from_text(&ws.state_path, sf.render()).ok());
-    let reads = placed
-        .as_ref()
-        .and_then(|_| crate::system::git::carry_reads());
+    let (left_out, keys) =
+        seal_in_block(&mut sf, &mut record, &mut history_json, &templates, &others)?;
+    warn_about_hard_links(&ws.state_path, out);
     let check = look.as_ref().map(|l| l.check);
-    std::thread::scope(|scope| {
-        let looking = check.zip(placed).map(|(check, placed)| {
-            scope.spawn(move || {
-                let _reads = reads.map(crate::system::git::CarriedReads::share);
-                check(&placed)
-            })
-        });
-        let written = (|| -> anyhow::Result<Written> {
-            warn_about_hard_links(&ws.state_path, out);
-            // The archive first: its no-clobber create reserves the id.
-            archive.store(&record, edited_block.as_deref())?;
+    let written = std::thread::scope(|scope| {
+        // The archive first: its no-clobber create reserves the id. The sealed record is
+        // stored (written and synced to disk) on a thread of its own while the front matter
+        // takes its new keys and is read back; a front matter that does not read back takes
+        // the record back out.
+        let storing = scope.spawn(|| archive.store(&record, edited_block.as_deref()));
+        let set = sf.set_keys(&keys);
+        // The look reads the text as it will be written, with the repository as read here, on
+        // a thread of its own: its checks run while the write waits for the disk.
+        let looking = match (check, &set) {
+            (Some(check), Ok(())) => {
+                let text = sf.render();
+                let reads = crate::system::git::carry_reads();
+                Some(scope.spawn(move || {
+                    let _reads = reads.map(crate::system::git::CarriedReads::share);
+                    // Read back as a reader would (its front matter parsed once, above).
+                    StateFile::from_text(&ws.state_path, text)
+                        .map(|placed| check(&placed))
+                        .unwrap_or_default()
+                }))
+            }
+            _ => None,
+        };
+        let stored = storing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let written = (|| -> anyhow::Result<()> {
+            if let Err(e) = set {
+                if stored.is_ok() {
+                    let _ = std::fs::remove_file(
+                        ws.checkpoints_dir().join(format!("{}.json", record.id)),
+                    );
+                }
+                return Err(e.into());
+            }
+            stored?;
             if let Some(p) = &prev {
                 archive.settle_merge(p);
             }
@@ -620,7 +638,7 @@ fn write(
                     record.id
                 ))
             })?;
-            Ok(Written::New(record))
+            Ok(())
         })();
         if let (Some(looking), Some(look)) = (looking, look) {
             let found = looking.join();
@@ -629,7 +647,8 @@ fn write(
             }
         }
         written
-    })
+    });
+    written.map(|()| Written::New(record))
 }
 
 /// The new checkpoint's action items: by hand, the last ones with what is
