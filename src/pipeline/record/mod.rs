@@ -337,6 +337,11 @@ fn write(
     let archive = Archive {
         dir: &ws.checkpoints_dir(),
     };
+    // The last archived number, and a hand edit of the block unless the checkpoint may be
+    // skipped, before git's answer too.
+    let archived_max = archive.max_number();
+    let edited_ahead = (!(automatic && skip_repeats))
+        .then(|| crate::domain::state::edited_block(&sf).map(str::to_string));
 
     let git = match crate::system::git::state(
         &ws.root,
@@ -443,7 +448,7 @@ fn write(
             .flatten()
             .filter_map(|h| id_number(&h.id))
             .max(),
-        Some(archive.max_number()),
+        Some(archived_max),
     ]
     .into_iter()
     .flatten()
@@ -539,7 +544,10 @@ fn write(
 
     // The block is rewritten at every checkpoint: a hand edit inside it
     // goes to the archive with this record instead of being lost.
-    let edited_block = crate::domain::state::edited_block(&sf).map(str::to_string);
+    let edited_block = match edited_ahead {
+        Some(edited) => edited,
+        None => crate::domain::state::edited_block(&sf).map(str::to_string),
+    };
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
     // The other live lines of work, named in the block (read from the archive: a
     // checkpoint is written rarely, at a stage, a compaction or a session's end).
