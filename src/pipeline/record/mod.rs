@@ -107,8 +107,8 @@ pub struct Request<'a> {
 }
 
 /// Writes a checkpoint asked for by hand: checks the trigger and the
-/// session, refuses a bad or missing state file before taking the lock (so
-/// that bad input creates nothing, not even `.ctxkeep/`), reads the
+/// session, refuses a bad or missing state file before any lock that would
+/// create `.ctxkeep/` (so that bad input creates nothing), reads the
 /// transcript, then writes under the lock with the session's budget.
 pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Checkpoint> {
     by_hand_looking(ws, req, out, None)
