@@ -28,14 +28,7 @@ impl Logged {
         p.write("notes/new.txt", "new\n");
         let git = p.home().join("git-logged");
         let log = p.home().join("git.log");
-        let real = String::from_utf8(
-            std::process::Command::new("sh")
-                .args(["-c", "command -v git"])
-                .output()
-                .unwrap()
-                .stdout,
-        )
-        .unwrap();
+        let real = real_git();
         std::fs::write(
             &git,
             format!(
@@ -73,6 +66,15 @@ impl Logged {
             })
             .collect()
     }
+}
+
+/// The git the tests' wrappers hand each call to.
+fn real_git() -> String {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
 }
 
 fn count(calls: &[String], prefix: &str) -> usize {
@@ -224,14 +226,7 @@ fn a_checkpoint_refused_after_asking_git_leaves_no_git_running_and_the_file_as_i
     let p = Project::initialized();
     p.commit_all("start");
     let finished = p.home().join("git.finished");
-    let real = String::from_utf8(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v git"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
+    let real = real_git();
     // A slow git, which says when it got past its wait: never, when it is stopped.
     let git = p.home().join("git-slow");
     std::fs::write(
