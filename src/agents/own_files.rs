@@ -32,6 +32,9 @@ pub fn is_own(top: &Path, d: &DirtyFile) -> bool {
     if d.path == ".ctxkeep" || d.path.starts_with(".ctxkeep/") {
         return true;
     }
+    if d.status == "untracked" && is_our_temp_file(&d.path) {
+        return true;
+    }
     if !matches!(d.status.as_str(), "modified" | "untracked" | "added") {
         return false;
     }
@@ -52,6 +55,22 @@ pub fn is_own(top: &Path, d: &DirtyFile) -> bool {
         (Some(a), Some(b)) => a == b,
         _ => false,
     }
+}
+
+/// A temp file ctxkeep writes beside the state file while it replaces it
+/// (`.project-state.md.` and six random characters, `.tmp`) or beside a file it creates
+/// (`.ctxkeep-new.…tmp`): a write killed midway leaves one behind, which a later lock's sweep
+/// removes once it is an hour old. Never the user's work, so never recorded as uncommitted
+/// (a checkpoint that listed it would be rejected as lost work once the sweep took it).
+fn is_our_temp_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let random = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_prefix(crate::domain::workspace::STATE_FILE))
+        .and_then(|n| n.strip_prefix('.'))
+        .or_else(|| name.strip_prefix(".ctxkeep-new."))
+        .and_then(|n| n.strip_suffix(".tmp"));
+    random.is_some_and(|r| r.len() == 6 && r.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 /// What a file holds once ctxkeep's part is taken out, in a form two texts can be compared
@@ -178,6 +197,30 @@ fn is_gitattributes_line(l: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_temp_files_ctxkeep_names_are_its_own() {
+        for ours in [
+            ".project-state.md.k9Xz2Q.tmp",
+            "docs/.project-state.md.AbC123.tmp",
+            ".ctxkeep-new.x1Y2z3.tmp",
+        ] {
+            assert!(is_own(Path::new("."), &dirty(ours, "untracked")), "{ours}");
+            assert!(!is_own(Path::new("."), &dirty(ours, "modified")), "{ours}");
+        }
+        for theirs in [
+            ".notes.tmp",
+            ".project-state.md.abc.tmp",
+            ".project-state.md.k9Xz2Q.tmp.bak",
+            "project-state.md.k9Xz2Q.tmp",
+            ".project-state.md.k9-z2Q.tmp",
+        ] {
+            assert!(
+                !is_own(Path::new("."), &dirty(theirs, "untracked")),
+                "{theirs}"
+            );
+        }
+    }
 
     fn dirty(path: &str, status: &str) -> DirtyFile {
         DirtyFile {

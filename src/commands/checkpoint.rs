@@ -4,6 +4,7 @@
 use super::{Ctx, Outcome};
 use crate::cli::CheckpointArgs;
 use crate::domain::checkpoint::Fields;
+use crate::domain::state::StateFile;
 use crate::domain::workspace::Workspace;
 use crate::pipeline::record;
 
@@ -34,12 +35,20 @@ pub fn run(args: CheckpointArgs, ctx: &Ctx) -> anyhow::Result<Outcome> {
         session: &args.session,
         transcript: args.transcript.as_deref(),
     };
-    let record = record::by_hand(&ws, req, &ctx.out)?;
-    // Said now, not at the next `verify` (the MCP tool returns the same findings).
-    for f in crate::verify::report::rejections(&ws) {
+    // The checks that can reject what it wrote, said now, not at the next `verify` (the MCP
+    // tool returns the same findings): run on the text written, beside the write.
+    let rejections = |sf: &StateFile| -> Vec<String> {
+        crate::verify::report::rejections_in(&ws, sf)
+            .into_iter()
+            .map(|f| format!("{} {}", f.code, f.message))
+            .collect()
+    };
+    let mut look = record::Look::new(&rejections);
+    let record = record::by_hand_looking(&ws, req, &ctx.out, Some(&mut look))?;
+    for rejected in look.found() {
         ctx.out.warn(&format!(
-            "`ctxkeep verify` rejects {}: {} {}",
-            record.id, f.code, f.message
+            "`ctxkeep verify` rejects {}: {rejected}",
+            record.id
         ));
     }
 

@@ -370,7 +370,16 @@ impl Checkpoint {
     }
 
     pub fn seal(&mut self) {
-        self.digest = digest_of(&self.to_json());
+        self.sealed_json();
+    }
+
+    /// Seals the record and gives it as JSON: [`Self::seal`] then [`Self::to_json`], with the
+    /// record serialized once (the digest leaves its own key out, so it is filled in after).
+    pub fn sealed_json(&mut self) -> serde_json::Value {
+        let mut json = self.to_json();
+        self.digest = digest_of(&json);
+        json["digest"] = serde_json::Value::String(self.digest.clone());
+        json
     }
 
     pub fn number(&self) -> Option<u64> {
@@ -429,45 +438,61 @@ pub fn format_id(n: u64) -> String {
 /// with any `digest` key removed. Hashing the parsed value, not the text,
 /// ignores formatting but catches every change of content, added keys included.
 pub fn digest_of(record: &serde_json::Value) -> String {
-    let mut v = record.clone();
-    if let serde_json::Value::Object(m) = &mut v {
-        m.remove("digest");
+    // Written straight into one buffer, the record not copied to drop its digest: a checkpoint
+    // seals its record and its checks recompute the seal (a string per key and value and a copy
+    // of the record were 1 M instructions each time).
+    let mut canon = Vec::with_capacity(8192);
+    match record {
+        serde_json::Value::Object(m) => canonical_object(m, Some("digest"), &mut canon),
+        other => canonical_json(other, &mut canon),
     }
-    let mut canon = String::new();
-    canonical_json(&v, &mut canon);
-    let hash = Sha256::digest(canon.as_bytes());
+    let hash = Sha256::digest(&canon);
     format!("sha256:{hash:x}")
 }
 
-fn canonical_json(v: &serde_json::Value, out: &mut String) {
+fn canonical_json(v: &serde_json::Value, out: &mut Vec<u8>) {
     use serde_json::Value as J;
     match v {
-        J::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            crate::system::sorting::sort(&mut keys);
-            out.push('{');
-            for (i, k) in keys.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&J::String((*k).clone()).to_string());
-                out.push(':');
-                canonical_json(&m[*k], out);
-            }
-            out.push('}');
-        }
+        J::Object(m) => canonical_object(m, None, out),
         J::Array(a) => {
-            out.push('[');
+            out.push(b'[');
             for (i, x) in a.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 canonical_json(x, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        other => out.push_str(&other.to_string()),
+        // serde_json's compact form, as `Value`'s Display writes it.
+        other => write_compact(other, out),
     }
+}
+
+/// An object's entries sorted by key, without the key `skip`.
+fn canonical_object(
+    m: &serde_json::Map<String, serde_json::Value>,
+    skip: Option<&str>,
+    out: &mut Vec<u8>,
+) {
+    let mut entries: Vec<(&String, &serde_json::Value)> =
+        m.iter().filter(|(k, _)| Some(k.as_str()) != skip).collect();
+    crate::system::sorting::sort_by(&mut entries, |a, b| a.0.cmp(b.0));
+    out.push(b'{');
+    for (i, (k, v)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_compact(k, out);
+        out.push(b':');
+        canonical_json(v, out);
+    }
+    out.push(b'}');
+}
+
+fn write_compact<T: Serialize + ?Sized>(v: &T, out: &mut Vec<u8>) {
+    // Writing into a Vec cannot fail, and a string or number always serializes.
+    let _ = serde_json::to_writer(&mut *out, v);
 }
 
 /// Converts the checkpoint as found in the YAML front matter to JSON, so its
@@ -742,6 +767,82 @@ mod tests {
         let mut added = c.to_json();
         added["extra"] = json!(1);
         assert_ne!(digest_of(&added), c.digest);
+    }
+
+    /// The digest as it was first written (a copy of the record without `digest`, each key and
+    /// value turned into a string): records sealed by earlier versions must still read intact.
+    fn digest_as_first_written(record: &serde_json::Value) -> String {
+        fn canon(v: &serde_json::Value, out: &mut String) {
+            use serde_json::Value as J;
+            match v {
+                J::Object(m) => {
+                    let mut keys: Vec<&String> = m.keys().collect();
+                    keys.sort();
+                    out.push('{');
+                    for (i, k) in keys.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(&J::String((*k).clone()).to_string());
+                        out.push(':');
+                        canon(&m[*k], out);
+                    }
+                    out.push('}');
+                }
+                J::Array(a) => {
+                    out.push('[');
+                    for (i, x) in a.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        canon(x, out);
+                    }
+                    out.push(']');
+                }
+                other => out.push_str(&other.to_string()),
+            }
+        }
+        let mut v = record.clone();
+        if let serde_json::Value::Object(m) = &mut v {
+            m.remove("digest");
+        }
+        let mut text = String::new();
+        canon(&v, &mut text);
+        format!("sha256:{:x}", Sha256::digest(text.as_bytes()))
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            (-1e9f64..1e9).prop_map(serde_json::Value::from),
+            "(\\PC|[\"\\\\/\u{0}-\u{1f}\u{7f}\u{2028}])*".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
+                prop::collection::vec(("(digest|[a-z_\"\\\\]{0,6}|\\PC{0,3})", inner), 0..6)
+                    .prop_map(|kv| serde_json::Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_digest_is_the_one_first_written(v in json_value()) {
+            proptest::prop_assert_eq!(digest_of(&v), digest_as_first_written(&v));
+        }
+    }
+
+    #[test]
+    fn a_sealed_record_digests_as_first_written() {
+        let mut c = sample();
+        c.notes = "tab\t, quote \", slash /, é, \u{7f}".into();
+        c.seal();
+        assert_eq!(c.digest, digest_as_first_written(&c.to_json()));
     }
 
     #[test]

@@ -64,13 +64,11 @@ impl Templates {
                 _ => (*default).to_string(),
             });
         }
-        // A checkpoint renders its block, then its checks render the resume prompt: the same
-        // texts are compiled once per process (2.8 M instructions each time), kept by the
-        // exact texts and folder.
-        thread_local! {
-            static COMPILED: std::cell::RefCell<Option<Compiled>> = const { std::cell::RefCell::new(None) };
-        }
-        let kept = COMPILED.with_borrow(|last| match last {
+        // A checkpoint renders its block, then its checks render the resume prompt (on a
+        // thread of their own, beside the write): the same texts are compiled once per process
+        // (2.8 M instructions each time), kept by the exact texts and folder.
+        static COMPILED: std::sync::Mutex<Option<Compiled>> = std::sync::Mutex::new(None);
+        let kept = COMPILED.lock().ok().and_then(|last| match &*last {
             Some((d, t, env)) if *d == dir && *t == texts => Some(env.clone()),
             _ => None,
         });
@@ -78,7 +76,9 @@ impl Templates {
             return Ok(Templates { env, dir });
         }
         let env = compile(dir.as_deref(), &texts)?;
-        COMPILED.set(Some((dir.clone(), texts, env.clone())));
+        if let Ok(mut last) = COMPILED.lock() {
+            *last = Some((dir.clone(), texts, env.clone()));
+        }
         Ok(Templates { env, dir })
     }
 

@@ -6,7 +6,7 @@
 mod shared;
 pub mod snapshot;
 
-pub use shared::{forget_reads, share_reads, SharedReads};
+pub use shared::{carry_reads, forget_reads, share_reads, CarriedReads, SharedReads};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -213,12 +213,14 @@ fn ask(dir: &Path, known: Option<Result<PathBuf, Unavailable>>) -> Asked {
             .spawn()
     };
     // Both calls pay a process start: ask for the layout while `status` runs (its
-    // porcelain paths are relative to the top level from anywhere).
+    // porcelain paths are relative to the top level from anywhere). The status first: it
+    // takes the longest, and each start waits for the child's exec.
+    let status = Some(piped(&STATUS));
     let layout = known.is_none().then(|| piped(&LAYOUT));
     Asked {
         known,
         layout,
-        status: Some(piped(&STATUS)),
+        status,
     }
 }
 

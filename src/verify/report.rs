@@ -79,11 +79,16 @@ pub fn rejections(ws: &Workspace) -> Vec<Finding> {
     let Ok(sf) = StateFile::load(&ws.state_path) else {
         return Vec::new();
     };
+    rejections_in(ws, &sf)
+}
+
+/// The errors `verify` would report on `sf` (a state file's text as read or as written).
+pub fn rejections_in(ws: &Workspace, sf: &StateFile) -> Vec<Finding> {
     let opts = Options {
         errors_only: true,
         ..Options::default()
     };
-    verify(ws, &sf, &opts).map(|r| r.errors).unwrap_or_default()
+    verify(ws, sf, &opts).map(|r| r.errors).unwrap_or_default()
 }
 
 /// A merge left half done in `text` (the file, or its staged version): the

@@ -321,3 +321,65 @@ fn a_next_action_verify_rejects_is_warned_of_when_it_is_written() {
     let report = String::from_utf8_lossy(&v.get_output().stdout).into_owned();
     assert!(report.contains("CK202"), "{report}");
 }
+
+/// The checks that can reject what a checkpoint wrote run on the text it writes, beside the
+/// write: a checkpoint whose write fails says the failure alone, never that `verify` rejects a
+/// record that was not written; written, the same record is warned of as before.
+#[test]
+fn a_checkpoint_that_could_not_be_written_is_not_said_to_be_rejected() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success().stderr("");
+    let before = p.state();
+    let out = p
+        .sh("ulimit -f 0; exec \"$CTXKEEP_BIN\" checkpoint --next TBD")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(74), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("rejects"), "{err}");
+    assert_eq!(p.state(), before);
+    let written = p
+        .ctxkeep(&["checkpoint", "--next", "TBD"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&written.stderr);
+    assert_eq!(written.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: `ctxkeep verify` rejects ckpt-0002: CK202"),
+        "{err}"
+    );
+}
+
+/// A checkpoint stores its sealed record while the front matter takes its new keys and is read
+/// back: a front matter that would not read back (a key of the user's names an anchor in the
+/// history ctxkeep rewrites) is refused, and the record stored meanwhile is taken back out.
+#[test]
+fn a_front_matter_that_would_not_read_back_writes_nothing_not_even_the_archive_record() {
+    let p = Project::initialized();
+    p.checkpoint(&[]).success();
+    p.checkpoint_next("run the parser's tests").success();
+    let text = p.state().replacen("\nhistory:", "\nhistory: &h", 1);
+    let close = text[4..].find("\n---\n").unwrap() + 4;
+    let text = format!("{}\nmine: *h{}", &text[..close], &text[close..]);
+    p.write("project-state.md", &text);
+    p.ctxkeep(&["verify"]).assert().success();
+    let out = p
+        .ctxkeep(&["checkpoint", "--next", "fix the parser"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert!(
+        err.contains("could not update the front matter in place"),
+        "{err}"
+    );
+    assert_eq!(p.state(), text);
+    assert!(p.path(".ctxkeep/checkpoints/ckpt-0002.json").exists());
+    assert!(!p.path(".ctxkeep/checkpoints/ckpt-0003.json").exists());
+    // Nothing to clean up: with the anchor gone, the next checkpoint takes the id.
+    p.write("project-state.md", text.replace("\nmine: *h", ""));
+    p.checkpoint_next("fix the parser")
+        .success()
+        .stdout("ckpt-0003\n");
+}

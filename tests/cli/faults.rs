@@ -577,3 +577,29 @@ fn a_full_stdout_is_74_and_a_full_stderr_keeps_the_exit_code() {
         "{err}"
     );
 }
+
+/// A checkpoint killed mid-write leaves its temp file beside the state file until a later
+/// lock's sweep removes it, an hour on. It is never recorded as the user's uncommitted work:
+/// listed, it turned into "lost work" (CK410) the moment the sweep took it. A file of the
+/// user's own with a temp-like name is recorded as before.
+#[test]
+fn a_killed_writers_temp_file_is_never_recorded_as_the_users_work() {
+    let p = with_prose();
+    p.commit_all("start");
+    p.write("notes.txt", "mine\n");
+    p.write(".notes.tmp", "mine too\n");
+    let left = ".project-state.md.k9Xz2Q.tmp";
+    p.write(left, "half a checkpoint");
+    p.checkpoint(&[]).success();
+    let state = p.state();
+    assert!(state.contains("notes.txt"), "{state}");
+    assert!(state.contains(".notes.tmp"), "{state}");
+    assert!(!state.contains(left), "{state}");
+    // Not undescribed work either (an error under --strict)...
+    let (v, code) = p.json(&["verify", "--strict"]);
+    assert_eq!(code, 0, "{v}");
+    // ...nor lost work once the sweep has taken it.
+    fs::remove_file(p.path(left)).unwrap();
+    let (v, code) = p.json(&["verify", "--strict"]);
+    assert_eq!(code, 0, "{v}");
+}

@@ -28,14 +28,7 @@ impl Logged {
         p.write("notes/new.txt", "new\n");
         let git = p.home().join("git-logged");
         let log = p.home().join("git.log");
-        let real = String::from_utf8(
-            std::process::Command::new("sh")
-                .args(["-c", "command -v git"])
-                .output()
-                .unwrap()
-                .stdout,
-        )
-        .unwrap();
+        let real = real_git();
         std::fs::write(
             &git,
             format!(
@@ -73,6 +66,15 @@ impl Logged {
             })
             .collect()
     }
+}
+
+/// The git the tests' wrappers hand each call to.
+fn real_git() -> String {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
 }
 
 fn count(calls: &[String], prefix: &str) -> usize {
@@ -214,4 +216,42 @@ fn an_automatic_checkpoint_reads_the_status_once() {
         "{}",
         l.p.state()
     );
+}
+
+/// A hand checkpoint asks git for the status as soon as it holds the lock, before it reads the
+/// state file: one refused after that (here a file that is no longer ctxkeep's) stops the git
+/// it started, changes nothing and says what it always said.
+#[test]
+fn a_checkpoint_refused_after_asking_git_leaves_no_git_running_and_the_file_as_it_was() {
+    let p = Project::initialized();
+    p.commit_all("start");
+    let finished = p.home().join("git.finished");
+    let real = real_git();
+    // A slow git, which says when it got past its wait: never, when it is stopped.
+    let git = p.home().join("git-slow");
+    std::fs::write(
+        &git,
+        format!(
+            "#!/bin/sh\nsleep 1\necho \"$*\" >>'{}'\nexec '{}' \"$@\"\n",
+            finished.display(),
+            real.trim()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = "# Notes\n\nNo front matter here any more.\n";
+    p.write("project-state.md", text);
+    let out = p
+        .ctxkeep(&["checkpoint", "--trigger", "test"])
+        .env("CTXKEEP_GIT", &git)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(66), "{err}");
+    assert!(err.contains("no ctxkeep front matter"), "{err}");
+    assert_eq!(p.state(), text);
+    // Past the slow git's wait: a git left running would have said so by now.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let ran = std::fs::read_to_string(&finished).unwrap_or_default();
+    assert_eq!(ran, "", "git ran on after the checkpoint was refused");
 }

@@ -27,7 +27,7 @@ mod place;
 use compare::{differs_for_history, records_nothing_new};
 pub use observed::observe_transcript;
 use observed::settle_observed;
-pub use place::place;
+pub use place::{place, seal_in_block};
 
 /// A checkpoint written by hand must say where the work stands: one that
 /// would leave a required field empty is refused, and nothing is written.
@@ -107,16 +107,60 @@ pub struct Request<'a> {
 }
 
 /// Writes a checkpoint asked for by hand: checks the trigger and the
-/// session, refuses a bad or missing state file before taking the lock (so
-/// that bad input creates nothing, not even `.ctxkeep/`), reads the
+/// session, refuses a bad or missing state file before any lock that would
+/// create `.ctxkeep/` (so that bad input creates nothing), reads the
 /// transcript, then writes under the lock with the session's budget.
 pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Checkpoint> {
+    by_hand_looking(ws, req, out, None)
+}
+
+/// A look at the state file as a checkpoint places it (the text it writes, read back), taken
+/// on a thread of its own while the write waits for the disk: `checkpoint` runs the checks
+/// that can reject what it wrote there. Its answer is kept only when the write succeeded.
+pub struct Look<'a> {
+    check: &'a (dyn Fn(&StateFile) -> Vec<String> + Sync),
+    found: Vec<String>,
+}
+
+impl<'a> Look<'a> {
+    pub fn new(check: &'a (dyn Fn(&StateFile) -> Vec<String> + Sync)) -> Look<'a> {
+        Look {
+            check,
+            found: Vec::new(),
+        }
+    }
+
+    /// What the check gave on the state file as written (nothing when it was not written).
+    pub fn found(self) -> Vec<String> {
+        self.found
+    }
+}
+
+/// [`by_hand`], with `look` taken beside the write (see [`Look`]).
+pub fn by_hand_looking(
+    ws: &Workspace,
+    req: Request,
+    out: &Output,
+    look: Option<&mut Look>,
+) -> anyhow::Result<Checkpoint> {
     let trigger = req.trigger.trim();
     limits::check_trigger(trigger)?;
     // Before the lock, which would create `.ctxkeep/`: refused input
     // changes nothing. `write_new` checks again for its other callers.
     limits::check_fields(&ws.state_path, &req.fields)?;
     let session = crate::domain::session::validate_id(req.session)?;
+    // Where `.ctxkeep/` is there already, taking the lock creates nothing: it is taken first
+    // and git asked for the status under it at once, so git reads the work tree while the
+    // state file is read and parsed below (after the sweep of stale temp files, as every
+    // status a checkpoint records). A transcript to read keeps the lock for after it.
+    let early = match req.transcript {
+        None if ws.data_dir.is_dir() => {
+            let lock = ws.lock()?;
+            crate::system::git::read_status_ahead(&ws.root);
+            Some(lock)
+        }
+        _ => None,
+    };
     // `write_new` checks again under the lock.
     StateFile::load(&ws.state_path)?.require_initialized()?;
     // Read before the lock: a transcript can be large.
@@ -124,7 +168,10 @@ pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Che
         Some(path) => Some(observe_transcript(ws, path, None)?),
         None => None,
     };
-    let lock = ws.lock()?;
+    let lock = match early {
+        Some(lock) => lock,
+        None => ws.lock()?,
+    };
     // The current session's live budget, when it is tracked.
     let budget = crate::domain::session::load(ws, &session)?.and_then(|s| s.budget());
     // A session named (not the default) makes the checkpoint its author's line.
@@ -147,7 +194,9 @@ pub fn by_hand(ws: &Workspace, req: Request, out: &Output) -> anyhow::Result<Che
         automatic: false,
         line,
     };
-    let record = write_new(ws, &lock, new, out)?.checkpoint().clone();
+    let record = write_retrying(ws, &lock, new, true, out, look)?
+        .checkpoint()
+        .clone();
     drop(lock);
     Ok(record)
 }
@@ -177,7 +226,7 @@ impl Written {
 /// block, the archive and the event log. An automatic one that would repeat
 /// the last is skipped instead; see [`New`].
 pub fn write_new(ws: &Workspace, lock: &Lock, new: New, out: &Output) -> anyhow::Result<Written> {
-    write_retrying(ws, lock, new, true, out)
+    write_retrying(ws, lock, new, true, out, None)
 }
 
 /// [`write_new`] for an automatic checkpoint the user asked for (a manual
@@ -188,7 +237,7 @@ pub fn write_new_always(
     new: New,
     out: &Output,
 ) -> anyhow::Result<Written> {
-    write_retrying(ws, lock, new, false, out)
+    write_retrying(ws, lock, new, false, out, None)
 }
 
 /// How often an automatic checkpoint is tried again when another program changed the state
@@ -207,13 +256,21 @@ fn write_retrying(
     new: New,
     skip_repeats: bool,
     out: &Output,
+    mut look: Option<&mut Look>,
 ) -> anyhow::Result<Written> {
     let mut pause = FIRST_PAUSE;
     for _ in 0..RETRIES {
         if !new.automatic {
             break;
         }
-        match write(ws, lock, new.clone(), skip_repeats, out) {
+        match write(
+            ws,
+            lock,
+            new.clone(),
+            skip_repeats,
+            out,
+            look.as_deref_mut(),
+        ) {
             Err(e) if changed_meanwhile(&e) => {
                 // What changed the file may have been git (a checkout): read the repository again.
                 crate::system::git::forget_reads();
@@ -223,7 +280,7 @@ fn write_retrying(
             done => return done,
         }
     }
-    write(ws, lock, new, skip_repeats, out)
+    write(ws, lock, new, skip_repeats, out, look)
 }
 
 fn changed_meanwhile(e: &anyhow::Error) -> bool {
@@ -236,6 +293,7 @@ fn write(
     new: New,
     skip_repeats: bool,
     out: &Output,
+    look: Option<&mut Look>,
 ) -> anyhow::Result<Written> {
     let New {
         fields,
@@ -265,6 +323,12 @@ fn write(
         // error is reported where they are used, as before.
         let _ = Templates::load(&ws.root, config.templates.as_deref());
     }
+    // The other live lines of work, named in the block (read from the archive, which only
+    // this lock's holder changes), also while git reads: not for a checkpoint that may be
+    // skipped, which reads them below when it is not.
+    let session = line.as_ref().map(|(l, _)| l.session.clone());
+    let others_read_ahead = (!(automatic && skip_repeats))
+        .then(|| crate::domain::lines::others_live(ws, session.as_deref()));
     let prev = sf.fm.checkpoint.clone();
     let observed = match automatic {
         true => settle_observed(prev.as_ref(), observed),
@@ -273,6 +337,11 @@ fn write(
     let archive = Archive {
         dir: &ws.checkpoints_dir(),
     };
+    // The last archived number, and a hand edit of the block unless the checkpoint may be
+    // skipped, before git's answer too.
+    let archived_max = archive.max_number();
+    let edited_ahead = (!(automatic && skip_repeats))
+        .then(|| crate::domain::state::edited_block(&sf).map(str::to_string));
 
     let git = match crate::system::git::state(
         &ws.root,
@@ -379,7 +448,7 @@ fn write(
             .flatten()
             .filter_map(|h| id_number(&h.id))
             .max(),
-        Some(archive.max_number()),
+        Some(archived_max),
     ]
     .into_iter()
     .flatten()
@@ -475,65 +544,119 @@ fn write(
 
     // The block is rewritten at every checkpoint: a hand edit inside it
     // goes to the archive with this record instead of being lost.
-    let edited_block = crate::domain::state::edited_block(&sf).map(str::to_string);
+    let edited_block = match edited_ahead {
+        Some(edited) => edited,
+        None => crate::domain::state::edited_block(&sf).map(str::to_string),
+    };
     let templates = Templates::load(&ws.root, config.templates.as_deref())?;
     // The other live lines of work, named in the block (read from the archive: a
     // checkpoint is written rarely, at a stage, a compaction or a session's end).
-    let others = crate::domain::lines::others_live(ws, record.session());
-    let left_out = place(&mut sf, &mut record, &mut history_json, &templates, &others)?;
-
+    let others = match others_read_ahead {
+        Some(others) => others,
+        None => crate::domain::lines::others_live(ws, record.session()),
+    };
+    let (left_out, keys) =
+        seal_in_block(&mut sf, &mut record, &mut history_json, &templates, &others)?;
     warn_about_hard_links(&ws.state_path, out);
-    // The archive first: its no-clobber create reserves the id.
-    archive.store(&record, edited_block.as_deref())?;
-    if let Some(p) = &prev {
-        archive.settle_merge(p);
-    }
-    if let Err(e) = sf.save() {
-        let _ = std::fs::remove_file(ws.checkpoints_dir().join(format!("{}.json", record.id)));
-        return Err(e.into());
-    }
-    if !left_out.is_empty() {
-        out.warn(&format!(
-            "{}: left out of {} so that the front matter stays within the {} bytes ctxkeep reads back: {}",
-            ws.display_state(),
-            record.id,
-            crate::domain::state::MAX_FRONT_MATTER_BYTES,
-            left_out.join(", ")
-        ));
-    }
-    if edited_block.is_some() {
-        out.warn(&format!(
-            "{}: the marked block (between the ctxkeep markers) was edited by hand since {}; ctxkeep rewrites it at every checkpoint, so the edited text is kept in {} (key replaced_block); put your own text outside the markers",
-            ws.display_state(),
-            prev.as_ref().map(|p| p.id.as_str()).unwrap_or("the last checkpoint"),
-            ws.checkpoints_dir().join(format!("{}.json", record.id)).display()
-        ));
-    }
-    crate::pipeline::snapshot::keep(ws, &record, out);
-    let pruned = archive.prune(
-        config.retention,
-        config.retention_days,
-        crate::system::clock::now(),
-    );
-    if !pruned.is_empty() {
-        crate::handoff::retention::drop_snapshot_refs(ws);
-    }
-    if let Err(e) = crate::domain::events::rotate_if_over(ws, lock, config.events_max_bytes) {
-        out.warn(&format!("the event log could not be rotated: {e}"));
-    }
-    let mut event = json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget });
-    if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
-        e.extend(extra);
-    }
-    // A full disk here must not pass silently; the checkpoint itself stands,
-    // and the next writer seals any torn line the failed append left.
-    crate::domain::events::append(ws, lock, "checkpoint", event).map_err(|e| {
-        anyhow::Error::new(e).context(format!(
-            "checkpoint {} was written, but its event could not be logged",
-            record.id
-        ))
-    })?;
-    Ok(Written::New(record))
+    let check = look.as_ref().map(|l| l.check);
+    let written = std::thread::scope(|scope| {
+        // The archive first: its no-clobber create reserves the id. The sealed record is
+        // stored (written and synced to disk) on a thread of its own while the front matter
+        // takes its new keys and is read back; a front matter that does not read back takes
+        // the record back out.
+        let storing = scope.spawn(|| archive.store(&record, edited_block.as_deref()));
+        let set = sf.set_keys(&keys);
+        // The look reads the text as it will be written, with the repository as read here, on
+        // a thread of its own: its checks run while the write waits for the disk.
+        let looking = match (check, &set) {
+            (Some(check), Ok(())) => {
+                let text = sf.render();
+                let reads = crate::system::git::carry_reads();
+                Some(scope.spawn(move || {
+                    let _reads = reads.map(crate::system::git::CarriedReads::share);
+                    // Read back as a reader would (its front matter parsed once, above).
+                    StateFile::from_text(&ws.state_path, text)
+                        .map(|placed| check(&placed))
+                        .unwrap_or_default()
+                }))
+            }
+            _ => None,
+        };
+        let stored = storing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let written = (|| -> anyhow::Result<()> {
+            if let Err(e) = set {
+                if stored.is_ok() {
+                    let _ = std::fs::remove_file(
+                        ws.checkpoints_dir().join(format!("{}.json", record.id)),
+                    );
+                }
+                return Err(e.into());
+            }
+            stored?;
+            if let Some(p) = &prev {
+                archive.settle_merge(p);
+            }
+            if let Err(e) = sf.save() {
+                let _ =
+                    std::fs::remove_file(ws.checkpoints_dir().join(format!("{}.json", record.id)));
+                return Err(e.into());
+            }
+            if !left_out.is_empty() {
+                out.warn(&format!(
+                    "{}: left out of {} so that the front matter stays within the {} bytes ctxkeep reads back: {}",
+                    ws.display_state(),
+                    record.id,
+                    crate::domain::state::MAX_FRONT_MATTER_BYTES,
+                    left_out.join(", ")
+                ));
+            }
+            if edited_block.is_some() {
+                out.warn(&format!(
+                    "{}: the marked block (between the ctxkeep markers) was edited by hand since {}; ctxkeep rewrites it at every checkpoint, so the edited text is kept in {} (key replaced_block); put your own text outside the markers",
+                    ws.display_state(),
+                    prev.as_ref().map(|p| p.id.as_str()).unwrap_or("the last checkpoint"),
+                    ws.checkpoints_dir().join(format!("{}.json", record.id)).display()
+                ));
+            }
+            crate::pipeline::snapshot::keep(ws, &record, out);
+            let pruned = archive.prune(
+                config.retention,
+                config.retention_days,
+                crate::system::clock::now(),
+            );
+            if !pruned.is_empty() {
+                crate::handoff::retention::drop_snapshot_refs(ws);
+            }
+            if let Err(e) = crate::domain::events::rotate_if_over(ws, lock, config.events_max_bytes)
+            {
+                out.warn(&format!("the event log could not be rotated: {e}"));
+            }
+            let mut event =
+                json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget });
+            if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
+                e.extend(extra);
+            }
+            // A full disk here must not pass silently; the checkpoint itself stands,
+            // and the next writer seals any torn line the failed append left.
+            crate::domain::events::append(ws, lock, "checkpoint", event).map_err(|e| {
+                anyhow::Error::new(e).context(format!(
+                    "checkpoint {} was written, but its event could not be logged",
+                    record.id
+                ))
+            })?;
+            Ok(())
+        })();
+        if let (Some(looking), Some(look)) = (looking, look) {
+            let found = looking.join();
+            if written.is_ok() {
+                look.found = found.unwrap_or_default();
+            }
+        }
+        written
+    });
+    written.map(|()| Written::New(record))
 }
 
 /// The new checkpoint's action items: by hand, the last ones with what is

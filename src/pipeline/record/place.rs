@@ -20,6 +20,24 @@ pub fn place(
     templates: &Templates,
     others: &[crate::domain::lines::OtherLine],
 ) -> Result<Vec<String>, Error> {
+    let (left_out, keys) = seal_in_block(sf, record, history, templates, others)?;
+    sf.set_keys(&keys)?;
+    Ok(left_out)
+}
+
+/// The front matter's keys a placed checkpoint sets (`checkpoint` and `history`).
+pub type Keys = [(&'static str, Option<serde_json::Value>); 2];
+
+/// [`place`] up to the front matter: the record fitted, the block rendered into `sf`, the
+/// record sealed; returns what was left out and the keys to set with [`StateFile::set_keys`]
+/// (which reads the front matter back: a writer can store the sealed record meanwhile).
+pub fn seal_in_block(
+    sf: &mut StateFile,
+    record: &mut Checkpoint,
+    history: &mut serde_json::Value,
+    templates: &Templates,
+    others: &[crate::domain::lines::OtherLine],
+) -> Result<(Vec<String>, Keys), Error> {
     let left_out = fit_front_matter(sf, record, history)?;
     let block = templates.render(
         "state.md",
@@ -31,12 +49,14 @@ pub fn place(
         .managed_block()
         .map(crate::domain::state::block_digest)
         .unwrap_or_default();
-    record.seal();
-    sf.set_keys(&[
-        ("checkpoint", Some(record.to_json())),
-        ("history", Some(history.clone())),
-    ])?;
-    Ok(left_out)
+    let sealed = record.sealed_json();
+    Ok((
+        left_out,
+        [
+            ("checkpoint", Some(sealed)),
+            ("history", Some(history.clone())),
+        ],
+    ))
 }
 
 /// Makes the record fit the front matter a reader takes back. What ctxkeep

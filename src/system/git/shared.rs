@@ -68,6 +68,37 @@ impl Drop for SharedReads {
     }
 }
 
+/// The reads of this thread's scope, answered ones only, for a thread the command starts to
+/// share ([`CarriedReads::share`]): a checkpoint's checks run beside its write, on a thread of
+/// their own, and must read the repository as the write did, not again.
+pub struct CarriedReads(Reads);
+
+/// What this thread's scope has read (`None` without a scope).
+pub fn carry_reads() -> Option<CarriedReads> {
+    with_reads(|r| {
+        CarriedReads(Reads {
+            tops: r.tops.clone(),
+            statuses: r.statuses.clone(),
+            config: r.config.clone(),
+            asked: Vec::new(),
+        })
+    })
+}
+
+impl CarriedReads {
+    /// Opens a scope on this thread holding the carried reads, until the guard drops.
+    pub fn share(self) -> SharedReads {
+        let guard = share_reads();
+        SCOPE.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.0 == 1 {
+                s.1 = self.0;
+            }
+        });
+        guard
+    }
+}
+
 /// Forgets what was read (the scope stays open): for a write tried again because another
 /// program changed files meanwhile, which may have been git itself.
 pub fn forget_reads() {
