@@ -649,9 +649,11 @@ fn write(
             Ok(())
         })();
         if let (Some(looking), Some(look)) = (looking, look) {
-            let found = looking.join();
+            let found = looking
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             if written.is_ok() {
-                look.found = found.unwrap_or_default();
+                look.found = found;
             }
         }
         written
