@@ -2,7 +2,7 @@
 //! `.ctxkeep/checkpoints/`.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -582,7 +582,7 @@ impl Archive<'_> {
         }
         .expect("checkpoint serializes");
         json.push('\n');
-        let path = self.dir.join(format!("{}.json", record.id));
+        let path = self.path(&record.id);
         if !crate::system::fsutil::create_new(&path, json.as_bytes())? {
             return Err(Error::Conflict {
                 path,
@@ -596,10 +596,20 @@ impl Archive<'_> {
         self.load_as(id)
     }
 
+    /// Where record `id` is archived.
+    pub fn path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.json"))
+    }
+
+    /// Takes record `id` back out: for a write that stored it and then failed.
+    pub fn take_back(&self, id: &str) {
+        let _ = fs::remove_file(self.path(id));
+    }
+
     /// The archived record `id` read as `T`: a part of a checkpoint (serde skips the keys `T`
     /// has no field for without building them), for readers that look at many records.
     pub fn load_as<T: serde::de::DeserializeOwned>(&self, id: &str) -> Result<T, Error> {
-        let path = self.dir.join(format!("{id}.json"));
+        let path = self.path(id);
         let text = crate::system::fsutil::read_text(&path, MAX_RECORD_BYTES)?;
         serde_json::from_str(&text)
             .map_err(|e| Error::data(&path, format!("not a checkpoint record: {e}")))
@@ -616,7 +626,7 @@ impl Archive<'_> {
         self.expired(keep, max_age_days, now)
             .into_iter()
             .filter(|id| {
-                let gone = fs::remove_file(self.dir.join(format!("{id}.json"))).is_ok();
+                let gone = fs::remove_file(self.path(id)).is_ok();
                 let _ = fs::remove_file(self.merging_marker(id));
                 gone
             })
@@ -641,7 +651,7 @@ impl Archive<'_> {
         let _ = fs::remove_file(self.merging_marker(&current.id));
     }
 
-    fn merging_marker(&self, id: &str) -> std::path::PathBuf {
+    fn merging_marker(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.merging"))
     }
 
@@ -660,7 +670,7 @@ impl Archive<'_> {
             .filter(|(i, id)| {
                 let too_old = max_age_days.is_some_and(|days| {
                     i + 1 < ids.len()
-                        && fs::metadata(self.dir.join(format!("{id}.json")))
+                        && fs::metadata(self.path(id))
                             .and_then(|m| m.modified())
                             .ok()
                             .map(chrono::DateTime::<chrono::Utc>::from)

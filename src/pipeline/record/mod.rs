@@ -588,9 +588,7 @@ fn write(
         let written = (|| -> anyhow::Result<()> {
             if let Err(e) = set {
                 if stored.is_ok() {
-                    let _ = std::fs::remove_file(
-                        ws.checkpoints_dir().join(format!("{}.json", record.id)),
-                    );
+                    archive.take_back(&record.id);
                 }
                 return Err(e.into());
             }
@@ -599,54 +597,19 @@ fn write(
                 archive.settle_merge(p);
             }
             if let Err(e) = sf.save() {
-                let _ =
-                    std::fs::remove_file(ws.checkpoints_dir().join(format!("{}.json", record.id)));
+                archive.take_back(&record.id);
                 return Err(e.into());
             }
-            if !left_out.is_empty() {
-                out.warn(&format!(
-                    "{}: left out of {} so that the front matter stays within the {} bytes ctxkeep reads back: {}",
-                    ws.display_state(),
-                    record.id,
-                    crate::domain::state::MAX_FRONT_MATTER_BYTES,
-                    left_out.join(", ")
-                ));
-            }
-            if edited_block.is_some() {
-                out.warn(&format!(
-                    "{}: the marked block (between the ctxkeep markers) was edited by hand since {}; ctxkeep rewrites it at every checkpoint, so the edited text is kept in {} (key replaced_block); put your own text outside the markers",
-                    ws.display_state(),
-                    prev.as_ref().map(|p| p.id.as_str()).unwrap_or("the last checkpoint"),
-                    ws.checkpoints_dir().join(format!("{}.json", record.id)).display()
-                ));
-            }
-            crate::pipeline::snapshot::keep(ws, &record, out);
-            let pruned = archive.prune(
-                config.retention,
-                config.retention_days,
-                crate::system::clock::now(),
+            warn_after_save(
+                ws,
+                &archive,
+                &record,
+                prev.as_ref(),
+                &left_out,
+                edited_block.is_some(),
+                out,
             );
-            if !pruned.is_empty() {
-                crate::handoff::retention::drop_snapshot_refs(ws);
-            }
-            if let Err(e) = crate::domain::events::rotate_if_over(ws, lock, config.events_max_bytes)
-            {
-                out.warn(&format!("the event log could not be rotated: {e}"));
-            }
-            let mut event =
-                json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget });
-            if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
-                e.extend(extra);
-            }
-            // A full disk here must not pass silently; the checkpoint itself stands,
-            // and the next writer seals any torn line the failed append left.
-            crate::domain::events::append(ws, lock, "checkpoint", event).map_err(|e| {
-                anyhow::Error::new(e).context(format!(
-                    "checkpoint {} was written, but its event could not be logged",
-                    record.id
-                ))
-            })?;
-            Ok(())
+            keep_and_log(ws, lock, &archive, &record, &config, extra, out)
         })();
         if let (Some(looking), Some(look)) = (looking, look) {
             let found = looking
@@ -682,6 +645,74 @@ fn action_items(
     }
     let before = prev.map(actions::Actions::of).unwrap_or_default();
     actions::by_hand(&before, given)
+}
+
+/// What a written checkpoint tells the user: keys left out of the front matter to keep it
+/// readable, and a hand edit of the block kept in the archived record.
+fn warn_after_save(
+    ws: &Workspace,
+    archive: &Archive,
+    record: &Checkpoint,
+    prev: Option<&Checkpoint>,
+    left_out: &[String],
+    block_was_edited: bool,
+    out: &Output,
+) {
+    if !left_out.is_empty() {
+        out.warn(&format!(
+            "{}: left out of {} so that the front matter stays within the {} bytes ctxkeep reads back: {}",
+            ws.display_state(),
+            record.id,
+            crate::domain::state::MAX_FRONT_MATTER_BYTES,
+            left_out.join(", ")
+        ));
+    }
+    if block_was_edited {
+        out.warn(&format!(
+            "{}: the marked block (between the ctxkeep markers) was edited by hand since {}; ctxkeep rewrites it at every checkpoint, so the edited text is kept in {} (key replaced_block); put your own text outside the markers",
+            ws.display_state(),
+            prev.map(|p| p.id.as_str()).unwrap_or("the last checkpoint"),
+            archive.path(&record.id).display()
+        ));
+    }
+}
+
+/// After a checkpoint is written: its snapshot kept, old records pruned (with their snapshot
+/// refs), the event log rotated when over its size, and the checkpoint's event appended.
+fn keep_and_log(
+    ws: &Workspace,
+    lock: &Lock,
+    archive: &Archive,
+    record: &Checkpoint,
+    config: &Config,
+    extra: serde_json::Value,
+    out: &Output,
+) -> anyhow::Result<()> {
+    crate::pipeline::snapshot::keep(ws, record, out);
+    let pruned = archive.prune(
+        config.retention,
+        config.retention_days,
+        crate::system::clock::now(),
+    );
+    if !pruned.is_empty() {
+        crate::handoff::retention::drop_snapshot_refs(ws);
+    }
+    if let Err(e) = crate::domain::events::rotate_if_over(ws, lock, config.events_max_bytes) {
+        out.warn(&format!("the event log could not be rotated: {e}"));
+    }
+    let mut event = json!({ "id": record.id, "trigger": record.trigger, "budget": record.budget });
+    if let (Some(e), serde_json::Value::Object(extra)) = (event.as_object_mut(), extra) {
+        e.extend(extra);
+    }
+    // A full disk here must not pass silently; the checkpoint itself stands,
+    // and the next writer seals any torn line the failed append left.
+    crate::domain::events::append(ws, lock, "checkpoint", event).map_err(|e| {
+        anyhow::Error::new(e).context(format!(
+            "checkpoint {} was written, but its event could not be logged",
+            record.id
+        ))
+    })?;
+    Ok(())
 }
 
 /// A write replaces the file, so other hard links keep the old content.

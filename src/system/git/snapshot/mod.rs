@@ -400,10 +400,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn each_worktree_has_its_own_snapshot_refs() {
-        let d = repo();
-        let p = d.path();
+    /// A linked worktree of `p` on a new branch, in a folder of its own (kept while the guard lives).
+    fn linked_worktree(p: &Path) -> (tempfile::TempDir, PathBuf) {
         let other = tempfile::tempdir().unwrap();
         let linked = other.path().join("linked");
         sh(
@@ -417,6 +415,14 @@ mod tests {
                 linked.to_str().unwrap(),
             ],
         );
+        (other, linked)
+    }
+
+    #[test]
+    fn each_worktree_has_its_own_snapshot_refs() {
+        let d = repo();
+        let p = d.path();
+        let (_other, linked) = linked_worktree(p);
         std::fs::write(p.join("a.txt"), "main's\n").unwrap();
         std::fs::write(linked.join("a.txt"), "linked's\n").unwrap();
         let main_snap = snap(p).snapshot.unwrap();
@@ -474,19 +480,7 @@ mod tests {
         sh(p, &["pack-refs", "--all"]);
         assert_eq!(counted(p), (Some(4), 4), "others' refs");
         // A linked worktree's refs live in the common folder, under its own name.
-        let other = tempfile::tempdir().unwrap();
-        let linked = other.path().join("linked");
-        sh(
-            p,
-            &[
-                "worktree",
-                "add",
-                "-q",
-                "-b",
-                "other",
-                linked.to_str().unwrap(),
-            ],
-        );
+        let (_other, linked) = linked_worktree(p);
         assert_eq!(counted(&linked), (Some(0), 0));
         keep(&linked, "ckpt-0001", &head).unwrap();
         keep(&linked, "ckpt-0002", &head).unwrap();
