@@ -53,27 +53,40 @@ fn shown(transcript: &Path) -> String {
 
 /// The stored index of session `id`; None when there is none or it cannot be read.
 pub fn load(ws: &Workspace, id: &str) -> Option<SessionIndex> {
+    let (path, text, index) = load_text(ws, id)?;
+    LAST.set(Some((path, text, index.clone())));
+    Some(index)
+}
+
+/// The stored index of session `id` with the file's path and text, not kept in [`LAST`] (the
+/// catch-up keeps what it ends with, once).
+fn load_text(ws: &Workspace, id: &str) -> Option<(PathBuf, String, SessionIndex)> {
     let path = path(ws, id);
     let text = fsutil::read_text(&path, MAX_INDEX_BYTES).ok()?;
     let kept = LAST.with_borrow(|last| match last {
         Some((p, t, index)) if *p == path && *t == text => Some(index.clone()),
         _ => None,
     });
-    if kept.is_some() {
-        return kept;
-    }
-    let index: SessionIndex = serde_json::from_str(&text).ok()?;
-    LAST.set(Some((path, text, index.clone())));
-    Some(index)
+    let index = match kept {
+        Some(index) => index,
+        None => serde_json::from_str(&text).ok()?,
+    };
+    Some((path, text, index))
 }
 
-fn save(ws: &Workspace, _held: &Lock, id: &str, index: &SessionIndex) -> anyhow::Result<()> {
-    fsutil::ensure_dir(&ws.sessions_dir())?;
+fn save(ws: &Workspace, lock: &Lock, id: &str, index: &SessionIndex) -> anyhow::Result<()> {
     let json = serde_json::to_string(index)?;
-    let path = path(ws, id);
+    let file = path(ws, id);
+    write(ws, lock, &file, &json)?;
+    LAST.set(Some((file, json, index.clone())));
+    Ok(())
+}
+
+/// Writes an index's `json` at `path` (under the held lock).
+fn write(ws: &Workspace, _held: &Lock, path: &Path, json: &str) -> anyhow::Result<()> {
+    fsutil::ensure_dir(&ws.sessions_dir())?;
     // A cache the transcript rebuilds: no fsync on the path every event takes.
-    fsutil::replace_cache(&path, json.as_bytes())?;
-    LAST.set(Some((path, json, index.clone())));
+    fsutil::replace_cache(path, json.as_bytes())?;
     Ok(())
 }
 
@@ -163,7 +176,10 @@ pub fn catch_up_read_with(
     let transcript = read.path();
     // Kept as the session's record keeps the transcript's path: redacted.
     let shown = shown(transcript);
-    let mut index = load(ws, id).unwrap_or_default();
+    let (file, stored, mut index) = match load_text(ws, id) {
+        Some((file, text, index)) => (file, Some(text), index),
+        None => (path(ws, id), None, SessionIndex::default()),
+    };
     if index.transcript != shown {
         // Another transcript for the session (or the first): read it from its start.
         index.transcript = shown;
@@ -187,10 +203,10 @@ pub fn catch_up_read_with(
         index.root = Some(root.display().to_string());
     }
     let root = index.root.clone().map(PathBuf::from);
-    let before = index.clone();
     // A first read takes the transcript's past: a compaction there came before ctxkeep
     // followed the session, and no restore owes it anything.
     let first_read = index.offset == 0;
+    let compactions_before = first_read.then_some(index.compactions);
     let gained = read
         .gained_with_steps(
             root.as_deref(),
@@ -202,16 +218,20 @@ pub fn catch_up_read_with(
         .ok()?;
     let end = gained.end;
     index.add(&gained.observed, &gained.reads);
-    if first_read {
-        index.compactions = before.compactions;
+    if let Some(compactions) = compactions_before {
+        index.compactions = compactions;
     }
     if end != index.offset {
         index.offset = end;
         index.mark = read.mark_at(end);
     }
-    if index != before {
-        save(ws, lock, id, &index).ok()?;
+    // Written when its text changed: the comparison the write needs anyway, where keeping a
+    // copy of the index as loaded to compare with cost more than the rest of the check.
+    let json = serde_json::to_string(&index).ok()?;
+    if stored.as_deref() != Some(json.as_str()) {
+        write(ws, lock, &file, &json).ok()?;
     }
+    LAST.set(Some((file, json, index.clone())));
     Some((index, gained.steps))
 }
 
@@ -442,9 +462,17 @@ mod tests {
         assert_eq!(second.request.as_deref(), Some("Port the reader"));
         assert_eq!(second.changed, ["src/a.rs", "src/b.rs"]);
         assert_eq!(second.offset, std::fs::metadata(&t).unwrap().len());
-        // An event that finds nothing new leaves the stored index as it was.
+        // An event that finds nothing new leaves the stored index as it was, not even
+        // written again (a write replaces the file: another inode).
+        #[cfg(unix)]
+        let inode =
+            || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path(&ws, "s-1")).unwrap());
+        #[cfg(unix)]
+        let before = inode();
         assert_eq!(catch_up(&ws, &t), second);
         assert_eq!(load(&ws, "s-1"), Some(second));
+        #[cfg(unix)]
+        assert_eq!(inode(), before, "the unchanged index was written again");
     }
 
     #[test]
