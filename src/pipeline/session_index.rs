@@ -53,25 +53,29 @@ fn shown(transcript: &Path) -> String {
 
 /// The stored index of session `id`; None when there is none or it cannot be read.
 pub fn load(ws: &Workspace, id: &str) -> Option<SessionIndex> {
-    let (path, text, index) = load_text(ws, id)?;
-    LAST.set(Some((path, text, index.clone())));
+    let (path, text, index, kept) = load_text(ws, id)?;
+    if !kept {
+        LAST.set(Some((path, text, index.clone())));
+    }
     Some(index)
 }
 
-/// The stored index of session `id` with the file's path and text, not kept in [`LAST`] (the
-/// catch-up keeps what it ends with, once).
-fn load_text(ws: &Workspace, id: &str) -> Option<(PathBuf, String, SessionIndex)> {
+/// The stored index of session `id` with the file's path and text, and whether it came from
+/// [`LAST`]; one parsed now is not kept there (the catch-up keeps what it ends with, once).
+fn load_text(ws: &Workspace, id: &str) -> Option<(PathBuf, String, SessionIndex, bool)> {
     let path = path(ws, id);
     let text = fsutil::read_text(&path, MAX_INDEX_BYTES).ok()?;
     let kept = LAST.with_borrow(|last| match last {
         Some((p, t, index)) if *p == path && *t == text => Some(index.clone()),
         _ => None,
     });
-    let index = match kept {
-        Some(index) => index,
-        None => serde_json::from_str(&text).ok()?,
-    };
-    Some((path, text, index))
+    match kept {
+        Some(index) => Some((path, text, index, true)),
+        None => {
+            let index = serde_json::from_str(&text).ok()?;
+            Some((path, text, index, false))
+        }
+    }
 }
 
 fn save(ws: &Workspace, lock: &Lock, id: &str, index: &SessionIndex) -> anyhow::Result<()> {
@@ -177,7 +181,7 @@ pub fn catch_up_read_with(
     // Kept as the session's record keeps the transcript's path: redacted.
     let shown = shown(transcript);
     let (file, stored, mut index) = match load_text(ws, id) {
-        Some((file, text, index)) => (file, Some(text), index),
+        Some((file, text, index, _)) => (file, Some(text), index),
         None => (path(ws, id), None, SessionIndex::default()),
     };
     if index.transcript != shown {
