@@ -85,7 +85,7 @@ fuzz_target!(|data: &[u8]| {
     let mut history = json!([{"id": "ckpt-0000", "created_at": "2025-12-31T00:00:00Z",
         "phase": record.phase, "next_action": record.next_action}]);
     let templates = Templates::load(Path::new("."), None).expect("the built-in templates load");
-    if place(&mut sf, &mut record, &mut history, &templates).is_err() {
+    if place(&mut sf, &mut record, &mut history, &templates, &[]).is_err() {
         return;
     }
     let written = sf.render();

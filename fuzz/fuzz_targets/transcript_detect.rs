@@ -17,7 +17,8 @@ const NAMES: [&str; 3] = [
 fuzz_target!(|data: &[u8]| {
     let name = NAMES[data.len() % NAMES.len()];
     if let Ok(u) = common::read(name, data, None) {
-        let direct = common::read(name, data, Some(u.agent)).expect("the detected agent reads it");
+        let agent = u.agent.parse::<ctxkeep::agents::Agent>().expect("a detected agent is named");
+        let direct = common::read(name, data, Some(agent)).expect("the detected agent reads it");
         assert_eq!(u, direct);
     }
 });
