@@ -57,20 +57,15 @@ pub fn is_own(top: &Path, d: &DirtyFile) -> bool {
     }
 }
 
-/// A temp file ctxkeep writes beside the state file while it replaces it
-/// (`.project-state.md.` and six random characters, `.tmp`) or beside a file it creates
-/// (`.ctxkeep-new.…tmp`): a write killed midway leaves one behind, which a later lock's sweep
-/// removes once it is an hour old. Never the user's work, so never recorded as uncommitted
-/// (a checkpoint that listed it would be rejected as lost work once the sweep took it).
+/// A temp file ctxkeep writes beside the state file while it replaces it, or beside a file it
+/// creates (the names `fsutil::temp_prefixes_for` gives): a write killed midway leaves one behind,
+/// which a later lock's sweep removes once it is an hour old. Never the user's work, so never
+/// recorded as uncommitted (a checkpoint that listed it would be rejected as lost work once the
+/// sweep took it).
 fn is_our_temp_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    let random = name
-        .strip_prefix('.')
-        .and_then(|n| n.strip_prefix(crate::domain::workspace::STATE_FILE))
-        .and_then(|n| n.strip_prefix('.'))
-        .or_else(|| name.strip_prefix(".ctxkeep-new."))
-        .and_then(|n| n.strip_suffix(".tmp"));
-    random.is_some_and(|r| r.len() == 6 && r.bytes().all(|b| b.is_ascii_alphanumeric()))
+    let state_file = Path::new(crate::domain::workspace::STATE_FILE);
+    crate::system::fsutil::is_temp_name(name, &crate::system::fsutil::temp_prefixes_for(state_file))
 }
 
 /// What a file holds once ctxkeep's part is taken out, in a form two texts can be compared

@@ -22,5 +22,5 @@ pub use input::{check_input, input_error, open_input, read_text, text_from_bytes
 pub use lock::Lock;
 pub use log_lines::{append_line, complete_lines};
 pub use replace::{atomic_write, create_new, ensure_dir, replace_cache, test_pause};
-pub use stale_temps::{stale_temp_files, temp_prefixes_for, STALE_TEMP_AGE};
+pub use stale_temps::{is_temp_name, stale_temp_files, temp_prefixes_for, STALE_TEMP_AGE};
 pub use state_dir::user_state_dir;

@@ -21,6 +21,17 @@ pub fn temp_prefixes_for(file: &Path) -> Vec<String> {
     vec![format!(".{name}."), NEW_FILE_TEMP_PREFIX.to_string()]
 }
 
+/// Whether `name` is one of the temp files ctxkeep makes with one of `prefixes`: the prefix, the
+/// six letters and digits the temp file's name draws, `.tmp`. What a checkpoint never records as
+/// the user's work.
+pub fn is_temp_name(name: &str, prefixes: &[String]) -> bool {
+    prefixes
+        .iter()
+        .filter_map(|p| name.strip_prefix(p.as_str()))
+        .filter_map(|rest| rest.strip_suffix(".tmp"))
+        .any(|random| random.len() == 6 && random.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
 /// Temp files in `dir` older than STALE_TEMP_AGE whose names start with one
 /// of `prefixes` and end in `.tmp`: what a killed process left behind.
 /// Younger ones may belong to a write in progress.
