@@ -64,6 +64,11 @@ pub fn is_own(top: &Path, d: &DirtyFile) -> bool {
 /// sweep took it).
 fn is_our_temp_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
+    // Most paths are not temp files at all: asked before the prefixes are built (a checkpoint
+    // asks for every uncommitted path).
+    if !name.ends_with(".tmp") {
+        return false;
+    }
     let state_file = Path::new(crate::domain::workspace::STATE_FILE);
     crate::system::fsutil::is_temp_name(name, &crate::system::fsutil::temp_prefixes_for(state_file))
 }
